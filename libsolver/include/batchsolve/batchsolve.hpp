@@ -1,0 +1,11 @@
+// The whole public API of batchsolve in one include.
+#pragma once
+
+#include "batchsolve/accuracy.hpp"
+#include "batchsolve/batch.hpp"
+#include "batchsolve/buffer.hpp"
+#include "batchsolve/cholesky.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/generate.hpp"
+#include "batchsolve/layout.hpp"
+#include "batchsolve/types.hpp"

@@ -1,0 +1,57 @@
+// Context: which backend runs a call, and the resources it owns (device, stream, library handles,
+// workspace). The last argument of every routine; non-copyable. No CUDA header leaks from here:
+// the stream is passed as an opaque pointer (a cudaStream_t).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "batchsolve/types.hpp"
+
+namespace batchsolve {
+
+namespace detail {
+struct CudaResources;  // defined by the CUDA backend (src/cuda/context.cu); opaque here
+}
+
+class Context {
+public:
+    // Backend::automatic resolves to cuda when the CUDA backend is compiled in and a device is
+    // present, else to cpu. Asking for cuda explicitly without it throws NotCompiled or CudaError.
+    explicit Context(Backend backend = Backend::automatic, int device = 0);
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    Backend backend() const { return backend_; }  // cpu or cuda, never automatic
+    int device() const { return device_; }
+    std::string device_name() const;              // "CPU (N threads)" or the GPU's name
+
+    // The stream every CUDA call of this context is ordered on (nullptr: a stream of its own).
+    void* stream() const;
+    void set_stream(void* cuda_stream);
+    // Waits for all work issued through this context.
+    void synchronize();
+
+    // Scratch memory of the backend's kind (host or device), grown on demand and reused. Routines
+    // that need it document their size; queries come before the hot call, so that a timed loop
+    // never allocates.
+    void* workspace(std::size_t bytes);
+    std::size_t workspace_size() const { return workspace_bytes_; }
+
+    // CUDA backend internals (library handles, device properties); nullptr on the CPU backend.
+    detail::CudaResources* cuda() const { return cuda_.get(); }
+
+    static bool cuda_compiled();   // the CUDA backend is part of this build
+    static bool cuda_available();  // ... and at least one device is usable
+
+private:
+    Backend backend_;
+    int device_;
+    std::unique_ptr<detail::CudaResources, void (*)(detail::CudaResources*)> cuda_;
+    void* workspace_ = nullptr;
+    std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace batchsolve

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's two set-up commands:
+#   scripts/setup.sh demo   install missing Debian packages, build (default preset), run the demo
+#   scripts/setup.sh test   the same, then every test (ctest)
+# The demo generates a batch of SPD systems, solves it on the GPU when one is present (else the
+# CPU reference backend) and prints the failures and the backward error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-demo}
+case $mode in demo|test) ;; *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;; esac
+
+packages=(cmake g++ libhdf5-dev libboost-program-options-dev libopenblas-dev liblapacke-dev
+          libgtest-dev nlohmann-json3-dev libomp-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+cmake --preset default
+cmake --build build -j"$jobs"
+
+demo_dir=build/demo
+mkdir -p "$demo_dir"
+build/data/bsolve generate --output "$demo_dir/spd_batch.h5" --n 32 --count 10000 --nrhs 1 --precision d --cond 1e6 --seed 1
+build/data/bsolve solve --input "$demo_dir/spd_batch.h5" --output "$demo_dir/solution.h5" --backend auto
+
+if [[ $mode == test ]]; then
+  ctest --preset default -j"$jobs"
+fi
