@@ -118,7 +118,10 @@ void write_solution(const std::string& path, const BatchSolution<T>& solution); 
 template <class T>
 BatchSolution<T> read_solution(const std::string& path);
 
-// The precision attribute of a batch or solution file (checked against the dtype of /A or /X).
+// The precision attribute of a batch or solution file.
 Precision file_precision(const std::string& path);
+// The format attribute of a batch or solution file: batch_format or solution_format (FileError for
+// anything else).
+std::string file_format(const std::string& path);
 
 }  // namespace batchsolve::io

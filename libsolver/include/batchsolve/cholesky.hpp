@@ -29,4 +29,16 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
 template <class T>
 void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx);
 
+// The vendor baseline: cuSOLVER's potrfBatched / potrsBatched path, on column-major batches only
+// (strided or pointer array; interleaved layouts throw InvalidArgument). It is what the tuned
+// kernels are measured against. Same semantics as above (LAPACK info, any nrhs, only the uplo
+// triangle touched). CUDA backend only: a CPU context throws InvalidArgument, a CPU-only build
+// NotCompiled.
+namespace vendor {
+template <class T>
+void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
+template <class T>
+void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
+}  // namespace vendor
+
 }  // namespace batchsolve

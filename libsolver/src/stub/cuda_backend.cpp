@@ -1,6 +1,7 @@
 // Stands in for the CUDA backend in a CPU-only build: the library links, Context::cuda_compiled()
 // is false, and every CUDA entry point throws NotCompiled with its routine's name.
 #include "../core/backends.hpp"
+#include "batchsolve/cholesky.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -32,3 +33,16 @@ BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 
 }  // namespace batchsolve::cuda_backend
+
+namespace batchsolve::vendor {
+
+template <class T> void potrf_batched(Uplo, const BatchView<T>&, int*, Context&) { throw NotCompiled("vendor::potrf_batched", "cuda"); }
+template <class T> void potrs_batched(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&) { throw NotCompiled("vendor::potrs_batched", "cuda"); }
+
+#define INSTANTIATE(T)                                                         \
+    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&); \
+    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&);
+BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace batchsolve::vendor

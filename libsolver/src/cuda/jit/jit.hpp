@@ -19,7 +19,7 @@ struct KernelSource {
 };
 
 // Compiles to a CUBIN for sm_<arch> (e.g. 90) without touching a GPU. Throws batchsolve::Error with
-// the NVRTC log (and the first lines of the source) when compilation fails. `report` (optional)
+// the NVRTC log (and the first lines of the source) when compilation fails. `log` (optional)
 // receives the NVRTC log; resource usage is read later from the loaded function.
 std::string compile_to_cubin(const KernelSource& kernel, int arch, std::string* log = nullptr);
 
@@ -30,9 +30,13 @@ std::string cache_directory();
 // A loaded kernel on the current device, kept opaque so no CUDA header leaks from here.
 struct LoadedKernel {
     void* function = nullptr;  // cudaKernel_t (from cudaLibraryGetKernel; no driver API linked)
-    int registers = 0;         // per thread, from cuFuncGetAttribute
+    int registers = 0;         // per thread, from cudaFuncGetAttributes
     int local_bytes = 0;       // spills / stack per thread
     int max_threads = 0;       // per block
+    // Additions (jit.cpp): for reports and the autotuner.
+    std::string name;              // the kernel's name, for error messages
+    bool from_disk_cache = false;  // the CUBIN came from the disk cache (no NVRTC run)
+    double compile_seconds = 0;    // NVRTC time when it was compiled by this process
 };
 
 // Returns the loaded kernel for this source on `device`, compiling (or reading the disk cache) on
@@ -45,5 +49,35 @@ void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned bl
 
 // Hash used for cache keys (FNV-1a 64 of the bytes), exposed for tests.
 std::uint64_t hash_bytes(const std::string& bytes);
+
+// ---- additions (jit.cpp) ----------------------------------------------------------------------
+
+// Resource use reported by ptxas when compile_to_cubin is given "--ptxas-options=-v" (no GPU needed);
+// -1 where the log does not say.
+struct PtxasStats {
+    int registers = -1;
+    int stack_bytes = -1;
+    int spill_store_bytes = -1;
+    int spill_load_bytes = -1;
+};
+PtxasStats parse_ptxas_log(const std::string& log, const std::string& kernel_name);
+
+// The disk cache's file for a key and its (atomic, checksummed) read and write; a missing, short or
+// corrupt file reads as empty. Exposed for tests.
+std::string cache_file_name(const std::string& key_text);
+bool read_cache_file(const std::string& path, const std::string& key_text, std::string& cubin);
+bool write_cache_file(const std::string& path, const std::string& key_text, const std::string& cubin);
+
+// Makes `device` current for the lifetime of the object and restores the previous one.
+class ScopedDevice {
+public:
+    explicit ScopedDevice(int device);
+    ~ScopedDevice();
+    ScopedDevice(const ScopedDevice&) = delete;
+    ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+private:
+    int previous_ = -1;
+};
 
 }  // namespace batchsolve::cuda_backend::jit

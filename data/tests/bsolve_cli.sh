@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# End-to-end tests of the bsolve command: exit codes, messages, and that no output or temporary file
+# is left behind by a failed run. Usage: bsolve_cli.sh BSOLVE WORKDIR CASE (one CTest test per CASE).
+# Generated batches use fresh seeds; bsolve prints each seed, so a failing run can be replayed.
+set -uo pipefail
+bsolve=$1
+work=$2
+case_name=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok:   $*"; }
+
+# run EXPECTED_RC ARGS...: runs bsolve, keeps stdout/stderr in out.txt/err.txt, checks the exit code.
+run() {
+  local want=$1; shift
+  "$bsolve" "$@" >out.txt 2>err.txt </dev/null
+  local rc=$?
+  echo "\$ bsolve $* -> exit $rc"
+  sed 's/^/    /' out.txt err.txt
+  if [[ $rc != "$want" ]]; then fail "bsolve $* exited $rc, expected $want"; return 1; fi
+  return 0
+}
+contains() {  # contains FILE TEXT
+  grep -qF -- "$2" "$1" && pass "$1 has '$2'" || fail "$1 lacks '$2'"
+}
+one_error_line() {  # the error output is exactly one line starting with PREFIX
+  local prefix=$1
+  [[ $(wc -l <err.txt) == 1 ]] || fail "stderr is not one line: $(cat err.txt)"
+  [[ $(head -c ${#prefix} err.txt) == "$prefix" ]] || fail "stderr does not start with '$prefix': $(cat err.txt)"
+}
+no_leftovers() {  # no_leftovers NAME: neither NAME nor NAME.tmp-* exists
+  [[ ! -e $1 ]] || fail "$1 exists after a failed run"
+  compgen -G "$1.tmp-*" >/dev/null && fail "temporary file $(compgen -G "$1.tmp-*") left behind"
+  return 0
+}
+
+case $case_name in
+help)
+  run 0 --help && contains out.txt "generate" && contains out.txt "exit codes"
+  run 0 generate --help && contains out.txt "--bad-indefinite"
+  run 0 solve --help && contains out.txt "--backend" && contains out.txt "--layout"
+  run 0 inspect --help
+  run 2 && contains err.txt "usage: bsolve <command>"
+  ;;
+
+usage_errors)
+  "$bsolve" generate --output good.h5 --n 4 --count 3 >/dev/null || fail "cannot generate good.h5"
+  while IFS= read -r line; do
+    read -ra args <<<"$line"
+    run 2 "${args[@]}" && one_error_line "bsolve: error: "
+    no_leftovers out.h5
+  done <<'EOF'
+frobnicate
+generate --n 4 --count 3
+generate --output out.h5 --count 3
+generate --output out.h5 --n -1 --count 3
+generate --output out.h5 --n 4 --count -2
+generate --output out.h5 --n 4 --count 3 --nrhs -1
+generate --output out.h5 --n 4 --count 3 --precision q
+generate --output out.h5 --n 4 --count 3 --cond 0.5
+generate --output out.h5 --n 4 --count 3 --seed -1
+generate --output out.h5 --n 4 --count 3 --uplo sideways
+generate --output out.h5 --n 4 --count 3 --bad-indefinite 3
+generate --output out.h5 --n 4 --count 3 --bad-nan 1:4
+generate --output out.h5 --n 4 --count 3 --bad-nan x
+generate --output out.h5 --n four --count 3
+solve --input good.h5
+solve --output out.h5
+solve --input good.h5 --output out.h5 --backend tpu
+solve --input good.h5 --output out.h5 --layout diagonal
+solve --input good.h5 --output out.h5 --layout chunked --chunk 0
+solve --input good.h5 --output out.h5 --unknown-option
+EOF
+  ;;
+
+generate_solve_cpu)
+  run 0 generate --output spd.h5 --n 16 --count 300 --nrhs 2 --precision d --cond 1e6 && contains out.txt "seed"
+  run 0 inspect spd.h5 && contains out.txt "count 300, n 16, nrhs 2, precision d, uplo lower"
+  run 0 solve --input spd.h5 --output x.h5 --backend cpu
+  contains out.txt "backend      cpu"
+  contains out.txt "count 300, n 16, nrhs 2, precision d"
+  contains out.txt "failed       0 of 300 matrices"
+  contains out.txt "backward     max ||B - A X||_F"
+  contains out.txt "(ok, threshold 30)"
+  contains out.txt "forward      max ||X - X_true||_F"
+  [[ -s x.h5 ]] || fail "x.h5 was not written"
+  compgen -G "*.tmp-*" >/dev/null && fail "a temporary file was left: $(compgen -G '*.tmp-*')"
+  run 0 inspect x.h5 && contains out.txt "batchsolve solution file" && contains out.txt "failed 0 of 300"
+  # The solution file must not be mistaken for a batch.
+  run 3 solve --input x.h5 --output y.h5 --backend cpu && one_error_line "bsolve: error: x.h5: /: "
+  no_leftovers y.h5
+  # --backend cuda: solved on a GPU when there is one, else one clear line and exit code 4.
+  "$bsolve" solve --input spd.h5 --output xc.h5 --backend cuda >out.txt 2>err.txt
+  rc=$?
+  echo "\$ bsolve solve --backend cuda -> exit $rc"; sed 's/^/    /' out.txt err.txt
+  if [[ $rc == 4 ]]; then one_error_line "bsolve: error: "; no_leftovers xc.h5
+  elif [[ $rc == 0 ]]; then contains out.txt "backend      cuda"
+  else fail "--backend cuda exited $rc (expected 0 with a GPU, 4 without)"; fi
+  ;;
+
+precisions_and_layouts)
+  for p in s d c z; do
+    for uplo in lower upper; do
+      run 0 generate --output b_$p.h5 --n 9 --count 37 --nrhs 3 --precision $p --uplo $uplo --cond 1e2 || continue
+      for layout in column_major pointer_array interleaved chunked; do
+        run 0 solve --input b_$p.h5 --output x_$p.h5 --backend cpu --layout $layout --chunk 8 --save-factor
+        contains out.txt "precision $p, uplo $uplo, layout $layout"
+        contains out.txt "failed       0 of 37 matrices"
+        contains out.txt "(ok, threshold 30)"
+      done
+    done
+  done
+  # Empty batches are valid: n = 0 and count = 0.
+  run 0 generate --output empty_n.h5 --n 0 --count 5 && run 0 solve --input empty_n.h5 --output xe.h5 --backend cpu
+  contains out.txt "failed       0 of 5 matrices"
+  run 0 generate --output empty_k.h5 --n 6 --count 0 && run 0 solve --input empty_k.h5 --output xe.h5 --backend cpu
+  ;;
+
+bad_matrices)
+  # n = 12: the default spoiled column is n/2 = 6, so info 7; 17:5 gives info 6; NaN at 0 gives info 1.
+  run 0 generate --output bad.h5 --n 12 --count 64 --nrhs 1 --bad-indefinite 3,17:5 --bad-nan 42:0,50
+  contains out.txt "matrix 3 made indefinite at column 6 (expected info 7)"
+  run 1 solve --input bad.h5 --output x.h5 --backend cpu
+  contains out.txt "failed       4 of 64 matrices (info != 0): matrix 3 info 7, matrix 17 info 6, matrix 42 info 1, matrix 50 info 7"
+  contains out.txt "info matches /expected_info for every matrix"
+  contains out.txt "over 60 solved matrices (ok, threshold 30)"
+  [[ -s x.h5 ]] || fail "x.h5 must be written even when some matrices failed"
+  run 0 inspect x.h5 && contains out.txt "failed 4 of 64: matrix 3 info 7, matrix 17 info 6, matrix 42 info 1, matrix 50 info 7"
+  for layout in interleaved chunked; do
+    run 1 solve --input bad.h5 --output x.h5 --backend cpu --layout $layout --chunk 5
+    contains out.txt "matrix 3 info 7, matrix 17 info 6, matrix 42 info 1, matrix 50 info 7"
+  done
+  ;;
+
+bad_input_leaves_nothing)
+  "$bsolve" generate --output good.h5 --n 8 --count 50 >/dev/null || fail "cannot generate good.h5"
+  printf 'this is not HDF5\n' >text.h5
+  head -c $(($(stat -c %s good.h5) / 2)) good.h5 >truncated.h5
+  : >empty.h5
+  for input in missing.h5 text.h5 truncated.h5 empty.h5; do
+    run 3 solve --input $input --output out.h5 --backend cpu && one_error_line "bsolve: error: $input: /: "
+    no_leftovers out.h5
+  done
+  # A failed solve leaves an existing output file exactly as it was.
+  "$bsolve" solve --input good.h5 --output keep.h5 --backend cpu >/dev/null || fail "cannot solve good.h5"
+  before=$(cksum <keep.h5)
+  run 3 solve --input truncated.h5 --output keep.h5 --backend cpu
+  [[ $(cksum <keep.h5) == "$before" ]] || fail "keep.h5 changed after a failed solve"
+  compgen -G "*.tmp-*" >/dev/null && fail "a temporary file was left: $(compgen -G '*.tmp-*')"
+  run 3 inspect truncated.h5 && one_error_line "bsolve: error: truncated.h5: /: "
+  ;;
+
+unwritable_output)
+  "$bsolve" generate --output good.h5 --n 4 --count 5 >/dev/null || fail "cannot generate good.h5"
+  run 3 solve --input good.h5 --output no/such/dir/x.h5 --backend cpu && one_error_line "bsolve: error: no/such/dir/x.h5: /: "
+  run 3 generate --output no/such/dir/b.h5 --n 4 --count 5 && one_error_line "bsolve: error: no/such/dir/b.h5: /: "
+  mkdir -p adir
+  run 3 solve --input good.h5 --output adir --backend cpu && one_error_line "bsolve: error: adir: /: "
+  ;;
+
+*)
+  echo "unknown case '$case_name'"; exit 2 ;;
+esac
+
+if ((failures)); then echo "$case_name: $failures check(s) failed"; exit 1; fi
+echo "$case_name: all checks passed"

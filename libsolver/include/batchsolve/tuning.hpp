@@ -1,0 +1,98 @@
+// Kernel configurations of the batched Cholesky routines (tile size, looking order, unrolling, block
+// shape) and the expert entry points that take one explicitly; the autotuner sweeps these.
+//
+// The plain routines of cholesky.hpp pick a configuration from the tuning table of the device (or a
+// safe default); the overloads below run exactly the configuration given, which is how the autotuner
+// times candidates and how an expert pins a kernel. The CPU backend accepts and ignores the config.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "batchsolve/batch.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve {
+
+// Order in which the tiles of the factorisation are visited (Dongarra et al., Proc. IEEE 2018, §IV):
+// right: factor a tile column, then update the whole trailing matrix (eager);
+// left:  update the current tile column from all columns to its left, then factor it (lazy);
+// top:   row-wise; update a tile row from the rows above it, then factor its diagonal tile.
+enum class Looking { left, right, top };
+
+inline const char* to_string(Looking l) {
+    switch (l) {
+        case Looking::left: return "left";
+        case Looking::right: return "right";
+        case Looking::top: return "top";
+    }
+    return "?";
+}
+
+inline Looking parse_looking(const std::string& text) {
+    if (text == "left") return Looking::left;
+    if (text == "right") return Looking::right;
+    if (text == "top") return Looking::top;
+    throw InvalidArgument("parse_looking", "text", "one of left, right, top (got '" + text + "')");
+}
+
+// One point of the search space. The interleaved kernels run one thread per matrix and use nb,
+// looking, full_unroll, threads_per_block, fast_math, nrhs_block and max_registers;
+// warps_per_matrix and matrices_per_block belong to the column-major kernels (0 = not used).
+struct CholeskyConfig {
+    int nb = 0;                  // tile size 1..n (n % nb != 0: a narrower last tile); 0 = the library default
+                                 // for n (then looking and full_unroll are the default's too)
+    Looking looking = Looking::top;
+    bool full_unroll = false;    // false: loops over tiles stay loops, tile operations are straight-line code
+    int chunk_size = 0;          // 0: as the view's layout says; else must equal the chunked view's chunk size
+    int threads_per_block = 128;
+    int warps_per_matrix = 0;
+    int matrices_per_block = 0;
+    bool fast_math = false;      // approximate rsqrt/reciprocal instead of IEEE sqrt and division
+    int nrhs_block = 1;          // potrs/posv: right-hand sides solved together (kept in registers)
+    int max_registers = 0;       // per-thread register cap handed to the compiler; 0 = compiler's choice
+    // Column-major kernels: each thread keeps rows_per_thread rows of a matrix, each row split over
+    // threads_per_row threads (0 = the library default for n and precision).
+    int rows_per_thread = 0;
+    int threads_per_row = 0;
+};
+
+inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
+    return a.nb == b.nb && a.looking == b.looking && a.full_unroll == b.full_unroll &&
+           a.chunk_size == b.chunk_size && a.threads_per_block == b.threads_per_block &&
+           a.warps_per_matrix == b.warps_per_matrix && a.matrices_per_block == b.matrices_per_block &&
+           a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
+           a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row;
+}
+inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { return !(a == b); }
+
+// One-line JSON object, e.g. {"nb":8,"looking":"top","full_unroll":false,...}; stable field order, so
+// it doubles as a key in tuning tables and logs.
+inline std::string to_string(const CholeskyConfig& c) {
+    char buf[384];
+    std::snprintf(buf, sizeof buf,
+                  "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
+                  "\"warps_per_matrix\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
+                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d}",
+                  c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
+                  c.warps_per_matrix, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
+                  c.max_registers, c.rows_per_thread, c.threads_per_row);
+    return buf;
+}
+
+// Expert entry points: as in cholesky.hpp, but with the kernel configuration fixed by the caller.
+// A configuration that cannot run this problem (nb > n, a chunk size that contradicts the view, a
+// block too large, ...) throws InvalidArgument naming the config field.
+template <class T>
+void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx);
+
+template <class T>
+void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                   Context& ctx);
+
+template <class T>
+void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                  Context& ctx);
+
+}  // namespace batchsolve

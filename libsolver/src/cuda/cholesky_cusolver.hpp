@@ -1,0 +1,29 @@
+// The vendor path of batched Cholesky: cuSOLVER's potrfBatched/potrsBatched behind batchsolve's
+// semantics, for every layout. The fallback of cholesky.cu and the baseline the tuned kernels are
+// measured against (batchsolve::vendor:: in cholesky.hpp exposes the column-major part of it).
+#pragma once
+
+#include "batchsolve/batch.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve::cuda_backend {
+
+// Arguments as checked by src/core (sizes, ld, layouts, A/B compatibility); these functions add the
+// device-side checks (device memory, alignment). What they guarantee beyond cuSOLVER itself:
+//  * info is LAPACK's: the first column whose pivot is non-positive or NaN (cuSOLVER's own info is
+//    re-checked against the factor's diagonal, so NaN input is reported at the right column);
+//  * n == 0 sets info to 0; any nrhs (cuSOLVER solves one right-hand side per call);
+//  * posv leaves B untouched for the matrices whose factorisation failed;
+//  * interleaved and chunked batches go through a column-major copy in ctx.workspace (in slices of
+//    at most 256 MiB); only the uplo triangle of A is read from or written back to the user's batch.
+template <class T>
+void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
+
+template <class T>
+void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
+
+template <class T>
+void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx);
+
+}  // namespace batchsolve::cuda_backend

@@ -1,0 +1,252 @@
+// The CUDA backend's context functions: devices, the stream, library handles, scratch, and the
+// memory primitives behind batchsolve::Buffer.
+#include <string>
+
+#include "../core/backends.hpp"
+#include "resources.hpp"
+
+namespace batchsolve {
+namespace detail {
+
+namespace {
+const char* cusolver_status_name(cusolverStatus_t s) {
+    switch (s) {
+        case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+        case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+        case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+        case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+        case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+        case CUSOLVER_STATUS_MAPPING_ERROR: return "CUSOLVER_STATUS_MAPPING_ERROR";
+        case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+        case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+        case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+        case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+        case CUSOLVER_STATUS_ZERO_PIVOT: return "CUSOLVER_STATUS_ZERO_PIVOT";
+        case CUSOLVER_STATUS_INVALID_LICENSE: return "CUSOLVER_STATUS_INVALID_LICENSE";
+        case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+        default: return "cuSOLVER status (see cusolver_common.h)";
+    }
+}
+}  // namespace
+
+void throw_cuda_error(const char* call, cudaError_t status) {
+    cudaGetLastError();  // a non-sticky error must not be blamed on the next launch as well
+    throw CudaError(call, int(status), std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
+}
+
+void throw_cublas_error(const char* call, cublasStatus_t status) {
+    throw CudaError(call, int(status), std::string(cublasGetStatusName(status)) + ": " + cublasGetStatusString(status));
+}
+
+void throw_cusolver_error(const char* call, cusolverStatus_t status) {
+    throw CudaError(call, int(status), cusolver_status_name(status));
+}
+
+void* device_allocate(std::size_t bytes, const char* what) {
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+        cudaGetLastError();
+        throw CudaError(std::string("cudaMalloc (") + what + ", " + std::to_string(bytes) + " bytes)", int(status),
+                        std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
+    }
+    return p;
+}
+
+// ---- DeviceGuard ----------------------------------------------------------------------------------
+
+DeviceGuard::DeviceGuard(int device) {
+    int current = -1;
+    BATCHSOLVE_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device) {
+        BATCHSOLVE_CUDA_CHECK(cudaSetDevice(device));
+        previous_ = current;
+    }
+}
+
+DeviceGuard::~DeviceGuard() {
+    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+}
+
+// ---- CudaResources --------------------------------------------------------------------------------
+
+CudaResources::CudaResources(int device) : device_(device) {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) throw_cuda_error("cudaGetDeviceCount(&count)", status);
+    if (count == 0) throw CudaError("cudaGetDeviceCount", int(cudaErrorNoDevice), "no CUDA device is visible");
+    if (device >= count)
+        throw InvalidArgument("Context", "device",
+                              "device < " + std::to_string(count) + " (the number of visible CUDA devices; got " +
+                                  std::to_string(device) + ")");
+    DeviceGuard guard(device);
+    try {
+        cudaDeviceProp prop{};
+        BATCHSOLVE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+        name_ = prop.name;
+        sm_count_ = prop.multiProcessorCount;
+        cc_major_ = prop.major, cc_minor_ = prop.minor;
+        l2_bytes_ = std::size_t(prop.l2CacheSize);
+        shared_per_block_optin_ = prop.sharedMemPerBlockOptin;
+        pageable_access_ = prop.pageableMemoryAccess != 0;
+        BATCHSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&owned_stream_, cudaStreamNonBlocking));
+        stream_ = owned_stream_;
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+CudaResources::~CudaResources() { release(); }
+
+void CudaResources::release() noexcept {
+    int current = -1;
+    const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device_ &&
+                          cudaSetDevice(device_) == cudaSuccess;
+    // Errors are ignored on purpose: this runs from destructors, possibly at process exit when the
+    // runtime is already shutting down.
+    if (cusolver_ != nullptr) cusolverDnDestroy(cusolver_);
+    if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (scratch_ != nullptr) cudaFree(scratch_);
+    if (owned_stream_ != nullptr) cudaStreamDestroy(owned_stream_);
+    cusolver_ = nullptr, cublas_ = nullptr, scratch_ = nullptr, owned_stream_ = nullptr, stream_ = nullptr;
+    scratch_bytes_ = 0;
+    if (switched) cudaSetDevice(current);
+    cudaGetLastError();
+}
+
+void CudaResources::set_stream(cudaStream_t stream) {
+    const cudaStream_t next = stream != nullptr ? stream : owned_stream_;
+    if (next == stream_) return;
+    DeviceGuard guard(device_);
+    if (stream != nullptr) {
+        int stream_device = -1;
+        BATCHSOLVE_CUDA_CHECK(cudaStreamGetDevice(stream, &stream_device));
+        if (stream_device != device_)
+            throw InvalidArgument("Context::set_stream", "cuda_stream",
+                                  "a stream of the context's device " + std::to_string(device_) + " (got one of device " +
+                                      std::to_string(stream_device) + ")");
+    }
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stream_ = next;
+    if (cublas_ != nullptr) BATCHSOLVE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    if (cusolver_ != nullptr) BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, stream_));
+}
+
+cublasHandle_t CudaResources::cublas() {
+    if (cublas_ == nullptr) {
+        DeviceGuard guard(device_);
+        BATCHSOLVE_CUBLAS_CHECK(cublasCreate(&cublas_));
+        BATCHSOLVE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    }
+    return cublas_;
+}
+
+cusolverDnHandle_t CudaResources::cusolver() {
+    if (cusolver_ == nullptr) {
+        DeviceGuard guard(device_);
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, stream_));
+    }
+    return cusolver_;
+}
+
+void* CudaResources::scratch(std::size_t bytes) {
+    if (bytes <= scratch_bytes_) return scratch_;
+    DeviceGuard guard(device_);
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // issued work may still use the old block
+    if (scratch_ != nullptr) cudaFree(scratch_);
+    scratch_ = nullptr, scratch_bytes_ = 0;
+    scratch_ = device_allocate(bytes, "batchsolve scratch");
+    scratch_bytes_ = bytes;
+    return scratch_;
+}
+
+void CudaResources::require_device_memory(const void* p, const char* routine, const std::string& argument) const {
+    if (p == nullptr || pageable_access_) return;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+        cudaGetLastError();  // cannot tell: let the call go ahead
+        return;
+    }
+    if (attributes.type == cudaMemoryTypeUnregistered)
+        throw InvalidArgument(routine, argument,
+                              "memory the GPU can access (got an ordinary host pointer; allocate it with "
+                              "batchsolve::Buffer on a CUDA context, or cudaMalloc)");
+}
+
+CudaResources& resources_of(Context& ctx, const char* routine) {
+    if (ctx.backend() != Backend::cuda || ctx.cuda() == nullptr) throw InvalidArgument(routine, "ctx", "a CUDA context");
+    return *ctx.cuda();
+}
+
+}  // namespace detail
+
+// ---- the backend interface (src/core/backends.hpp) ------------------------------------------------
+
+namespace cuda_backend {
+
+using detail::CudaResources;
+using detail::DeviceGuard;
+
+bool compiled() { return true; }
+
+int device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+CudaResources* create_resources(int device) { return new CudaResources(device); }
+
+void destroy_resources(CudaResources* r) noexcept { delete r; }
+
+std::string device_name(CudaResources* r) { return r->name_; }
+
+void* stream(CudaResources* r) { return static_cast<void*>(r->stream()); }
+
+void set_stream(CudaResources* r, void* stream) { r->set_stream(static_cast<cudaStream_t>(stream)); }
+
+void synchronize(CudaResources* r) {
+    DeviceGuard guard(r->device_);
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r->stream()));
+}
+
+void* allocate(CudaResources* r, std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    DeviceGuard guard(r->device_);
+    return detail::device_allocate(bytes, "batchsolve::Buffer or Context::workspace");
+}
+
+void free(void* p) noexcept {
+    // cudaFree waits for the device, so memory still used by queued kernels is not pulled from under them.
+    if (p != nullptr && cudaFree(p) != cudaSuccess) cudaGetLastError();
+}
+
+void copy_to_device(CudaResources* r, void* dst, const void* src, std::size_t bytes) {
+    if (bytes == 0) return;
+    DeviceGuard guard(r->device_);
+    // On the context's stream, so the copy is ordered after the work already issued; then waited for,
+    // because the caller's host buffer may be reused as soon as this returns.
+    BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, r->stream()));
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r->stream()));
+}
+
+void copy_to_host(CudaResources* r, void* dst, const void* src, std::size_t bytes) {
+    if (bytes == 0) return;
+    DeviceGuard guard(r->device_);
+    BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, r->stream()));
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r->stream()));
+}
+
+void fill_bytes(CudaResources* r, void* dst, unsigned char value, std::size_t bytes) {
+    if (bytes == 0) return;
+    DeviceGuard guard(r->device_);
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(dst, int(value), bytes, r->stream()));
+}
+
+}  // namespace cuda_backend
+}  // namespace batchsolve

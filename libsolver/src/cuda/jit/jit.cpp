@@ -1,0 +1,294 @@
+// NVRTC compilation to CUBIN, the on-disk module cache, and loading/launching through the CUDA runtime
+// library API (cudaLibraryLoadData), so that the library never links the driver API and loads on
+// machines without a GPU driver.
+#include "jit.hpp"
+
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "batchsolve/types.hpp"
+
+namespace batchsolve::cuda_backend::jit {
+
+namespace {
+
+void check_nvrtc(nvrtcResult r, const std::string& call) {
+    if (r != NVRTC_SUCCESS) throw CudaError(call, static_cast<int>(r), nvrtcGetErrorString(r));
+}
+void check_cuda(cudaError_t e, const std::string& call) {
+    if (e != cudaSuccess) throw CudaError(call, static_cast<int>(e), cudaGetErrorString(e));
+}
+
+// Destroys the NVRTC program on every path out of compile_to_cubin.
+struct ProgramGuard {
+    nvrtcProgram p = nullptr;
+    ~ProgramGuard() {
+        if (p) nvrtcDestroyProgram(&p);
+    }
+};
+
+std::string first_lines(const std::string& text, int count) {
+    std::string out;
+    std::istringstream in(text);
+    std::string l;
+    for (int i = 1; i <= count && std::getline(in, l); ++i) out += std::to_string(i) + ": " + l + "\n";
+    return out;
+}
+
+// A second, independent 64-bit hash of the key stored inside each cache file, so that a collision of
+// the file-name hash cannot hand back another kernel's CUBIN.
+std::uint64_t second_hash(const std::string& bytes) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (unsigned char c : bytes) h = (h ^ c) * 0xff51afd7ed558ccdULL, h ^= h >> 29;
+    return h;
+}
+
+constexpr char cache_magic[8] = {'B', 'S', 'J', 'I', 'T', 'C', '0', '1'};
+
+void put_u64(std::string& s, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+std::uint64_t get_u64(const char* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+    return v;
+}
+
+struct DeviceInfo {
+    std::string name;
+    int major = 0, minor = 0;
+};
+
+DeviceInfo device_info(int device) {
+    static std::mutex m;
+    static std::map<int, DeviceInfo> known;
+    std::lock_guard<std::mutex> lock(m);
+    auto it = known.find(device);
+    if (it != known.end()) return it->second;
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(device " + std::to_string(device) + ")");
+    DeviceInfo info{prop.name, prop.major, prop.minor};
+    known.emplace(device, info);
+    return info;
+}
+
+// Everything a cached CUBIN depends on; its hash names the cache file.
+std::string cache_key_text(const KernelSource& k, const DeviceInfo& dev, int arch) {
+    int runtime = 0, nv_major = 0, nv_minor = 0;
+    cudaRuntimeGetVersion(&runtime);
+    nvrtcVersion(&nv_major, &nv_minor);
+    std::string key = "batchsolve-jit-1\ndevice " + dev.name + "\nsm_" + std::to_string(arch) + "\ncudart " +
+                      std::to_string(runtime) + "\nnvrtc " + std::to_string(nv_major) + "." +
+                      std::to_string(nv_minor) + "\nkernel " + k.kernel_name + "\noptions";
+    for (const auto& o : k.options) key += " " + o;
+    key += "\n" + k.source;
+    return key;
+}
+
+}  // namespace
+
+std::uint64_t hash_bytes(const std::string& bytes) {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ULL;
+    return h;
+}
+
+std::string compile_to_cubin(const KernelSource& kernel, int arch, std::string* log) {
+    ProgramGuard prog;
+    check_nvrtc(nvrtcCreateProgram(&prog.p, kernel.source.c_str(), (kernel.kernel_name + ".cu").c_str(), 0, nullptr,
+                                   nullptr),
+                "nvrtcCreateProgram(" + kernel.kernel_name + ")");
+    std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch), "--std=c++17"};
+    options.insert(options.end(), kernel.options.begin(), kernel.options.end());
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    const nvrtcResult compiled = nvrtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
+    std::size_t log_size = 0;
+    std::string text;
+    if (nvrtcGetProgramLogSize(prog.p, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+        text.resize(log_size);
+        nvrtcGetProgramLog(prog.p, text.data());
+        text.resize(log_size - 1);  // drop the terminating NUL
+    }
+    if (log) *log = text;
+    if (compiled != NVRTC_SUCCESS) {
+        std::string options_text;
+        for (const auto& o : options) options_text += " " + o;
+        throw Error("NVRTC could not compile kernel " + kernel.kernel_name + " for sm_" + std::to_string(arch) + " (" +
+                    nvrtcGetErrorString(compiled) + "; options:" + options_text + "):\n" + text +
+                    "\nfirst lines of the source:\n" + first_lines(kernel.source, 40));
+    }
+    std::size_t size = 0;
+    check_nvrtc(nvrtcGetCUBINSize(prog.p, &size), "nvrtcGetCUBINSize(" + kernel.kernel_name + ")");
+    std::string cubin(size, '\0');
+    check_nvrtc(nvrtcGetCUBIN(prog.p, cubin.data()), "nvrtcGetCUBIN(" + kernel.kernel_name + ")");
+    if (size == 0) throw Error("NVRTC returned an empty CUBIN for kernel " + kernel.kernel_name);
+    return cubin;
+}
+
+std::string cache_directory() {
+    if (const char* d = std::getenv("BATCHSOLVE_CACHE_DIR")) return d;  // set but empty: cache disabled
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/batchsolve";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/batchsolve";
+    return "";
+}
+
+std::string cache_file_name(const std::string& key_text) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_bytes(key_text)));
+    return std::string("kernel-") + hex + ".cubin";
+}
+
+// Layout: magic (8) | second hash of the key (8) | payload size (8) | FNV-1a of the payload (8) | payload.
+bool read_cache_file(const std::string& path, const std::string& key_text, std::string& cubin) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (data.size() < 32 || std::memcmp(data.data(), cache_magic, 8) != 0) return false;
+    if (get_u64(data.data() + 8) != second_hash(key_text)) return false;
+    const std::uint64_t size = get_u64(data.data() + 16);
+    if (size == 0 || size != data.size() - 32) return false;
+    std::string payload = data.substr(32);
+    if (get_u64(data.data() + 24) != hash_bytes(payload)) return false;
+    cubin = std::move(payload);
+    return true;
+}
+
+bool write_cache_file(const std::string& path, const std::string& key_text, const std::string& cubin) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::string data(cache_magic, 8);
+    put_u64(data, second_hash(key_text));
+    put_u64(data, cubin.size());
+    put_u64(data, hash_bytes(cubin));
+    data += cubin;
+    // Write to a private temporary name, then rename: readers see the old file or the whole new one.
+    std::random_device rd;
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) return false;
+        out.write(data.data(), static_cast<std::streamsize>(data.size()));
+        out.close();
+        if (!out) {
+            fs::remove(tmp, ec);
+            return false;
+        }
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        return false;
+    }
+    return true;
+}
+
+PtxasStats parse_ptxas_log(const std::string& log, const std::string& kernel_name) {
+    // ptxas -v prints, per entry point: "Compiling entry function 'NAME' for 'sm_90'", then
+    // "Function properties for NAME" / "N bytes stack frame, N bytes spill stores, N bytes spill loads"
+    // and "Used N registers, ...".
+    PtxasStats s;
+    std::size_t from = log.find("entry function '" + kernel_name + "'");
+    if (from == std::string::npos) from = 0;
+    auto number_before = [&](const std::string& what, std::size_t start) -> int {
+        const std::size_t at = log.find(what, start);
+        if (at == std::string::npos) return -1;
+        std::size_t b = at;
+        while (b > 0 && log[b - 1] == ' ') --b;
+        std::size_t e = b;
+        while (b > 0 && std::isdigit(static_cast<unsigned char>(log[b - 1]))) --b;
+        return b == e ? -1 : std::atoi(log.substr(b, e - b).c_str());
+    };
+    s.stack_bytes = number_before("bytes stack frame", from);
+    s.spill_store_bytes = number_before("bytes spill stores", from);
+    s.spill_load_bytes = number_before("bytes spill loads", from);
+    const std::size_t used = log.find("Used ", from);
+    if (used != std::string::npos) s.registers = std::atoi(log.c_str() + used + 5);
+    return s;
+}
+
+ScopedDevice::ScopedDevice(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+}
+ScopedDevice::~ScopedDevice() {
+    int now = -1;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_ && previous_ >= 0) cudaSetDevice(previous_);
+}
+
+LoadedKernel get_kernel(const KernelSource& kernel, int device) {
+    static std::mutex m;
+    static std::map<std::string, LoadedKernel> loaded;  // key text hash + device -> kernel
+    const DeviceInfo dev = device_info(device);
+    const int arch = dev.major * 10 + dev.minor;
+    const std::string key_text = cache_key_text(kernel, dev, arch);
+    const std::string map_key = std::to_string(device) + ":" + std::to_string(hash_bytes(key_text)) + ":" +
+                                std::to_string(second_hash(key_text));
+
+    std::lock_guard<std::mutex> lock(m);  // one compilation at a time; hits return at once
+    if (auto it = loaded.find(map_key); it != loaded.end()) return it->second;
+
+    ScopedDevice on(device);
+    LoadedKernel k;
+    k.name = kernel.kernel_name;
+    const std::string dir = cache_directory();
+    const std::string path = dir.empty() ? "" : dir + "/" + cache_file_name(key_text);
+    std::string cubin;
+    k.from_disk_cache = !path.empty() && read_cache_file(path, key_text, cubin);
+    auto compile = [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        cubin = compile_to_cubin(kernel, arch);
+        k.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!path.empty()) write_cache_file(path, key_text, cubin);  // best effort: a read-only cache is fine
+    };
+    if (!k.from_disk_cache) compile();
+
+    cudaLibrary_t library = nullptr;
+    cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (e != cudaSuccess && k.from_disk_cache) {
+        // A cached CUBIN the driver refuses (e.g. written by a different toolkit under the same key):
+        // clear the error, compile afresh, overwrite the file.
+        cudaGetLastError();
+        k.from_disk_cache = false;
+        compile();
+        e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    }
+    check_cuda(e, "cudaLibraryLoadData(" + kernel.kernel_name + ")");
+    cudaKernel_t handle = nullptr;
+    check_cuda(cudaLibraryGetKernel(&handle, library, kernel.kernel_name.c_str()),
+               "cudaLibraryGetKernel(" + kernel.kernel_name + ")");
+    cudaFuncAttributes attr{};
+    check_cuda(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(handle)),
+               "cudaFuncGetAttributes(" + kernel.kernel_name + ")");
+    k.function = reinterpret_cast<void*>(handle);
+    k.registers = attr.numRegs;
+    k.local_bytes = static_cast<int>(attr.localSizeBytes);
+    k.max_threads = attr.maxThreadsPerBlock;
+    loaded.emplace(map_key, k);  // the library stays loaded for the life of the process
+    return k;
+}
+
+void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+            unsigned shared_bytes, void* stream, void** args) {
+    if (k.function == nullptr) throw Error("jit::launch: kernel " + k.name + " is not loaded");
+    check_cuda(cudaLaunchKernel(static_cast<const void*>(k.function), dim3(grid_x, grid_y), dim3(block_x, block_y), args,
+                                shared_bytes, static_cast<cudaStream_t>(stream)),
+               "cudaLaunchKernel(" + k.name + ")");
+    check_cuda(cudaGetLastError(), "launch of " + k.name);
+}
+
+}  // namespace batchsolve::cuda_backend::jit

@@ -1,0 +1,739 @@
+// Source generator of the column-major batched Cholesky kernels (see column_major_codegen.hpp for the
+// algorithms); also the defaults, the validity checks and the shared-memory plan of each shape.
+#include "column_major_codegen.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace batchsolve::cuda_backend::tuned {
+
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int round_up(int a, int b) { return ceil_div(a, b) * b; }
+std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
+int pow2_ceil(int x) {
+    int p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
+bool is_single(Precision p) { return p == Precision::s || p == Precision::c; }
+int element_bytes(Precision p) { return (is_single(p) ? 4 : 8) * (is_complex(p) ? 2 : 1); }
+int real_bytes(Precision p) { return is_single(p) ? 4 : 8; }
+char letter(Precision p) {
+    switch (p) {
+        case Precision::s: return 's';
+        case Precision::d: return 'd';
+        case Precision::c: return 'c';
+        case Precision::z: return 'z';
+    }
+    return '?';
+}
+bool factors(ColumnMajorRoutine r) { return r != ColumnMajorRoutine::potrs; }
+bool solves(ColumnMajorRoutine r) { return r != ColumnMajorRoutine::potrf; }
+
+// Default threads per row: the smallest power of two that keeps one row's share of a thread within
+// 128 registers (float n = 128: 1; double n = 128: 2; complex double n = 128: 4).
+int default_threads_per_row(Precision p, int n) {
+    const int words = element_bytes(p) / 4;
+    int tc = 1;
+    while (tc < 8 && ceil_div(n, tc) * words > 128) tc *= 2;
+    return tc;
+}
+
+// Fields after resolution, or a problem text.
+struct Resolved {
+    std::string problem;
+    ColumnMajorShape shape;
+};
+
+Resolved resolve(const ColumnMajorSpec& spec) {
+    Resolved out;
+    ColumnMajorShape& s = out.shape;
+    const CholeskyConfig& c = spec.config;
+    const int n = spec.n;
+    auto fail = [&](const std::string& text) {
+        out.problem = text;
+        return out;
+    };
+    if (n < 1 || n > column_major_max_n)
+        return fail("n: 1 <= n <= " + std::to_string(column_major_max_n) + " for the column-major kernels (got " +
+                    std::to_string(n) + ")");
+    if (c.max_registers != 0 && (c.max_registers < 16 || c.max_registers > 255))
+        return fail("config.max_registers: 0 or 16..255 (got " + std::to_string(c.max_registers) + ")");
+    s.words = element_bytes(spec.precision) / 4;
+    s.vec = 16 / element_bytes(spec.precision);
+    const int esize = element_bytes(spec.precision);
+
+    // ---- solve segments ----
+    if (solves(spec.routine)) {
+        if (c.nrhs_block > column_major_max_nrhs_block)
+            return fail("config.nrhs_block: at most " + std::to_string(column_major_max_nrhs_block) + " (got " +
+                        std::to_string(c.nrhs_block) + ")");
+        s.seg_lanes = std::min(32, pow2_ceil(n));
+        s.seg_rows = ceil_div(n, s.seg_lanes);
+        s.nrhs_block = std::max(1, std::min(c.nrhs_block > 0 ? c.nrhs_block : 1, std::max(spec.nrhs, 1)));
+        if (s.seg_rows * s.nrhs_block * s.words > 128)
+            return fail("config.nrhs_block: " + std::to_string(s.seg_rows) + " rows per lane x " +
+                        std::to_string(s.nrhs_block) + " right-hand sides x " + std::to_string(s.words) +
+                        " words exceed 128 registers; use a smaller nrhs_block");
+    }
+
+    if (spec.routine == ColumnMajorRoutine::potrs) {
+        const int bt = c.threads_per_block;
+        if (bt < 32 || bt > 1024 || bt % 32 != 0)
+            return fail("config.threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(bt) + ")");
+        s.block_threads = bt;
+        s.segments_per_block = bt / s.seg_lanes;
+        s.shared_bytes = 0;
+        return out;
+    }
+
+    // ---- factorisation shape ----
+    if (c.threads_per_row < 0 || c.threads_per_row > 16)
+        return fail("config.threads_per_row: 0 (default) or 1..16 (got " + std::to_string(c.threads_per_row) + ")");
+    if (c.rows_per_thread < 0 || c.rows_per_thread > n)
+        return fail("config.rows_per_thread: 0 (default) or 1..n = " + std::to_string(n) + " (got " +
+                    std::to_string(c.rows_per_thread) + ")");
+    if (c.warps_per_matrix < 0)
+        return fail("config.warps_per_matrix: >= 0 (got " + std::to_string(c.warps_per_matrix) + ")");
+    if (c.matrices_per_block < 0)
+        return fail("config.matrices_per_block: >= 0 (got " + std::to_string(c.matrices_per_block) + ")");
+    if (c.nb < 0 || c.nb > column_major_max_n)
+        return fail("config.nb: 0 (default) or the update chunk 1.." + std::to_string(column_major_max_n) +
+                    " (got " + std::to_string(c.nb) + ")");
+    s.threads_per_row = c.threads_per_row > 0 ? c.threads_per_row : default_threads_per_row(spec.precision, n);
+    if (c.rows_per_thread > 0) {
+        s.rows_per_thread = c.rows_per_thread;
+    } else if (c.warps_per_matrix > 0) {  // at most that many warps per matrix
+        s.rows_per_thread = std::max(1, ceil_div(n * s.threads_per_row, 32 * c.warps_per_matrix));
+    } else {
+        s.rows_per_thread = 1;
+    }
+    s.row_threads = ceil_div(n, s.rows_per_thread);
+    s.cols_per_thread = ceil_div(n, s.threads_per_row);
+    s.threads_per_matrix = s.row_threads * s.threads_per_row;
+    if (s.threads_per_matrix > 1024)
+        return fail("config.rows_per_thread: one matrix would need " + std::to_string(s.threads_per_matrix) +
+                    " threads (> 1024); raise rows_per_thread or lower threads_per_row");
+    if (s.rows_per_thread * s.cols_per_thread * s.words > column_major_max_tile_words)
+        return fail("config.threads_per_row: a thread's tile of " + std::to_string(s.rows_per_thread) + " x " +
+                    std::to_string(s.cols_per_thread) + " elements needs " +
+                    std::to_string(s.rows_per_thread * s.cols_per_thread * s.words) + " registers (> " +
+                    std::to_string(column_major_max_tile_words) + "); raise threads_per_row or lower rows_per_thread");
+    if (c.warps_per_matrix > 0 && ceil_div(s.threads_per_matrix, 32) > c.warps_per_matrix)
+        return fail("config.warps_per_matrix: the shape needs " + std::to_string(ceil_div(s.threads_per_matrix, 32)) +
+                    " warps per matrix (> " + std::to_string(c.warps_per_matrix) + ")");
+    s.update_chunk = round_up(c.nb > 0 ? c.nb : column_major_default_update_chunk, s.vec);
+    s.col_pitch = round_up(ceil_div(std::max(n, s.row_threads * s.rows_per_thread), s.threads_per_row), s.vec);
+    s.packed = spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv;
+
+    auto plan = [&](int mpb) {
+        s.matrices_per_block = mpb;
+        s.block_threads = round_up(mpb * s.threads_per_matrix, 32);
+        s.slots = ceil_div(s.block_threads, s.threads_per_matrix);
+        std::size_t off = 0;
+        s.off_col = off;
+        off += align16(std::size_t(2) * s.slots * s.threads_per_row * s.col_pitch * esize);
+        s.off_diag = off;
+        off += align16(std::size_t(3) * s.slots * n * real_bytes(spec.precision));
+        s.off_flags = off;
+        if (spec.routine == ColumnMajorRoutine::posv) off += align16(std::size_t(s.slots) * sizeof(int));
+        s.off_packed = off;
+        if (s.packed) off += align16(std::size_t(mpb) * (std::size_t(n) * (n + 1) / 2) * esize);
+        s.shared_bytes = off;
+    };
+    if (c.matrices_per_block > 0) {
+        if (c.matrices_per_block * s.threads_per_matrix > 1024)
+            return fail("config.matrices_per_block: " + std::to_string(c.matrices_per_block) + " matrices x " +
+                        std::to_string(s.threads_per_matrix) + " threads exceed 1024 threads per block");
+        plan(c.matrices_per_block);
+    } else {
+        const int target = c.threads_per_block > 0 ? std::min(c.threads_per_block, 1024) : 128;
+        int mpb = std::max(1, std::min(target, 1024) / s.threads_per_matrix);
+        plan(mpb);
+        while (mpb > 1 && s.shared_bytes > column_major_max_shared_bytes) plan(--mpb);
+    }
+    if (s.shared_bytes > column_major_max_shared_bytes)
+        return fail("config.matrices_per_block: " + std::to_string(s.shared_bytes) +
+                    " bytes of shared memory per block (> " + std::to_string(column_major_max_shared_bytes) + ")");
+    if (solves(spec.routine)) s.segments_per_block = s.block_threads / s.seg_lanes;
+    return out;
+}
+
+// ---- text output ---------------------------------------------------------------------------------
+
+class Writer {
+public:
+    void line(const std::string& text) { out_ << std::string(2 * indent_, ' ') << text << '\n'; }
+    void open(const std::string& head, const std::string& comment = "") {
+        line(head + (head.empty() ? "{" : " {") + (comment.empty() ? "" : "  // " + comment));
+        ++indent_;
+    }
+    void close(const std::string& tail = "") {
+        --indent_;
+        line("}" + tail);
+    }
+    void raw(const std::string& text) { out_ << text; }
+    std::string str() const { return out_.str(); }
+
+private:
+    std::ostringstream out_;
+    int indent_ = 0;
+};
+
+std::string I(long long v) { return std::to_string(v); }
+
+// Types and element helpers shared by every kernel; real and complex variants have the same names,
+// so the kernel bodies are written once.
+std::string prelude(Precision p) {
+    const bool cplx = is_complex(p);
+    const std::string real = is_single(p) ? "float" : "double";
+    std::ostringstream o;
+    o << "#ifndef BS_HOST_EMULATION\n"
+         "#define BS_DEVICE __device__ __forceinline__\n"
+         "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
+         "#define BS_KERNEL_HEAD(threads) extern \"C\" __global__ void __launch_bounds__(threads)\n"
+         "#endif\n";
+    o << "typedef " << real << " R;\n";
+    if (cplx) {
+        o << "struct bs_complex { R x, y; };  // layout of std::complex<R>\n"
+             "typedef bs_complex T;\n"
+             "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
+             "BS_DEVICE R bs_real(T z) { return z.x; }\n"
+             "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
+             "BS_DEVICE T bs_from_real(R r) { return bs_make(r, (R)0); }\n"
+             "BS_DEVICE T bs_conj(T z) { return bs_make(z.x, -z.y); }\n"
+             "BS_DEVICE T bs_scale(T z, R s) { return bs_make(z.x * s, z.y * s); }\n"
+             "BS_DEVICE T bs_add(T a, T b) { return bs_make(a.x + b.x, a.y + b.y); }\n"
+             "BS_DEVICE T bs_sub(T a, T b) { return bs_make(a.x - b.x, a.y - b.y); }\n"
+             "// x - s * conj(c)\n"
+             "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) {\n"
+             "  return bs_make(x.x - (s.x * c.x + s.y * c.y), x.y - (s.y * c.x - s.x * c.y));\n"
+             "}\n"
+             "// x - s * c\n"
+             "BS_DEVICE T bs_sub_mul(T x, T s, T c) {\n"
+             "  return bs_make(x.x - (s.x * c.x - s.y * c.y), x.y - (s.x * c.y + s.y * c.x));\n"
+             "}\n"
+             "// acc + conj(l) * v\n"
+             "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) {\n"
+             "  return bs_make(acc.x + (l.x * v.x + l.y * v.y), acc.y + (l.x * v.y - l.y * v.x));\n"
+             "}\n"
+             "BS_DEVICE T bs_shfl(T v, int src, int width) {\n"
+             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src, width), __shfl_sync(0xffffffffu, v.y, src, width));\n"
+             "}\n"
+             "BS_DEVICE T bs_shfl_xor(T v, int mask, int width) {\n"
+             "  return bs_make(__shfl_xor_sync(0xffffffffu, v.x, mask, width), __shfl_xor_sync(0xffffffffu, v.y, mask, width));\n"
+             "}\n";
+    } else {
+        o << "typedef R T;\n"
+             "BS_DEVICE R bs_real(T z) { return z; }\n"
+             "BS_DEVICE T bs_zero() { return (R)0; }\n"
+             "BS_DEVICE T bs_from_real(R r) { return r; }\n"
+             "BS_DEVICE T bs_conj(T z) { return z; }\n"
+             "BS_DEVICE T bs_scale(T z, R s) { return z * s; }\n"
+             "BS_DEVICE T bs_add(T a, T b) { return a + b; }\n"
+             "BS_DEVICE T bs_sub(T a, T b) { return a - b; }\n"
+             "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) { return x - s * c; }\n"
+             "BS_DEVICE T bs_sub_mul(T x, T s, T c) { return x - s * c; }\n"
+             "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) { return acc + l * v; }\n"
+             "BS_DEVICE T bs_shfl(T v, int src, int width) { return __shfl_sync(0xffffffffu, v, src, width); }\n"
+             "BS_DEVICE T bs_shfl_xor(T v, int mask, int width) { return __shfl_xor_sync(0xffffffffu, v, mask, width); }\n";
+    }
+    o << "struct alignas(16) bs_vec { T v[" << 16 / element_bytes(p) << "]; };  // one 16-byte shared-memory load\n";
+    return o.str();
+}
+
+class Generator {
+public:
+    Generator(const ColumnMajorSpec& spec, const ColumnMajorShape& shape)
+        : sp_(spec), s_(shape), n_(spec.n), upper_(spec.uplo == Uplo::upper) {
+        sqrt_ = is_single(spec.precision) ? "sqrtf" : "sqrt";
+    }
+
+    jit::KernelSource generate() {
+        jit::KernelSource k;
+        k.kernel_name = column_major_kernel_name(sp_);
+        w_.line("// " + k.kernel_name + ": generated by batchsolve (column_major_codegen.cpp); do not edit.");
+        w_.raw(prelude(sp_.precision));
+        if (sp_.routine == ColumnMajorRoutine::potrs) potrs_kernel(k.kernel_name);
+        else factor_kernel(k.kernel_name);
+        host_entry(k.kernel_name);
+        k.source = w_.str();
+        if (sp_.config.fast_math) k.options.push_back("--use_fast_math");
+        if (sp_.config.max_registers > 0) k.options.push_back("--maxrregcount=" + I(sp_.config.max_registers));
+        return k;
+    }
+
+private:
+    void line(const std::string& t) { w_.line(t); }
+    void open(const std::string& t, const std::string& comment = "") { w_.open(t, comment); }
+    void close(const std::string& t = "") { w_.close(t); }
+    // A fully unrolled loop over `var` in [lo, hi) (a literal trip count; nvcc unrolls it completely,
+    // so register arrays indexed by `var` stay in registers).
+    void for_open(const std::string& var, long long lo, long long hi, long long step = 1) {
+        line("#pragma unroll");
+        open("for (int " + var + " = " + I(lo) + "; " + var + " < " + I(hi) + "; " + var + " += " + I(step) + ")");
+    }
+
+    // ---- potrf / posv --------------------------------------------------------------------------
+    void factor_kernel(const std::string& name) {
+        const bool posv = sp_.routine == ColumnMajorRoutine::posv;
+        const int RA = s_.rows_per_thread, TC = s_.threads_per_row, TR = s_.row_threads, RB = s_.cols_per_thread;
+        const int P = s_.threads_per_matrix, MPB = s_.matrices_per_block, pitch = s_.col_pitch;
+        const long long NT = (long long)n_ * (n_ + 1) / 2;
+        std::string params = "T* a, T* const* a_ptrs, long long a_stride, int lda, ";
+        if (posv) params += "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, ";
+        params += "int* info, int count";
+        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ") " + name + "(" + params + ")");
+        open("");
+        line("BS_DECLARE_SMEM(bs_smem);");
+        line("const int t = (int)threadIdx.x;");
+        line("const int ml = t / " + I(P) + ";  // matrix slot in the block (slots >= " + I(MPB) +
+             " hold padding threads)");
+        line("const int q = t - ml * " + I(P) + ";");
+        line("const int tr = q % " + I(TR) + ";");
+        line("const int tc = q / " + I(TR) + ";");
+        line("const long long m = (long long)blockIdx.x * " + I(MPB) + " + ml;");
+        line("const bool active = ml < " + I(MPB) + " && m < (long long)count;");
+        line("const int nact = active ? " + I(n_) + " : 0;  // rows/columns this thread may touch in memory");
+        line("T* const A = active ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : (T*)0;");
+        line("T* const colA = (T*)(bs_smem + " + I(s_.off_col) + ") + ml * " + I(TC * pitch) + ";");
+        line("T* const colB = colA + " + I((long long)s_.slots * TC * pitch) + ";");
+        line("R* const dg = (R*)(bs_smem + " + I(s_.off_diag) + ") + ml * " + I(3 * n_) +
+             ";  // raw pivots, then sqrt and 1/sqrt");
+        if (s_.packed)
+            line("T* const pk = (T*)(bs_smem + " + I(s_.off_packed) + ") + (ml < " + I(MPB) + " ? ml : 0) * " +
+                 I(NT) + ";  // packed rows of L");
+        if (posv) line("int* const flags = (int*)(bs_smem + " + I(s_.off_flags) + ");");
+        line("const int cbase = tc * " + I(pitch) + ";");
+        line("const int imax = tr + " + I(TR * (RA - 1)) + ";  // largest row of this thread");
+        line("int ri[" + I(RA) + "], rpos[" + I(RA) + "];");
+        for_open("aa", 0, RA);
+        line("ri[aa] = tr + " + I(TR) + " * aa;");
+        if (TC == 1) line("rpos[aa] = ri[aa];");
+        else line("rpos[aa] = (ri[aa] % " + I(TC) + ") * " + I(pitch) + " + ri[aa] / " + I(TC) + ";");
+        close();
+        line("T x[" + I(RA) + "][" + I(RB) + "];");
+
+        // ---- load ----
+        if (!upper_) {
+            line("// lower: lanes with consecutive tr read consecutive rows of one column (coalesced)");
+            for_open("aa", 0, RA);
+            for_open("bb", 0, RB);
+            line("const int j = tc + " + I(TC) + " * bb;");
+            line("x[aa][bb] = (ri[aa] < nact && j <= ri[aa]) ? A[(long long)j * lda + ri[aa]] : bs_zero();");
+            close();
+            close();
+        } else {
+            line("// upper: column c of A (rows 0..c) is row c of L^H; copy it coalesced into packed rows");
+            open("if (active)");
+            packed_walk_open("q", P);
+            line("pk[e] = bs_conj(A[(long long)c * lda + r]);");
+            packed_walk_close(P);
+            close();
+            line("__syncthreads();");
+            for_open("aa", 0, RA);
+            line("const int tri = ri[aa] * (ri[aa] + 1) / 2;");
+            for_open("bb", 0, RB);
+            line("const int j = tc + " + I(TC) + " * bb;");
+            line("x[aa][bb] = (ri[aa] < nact && j <= ri[aa]) ? pk[tri + j] : bs_zero();");
+            close();
+            close();
+        }
+
+        // ---- elimination ----
+        line("bool failed = false;");
+        line("int fcol = 0;  // 1-based column of the first bad pivot");
+        for (int k = 0; k < n_; ++k) step(k);
+
+        // ---- scaling: column j becomes L(:, j) ----
+        line("__syncthreads();");
+        open("for (int j = q; j < " + I(n_) + "; j += " + I(P) + ")");
+        line("const R d = " + sqrt_ + "(dg[j]);");
+        line("dg[" + I(n_) + " + j] = d;");
+        line("dg[" + I(2 * n_) + " + j] = (R)1 / d;");
+        close();
+        line("__syncthreads();");
+        line("const int jlim = failed ? fcol - 1 : " + I(n_) + ";  // a failed matrix keeps its raw columns >= jlim");
+        for_open("aa", 0, RA);
+        for_open("bb", 0, RB);
+        line("const int j = tc + " + I(TC) + " * bb;");
+        open("if (j < jlim)");
+        line("x[aa][bb] = ri[aa] == j ? bs_from_real(dg[" + I(n_) + " + j]) : bs_scale(x[aa][bb], dg[" + I(2 * n_) +
+             " + j]);");
+        close();
+        close();
+        close();
+
+        // ---- store ----
+        if (s_.packed) {
+            open("if (ml < " + I(MPB) + ")");
+            for_open("aa", 0, RA);
+            line("const int tri = ri[aa] * (ri[aa] + 1) / 2;");
+            for_open("bb", 0, RB);
+            line("const int j = tc + " + I(TC) + " * bb;");
+            line("if (ri[aa] < " + I(n_) + " && j <= ri[aa]) pk[tri + j] = x[aa][bb];");
+            close();
+            close();
+            close();
+            if (posv) line("if (q == 0 && ml < " + I(MPB) + ") flags[ml] = active ? fcol : -1;");
+            line("__syncthreads();");
+        }
+        if (!upper_) {
+            for_open("aa", 0, RA);
+            for_open("bb", 0, RB);
+            line("const int j = tc + " + I(TC) + " * bb;");
+            line("if (ri[aa] < nact && j <= ri[aa]) A[(long long)j * lda + ri[aa]] = x[aa][bb];");
+            close();
+            close();
+        } else {
+            open("if (active)");
+            packed_walk_open("q", P);
+            line("A[(long long)c * lda + r] = bs_conj(pk[e]);");
+            packed_walk_close(P);
+            close();
+        }
+        line("if (active && q == 0) info[m] = fcol;");
+
+        if (posv) posv_solve();
+        close();  // kernel
+    }
+
+    // Walk over the packed triangle (row c of L, column r <= c, index e = c (c + 1) / 2 + r) with
+    // stride `step`, starting at `first`: consecutive e are consecutive r of one column of A^H.
+    void packed_walk_open(const std::string& first, int step) {
+        line("int c = 0, r = " + first + ";");
+        line("while (r > c) { r -= c + 1; ++c; }");
+        open("for (int e = " + first + "; e < " + I((long long)n_ * (n_ + 1) / 2) + "; e += " + I(step) + ")");
+    }
+    void packed_walk_close(int step) {
+        line("r += " + I(step) + ";");
+        line("while (r > c) { r -= c + 1; ++c; }");
+        close();
+    }
+
+    // One right-looking step k of the elimination.
+    void step(int k) {
+        const int RA = s_.rows_per_thread, TC = s_.threads_per_row, TR = s_.row_threads, RB = s_.cols_per_thread;
+        const int pitch = s_.col_pitch, CH = s_.update_chunk, V = s_.vec;
+        const int bk = k / TC, tck = k % TC, ak = k / TR, trk = k % TR;
+        const std::string cb = k % 2 == 0 ? "colA" : "colB";
+        open("", "step " + I(k));
+        line("T* const cb = " + cb + ";");
+        // publish column k (raw); rows < k write stale values nobody reads
+        if (TC > 1) open("if (tc == " + I(tck) + ")");
+        for_open("aa", 0, RA);
+        line("cb[rpos[aa]] = x[aa][" + I(bk) + "];");
+        close();
+        if (TC > 1) close();
+        line(std::string("if (tr == ") + I(trk) + (TC > 1 ? " && tc == " + I(tck) : std::string()) + ") dg[" + I(k) +
+             "] = bs_real(x[" + I(ak) + "][" + I(bk) + "]);");
+        line("__syncthreads();");
+        open("if (!failed)");
+        line("const R akk = bs_real(cb[" + I(tck * pitch + bk) + "]);");
+        open("if (!(akk > (R)0))");
+        line("failed = true;");
+        line("fcol = " + I(k + 1) + ";");
+        close();
+        open("else");
+        line("const R rk = (R)1 / akk;");
+        line("T s[" + I(RA) + "];");
+        for_open("aa", 0, RA);
+        line("s[aa] = bs_scale(cb[rpos[aa]], rk);");
+        close();
+        const int bfirst = TC == 1 ? k + 1 : bk;
+        for (int cs = bfirst / CH * CH; cs < RB; cs += CH) {
+            const int lo = std::max(cs, bfirst), hi = std::min(cs + CH, RB);
+            if (lo >= hi) continue;
+            const int vs = lo / V * V, ve = round_up(hi, V);
+            const std::string jmin = TC == 1 ? I(lo) : "tc + " + I(TC * lo);
+            open("if (" + jmin + " <= imax)", "columns " + I(lo) + ".." + I(hi - 1) + " of this thread");
+            line("T cv[" + I(ve - vs) + "];");
+            for_open("v", 0, ve - vs, V);
+            line("const bs_vec u = *reinterpret_cast<const bs_vec*>(cb + cbase + " + I(vs) + " + v);");
+            for_open("e", 0, V);
+            line("cv[v + e] = u.v[e];");
+            close();
+            close();
+            for_open("aa", 0, RA);
+            if (RA > 1) open("if (" + jmin + " <= ri[aa])");
+            int start = lo;
+            if (TC > 1 && lo == bk) {  // column tc + TC*bk is right of k only for tc > k % TC
+                line("if (tc > " + I(tck) + ") x[aa][" + I(lo) + "] = bs_sub_mul_conj(x[aa][" + I(lo) + "], s[aa], cv[" +
+                     I(lo - vs) + "]);");
+                start = lo + 1;
+            }
+            if (start < hi) {
+                for_open("bb", start, hi);
+                line("x[aa][bb] = bs_sub_mul_conj(x[aa][bb], s[aa], cv[bb - " + I(vs) + "]);");
+                close();
+            }
+            if (RA > 1) close();
+            close();
+            close();
+        }
+        close();  // else
+        close();  // !failed
+        close();  // step
+    }
+
+    // Second phase of posv: solve with the packed factor of the block's matrices in shared memory.
+    void posv_solve() {
+        const int L = s_.seg_lanes, NR = s_.nrhs_block, NSEG = s_.segments_per_block, MPB = s_.matrices_per_block;
+        const long long NT = (long long)n_ * (n_ + 1) / 2;
+        line("// ---- solve: one segment of " + I(L) + " lanes per (matrix, group of " + I(NR) +
+             " right-hand sides) ----");
+        open("");
+        line("const int seg = t / " + I(L) + ";");
+        line("const int l = t - seg * " + I(L) + ";");
+        line("const long long tasks = (long long)" + I(MPB) + " * ngroups;");
+        line("const long long rounds = (tasks + " + I(NSEG - 1) + ") / " + I(NSEG) +
+             ";  // the same for every lane, so shuffles see full warps");
+        open("for (long long round = 0; round < rounds; ++round)");
+        line("const long long task = round * " + I(NSEG) + " + seg;");
+        line("const int tm = task < tasks ? (int)(task / ngroups) : 0;");
+        line("const int g = task < tasks ? (int)(task % ngroups) : 0;");
+        line("const long long mm = (long long)blockIdx.x * " + I(MPB) + " + tm;");
+        line("const bool valid = task < tasks && mm < (long long)count && flags[tm] == 0;");
+        line("const int nv = valid ? " + I(n_) + " : 0;");
+        line("const int r0 = g * " + I(NR) + ";");
+        line("const int ncols = valid ? (nrhs - r0 < " + I(NR) + " ? nrhs - r0 : " + I(NR) + ") : 0;");
+        line("T* const Bm = valid ? (b_ptrs ? b_ptrs[mm] : b + mm * b_stride) : (T*)0;");
+        line("const T* const Lp = (const T*)(bs_smem + " + I(s_.off_packed) + ") + tm * " + I(NT) + ";");
+        line("const R* const ivp = (const R*)(bs_smem + " + I(s_.off_diag) + ") + tm * " + I(3 * n_) + " + " +
+             I(2 * n_) + ";");
+        solve_body("Bm", /*global_factor=*/false);
+        close();
+        close();
+    }
+
+    // ---- potrs ----------------------------------------------------------------------------------
+    void potrs_kernel(const std::string& name) {
+        const int L = s_.seg_lanes, NSEG = s_.segments_per_block;
+        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ") " + name +
+             "(const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
+             "long long b_stride, int ldb, int nrhs, int ngroups, int count)");
+        open("");
+        line("const int t = (int)threadIdx.x;");
+        line("const int seg = t / " + I(L) + ";");
+        line("const int l = t - seg * " + I(L) + ";");
+        line("const long long task = ((long long)blockIdx.y * gridDim.x + blockIdx.x) * " + I(NSEG) + " + seg;");
+        line("const long long tasks = (long long)count * ngroups;");
+        line("const bool valid = task < tasks;");
+        line("const long long mm = valid ? task / ngroups : 0;");
+        line("const int g = valid ? (int)(task % ngroups) : 0;");
+        line("const int nv = valid ? " + I(n_) + " : 0;");
+        line("const int r0 = g * " + I(s_.nrhs_block) + ";");
+        line("const int ncols = valid ? (nrhs - r0 < " + I(s_.nrhs_block) + " ? nrhs - r0 : " + I(s_.nrhs_block) +
+             ") : 0;");
+        line("const T* const Am = valid ? (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) : (const T*)0;");
+        line("T* const Bm = valid ? (b_ptrs ? b_ptrs[mm] : b + mm * b_stride) : (T*)0;");
+        solve_body("Bm", /*global_factor=*/true);
+        close();
+    }
+
+    // Loads B, runs the two passes, stores X. Needs l, nv, ncols, r0 and either Am/lda (global
+    // factor, stored triangle of `uplo`) or Lp/ivp (packed lower factor in shared memory).
+    void solve_body(const std::string& B, bool global_factor) {
+        const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block;
+        line("int ri[" + I(RS) + "];");
+        for_open("a_", 0, RS);
+        line("ri[a_] = l + " + I(L) + " * a_;");
+        close();
+        if (global_factor) {
+            line("R rinv[" + I(RS) + "];  // 1 / diagonal of the rows this lane owns");
+            for_open("a_", 0, RS);
+            line("rinv[a_] = ri[a_] < nv ? (R)1 / bs_real(Am[(long long)ri[a_] * lda + ri[a_]]) : (R)0;");
+            close();
+        } else {
+            line("int tri[" + I(RS) + "];");
+            for_open("a_", 0, RS);
+            line("tri[a_] = ri[a_] * (ri[a_] + 1) / 2;");
+            close();
+        }
+        line("T v[" + I(RS) + "][" + I(NR) + "];");
+        for_open("a_", 0, RS);
+        for_open("r_", 0, NR);
+        line("v[a_][r_] = (ri[a_] < nv && r_ < ncols) ? " + B + "[(long long)(r0 + r_) * ldb + ri[a_]] : bs_zero();");
+        close();
+        close();
+
+        const bool lower_storage = !global_factor || !upper_;
+        auto elem = [&](int a, int k) {
+            if (global_factor) return "Am[(long long)" + I(k) + " * lda + ri[" + I(a) + "]]";
+            return "Lp[tri[" + I(a) + "] + " + I(k) + "]";
+        };
+        auto rinv = [&](int k) { return global_factor ? "rinv[" + I(k / L) + "]" : "ivp[" + I(k) + "]"; };
+        if (lower_storage) {
+            pass(/*axpy=*/true, /*ascending=*/true, /*below=*/true, elem, rinv);   // L y = b
+            pass(/*axpy=*/false, /*ascending=*/false, /*below=*/true, elem, rinv); // L^H x = y
+        } else {
+            pass(/*axpy=*/false, /*ascending=*/true, /*below=*/false, elem, rinv); // U^H y = b
+            pass(/*axpy=*/true, /*ascending=*/false, /*below=*/false, elem, rinv); // U x = y
+        }
+
+        for_open("a_", 0, RS);
+        for_open("r_", 0, NR);
+        line("if (ri[a_] < nv && r_ < ncols) " + B + "[(long long)(r0 + r_) * ldb + ri[a_]] = v[a_][r_];");
+        close();
+        close();
+    }
+
+    // One substitution pass over the stored columns k (ascending or descending). The rows that column
+    // k touches lie below (lower storage) or above (upper storage) the diagonal.
+    template <class Elem, class Rinv>
+    void pass(bool axpy, bool ascending, bool below, const Elem& elem, const Rinv& rinv) {
+        const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block;
+        line(std::string("// ") + (axpy ? "axpy" : "dot") + " pass, " + (ascending ? "ascending" : "descending"));
+        for (int idx = 0; idx < n_; ++idx) {
+            const int k = ascending ? idx : n_ - 1 - idx;
+            const int ak = k / L, src = k % L;
+            // rows on the other side of the diagonal: a in [a0, a1], a == ak needs the run-time test
+            const int a0 = below ? ak : 0, a1 = below ? RS - 1 : ak;
+            const bool any = below ? k + 1 < n_ : k > 0;
+            auto pred = [&](int a) {
+                std::string p = "ri[" + I(a) + "] < nv";
+                if (a == ak) p += below ? " && ri[" + I(a) + "] > " + I(k) : " && ri[" + I(a) + "] < " + I(k);
+                return p;
+            };
+            open("", "k = " + I(k));
+            if (axpy) {
+                line("T y[" + I(NR) + "];");
+                for_open("r_", 0, NR);
+                line("y[r_] = bs_shfl(bs_scale(v[" + I(ak) + "][r_], " + rinv(k) + "), " + I(src) + ", " + I(L) + ");");
+                line("if (l == " + I(src) + ") v[" + I(ak) + "][r_] = y[r_];");
+                close();
+                if (any) {
+                    for (int a = a0; a <= a1; ++a) {
+                        open("if (" + pred(a) + ")");
+                        line("const T e = " + elem(a, k) + ";");
+                        for_open("r_", 0, NR);
+                        line("v[" + I(a) + "][r_] = bs_sub_mul(v[" + I(a) + "][r_], e, y[r_]);");
+                        close();
+                        close();
+                    }
+                }
+            } else {
+                line("T acc[" + I(NR) + "];");
+                for_open("r_", 0, NR);
+                line("acc[r_] = bs_zero();");
+                close();
+                if (any) {
+                    for (int a = a0; a <= a1; ++a) {
+                        open("if (" + pred(a) + ")");
+                        line("const T e = " + elem(a, k) + ";");
+                        for_open("r_", 0, NR);
+                        line("acc[r_] = bs_add_conj_mul(acc[r_], e, v[" + I(a) + "][r_]);");
+                        close();
+                        close();
+                    }
+                    for (int off = L / 2; off >= 1; off /= 2) {
+                        for_open("r_", 0, NR);
+                        line("acc[r_] = bs_add(acc[r_], bs_shfl_xor(acc[r_], " + I(off) + ", " + I(L) + "));");
+                        close();
+                    }
+                }
+                open("if (l == " + I(src) + ")");
+                for_open("r_", 0, NR);
+                line("v[" + I(ak) + "][r_] = bs_scale(bs_sub(v[" + I(ak) + "][r_], acc[r_]), " + rinv(k) + ");");
+                close();
+                close();
+            }
+            close();
+        }
+    }
+
+    // Host emulation: unpack cudaLaunchKernel-style arguments and call the kernel.
+    void host_entry(const std::string& name) {
+        line("#ifdef BS_HOST_EMULATION");
+        std::vector<std::string> types;
+        switch (sp_.routine) {
+            case ColumnMajorRoutine::potrf:
+                types = {"T*", "T* const*", "long long", "int", "int*", "int"};
+                break;
+            case ColumnMajorRoutine::posv:
+                types = {"T*", "T* const*", "long long", "int", "T*", "T* const*", "long long", "int", "int", "int",
+                         "int*", "int"};
+                break;
+            case ColumnMajorRoutine::potrs:
+                types = {"const T*", "const T* const*", "long long", "int", "T*", "T* const*", "long long", "int",
+                         "int", "int", "int"};
+                break;
+        }
+        std::string call = name + "(";
+        for (std::size_t i = 0; i < types.size(); ++i) {
+            if (i) call += ", ";
+            call += "*static_cast<" + types[i] + "*>(args[" + I(i) + "])";
+        }
+        line("inline void bs_host_entry(void** args) { " + call + "); }");
+        line("#endif");
+    }
+
+    const ColumnMajorSpec& sp_;
+    const ColumnMajorShape& s_;
+    const int n_;
+    const bool upper_;
+    std::string sqrt_;
+    Writer w_;
+};
+
+}  // namespace
+
+const char* to_string(ColumnMajorRoutine r) {
+    switch (r) {
+        case ColumnMajorRoutine::potrf: return "potrf";
+        case ColumnMajorRoutine::potrs: return "potrs";
+        case ColumnMajorRoutine::posv: return "posv";
+    }
+    return "?";
+}
+
+CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision precision, int n, int nrhs) {
+    CholeskyConfig c;
+    c.nb = 0;
+    c.threads_per_block = 128;
+    c.nrhs_block = std::max(1, std::min(nrhs, 4));
+    if (routine == ColumnMajorRoutine::potrs) return c;
+    const int nn = std::max(1, std::min(n, column_major_max_n));
+    c.rows_per_thread = 1;
+    c.threads_per_row = default_threads_per_row(precision, nn);
+    c.matrices_per_block = 0;  // as many as fit threads_per_block (and shared memory)
+    return c;
+}
+
+std::string column_major_spec_problem(const ColumnMajorSpec& spec) { return resolve(spec).problem; }
+
+ColumnMajorShape column_major_shape(const ColumnMajorSpec& spec, const char* routine) {
+    Resolved r = resolve(spec);
+    if (!r.problem.empty()) {
+        const std::size_t colon = r.problem.find(':');
+        throw InvalidArgument(routine, r.problem.substr(0, colon),
+                              colon == std::string::npos ? r.problem : r.problem.substr(colon + 2));
+    }
+    return r.shape;
+}
+
+std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
+    const ColumnMajorShape s = column_major_shape(spec);
+    std::string name = std::string(to_string(spec.routine)) + "_cm_" + letter(spec.precision) + "_" +
+                       (spec.uplo == Uplo::lower ? "lower" : "upper") + "_n" + I(spec.n);
+    if (factors(spec.routine))
+        name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
+                I(s.update_chunk);
+    if (solves(spec.routine)) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
+    if (spec.routine == ColumnMajorRoutine::potrs) name += "_t" + I(s.block_threads);
+    if (spec.config.fast_math) name += "_fm";
+    if (spec.config.max_registers > 0) name += "_rr" + I(spec.config.max_registers);
+    return name;
+}
+
+jit::KernelSource generate_column_major_kernel(const ColumnMajorSpec& spec) {
+    const ColumnMajorShape shape = column_major_shape(spec, "generate_column_major_kernel");
+    return Generator(spec, shape).generate();
+}
+
+}  // namespace batchsolve::cuda_backend::tuned

@@ -1,0 +1,116 @@
+// Source generator of the batched Cholesky kernels (potrf, potrs, fused posv) for the standard
+// column-major layouts (strided and pointer array), specialised for n and a thread shape at run time.
+//
+// Pure C++ (no CUDA header): CI compiles every variant with NVRTC without a GPU, and the emulation
+// test compiles the same text as host C++ (define BS_HOST_EMULATION and the emulator's built-ins).
+//
+// Factorisation (potrf, and the first phase of posv): right-looking Cholesky with the matrix held in
+// registers. Thread (tr, tc) of a matrix owns the rows i = tr + TR*a (a < rows_per_thread) and, of
+// each, the columns j = tc + TC*b (TC = threads_per_row). Step k: the owners of column k publish
+// their entries of it in shared memory (double-buffered, so one barrier per step), every thread reads
+// the pivot and the column and applies the rank-1 update to the part of the trailing matrix it owns.
+// Columns are kept unscaled during elimination (the update is a_ij -= a_ik conj(a_jk) / a_kk, which
+// needs one reciprocal per step and no square root on the critical path); one pass at the end turns
+// column j into L(:, j) = a(:, j) / sqrt(a_jj). Loads and stores of the lower triangle are coalesced
+// column reads straight into registers; the upper triangle (U = L^H) goes through a packed copy in
+// shared memory so that global accesses stay coalesced. A non-positive or NaN pivot at column k sets
+// info = k + 1 and freezes that matrix only: columns < k hold L, the rest the Schur complement of
+// step k (raw, like LAPACK's potf2 leaves a(k, k)).
+//
+// Solves (potrs, and the second phase of posv): a segment of L lanes (a warp, or a power-of-two part
+// of one for n < 32) per (matrix, group of nrhs_block right-hand sides); lane l owns the rows
+// l + L*a. Every pass reads column k of the stored triangle at step k (coalesced): the forward pass
+// with the lower factor and the backward pass with the upper one are "axpy" steps (the new unknown is
+// broadcast with a shuffle), the other two are "dot" steps (a butterfly reduction). posv solves from
+// the packed factor in shared memory, so A and B are each read once and written once.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "batchsolve/tuning.hpp"
+#include "batchsolve/types.hpp"
+#include "../jit/jit.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+enum class ColumnMajorRoutine { potrf, potrs, posv };
+const char* to_string(ColumnMajorRoutine r);
+
+// Largest n the column-major kernels take; the dispatcher sends larger n elsewhere (cuSOLVER).
+inline constexpr int column_major_max_n = 128;
+// Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
+// per-thread tile no longer fits the 255-register limit next to addressing and temporaries.
+inline constexpr int column_major_max_tile_words = 224;
+// Largest nrhs_block of the solve kernels (registers: rows per lane * nrhs_block * words).
+inline constexpr int column_major_max_nrhs_block = 16;
+// Default width (in columns per thread) of the column chunks that the trailing update skips as a
+// whole when they lie entirely above a thread's rows (config.nb = 0).
+inline constexpr int column_major_default_update_chunk = 8;
+// Shared memory one block may opt in to on sm_90 (227 KB); the launcher re-checks the device's limit.
+inline constexpr std::size_t column_major_max_shared_bytes = 232448;
+
+// What changes the generated text. nrhs is only used to cap nrhs_block (a solve never needs more
+// right-hand sides per segment than the call has); it is not part of the kernel.
+struct ColumnMajorSpec {
+    ColumnMajorRoutine routine = ColumnMajorRoutine::potrf;
+    Precision precision = Precision::d;
+    Uplo uplo = Uplo::lower;
+    int n = 1;
+    int nrhs = 1;
+    CholeskyConfig config;
+};
+
+// The resolved thread shape and shared-memory plan of a spec (defaults filled in).
+struct ColumnMajorShape {
+    // factorisation (potrf, posv)
+    int rows_per_thread = 0;     // RA
+    int threads_per_row = 0;     // TC
+    int row_threads = 0;         // TR = ceil(n / RA)
+    int cols_per_thread = 0;     // RB = ceil(n / TC)
+    int threads_per_matrix = 0;  // P = TR * TC
+    int matrices_per_block = 0;  // MPB
+    int slots = 0;               // matrix slots in shared memory incl. the padding threads' (>= MPB)
+    int update_chunk = 0;        // columns per thread per skippable chunk (multiple of vec)
+    int col_pitch = 0;           // elements per threads_per_row-row of the column buffer (multiple of vec)
+    // solves (potrs, posv)
+    int seg_lanes = 0;           // L: lanes per solve segment (power of two <= 32)
+    int seg_rows = 0;            // ceil(n / L): rows per lane
+    int nrhs_block = 0;          // right-hand sides per segment
+    int segments_per_block = 0;
+    // launch
+    int block_threads = 0;       // multiple of 32
+    int vec = 0;                 // elements per 16-byte vector
+    int words = 0;               // 32-bit words per element
+    std::size_t shared_bytes = 0;
+    std::size_t off_col = 0, off_diag = 0, off_flags = 0, off_packed = 0;  // byte offsets into shared memory
+    bool packed = false;         // the packed-triangle buffer is used (upper, or posv)
+};
+
+// The library's default configuration for (routine, precision, n); nrhs sizes nrhs_block.
+CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision precision, int n, int nrhs);
+
+// "" when `spec` can be generated and launched, else "config.<field>: <reason>" (or "n: ...").
+std::string column_major_spec_problem(const ColumnMajorSpec& spec);
+// The shape of a spec; throws InvalidArgument(routine, "config.<field>", reason) for a bad spec.
+ColumnMajorShape column_major_shape(const ColumnMajorSpec& spec, const char* routine = "column_major");
+
+// Name of the kernel: routine, precision, uplo, n and the resolved shape, e.g.
+// potrf_cm_s_lower_n32_r1x1_m4_c8 (unique per generated text).
+std::string column_major_kernel_name(const ColumnMajorSpec& spec);
+
+// The complete source (deterministic). Kernel parameters:
+//   potrf: (T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count)
+//   posv:  (T* a, T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs,
+//           long long b_stride, int ldb, int nrhs, int ngroups, int* info, int count)
+//   potrs: (const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs,
+//           long long b_stride, int ldb, int nrhs, int ngroups, int count)
+// with T the element type (std::complex layout for c/z), a_ptrs / b_ptrs null for strided batches,
+// ngroups = ceil(nrhs / nrhs_block). Launch: potrf/posv ceil(count / matrices_per_block) blocks,
+// potrs ceil(count * ngroups / segments_per_block) blocks (linear index blockIdx.y * gridDim.x +
+// blockIdx.x), block_threads threads, shared_bytes of dynamic shared memory.
+// Under BS_HOST_EMULATION the text also defines bs_host_entry(void** args), which unpacks the
+// arguments like cudaLaunchKernel does and calls the kernel.
+jit::KernelSource generate_column_major_kernel(const ColumnMajorSpec& spec);
+
+}  // namespace batchsolve::cuda_backend::tuned

@@ -1,0 +1,69 @@
+// Source generator of the one-thread-per-matrix Cholesky kernels (potrf, potrs, fused posv) for the
+// interleaved and chunked interleaved layouts: straight-line tile code specialised for n, nb, looking
+// order and unrolling, emitted as CUDA C++ for NVRTC (and compilable as host C++ for emulation).
+//
+// Pure C++ (no CUDA header): CI compiles every variant with NVRTC without a GPU, and the emulator
+// test compiles the same text with the host compiler.
+#pragma once
+
+#include <string>
+
+#include "batchsolve/tuning.hpp"
+#include "batchsolve/types.hpp"
+#include "../jit/jit.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+enum class Routine { potrf, potrs, posv };
+const char* to_string(Routine r);
+
+// Everything that changes the generated text.
+struct InterleavedKernelSpec {
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::d;
+    Uplo uplo = Uplo::lower;
+    int n = 1;
+    CholeskyConfig config;     // nb resolved (> 0); chunk_size is a run-time argument, not part of the text
+    bool wide_index = false;   // 64-bit element offsets (see interleaved_needs_wide_index)
+};
+
+// Largest n for which full unrolling is offered: the straight-line code grows like n^3/6 statements
+// and NVRTC time with it (n = 64 is ~50k statements, seconds to compile).
+inline constexpr int max_full_unroll_n = 64;
+// Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
+inline constexpr int max_nrhs_block = 8;
+
+// "" when `spec` can be generated and launched, else "<config field>: <reason>".
+std::string interleaved_spec_problem(const InterleavedKernelSpec& spec);
+// Throws InvalidArgument(routine, "config.<field>", reason) when interleaved_spec_problem is not "".
+void check_interleaved_spec(const InterleavedKernelSpec& spec, const char* routine);
+
+// Kernel name: routine, precision, uplo, n, nb, looking, unrolling and the options that change code,
+// e.g. potrf_interleaved_d_lower_n32_nb8_top_partial_t128.
+std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
+
+// The complete source (deterministic: same spec, same text). The kernel takes
+//   potrf: (T* a, int* info, int count, int chunk)
+//   potrs: (const T* a, T* b, int nrhs, int count, int chunk)
+//   posv:  (T* a, T* b, int nrhs, int* info, int count, int chunk)
+// with chunk = count for plain interleaved, and runs one thread per matrix (grid-stride free: launch
+// ceil(count / threads_per_block) blocks of threads_per_block threads). The body is also available as
+// bs_<routine>_body(..., int mat) for host emulation (define BS_HOST_EMULATION before the text).
+jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
+
+// True when element offsets inside one chunk can exceed 2^31 - 1 (then wide_index is required).
+bool interleaved_needs_wide_index(int n, int nrhs, int count, int chunk);
+
+// A safe configuration for n when no tuning entry exists (register-aware choice of nb; see the .cpp
+// for the register estimates behind it).
+CholeskyConfig default_interleaved_config(Routine routine, Precision precision, int n);
+
+// Fills the fields left at "default" (nb == 0, nrhs_block <= 0, threads_per_block <= 0) from
+// default_interleaved_config; other fields are kept as given.
+CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config);
+
+// Estimated 32-bit registers per thread of the tiles a potrf kernel keeps live (without addressing),
+// used for defaults and documentation; the compiler's count comes from jit (LoadedKernel::registers).
+int estimated_tile_registers(Precision precision, int n, const CholeskyConfig& config);
+
+}  // namespace batchsolve::cuda_backend::tuned

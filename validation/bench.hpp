@@ -1,0 +1,89 @@
+// One case of the tester's sweep (routine, precision, layout, uplo, n, batch, nrhs): inputs, timed
+// runs of the library and of the references, checks on the host, and the figures of one output row.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve::validation {
+
+enum class Routine { potrf, potrs, posv };
+const char* to_string(Routine r);
+Routine parse_routine(const std::string& text);  // "potrf" | "potrs" | "posv"
+
+// The standard operation counts per matrix (potrf n^3/3, potrs 2 n^2 per right-hand side, posv
+// both; real flops, so complex counts four times), and the bytes a perfect implementation moves
+// per matrix (the triangle read and written for potrf, read once for potrs, B read and written).
+double flops_per_matrix(Routine r, Precision p, int n, int nrhs);
+double roofline_bytes_per_matrix(Routine r, Precision p, int n, int nrhs);
+
+struct CaseSpec {
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::s;
+    LayoutKind layout = LayoutKind::column_major;
+    int chunk = 32;  // chunked layout only
+    Uplo uplo = Uplo::lower;
+    int n = 0;
+    int batch = 0;
+    int nrhs = 0;                  // 0 for potrf
+    Backend backend = Backend::cpu;  // resolved: cpu or cuda
+    std::uint64_t seed = 0;
+};
+
+// What is common to every case of one tester run.
+struct Settings {
+    int repeat = 10;
+    int warmup = 1;
+    bool check = false;
+    double tolerance = 30;
+    double cond = 1e3;
+    std::vector<std::string> refs;  // "lapack", "cusolver", in the order asked for
+    double bandwidth = 0;       // measured device copy bandwidth, bytes/s (0: none)
+    std::size_t l2_bytes = 0;   // device L2 size, sizes the rotated input sets
+};
+
+struct Timing {
+    double median_ms = 0;
+    std::vector<double> samples_ms;
+    int sets = 0;  // input sets rotated
+};
+
+struct RefResult {
+    std::string name;     // "lapack" | "cusolver"
+    bool ran = false;
+    std::string note;     // why not, or what went wrong (non-zero info, ...)
+    Timing timing;
+    double gflops = 0;
+    int info_failures = 0;
+};
+
+enum class Status { ok, failed, skipped };
+
+struct CaseResult {
+    Status status = Status::ok;
+    std::string note;          // reason for skipped / failed
+    bool ran = false;          // the library call ran and was timed
+    Timing timing;
+    double gflops = 0;
+    double roofline = -1;      // fraction of the copy bandwidth (GPU rows), < 0 when not applicable
+    double bytes = 0;          // roofline bytes of the whole batch
+    bool checked = false;
+    double error = 0;          // factorization error (potrf) or solve backward error (potrs, posv)
+    bool compared = false;
+    double vs_lapack = 0;      // scaled difference from the lapack result
+    int info_failures = 0;
+    std::vector<RefResult> refs;
+};
+
+// The seed of a case's inputs, derived from the run's seed: rows of the same precision, n and batch
+// (other layouts, routines, uplo) see the same matrices.
+std::uint64_t case_seed(std::uint64_t run_seed, Precision p, int n, int batch);
+
+// Runs one case. `cpu` is a Context(Backend::cpu); `gpu` is null when no GPU is usable.
+CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu);
+
+}  // namespace batchsolve::validation

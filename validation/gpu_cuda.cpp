@@ -1,0 +1,117 @@
+// The tester's CUDA runtime services (gpu.hpp) on a real device; every call's status is checked.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "batchsolve/types.hpp"
+#include "gpu.hpp"
+
+namespace batchsolve::validation {
+
+namespace {
+void check(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) throw CudaError(call, int(status), cudaGetErrorString(status));
+}
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
+}  // namespace
+
+GpuProperties gpu_properties(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    GpuProperties p;
+    p.name = prop.name;
+    p.sm_count = prop.multiProcessorCount;
+    p.cc_major = prop.major, p.cc_minor = prop.minor;
+    p.l2_bytes = std::size_t(prop.l2CacheSize);
+    p.total_bytes = prop.totalGlobalMem;
+    check(cudaRuntimeGetVersion(&p.runtime_version), "cudaRuntimeGetVersion");
+    check(cudaDriverGetVersion(&p.driver_version), "cudaDriverGetVersion");
+    return p;
+}
+
+std::size_t gpu_free_bytes() {
+    std::size_t free_bytes = 0, total = 0;
+    check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+    return free_bytes;
+}
+
+void device_copy_async(void* dst, const void* src, std::size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "cudaMemcpyAsync(D2D)");
+}
+
+void device_fill_async(void* dst, unsigned char value, std::size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    check(cudaMemsetAsync(dst, value, bytes, as_stream(stream)), "cudaMemsetAsync");
+}
+
+void upload(void* device_dst, const void* host_src, std::size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    check(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
+}
+
+void download(void* host_dst, const void* device_src, std::size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    check(cudaMemcpy(host_dst, device_src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)");
+}
+
+EventTimer::EventTimer(void* stream) : stream_(stream) {
+    cudaEvent_t a = nullptr, b = nullptr;
+    check(cudaEventCreate(&a), "cudaEventCreate");
+    start_ = a;
+    check(cudaEventCreate(&b), "cudaEventCreate");
+    stop_ = b;
+}
+
+EventTimer::~EventTimer() {
+    if (start_ != nullptr) cudaEventDestroy(as_event(start_));
+    if (stop_ != nullptr) cudaEventDestroy(as_event(stop_));
+}
+
+void EventTimer::start() { check(cudaEventRecord(as_event(start_), as_stream(stream_)), "cudaEventRecord"); }
+void EventTimer::stop() { check(cudaEventRecord(as_event(stop_), as_stream(stream_)), "cudaEventRecord"); }
+
+double EventTimer::elapsed_ms() {
+    check(cudaEventSynchronize(as_event(stop_)), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, as_event(start_), as_event(stop_)), "cudaEventElapsedTime");
+    return ms;
+}
+
+double measure_copy_bandwidth(std::size_t bytes, int repeats, void* stream) {
+    void* src = nullptr;
+    void* dst = nullptr;
+    check(cudaMalloc(&src, bytes), "cudaMalloc(bandwidth source)");
+    cudaError_t status = cudaMalloc(&dst, bytes);
+    if (status != cudaSuccess) {
+        cudaFree(src);
+        check(status, "cudaMalloc(bandwidth destination)");
+    }
+    std::vector<double> ms;
+    try {
+        device_fill_async(src, 0x3c, bytes, stream);
+        EventTimer timer(stream);
+        for (int r = 0; r <= repeats; ++r) {  // r == 0 is the warm-up
+            timer.start();
+            device_copy_async(dst, src, bytes, stream);
+            timer.stop();
+            const double t = timer.elapsed_ms();
+            if (r > 0) ms.push_back(t);
+        }
+    } catch (...) {
+        cudaFree(src), cudaFree(dst);
+        throw;
+    }
+    cudaFree(src), cudaFree(dst);
+    std::sort(ms.begin(), ms.end());
+    const std::size_t m = ms.size();
+    const double median = m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]);
+    return 2.0 * double(bytes) / (median * 1e-3);
+}
+
+}  // namespace batchsolve::validation

@@ -1,0 +1,461 @@
+// tester: accuracy and speed of batchsolve's Cholesky routines against LAPACK and cuSOLVER over a
+// sweep of cases, one aligned row per case as it finishes, optional JSON; exit code = failed rows.
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "batchsolve/batchsolve.hpp"
+#include "bench.hpp"
+#include "gpu.hpp"
+
+#ifndef BATCHSOLVE_TESTER_COMMIT
+#define BATCHSOLVE_TESTER_COMMIT "unknown"
+#endif
+
+namespace po = boost::program_options;
+using nlohmann::json;
+using namespace batchsolve;
+using namespace batchsolve::validation;
+
+namespace {
+
+constexpr std::size_t kBandwidthBytes = std::size_t(1) << 30;  // size of the copy that measures bandwidth
+constexpr int kBandwidthRepeats = 5;
+constexpr int kUsageError = 255;
+
+// A command-line problem: reported as "tester: invalid --option 'value': reason".
+struct UsageError : std::runtime_error {
+    UsageError(const std::string& option, const std::string& value, const std::string& reason)
+        : std::runtime_error("invalid --" + option + " '" + value + "': " + reason) {}
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, sep);) parts.push_back(item);
+    if (!text.empty() && text.back() == sep) parts.emplace_back();
+    return parts;
+}
+
+int parse_int(const std::string& option, const std::string& text, const std::string& whole) {
+    std::size_t used = 0;
+    long v = 0;
+    try {
+        v = std::stol(text, &used);
+    } catch (const std::exception&) {
+        throw UsageError(option, whole, "'" + text + "' is not an integer");
+    }
+    if (used != text.size() || v < -2147483647L || v > 2147483647L)
+        throw UsageError(option, whole, "'" + text + "' is not an integer");
+    return int(v);
+}
+
+// "8,16,32", "4:128:4" (first:last:step, last included when reached), "1:20" (step 1), or a mix.
+std::vector<int> parse_int_list(const std::string& option, const std::string& text, int min_value) {
+    std::vector<int> values;
+    for (const std::string& item : split(text, ',')) {
+        if (item.empty()) throw UsageError(option, text, "empty list item");
+        const std::vector<std::string> r = split(item, ':');
+        if (r.size() > 3) throw UsageError(option, text, "'" + item + "' is not a value or first:last[:step]");
+        const int first = parse_int(option, r[0], text);
+        const int last = r.size() > 1 ? parse_int(option, r[1], text) : first;
+        const int step = r.size() > 2 ? parse_int(option, r[2], text) : 1;
+        if (step < 1) throw UsageError(option, text, "step must be >= 1");
+        if (last < first) throw UsageError(option, text, "range '" + item + "' ends before it starts");
+        for (long v = first; v <= last; v += step) values.push_back(int(v));
+    }
+    if (values.empty()) throw UsageError(option, text, "no values");
+    for (int v : values)
+        if (v < min_value) throw UsageError(option, text, "values must be >= " + std::to_string(min_value));
+    return values;
+}
+
+template <class T, class Parse>
+std::vector<T> parse_list(const std::string& option, const std::string& text, Parse parse) {
+    std::vector<T> values;
+    for (const std::string& item : split(text, ',')) {
+        try {
+            values.push_back(parse(item));
+        } catch (const InvalidArgument& e) {
+            throw UsageError(option, text, e.condition());
+        }
+    }
+    if (values.empty()) throw UsageError(option, text, "no values");
+    return values;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+std::string quoted_command_line(int argc, char** argv) {
+    std::string line;
+    for (int i = 0; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos) arg = "'" + arg + "'";
+        line += (i ? " " : "") + arg;
+    }
+    return line;
+}
+
+std::string number_text(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+std::string layout_text(const CaseSpec& c) {
+    return c.layout == LayoutKind::chunked_interleaved ? "chunked:" + std::to_string(c.chunk) : to_string(c.layout);
+}
+
+std::string format(const char* fmt, double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, fmt, v);
+    return text;
+}
+
+// Rates from 0.001 to 50,000 GFLOP/s in one column: three significant digits or more.
+std::string rate(double v) { return format(v >= 1000 ? "%.0f" : v >= 10 ? "%.1f" : "%.3f", v); }
+
+// ---- the table ------------------------------------------------------------------------------------
+
+struct Column {
+    std::string title;
+    int width;
+    bool left;
+};
+
+class Table {
+public:
+    explicit Table(const std::vector<std::string>& refs) {
+        columns_ = {{"routine", 7, true}, {"prec", 4, true}, {"layout", 13, true}, {"uplo", 5, true},
+                    {"n", 5, false},      {"batch", 8, false}, {"nrhs", 4, false},  {"dev", 4, true},
+                    {"time_ms", 11, false}, {"GFLOP/s", 10, false}, {"roofline", 8, false}};
+        for (const std::string& r : refs) {
+            columns_.push_back({r + "_ms", std::max<int>(11, int(r.size()) + 3), false});
+            columns_.push_back({r + "_GF/s", std::max<int>(10, int(r.size()) + 5), false});
+            columns_.push_back({"x_" + r, std::max<int>(7, int(r.size()) + 2), false});
+        }
+        columns_.push_back({"error", 9, false});
+        columns_.push_back({"diff_lapack", 11, false});
+    }
+    std::string header() const {
+        std::vector<std::string> cells;
+        for (const Column& c : columns_) cells.push_back(c.title);
+        return line(cells) + "  status";
+    }
+    std::string line(const std::vector<std::string>& cells) const {
+        std::string out;
+        for (std::size_t i = 0; i < columns_.size() && i < cells.size(); ++i) {
+            const Column& c = columns_[i];
+            std::string cell = cells[i];
+            if (int(cell.size()) < c.width) {
+                const std::string pad(c.width - cell.size(), ' ');
+                cell = c.left ? cell + pad : pad + cell;
+            }
+            out += (i ? " " : "") + cell;
+        }
+        return out;
+    }
+
+private:
+    std::vector<Column> columns_;
+};
+
+std::string status_text(const CaseResult& r) {
+    std::string text = r.status == Status::ok ? "ok" : r.status == Status::failed ? "FAILED" : "skipped";
+    if (!r.note.empty()) text += r.status == Status::skipped ? ": " + r.note : " (" + r.note + ")";
+    for (const RefResult& ref : r.refs)
+        if (!ref.note.empty() && ref.note != "not run" && ref.note != "no GPU")  // the header says so
+            text += " [" + ref.name + ": " + ref.note + "]";
+    return text;
+}
+
+std::string row_text(const Table& table, const CaseSpec& c, const CaseResult& r) {
+    const std::string dash = "-";
+    std::vector<std::string> cells = {to_string(c.routine), std::string(1, precision_letter(c.precision)),
+                                      layout_text(c), to_string(c.uplo), std::to_string(c.n),
+                                      std::to_string(c.batch), c.routine == Routine::potrf ? dash : std::to_string(c.nrhs),
+                                      to_string(c.backend)};
+    cells.push_back(r.ran ? format("%.4f", r.timing.median_ms) : dash);
+    cells.push_back(r.ran ? rate(r.gflops) : dash);
+    cells.push_back(r.ran && r.roofline >= 0 ? format("%.3f", r.roofline) : dash);
+    for (const RefResult& ref : r.refs) {
+        cells.push_back(ref.ran ? format("%.4f", ref.timing.median_ms) : dash);
+        cells.push_back(ref.ran ? rate(ref.gflops) : dash);
+        cells.push_back(ref.ran && r.ran && r.timing.median_ms > 0
+                            ? format("%.2f", ref.timing.median_ms / r.timing.median_ms) : dash);
+    }
+    cells.push_back(r.checked ? format("%.2e", r.error) : dash);
+    cells.push_back(r.compared ? format("%.2e", r.vs_lapack) : dash);
+    return table.line(cells) + "  " + status_text(r);
+}
+
+// ---- JSON -----------------------------------------------------------------------------------------
+
+json number_or_null(bool present, double v) { return present && std::isfinite(v) ? json(v) : json(nullptr); }
+
+json timing_json(const Timing& t) {
+    return {{"time_ms", t.median_ms}, {"times_ms", t.samples_ms}, {"sets", t.sets}};
+}
+
+json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s) {
+    json row = {{"routine", to_string(c.routine)},
+                {"precision", std::string(1, precision_letter(c.precision))},
+                {"layout", to_string(c.layout)},
+                {"uplo", to_string(c.uplo)},
+                {"n", c.n},
+                {"batch", c.batch},
+                {"nrhs", c.routine == Routine::potrf ? 0 : c.nrhs},
+                {"backend", to_string(c.backend)},
+                {"seed", c.seed},
+                {"status", r.status == Status::ok ? "ok" : r.status == Status::failed ? "FAILED" : "skipped"},
+                {"note", r.note},
+                {"flops", flops_per_matrix(c.routine, c.precision, c.n, c.nrhs) * c.batch},
+                {"bytes", r.bytes}};
+    if (c.layout == LayoutKind::chunked_interleaved) row["chunk"] = c.chunk;
+    if (r.ran) row.update(timing_json(r.timing));
+    row["gflops"] = number_or_null(r.ran, r.gflops);
+    row["roofline"] = number_or_null(r.ran && r.roofline >= 0, r.roofline);
+    // The memory roofline as GFLOP/s: flops per byte times the measured copy bandwidth.
+    row["roofline_gflops"] = number_or_null(s.bandwidth > 0 && r.bytes > 0,
+                                            double(row["flops"]) / r.bytes * s.bandwidth / 1e9);
+    row["error"] = number_or_null(r.checked, r.error);
+    row["diff_lapack"] = number_or_null(r.compared, r.vs_lapack);
+    row["info_failures"] = r.info_failures;
+    json refs = json::object();
+    for (const RefResult& ref : r.refs) {
+        json j = {{"ran", ref.ran}, {"note", ref.note}};
+        if (ref.ran) {
+            j.update(timing_json(ref.timing));
+            j["gflops"] = ref.gflops;
+            j["info_failures"] = ref.info_failures;
+            j["speedup"] = number_or_null(r.ran && r.timing.median_ms > 0, ref.timing.median_ms / r.timing.median_ms);
+        }
+        refs[ref.name] = j;
+    }
+    row["refs"] = refs;
+    return row;
+}
+
+void write_json(const std::string& path, const json& doc) {
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error("cannot open --json file '" + path + "' for writing");
+    out << doc.dump(2) << '\n';
+    if (!out) throw std::runtime_error("cannot write --json file '" + path + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    po::options_description desc(
+        "tester: batched Cholesky (potrf, potrs, posv) of batchsolve against LAPACK and cuSOLVER.\n"
+        "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 4:128:4 or --n 8,16,32.\n"
+        "Options");
+    std::string routines_text, precisions_text, n_text, batch_text, layouts_text, uplo_text, nrhs_text, backend_text,
+        refs_text, json_path;
+    Settings settings;
+    int chunk = 32, device = 0;
+    std::uint64_t seed = 0;
+    desc.add_options()
+        ("help,h", "this help")
+        ("routine", po::value(&routines_text)->default_value("potrf"), "potrf, potrs, posv (list)")
+        ("precision", po::value(&precisions_text)->default_value("s,d"), "s, d, c, z (list)")
+        ("n", po::value(&n_text)->default_value("8,16,32,64,100,128"), "matrix sizes (list, >= 0)")
+        ("batch", po::value(&batch_text)->default_value("16384"), "matrices per batch (list, >= 1)")
+        ("layout", po::value(&layouts_text)->default_value("column_major"),
+         "column_major, pointer_array, interleaved, chunked (list)")
+        ("chunk", po::value(&chunk)->default_value(32), "chunk size of the chunked layout (>= 1)")
+        ("uplo", po::value(&uplo_text)->default_value("lower"), "lower, upper (list)")
+        ("nrhs", po::value(&nrhs_text)->default_value("1"), "right-hand sides for potrs, posv (list, >= 0)")
+        ("backend", po::value(&backend_text)->default_value("auto"), "auto, cpu, cuda: what runs the library")
+        ("check", po::bool_switch(&settings.check), "compute errors on the host (and compare with lapack)")
+        ("ref", po::value(&refs_text)->default_value(""), "references to run: lapack, cusolver (list)")
+        ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
+        ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
+        ("tol", po::value(&settings.tolerance)->default_value(30), "tolerance of the scaled errors (> 0)")
+        ("cond", po::value(&settings.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
+        ("seed", po::value(&seed), "seed of the inputs (default: a fresh random one, printed)")
+        ("device", po::value(&device)->default_value(0), "CUDA device")
+        ("json", po::value(&json_path), "write the header and all rows to this JSON file");
+
+    std::vector<Routine> routines;
+    std::vector<Precision> precisions;
+    std::vector<LayoutKind> layouts;
+    std::vector<Uplo> uplos;
+    std::vector<int> ns, batches, nrhss;
+    Backend backend = Backend::automatic;
+    try {
+        po::variables_map vm;
+        const po::positional_options_description no_positional;  // a stray word is an error, not ignored
+        po::store(po::command_line_parser(argc, argv).options(desc).positional(no_positional).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << desc << "\nExit code: the number of FAILED rows (at most 255); 255 also for bad options.\n";
+            return 0;
+        }
+        routines = parse_list<Routine>("routine", routines_text, parse_routine);
+        precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
+        layouts = parse_list<LayoutKind>("layout", layouts_text, parse_layout);
+        uplos = parse_list<Uplo>("uplo", uplo_text, parse_uplo);
+        ns = parse_int_list("n", n_text, 0);
+        batches = parse_int_list("batch", batch_text, 1);
+        nrhss = parse_int_list("nrhs", nrhs_text, 0);
+        try {
+            backend = parse_backend(backend_text);
+        } catch (const InvalidArgument& e) {
+            throw UsageError("backend", backend_text, e.condition());
+        }
+        if (!refs_text.empty())
+            settings.refs = parse_list<std::string>("ref", refs_text, [&](const std::string& r) {
+                if (r != "lapack" && r != "cusolver")
+                    throw InvalidArgument("tester", "ref", "'" + r + "' is not one of lapack, cusolver");
+                return r;
+            });
+        if (chunk < 1) throw UsageError("chunk", std::to_string(chunk), "must be >= 1");
+        if (settings.repeat < 1) throw UsageError("repeat", std::to_string(settings.repeat), "must be >= 1");
+        if (settings.warmup < 0) throw UsageError("warmup", std::to_string(settings.warmup), "must be >= 0");
+        if (!(settings.tolerance > 0)) throw UsageError("tol", std::to_string(settings.tolerance), "must be > 0");
+        if (!(settings.cond >= 1) || !std::isfinite(settings.cond))
+            throw UsageError("cond", number_text(settings.cond), "must be a finite number >= 1");
+        if (device < 0) throw UsageError("device", std::to_string(device), "must be >= 0");
+        if (!vm.count("seed")) seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    } catch (const std::exception& e) {
+        std::cerr << "tester: " << e.what() << "\n(tester --help lists the options)\n";
+        return kUsageError;
+    }
+
+    // ---- the machine ------------------------------------------------------------------------------
+    const std::string commit = BATCHSOLVE_TESTER_COMMIT;
+    const std::string date = utc_now();
+    const std::string command_line = quoted_command_line(argc, argv);
+    const bool gpu_present = Context::cuda_available();
+    const Backend lib_backend = backend == Backend::automatic ? (gpu_present ? Backend::cuda : Backend::cpu) : backend;
+    const bool wants_gpu = lib_backend == Backend::cuda ||
+                           std::count(settings.refs.begin(), settings.refs.end(), "cusolver") > 0;
+    json gpu_json = {{"present", gpu_present}, {"cuda_compiled", Context::cuda_compiled()}};
+    std::unique_ptr<Context> gpu;
+    Context cpu(Backend::cpu);
+    std::cout << "batchsolve tester, commit " << commit << ", " << date << "\n"
+              << "command: " << command_line << "\n";
+    try {
+        if (gpu_present) {
+            const GpuProperties p = gpu_properties(device);
+            gpu_json.update({{"name", p.name}, {"sm_count", p.sm_count},
+                             {"compute_capability", std::to_string(p.cc_major) + "." + std::to_string(p.cc_minor)},
+                             {"l2_bytes", p.l2_bytes}, {"memory_bytes", p.total_bytes},
+                             {"cuda_runtime_version", cuda_version_text(p.runtime_version)},
+                             {"cuda_driver_version", cuda_version_text(p.driver_version)}});
+            std::printf("GPU: %s (%d SMs, sm_%d%d, L2 %.1f MiB, %.1f GiB), CUDA runtime %s, driver %s\n",
+                        p.name.c_str(), p.sm_count, p.cc_major, p.cc_minor, p.l2_bytes / 1048576.0,
+                        p.total_bytes / 1073741824.0, cuda_version_text(p.runtime_version).c_str(),
+                        cuda_version_text(p.driver_version).c_str());
+            if (wants_gpu) {
+                gpu = std::make_unique<Context>(Backend::cuda, device);
+                settings.l2_bytes = p.l2_bytes;
+                const std::size_t bytes = std::min(kBandwidthBytes, gpu_free_bytes() / 4);
+                settings.bandwidth = measure_copy_bandwidth(bytes, kBandwidthRepeats, gpu->stream());
+                gpu_json["copy_bandwidth_GBps"] = settings.bandwidth / 1e9;
+                gpu_json["copy_bandwidth_bytes"] = bytes;
+                std::printf("device-to-device copy bandwidth: %.1f GB/s (bytes read + written; median of %d copies of "
+                            "%.2f GiB)\n", settings.bandwidth / 1e9, kBandwidthRepeats, bytes / 1073741824.0);
+            }
+        } else {
+            std::printf("GPU: none (CUDA backend %s)%s\n", Context::cuda_compiled() ? "compiled" : "not compiled",
+                        wants_gpu ? "; GPU work is skipped" : "");
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "tester: the GPU is present but unusable: " << e.what() << "\n";
+        return kUsageError;
+    }
+    std::printf("CPU reference: %s\n", cpu.device_name().c_str());
+    std::printf("seed %llu, cond %g, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
+                static_cast<unsigned long long>(seed), settings.cond, settings.tolerance, settings.repeat,
+                settings.warmup, settings.check ? "on" : "off");
+
+    json doc = {{"header",
+                 {{"tester", "batchsolve validation/tester"},
+                  {"git_commit", commit},
+                  {"date", date},
+                  {"command_line", command_line},
+                  {"gpu", gpu_json},
+                  {"cpu_reference", cpu.device_name()},
+                  {"seed", seed},
+                  {"cond", settings.cond},
+                  {"tolerance", settings.tolerance},
+                  {"repeat", settings.repeat},
+                  {"warmup", settings.warmup},
+                  {"check", settings.check},
+                  {"refs", settings.refs},
+                  {"backend", to_string(lib_backend)}}},
+                {"rows", json::array()}};
+
+    if (!json_path.empty()) {  // fail now rather than after an hour of measurements
+        try {
+            write_json(json_path, doc);
+        } catch (const std::exception& e) {
+            std::cerr << "tester: " << e.what() << "\n";
+            return kUsageError;
+        }
+    }
+
+    // ---- the sweep --------------------------------------------------------------------------------
+    const Table table(settings.refs);
+    std::cout << table.header() << std::endl;
+    int ok = 0, failed = 0, skipped = 0;
+    for (Routine routine : routines)
+        for (Precision precision : precisions)
+            for (LayoutKind layout : layouts)
+                for (Uplo uplo : uplos)
+                    for (std::size_t r = 0; r < (routine == Routine::potrf ? 1 : nrhss.size()); ++r)
+                        for (int batch : batches)
+                            for (int n : ns) {
+                                CaseSpec c;
+                                c.routine = routine, c.precision = precision, c.layout = layout, c.chunk = chunk;
+                                c.uplo = uplo, c.n = n, c.batch = batch;
+                                c.nrhs = routine == Routine::potrf ? 0 : nrhss[r];
+                                c.backend = lib_backend;
+                                c.seed = case_seed(seed, precision, n, batch);
+                                CaseResult result;
+                                try {
+                                    result = run_case(c, settings, cpu, gpu.get());
+                                } catch (const std::exception& e) {  // run_case reports its own; this is a last resort
+                                    result.status = Status::failed, result.note = e.what();
+                                }
+                                std::cout << row_text(table, c, result) << std::endl;
+                                ok += result.status == Status::ok;
+                                failed += result.status == Status::failed;
+                                skipped += result.status == Status::skipped;
+                                if (!json_path.empty()) {
+                                    doc["rows"].push_back(row_json(c, result, settings));
+                                    doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
+                                    try {
+                                        write_json(json_path, doc);  // after every row: a killed run keeps its rows
+                                    } catch (const std::exception& e) {
+                                        std::cerr << "tester: " << e.what() << "\n";
+                                        return kUsageError;
+                                    }
+                                }
+                            }
+    std::printf("\ntester: %d rows: %d ok, %d failed, %d skipped\n", ok + failed + skipped, ok, failed, skipped);
+    return std::min(failed, 255);
+}
