@@ -24,13 +24,13 @@ namespace {
 // Regions inside an input set start at multiples of this (cudaMalloc's own alignment), so every
 // view the library sees is as aligned as a fresh allocation.
 constexpr std::size_t kRegionAlign = 256;
-// Matrices per generator / checker call: the unit of host parallelism (each chunk its own seed).
+// Matrices per task of the host-side layout conversions.
 constexpr int kHostChunk = 256;
 // Device memory the sets may take, as a fraction of what is free (the rest: library workspace,
 // allocator slack).
 constexpr double kDeviceMemoryShare = 0.8;
 
-// Thrown when a case cannot run here (no GPU, not enough memory): the row is skipped, not failed.
+// Thrown when a case does not fit in device memory: the row is skipped, not failed.
 struct Skip : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -59,9 +59,6 @@ void parallel_chunks(int count, int chunk, F&& fn) {
     }
     if (error) std::rethrow_exception(error);
 }
-
-// max that lets a NaN win, so a NaN never passes `< tolerance`.
-double max_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -100,26 +97,22 @@ template <class T>
 Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
     Inputs<T> in;
     const int n = c.n, count = c.batch, nrhs = c.nrhs;
-    const std::size_t nn = std::size_t(n) * n, nb = std::size_t(n) * nrhs;
+    const std::size_t nn = std::size_t(n) * n;
     const bool with_rhs = c.routine != Routine::potrf;
-    in.a.resize(nn * count);
-    if (with_rhs) in.x.resize(nb * count), in.b.resize(nb * count);
-    if (n > 0) {
-        parallel_chunks(count, kHostChunk, [&](int chunk, int k0, int m) {
-            std::vector<T> part = generate_spd_batch<T>(n, m, s.cond, mix(c.seed, 2 * std::uint64_t(chunk)));
-            if (with_rhs && nrhs > 0) {
-                RhsWithSolution<T> rhs = generate_rhs_batch<T>(part, n, m, nrhs, mix(c.seed, 2 * std::uint64_t(chunk) + 1));
-                std::copy(rhs.x.begin(), rhs.x.end(), in.x.begin() + nb * k0);
-                std::copy(rhs.b.begin(), rhs.b.end(), in.b.begin() + nb * k0);
-            }
-            // Poisoned: a routine that reads the other triangle spreads NaN into its result.
-            for (int k = 0; k < m; ++k)
-                for (int j = 0; j < n; ++j)
-                    for (int i = 0; i < n; ++i)
-                        if (in_other_triangle(c.uplo, i, j)) part[nn * k + std::size_t(j) * n + i] = nan_value<T>();
-            std::copy(part.begin(), part.end(), in.a.begin() + nn * k0);
-        });
+    if (n > 0) {  // the generators run on all host threads themselves
+        in.a = generate_spd_batch<T>(n, count, s.cond, mix(c.seed, 0));
+        if (with_rhs) {
+            RhsWithSolution<T> rhs = generate_rhs_batch<T>(in.a, n, count, nrhs, mix(c.seed, 1));
+            in.x = std::move(rhs.x), in.b = std::move(rhs.b);
+        }
     }
+    // Poisoned: a routine that reads the other triangle spreads NaN into its result, one that
+    // writes it is caught by other_triangle_written.
+#pragma omp parallel for
+    for (int k = 0; k < count; ++k)
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+                if (in_other_triangle(c.uplo, i, j)) in.a[nn * k + std::size_t(j) * n + i] = nan_value<T>();
     if (c.routine == Routine::potrs) {
         in.factor = in.a;
         std::vector<int> info(count, -1);
@@ -451,27 +444,13 @@ RunOutput<T> run_impl(Impl impl, const CaseSpec& c, const Settings& s, Context& 
 
 // ---- checks ---------------------------------------------------------------------------------------
 
-// Largest per-matrix error over the batch, computed in parallel chunks of matrices.
+// Largest per-matrix error over the batch (the accuracy routines run on all host threads).
 template <class T>
 double batch_error(const CaseSpec& c, const Inputs<T>& in, const RunOutput<T>& out) {
-    const int n = c.n, nrhs = c.nrhs;
-    if (n == 0 || (c.routine != Routine::potrf && nrhs == 0)) return 0;
-    const std::size_t nn = std::size_t(n) * n, nb = std::size_t(n) * nrhs;
-    std::vector<double> chunk_max((c.batch + kHostChunk - 1) / kHostChunk, 0);
-    parallel_chunks(c.batch, kHostChunk, [&](int chunk, int k0, int m) {
-        auto part = [&](const std::vector<T>& v, std::size_t per) {
-            return std::vector<T>(v.begin() + per * k0, v.begin() + per * (k0 + m));
-        };
-        const std::vector<T> a = part(in.a, nn);
-        const std::vector<double> e =
-            c.routine == Routine::potrf
-                ? factorization_error<T>(c.uplo, a, part(out.a, nn), n, m)
-                : solve_backward_error<T>(c.uplo, a, part(out.x, nb), part(in.b, nb), n, nrhs, m);
-        chunk_max[chunk] = max_or_nan(e);
-    });
-    double worst = 0;
-    for (double e : chunk_max) worst = max_nan(worst, e);
-    return worst;
+    const std::vector<double> e =
+        c.routine == Routine::potrf ? factorization_error<T>(c.uplo, in.a, out.a, c.n, c.batch)
+                                    : solve_backward_error<T>(c.uplo, in.a, out.x, in.b, c.n, c.nrhs, c.batch);
+    return max_or_nan(e);
 }
 
 // Matrices whose triangle opposite to uplo (NaN on input) was written.
@@ -540,8 +519,23 @@ std::string describe_info(const std::vector<int>& info) {
 
 void add_note(std::string& notes, const std::string& note) { notes += (notes.empty() ? "" : "; ") + note; }
 
+// The same inputs: everything that make_inputs depends on is equal.
+bool same_inputs(const CaseSpec& a, const CaseSpec& b) {
+    return a.routine == b.routine && a.precision == b.precision && a.uplo == b.uplo && a.n == b.n &&
+           a.batch == b.batch && a.nrhs == b.nrhs && a.seed == b.seed;
+}
+
 template <class T>
-CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Context* gpu) {
+std::shared_ptr<const Inputs<T>> cached_inputs(const CaseSpec& c, const Settings& s, Context& cpu, InputCache& cache) {
+    if (cache.inputs && same_inputs(cache.key, c)) return std::static_pointer_cast<const Inputs<T>>(cache.inputs);
+    cache.inputs.reset();  // before generating: never two batches in memory
+    auto in = std::make_shared<const Inputs<T>>(make_inputs<T>(c, s, cpu));
+    cache.key = c, cache.inputs = in;
+    return in;
+}
+
+template <class T>
+CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Context* gpu, InputCache& cache) {
     CaseResult r;
     const double batch_flops = flops_per_matrix(c.routine, c.precision, c.n, c.nrhs) * c.batch;
     const auto gflops = [&](double ms) { return ms > 0 ? batch_flops / (ms * 1e-3) / 1e9 : 0.0; };
@@ -559,13 +553,14 @@ CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Contex
         return r;
     }
 
-    Inputs<T> in;
+    std::shared_ptr<const Inputs<T>> inputs;
     try {
-        in = make_inputs<T>(c, s, cpu);
+        inputs = cached_inputs<T>(c, s, cpu, cache);
     } catch (const std::exception& e) {
         r.status = Status::failed, r.note = std::string("input generation: ") + e.what();
         return r;
     }
+    const Inputs<T>& in = *inputs;
 
     RunOutput<T> lib;
     if (r.status != Status::skipped) {
@@ -667,12 +662,12 @@ std::uint64_t case_seed(std::uint64_t run_seed, Precision p, int n, int batch) {
     return mix(mix(mix(run_seed, std::uint64_t(p)), std::uint64_t(n)), std::uint64_t(batch));
 }
 
-CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu) {
+CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu, InputCache& cache) {
     switch (spec.precision) {
-        case Precision::s: return run_case_t<float>(spec, settings, cpu, gpu);
-        case Precision::d: return run_case_t<double>(spec, settings, cpu, gpu);
-        case Precision::c: return run_case_t<std::complex<float>>(spec, settings, cpu, gpu);
-        case Precision::z: return run_case_t<std::complex<double>>(spec, settings, cpu, gpu);
+        case Precision::s: return run_case_t<float>(spec, settings, cpu, gpu, cache);
+        case Precision::d: return run_case_t<double>(spec, settings, cpu, gpu, cache);
+        case Precision::c: return run_case_t<std::complex<float>>(spec, settings, cpu, gpu, cache);
+        case Precision::z: return run_case_t<std::complex<double>>(spec, settings, cpu, gpu, cache);
     }
     throw Error("unknown precision");
 }

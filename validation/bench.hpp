@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,14 @@ struct CaseResult {
 // (other layouts, routines, uplo) see the same matrices.
 std::uint64_t case_seed(std::uint64_t run_seed, Precision p, int n, int batch);
 
+// The inputs of the last case, kept for the next one when only the layout or the backend changes
+// (generating 16384 matrices of n = 128 takes seconds).
+struct InputCache {
+    CaseSpec key;
+    std::shared_ptr<const void> inputs;
+};
+
 // Runs one case. `cpu` is a Context(Backend::cpu); `gpu` is null when no GPU is usable.
-CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu);
+CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu, InputCache& cache);
 
 }  // namespace batchsolve::validation

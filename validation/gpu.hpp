@@ -24,8 +24,8 @@ GpuProperties gpu_properties(int device);
 // Device memory that is free right now.
 std::size_t gpu_free_bytes();
 
-// Raw copies; `stream` is a cudaStream_t (the library context's stream). The *_async ones are ordered
-// on the stream and return at once; upload and download wait for the stream, then copy.
+// Raw copies, ordered on `stream` (a cudaStream_t: the library context's stream). The *_async ones
+// return at once; upload and download return when the copy (and all earlier work) is done.
 void device_copy_async(void* dst, const void* src, std::size_t bytes, void* stream);
 void device_fill_async(void* dst, unsigned char value, std::size_t bytes, void* stream);
 void upload(void* device_dst, const void* host_src, std::size_t bytes, void* stream);

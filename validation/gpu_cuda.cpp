@@ -48,16 +48,20 @@ void device_fill_async(void* dst, unsigned char value, std::size_t bytes, void* 
     check(cudaMemsetAsync(dst, value, bytes, as_stream(stream)), "cudaMemsetAsync");
 }
 
+// Ordered on the stream and waited for: a plain cudaMemcpy runs on the legacy default stream, which
+// a non-blocking context stream does not wait for (and a pageable upload may return early).
 void upload(void* device_dst, const void* host_src, std::size_t bytes, void* stream) {
     if (bytes == 0) return;
+    check(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, as_stream(stream)),
+          "cudaMemcpyAsync(H2D)");
     check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
-    check(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
 }
 
 void download(void* host_dst, const void* device_src, std::size_t bytes, void* stream) {
     if (bytes == 0) return;
+    check(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, as_stream(stream)),
+          "cudaMemcpyAsync(D2H)");
     check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
-    check(cudaMemcpy(host_dst, device_src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)");
 }
 
 EventTimer::EventTimer(void* stream) : stream_(stream) {

@@ -7,7 +7,7 @@ namespace {
 
 template <class T>
 class Accuracy : public ::testing::Test {};
-TYPED_TEST_SUITE(Accuracy, AllPrecisions, PrecisionNames);
+TYPED_TEST_SUITE(Accuracy, AllPrecisions);
 
 // Small integers (Gaussian integers for complex): every product and sum below is exact.
 template <class T>

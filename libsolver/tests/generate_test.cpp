@@ -7,7 +7,7 @@ namespace {
 
 template <class T>
 class Generate : public ::testing::Test {};
-TYPED_TEST_SUITE(Generate, AllPrecisions, PrecisionNames);
+TYPED_TEST_SUITE(Generate, AllPrecisions);
 
 // y = A v for one packed matrix (both triangles), in long double.
 template <class T>

@@ -33,7 +33,7 @@ protected:
         return dst;
     }
 };
-TYPED_TEST_SUITE(ConvertLayout, AllConfigs, ConfigNames);
+TYPED_TEST_SUITE(ConvertLayout, AllConfigs);
 
 // column_major -> interleaved -> chunked (32, then 7) -> pointer_array -> column_major is exact.
 TYPED_TEST(ConvertLayout, RoundTripIsExact) {

@@ -10,66 +10,60 @@ class Potrs : public BackendTest<C> {
 protected:
     using T = typename C::value_type;
 
-    // Solves with the reference factor of `a` in the given layouts and checks: backward error, the
-    // factor neither read outside its triangle nor written, padding untouched, and on CUDA agreement
-    // with the reference backend.
+    // Solves A X = B (B of `rhs`) with `factor` (the reference factor of `a`, other triangle NaN) in
+    // the given layouts and checks: backward error, the factor neither read outside its triangle nor
+    // written, padding untouched, and on CUDA agreement with the reference backend.
     void run_and_check(Uplo uplo, const LayoutSpec& a_layout, const LayoutSpec& b_layout, const std::vector<T>& a,
-                       int n, int nrhs, int count, std::uint64_t seed) {
+                       const std::vector<T>& factor, const std::vector<T>& b, int n, int nrhs, int count) {
         SCOPED_TRACE(::testing::Message() << "potrs " << to_string(uplo) << " n=" << n << " nrhs=" << nrhs
                                           << " count=" << count << " A: " << a_layout.name()
                                           << ", B: " << b_layout.name());
-        const FactorResult<T> ref = reference_potrf(this->reference(), uplo, a, n, count);
-        ASSERT_EQ(ref.info, std::vector<int>(count, 0)) << "test matrices must be positive definite";
-        const std::vector<T> factor = with_other_triangle_poisoned(ref.factor, uplo, n, count);
-        const RhsWithSolution<T> rhs = generate_rhs_batch(a, n, count, nrhs, seed);
-
         BackendBatch<T> fa(this->ctx(), a_layout, n, n, count);
         BackendBatch<T> fb(this->ctx(), b_layout, n, nrhs, count);
         fa.upload(factor);
-        fb.upload(rhs.b);
+        fb.upload(b);
         potrs_batched<T>(uplo, fa.view(), fb.view(), this->ctx());
 
         const std::vector<T> x = fb.download();
-        const std::vector<T> factor_after = fa.download();
-        EXPECT_EQ(bitwise_differences(factor, factor_after), 0) << "the factor was written";
+        EXPECT_EQ(bitwise_differences(factor, fa.download()), 0) << "the factor was written";
         EXPECT_EQ(fa.padding_changes(), 0) << "memory outside A's matrices was written";
         EXPECT_EQ(fb.padding_changes(), 0) << "memory outside B's matrices was written";
-        const std::vector<double> errors = solve_backward_error(uplo, a, x, rhs.b, n, nrhs, count);
+        const std::vector<double> errors = solve_backward_error(uplo, a, x, b, n, nrhs, count);
         for (int k = 0; k < count; ++k) EXPECT_LT(errors[k], kAcceptance) << "matrix " << k;
 
         if (this->is_cuda) {
-            const std::vector<T> x_ref = reference_potrs(this->reference(), uplo, factor, rhs.b, n, nrhs, count);
+            const std::vector<T> x_ref = reference_potrs(this->reference(), uplo, factor, b, n, nrhs, count);
             for (int k = 0; k < count; ++k)
                 EXPECT_LE(relative_difference(x, x_ref, n, nrhs, k, Part::whole), cross_backend_tolerance<T>(n))
                     << "matrix " << k << " differs from the reference backend's solution";
         }
     }
+
+    // The reference factor of `a`, its other triangle NaN (a solve that reads it fails).
+    std::vector<T> factor_of(Uplo uplo, const std::vector<T>& a, int n, int count) {
+        const FactorResult<T> ref = reference_potrf(this->reference(), uplo, a, n, count);
+        EXPECT_EQ(ref.info, std::vector<int>(count, 0)) << "test matrices must be positive definite";
+        return with_other_triangle_poisoned(ref.factor, uplo, n, count);
+    }
 };
-TYPED_TEST_SUITE(Potrs, AllConfigs, ConfigNames);
+TYPED_TEST_SUITE(Potrs, AllConfigs);
 
-TYPED_TEST(Potrs, EverySizeBothTriangles) {
+TYPED_TEST(Potrs, EverySizeEveryLayout) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
-    const int count = 3, nrhs = 3;
-    for (Uplo uplo : {Uplo::lower, Uplo::upper})
-        for (int n : size_spread())
-            this->run_and_check(uplo, packed_column_major(), packed_column_major(), test_matrices<T>(n, count, seed + n),
-                                n, nrhs, count, seed + 1000 + n);
-}
-
-TYPED_TEST(Potrs, EveryLayoutAndRhsCount) {
-    using T = typename TypeParam::value_type;
-    const std::uint64_t seed = fresh_seed();
-    BATCHSOLVE_TRACE_SEED(seed);
-    const int count = 37;  // odd: the last chunk is 5 wide for C = 32, 2 wide for C = 7
-    for (int n : {1, 3, 8, 17, 32}) {
+    for (int n : size_spread()) {
+        const int count = batch_count_for(n);
         const std::vector<T> a = test_matrices<T>(n, count, seed + n);
-        for (const LayoutSpec& a_layout : all_layouts())
-            for (const LayoutSpec& b_layout : rhs_layouts_for(a_layout))
-                for (Uplo uplo : {Uplo::lower, Uplo::upper})
-                    for (int nrhs : {1, 3})
-                        this->run_and_check(uplo, a_layout, b_layout, a, n, nrhs, count, seed + 1000 * nrhs + n);
+        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+            const std::vector<T> factor = this->factor_of(uplo, a, n, count);
+            for (int nrhs : {1, 3}) {
+                const std::vector<T> b = generate_rhs_batch(a, n, count, nrhs, seed + 1000 * nrhs + n).b;
+                for (const LayoutSpec& a_layout : all_layouts())
+                    for (const LayoutSpec& b_layout : rhs_layouts_for(a_layout))
+                        this->run_and_check(uplo, a_layout, b_layout, a, factor, b, n, nrhs, count);
+            }
+        }
     }
 }
 
@@ -80,7 +74,7 @@ TYPED_TEST(Potrs, NoRightHandSidesIsANoOp) {
     const int n = 5, count = 9;
     for (const LayoutSpec& layout : all_layouts()) {
         SCOPED_TRACE(layout.name());
-        const std::vector<T> factor = reference_potrf(this->reference(), Uplo::lower, test_matrices<T>(n, count, seed), n, count).factor;
+        const std::vector<T> factor = this->factor_of(Uplo::lower, test_matrices<T>(n, count, seed), n, count);
         BackendBatch<T> fa(this->ctx(), layout, n, n, count);
         BackendBatch<T> fb(this->ctx(), layout, n, 0, count);
         fa.upload(factor);

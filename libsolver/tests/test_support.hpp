@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ std::vector<T> test_matrices(int n, int count, std::uint64_t seed) {
     return a;
 }
 
+// Batch size of the "every size, every layout" tests: odd, so that chunked layouts end with a
+// narrow chunk (37: 5 wide for C = 32, 2 wide for C = 7); smaller above n = 33 to bound the run
+// time (9: one narrow chunk for C = 32, the last 2 wide for C = 7).
+inline int batch_count_for(int n) { return n <= 33 ? 37 : 9; }
+
 // ---- seeds ---------------------------------------------------------------------------------------
 
 // A fresh seed per run (std::random_device), or BATCHSOLVE_TEST_SEED to replay a failure.
@@ -57,33 +63,12 @@ inline std::uint64_t fresh_seed() {
     SCOPED_TRACE(::testing::Message() << "seed " << (seed) << " (replay: BATCHSOLVE_TEST_SEED=" << (seed) \
                                       << ")")
 
-// ---- configurations: backend x precision ---------------------------------------------------------
+// ---- configurations: backend x precision (the named ones, cpu_s ... cuda_z, end this file) ---------
 
 template <Backend B, class T>
 struct Config {
     static constexpr Backend backend = B;
     using value_type = T;
-};
-
-using AllConfigs = ::testing::Types<
-    Config<Backend::cpu, float>, Config<Backend::cpu, double>, Config<Backend::cpu, std::complex<float>>,
-    Config<Backend::cpu, std::complex<double>>, Config<Backend::cuda, float>, Config<Backend::cuda, double>,
-    Config<Backend::cuda, std::complex<float>>, Config<Backend::cuda, std::complex<double>>>;
-
-// Test names such as Potrf/cpu_d.EveryLayout.
-struct ConfigNames {
-    template <class C>
-    static std::string GetName(int) {
-        return std::string(to_string(C::backend)) + "_" + precision_letter(precision_v<typename C::value_type>);
-    }
-};
-
-using AllPrecisions = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
-struct PrecisionNames {
-    template <class T>
-    static std::string GetName(int) {
-        return std::string(1, precision_letter(precision_v<T>));
-    }
 };
 
 // Fixture of a backend-typed suite: the context under test and, for the CUDA instance, a CPU
@@ -257,12 +242,12 @@ double relative_difference(const std::vector<T>& x, const std::vector<T>& y, int
 // Owns the storage of `count` rows x cols matrices in the layout `spec`, in the memory of `ctx`'s
 // backend; moves packed host batches in and out with the index formulas of batch.hpp (independently
 // of convert_layout). Everything outside the matrices (padding, gaps) holds the poison pattern, and
-// padding_untouched() checks that it still does.
+// padding_changes() counts what no longer does.
 template <class T>
 class BackendBatch {
 public:
     BackendBatch(Context& ctx, const LayoutSpec& spec, int rows, int cols, int count)
-        : ctx_(&ctx), spec_(spec), rows_(rows), cols_(cols), count_(count) {
+        : spec_(spec), rows_(rows), cols_(cols), count_(count) {
         const bool cm = spec.column_major_family();
         const int ld = cm ? std::max(1, rows + spec.ld_extra) : rows;
         const std::size_t block = cm ? std::size_t(ld) * cols + spec.gap : std::size_t(rows) * cols;
@@ -308,7 +293,10 @@ public:
 
     // Packed host batch -> this layout; everything else poisoned.
     void upload(const std::vector<T>& packed) {
-        EXPECT_EQ(packed.size(), std::size_t(rows_) * cols_ * count_) << "test bug: packed batch of the wrong size";
+        if (packed.size() != std::size_t(rows_) * cols_ * count_)
+            throw std::logic_error("test bug: packed batch of " + std::to_string(packed.size()) + " elements for " +
+                                   std::to_string(count_) + " matrices of " + std::to_string(rows_) + " x " +
+                                   std::to_string(cols_));
         std::fill(host_.begin(), host_.end(), poison_value<T>());
         for (int k = 0; k < count_; ++k)
             for (int j = 0; j < cols_; ++j)
@@ -344,7 +332,6 @@ public:
 private:
     void fetch() { storage_.download(host_.data(), host_.size()); }
 
-    Context* ctx_;
     LayoutSpec spec_;
     int rows_, cols_, count_;
     std::vector<T> host_;
@@ -420,4 +407,21 @@ double same_run_tolerance(int n) {
     return 4.0 * std::max(n, 1) * double(unit_roundoff<T>());
 }
 
+}  // namespace batchsolve::test
+
+// The configurations every backend suite is typed over, named briefly and outside any namespace so
+// that ctest's names read Potrf.EmptyBatches<cuda_s> (gtest_discover_tests appends the type's name;
+// gtest itself numbers the instances: Potrf/4.EmptyBatches, TypeParam = cuda_s).
+struct cpu_s : batchsolve::test::Config<batchsolve::Backend::cpu, float> {};
+struct cpu_d : batchsolve::test::Config<batchsolve::Backend::cpu, double> {};
+struct cpu_c : batchsolve::test::Config<batchsolve::Backend::cpu, std::complex<float>> {};
+struct cpu_z : batchsolve::test::Config<batchsolve::Backend::cpu, std::complex<double>> {};
+struct cuda_s : batchsolve::test::Config<batchsolve::Backend::cuda, float> {};
+struct cuda_d : batchsolve::test::Config<batchsolve::Backend::cuda, double> {};
+struct cuda_c : batchsolve::test::Config<batchsolve::Backend::cuda, std::complex<float>> {};
+struct cuda_z : batchsolve::test::Config<batchsolve::Backend::cuda, std::complex<double>> {};
+
+namespace batchsolve::test {
+using AllConfigs = ::testing::Types<cpu_s, cpu_d, cpu_c, cpu_z, cuda_s, cuda_d, cuda_c, cuda_z>;
+using AllPrecisions = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 }  // namespace batchsolve::test

@@ -1,6 +1,7 @@
-// Extended-precision scalars for host-side reference arithmetic (generators, error measures):
-// long double for real T, complex<long double> for complex T, with hand-written products (no C99
-// Annex G recovery steps, so a NaN operand simply gives NaN, and no libcall per product).
+// Host-side reference arithmetic for generators and error measures: the extended-precision scalar
+// of each T (long double, or complex<long double>), and plain complex products for any real type
+// (no C99 Annex G recovery steps: a NaN operand simply gives NaN, no libcall per product, and the
+// loops vectorise).
 #pragma once
 
 #include <complex>
@@ -26,15 +27,31 @@ T narrow(const Wide<T>& x) {
     else return T(x);
 }
 
-inline long double conj_of(long double x) { return x; }
-inline std::complex<long double> conj_of(const std::complex<long double>& x) { return {x.real(), -x.imag()}; }
+template <class R, class = std::enable_if_t<std::is_floating_point_v<R>>>
+R conj_of(R x) {
+    return x;
+}
+template <class R>
+std::complex<R> conj_of(const std::complex<R>& x) {
+    return {x.real(), -x.imag()};
+}
 
-inline long double mul(long double x, long double y) { return x * y; }
-inline std::complex<long double> mul(const std::complex<long double>& x, const std::complex<long double>& y) {
+template <class R, class = std::enable_if_t<std::is_floating_point_v<R>>>
+R mul(R x, R y) {
+    return x * y;
+}
+template <class R>
+std::complex<R> mul(const std::complex<R>& x, const std::complex<R>& y) {
     return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
 }
 
-inline long double abs2(long double x) { return x * x; }
-inline long double abs2(const std::complex<long double>& x) { return x.real() * x.real() + x.imag() * x.imag(); }
+template <class R, class = std::enable_if_t<std::is_floating_point_v<R>>>
+R abs2(R x) {
+    return x * x;
+}
+template <class R>
+R abs2(const std::complex<R>& x) {
+    return x.real() * x.real() + x.imag() * x.imag();
+}
 
 }  // namespace batchsolve::extended

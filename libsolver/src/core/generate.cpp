@@ -23,15 +23,10 @@ namespace {
 template <class T>
 using Work = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
 
-// Plain products (no C99 Annex G NaN recovery, so the loops vectorise); the inputs are finite.
-double conj_of(double x) { return x; }
-std::complex<double> conj_of(std::complex<double> x) { return {x.real(), -x.imag()}; }
-double mul(double x, double y) { return x * y; }
-std::complex<double> mul(std::complex<double> x, std::complex<double> y) {
-    return {x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real()};
-}
-double abs2(double x) { return x * x; }
-double abs2(std::complex<double> x) { return x.real() * x.real() + x.imag() * x.imag(); }
+using extended::abs2;
+using extended::conj_of;
+using extended::mul;
+using extended::widen;
 
 // Each matrix (and each right-hand side block) draws from its own engine, seeded from (seed, purpose,
 // k) through SplitMix64, so the batch does not depend on the number of threads that built it.
@@ -177,8 +172,7 @@ RhsWithSolution<T> generate_rhs_batch(const std::vector<T>& a, int n, int count,
         for (int r = 0; r < nrhs; ++r)
             for (int i = 0; i < n; ++i) {
                 extended::Wide<T> sum = 0;
-                for (int j = 0; j < n; ++j)
-                    sum += extended::mul(extended::widen(ak[std::size_t(j) * n + i]), extended::widen(x[std::size_t(r) * n + j]));
+                for (int j = 0; j < n; ++j) sum += mul(widen(ak[std::size_t(j) * n + i]), widen(x[std::size_t(r) * n + j]));
                 b[std::size_t(r) * n + i] = extended::narrow<T>(sum);
             }
     }

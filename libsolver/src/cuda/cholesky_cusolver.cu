@@ -24,6 +24,17 @@ namespace {
 // slices, so the vendor path never doubles the memory of a huge batch.
 constexpr std::size_t kWorkspaceSliceBytes = std::size_t(256) << 20;
 constexpr int kThreadsPerBlock = 256;  // the small one-thread-per-matrix kernels below
+// Most matrices handed to one cuSOLVER call. Batched vendor kernels have been seen to map the batch
+// onto gridDim.y/z (at most 65535 blocks) and fail beyond some batch size; pieces of this size keep
+// far from that and are still large enough to fill the GPU.
+constexpr int kMaxVendorBatch = 65535 * 4;
+
+// Calls f(first, size) for consecutive pieces of at most kMaxVendorBatch of `count` matrices.
+template <class F>
+void for_each_piece(int count, F&& f) {
+    for (std::int64_t first = 0; first < count; first += kMaxVendorBatch)
+        f(first, int(std::min<std::int64_t>(kMaxVendorBatch, count - first)));
+}
 
 // ---- typed cuSOLVER entry points ------------------------------------------------------------------
 
@@ -150,7 +161,9 @@ void run_in_place(const VendorCall<T>& c, CudaResources& r) {
     T** a_ptrs = build_a ? Carve::at<T*>(scratch, a_at) : const_cast<T**>(c.a.pointers);
     if (build_a) build_pointers(c.a, c.count, 0, nullptr, static_cast<T*>(nullptr), a_ptrs, stream);
     if (c.factor) {
-        potrf_call(handle, uplo, c.n, a_ptrs, c.a.ld, c.info, c.count);
+        for_each_piece(c.count, [&](std::int64_t first, int size) {
+            potrf_call(handle, uplo, c.n, a_ptrs + first, c.a.ld, c.info + first, size);
+        });
         check_pivots(a_ptrs, c.n, c.a.ld, c.count, c.info, stream);
     }
     if (!c.solve) return;
@@ -161,7 +174,9 @@ void run_in_place(const VendorCall<T>& c, CudaResources& r) {
         // Stream order makes reusing b_ptrs safe: column j+1's pointers are written after column j's solve.
         if (build_b) build_pointers(c.b, c.count, std::int64_t(j) * c.b.ld, c.factor ? c.info : nullptr, dummy, b_ptrs,
                                     stream);
-        potrs_call(handle, uplo, c.n, a_ptrs, c.a.ld, b_ptrs, c.b.ld, status, c.count);
+        for_each_piece(c.count, [&](std::int64_t first, int size) {
+            potrs_call(handle, uplo, c.n, a_ptrs + first, c.a.ld, b_ptrs + first, c.b.ld, status + first, size);
+        });
     }
 }
 
@@ -174,7 +189,8 @@ void run_through_workspace(const VendorCall<T>& c, CudaResources& r, Context& ct
     const int n = c.n, nrhs = c.solve ? c.nrhs : 0;
     const std::int64_t a_elements = std::int64_t(n) * n, b_elements = std::int64_t(n) * nrhs;
     const std::size_t matrix_bytes = std::size_t(a_elements + b_elements) * sizeof(T);
-    const int slice = int(std::clamp<std::int64_t>(std::int64_t(kWorkspaceSliceBytes / matrix_bytes), 1, c.count));
+    const int slice = int(std::clamp<std::int64_t>(std::int64_t(kWorkspaceSliceBytes / matrix_bytes), 1,
+                                                   std::min(c.count, kMaxVendorBatch)));
 
     Carve ws;
     const std::size_t wa_at = ws.reserve<T>(std::size_t(slice) * a_elements);

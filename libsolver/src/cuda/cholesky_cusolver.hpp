@@ -16,7 +16,8 @@ namespace batchsolve::cuda_backend {
 //  * n == 0 sets info to 0; any nrhs (cuSOLVER solves one right-hand side per call);
 //  * posv leaves B untouched for the matrices whose factorisation failed;
 //  * interleaved and chunked batches go through a column-major copy in ctx.workspace (in slices of
-//    at most 256 MiB); only the uplo triangle of A is read from or written back to the user's batch.
+//    at most 256 MiB); only the uplo triangle of A is read from or written back to the user's batch;
+//  * batches of any size (cuSOLVER is called on pieces of at most 262,140 matrices).
 template <class T>
 void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
 

@@ -120,8 +120,13 @@ void CudaResources::set_stream(cudaStream_t stream) {
     if (next == stream_) return;
     DeviceGuard guard(device_);
     if (stream != nullptr) {
+        // A stream of another device would fail at the first launch with an unhelpful error. Handles
+        // the query does not know (special streams) are let through.
         int stream_device = -1;
-        BATCHSOLVE_CUDA_CHECK(cudaStreamGetDevice(stream, &stream_device));
+        if (cudaStreamGetDevice(stream, &stream_device) != cudaSuccess) {
+            cudaGetLastError();
+            stream_device = device_;
+        }
         if (stream_device != device_)
             throw InvalidArgument("Context::set_stream", "cuda_stream",
                                   "a stream of the context's device " + std::to_string(device_) + " (got one of device " +

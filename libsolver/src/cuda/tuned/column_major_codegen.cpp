@@ -127,7 +127,8 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     if (c.warps_per_matrix > 0 && ceil_div(s.threads_per_matrix, 32) > c.warps_per_matrix)
         return fail("config.warps_per_matrix: the shape needs " + std::to_string(ceil_div(s.threads_per_matrix, 32)) +
                     " warps per matrix (> " + std::to_string(c.warps_per_matrix) + ")");
-    s.update_chunk = round_up(c.nb > 0 ? c.nb : column_major_default_update_chunk, s.vec);
+    // default chunk: 8 floats or 4 of the wider types (fewer column values in flight per thread)
+    s.update_chunk = round_up(c.nb > 0 ? c.nb : (spec.precision == Precision::s ? 8 : 4), s.vec);
     s.col_pitch = round_up(ceil_div(std::max(n, s.row_threads * s.rows_per_thread), s.threads_per_row), s.vec);
     s.packed = spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv;
 
@@ -196,7 +197,12 @@ std::string prelude(Precision p) {
     o << "#ifndef BS_HOST_EMULATION\n"
          "#define BS_DEVICE __device__ __forceinline__\n"
          "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
-         "#define BS_KERNEL_HEAD(threads) extern \"C\" __global__ void __launch_bounds__(threads)\n"
+         "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
+         "// compiler-only memory fence: bounds how far loads are hoisted (and so the registers they hold)\n"
+         "#define BS_FENCE() asm volatile(\"\" ::: \"memory\")\n"
+         "// hides a value from the optimiser, so that addresses are advanced step by step instead of\n"
+         "// being computed up front and held in registers\n"
+         "#define BS_OPAQUE_I64(i) asm volatile(\"\" : \"+l\"(i))\n"
          "#endif\n";
     o << "typedef " << real << " R;\n";
     if (cplx) {
@@ -222,6 +228,7 @@ std::string prelude(Precision p) {
              "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) {\n"
              "  return bs_make(acc.x + (l.x * v.x + l.y * v.y), acc.y + (l.x * v.y - l.y * v.x));\n"
              "}\n"
+             "BS_DEVICE int bs_bits(T z) { return " + std::string(is_single(p) ? "__float_as_int(z.x)" : "__double2loint(z.x)") + "; }\n"
              "BS_DEVICE T bs_shfl(T v, int src, int width) {\n"
              "  return bs_make(__shfl_sync(0xffffffffu, v.x, src, width), __shfl_sync(0xffffffffu, v.y, src, width));\n"
              "}\n"
@@ -240,6 +247,7 @@ std::string prelude(Precision p) {
              "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) { return x - s * c; }\n"
              "BS_DEVICE T bs_sub_mul(T x, T s, T c) { return x - s * c; }\n"
              "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) { return acc + l * v; }\n"
+             "BS_DEVICE int bs_bits(T z) { return " + std::string(is_single(p) ? "__float_as_int(z)" : "__double2loint(z)") + "; }\n"
              "BS_DEVICE T bs_shfl(T v, int src, int width) { return __shfl_sync(0xffffffffu, v, src, width); }\n"
              "BS_DEVICE T bs_shfl_xor(T v, int mask, int width) { return __shfl_xor_sync(0xffffffffu, v, mask, width); }\n";
     }
@@ -264,11 +272,17 @@ public:
         host_entry(k.kernel_name);
         k.source = w_.str();
         if (sp_.config.fast_math) k.options.push_back("--use_fast_math");
-        if (sp_.config.max_registers > 0) k.options.push_back("--maxrregcount=" + I(sp_.config.max_registers));
+        // max_registers becomes the minimum-blocks argument of __launch_bounds__ (nvcc ignores
+        // --maxrregcount for kernels that declare launch bounds)
         return k;
     }
 
 private:
+    // Blocks per SM that __launch_bounds__ asks for: enough to cap registers at max_registers.
+    int min_blocks() const {
+        if (sp_.config.max_registers <= 0) return 1;
+        return std::max(1, 65536 / (s_.block_threads * sp_.config.max_registers));
+    }
     void line(const std::string& t) { w_.line(t); }
     void open(const std::string& t, const std::string& comment = "") { w_.open(t, comment); }
     void close(const std::string& t = "") { w_.close(t); }
@@ -287,8 +301,8 @@ private:
         const long long NT = (long long)n_ * (n_ + 1) / 2;
         std::string params = "T* a, T* const* a_ptrs, long long a_stride, int lda, ";
         if (posv) params += "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, ";
-        params += "int* info, int count";
-        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ") " + name + "(" + params + ")");
+        params += "int* info, int count, int zero";
+        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ", " + I(min_blocks()) + ") " + name + "(" + params + ")");
         open("");
         line("BS_DECLARE_SMEM(bs_smem);");
         line("const int t = (int)threadIdx.x;");
@@ -348,7 +362,7 @@ private:
         // ---- elimination ----
         line("bool failed = false;");
         line("int fcol = 0;  // 1-based column of the first bad pivot");
-        for (int k = 0; k < n_; ++k) step(k);
+        elimination();
 
         // ---- scaling: column j becomes L(:, j) ----
         line("__syncthreads();");
@@ -359,38 +373,58 @@ private:
         close();
         line("__syncthreads();");
         line("const int jlim = failed ? fcol - 1 : " + I(n_) + ";  // a failed matrix keeps its raw columns >= jlim");
+        line("R dii[" + I(RA) + "];  // sqrt of the pivot of each own row (used where the row meets its column)");
         for_open("aa", 0, RA);
-        for_open("bb", 0, RB);
-        line("const int j = tc + " + I(TC) + " * bb;");
-        open("if (j < jlim)");
-        line("x[aa][bb] = ri[aa] == j ? bs_from_real(dg[" + I(n_) + " + j]) : bs_scale(x[aa][bb], dg[" + I(2 * n_) +
-             " + j]);");
+        line("dii[aa] = dg[" + I(n_) + " + (ri[aa] < " + I(n_) + " ? ri[aa] : 0)];");
         close();
-        close();
-        close();
-
-        // ---- store ----
         if (s_.packed) {
-            open("if (ml < " + I(MPB) + ")");
+            line("int tri[" + I(RA) + "];");
             for_open("aa", 0, RA);
-            line("const int tri = ri[aa] * (ri[aa] + 1) / 2;");
-            for_open("bb", 0, RB);
+            line("tri[aa] = ri[aa] * (ri[aa] + 1) / 2;");
+            close();
+        }
+        if (!upper_) {
+            // element offsets advanced column by column (and hidden from the optimiser) rather than
+            // n addresses computed up front and held in registers
+            line("long long so[" + I(RA) + "];");
+            for_open("aa", 0, RA);
+            line("so[aa] = (long long)tc * lda + ri[aa];");
+            close();
+            line("const long long sstep = (long long)" + I(TC) + " * lda;");
+        }
+        // scale and store chunk by chunk; each chunk's scale factors are loaded after the previous
+        // chunk is done (address dependency through `zero`), so few are live at a time
+        for (int b0 = 0; b0 < RB; b0 += s_.update_chunk) {
+            const int b1 = std::min(RB, b0 + s_.update_chunk);
+            const std::string dep = b0 == 0 ? "" : " + (bs_bits(x[" + I(RA - 1) + "][" + I(b0 - 1) + "]) & zero)";
+            open("", "columns " + I(b0) + ".." + I(b1 - 1) + " of this thread");
+            line("R f[" + I(b1 - b0) + "];");
+            for_open("bb", b0, b1);
             line("const int j = tc + " + I(TC) + " * bb;");
-            line("if (ri[aa] < " + I(n_) + " && j <= ri[aa]) pk[tri + j] = x[aa][bb];");
+            line("f[bb - " + I(b0) + "] = dg[" + I(2 * n_) + " + (j < " + I(n_) + " ? j : 0)" + dep + "];");
+            close();
+            for_open("bb", b0, b1);
+            line("const int j = tc + " + I(TC) + " * bb;");
+            for_open("aa", 0, RA);
+            open("if (j < jlim)");
+            line("x[aa][bb] = ri[aa] == j ? bs_from_real(dii[aa]) : bs_scale(x[aa][bb], f[bb - " + I(b0) + "]);");
+            close();
+            if (!upper_) {
+                line("if (ri[aa] < nact && j <= ri[aa]) A[so[aa]] = x[aa][bb];");
+                line("so[aa] += sstep;");
+                line("BS_OPAQUE_I64(so[aa]);");
+            }
+            if (s_.packed)
+                line("if (ml < " + I(MPB) + " && ri[aa] < " + I(n_) + " && j <= ri[aa]) pk[tri[aa] + j] = x[aa][bb];");
             close();
             close();
             close();
+        }
+        if (s_.packed) {
             if (posv) line("if (q == 0 && ml < " + I(MPB) + ") flags[ml] = active ? fcol : -1;");
             line("__syncthreads();");
         }
-        if (!upper_) {
-            for_open("aa", 0, RA);
-            for_open("bb", 0, RB);
-            line("const int j = tc + " + I(TC) + " * bb;");
-            line("if (ri[aa] < nact && j <= ri[aa]) A[(long long)j * lda + ri[aa]] = x[aa][bb];");
-            close();
-            close();
-        } else {
+        if (upper_) {
             open("if (active)");
             packed_walk_open("q", P);
             line("A[(long long)c * lda + r] = bs_conj(pk[e]);");
@@ -416,28 +450,80 @@ private:
         close();
     }
 
-    // One right-looking step k of the elimination.
-    void step(int k) {
-        const int RA = s_.rows_per_thread, TC = s_.threads_per_row, TR = s_.row_threads, RB = s_.cols_per_thread;
-        const int pitch = s_.col_pitch, CH = s_.update_chunk, V = s_.vec;
-        const int bk = k / TC, tck = k % TC, ak = k / TR, trk = k % TR;
-        const std::string cb = k % 2 == 0 ? "colA" : "colB";
-        open("", "step " + I(k));
-        line("T* const cb = " + cb + ";");
-        // publish column k (raw); rows < k write stale values nobody reads
-        if (TC > 1) open("if (tc == " + I(tck) + ")");
-        for_open("aa", 0, RA);
-        line("cb[rpos[aa]] = x[aa][" + I(bk) + "];");
+    struct Chunk {
+        int lo = 0, hi = 0;   // columns-per-thread index range updated
+        int vs = 0, ve = 0;   // vector-aligned range loaded
+        std::string jmin;     // smallest column index of the chunk for this thread
+        std::string guard_first;  // run-time condition for the first element ("" = none)
+        bool guard_all = false;   // every element needs "column > k" (the block's own chunk)
+    };
+    // Loads a chunk's column values. `after` (optional) names a register the load must wait for:
+    // its bits ANDed with the kernel argument `zero` (always 0) offset the address, a dependency the
+    // assembler cannot see through, so it cannot hoist every chunk's loads to the top of the step
+    // (which costs as many registers as the step has columns).
+    void load_chunk(const Chunk& c, const std::string& cv, const std::string& after = "") {
+        const int V = s_.vec;
+        const std::string dep = after.empty() ? "" : " + (bs_bits(" + after + ") & zero)";
+        for_open("v", 0, c.ve - c.vs, V);
+        line("const bs_vec u = *reinterpret_cast<const bs_vec*>(cb + cbase + " + I(c.vs) + " + v" + dep + ");");
+        for_open("e", 0, V);
+        line(cv + "[v + e] = u.v[e];");
         close();
+        close();
+    }
+
+    // The elimination: fully unrolled (one straight-line step per column; config.full_unroll) or a
+    // static sequence of column blocks (update_chunk columns per thread each) with a run-time loop
+    // over the steps inside a block. The blocked form keeps the code (and compile time) about
+    // update_chunk times smaller; its steps pick the published column with a short select chain
+    // and guard the update of their own block element by element.
+    void elimination() {
+        const int TC = s_.threads_per_row, RB = s_.cols_per_thread, CH = s_.update_chunk;
+        if (sp_.config.full_unroll) {
+            for (int k = 0; k < n_; ++k) step(k, 0, 0);
+            return;
+        }
+        for (int b0 = 0; b0 < RB; b0 += CH) {
+            const int b1 = std::min(RB, b0 + CH);
+            const int k0 = b0 * TC, k1 = std::min(n_, b1 * TC);
+            if (k0 >= k1) break;
+            open("for (int k = " + I(k0) + "; k < " + I(k1) + "; ++k)", "steps of column block " + I(b0 / CH));
+            step(-1, b0, b1);
+            close();
+        }
+    }
+
+    // One right-looking step: k >= 0 a literal step; k < 0 the run-time step `k` of the block of
+    // per-thread columns [b0, b1).
+    void step(int k, int b0, int b1) {
+        const int RA = s_.rows_per_thread, TC = s_.threads_per_row, RB = s_.cols_per_thread;
+        const int pitch = s_.col_pitch, CH = s_.update_chunk, V = s_.vec;
+        const bool lit = k >= 0;
+        const std::string K = lit ? I(k) : "k";
+        if (lit) open("", "step " + I(k));
+        line(std::string("T* const cb = ") + (lit ? (k % 2 == 0 ? "colA" : "colB") : "(k & 1) ? colB : colA") + ";");
+        // publish column k (raw); rows < k write stale values nobody reads
+        if (TC > 1) open("if (tc == " + (lit ? I(k % TC) : "k % " + I(TC)) + ")");
+        if (lit) {
+            for_open("aa", 0, RA);
+            line("cb[rpos[aa]] = x[aa][" + I(k / TC) + "];");
+            close();
+        } else {
+            line("const int bl = k / " + I(TC) + " - " + I(b0) + ";  // the published column in this block");
+            for_open("aa", 0, RA);
+            line("T pv = x[aa][" + I(b0) + "];");
+            for (int e = 1; b0 + e < b1; ++e) line("pv = bl == " + I(e) + " ? x[aa][" + I(b0 + e) + "] : pv;");
+            line("cb[rpos[aa]] = pv;");
+            close();
+        }
         if (TC > 1) close();
-        line(std::string("if (tr == ") + I(trk) + (TC > 1 ? " && tc == " + I(tck) : std::string()) + ") dg[" + I(k) +
-             "] = bs_real(x[" + I(ak) + "][" + I(bk) + "]);");
         line("__syncthreads();");
+        line("const R akk = bs_real(cb[" + (lit ? I((k % TC) * pitch + k / TC) : "(k % " + I(TC) + ") * " + I(pitch) + " + k / " + I(TC)) + "]);");
+        line("if (q == 0) dg[" + K + "] = akk;");
         open("if (!failed)");
-        line("const R akk = bs_real(cb[" + I(tck * pitch + bk) + "]);");
         open("if (!(akk > (R)0))");
         line("failed = true;");
-        line("fcol = " + I(k + 1) + ";");
+        line("fcol = " + K + " + 1;");
         close();
         open("else");
         line("const R rk = (R)1 / akk;");
@@ -445,40 +531,72 @@ private:
         for_open("aa", 0, RA);
         line("s[aa] = bs_scale(cb[rpos[aa]], rk);");
         close();
-        const int bfirst = TC == 1 ? k + 1 : bk;
-        for (int cs = bfirst / CH * CH; cs < RB; cs += CH) {
-            const int lo = std::max(cs, bfirst), hi = std::min(cs + CH, RB);
-            if (lo >= hi) continue;
-            const int vs = lo / V * V, ve = round_up(hi, V);
-            const std::string jmin = TC == 1 ? I(lo) : "tc + " + I(TC * lo);
-            open("if (" + jmin + " <= imax)", "columns " + I(lo) + ".." + I(hi - 1) + " of this thread");
-            line("T cv[" + I(ve - vs) + "];");
-            for_open("v", 0, ve - vs, V);
-            line("const bs_vec u = *reinterpret_cast<const bs_vec*>(cb + cbase + " + I(vs) + " + v);");
-            for_open("e", 0, V);
-            line("cv[v + e] = u.v[e];");
-            close();
-            close();
-            for_open("aa", 0, RA);
-            if (RA > 1) open("if (" + jmin + " <= ri[aa])");
-            int start = lo;
-            if (TC > 1 && lo == bk) {  // column tc + TC*bk is right of k only for tc > k % TC
-                line("if (tc > " + I(tck) + ") x[aa][" + I(lo) + "] = bs_sub_mul_conj(x[aa][" + I(lo) + "], s[aa], cv[" +
-                     I(lo - vs) + "]);");
-                start = lo + 1;
+        std::vector<Chunk> chunks;
+        if (lit) {
+            const int bk = k / TC;
+            const int bfirst = TC == 1 ? k + 1 : bk;
+            for (int cs = bfirst / CH * CH; cs < RB; cs += CH) {
+                Chunk c;
+                c.lo = std::max(cs, bfirst), c.hi = std::min(cs + CH, RB);
+                if (c.lo >= c.hi) continue;
+                // column tc + TC*bk is right of k only for tc > k % TC
+                c.guard_first = TC > 1 && c.lo == bk ? "tc > " + I(k % TC) : "";
+                chunks.push_back(c);
             }
-            if (start < hi) {
-                for_open("bb", start, hi);
-                line("x[aa][bb] = bs_sub_mul_conj(x[aa][bb], s[aa], cv[bb - " + I(vs) + "]);");
+        } else {
+            Chunk own;  // the block's own columns: right of k element by element
+            own.lo = b0, own.hi = b1, own.guard_all = true;
+            chunks.push_back(own);
+            for (int cs = b1; cs < RB; cs += CH) {
+                Chunk c;
+                c.lo = cs, c.hi = std::min(cs + CH, RB);
+                chunks.push_back(c);
+            }
+        }
+        for (Chunk& c : chunks) {
+            c.vs = c.lo / V * V, c.ve = round_up(c.hi, V);
+            c.jmin = TC == 1 ? I(c.lo) : "tc + " + I(TC * c.lo);
+        }
+        // Software pipeline over the chunks: the next chunk's column values are loaded before this
+        // chunk's update, and a fence stops the compiler front end from hoisting all of them.
+        // A chunk's guard implies the previous one's (jmin grows), hence the nesting.
+        for (std::size_t ci = 0; ci < chunks.size(); ++ci)
+            line("T cv" + I(ci) + "[" + I(chunks[ci].ve - chunks[ci].vs) + "];");
+        for (std::size_t ci = 0; ci < chunks.size(); ++ci) {
+            const Chunk& c = chunks[ci];
+            open("if (" + c.jmin + " <= imax)", "columns " + I(c.lo) + ".." + I(c.hi - 1) + " of this thread");
+            if (ci == 0) load_chunk(c, "cv0");
+            if (ci + 1 < chunks.size()) {
+                open("if (" + chunks[ci + 1].jmin + " <= imax)");
+                // chunk ci+1 is loaded once chunk ci-1 is done, so it overlaps the update of chunk ci
+                load_chunk(chunks[ci + 1], "cv" + I(ci + 1),
+                           ci == 0 ? "" : "x[" + I(RA - 1) + "][" + I(chunks[ci - 1].hi - 1) + "]");
+                close();
+            }
+            line("BS_FENCE();");
+            const std::string cv = "cv" + I(ci);
+            const std::string upd = "x[aa][bb] = bs_sub_mul_conj(x[aa][bb], s[aa], " + cv + "[bb - " + I(c.vs) + "]);";
+            for_open("aa", 0, RA);
+            if (RA > 1) open("if (" + c.jmin + " <= ri[aa])");
+            int start = c.lo;
+            if (!c.guard_first.empty()) {
+                line("if (" + c.guard_first + ") x[aa][" + I(c.lo) + "] = bs_sub_mul_conj(x[aa][" + I(c.lo) +
+                     "], s[aa], " + cv + "[" + I(c.lo - c.vs) + "]);");
+                start = c.lo + 1;
+            }
+            if (start < c.hi) {
+                for_open("bb", start, c.hi);
+                if (c.guard_all) line("if (tc + " + I(TC) + " * bb > k) " + upd);
+                else line(upd);
                 close();
             }
             if (RA > 1) close();
             close();
-            close();
         }
+        for (std::size_t ci = 0; ci < chunks.size(); ++ci) close();
         close();  // else
         close();  // !failed
-        close();  // step
+        if (lit) close();  // step
     }
 
     // Second phase of posv: solve with the packed factor of the block's matrices in shared memory.
@@ -514,7 +632,7 @@ private:
     // ---- potrs ----------------------------------------------------------------------------------
     void potrs_kernel(const std::string& name) {
         const int L = s_.seg_lanes, NSEG = s_.segments_per_block;
-        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ") " + name +
+        line("BS_KERNEL_HEAD(" + I(s_.block_threads) + ", " + I(min_blocks()) + ") " + name +
              "(const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
              "long long b_stride, int ldb, int nrhs, int ngroups, int count)");
         open("");
@@ -562,18 +680,18 @@ private:
         close();
         close();
 
-        const bool lower_storage = !global_factor || !upper_;
-        auto elem = [&](int a, int k) {
-            if (global_factor) return "Am[(long long)" + I(k) + " * lda + ri[" + I(a) + "]]";
-            return "Lp[tri[" + I(a) + "] + " + I(k) + "]";
+        auto elem = [&](int a, const std::string& k) {
+            if (global_factor) return "Am[(long long)" + k + " * lda + ri[" + I(a) + "]]";
+            return "Lp[tri[" + I(a) + "] + " + k + "]";
         };
-        auto rinv = [&](int k) { return global_factor ? "rinv[" + I(k / L) + "]" : "ivp[" + I(k) + "]"; };
+        auto rinv = [&](int ak, const std::string& k) { return global_factor ? "rinv[" + I(ak) + "]" : "ivp[" + k + "]"; };
+        const bool lower_storage = !global_factor || !upper_;  // posv keeps a packed lower factor
         if (lower_storage) {
-            pass(/*axpy=*/true, /*ascending=*/true, /*below=*/true, elem, rinv);   // L y = b
-            pass(/*axpy=*/false, /*ascending=*/false, /*below=*/true, elem, rinv); // L^H x = y
+            pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, elem, rinv);    // L y = b
+            pass("b", /*axpy=*/false, /*ascending=*/false, /*below=*/true, elem, rinv);  // L^H x = y
         } else {
-            pass(/*axpy=*/false, /*ascending=*/true, /*below=*/false, elem, rinv); // U^H y = b
-            pass(/*axpy=*/true, /*ascending=*/false, /*below=*/false, elem, rinv); // U x = y
+            pass("f", /*axpy=*/false, /*ascending=*/true, /*below=*/false, elem, rinv);  // U^H y = b
+            pass("b", /*axpy=*/true, /*ascending=*/false, /*below=*/false, elem, rinv);  // U x = y
         }
 
         for_open("a_", 0, RS);
@@ -584,62 +702,61 @@ private:
     }
 
     // One substitution pass over the stored columns k (ascending or descending). The rows that column
-    // k touches lie below (lower storage) or above (upper storage) the diagonal.
+    // k touches lie below (lower storage) or above (upper storage) the diagonal. The pass is a static
+    // sequence of blocks of L columns (the owner row of column k is in register row k / L of lane
+    // k % L) with a run-time loop inside each block: small code, and registers stay few.
     template <class Elem, class Rinv>
-    void pass(bool axpy, bool ascending, bool below, const Elem& elem, const Rinv& rinv) {
+    void pass(const std::string& tag, bool axpy, bool ascending, bool below, const Elem& elem, const Rinv& rinv) {
         const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block;
         line(std::string("// ") + (axpy ? "axpy" : "dot") + " pass, " + (ascending ? "ascending" : "descending"));
-        for (int idx = 0; idx < n_; ++idx) {
-            const int k = ascending ? idx : n_ - 1 - idx;
-            const int ak = k / L, src = k % L;
-            // rows on the other side of the diagonal: a in [a0, a1], a == ak needs the run-time test
+        for (int bi = 0; bi < RS; ++bi) {
+            const int ak = ascending ? bi : RS - 1 - bi;
+            const int width = std::min(L, n_ - ak * L);  // columns in this block
             const int a0 = below ? ak : 0, a1 = below ? RS - 1 : ak;
-            const bool any = below ? k + 1 < n_ : k > 0;
+            const std::string kk = "k" + tag + I(ak);
+            if (ascending) open("for (int src = 0; src < " + I(width) + "; ++src)");
+            else open("for (int src = " + I(width - 1) + "; src >= 0; --src)");
+            line("const int " + kk + " = " + I(ak * L) + " + src;");
             auto pred = [&](int a) {
                 std::string p = "ri[" + I(a) + "] < nv";
-                if (a == ak) p += below ? " && ri[" + I(a) + "] > " + I(k) : " && ri[" + I(a) + "] < " + I(k);
+                if (a == ak) p += below ? " && ri[" + I(a) + "] > " + kk : " && ri[" + I(a) + "] < " + kk;
                 return p;
             };
-            open("", "k = " + I(k));
+            for (int a = a0; a <= a1; ++a)
+                line("const T e" + I(a) + " = " + pred(a) + " ? " + elem(a, kk) + " : bs_zero();");
             if (axpy) {
                 line("T y[" + I(NR) + "];");
                 for_open("r_", 0, NR);
-                line("y[r_] = bs_shfl(bs_scale(v[" + I(ak) + "][r_], " + rinv(k) + "), " + I(src) + ", " + I(L) + ");");
-                line("if (l == " + I(src) + ") v[" + I(ak) + "][r_] = y[r_];");
+                line("y[r_] = bs_shfl(bs_scale(v[" + I(ak) + "][r_], " + rinv(ak, kk) + "), src, " + I(L) + ");");
+                line("if (l == src) v[" + I(ak) + "][r_] = y[r_];");
                 close();
-                if (any) {
-                    for (int a = a0; a <= a1; ++a) {
-                        open("if (" + pred(a) + ")");
-                        line("const T e = " + elem(a, k) + ";");
-                        for_open("r_", 0, NR);
-                        line("v[" + I(a) + "][r_] = bs_sub_mul(v[" + I(a) + "][r_], e, y[r_]);");
-                        close();
-                        close();
-                    }
+                for (int a = a0; a <= a1; ++a) {
+                    open("if (" + pred(a) + ")");
+                    for_open("r_", 0, NR);
+                    line("v[" + I(a) + "][r_] = bs_sub_mul(v[" + I(a) + "][r_], e" + I(a) + ", y[r_]);");
+                    close();
+                    close();
                 }
             } else {
                 line("T acc[" + I(NR) + "];");
                 for_open("r_", 0, NR);
                 line("acc[r_] = bs_zero();");
                 close();
-                if (any) {
-                    for (int a = a0; a <= a1; ++a) {
-                        open("if (" + pred(a) + ")");
-                        line("const T e = " + elem(a, k) + ";");
-                        for_open("r_", 0, NR);
-                        line("acc[r_] = bs_add_conj_mul(acc[r_], e, v[" + I(a) + "][r_]);");
-                        close();
-                        close();
-                    }
-                    for (int off = L / 2; off >= 1; off /= 2) {
-                        for_open("r_", 0, NR);
-                        line("acc[r_] = bs_add(acc[r_], bs_shfl_xor(acc[r_], " + I(off) + ", " + I(L) + "));");
-                        close();
-                    }
+                for (int a = a0; a <= a1; ++a) {
+                    open("if (" + pred(a) + ")");  // rows on this side may hold inf/NaN of other unknowns
+                    for_open("r_", 0, NR);
+                    line("acc[r_] = bs_add_conj_mul(acc[r_], e" + I(a) + ", v[" + I(a) + "][r_]);");
+                    close();
+                    close();
                 }
-                open("if (l == " + I(src) + ")");
+                for (int off = L / 2; off >= 1; off /= 2) {
+                    for_open("r_", 0, NR);
+                    line("acc[r_] = bs_add(acc[r_], bs_shfl_xor(acc[r_], " + I(off) + ", " + I(L) + "));");
+                    close();
+                }
+                open("if (l == src)");
                 for_open("r_", 0, NR);
-                line("v[" + I(ak) + "][r_] = bs_scale(bs_sub(v[" + I(ak) + "][r_], acc[r_]), " + rinv(k) + ");");
+                line("v[" + I(ak) + "][r_] = bs_scale(bs_sub(v[" + I(ak) + "][r_], acc[r_]), " + rinv(ak, kk) + ");");
                 close();
                 close();
             }
@@ -653,11 +770,11 @@ private:
         std::vector<std::string> types;
         switch (sp_.routine) {
             case ColumnMajorRoutine::potrf:
-                types = {"T*", "T* const*", "long long", "int", "int*", "int"};
+                types = {"T*", "T* const*", "long long", "int", "int*", "int", "int"};
                 break;
             case ColumnMajorRoutine::posv:
                 types = {"T*", "T* const*", "long long", "int", "T*", "T* const*", "long long", "int", "int", "int",
-                         "int*", "int"};
+                         "int*", "int", "int"};
                 break;
             case ColumnMajorRoutine::potrs:
                 types = {"const T*", "const T* const*", "long long", "int", "T*", "T* const*", "long long", "int",
@@ -702,6 +819,7 @@ CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision
     c.rows_per_thread = 1;
     c.threads_per_row = default_threads_per_row(precision, nn);
     c.matrices_per_block = 0;  // as many as fit threads_per_block (and shared memory)
+    c.full_unroll = true;      // fewer registers than the blocked loops; NVRTC takes longer (n = 128: ~10-30 s)
     return c;
 }
 
@@ -723,7 +841,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                        (spec.uplo == Uplo::lower ? "lower" : "upper") + "_n" + I(spec.n);
     if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
-                I(s.update_chunk);
+                I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "");
     if (solves(spec.routine)) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs) name += "_t" + I(s.block_threads);
     if (spec.config.fast_math) name += "_fm";

@@ -44,9 +44,6 @@ inline constexpr int column_major_max_n = 128;
 inline constexpr int column_major_max_tile_words = 224;
 // Largest nrhs_block of the solve kernels (registers: rows per lane * nrhs_block * words).
 inline constexpr int column_major_max_nrhs_block = 16;
-// Default width (in columns per thread) of the column chunks that the trailing update skips as a
-// whole when they lie entirely above a thread's rows (config.nb = 0).
-inline constexpr int column_major_default_update_chunk = 8;
 // Shared memory one block may opt in to on sm_90 (227 KB); the launcher re-checks the device's limit.
 inline constexpr std::size_t column_major_max_shared_bytes = 232448;
 
@@ -100,13 +97,14 @@ ColumnMajorShape column_major_shape(const ColumnMajorSpec& spec, const char* rou
 std::string column_major_kernel_name(const ColumnMajorSpec& spec);
 
 // The complete source (deterministic). Kernel parameters:
-//   potrf: (T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count)
+//   potrf: (T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero)
 //   posv:  (T* a, T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs,
-//           long long b_stride, int ldb, int nrhs, int ngroups, int* info, int count)
+//           long long b_stride, int ldb, int nrhs, int ngroups, int* info, int count, int zero)
 //   potrs: (const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs,
 //           long long b_stride, int ldb, int nrhs, int ngroups, int count)
 // with T the element type (std::complex layout for c/z), a_ptrs / b_ptrs null for strided batches,
-// ngroups = ceil(nrhs / nrhs_block). Launch: potrf/posv ceil(count / matrices_per_block) blocks,
+// ngroups = ceil(nrhs / nrhs_block), zero = 0 (an opaque zero that orders shared loads; see the
+// .cpp). Launch: potrf/posv ceil(count / matrices_per_block) blocks,
 // potrs ceil(count * ngroups / segments_per_block) blocks (linear index blockIdx.y * gridDim.x +
 // blockIdx.x), block_threads threads, shared_bytes of dynamic shared memory.
 // Under BS_HOST_EMULATION the text also defines bs_host_entry(void** args), which unpacks the

@@ -27,9 +27,10 @@ struct InterleavedKernelSpec {
     bool wide_index = false;   // 64-bit element offsets (see interleaved_needs_wide_index)
 };
 
-// Largest n for which full unrolling is offered: the straight-line code grows like n^3/6 statements
-// and NVRTC time with it (n = 64 is ~50k statements, seconds to compile).
-inline constexpr int max_full_unroll_n = 64;
+// Largest n for which full unrolling is offered: the straight-line code grows like n^3/6 statements,
+// and NVRTC/ptxas time and spills with it (sm_90, CUDA 13.0: n = 32 takes 4-9 s and already spills
+// for nb >= 8; n = 48 takes 23 s; n = 64 right-looking took 310 s and spilled 37 KB).
+inline constexpr int max_full_unroll_n = 32;
 // Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
 inline constexpr int max_nrhs_block = 8;
 

@@ -1,0 +1,220 @@
+// Host side of the column-major Cholesky kernels: configuration resolution, kernel lookup (generate,
+// compile, cache, shared-memory opt-in) and launch on the context's stream.
+#include "column_major_cholesky.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+#include <map>
+#include <mutex>
+
+#include "../jit/jit.hpp"
+#include "../resources.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+namespace {
+
+using detail::CudaResources;
+using detail::DeviceGuard;
+
+// Kernels by (device, kernel name); the name encodes the whole spec, so a hot call neither
+// regenerates nor rehashes the source.
+jit::LoadedKernel lookup(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, CudaResources& r,
+                         const char* routine) {
+    static std::mutex m;
+    static std::map<std::string, jit::LoadedKernel> known;
+    const std::string name = column_major_kernel_name(spec);
+    const std::string key = std::to_string(r.device_) + ":" + name;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (auto it = known.find(key); it != known.end()) return it->second;
+    }
+    if (shape.shared_bytes > r.shared_per_block_optin_)
+        throw InvalidArgument(routine, "config.matrices_per_block",
+                              std::to_string(shape.shared_bytes) + " bytes of shared memory per block exceed the " +
+                                  std::to_string(r.shared_per_block_optin_) + " this device allows");
+    jit::LoadedKernel k = jit::get_kernel(generate_column_major_kernel(spec), r.device_);
+    if (k.max_threads < shape.block_threads)
+        throw InvalidArgument(routine, "config.matrices_per_block",
+                              "a block of " + std::to_string(shape.block_threads) + " threads; kernel " + name +
+                                  " allows at most " + std::to_string(k.max_threads));
+    if (shape.shared_bytes > 48 * 1024) {
+        // Above 48 KB a kernel must opt in; cudaKernel_t handles take the per-device setter.
+        const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
+                                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                              static_cast<int>(shape.shared_bytes), r.device_);
+        if (e != cudaSuccess) detail::throw_cuda_error(("cudaKernelSetAttributeForDevice(" + name + ")").c_str(), e);
+    }
+    std::lock_guard<std::mutex> lock(m);
+    known.emplace(key, k);
+    return k;
+}
+
+template <class T>
+void check_layout(const BatchView<T>& v, const char* routine, const char* name) {
+    if (v.layout != LayoutKind::column_major && v.layout != LayoutKind::pointer_array)
+        throw InvalidArgument(routine, std::string(name) + ".layout",
+                              "column_major or pointer_array for the column-major kernels");
+}
+
+template <class T>
+void require_on_device(CudaResources& r, const BatchView<T>& v, const char* routine, const char* name) {
+    if (v.layout == LayoutKind::pointer_array) r.require_device_memory(v.pointers, routine, std::string(name) + ".pointers");
+    else r.require_device_memory(v.data, routine, std::string(name) + ".data");
+}
+
+// Arguments of one batch: the base pointer (strided) or the pointer array, and the stride.
+template <class T>
+struct BatchArgs {
+    T* data = nullptr;
+    T* const* pointers = nullptr;
+    long long stride = 0;
+    int ld = 0;
+};
+template <class T>
+BatchArgs<T> batch_args(const BatchView<T>& v) {
+    BatchArgs<T> b;
+    if (v.layout == LayoutKind::pointer_array) b.pointers = v.pointers;
+    else b.data = v.data, b.stride = v.stride;
+    b.ld = v.ld;
+    return b;
+}
+
+unsigned blocks_for(long long items, int per_block) { return static_cast<unsigned>((items + per_block - 1) / per_block); }
+
+}  // namespace
+
+bool column_major_supports(LayoutKind layout, int n) {
+    return (layout == LayoutKind::column_major || layout == LayoutKind::pointer_array) && n >= 0 &&
+           n <= column_major_max_n;
+}
+
+ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
+                                  const CholeskyConfig& config) {
+    ColumnMajorSpec spec;
+    spec.routine = routine;
+    spec.precision = precision;
+    spec.uplo = uplo;
+    spec.n = n;
+    spec.nrhs = nrhs;
+    spec.config = config;
+    if (config.nb == 0) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
+    if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
+        spec.config.nb = 0, spec.config.full_unroll = false;
+        spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
+        spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
+    }
+    spec.config.looking = Looking::right;  // the only order these kernels have
+    spec.config.chunk_size = 0;
+    return spec;
+}
+
+template <class T>
+void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx) {
+    constexpr const char* routine = "potrf_batched (column-major kernels)";
+    CudaResources& r = detail::resources_of(ctx, routine);
+    check_layout(a, routine, "a");
+    if (a.count == 0) return;
+    DeviceGuard guard(r.device_);
+    r.require_device_memory(info, routine, "info");
+    const cudaStream_t stream = r.stream();
+    const int n = a.rows;
+    if (n == 0) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
+        return;
+    }
+    require_on_device(r, a, routine, "a");
+    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, config);
+    const ColumnMajorShape shape = column_major_shape(spec, routine);
+    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+
+    BatchArgs<T> A = batch_args(a);
+    int count = a.count, zero = 0;
+    void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &info, &count, &zero};
+    jit::launch(k, blocks_for(count, shape.matrices_per_block), 1, shape.block_threads, 1,
+                static_cast<unsigned>(shape.shared_bytes), stream, args);
+}
+
+template <class T>
+void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                       Context& ctx) {
+    constexpr const char* routine = "posv_batched (column-major kernels)";
+    CudaResources& r = detail::resources_of(ctx, routine);
+    check_layout(a, routine, "a");
+    check_layout(b, routine, "b");
+    if (a.count == 0) return;
+    if (b.count != a.count || b.rows != a.rows)
+        throw InvalidArgument(routine, "b", "as many matrices as a, each with a.rows rows");
+    DeviceGuard guard(r.device_);
+    r.require_device_memory(info, routine, "info");
+    const cudaStream_t stream = r.stream();
+    const int n = a.rows, nrhs = b.cols;
+    if (n == 0) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
+        return;
+    }
+    require_on_device(r, a, routine, "a");
+    if (nrhs > 0) require_on_device(r, b, routine, "b");
+    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, config);
+    const ColumnMajorShape shape = column_major_shape(spec, routine);
+    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+
+    BatchArgs<T> A = batch_args(a), B = batch_args(b);
+    int count = a.count, zero = 0, nrhs_arg = nrhs;
+    int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
+    void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
+                    &nrhs_arg, &ngroups, &info, &count, &zero};
+    jit::launch(k, blocks_for(count, shape.matrices_per_block), 1, shape.block_threads, 1,
+                static_cast<unsigned>(shape.shared_bytes), stream, args);
+}
+
+template <class T>
+void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                        Context& ctx) {
+    constexpr const char* routine = "potrs_batched (column-major kernels)";
+    CudaResources& r = detail::resources_of(ctx, routine);
+    check_layout(a, routine, "a");
+    check_layout(b, routine, "b");
+    if (b.count != a.count || b.rows != a.rows)
+        throw InvalidArgument(routine, "b", "as many matrices as a, each with a.rows rows");
+    const int n = a.rows, nrhs = b.cols;
+    if (a.count == 0 || n == 0 || nrhs == 0) return;
+    DeviceGuard guard(r.device_);
+    require_on_device(r, a, routine, "a");
+    require_on_device(r, b, routine, "b");
+    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrs, precision_v<T>, uplo, n, nrhs, config);
+    const ColumnMajorShape shape = column_major_shape(spec, routine);
+    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+
+    BatchArgs<const T> A = batch_args(a);
+    BatchArgs<T> B = batch_args(b);
+    int count = a.count, nrhs_arg = nrhs;
+    int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
+    // one segment per (matrix, group); beyond 2^31 - 1 blocks the grid wraps into y
+    const long long blocks = (static_cast<long long>(count) * ngroups + shape.segments_per_block - 1) /
+                             shape.segments_per_block;
+    long long gy = 1;
+    while ((blocks + gy - 1) / gy > INT_MAX) ++gy;
+    if (gy > 65535) throw InvalidArgument(routine, "b.cols", "count * ceil(nrhs / nrhs_block) too large for one launch");
+    const unsigned gx = static_cast<unsigned>((blocks + gy - 1) / gy);
+    void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
+                    &nrhs_arg, &ngroups, &count};
+    jit::launch(k, gx, static_cast<unsigned>(gy), shape.block_threads, 1, 0, r.stream(), args);
+}
+
+#define INSTANTIATE(T)                                                                                          \
+    template void potrf_column_major<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig&, Context&);      \
+    template void potrs_column_major<T>(Uplo, const BatchView<const T>&, const BatchView<T>&,                   \
+                                        const CholeskyConfig&, Context&);                                       \
+    template void posv_column_major<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig&, \
+                                       Context&);
+INSTANTIATE(float)
+INSTANTIATE(double)
+INSTANTIATE(std::complex<float>)
+INSTANTIATE(std::complex<double>)
+#undef INSTANTIATE
+
+}  // namespace batchsolve::cuda_backend::tuned

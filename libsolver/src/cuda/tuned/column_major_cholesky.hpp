@@ -1,0 +1,50 @@
+// Tuned batched Cholesky (potrf, potrs, fused posv) for the standard column-major layouts (strided
+// and pointer array) with n <= column_major_max_n (128): run-time generated kernels (see
+// column_major_codegen.hpp), launched on the context's stream. Larger n is not taken: the dispatcher
+// sends it to cuSOLVER (column_major_supports says which).
+#pragma once
+
+#include "batchsolve/batch.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
+#include "batchsolve/types.hpp"
+#include "column_major_codegen.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+// True when these kernels take matrices of order n in `layout` (column_major or pointer_array).
+bool column_major_supports(LayoutKind layout, int n);
+
+// Configuration fields read (0 = the library default for n and precision; config.nb == 0 also
+// takes full_unroll from the default):
+//   potrf/posv: rows_per_thread, threads_per_row, warps_per_matrix (a cap on the shape),
+//               matrices_per_block (else as many as threads_per_block allows), nb (columns per
+//               thread per update chunk), full_unroll, fast_math, max_registers;
+//               posv also nrhs_block (right-hand sides per solve segment).
+//   potrs:      threads_per_block (multiple of 32), nrhs_block, fast_math, max_registers.
+// A configuration that cannot run the problem throws InvalidArgument naming the config field.
+// Device memory only; A and B may be strided or pointer arrays independently. No workspace.
+
+// Factorises every matrix; info (device, count ints): 0, or the 1-based column of the first
+// non-positive or NaN pivot (that matrix then holds L in the columns before it and its partially
+// updated trailing matrix after; the others are unaffected). n == 0: info set to 0.
+template <class T>
+void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx);
+
+// Solves A X = B with the factor from potrf (only its uplo triangle is read), any nrhs.
+template <class T>
+void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                        Context& ctx);
+
+// Factor and solve in one kernel (each matrix and right-hand side read once and written once).
+// A matrix whose factorisation fails keeps its B untouched.
+template <class T>
+void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                       Context& ctx);
+
+// The spec a call of `routine` would run (config resolved as the routines above do); for the
+// autotuner and tests.
+ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
+                                  const CholeskyConfig& config);
+
+}  // namespace batchsolve::cuda_backend::tuned

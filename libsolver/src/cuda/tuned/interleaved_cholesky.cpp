@@ -1,0 +1,192 @@
+// Host side of the interleaved-layout Cholesky kernels: configuration checks, kernel lookup (generate,
+// compile, cache) and launch on the context's stream.
+#include "interleaved_cholesky.hpp"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <complex>
+#include <map>
+#include <mutex>
+
+#include "../jit/jit.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+namespace {
+
+void check_cuda(cudaError_t e, const std::string& call) {
+    if (e != cudaSuccess) throw CudaError(call, static_cast<int>(e), cudaGetErrorString(e));
+}
+
+// The chunk width the kernels use: the view's (chunked) or count (plain interleaved), and the config's
+// chunk_size must not contradict it (0 = as the layout says).
+template <class T>
+int chunk_of(const BatchView<T>& v, const CholeskyConfig& config, const char* routine) {
+    if (!v.is_interleaved())
+        throw InvalidArgument(routine, "a.layout", "interleaved or chunked_interleaved for the interleaved kernels");
+    const int chunk = v.chunk();
+    if (config.chunk_size != 0 && config.chunk_size != chunk)
+        throw InvalidArgument(routine, "config.chunk_size",
+                              "0 or the view's chunk width " + std::to_string(chunk) + " (got " +
+                                  std::to_string(config.chunk_size) + ")");
+    if (v.count > INT_MAX - 1024) throw InvalidArgument(routine, "a.count", "count <= INT_MAX - 1024");
+    return chunk;
+}
+
+// Kernels by (device, kernel name): the name encodes the whole spec, so a hot call (an autotuner's
+// timed loop) neither regenerates nor rehashes the source.
+struct LaunchableKernel {
+    jit::LoadedKernel kernel;
+    int blocks_per_sm = 0;
+};
+
+LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
+    static std::mutex m;
+    static std::map<std::string, LaunchableKernel> known;
+    const std::string key = std::to_string(device) + ":" + interleaved_kernel_name(spec);
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (auto it = known.find(key); it != known.end()) return it->second;
+    }
+    LaunchableKernel k;
+    k.kernel = jit::get_kernel(generate_interleaved_kernel(spec), device);  // thread-safe on its own
+    if (k.kernel.max_threads < spec.config.threads_per_block)
+        throw InvalidArgument(interleaved_kernel_name(spec), "config.threads_per_block",
+                              "at most " + std::to_string(k.kernel.max_threads) + " for this kernel");
+    {
+        jit::ScopedDevice on(device);
+        check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm,
+                                                                  static_cast<const void*>(k.kernel.function),
+                                                                  spec.config.threads_per_block, 0),
+                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor(" + k.kernel.name + ")");
+    }
+    std::lock_guard<std::mutex> lock(m);
+    known.emplace(key, k);
+    return k;
+}
+
+InterleavedKernelSpec make_spec(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                const CholeskyConfig& config, const char* name) {
+    InterleavedKernelSpec spec;
+    spec.routine = routine;
+    spec.precision = precision;
+    spec.uplo = uplo;
+    spec.n = n;
+    spec.config = resolve_interleaved_config(routine, precision, n, config);
+    spec.config.chunk_size = 0;  // a run-time argument, not part of the generated text
+    spec.wide_index = interleaved_needs_wide_index(n, routine == Routine::potrf ? 0 : nrhs, count, chunk);
+    check_interleaved_spec(spec, name);
+    return spec;
+}
+
+unsigned grid_for(int count, int threads_per_block) {
+    return static_cast<unsigned>((static_cast<long long>(count) + threads_per_block - 1) / threads_per_block);
+}
+
+}  // namespace
+
+template <class T>
+void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx) {
+    constexpr const char* routine = "potrf_batched";
+    int count = a.count;
+    int chunk = chunk_of(a, config, routine);
+    if (count == 0) return;
+    jit::ScopedDevice on(ctx.device());
+    cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
+    if (a.rows == 0) {
+        check_cuda(cudaMemsetAsync(info, 0, sizeof(int) * static_cast<std::size_t>(count), stream),
+                   "cudaMemsetAsync(info)");
+        return;
+    }
+    const InterleavedKernelSpec spec =
+        make_spec(Routine::potrf, precision_v<T>, uplo, a.rows, 0, count, chunk, config, routine);
+    const LaunchableKernel k = lookup(spec, ctx.device());
+    T* data = a.data;
+    void* args[] = {&data, &info, &count, &chunk};
+    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
+                stream, args);
+}
+
+template <class T>
+void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                       Context& ctx) {
+    constexpr const char* routine = "potrs_batched";
+    int count = a.count;
+    int chunk = chunk_of(a, config, routine);
+    if (b.chunk() != chunk || !b.is_interleaved())
+        throw InvalidArgument(routine, "b.layout", "the same interleaved layout and chunk width as a");
+    int nrhs = b.cols;
+    if (count == 0 || a.rows == 0 || nrhs == 0) return;
+    jit::ScopedDevice on(ctx.device());
+    const InterleavedKernelSpec spec =
+        make_spec(Routine::potrs, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
+    const LaunchableKernel k = lookup(spec, ctx.device());
+    const T* a_data = a.data;
+    T* b_data = b.data;
+    void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
+    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
+                ctx.stream(), args);
+}
+
+template <class T>
+void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                      Context& ctx) {
+    constexpr const char* routine = "posv_batched";
+    int count = a.count;
+    int chunk = chunk_of(a, config, routine);
+    if (b.chunk() != chunk || !b.is_interleaved())
+        throw InvalidArgument(routine, "b.layout", "the same interleaved layout and chunk width as a");
+    int nrhs = b.cols;
+    if (count == 0) return;
+    if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
+        potrf_interleaved(uplo, a, info, config, ctx);
+        return;
+    }
+    jit::ScopedDevice on(ctx.device());
+    const InterleavedKernelSpec spec =
+        make_spec(Routine::posv, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
+    const LaunchableKernel k = lookup(spec, ctx.device());
+    T* a_data = a.data;
+    T* b_data = b.data;
+    void* args[] = {&a_data, &b_data, &nrhs, &info, &count, &chunk};
+    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
+                ctx.stream(), args);
+}
+
+template <class T>
+InterleavedKernelReport prepare_interleaved(Routine routine, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                            const CholeskyConfig& config, Context& ctx) {
+    const char* name = "prepare_interleaved";
+    if (count < 1) throw InvalidArgument(name, "count", ">= 1");
+    if (chunk < 1) throw InvalidArgument(name, "chunk", ">= 1");
+    if (n < 1) throw InvalidArgument(name, "n", ">= 1");
+    const InterleavedKernelSpec spec = make_spec(routine, precision_v<T>, uplo, n, nrhs, count, chunk, config, name);
+    const LaunchableKernel k = lookup(spec, ctx.device());
+    InterleavedKernelReport r;
+    r.name = k.kernel.name;
+    r.config = spec.config;
+    r.registers = k.kernel.registers;
+    r.local_bytes = k.kernel.local_bytes;
+    r.max_threads = k.kernel.max_threads;
+    r.blocks_per_sm = k.blocks_per_sm;
+    r.from_disk_cache = k.kernel.from_disk_cache;
+    r.compile_seconds = k.kernel.compile_seconds;
+    return r;
+}
+
+#define INSTANTIATE(T)                                                                                          \
+    template void potrf_interleaved<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig&, Context&);        \
+    template void potrs_interleaved<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig&, \
+                                       Context&);                                                                 \
+    template void posv_interleaved<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig&, \
+                                      Context&);                                                                  \
+    template InterleavedKernelReport prepare_interleaved<T>(Routine, Uplo, int, int, int, int, const CholeskyConfig&, \
+                                                            Context&);
+INSTANTIATE(float)
+INSTANTIATE(double)
+INSTANTIATE(std::complex<float>)
+INSTANTIATE(std::complex<double>)
+#undef INSTANTIATE
+
+}  // namespace batchsolve::cuda_backend::tuned

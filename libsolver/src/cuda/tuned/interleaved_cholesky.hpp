@@ -1,0 +1,48 @@
+// Batched Cholesky (potrf, potrs, fused posv) for the interleaved and chunked interleaved layouts with
+// run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit.
+//
+// Called by src/cuda/cholesky.cu once the arguments are checked (src/core) and the view is
+// interleaved; `config` comes from the caller (expert API) or the tuning table, and a field left at
+// its default (nb == 0) is filled by default_interleaved_config.
+#pragma once
+
+#include <string>
+
+#include "batchsolve/batch.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
+#include "interleaved_codegen.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+// A: n x n per matrix (only the uplo triangle is read and written), info: count ints on the device.
+template <class T>
+void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx);
+
+// A holds the factor from potrf; B (n x nrhs, same layout and chunk size) is overwritten with X.
+template <class T>
+void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                       Context& ctx);
+
+// Factor and solve in one kernel pass per matrix; a matrix with info != 0 leaves its B untouched.
+template <class T>
+void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                      Context& ctx);
+
+// What a call with these arguments would launch: compiles (or loads from the disk cache) the kernel
+// without running it, so that an autotuner's timed loop never includes NVRTC. nrhs is ignored for potrf.
+struct InterleavedKernelReport {
+    std::string name;
+    CholeskyConfig config;      // resolved (nb etc. filled in)
+    int registers = 0;          // per thread (cudaFuncGetAttributes)
+    int local_bytes = 0;        // local memory per thread: > 0 means spills or a stack
+    int max_threads = 0;        // per block
+    int blocks_per_sm = 0;      // occupancy at config.threads_per_block
+    bool from_disk_cache = false;
+    double compile_seconds = 0;
+};
+template <class T>
+InterleavedKernelReport prepare_interleaved(Routine routine, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                            const CholeskyConfig& config, Context& ctx);
+
+}  // namespace batchsolve::cuda_backend::tuned

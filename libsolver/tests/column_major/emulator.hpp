@@ -1,0 +1,86 @@
+// A host emulator of the CUDA built-ins the generated column-major kernels use (thread and block
+// indices, dynamic shared memory, __syncthreads, full-warp shuffles), so that the generated text can
+// be compiled as C++ and run on the CPU: every CUDA thread of a block is a fiber, barriers and
+// shuffles switch between fibers. It also checks what a GPU would not report: a barrier that not
+// every live thread reaches (deadlock), a shuffle in a warp that is partial or not converged, and
+// writes past the end of the dynamic shared memory.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <math.h>
+
+#define BS_HOST_EMULATION 1
+
+namespace bs_emu {
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+const Dim3& thread_idx();
+const Dim3& block_idx();
+const Dim3& block_dim();
+const Dim3& grid_dim();
+unsigned char* shared_memory();
+void syncthreads();
+int lane_id();
+// Shuffle core: publishes `bytes` of `value` for the warp and returns lane `src`'s (absolute lane
+// index) in `out`. Throws (via the emulator) unless all 32 lanes of the warp exist, are live and take
+// part, as a full mask requires.
+void warp_exchange(unsigned mask, const void* value, void* out, std::size_t bytes, int src);
+
+template <class V>
+V shfl_sync(unsigned mask, V v, int src, int width) {
+    const int lane = lane_id();
+    const int base = lane & ~(width - 1);
+    V out;
+    warp_exchange(mask, &v, &out, sizeof(V), base + (src & (width - 1)));
+    return out;
+}
+template <class V>
+V shfl_xor_sync(unsigned mask, V v, int lane_mask, int width) {
+    const int lane = lane_id();
+    int src = lane ^ lane_mask;
+    if ((src & ~(width - 1)) != (lane & ~(width - 1))) src = lane;  // outside the segment: own value
+    V out;
+    warp_exchange(mask, &v, &out, sizeof(V), src);
+    return out;
+}
+
+inline int float_as_int(float f) {
+    int i;
+    std::memcpy(&i, &f, sizeof i);
+    return i;
+}
+inline int double2loint(double d) {
+    unsigned long long i;
+    std::memcpy(&i, &d, sizeof i);
+    return static_cast<int>(static_cast<unsigned>(i & 0xffffffffu));
+}
+
+// A kernel's host entry (bs_host_entry of the generated text): unpacks cudaLaunchKernel-style args.
+using Entry = void (*)(void**);
+
+// Runs `entry` on every block of `grid` (blocks one after another, the threads of a block as
+// fibers). Throws std::runtime_error naming the block on a deadlock, a bad shuffle or a shared
+// memory overrun. Shared memory starts filled with 0xFF bytes (NaN) in every block.
+void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void** args);
+
+}  // namespace bs_emu
+
+#define threadIdx (::bs_emu::thread_idx())
+#define blockIdx (::bs_emu::block_idx())
+#define blockDim (::bs_emu::block_dim())
+#define gridDim (::bs_emu::grid_dim())
+#define __syncthreads() ::bs_emu::syncthreads()
+#define __shfl_sync(mask, v, src, width) ::bs_emu::shfl_sync((mask), (v), (src), (width))
+#define __shfl_xor_sync(mask, v, lane_mask, width) ::bs_emu::shfl_xor_sync((mask), (v), (lane_mask), (width))
+#define __float_as_int(f) ::bs_emu::float_as_int(f)
+#define __double2loint(d) ::bs_emu::double2loint(d)
+#define BS_DEVICE inline
+#define BS_DECLARE_SMEM(name) unsigned char* name = ::bs_emu::shared_memory()
+#define BS_KERNEL_HEAD(threads, min_blocks) void
+#define BS_FENCE() ((void)0)
+#define BS_OPAQUE_I64(i) ((void)0)

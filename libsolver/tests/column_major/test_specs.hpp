@@ -1,0 +1,88 @@
+// The kernel variants the column-major tests exercise: a sample of n, thread shapes, precisions,
+// triangles and routines for the NVRTC compile test and for the host emulation test (whose kernels
+// are generated at build time by column_major_emit from emulation_specs()).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cuda/tuned/column_major_cholesky.hpp"
+#include "cuda/tuned/column_major_codegen.hpp"
+
+namespace batchsolve::test::column_major {
+
+using cuda_backend::tuned::ColumnMajorRoutine;
+using cuda_backend::tuned::ColumnMajorSpec;
+
+// The sizes the issue names, plus odd ones next to them.
+inline std::vector<int> sampled_sizes() { return {1, 2, 5, 8, 13, 16, 31, 32, 33, 64, 100, 128}; }
+
+// Thread shapes: the default, and variations of every shape parameter (blocked loops, several
+// rows per thread, a row split over 2 or 3 threads, several matrices per block, small chunks).
+struct Shape {
+    const char* label;
+    int rows_per_thread, threads_per_row, matrices_per_block, nb;
+    bool full_unroll;
+};
+inline std::vector<Shape> factor_shapes() {
+    return {
+        {"default", 0, 0, 0, 0, true},
+        {"blocked_r2_m3", 2, 1, 3, 4, false},
+        {"blocked_t3_m2", 1, 3, 2, 2, false},
+        {"unrolled_r3_t2", 3, 2, 0, 4, true},
+    };
+}
+
+inline ColumnMajorSpec make_spec(ColumnMajorRoutine routine, Precision p, Uplo uplo, int n, int nrhs, const Shape& s,
+                                 int nrhs_block = 1, int threads_per_block = 128) {
+    CholeskyConfig c = cuda_backend::tuned::default_column_major_config(routine, p, n, nrhs);
+    if (std::string(s.label) != "default") {
+        c.rows_per_thread = s.rows_per_thread;
+        c.threads_per_row = s.threads_per_row;
+        c.matrices_per_block = s.matrices_per_block;
+        c.nb = s.nb;
+        c.full_unroll = s.full_unroll;
+    }
+    c.nrhs_block = nrhs_block;
+    c.threads_per_block = threads_per_block;
+    return cuda_backend::tuned::column_major_spec(routine, p, uplo, n, nrhs, c);
+}
+
+// A shape is skipped where it cannot run n (too many registers, rows_per_thread > n, ...).
+inline bool usable(const ColumnMajorSpec& s) { return cuda_backend::tuned::column_major_spec_problem(s).empty(); }
+
+// Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
+// triangles), potrs with several nrhs_block, and a complex sample. Fully unrolled kernels only up to
+// n = 64 (host compile time); larger n run the blocked loops.
+inline std::vector<ColumnMajorSpec> emulation_specs() {
+    std::vector<ColumnMajorSpec> out;
+    auto add = [&](const ColumnMajorSpec& s) {
+        if (usable(s)) out.push_back(s);
+    };
+    const std::vector<Shape> shapes = factor_shapes();
+    const Shape blocked_default{"blocked_default", 0, 0, 0, 4, false};
+    for (int n : sampled_sizes()) {
+        const bool small = n <= 64;
+        const Shape& first = small ? shapes[0] : blocked_default;
+        add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::lower, n, 0, first));
+        add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::upper, n, 0, shapes[1]));
+        add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, shapes[2]));
+        if (small) add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::lower, n, 0, shapes[3]));
+        add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::upper, n, 3, first, 2));
+        add(make_spec(ColumnMajorRoutine::posv, Precision::s, Uplo::lower, n, 3, shapes[2], 3));
+        if (small) add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::lower, n, 3, shapes[3], 1));
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::lower, n, 3, shapes[0], 2, 64));
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::upper, n, 3, shapes[0], 1, 96));
+    }
+    for (int n : {1, 5, 16, 33}) {
+        add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
+        add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));
+        add(make_spec(ColumnMajorRoutine::posv, Precision::z, Uplo::upper, n, 2, shapes[2], 2));
+        add(make_spec(ColumnMajorRoutine::posv, Precision::c, Uplo::lower, n, 2, shapes[0], 1));
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::z, Uplo::upper, n, 2, shapes[0], 2, 32));
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::c, Uplo::lower, n, 2, shapes[0], 1, 128));
+    }
+    return out;
+}
+
+}  // namespace batchsolve::test::column_major
