@@ -39,7 +39,8 @@ inline Looking parse_looking(const std::string& text) {
 
 // One point of the search space. The interleaved kernels run one thread per matrix and use nb,
 // looking, full_unroll, threads_per_block, fast_math, nrhs_block and max_registers;
-// warps_per_matrix and matrices_per_block belong to the column-major kernels (0 = not used).
+// warps_per_matrix, matrices_per_block, rows_per_thread and threads_per_row belong to the
+// column-major kernels and must be 0 for interleaved layouts.
 struct CholeskyConfig {
     int nb = 0;                  // tile size 1..n (n % nb != 0: a narrower last tile); 0 = the library default
                                  // for n (then looking and full_unroll are the default's too)

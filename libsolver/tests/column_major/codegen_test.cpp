@@ -43,7 +43,7 @@ std::vector<ColumnMajorSpec> nvrtc_sample() {
         if (usable(s)) out.push_back(s);
     };
     const std::vector<Shape> shapes = factor_shapes();
-    const Shape blocked_default{"blocked_default", 0, 0, 0, 0, false};
+    const Shape blocked_default{"blocked_default", 0, 0, 0, 4, false};
     for (int n : sampled_sizes()) {
         const bool large = n >= 100;
         const Shape& first = large ? blocked_default : shapes[0];

@@ -11,6 +11,10 @@ struct EmulatedKernel {
     bs_emu::Entry entry;
 };
 
+// gtest prints a parameter by name, not as bytes.
+#include <ostream>
+inline void PrintTo(const EmulatedKernel& k, std::ostream* os) { *os << k.kernel_name; }
+
 // One per shard (8, as CMakeLists.txt asks column_major_emit for), defined in the generated emulated_kernels_<i>.cpp.
 #define BATCHSOLVE_DECLARE_SHARD(i) void register_emulated_shard_##i(std::vector<EmulatedKernel>& out);
 BATCHSOLVE_DECLARE_SHARD(0)

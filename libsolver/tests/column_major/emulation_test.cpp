@@ -3,6 +3,7 @@
 // that the emulator itself detects the bugs it is there to catch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <stdexcept>
 #include <string>
@@ -85,14 +86,15 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
     const int n = spec.n;
     switch (spec.routine) {
         case ColumnMajorRoutine::potrf: {
-            const int count = 2 * shape.matrices_per_block + 1;  // full blocks and a partial one
+            // a full block and a partial one (at least 3 matrices: two bad members and a good one)
+            const int count = shape.matrices_per_block + std::min(shape.matrices_per_block, 5) + 1;
             potrf_scenario<T>(spec.uplo, n, count, false, seed, emulated_potrf<T>(kernel, shape));
             potrf_scenario<T>(spec.uplo, n, count, true, seed + 2, emulated_potrf<T>(kernel, shape));
             potrf_scenario<T>(spec.uplo, n, 1, false, seed + 4, emulated_potrf<T>(kernel, shape));
             break;
         }
         case ColumnMajorRoutine::posv: {
-            const int count = 2 * shape.matrices_per_block + 1;
+            const int count = shape.matrices_per_block + std::min(shape.matrices_per_block, 5) + 1;
             posv_scenario<T>(spec.uplo, n, count, 1, false, true, seed, emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, count, 2 * shape.nrhs_block + 1, true, false, seed + 2,
                              emulated_posv<T>(kernel, shape));

@@ -1,3 +1,338 @@
+// The column-major kernels on the GPU against the CPU reference backend: every n in 1..128 (s and d,
+// both triangles, potrf / posv / potrs), batch sizes 1, 31, 33 and 1000 (and 100000 for small n),
+// strided batches with ld > n and stride > ld * n, pointer arrays, NaN / indefinite members at random
+// positions, nrhs 1, 3 and 17, other thread shapes and complex types at sampled n. Skips without a
+// GPU. Kernels are compiled up front on all cores (NVRTC), so the sweep is not compile-bound.
 #include <gtest/gtest.h>
-// placeholder
-TEST(Placeholder, X) {}
+
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuda/jit/jit.hpp"
+#include "scenario.hpp"
+#include "test_specs.hpp"
+
+namespace batchsolve::test::column_major {
+namespace {
+
+namespace tuned = cuda_backend::tuned;
+
+// ---- running on the GPU --------------------------------------------------------------------------
+
+// Host storage copied to the device, with its view (strided, or a device array of pointers).
+template <class T>
+struct DeviceOperand {
+    Buffer<T> data;
+    Buffer<T*> table;
+    BatchView<T> view;
+    DeviceOperand(Context& ctx, const Storage<T>& s) : data(ctx, s.data) {
+        if (s.pointers) {
+            std::vector<T*> p(s.count);
+            for (int k = 0; k < s.count; ++k) p[k] = data.data() + s.offsets[k];
+            table = Buffer<T*>(ctx, p);
+            view = BatchView<T>::pointer_array(table.data(), s.rows, s.cols, s.ld, s.count);
+        } else {
+            view = BatchView<T>::column_major(data.data(), s.rows, s.cols, s.ld, s.stride, s.count);
+        }
+    }
+    void download(Storage<T>& s) const { data.download(s.data.data(), s.data.size()); }
+};
+
+template <class T>
+RunPotrf<T> gpu_potrf(Context& ctx, Uplo uplo, const CholeskyConfig& config) {
+    return [&ctx, uplo, config](Storage<T>& a, std::vector<int>& info) {
+        DeviceOperand<T> A(ctx, a);
+        Buffer<int> d_info(ctx, a.count);
+        d_info.fill_bytes(0xFF);  // poison: -1
+        tuned::potrf_column_major<T>(uplo, A.view, d_info.data(), config, ctx);
+        ctx.synchronize();
+        A.download(a);
+        info = d_info.to_host();
+    };
+}
+
+template <class T>
+RunPosv<T> gpu_posv(Context& ctx, Uplo uplo, const CholeskyConfig& config) {
+    return [&ctx, uplo, config](Storage<T>& a, Storage<T>& b, std::vector<int>& info) {
+        DeviceOperand<T> A(ctx, a), B(ctx, b);
+        Buffer<int> d_info(ctx, a.count);
+        d_info.fill_bytes(0xFF);
+        tuned::posv_column_major<T>(uplo, A.view, B.view, d_info.data(), config, ctx);
+        ctx.synchronize();
+        A.download(a);
+        B.download(b);
+        info = d_info.to_host();
+    };
+}
+
+template <class T>
+RunPotrs<T> gpu_potrs(Context& ctx, Uplo uplo, const CholeskyConfig& config) {
+    return [&ctx, uplo, config](const Storage<T>& a, Storage<T>& b) {
+        DeviceOperand<T> A(ctx, a), B(ctx, b);
+        tuned::potrs_column_major<T>(uplo, BatchView<const T>(A.view), B.view, config, ctx);
+        ctx.synchronize();
+        B.download(b);
+        Storage<T> a_after = a;
+        A.download(a_after);
+        expect_untouched_outside(a, a_after, [](int, int, int) { return false; }, "potrs A (device)");
+    };
+}
+
+// Compiles (or loads from the disk cache) every kernel of `specs` on all cores before the sweep.
+void precompile(const std::vector<ColumnMajorSpec>& specs, int device) {
+    std::atomic<std::size_t> next{0};
+    std::mutex m;
+    std::vector<std::string> failures;
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < specs.size();) {
+            try {
+                cuda_backend::jit::get_kernel(tuned::generate_column_major_kernel(specs[i]), device);
+            } catch (const std::exception& e) {
+                std::lock_guard<std::mutex> lock(m);
+                failures.push_back(e.what());
+            }
+        }
+    };
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+    for (const auto& f : failures) ADD_FAILURE() << f;
+}
+
+class ColumnMajorGpu : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!Context::cuda_available()) GTEST_SKIP() << "skipped: no GPU";
+        ctx_ = std::make_unique<Context>(Backend::cuda);
+    }
+    Context& ctx() { return *ctx_; }
+
+private:
+    std::unique_ptr<Context> ctx_;
+};
+
+// The every-n sweeps use the blocked loops (NVRTC compiles them in about a second); the default,
+// fully unrolled kernels are covered at the sampled sizes.
+CholeskyConfig blocked(ColumnMajorRoutine r, Precision p, int n, int nrhs) {
+    CholeskyConfig c = tuned::default_column_major_config(r, p, n, nrhs);
+    c.full_unroll = false;
+    c.nb = p == Precision::s ? 8 : 4;  // nb != 0 keeps full_unroll as given
+    c.nrhs_block = 2;
+    return c;
+}
+
+Uplo uplo_for(int n, int salt) { return (n + salt) % 2 == 0 ? Uplo::lower : Uplo::upper; }
+
+std::uint64_t seed_for(std::uint64_t base, int a, int b = 0, int c = 0) {
+    return base ^ (std::uint64_t(a) * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t(b) << 40) ^ (std::uint64_t(c) << 52);
+}
+
+template <class T>
+void potrf_every_n(Context& ctx, std::uint64_t seed) {
+    const Precision p = precision_v<T>;
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (Uplo u : {Uplo::lower, Uplo::upper})
+            specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrf, p, u, n, 0,
+                                                     blocked(ColumnMajorRoutine::potrf, p, n, 0)));
+    precompile(specs, ctx.device());
+    for (int n = 1; n <= tuned::column_major_max_n; ++n) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const CholeskyConfig c = blocked(ColumnMajorRoutine::potrf, p, n, 0);
+        for (Uplo u : {Uplo::lower, Uplo::upper}) {
+            SCOPED_TRACE(to_string(u));
+            potrf_scenario<T>(u, n, 1, false, seed_for(seed, n, 1, int(u)), gpu_potrf<T>(ctx, u, c));
+            potrf_scenario<T>(u, n, 33, false, seed_for(seed, n, 2, int(u)), gpu_potrf<T>(ctx, u, c));
+            potrf_scenario<T>(u, n, 31, true, seed_for(seed, n, 3, int(u)), gpu_potrf<T>(ctx, u, c));
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
+
+template <class T>
+void posv_every_n(Context& ctx, std::uint64_t seed) {
+    const Precision p = precision_v<T>;
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (int nrhs : {1, 3, 17})
+            specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::posv, p, uplo_for(n, nrhs), n, nrhs,
+                                                     blocked(ColumnMajorRoutine::posv, p, n, nrhs)));
+    precompile(specs, ctx.device());
+    for (int n = 1; n <= tuned::column_major_max_n; ++n) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        for (int nrhs : {1, 3, 17}) {
+            const Uplo u = uplo_for(n, nrhs);
+            const CholeskyConfig c = blocked(ColumnMajorRoutine::posv, p, n, nrhs);
+            SCOPED_TRACE(std::string(to_string(u)) + ", nrhs = " + std::to_string(nrhs));
+            posv_scenario<T>(u, n, 33, nrhs, nrhs == 3, nrhs == 17, seed_for(seed, n, nrhs), gpu_posv<T>(ctx, u, c));
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
+
+template <class T>
+void potrs_every_n(Context& ctx, std::uint64_t seed) {
+    const Precision p = precision_v<T>;
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (int nrhs : {1, 3, 17})
+            specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrs, p, uplo_for(n, nrhs), n, nrhs,
+                                                     blocked(ColumnMajorRoutine::potrs, p, n, nrhs)));
+    precompile(specs, ctx.device());
+    for (int n = 1; n <= tuned::column_major_max_n; ++n) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        for (int nrhs : {1, 3, 17}) {
+            const Uplo u = uplo_for(n, nrhs);
+            const CholeskyConfig c = blocked(ColumnMajorRoutine::potrs, p, n, nrhs);
+            SCOPED_TRACE(std::string(to_string(u)) + ", nrhs = " + std::to_string(nrhs));
+            potrs_scenario<T>(u, n, 33, nrhs, nrhs == 17, nrhs == 3, seed_for(seed, n, nrhs), gpu_potrs<T>(ctx, u, c));
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
+
+// Defaults (what a plain call runs) at the sampled sizes with every batch size of the issue.
+template <class T>
+void defaults_at_sampled_sizes(Context& ctx, std::uint64_t seed) {
+    const Precision p = precision_v<T>;
+    std::vector<ColumnMajorSpec> specs;
+    // posv and potrs with nrhs 1 and 17 on the lower triangle and nrhs 3 on the upper one: the fully
+    // unrolled posv kernels of n >= 100 take NVRTC about a minute each
+    auto solves_on = [](Uplo u, int nrhs) { return (nrhs == 3) == (u == Uplo::upper); };
+    for (int n : sampled_sizes())
+        for (Uplo u : {Uplo::lower, Uplo::upper}) {
+            specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrf, p, u, n, 0,
+                                                     tuned::default_column_major_config(ColumnMajorRoutine::potrf, p, n, 0)));
+            for (int nrhs : {1, 3, 17}) {
+                if (!solves_on(u, nrhs)) continue;
+                specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::posv, p, u, n, nrhs,
+                                                         tuned::default_column_major_config(ColumnMajorRoutine::posv, p, n, nrhs)));
+                specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrs, p, u, n, nrhs,
+                                                         tuned::default_column_major_config(ColumnMajorRoutine::potrs, p, n, nrhs)));
+            }
+        }
+    precompile(specs, ctx.device());
+    for (int n : sampled_sizes()) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        for (Uplo u : {Uplo::lower, Uplo::upper}) {
+            SCOPED_TRACE(to_string(u));
+            const CholeskyConfig c = tuned::default_column_major_config(ColumnMajorRoutine::potrf, p, n, 0);
+            int salt = 0;
+            // every batch size for potrf; the large batch once per routine (host-side generation
+            // and checks of 1000 matrices of order 128 take seconds)
+            for (int count : {1, 31, 33, 1000})
+                potrf_scenario<T>(u, n, count, count == 31, seed_for(seed, n, ++salt, int(u)), gpu_potrf<T>(ctx, u, c));
+            for (int nrhs : {1, 3, 17}) {
+                if (!solves_on(u, nrhs)) continue;
+                const CholeskyConfig cv = tuned::default_column_major_config(ColumnMajorRoutine::posv, p, n, nrhs);
+                const CholeskyConfig cs = tuned::default_column_major_config(ColumnMajorRoutine::potrs, p, n, nrhs);
+                posv_scenario<T>(u, n, 33, nrhs, nrhs != 3, nrhs == 3, seed_for(seed, n, ++salt, int(u)),
+                                 gpu_posv<T>(ctx, u, cv));
+                posv_scenario<T>(u, n, 1, nrhs, false, true, seed_for(seed, n, ++salt, int(u)), gpu_posv<T>(ctx, u, cv));
+                potrs_scenario<T>(u, n, 31, nrhs, nrhs == 3, nrhs != 3, seed_for(seed, n, ++salt, int(u)),
+                                  gpu_potrs<T>(ctx, u, cs));
+                potrs_scenario<T>(u, n, 1, nrhs, true, false, seed_for(seed, n, ++salt, int(u)), gpu_potrs<T>(ctx, u, cs));
+                if (nrhs != 17) {
+                    posv_scenario<T>(u, n, 1000, nrhs, false, false, seed_for(seed, n, ++salt, int(u)),
+                                     gpu_posv<T>(ctx, u, cv));
+                    potrs_scenario<T>(u, n, 1000, nrhs, false, true, seed_for(seed, n, ++salt, int(u)),
+                                      gpu_potrs<T>(ctx, u, cs));
+                }
+            }
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
+
+TEST_F(ColumnMajorGpu, PotrfEveryNSingle) { potrf_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrfEveryNDouble) { potrf_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PosvEveryNSingle) { posv_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PosvEveryNDouble) { posv_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrsEveryNSingle) { potrs_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrsEveryNDouble) { potrs_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesSingle) { defaults_at_sampled_sizes<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesDouble) { defaults_at_sampled_sizes<double>(ctx(), fresh_seed()); }
+
+// The emulation test's variants (other thread shapes, complex types) on the real hardware.
+TEST_F(ColumnMajorGpu, ShapesAndComplexAtSampledSizes) {
+    const auto specs = emulation_specs();
+    precompile(specs, ctx().device());
+    const std::uint64_t seed = fresh_seed();
+    int salt = 0;
+    for (const ColumnMajorSpec& s : specs) {
+        SCOPED_TRACE(tuned::column_major_kernel_name(s));
+        const auto shape = tuned::column_major_shape(s);
+        const int count = 2 * std::max(shape.matrices_per_block, shape.segments_per_block) + 1;
+        const bool odd = ++salt % 2 == 1;
+        const std::uint64_t case_seed = seed_for(seed, salt);
+        auto run = [&](auto zero) {
+            using T = decltype(zero);
+            switch (s.routine) {
+                case ColumnMajorRoutine::potrf:
+                    potrf_scenario<T>(s.uplo, s.n, count, odd, case_seed, gpu_potrf<T>(ctx(), s.uplo, s.config));
+                    break;
+                case ColumnMajorRoutine::posv:
+                    posv_scenario<T>(s.uplo, s.n, count, s.nrhs, true, odd, case_seed,
+                                     gpu_posv<T>(ctx(), s.uplo, s.config));
+                    break;
+                case ColumnMajorRoutine::potrs:
+                    potrs_scenario<T>(s.uplo, s.n, count, s.nrhs, odd, true, case_seed,
+                                      gpu_potrs<T>(ctx(), s.uplo, s.config));
+                    break;
+            }
+        };
+        switch (s.precision) {
+            case Precision::s: run(float{}); break;
+            case Precision::d: run(double{}); break;
+            case Precision::c: run(std::complex<float>{}); break;
+            case Precision::z: run(std::complex<double>{}); break;
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+// Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
+TEST_F(ColumnMajorGpu, LargeBatches) {
+    const std::uint64_t seed = fresh_seed();
+    potrf_scenario<float>(Uplo::lower, 8, 100000, false, seed,
+                          gpu_potrf<float>(ctx(), Uplo::lower, tuned::default_column_major_config(ColumnMajorRoutine::potrf, Precision::s, 8, 0)));
+    potrf_scenario<double>(Uplo::upper, 32, 16384, true, seed + 1,
+                           gpu_potrf<double>(ctx(), Uplo::upper, tuned::default_column_major_config(ColumnMajorRoutine::potrf, Precision::d, 32, 0)));
+    posv_scenario<float>(Uplo::upper, 16, 100000, 1, false, false, seed + 2,
+                         gpu_posv<float>(ctx(), Uplo::upper, tuned::default_column_major_config(ColumnMajorRoutine::posv, Precision::s, 16, 1)));
+    potrs_scenario<double>(Uplo::lower, 5, 100000, 3, true, false, seed + 3,
+                           gpu_potrs<double>(ctx(), Uplo::lower, tuned::default_column_major_config(ColumnMajorRoutine::potrs, Precision::d, 5, 3)));
+}
+
+// Degenerate sizes and bad arguments.
+TEST_F(ColumnMajorGpu, EdgeCases) {
+    const CholeskyConfig c = tuned::default_column_major_config(ColumnMajorRoutine::potrf, Precision::d, 4, 1);
+    // n == 0: info set to 0
+    Buffer<int> info(ctx(), 5);
+    info.fill_bytes(0xFF);
+    Buffer<double> a(ctx(), 1);
+    tuned::potrf_column_major<double>(Uplo::lower, BatchView<double>::column_major(a.data(), 0, 0, 1, 0, 5), info.data(),
+                                      c, ctx());
+    EXPECT_EQ(info.to_host(), std::vector<int>(5, 0));
+    info.fill_bytes(0xFF);
+    tuned::posv_column_major<double>(Uplo::upper, BatchView<double>::column_major(a.data(), 0, 0, 1, 0, 5),
+                                     BatchView<double>::column_major(a.data(), 0, 2, 1, 0, 5), info.data(), c, ctx());
+    EXPECT_EQ(info.to_host(), std::vector<int>(5, 0));
+    // n beyond the kernels' range and interleaved views are refused, not run
+    Buffer<double> big(ctx(), 129 * 129);
+    EXPECT_THROW(tuned::potrf_column_major<double>(Uplo::lower, BatchView<double>::column_major(big.data(), 129, 129, 1),
+                                                   info.data(), c, ctx()),
+                 InvalidArgument);
+    EXPECT_THROW(tuned::potrf_column_major<double>(Uplo::lower, BatchView<double>::interleaved(big.data(), 4, 4, 2),
+                                                   info.data(), c, ctx()),
+                 InvalidArgument);
+}
+
+}  // namespace
+}  // namespace batchsolve::test::column_major

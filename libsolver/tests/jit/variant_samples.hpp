@@ -15,14 +15,20 @@ namespace batchsolve::jit_tests {
 using cuda_backend::tuned::InterleavedKernelSpec;
 using cuda_backend::tuned::Routine;
 
-// Tile sizes worth testing for n: the paper's ladder n, ceil(n/2), ceil(n/3), ... down to 1, pruned to
-// at most `keep` values spread over the ladder (always the two extremes), and to tiles that can live
-// in registers (nb <= max_nb).
+// Tile sizes worth testing for n: the paper's ladder n, ceil(n/2), ceil(n/3), ... down to 1, without
+// the tiles the generator refuses (more registers than max_tile_registers) and those above max_nb,
+// pruned to at most `keep` values spread over the ladder (always the two extremes).
 inline std::vector<int> tile_sizes(int n, int keep, int max_nb) {
     std::set<int> ladder;
     for (int d = 1; d <= n; ++d) ladder.insert((n + d - 1) / d);
-    std::vector<int> all(ladder.rbegin(), ladder.rend());  // descending: n, ceil(n/2), ..., 1
-    all.erase(std::remove_if(all.begin(), all.end(), [&](int nb) { return nb > max_nb; }), all.end());
+    std::vector<int> all;
+    for (auto it = ladder.rbegin(); it != ladder.rend(); ++it) {  // descending: n, ceil(n/2), ..., 1
+        CholeskyConfig c;
+        c.nb = *it;
+        if (*it <= max_nb && cuda_backend::tuned::estimated_tile_registers(Routine::potrf, Precision::d, n, c) <=
+                                 cuda_backend::tuned::max_tile_registers)
+            all.push_back(*it);
+    }
     if (static_cast<int>(all.size()) <= keep) return all;
     std::vector<int> picked;
     for (int i = 0; i < keep; ++i) picked.push_back(all[(static_cast<long>(i) * (all.size() - 1)) / (keep - 1)]);
@@ -61,7 +67,7 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
     }
     const int keep = which == Sample::exhaustive ? 8 : which == Sample::nvrtc ? 4 : 5;
     // Emulation compiles the text with the host compiler: keep tile code small there.
-    const int max_nb = which == Sample::emulator ? 16 : 32;
+    const int max_nb = which == Sample::emulator ? 16 : 1000;
     const int max_full = which == Sample::emulator ? 17 : cuda_backend::tuned::max_full_unroll_n;
     for (int n : ns) {
         for (int nb : tile_sizes(n, keep, max_nb)) {
@@ -115,6 +121,12 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
         s.wide_index = true;
         out.push_back(s);
     }
+    // Complex tiles need twice the registers of real ones: drop what the generator refuses.
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](const InterleavedKernelSpec& s) {
+                                 return !cuda_backend::tuned::interleaved_spec_problem(s).empty();
+                             }),
+              out.end());
     return out;
 }
 

@@ -239,8 +239,12 @@ LoadedKernel get_kernel(const KernelSource& kernel, int device) {
     const std::string map_key = std::to_string(device) + ":" + std::to_string(hash_bytes(key_text)) + ":" +
                                 std::to_string(second_hash(key_text));
 
-    std::lock_guard<std::mutex> lock(m);  // one compilation at a time; hits return at once
-    if (auto it = loaded.find(map_key); it != loaded.end()) return it->second;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (auto it = loaded.find(map_key); it != loaded.end()) return it->second;
+    }
+    // Compile and load outside the lock, so that threads warming up different kernels compile in
+    // parallel; two threads racing for the same kernel both compile it and the first one's is kept.
 
     ScopedDevice on(device);
     LoadedKernel k;
@@ -278,8 +282,8 @@ LoadedKernel get_kernel(const KernelSource& kernel, int device) {
     k.registers = attr.numRegs;
     k.local_bytes = static_cast<int>(attr.localSizeBytes);
     k.max_threads = attr.maxThreadsPerBlock;
-    loaded.emplace(map_key, k);  // the library stays loaded for the life of the process
-    return k;
+    std::lock_guard<std::mutex> lock(m);
+    return loaded.emplace(map_key, k).first->second;  // the library stays loaded for the life of the process
 }
 
 void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,

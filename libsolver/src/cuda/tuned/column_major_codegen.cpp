@@ -575,6 +575,14 @@ private:
             }
             line("BS_FENCE();");
             const std::string cv = "cv" + I(ci);
+            if (c.guard_all) {
+                // The block's own columns left of k must stay as they are: their column values are
+                // zeroed (x - s * 0 is x), which keeps the update free of per-element branches (a
+                // per-element guard makes the compiler split the step loop and costs registers).
+                for_open("bb", c.lo, c.hi);
+                line("if (!(tc + " + I(TC) + " * bb > k)) " + cv + "[bb - " + I(c.vs) + "] = bs_zero();");
+                close();
+            }
             const std::string upd = "x[aa][bb] = bs_sub_mul_conj(x[aa][bb], s[aa], " + cv + "[bb - " + I(c.vs) + "]);";
             for_open("aa", 0, RA);
             if (RA > 1) open("if (" + c.jmin + " <= ri[aa])");
@@ -586,8 +594,7 @@ private:
             }
             if (start < c.hi) {
                 for_open("bb", start, c.hi);
-                if (c.guard_all) line("if (tc + " + I(TC) + " * bb > k) " + upd);
-                else line(upd);
+                line(upd);
                 close();
             }
             if (RA > 1) close();

@@ -705,12 +705,18 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
         return "warps_per_matrix: 0 for the interleaved kernels (one thread per matrix)";
     if (c.matrices_per_block != 0)
         return "matrices_per_block: 0 for the interleaved kernels (it is threads_per_block)";
+    if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels (one thread per matrix)";
+    if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels (one thread per matrix)";
     if (spec.routine != Routine::potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))
         return "nrhs_block: 1 <= nrhs_block <= " + std::to_string(max_nrhs_block) + " (got " +
                std::to_string(c.nrhs_block) + ")";
     if (c.max_registers != 0 && (c.max_registers < 24 || c.max_registers > 255))
         return "max_registers: 0 or 24..255 (got " + std::to_string(c.max_registers) + ")";
     if (c.chunk_size < 0) return "chunk_size: >= 0 (got " + std::to_string(c.chunk_size) + ")";
+    const int regs = estimated_tile_registers(spec.routine, spec.precision, n, c);
+    if (regs > max_tile_registers)
+        return "nb: the tiles of nb = " + std::to_string(c.nb) + " need ~" + std::to_string(regs) +
+               " registers per thread, more than " + std::to_string(max_tile_registers) + " (twice the register file)";
     return "";
 }
 
@@ -748,14 +754,15 @@ bool interleaved_needs_wide_index(int n, int nrhs, int count, int chunk) {
     return rows * cols * width + width >= (1LL << 31);
 }
 
-int estimated_tile_registers(Precision precision, int n, const CholeskyConfig& config) {
+int estimated_tile_registers(Routine routine, Precision precision, int n, const CholeskyConfig& config) {
     const int nb = config.nb > 0 ? std::min(config.nb, n) : n;
-    const int diag = nb * (nb + 1) / 2 + nb;  // diagonal tile + reciprocals
-    int live = diag;
-    if (nb < n) {
-        const int streamed = 2 * nb;  // one column of each gemm operand
-        live = diag + nb * nb + streamed;  // the same for the three orders (right: e/x in place of d/x)
-    }
+    int factor = nb * (nb + 1) / 2 + nb;  // diagonal tile + reciprocals
+    if (nb < n) factor += nb * nb + 2 * nb;  // the tile being computed + one column of each operand
+    const int nrb = std::max(config.nrhs_block, 1);
+    const int solve = nb * nrb + nb + nrb;  // solution tile + one column of L + one row of the solution
+    int live = factor;
+    if (routine == Routine::potrs) live = solve;
+    if (routine == Routine::posv) live = std::max(factor, solve);
     return live * words_per_element(precision);
 }
 
@@ -764,23 +771,25 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
     c.looking = Looking::top;
     c.threads_per_block = n <= 32 ? 128 : 64;
     c.nrhs_block = 1;
-    // Whole matrix in registers while its lower triangle fits comfortably (< ~200 registers), else
-    // the largest tile whose working set (d, x and two streamed columns) stays under ~170 registers.
+    // potrf: the whole matrix in registers while its lower triangle fits comfortably (<= 200
+    // registers: n <= 18 in s, n <= 12 in d), else the largest tile whose working set (d, x and two
+    // streamed columns) stays under 170 registers (nb = 8 in s, 6 in d and c, 4 in z); no spills on
+    // sm_90 with CUDA 13.0 for these (see the compile test's report).
     const int budget_whole = 200, budget_tiles = 170;
     CholeskyConfig whole = c;
     whole.nb = n;
-    if (estimated_tile_registers(precision, n, whole) <= budget_whole) {
+    if (estimated_tile_registers(Routine::potrf, precision, n, whole) <= budget_whole) {
         c.nb = n;
     } else {
         c.nb = 1;
         for (int nb = 2; nb < n; ++nb) {
             CholeskyConfig t = c;
             t.nb = nb;
-            if (estimated_tile_registers(precision, n, t) <= budget_tiles) c.nb = nb;
+            if (estimated_tile_registers(Routine::potrf, precision, n, t) <= budget_tiles) c.nb = nb;
         }
     }
-    c.full_unroll = n <= 32;
-    if (routine != Routine::potrf && n > 64) c.full_unroll = false;
+    c.full_unroll = n <= 16;
+    if (routine == Routine::potrs) c.nb = std::min(n, 16);  // the solves keep one nb x nrhs_block tile
     return c;
 }
 

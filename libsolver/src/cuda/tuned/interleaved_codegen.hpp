@@ -63,8 +63,15 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
 // default_interleaved_config; other fields are kept as given.
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config);
 
-// Estimated 32-bit registers per thread of the tiles a potrf kernel keeps live (without addressing),
-// used for defaults and documentation; the compiler's count comes from jit (LoadedKernel::registers).
-int estimated_tile_registers(Precision precision, int n, const CholeskyConfig& config);
+// Estimated 32-bit registers per thread of the values a kernel keeps live (tiles, reciprocals,
+// streamed operands; addressing not included), used for defaults, for refusing hopeless tiles and for
+// documentation; the compiler's count comes from jit (LoadedKernel::registers). potrf, nb < n:
+// w * (nb(nb+1)/2 + nb + nb^2 + 2 nb), nb = n: w * (n(n+1)/2 + n); potrs: w * (nb * nrhs_block + nb +
+// nrhs_block); posv: the larger of the two; w = 1 (s), 2 (d, c), 4 (z).
+int estimated_tile_registers(Routine routine, Precision precision, int n, const CholeskyConfig& config);
+
+// Configurations whose estimate exceeds this (twice the 255 registers a thread can have) are refused:
+// they spill heavily and ptxas needs minutes for them (n = 128, nb = 32: 233 s, 384 KB of spills).
+inline constexpr int max_tile_registers = 510;
 
 }  // namespace batchsolve::cuda_backend::tuned
