@@ -345,7 +345,11 @@ int main(int argc, char** argv) {
     }
 
     // ---- the machine ------------------------------------------------------------------------------
-    const std::string commit = BATCHSOLVE_TESTER_COMMIT;
+    // The build's commit, unless BATCHSOLVE_COMMIT names the one the run belongs to (set by
+    // scripts/on-gpu.sh, since a bundle may be built before its commit is made).
+    const char* commit_override = std::getenv("BATCHSOLVE_COMMIT");
+    const std::string commit = commit_override != nullptr && *commit_override != '\0' ? commit_override
+                                                                                     : BATCHSOLVE_TESTER_COMMIT;
     const std::string date = utc_now();
     const std::string command_line = quoted_command_line(argc, argv);
     const bool gpu_present = Context::cuda_available();

@@ -131,6 +131,12 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     s.update_chunk = round_up(c.nb > 0 ? c.nb : (spec.precision == Precision::s ? 8 : 4), s.vec);
     s.col_pitch = round_up(ceil_div(std::max(n, s.row_threads * s.rows_per_thread), s.threads_per_row), s.vec);
     s.packed = spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv;
+    if (spec.routine == ColumnMajorRoutine::posv) {
+        s.rhs_per_thread = ceil_div(s.nrhs_block, s.threads_per_row);
+        if (s.rows_per_thread * (s.cols_per_thread + s.rhs_per_thread) * s.words > column_major_max_tile_words)
+            return fail("config.nrhs_block: the fused right-hand sides push a thread's tile past " +
+                        std::to_string(column_major_max_tile_words) + " registers; use a smaller nrhs_block");
+    }
 
     auto plan = [&](int mpb) {
         s.matrices_per_block = mpb;
@@ -145,6 +151,13 @@ Resolved resolve(const ColumnMajorSpec& spec) {
         if (spec.routine == ColumnMajorRoutine::posv) off += align16(std::size_t(s.slots) * sizeof(int));
         s.off_packed = off;
         if (s.packed) off += align16(std::size_t(mpb) * (std::size_t(n) * (n + 1) / 2) * esize);
+        s.off_rows = s.off_y = off;
+        if (spec.routine == ColumnMajorRoutine::posv) {
+            s.off_rows = off;
+            off += align16(std::size_t(2) * s.slots * s.threads_per_row * s.rhs_per_thread * esize);
+            s.off_y = off;
+            off += align16(std::size_t(mpb) * n * s.nrhs_block * esize);
+        }
         s.shared_bytes = off;
     };
     if (c.matrices_per_block > 0) {
@@ -224,6 +237,10 @@ std::string prelude(Precision p) {
              "BS_DEVICE T bs_sub_mul(T x, T s, T c) {\n"
              "  return bs_make(x.x - (s.x * c.x - s.y * c.y), x.y - (s.x * c.y + s.y * c.x));\n"
              "}\n"
+             "// x - conj(e) * y\n"
+             "BS_DEVICE T bs_sub_conj_mul(T x, T e, T y) {\n"
+             "  return bs_make(x.x - (e.x * y.x + e.y * y.y), x.y - (e.x * y.y - e.y * y.x));\n"
+             "}\n"
              "// acc + conj(l) * v\n"
              "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) {\n"
              "  return bs_make(acc.x + (l.x * v.x + l.y * v.y), acc.y + (l.x * v.y - l.y * v.x));\n"
@@ -246,6 +263,7 @@ std::string prelude(Precision p) {
              "BS_DEVICE T bs_sub(T a, T b) { return a - b; }\n"
              "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) { return x - s * c; }\n"
              "BS_DEVICE T bs_sub_mul(T x, T s, T c) { return x - s * c; }\n"
+             "BS_DEVICE T bs_sub_conj_mul(T x, T e, T y) { return x - e * y; }\n"
              "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) { return acc + l * v; }\n"
              "BS_DEVICE int bs_bits(T z) { return " + std::string(is_single(p) ? "__float_as_int(z)" : "__double2loint(z)") + "; }\n"
              "BS_DEVICE T bs_shfl(T v, int src, int width) { return __shfl_sync(0xffffffffu, v, src, width); }\n"
@@ -359,6 +377,22 @@ private:
             close();
         }
 
+        if (posv) {
+            const int NRB = s_.rhs_per_thread, NR = s_.nrhs_block;
+            line("// the first " + I(NR) + " right-hand sides ride along: forward substitution fused into the elimination");
+            line("const int nf = active ? (nrhs < " + I(NR) + " ? nrhs : " + I(NR) + ") : 0;");
+            line("T* const Bf = nf > 0 ? (b_ptrs ? b_ptrs[m] : b + m * b_stride) : (T*)0;");
+            line("T* const rowA = (T*)(bs_smem + " + I(s_.off_rows) + ") + ml * " + I(TC * NRB) + ";");
+            line("T* const rowB = rowA + " + I((long long)s_.slots * TC * NRB) + ";");
+            line("T bz[" + I(RA) + "][" + I(NRB) + "];");
+            for_open("aa", 0, RA);
+            for_open("c", 0, NRB);
+            line("const int r = tc + " + I(TC) + " * c;");
+            line("bz[aa][c] = (ri[aa] < nact && r < nf) ? Bf[(long long)r * ldb + ri[aa]] : bs_zero();");
+            close();
+            close();
+        }
+
         // ---- elimination ----
         line("bool failed = false;");
         line("int fcol = 0;  // 1-based column of the first bad pivot");
@@ -417,6 +451,19 @@ private:
             if (s_.packed)
                 line("if (ml < " + I(MPB) + " && ri[aa] < " + I(n_) + " && j <= ri[aa]) pk[tri[aa] + j] = x[aa][bb];");
             close();
+            close();
+            close();
+        }
+        if (posv) {
+            const int NRB = s_.rhs_per_thread, NR = s_.nrhs_block;
+            line("// y = D^(-1/2) z: the forward solution of the fused right-hand sides, for the solve phase");
+            line("T* const yb = (T*)(bs_smem + " + I(s_.off_y) + ") + (ml < " + I(MPB) + " ? ml : 0) * " + I(n_ * NR) + ";");
+            for_open("aa", 0, RA);
+            line("const R f = dg[" + I(2 * n_) + " + (ri[aa] < " + I(n_) + " ? ri[aa] : 0)];");
+            for_open("c", 0, NRB);
+            line("const int r = tc + " + I(TC) + " * c;");
+            line("if (!failed && ml < " + I(MPB) + " && ri[aa] < " + I(n_) + " && r < " + I(NR) + ") yb[r * " + I(n_) +
+                 " + ri[aa]] = bs_scale(bz[aa][c], f);");
             close();
             close();
         }
@@ -517,6 +564,22 @@ private:
             close();
         }
         if (TC > 1) close();
+        const bool posv = sp_.routine == ColumnMajorRoutine::posv;
+        const int NRB = s_.rhs_per_thread;
+        if (posv) {  // row k of the fused right-hand sides (final: every earlier step is applied)
+            line(std::string("T* const rb = ") + (lit ? (k % 2 == 0 ? "rowA" : "rowB") : "(k & 1) ? rowB : rowA") + ";");
+            open("if (tr == " + (lit ? I(k % s_.row_threads) : "k % " + I(s_.row_threads)) + ")");
+            for_open("c", 0, NRB);
+            if (lit) {
+                line("rb[tc + " + I(TC) + " * c] = bz[" + I(k / s_.row_threads) + "][c];");
+            } else {
+                line("T pb = bz[0][c];");
+                for (int a = 1; a < RA; ++a) line("pb = k / " + I(s_.row_threads) + " == " + I(a) + " ? bz[" + I(a) + "][c] : pb;");
+                line("rb[tc + " + I(TC) + " * c] = pb;");
+            }
+            close();
+            close();
+        }
         line("__syncthreads();");
         line("const R akk = bs_real(cb[" + (lit ? I((k % TC) * pitch + k / TC) : "(k % " + I(TC) + ") * " + I(pitch) + " + k / " + I(TC)) + "]);");
         line("if (q == 0) dg[" + K + "] = akk;");
@@ -531,6 +594,19 @@ private:
         for_open("aa", 0, RA);
         line("s[aa] = bs_scale(cb[rpos[aa]], rk);");
         close();
+        if (posv) {  // z_i -= (a_ik / a_kk) z_k for the rows below k
+            line("T rbv[" + I(NRB) + "];");
+            for_open("c", 0, NRB);
+            line("rbv[c] = rb[tc + " + I(TC) + " * c];");
+            close();
+            for_open("aa", 0, RA);
+            open("if (ri[aa] > " + K + ")");
+            for_open("c", 0, NRB);
+            line("bz[aa][c] = bs_sub_mul(bz[aa][c], s[aa], rbv[c]);");
+            close();
+            close();
+            close();
+        }
         std::vector<Chunk> chunks;
         if (lit) {
             const int bk = k / TC;
@@ -607,6 +683,9 @@ private:
     }
 
     // Second phase of posv: solve with the packed factor of the block's matrices in shared memory.
+    // Group 0 of the right-hand sides was forward-substituted during the elimination and only needs
+    // the backward pass; further groups (nrhs > nrhs_block) run both. Each loop has the same trip
+    // count for every lane, so shuffles always see full warps.
     void posv_solve() {
         const int L = s_.seg_lanes, NR = s_.nrhs_block, NSEG = s_.segments_per_block, MPB = s_.matrices_per_block;
         const long long NT = (long long)n_ * (n_ + 1) / 2;
@@ -615,24 +694,35 @@ private:
         open("");
         line("const int seg = t / " + I(L) + ";");
         line("const int l = t - seg * " + I(L) + ";");
-        line("const long long tasks = (long long)" + I(MPB) + " * ngroups;");
-        line("const long long rounds = (tasks + " + I(NSEG - 1) + ") / " + I(NSEG) +
-             ";  // the same for every lane, so shuffles see full warps");
-        open("for (long long round = 0; round < rounds; ++round)");
-        line("const long long task = round * " + I(NSEG) + " + seg;");
-        line("const int tm = task < tasks ? (int)(task / ngroups) : 0;");
-        line("const int g = task < tasks ? (int)(task % ngroups) : 0;");
-        line("const long long mm = (long long)blockIdx.x * " + I(MPB) + " + tm;");
-        line("const bool valid = task < tasks && mm < (long long)count && flags[tm] == 0;");
-        line("const int nv = valid ? " + I(n_) + " : 0;");
-        line("const int r0 = g * " + I(NR) + ";");
-        line("const int ncols = valid ? (nrhs - r0 < " + I(NR) + " ? nrhs - r0 : " + I(NR) + ") : 0;");
-        line("T* const Bm = valid ? (b_ptrs ? b_ptrs[mm] : b + mm * b_stride) : (T*)0;");
-        line("const T* const Lp = (const T*)(bs_smem + " + I(s_.off_packed) + ") + tm * " + I(NT) + ";");
-        line("const R* const ivp = (const R*)(bs_smem + " + I(s_.off_diag) + ") + tm * " + I(3 * n_) + " + " +
-             I(2 * n_) + ";");
-        solve_body("Bm", /*global_factor=*/false);
-        close();
+        for (int phase = 0; phase < 2; ++phase) {
+            const bool fused = phase == 0;
+            line(fused ? "// group 0: backward substitution of the fused right-hand sides"
+                       : "// groups 1.. (nrhs > nrhs_block): forward and backward substitution");
+            line(std::string("const long long tasks") + I(phase) + " = " +
+                 (fused ? "ngroups > 0 ? " + I(MPB) + " : 0;" : "ngroups > 1 ? (long long)" + I(MPB) + " * (ngroups - 1) : 0;"));
+            open("for (long long task = seg; task < tasks" + I(phase) + " + " + I(NSEG) + " - 1 - (tasks" + I(phase) +
+                 " + " + I(NSEG) + " - 1) % " + I(NSEG) + "; task += " + I(NSEG) + ")");
+            line("const bool in_range = task < tasks" + I(phase) + ";");
+            if (fused) {
+                line("const int tm = in_range ? (int)task : 0;");
+                line("const int g = 0;");
+            } else {
+                line("const int tm = in_range ? (int)(task / (ngroups - 1)) : 0;");
+                line("const int g = in_range ? 1 + (int)(task % (ngroups - 1)) : 0;");
+            }
+            line("const long long mm = (long long)blockIdx.x * " + I(MPB) + " + tm;");
+            line("const bool valid = in_range && mm < (long long)count && flags[tm] == 0;");
+            line("const int nv = valid ? " + I(n_) + " : 0;");
+            line("const int r0 = g * " + I(NR) + ";");
+            line("const int ncols = valid ? (nrhs - r0 < " + I(NR) + " ? nrhs - r0 : " + I(NR) + ") : 0;");
+            line("T* const Bm = valid ? (b_ptrs ? b_ptrs[mm] : b + mm * b_stride) : (T*)0;");
+            line("const T* const Lp = (const T*)(bs_smem + " + I(s_.off_packed) + ") + tm * " + I(NT) + ";");
+            line("const R* const ivp = (const R*)(bs_smem + " + I(s_.off_diag) + ") + tm * " + I(3 * n_) + " + " +
+                 I(2 * n_) + ";");
+            if (fused) line("const T* const yb = (const T*)(bs_smem + " + I(s_.off_y) + ") + tm * " + I(n_ * NR) + ";");
+            solve_body("Bm", fused ? SolveMode::posv_fused : SolveMode::posv_rest);
+            close();
+        }
         close();
     }
 
@@ -657,14 +747,21 @@ private:
              ") : 0;");
         line("const T* const Am = valid ? (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) : (const T*)0;");
         line("T* const Bm = valid ? (b_ptrs ? b_ptrs[mm] : b + mm * b_stride) : (T*)0;");
-        solve_body("Bm", /*global_factor=*/true);
+        solve_body("Bm", SolveMode::potrs);
         close();
     }
 
-    // Loads B, runs the two passes, stores X. Needs l, nv, ncols, r0 and either Am/lda (global
-    // factor, stored triangle of `uplo`) or Lp/ivp (packed lower factor in shared memory).
-    void solve_body(const std::string& B, bool global_factor) {
+    enum class SolveMode {
+        potrs,       // factor in global memory (stored triangle of uplo), B in global memory
+        posv_fused,  // packed lower factor in shared memory, y (forward done) in shared memory
+        posv_rest    // packed lower factor in shared memory, B in global memory
+    };
+
+    // Loads the right-hand sides, runs the passes, stores X. Needs l, nv, ncols, r0 and Am/lda
+    // (potrs) or Lp/ivp (posv; yb for the fused group).
+    void solve_body(const std::string& B, SolveMode mode) {
         const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block;
+        const bool global_factor = mode == SolveMode::potrs;
         line("int ri[" + I(RS) + "];");
         for_open("a_", 0, RS);
         line("ri[a_] = l + " + I(L) + " * a_;");
@@ -683,22 +780,33 @@ private:
         line("T v[" + I(RS) + "][" + I(NR) + "];");
         for_open("a_", 0, RS);
         for_open("r_", 0, NR);
-        line("v[a_][r_] = (ri[a_] < nv && r_ < ncols) ? " + B + "[(long long)(r0 + r_) * ldb + ri[a_]] : bs_zero();");
+        if (mode == SolveMode::posv_fused)
+            line("v[a_][r_] = (ri[a_] < nv && r_ < ncols) ? yb[r_ * " + I(n_) + " + ri[a_]] : bs_zero();");
+        else
+            line("v[a_][r_] = (ri[a_] < nv && r_ < ncols) ? " + B + "[(long long)(r0 + r_) * ldb + ri[a_]] : bs_zero();");
         close();
         close();
 
-        auto elem = [&](int a, const std::string& k) {
-            if (global_factor) return "Am[(long long)" + k + " * lda + ri[" + I(a) + "]]";
-            return "Lp[tri[" + I(a) + "] + " + k + "]";
-        };
-        auto rinv = [&](int ak, const std::string& k) { return global_factor ? "rinv[" + I(ak) + "]" : "ivp[" + k + "]"; };
-        const bool lower_storage = !global_factor || !upper_;  // posv keeps a packed lower factor
-        if (lower_storage) {
-            pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, elem, rinv);    // L y = b
-            pass("b", /*axpy=*/false, /*ascending=*/false, /*below=*/true, elem, rinv);  // L^H x = y
+        if (global_factor) {
+            // column k of the stored triangle, row ri[a]
+            auto elem = [&](int a, const std::string& k) { return "Am[(long long)" + k + " * lda + ri[" + I(a) + "]]"; };
+            auto rinv = [&](int ak, const std::string&) { return "rinv[" + I(ak) + "]"; };
+            if (!upper_) {
+                pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, false, elem, rinv);    // L y = b
+                pass("b", /*axpy=*/false, /*ascending=*/false, /*below=*/true, false, elem, rinv);  // L^H x = y
+            } else {
+                pass("f", /*axpy=*/false, /*ascending=*/true, /*below=*/false, false, elem, rinv);  // U^H y = b
+                pass("b", /*axpy=*/true, /*ascending=*/false, /*below=*/false, false, elem, rinv);  // U x = y
+            }
         } else {
-            pass("f", /*axpy=*/false, /*ascending=*/true, /*below=*/false, elem, rinv);  // U^H y = b
-            pass("b", /*axpy=*/true, /*ascending=*/false, /*below=*/false, elem, rinv);  // U x = y
+            // packed rows of L in shared memory: column k at tri(i) + k, row k at tri(k) + j; both
+            // passes are axpy steps (one shuffle per column, no reductions)
+            auto column = [&](int a, const std::string& k) { return "Lp[tri[" + I(a) + "] + " + k + "]"; };
+            auto row = [&](int a, const std::string& k) { return "Lp[" + k + " * (" + k + " + 1) / 2 + ri[" + I(a) + "]]"; };
+            auto rinv = [&](int, const std::string& k) { return "ivp[" + k + "]"; };
+            if (mode == SolveMode::posv_rest)
+                pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, false, column, rinv);  // L y = b
+            pass("b", /*axpy=*/true, /*ascending=*/false, /*below=*/false, true, row, rinv);       // L^H x = y
         }
 
         for_open("a_", 0, RS);
@@ -713,7 +821,8 @@ private:
     // sequence of blocks of L columns (the owner row of column k is in register row k / L of lane
     // k % L) with a run-time loop inside each block: small code, and registers stay few.
     template <class Elem, class Rinv>
-    void pass(const std::string& tag, bool axpy, bool ascending, bool below, const Elem& elem, const Rinv& rinv) {
+    void pass(const std::string& tag, bool axpy, bool ascending, bool below, bool conj_elem, const Elem& elem,
+              const Rinv& rinv) {
         const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block;
         line(std::string("// ") + (axpy ? "axpy" : "dot") + " pass, " + (ascending ? "ascending" : "descending"));
         for (int bi = 0; bi < RS; ++bi) {
@@ -740,7 +849,8 @@ private:
                 for (int a = a0; a <= a1; ++a) {
                     open("if (" + pred(a) + ")");
                     for_open("r_", 0, NR);
-                    line("v[" + I(a) + "][r_] = bs_sub_mul(v[" + I(a) + "][r_], e" + I(a) + ", y[r_]);");
+                    line("v[" + I(a) + "][r_] = " + (conj_elem ? "bs_sub_conj_mul" : "bs_sub_mul") + "(v[" + I(a) +
+                         "][r_], e" + I(a) + ", y[r_]);");
                     close();
                     close();
                 }

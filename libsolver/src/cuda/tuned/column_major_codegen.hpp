@@ -80,7 +80,9 @@ struct ColumnMajorShape {
     int vec = 0;                 // elements per 16-byte vector
     int words = 0;               // 32-bit words per element
     std::size_t shared_bytes = 0;
+    int rhs_per_thread = 0;      // posv: ceil(nrhs_block / TC) fused right-hand sides per row thread
     std::size_t off_col = 0, off_diag = 0, off_flags = 0, off_packed = 0;  // byte offsets into shared memory
+    std::size_t off_rows = 0, off_y = 0;  // posv: published rows of B, forward solutions
     bool packed = false;         // the packed-triangle buffer is used (upper, or posv)
 };
 
