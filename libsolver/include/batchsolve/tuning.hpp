@@ -96,4 +96,25 @@ template <class T>
 void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
                   Context& ctx);
 
+// What the kernel of a call would be, compiled (or loaded from the disk cache) without running it:
+// lets a tuner compile its candidates in parallel and keep NVRTC out of timed loops, and reports the
+// compiler's resource use. `shape` describes the call (layout, n, count, chunk size; its pointers are
+// not read); `nrhs` is ignored by potrf. `supported` is false (with the reason in `note`) where the
+// configuration cannot run this problem or the call would not reach a generated kernel (CPU backend,
+// n beyond the generated kernels, where cuSOLVER runs).
+struct KernelReport {
+    bool supported = false;
+    std::string note;
+    std::string name;            // the generated kernel's name
+    std::string config;          // the resolved configuration, to_string(CholeskyConfig)
+    int registers = 0;           // per thread
+    int local_bytes = 0;         // local memory per thread: > 0 means spills or a stack
+    bool from_disk_cache = false;
+    double compile_seconds = 0;  // NVRTC time spent by this call
+};
+
+template <class T>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx);
+
 }  // namespace batchsolve

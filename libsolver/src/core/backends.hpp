@@ -8,6 +8,7 @@
 
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve {
@@ -35,10 +36,17 @@ void copy_to_device(detail::CudaResources* r, void* dst, const void* src, std::s
 void copy_to_host(detail::CudaResources* r, void* dst, const void* src, std::size_t bytes);
 void fill_bytes(detail::CudaResources* r, void* dst, unsigned char value, std::size_t bytes);
 
-template <class T> void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
-template <class T> void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
-template <class T> void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx);
+// `config`: the caller's kernel configuration (expert entry points of tuning.hpp), or nullptr for
+// the tuning table's choice (else the safe default).
+template <class T> void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig* config,
+                                      Context& ctx);
+template <class T> void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b,
+                                      const CholeskyConfig* config, Context& ctx);
+template <class T> void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info,
+                                     const CholeskyConfig* config, Context& ctx);
 template <class T> void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Context& ctx);
+template <class T> KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape,
+                                               int nrhs, const CholeskyConfig& config, Context& ctx);
 }  // namespace cuda_backend
 
 // Calls F<float>, F<double>, F<complex<float>>, F<complex<double>> explicit instantiations.

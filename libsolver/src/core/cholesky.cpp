@@ -1,36 +1,42 @@
-// potrf/potrs/posv: argument checks, then dispatch to the backend of the context.
+// potrf/potrs/posv, plain and with an explicit kernel configuration (tuning.hpp): argument checks,
+// then dispatch to the backend of the context. The CPU backend has no kernel configurations.
 #include "batchsolve/cholesky.hpp"
 
+#include "batchsolve/tuning.hpp"
 #include "backends.hpp"
 #include "checks.hpp"
 
 namespace batchsolve {
 
+namespace {
+
 template <class T>
-void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx) {
+void potrf_dispatch(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig* config, Context& ctx) {
     constexpr const char* routine = "potrf_batched";
     checks::check_view(a, routine, "a");
     checks::check_square(a, routine, "a");
     checks::require(a.count == 0 || info != nullptr, routine, "info", "non-null");
     if (a.count == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::potrf_batched(uplo, a, info, ctx);
+    if (ctx.backend() == Backend::cuda) cuda_backend::potrf_batched(uplo, a, info, config, ctx);
     else reference::potrf_batched(uplo, a, info, ctx);
 }
 
 template <class T>
-void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx) {
+void potrs_dispatch(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig* config,
+                    Context& ctx) {
     constexpr const char* routine = "potrs_batched";
     checks::check_view(a, routine, "a");
     checks::check_square(a, routine, "a");
     checks::check_view(b, routine, "b");
     checks::check_rhs(a, b, routine);
     if (a.count == 0 || a.rows == 0 || b.cols == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::potrs_batched(uplo, a, b, ctx);
+    if (ctx.backend() == Backend::cuda) cuda_backend::potrs_batched(uplo, a, b, config, ctx);
     else reference::potrs_batched(uplo, a, b, ctx);
 }
 
 template <class T>
-void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx) {
+void posv_dispatch(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig* config,
+                   Context& ctx) {
     constexpr const char* routine = "posv_batched";
     checks::check_view(a, routine, "a");
     checks::check_square(a, routine, "a");
@@ -38,14 +44,68 @@ void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* 
     checks::check_rhs(a, b, routine);
     checks::require(a.count == 0 || info != nullptr, routine, "info", "non-null");
     if (a.count == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::posv_batched(uplo, a, b, info, ctx);
+    if (ctx.backend() == Backend::cuda) cuda_backend::posv_batched(uplo, a, b, info, config, ctx);
     else reference::posv_batched(uplo, a, b, info, ctx);
 }
 
-#define INSTANTIATE(T)                                                                               \
-    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                       \
-    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&); \
-    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&);
+}  // namespace
+
+template <class T>
+void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx) {
+    potrf_dispatch(uplo, a, info, nullptr, ctx);
+}
+template <class T>
+void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx) {
+    potrf_dispatch(uplo, a, info, &config, ctx);
+}
+
+template <class T>
+void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx) {
+    potrs_dispatch(uplo, a, b, nullptr, ctx);
+}
+template <class T>
+void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                   Context& ctx) {
+    potrs_dispatch(uplo, a, b, &config, ctx);
+}
+
+template <class T>
+void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx) {
+    posv_dispatch(uplo, a, b, info, nullptr, ctx);
+}
+template <class T>
+void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
+                  Context& ctx) {
+    posv_dispatch(uplo, a, b, info, &config, ctx);
+}
+
+template <class T>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx) {
+    constexpr const char* name = "prepare_kernel";
+    checks::require(routine == "potrf" || routine == "potrs" || routine == "posv", name, "routine",
+                    "one of potrf, potrs, posv (got '" + routine + "')");
+    checks::require(shape.rows == shape.cols, name, "shape", "square matrices");
+    checks::require(shape.rows >= 0 && shape.count >= 0 && nrhs >= 0, name, "shape", "non-negative sizes");
+    if (ctx.backend() != Backend::cuda) {
+        KernelReport report;
+        report.note = "the CPU backend runs LAPACK, no generated kernels";
+        return report;
+    }
+    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, config, ctx);
+}
+
+#define INSTANTIATE(T)                                                                                        \
+    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                                \
+    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig&, Context&);         \
+    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&);          \
+    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig&, \
+                                   Context&);                                                                 \
+    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&);           \
+    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig&, \
+                                  Context&);                                                                  \
+    template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int,        \
+                                            const CholeskyConfig&, Context&);
 BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 

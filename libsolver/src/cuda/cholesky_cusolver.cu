@@ -239,8 +239,8 @@ void run_through_workspace(const VendorCall<T>& c, CudaResources& r, Context& ct
 }
 
 template <class T>
-void run(const VendorCall<T>& c, CudaResources& r, Context& ctx) {
-    if (c.a.interleaved()) run_through_workspace(c, r, ctx);
+void run(const VendorCall<T>& c, CudaResources& r, Context& ctx, Operand mode) {
+    if (c.a.interleaved() || mode == Operand::preserve) run_through_workspace(c, r, ctx);
     else run_in_place(c, r);
 }
 
@@ -251,7 +251,7 @@ void zero_info(CudaResources& r, int* info, int count) {
 }  // namespace
 
 template <class T>
-void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx) {
+void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx, Operand mode) {
     constexpr const char* routine = "potrf_batched (cuSOLVER)";
     CudaResources& r = detail::resources_of(ctx, routine);
     if (a.count == 0) return;
@@ -264,11 +264,12 @@ void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context
     c.n = a.rows, c.count = a.count;
     c.info = info;
     c.factor = true;
-    run(c, r, ctx);
+    run(c, r, ctx, mode);
 }
 
 template <class T>
-void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx) {
+void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx,
+                            Operand mode) {
     constexpr const char* routine = "potrs_batched (cuSOLVER)";
     CudaResources& r = detail::resources_of(ctx, routine);
     if (a.count == 0 || a.rows == 0 || b.cols == 0) return;
@@ -279,11 +280,12 @@ void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchV
     c.b = checked_device_batch(r, b, routine, "b");
     c.n = a.rows, c.nrhs = b.cols, c.count = a.count;
     c.solve = true;
-    run(c, r, ctx);
+    run(c, r, ctx, mode);
 }
 
 template <class T>
-void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx) {
+void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx,
+                           Operand mode) {
     constexpr const char* routine = "posv_batched (cuSOLVER)";
     CudaResources& r = detail::resources_of(ctx, routine);
     if (a.count == 0) return;
@@ -298,13 +300,14 @@ void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>&
     c.info = info;
     c.factor = true;
     c.solve = b.cols > 0;
-    run(c, r, ctx);
+    run(c, r, ctx, mode);
 }
 
 #define INSTANTIATE(T)                                                                                       \
-    template void cusolver_potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                      \
-    template void cusolver_potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&); \
-    template void cusolver_posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&);
+    template void cusolver_potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&, Operand);           \
+    template void cusolver_potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&, \
+                                            Operand);                                                       \
+    template void cusolver_posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&, Operand);
 BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 
@@ -331,7 +334,7 @@ void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx) {
     checks::require(a.count == 0 || info != nullptr, routine, "info", "non-null");
     require_vendor_operand(a, ctx, routine, "a.layout");
     if (a.count == 0) return;
-    cuda_backend::cusolver_potrf_batched(uplo, a, info, ctx);
+    cuda_backend::cusolver_potrf_batched(uplo, a, info, ctx, cuda_backend::Operand::in_place);
 }
 
 template <class T>
@@ -344,7 +347,7 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
     require_vendor_operand(a, ctx, routine, "a.layout");
     require_vendor_operand(b, ctx, routine, "b.layout");
     if (a.count == 0 || a.rows == 0 || b.cols == 0) return;
-    cuda_backend::cusolver_potrs_batched(uplo, a, b, ctx);
+    cuda_backend::cusolver_potrs_batched(uplo, a, b, ctx, cuda_backend::Operand::in_place);
 }
 
 #define INSTANTIATE(T)                                                                    \

@@ -18,13 +18,24 @@ namespace batchsolve::cuda_backend {
 //  * interleaved and chunked batches go through a column-major copy in ctx.workspace (in slices of
 //    at most 256 MiB); only the uplo triangle of A is read from or written back to the user's batch;
 //  * batches of any size (cuSOLVER is called on pieces of at most 262,140 matrices).
-template <class T>
-void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
+//
+// cuSOLVER's batched routines write outside LAPACK's contract (seen on an H200, CUDA 13.0: potrfBatched
+// writes the other triangle of A, potrsBatched writes into the factor). Operand::preserve therefore
+// moves column-major operands through the workspace as well, so only the uplo triangle of A is ever
+// written and potrs leaves A as it was; Operand::in_place hands column-major operands to cuSOLVER
+// directly -- the raw vendor behaviour, which batchsolve::vendor exposes as the baseline.
+enum class Operand { preserve, in_place };
 
 template <class T>
-void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
+void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx,
+                            Operand mode = Operand::preserve);
 
 template <class T>
-void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx);
+void cusolver_potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx,
+                            Operand mode = Operand::preserve);
+
+template <class T>
+void cusolver_posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx,
+                           Operand mode = Operand::preserve);
 
 }  // namespace batchsolve::cuda_backend

@@ -19,16 +19,18 @@ void copy_to_device(detail::CudaResources*, void*, const void*, std::size_t) { t
 void copy_to_host(detail::CudaResources*, void*, const void*, std::size_t) { throw NotCompiled("Buffer::download", "cuda"); }
 void fill_bytes(detail::CudaResources*, void*, unsigned char, std::size_t) { throw NotCompiled("Buffer::fill_bytes", "cuda"); }
 
-template <class T> void potrf_batched(Uplo, const BatchView<T>&, int*, Context&) { throw NotCompiled("potrf_batched", "cuda"); }
-template <class T> void potrs_batched(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&) { throw NotCompiled("potrs_batched", "cuda"); }
-template <class T> void posv_batched(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&) { throw NotCompiled("posv_batched", "cuda"); }
+template <class T> void potrf_batched(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&) { throw NotCompiled("potrf_batched", "cuda"); }
+template <class T> void potrs_batched(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, Context&) { throw NotCompiled("potrs_batched", "cuda"); }
+template <class T> void posv_batched(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, Context&) { throw NotCompiled("posv_batched", "cuda"); }
 template <class T> void convert_layout(const BatchView<const T>&, const BatchView<T>&, Context&) { throw NotCompiled("convert_layout", "cuda"); }
+template <class T> KernelReport prepare_kernel(const std::string&, Uplo, const BatchView<const T>&, int, const CholeskyConfig&, Context&) { throw NotCompiled("prepare_kernel", "cuda"); }
 
 #define INSTANTIATE(T)                                                                               \
-    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                       \
-    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&); \
-    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&);  \
-    template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);
+    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&);                  \
+    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, Context&); \
+    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, Context&); \
+    template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);               \
+    template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int, const CholeskyConfig&, Context&);
 BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -35,29 +35,33 @@ const std::vector<ColumnMajorRoutine> kRoutines = {ColumnMajorRoutine::potrf, Co
 const std::vector<Precision> kPrecisions = {Precision::s, Precision::d, Precision::c, Precision::z};
 
 // The NVRTC sample: every sampled n with the default and three other shapes (s and d, both
-// triangles, all three routines), complex at two sizes. Fully unrolled kernels of n >= 100 take
-// NVRTC tens of seconds each: one is compiled, the others use the blocked loops.
+// triangles, all three routines), complex at two sizes. Kernels of n >= 100 use the blocked loops
+// with 2 threads per row (NVRTC needs 10-60 s for a fully unrolled one: those are compiled by the
+// long test and by the GPU test); their other shapes run in the emulation test.
 std::vector<ColumnMajorSpec> nvrtc_sample() {
     std::vector<ColumnMajorSpec> out;
     auto add = [&](const ColumnMajorSpec& s) {
         if (usable(s)) out.push_back(s);
     };
     const std::vector<Shape> shapes = factor_shapes();
-    const Shape blocked_default{"blocked_default", 0, 0, 0, 4, false};
+    const Shape blocked_t2{"blocked_t2", 1, 2, 1, 4, false};
     for (int n : sampled_sizes()) {
-        const bool large = n >= 100;
-        const Shape& first = large ? blocked_default : shapes[0];
-        add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::lower, n, 0, first));
-        add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, first));
-        add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::upper, n, 0, shapes[1]));
-        add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::lower, n, 0, shapes[2]));
-        if (!large) add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, shapes[3]));
-        add(make_spec(ColumnMajorRoutine::posv, Precision::s, Uplo::upper, n, 1, first, 1));
-        add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::lower, n, 3, shapes[2], 2));
+        if (n >= 100) {
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::lower, n, 0, blocked_t2));
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, blocked_t2));
+            add(make_spec(ColumnMajorRoutine::posv, Precision::s, Uplo::upper, n, 1, blocked_t2, 1));
+        } else {
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::lower, n, 0, shapes[0]));
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, shapes[0]));
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::upper, n, 0, shapes[1]));
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::lower, n, 0, shapes[2]));
+            add(make_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::upper, n, 0, shapes[3]));
+            add(make_spec(ColumnMajorRoutine::posv, Precision::s, Uplo::upper, n, 1, shapes[0], 1));
+            add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::lower, n, 3, shapes[2], 2));
+        }
         add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::lower, n, 1, shapes[0], 1, 128));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::upper, n, 8, shapes[0], 4, 256));
     }
-    add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::lower, 128, 0, factor_shapes()[0]));
     for (int n : {5, 32}) {
         for (Precision p : {Precision::c, Precision::z}) {
             add(make_spec(ColumnMajorRoutine::potrf, p, Uplo::upper, n, 0, shapes[0]));

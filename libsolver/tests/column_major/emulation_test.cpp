@@ -166,6 +166,24 @@ void shared_overrun_kernel(void** args) {
     if (threadIdx.x == 0) ::bs_emu::shared_memory()[bytes] = 1;
 }
 
+struct alignas(16) bs_vec {  // what BS_VEC_AT reads in the generated kernels
+    float v[4];
+};
+void vector_load_kernel(void** args) {
+    const int offset = *static_cast<int*>(args[0]);
+    const float* base = reinterpret_cast<const float*>(::bs_emu::shared_memory());
+    const bs_vec u = BS_VEC_AT(base + offset);
+    (void)u;
+}
+
+TEST(Emulator, DetectsMisalignedVectorLoad) {
+    int offset = 4;
+    void* args[] = {&offset};
+    EXPECT_NO_THROW(bs_emu::launch(vector_load_kernel, {1, 1, 1}, {32, 1, 1}, 64, args));
+    offset = 2;
+    EXPECT_THROW(bs_emu::launch(vector_load_kernel, {1, 1, 1}, {32, 1, 1}, 64, args), std::runtime_error);
+}
+
 TEST(Emulator, RunsBarriersAndShuffles) {
     std::vector<int> out(3, -1);
     int* p = out.data();

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -173,6 +174,11 @@ void warp_exchange(unsigned mask, const void* value, void* out, std::size_t byte
     wait(b.warp_barriers[warp], 32);  // every lane has read before the slots are reused
 }
 
+const void* aligned16(const void* p) {
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) fail("misaligned 16-byte vector load");
+    return p;
+}
+
 void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void** args) {
     if (block.x * block.y * block.z == 0 || block.x * block.y * block.z > 1024) fail("emulator: bad block size");
     Block b;
@@ -181,6 +187,7 @@ void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void**
     b.entry = entry;
     b.args = args;
     b.shared.assign(shared_bytes + kGuardBytes, kPoison);
+    if (reinterpret_cast<std::uintptr_t>(b.shared.data()) % 16 != 0) fail("emulator: shared memory not 16-byte aligned");
     Block* previous = g_block;
     g_block = &b;
     try {

@@ -60,6 +60,9 @@ inline int double2loint(double d) {
     return static_cast<int>(static_cast<unsigned>(i & 0xffffffffu));
 }
 
+// p, after checking that it is 16-byte aligned (as a vector load on the GPU requires).
+const void* aligned16(const void* p);
+
 // A kernel's host entry (bs_host_entry of the generated text): unpacks cudaLaunchKernel-style args.
 using Entry = void (*)(void**);
 
@@ -84,3 +87,4 @@ void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void**
 #define BS_KERNEL_HEAD(threads, min_blocks) void
 #define BS_FENCE() ((void)0)
 #define BS_OPAQUE_I64(i) ((void)0)
+#define BS_VEC_AT(p) (*reinterpret_cast<const bs_vec*>(::bs_emu::aligned16(p)))

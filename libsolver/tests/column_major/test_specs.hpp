@@ -74,6 +74,12 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
         add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::lower, n, 3, shapes[0], 2, 64));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::upper, n, 3, shapes[0], 1, 96));
     }
+    // corners of the shape space: 4 x 4 threads per row tile, one-column chunks, the fused
+    // right-hand sides split over threads of a row with several rows per thread (blocked loops)
+    add(make_spec(ColumnMajorRoutine::potrf, Precision::s, Uplo::upper, 33, 0, {"r4_t4", 4, 4, 0, 4, true}));
+    add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, 13, 0, {"r2_t2_c1", 2, 2, 3, 1, false}));
+    add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::upper, 31, 5, {"r2_t2", 2, 2, 2, 2, false}, 3));
+    add(make_spec(ColumnMajorRoutine::posv, Precision::c, Uplo::lower, 20, 4, {"r3_t3", 3, 3, 0, 1, true}, 4));
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));

@@ -75,14 +75,17 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
                 ++k;
                 const Uplo u = k % 2 ? Uplo::lower : Uplo::upper;
                 // full unrolling of big tiles at n ~ 32 costs several seconds each: sample it
-                const bool full_ok = n <= max_full && (n <= 16 || nb <= 8 || which == Sample::exhaustive);
+                const bool full_ok = n <= max_full && (n + nb - 1) / nb <= cuda_backend::tuned::max_full_unroll_tiles &&
+                                     (n <= 16 || nb <= 8 || which == Sample::exhaustive);
                 std::vector<bool> unrolls = {false};
                 if (full_ok && (which == Sample::exhaustive || n <= 16 || k % 3 == 0)) unrolls.push_back(true);
                 for (bool full : unrolls) {
                     const Precision real = (k + full) % 2 ? Precision::d : Precision::s;
                     out.push_back(make_spec(Routine::potrf, real, u, n, nb, l, full));
                     if (which == Sample::exhaustive) out.push_back(make_spec(Routine::potrf, real == Precision::d ? Precision::s : Precision::d, u == Uplo::lower ? Uplo::upper : Uplo::lower, n, nb, l, full));
-                    if (k % 7 == 0) out.push_back(make_spec(Routine::potrf, complexes[(k / 7) % 2], u, n, nb, l, full));
+                    // complex: a sample; fully unrolled only while small (n = 31 took a minute)
+                    if (k % 7 == 0 && (!full || n <= 16))
+                        out.push_back(make_spec(Routine::potrf, complexes[(k / 7) % 2], u, n, nb, l, full));
                 }
             }
         }
@@ -91,7 +94,8 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
     for (int n : ns) {
         for (int nb : tile_sizes(n, which == Sample::exhaustive ? 5 : 3, max_nb)) {
             ++k;
-            const bool full = n <= max_full && k % 2 == 0 && (n <= 16 || nb <= 8);
+            const bool full = n <= max_full && k % 2 == 0 && (n <= 16 || nb <= 8) &&
+                              (n + nb - 1) / nb <= cuda_backend::tuned::max_full_unroll_tiles;
             const Uplo u = k % 3 ? Uplo::lower : Uplo::upper;
             const int nrb = 1 + k % 3;
             const Precision p = k % 5 == 0 ? complexes[(k / 5) % 2] : (k % 2 ? Precision::d : Precision::s);

@@ -112,6 +112,19 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     return spec;
 }
 
+ColumnMajorPrepared prepare_column_major(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
+                                         const CholeskyConfig& config, Context& ctx) {
+    constexpr const char* name = "prepare_kernel (column-major kernels)";
+    CudaResources& r = detail::resources_of(ctx, name);
+    DeviceGuard guard(r.device_);
+    const ColumnMajorSpec spec = column_major_spec(routine, precision, uplo, n, nrhs, config);
+    const ColumnMajorShape shape = column_major_shape(spec, name);
+    ColumnMajorPrepared p;
+    p.kernel = lookup(spec, shape, r, name);
+    p.spec = spec;
+    return p;
+}
+
 template <class T>
 void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx) {
     constexpr const char* routine = "potrf_batched (column-major kernels)";

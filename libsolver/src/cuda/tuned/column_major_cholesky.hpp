@@ -47,4 +47,12 @@ void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
 ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
                                   const CholeskyConfig& config);
 
+// Compiles (or loads) the kernel a call would run, without running it (autotuner, prepare_kernel).
+struct ColumnMajorPrepared {
+    ColumnMajorSpec spec;
+    jit::LoadedKernel kernel;
+};
+ColumnMajorPrepared prepare_column_major(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
+                                         const CholeskyConfig& config, Context& ctx);
+
 }  // namespace batchsolve::cuda_backend::tuned

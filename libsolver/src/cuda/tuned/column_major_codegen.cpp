@@ -216,6 +216,8 @@ std::string prelude(Precision p) {
          "// hides a value from the optimiser, so that addresses are advanced step by step instead of\n"
          "// being computed up front and held in registers\n"
          "#define BS_OPAQUE_I64(i) asm volatile(\"\" : \"+l\"(i))\n"
+         "// the 16-byte vector at p (p must be 16-byte aligned; the emulator checks)\n"
+         "#define BS_VEC_AT(p) (*reinterpret_cast<const bs_vec*>(p))\n"
          "#endif\n";
     o << "typedef " << real << " R;\n";
     if (cplx) {
@@ -512,7 +514,7 @@ private:
         const int V = s_.vec;
         const std::string dep = after.empty() ? "" : " + (bs_bits(" + after + ") & zero)";
         for_open("v", 0, c.ve - c.vs, V);
-        line("const bs_vec u = *reinterpret_cast<const bs_vec*>(cb + cbase + " + I(c.vs) + " + v" + dep + ");");
+        line("const bs_vec u = BS_VEC_AT(cb + cbase + " + I(c.vs) + " + v" + dep + ");");
         for_open("e", 0, V);
         line(cv + "[v + e] = u.v[e];");
         close();
@@ -791,6 +793,7 @@ private:
             // column k of the stored triangle, row ri[a]
             auto elem = [&](int a, const std::string& k) { return "Am[(long long)" + k + " * lda + ri[" + I(a) + "]]"; };
             auto rinv = [&](int ak, const std::string&) { return "rinv[" + I(ak) + "]"; };
+            // potrs is bound by memory and latency is hidden by many warps: plain steps, few registers
             if (!upper_) {
                 pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, false, elem, rinv);    // L y = b
                 pass("b", /*axpy=*/false, /*ascending=*/false, /*below=*/true, false, elem, rinv);  // L^H x = y
@@ -801,12 +804,17 @@ private:
         } else {
             // packed rows of L in shared memory: column k at tri(i) + k, row k at tri(k) + j; both
             // passes are axpy steps (one shuffle per column, no reductions)
-            auto column = [&](int a, const std::string& k) { return "Lp[tri[" + I(a) + "] + " + k + "]"; };
-            auto row = [&](int a, const std::string& k) { return "Lp[" + k + " * (" + k + " + 1) / 2 + ri[" + I(a) + "]]"; };
-            auto rinv = [&](int, const std::string& k) { return "ivp[" + k + "]"; };
-            if (mode == SolveMode::posv_rest)
-                pass("f", /*axpy=*/true, /*ascending=*/true, /*below=*/true, false, column, rinv);  // L y = b
-            pass("b", /*axpy=*/true, /*ascending=*/false, /*below=*/false, true, row, rinv);       // L^H x = y
+            // forward: L(row, k) at tri(row) + k; backward: conj(L(k, row)) at tri(k) + row
+            auto column = [&](int a, const std::string& row, const std::string& k) {
+                if (a >= 0) return "Lp[tri[" + I(a) + "] + " + k + "]";
+                return "Lp[(" + row + ") * (" + row + " + 1) / 2 + " + k + "]";
+            };
+            auto row_of_k = [&](int, const std::string& row, const std::string& k) {
+                return "Lp[(" + k + ") * (" + k + " + 1) / 2 + (" + row + ")]";
+            };
+            auto rinv = [&](const std::string& k) { return "ivp[" + k + "]"; };
+            if (mode == SolveMode::posv_rest) axpy_blocked(/*ascending=*/true, false, column, rinv);  // L y = b
+            axpy_blocked(/*ascending=*/false, true, row_of_k, rinv);                                 // L^H x = y
         }
 
         for_open("a_", 0, RS);
@@ -879,6 +887,88 @@ private:
             }
             close();
         }
+    }
+
+    // An axpy pass (ascending with the rows below, or descending with the rows above) in blocks of
+    // m = solve_block() consecutive steps: the m values of a block are gathered with m independent
+    // shuffles, every lane solves the small m x m triangle redundantly (its entries are the same
+    // for all lanes: broadcast loads), the owner lanes keep their unknowns, and the rows beyond the
+    // block take the m updates at once. The dependency chain per block is one shuffle plus m short
+    // FMA steps instead of m shuffles. E(a, row, k) is the element that multiplies unknown k in the
+    // update of `row` (a >= 0: row is lane row ri[a]); conj_elem applies conj to it; rinv(k) is
+    // 1/diag(k) as an expression. Used by posv, whose solve phase runs on a few warps only, so its
+    // latency counts.
+    template <class Elem, class Rinv>
+    void axpy_blocked(bool ascending, bool conj_elem, const Elem& E, const Rinv& rinv_expr) {
+        const int L = s_.seg_lanes, RS = s_.seg_rows, NR = s_.nrhs_block, m = solve_block();
+        const bool below = ascending;
+        const std::string sub = conj_elem ? "bs_sub_conj_mul" : "bs_sub_mul";
+        line(std::string("// axpy pass, ") + (ascending ? "ascending" : "descending") + ", blocks of " + I(m) +
+             " steps");
+        for (int bi = 0; bi < RS; ++bi) {
+            const int ak = ascending ? bi : RS - 1 - bi;
+            const int width = std::min(L, n_ - ak * L);
+            const int nb = (width + m - 1) / m;
+            if (ascending) open("for (int hb = 0; hb < " + I(nb) + "; ++hb)");
+            else open("for (int hb = " + I(nb - 1) + "; hb >= 0; --hb)");
+            line("const int kb = " + I(ak * L) + " + hb * " + I(m) + ";  // lowest column of the block");
+            // processing order t = 0..m-1 visits column p(t)
+            auto p = [&](int t) { return "kb + " + I(ascending ? t : m - 1 - t); };
+            auto lane = [&](int t) { return "hb * " + I(m) + " + " + I(ascending ? t : m - 1 - t); };
+            line("T yg[" + I(m) + "][" + I(NR) + "];");
+            line("R rg[" + I(m) + "];");
+            for (int t = 0; t < m; ++t) {
+                for_open("r_", 0, NR);
+                line("yg[" + I(t) + "][r_] = bs_shfl(v[" + I(ak) + "][r_], " + lane(t) + ", " + I(L) + ");");
+                close();
+                line("rg[" + I(t) + "] = " + p(t) + " < " + I(n_) + " ? " + rinv_expr(p(t)) + " : (R)0;");
+            }
+            // the small triangle, redundantly in every lane
+            for (int t = 0; t < m; ++t) {
+                for_open("r_", 0, NR);
+                line("yg[" + I(t) + "][r_] = bs_scale(yg[" + I(t) + "][r_], rg[" + I(t) + "]);  // unknown p(" + I(t) + ")");
+                close();
+                for (int u = t + 1; u < m; ++u) {
+                    // both columns must exist (the last block of a pass may be partial)
+                    open("if (" + p(ascending ? u : t) + " < " + I(n_) + ")");
+                    line("const T e = " + E(-1, p(u), p(t)) + ";");
+                    for_open("r_", 0, NR);
+                    line("yg[" + I(u) + "][r_] = " + sub + "(yg[" + I(u) + "][r_], e, yg[" + I(t) + "][r_]);");
+                    close();
+                    close();
+                }
+            }
+            line("const int mine = l - hb * " + I(m) + ";  // this lane's place in the block, if any");
+            for (int t = 0; t < m; ++t) {
+                for_open("r_", 0, NR);
+                line("if (mine == " + I(ascending ? t : m - 1 - t) + ") v[" + I(ak) + "][r_] = yg[" + I(t) + "][r_];");
+                close();
+            }
+            // rows beyond the block
+            const int a0 = below ? ak : 0, a1 = below ? RS - 1 : ak;
+            for (int a = a0; a <= a1; ++a) {
+                std::string pred = "ri[" + I(a) + "] < nv";
+                if (a == ak) pred += below ? " && ri[" + I(a) + "] >= kb + " + I(m) : " && ri[" + I(a) + "] < kb";
+                open("if (" + pred + ")");
+                for (int t = 0; t < m; ++t) {
+                    open("if (" + p(t) + " < " + I(n_) + ")");
+                    line("const T e = " + E(a, "ri[" + I(a) + "]", p(t)) + ";");
+                    for_open("r_", 0, NR);
+                    line("v[" + I(a) + "][r_] = " + sub + "(v[" + I(a) + "][r_], e, yg[" + I(t) + "][r_]);");
+                    close();
+                    close();
+                }
+                close();
+            }
+            close();
+        }
+    }
+    // Steps per block of the blocked axpy passes: at most column_major_solve_block and the segment
+    // width, and a power of two whose gathered unknowns (m * nrhs_block elements) fit 32 registers.
+    int solve_block() const {
+        int m = std::min(column_major_solve_block, s_.seg_lanes);
+        while (m > 1 && m * s_.nrhs_block * s_.words > 32) m /= 2;
+        return m;
     }
 
     // Host emulation: unpack cudaLaunchKernel-style arguments and call the kernel.

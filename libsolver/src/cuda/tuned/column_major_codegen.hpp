@@ -17,12 +17,19 @@
 // info = k + 1 and freezes that matrix only: columns < k hold L, the rest the Schur complement of
 // step k (raw, like LAPACK's potf2 leaves a(k, k)).
 //
+// The elimination is either fully unrolled (config.full_unroll: fewest registers, but NVRTC needs
+// ~10-60 s at n = 128) or a static sequence of column blocks with a run-time loop over the steps of
+// a block (compiles in about a second, uses more registers).
+//
 // Solves (potrs, and the second phase of posv): a segment of L lanes (a warp, or a power-of-two part
 // of one for n < 32) per (matrix, group of nrhs_block right-hand sides); lane l owns the rows
-// l + L*a. Every pass reads column k of the stored triangle at step k (coalesced): the forward pass
-// with the lower factor and the backward pass with the upper one are "axpy" steps (the new unknown is
-// broadcast with a shuffle), the other two are "dot" steps (a butterfly reduction). posv solves from
-// the packed factor in shared memory, so A and B are each read once and written once.
+// l + L*a. potrs reads column k of the stored triangle at step k (coalesced): the forward pass with
+// the lower factor and the backward pass with the upper one are "axpy" steps (the new unknown is
+// broadcast with a shuffle), the other two are "dot" steps (a butterfly reduction). posv keeps the
+// factor as packed rows in shared memory, so A and B are each read once and written once: the first
+// nrhs_block right-hand sides are forward-substituted during the elimination itself (row k of B is
+// published with column k of A), and the backward pass reads rows of L from shared memory as axpy
+// steps in blocks of column_major_solve_block (one shuffle round per block).
 #pragma once
 
 #include <cstddef>
@@ -44,6 +51,10 @@ inline constexpr int column_major_max_n = 128;
 inline constexpr int column_major_max_tile_words = 224;
 // Largest nrhs_block of the solve kernels (registers: rows per lane * nrhs_block * words).
 inline constexpr int column_major_max_nrhs_block = 16;
+// Steps per block of the solves' axpy passes (see axpy_blocked in the .cpp): the unknowns of a block
+// are gathered with one round of shuffles and solved redundantly in every lane, which shortens the
+// serial dependency chain of a substitution by about this factor.
+inline constexpr int column_major_solve_block = 8;
 // Shared memory one block may opt in to on sm_90 (227 KB); the launcher re-checks the device's limit.
 inline constexpr std::size_t column_major_max_shared_bytes = 232448;
 
@@ -68,7 +79,8 @@ struct ColumnMajorShape {
     int threads_per_matrix = 0;  // P = TR * TC
     int matrices_per_block = 0;  // MPB
     int slots = 0;               // matrix slots in shared memory incl. the padding threads' (>= MPB)
-    int update_chunk = 0;        // columns per thread per skippable chunk (multiple of vec)
+    int update_chunk = 0;        // columns per thread per skippable chunk and per loop block (config.nb;
+                                 // default 8 for s, 4 otherwise; a multiple of vec)
     int col_pitch = 0;           // elements per threads_per_row-row of the column buffer (multiple of vec)
     // solves (potrs, posv)
     int seg_lanes = 0;           // L: lanes per solve segment (power of two <= 32)

@@ -2,8 +2,12 @@
 // run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit.
 //
 // Called by src/cuda/cholesky.cu once the arguments are checked (src/core) and the view is
-// interleaved; `config` comes from the caller (expert API) or the tuning table, and a field left at
-// its default (nb == 0) is filled by default_interleaved_config.
+// interleaved or chunked interleaved; `config` comes from the caller (expert API) or the tuning
+// table, and nb == 0 means "the library default for n" (default_interleaved_config). The first call
+// with a configuration generates and compiles its kernel (NVRTC, ~0.1-10 s, then cached on disk and
+// in memory); later calls only launch. Work is ordered on ctx.stream() on device ctx.device(); the
+// calls do not synchronise and need no workspace. Configuration problems throw InvalidArgument
+// naming "config.<field>" before anything runs.
 #pragma once
 
 #include <string>

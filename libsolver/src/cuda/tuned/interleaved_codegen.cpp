@@ -699,6 +699,9 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
         return "nb: 1 <= nb <= n = " + std::to_string(n) + " (got " + std::to_string(c.nb) + ")";
     if (c.full_unroll && n > max_full_unroll_n)
         return "full_unroll: only for n <= " + std::to_string(max_full_unroll_n) + " (got n = " + std::to_string(n) + ")";
+    if (c.full_unroll && (n + c.nb - 1) / c.nb > max_full_unroll_tiles)
+        return "full_unroll: only for at most " + std::to_string(max_full_unroll_tiles) +
+               " tiles per dimension (got ceil(n / nb) = " + std::to_string((n + c.nb - 1) / c.nb) + ")";
     if (c.threads_per_block < 32 || c.threads_per_block > 1024 || c.threads_per_block % 32 != 0)
         return "threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(c.threads_per_block) + ")";
     if (c.warps_per_matrix != 0)

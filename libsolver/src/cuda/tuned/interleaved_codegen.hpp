@@ -31,6 +31,9 @@ struct InterleavedKernelSpec {
 // and NVRTC/ptxas time and spills with it (sm_90, CUDA 13.0: n = 32 takes 4-9 s and already spills
 // for nb >= 8; n = 48 takes 23 s; n = 64 right-looking took 310 s and spilled 37 KB).
 inline constexpr int max_full_unroll_n = 32;
+// ... and for at most this many tiles per dimension, ceil(n / nb): many tiny tile operations are what
+// ptxas handles worst (n = 32: nb = 2 compiles in 6 s, nb = 1 did not finish in 5 minutes).
+inline constexpr int max_full_unroll_tiles = 12;
 // Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
 inline constexpr int max_nrhs_block = 8;
 
@@ -70,8 +73,11 @@ CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, 
 // nrhs_block); posv: the larger of the two; w = 1 (s), 2 (d, c), 4 (z).
 int estimated_tile_registers(Routine routine, Precision precision, int n, const CholeskyConfig& config);
 
-// Configurations whose estimate exceeds this (twice the 255 registers a thread can have) are refused:
-// they spill heavily and ptxas needs minutes for them (n = 128, nb = 32: 233 s, 384 KB of spills).
-inline constexpr int max_tile_registers = 510;
+// Configurations whose estimate exceeds this are refused: past it ptxas spills kilobytes per thread
+// or gives up on registers altogether (sm_90, CUDA 13.0: s nb = 13 right-looking, estimate 299: 32
+// registers and 40-67 KB of spills; d nb = 11, estimate 440: 67 KB; n = 128, nb = 32: 233 s of
+// ptxas, 384 KB), and the driver reserves local memory for every resident thread. Largest tiles
+// accepted: s nb = 12, d/c nb = 8, z nb = 5; whole matrix (nb = n): s n <= 22, d/c n <= 15, z n <= 10.
+inline constexpr int max_tile_registers = 280;
 
 }  // namespace batchsolve::cuda_backend::tuned

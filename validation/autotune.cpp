@@ -1,0 +1,1774 @@
+// autotune: times the kernel configurations of the batched Cholesky routines (tile size, looking
+// order, unrolling, thread shape, block size, chunk size) on the GPU and writes the fastest one per
+// routine, precision, layout family and n to a tuning table (libsolver/tuning/sm<arch>.json).
+//
+// How a full sweep fits a GPU budget of minutes (see libsolver/tuning/README.md):
+//  * Candidates are compiled by NVRTC on --jobs host threads (batchsolve::prepare_kernel, each thread
+//    with a Context of its own), in order of need and far ahead of the single timing thread, which
+//    times whichever case has its kernels ready. Compilation is the bottleneck, so the search space
+//    is pruned by hardware limits and by compile cost before anything is compiled.
+//  * The search is staged (coordinate search): the kernel shape first, then block size, chunk size
+//    or unrolling around the best few. posv starts from potrf's best shapes, the chunked layout from
+//    the plain interleaved one's: their kernels differ only in what those stages vary.
+//  * A candidate whose first timed run is far behind the best so far is not repeated.
+//  * The matrices are generated once per (precision, n): kDistinctMatrices on the host, repeated on
+//    the device to fill the batch, converted to each layout there.
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cerrno>
+#include <cmath>
+#include <complex>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <queue>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "batchsolve/batchsolve.hpp"
+#include "batchsolve/tuning.hpp"
+#include "gpu.hpp"
+
+#ifndef BATCHSOLVE_TESTER_COMMIT
+#define BATCHSOLVE_TESTER_COMMIT "unknown"
+#endif
+
+namespace po = boost::program_options;
+// Field order as written (the table reads like to_string(CholeskyConfig) and the schema).
+using json = nlohmann::ordered_json;
+
+namespace batchsolve::autotune {
+
+namespace {
+
+// ---- search-space limits and search policy --------------------------------------------------------
+// Measured with NVRTC of CUDA 13.0 for sm_90 (one core): compile time is what bounds a sweep.
+
+// A thread has at most 255 registers. Interleaved tiles whose live values (the library's estimate,
+// estimated_registers below) exceed that spill heavily, run slowly and compile slowly (s, nb = 16:
+// 7.5 s and 46 KB of spills); they are not compiled.
+constexpr int kMaxRegistersPerThread = 255;
+// Full unrolling of the interleaved kernels only for n <= 32 and at most 12 tiles per dimension (the
+// library's own limits: beyond them NVRTC needs minutes, and partial unrolling wins anyway).
+constexpr int kInterleavedMaxFullUnrollN = 32;
+constexpr int kInterleavedMaxFullUnrollTiles = 12;
+// potrs tiles: nb <= 16. The solves are bound by reading the factor once, so larger tiles buy little,
+// and their straight-line code explodes (s, n = 128: nb = 32 compiles in 6.6 s, nb = 64 in 89 s).
+constexpr int kMaxSolveTile = 16;
+// Block sizes of the one-thread-per-matrix kernels. __launch_bounds__ takes the block size, so each
+// is a kernel of its own (compiled). Stage 1 runs kStage1ThreadsPerBlock.
+constexpr int kThreadsPerBlock[] = {32, 64, 128, 256};
+constexpr int kStage1ThreadsPerBlock = 64;
+// A block size is skipped when the batch would fill fewer than this fraction of the SMs with one
+// block each (batch 16384 on 132 SMs: 256 threads per block leave half of them idle).
+constexpr double kMinBusySmFraction = 0.5;
+// Chunk sizes of the chunked layout (Dongarra et al. 2018, §X.D); stage 1 uses the warp size.
+constexpr int kChunkSizes[] = {32, 64, 128, 256, 512};
+constexpr int kStage1Chunk = 32;
+// Column-major kernels: thread shapes (threads_per_row x rows_per_thread) of stage 1, and the limits
+// the library enforces (column_major_codegen.hpp), applied here so that dry runs count what is timed.
+constexpr int kColumnMajorThreadsPerRow[] = {1, 2, 4, 8, 16};
+constexpr int kColumnMajorRowsPerThread[] = {1, 2, 4, 8};
+constexpr int kColumnMajorMaxTileWords = 224;
+constexpr int kColumnMajorMaxThreadsPerMatrix = 1024;
+// Their update chunk (config.nb) in elements: the library's default (8 floats, 4 of the wider
+// types), given explicitly because nb = 0 would also select the default full unrolling; stage 2 tries
+// half and twice of it.
+constexpr int kColumnMajorChunkSingle = 8;
+constexpr int kColumnMajorChunkWide = 4;
+// Fully unrolled column-major kernels only up to this n: their compile time grows like n^2 (potrf
+// s: n = 64 4.6 s, n = 128 28 s; posv d n = 64: 12 s), so they would take most of a sweep's budget,
+// and the blocked form is what a user's first call compiles quickly.
+constexpr int kColumnMajorMaxFullUnrollN = 64;
+// Column-major block sizes (matrices per block follow from them): stage 1, then the others.
+constexpr int kColumnMajorStage1ThreadsPerBlock = 128;
+constexpr int kColumnMajorThreadsPerBlock[] = {64, 128, 256, 512};
+constexpr int kColumnMajorSolveThreadsPerBlock[] = {32, 64, 128, 256, 512};
+// Right-hand sides per pass (only with --nrhs > 1; the library caps it at 8 and 16).
+constexpr int kNrhsBlocks[] = {2, 4, 8};
+// How many of a stage's best configurations the next stage varies, and how many shapes a seeded
+// stage (posv from potrf, chunked from interleaved) takes over.
+constexpr int kTopForNextStage = 2;
+constexpr int kSeedCount = 6;
+// A candidate whose first timed run takes longer than this times the best median so far is not
+// timed again (its single sample is logged, flagged "pruned").
+constexpr double kPruneFactor = 1.5;
+// Distinct matrices generated per (precision, n), repeated to fill the batch: generation is O(n^3)
+// per matrix on the host, and the kernels' speed does not depend on the values.
+constexpr int kDistinctMatrices = 1024;
+// Device memory the input sets may take, as a fraction of what is free.
+constexpr double kDeviceMemoryShare = 0.8;
+// (precision, n) groups whose inputs are resident at once: the next group's cases can run while the
+// current one waits for compilation.
+constexpr int kGroupsAhead = 2;
+// Compile threads run at this nice value, so that the timing thread keeps a core for its launches.
+constexpr int kCompileNice = 10;
+// Regions inside an input set start at multiples of this (cudaMalloc's own alignment).
+constexpr std::size_t kRegionAlign = 256;
+// Winners whose sanity check fails are replaced by the next best, at most this many times.
+constexpr int kSanityTries = 3;
+// SMs assumed by --dry-run (H100/H200 SXM), which has no GPU to ask.
+constexpr int kDryRunSmCount = 132;
+constexpr int kUsageError = 255;
+
+// ---- small helpers --------------------------------------------------------------------------------
+
+enum class Routine { potrf, potrs, posv };
+enum class Family { interleaved, chunked, column_major };
+
+const char* to_string(Routine r) {
+    switch (r) {
+        case Routine::potrf: return "potrf";
+        case Routine::potrs: return "potrs";
+        case Routine::posv: return "posv";
+    }
+    return "?";
+}
+const char* to_string(Family f) {
+    switch (f) {
+        case Family::interleaved: return "interleaved";
+        case Family::chunked: return "chunked";
+        case Family::column_major: return "column_major";
+    }
+    return "?";
+}
+Routine parse_routine(const std::string& t) {
+    if (t == "potrf") return Routine::potrf;
+    if (t == "potrs") return Routine::potrs;
+    if (t == "posv") return Routine::posv;
+    throw InvalidArgument("autotune", "routine", "'" + t + "' is not one of potrf, potrs, posv");
+}
+Family parse_family(const std::string& t) {
+    if (t == "interleaved") return Family::interleaved;
+    if (t == "chunked") return Family::chunked;
+    if (t == "column_major") return Family::column_major;
+    throw InvalidArgument("autotune", "layout", "'" + t + "' is not one of interleaved, chunked, column_major");
+}
+LayoutKind layout_of(Family f) {
+    switch (f) {
+        case Family::interleaved: return LayoutKind::interleaved;
+        case Family::chunked: return LayoutKind::chunked_interleaved;
+        case Family::column_major: return LayoutKind::column_major;
+    }
+    return LayoutKind::column_major;
+}
+
+struct UsageError : std::runtime_error {
+    UsageError(const std::string& option, const std::string& value, const std::string& reason)
+        : std::runtime_error("invalid --" + option + " '" + value + "': " + reason) {}
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, sep);) parts.push_back(item);
+    if (!text.empty() && text.back() == sep) parts.emplace_back();
+    return parts;
+}
+
+int parse_int(const std::string& option, const std::string& text, const std::string& whole) {
+    std::size_t used = 0;
+    long v = 0;
+    try {
+        v = std::stol(text, &used);
+    } catch (const std::exception&) {
+        throw UsageError(option, whole, "'" + text + "' is not an integer");
+    }
+    if (used != text.size() || v < -2147483647L || v > 2147483647L)
+        throw UsageError(option, whole, "'" + text + "' is not an integer");
+    return int(v);
+}
+
+// "8,16,32", "1:128" (first:last), "4:128:4" (with a step), or a mix; sorted, duplicates removed.
+std::vector<int> parse_int_list(const std::string& option, const std::string& text, int min_value) {
+    std::set<int> values;
+    for (const std::string& item : split(text, ',')) {
+        if (item.empty()) throw UsageError(option, text, "empty list item");
+        const std::vector<std::string> r = split(item, ':');
+        if (r.size() > 3) throw UsageError(option, text, "'" + item + "' is not a value or first:last[:step]");
+        const int first = parse_int(option, r[0], text);
+        const int last = r.size() > 1 ? parse_int(option, r[1], text) : first;
+        const int step = r.size() > 2 ? parse_int(option, r[2], text) : 1;
+        if (step < 1) throw UsageError(option, text, "step must be >= 1");
+        if (last < first) throw UsageError(option, text, "range '" + item + "' ends before it starts");
+        for (long v = first; v <= last; v += step) values.insert(int(v));
+    }
+    if (values.empty()) throw UsageError(option, text, "no values");
+    if (*values.begin() < min_value) throw UsageError(option, text, "values must be >= " + std::to_string(min_value));
+    return {values.begin(), values.end()};
+}
+
+template <class T, class Parse>
+std::vector<T> parse_list(const std::string& option, const std::string& text, Parse parse) {
+    std::vector<T> values;
+    for (const std::string& item : split(text, ',')) {
+        try {
+            const T v = parse(item);
+            if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+        } catch (const InvalidArgument& e) {
+            throw UsageError(option, text, e.condition());
+        }
+    }
+    if (values.empty()) throw UsageError(option, text, "no values");
+    return values;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+std::string quoted_command_line(int argc, char** argv) {
+    std::string line;
+    for (int i = 0; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos) arg = "'" + arg + "'";
+        line += (i ? " " : "") + arg;
+    }
+    return line;
+}
+
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+std::size_t align_up(std::size_t bytes) { return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign; }
+
+bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
+int words_per_element(Precision p) { return p == Precision::s ? 1 : p == Precision::z ? 4 : 2; }
+std::size_t element_bytes(Precision p) { return std::size_t(4) * words_per_element(p); }
+
+// The standard operation counts per matrix: potrf n^3/3, potrs 2 n^2 per right-hand side, posv both;
+// complex arithmetic counts four real operations per multiply-add pair.
+double flops_per_matrix(Routine r, Precision p, int n, int nrhs) {
+    const double nd = n, factor = nd * nd * nd / 3, solve = 2 * nd * nd * nrhs;
+    const double real = r == Routine::potrf ? factor : r == Routine::potrs ? solve : factor + solve;
+    return (is_complex(p) ? 4 : 1) * real;
+}
+
+json config_json(const CholeskyConfig& c) { return json::parse(to_string(c)); }
+
+// A configuration in a few words, for the progress lines (the log and the table have all fields).
+std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
+    std::string t;
+    if (f == Family::column_major) {
+        if (r != Routine::potrs)
+            t = "rows " + std::to_string(c.rows_per_thread) + " x threads " + std::to_string(c.threads_per_row) +
+                ", chunk " + std::to_string(c.nb) + (c.full_unroll ? ", unrolled" : ", blocked") + ", ";
+    } else {
+        t = "nb " + std::to_string(c.nb) + (r == Routine::potrs ? "" : std::string(", ") + to_string(c.looking)) +
+            (c.full_unroll ? ", unrolled" : ", partial") + ", ";
+        if (f == Family::chunked) t += "chunk " + std::to_string(c.chunk_size) + ", ";
+    }
+    t += std::to_string(c.threads_per_block) + " threads/block";
+    if (r != Routine::potrf && c.nrhs_block > 1) t += ", nrhs_block " + std::to_string(c.nrhs_block);
+    return t;
+}
+
+CholeskyConfig config_from_json(const json& j) {
+    if (!j.is_object()) throw Error("a configuration must be a JSON object");
+    CholeskyConfig c;
+    auto get_int = [&](const char* f, int& dst) {
+        if (j.contains(f)) dst = j.at(f).get<int>();
+    };
+    auto get_bool = [&](const char* f, bool& dst) {
+        if (j.contains(f)) dst = j.at(f).get<bool>();
+    };
+    get_int("nb", c.nb);
+    if (j.contains("looking")) c.looking = parse_looking(j.at("looking").get<std::string>());
+    get_bool("full_unroll", c.full_unroll);
+    get_int("chunk_size", c.chunk_size);
+    get_int("threads_per_block", c.threads_per_block);
+    get_int("warps_per_matrix", c.warps_per_matrix);
+    get_int("matrices_per_block", c.matrices_per_block);
+    get_bool("fast_math", c.fast_math);
+    get_int("nrhs_block", c.nrhs_block);
+    get_int("max_registers", c.max_registers);
+    get_int("rows_per_thread", c.rows_per_thread);
+    get_int("threads_per_row", c.threads_per_row);
+    return c;
+}
+
+// ---- the search space -------------------------------------------------------------------------------
+
+// Tile sizes n, ceil(n/2), ceil(n/3), ..., 1 (distinct values, largest first), as in §VII.
+std::vector<int> tile_sizes(int n) {
+    std::set<int, std::greater<int>> s;
+    for (int k = 1; k <= n; ++k) s.insert(ceil_div(n, k));
+    return {s.begin(), s.end()};
+}
+
+// Registers of the values an interleaved kernel keeps live, as the library estimates them
+// (interleaved_codegen.hpp, estimated_tile_registers): potrf nb < n: nb(nb+1)/2 + nb + nb^2 + 2 nb
+// elements, nb = n: n(n+1)/2 + n; potrs nb * nrhs_block + nb + nrhs_block; posv the larger.
+int estimated_registers(Routine r, Precision p, int n, int nb, int nrhs_block) {
+    int factor = nb * (nb + 1) / 2 + nb;
+    if (nb < n) factor += nb * nb + 2 * nb;
+    const int solve = nb * nrhs_block + nb + nrhs_block;
+    const int live = r == Routine::potrf ? factor : r == Routine::potrs ? solve : std::max(factor, solve);
+    return live * words_per_element(p);
+}
+
+// Stage 1 of the interleaved kernels: tile size x looking order x unrolling, at kStage1ThreadsPerBlock.
+std::vector<CholeskyConfig> interleaved_shapes(Routine r, Precision p, int n) {
+    std::vector<CholeskyConfig> out;
+    for (int nb : tile_sizes(n)) {
+        if (r == Routine::potrs && nb > kMaxSolveTile) continue;
+        if (estimated_registers(r, p, n, nb, 1) > kMaxRegistersPerThread) continue;
+        // One tile (nb = n) has no tile loops: every looking order and unrolling give the same code.
+        std::vector<Looking> lookings = {Looking::top};
+        if (r != Routine::potrs && nb < n) lookings = {Looking::top, Looking::left, Looking::right};
+        std::vector<bool> unrolls = {false};
+        if (nb < n && n <= kInterleavedMaxFullUnrollN && ceil_div(n, nb) <= kInterleavedMaxFullUnrollTiles)
+            unrolls.push_back(true);
+        for (Looking l : lookings)
+            for (bool u : unrolls) {
+                CholeskyConfig c;
+                c.nb = nb, c.looking = l, c.full_unroll = u;
+                c.threads_per_block = kStage1ThreadsPerBlock;
+                c.nrhs_block = 1;
+                out.push_back(c);
+            }
+    }
+    return out;
+}
+
+int column_major_default_chunk(Precision p) { return p == Precision::s ? kColumnMajorChunkSingle : kColumnMajorChunkWide; }
+
+// Stage 1 of the column-major factorisations: thread shapes, blocked elimination.
+std::vector<CholeskyConfig> column_major_shapes(Precision p, int n) {
+    std::vector<CholeskyConfig> out;
+    const int words = words_per_element(p);
+    for (int tc : kColumnMajorThreadsPerRow) {
+        if (tc > 1 && tc > n) continue;
+        for (int ra : kColumnMajorRowsPerThread) {
+            if (ra > 1 && ra > n) continue;
+            if (ceil_div(n, ra) * tc > kColumnMajorMaxThreadsPerMatrix) continue;
+            if (ra * ceil_div(n, tc) * words > kColumnMajorMaxTileWords) continue;
+            CholeskyConfig c;
+            c.nb = column_major_default_chunk(p);
+            c.looking = Looking::right;  // the only order these kernels have
+            c.full_unroll = false;
+            c.threads_per_block = kColumnMajorStage1ThreadsPerBlock;
+            c.rows_per_thread = ra, c.threads_per_row = tc;
+            c.nrhs_block = 1;
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::vector<CholeskyConfig> column_major_solve_shapes() {
+    std::vector<CholeskyConfig> out;
+    for (int t : kColumnMajorSolveThreadsPerBlock) {
+        CholeskyConfig c;
+        c.looking = Looking::right;
+        c.threads_per_block = t;
+        c.nrhs_block = 1;
+        out.push_back(c);
+    }
+    return out;
+}
+
+// The stages of a case, in order.
+std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
+    std::vector<std::string> plan;
+    if (f == Family::column_major && r == Routine::potrs) plan = {"threads"};
+    else if (f == Family::column_major) plan = {"shape", "unroll", "threads"};
+    else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
+    else plan = {"shape", "threads"};
+    if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
+    return plan;
+}
+
+struct CaseKey {
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::s;
+    Family family = Family::interleaved;
+    int n = 0;
+    std::string text() const {
+        return std::string(to_string(routine)) + " " + precision_letter(precision) + " " + to_string(family) + " n=" +
+               std::to_string(n);
+    }
+    bool operator<(const CaseKey& o) const {
+        return std::make_tuple(int(routine), int(precision), int(family), n) <
+               std::make_tuple(int(o.routine), int(o.precision), int(o.family), o.n);
+    }
+};
+
+// Whose stage-1 ranking seeds a case: posv from potrf (same family; chunked from interleaved
+// first), chunked from interleaved (same routine). None for the rest.
+std::optional<CaseKey> seed_source(const CaseKey& k) {
+    CaseKey s = k;
+    if (k.family == Family::chunked) {
+        s.family = Family::interleaved;
+        return s;
+    }
+    if (k.routine == Routine::posv) {
+        s.routine = Routine::potrf;
+        return s;
+    }
+    return std::nullopt;
+}
+
+// Stage-1 candidates of a case: the full list, or the seeds (a posv case keeps potrf's shapes; a
+// chunked case gets the stage-1 chunk size).
+std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::vector<CholeskyConfig>* seeds) {
+    std::vector<CholeskyConfig> list;
+    if (seeds != nullptr && !seeds->empty()) {
+        list = *seeds;
+    } else if (k.family == Family::column_major) {
+        list = k.routine == Routine::potrs ? column_major_solve_shapes() : column_major_shapes(k.precision, k.n);
+    } else {
+        list = interleaved_shapes(k.routine, k.precision, k.n);
+    }
+    for (CholeskyConfig& c : list) {
+        c.chunk_size = k.family == Family::chunked ? kStage1Chunk : 0;
+        c.nrhs_block = 1;
+    }
+    return list;
+}
+
+// ---- compilation: a pool of host threads calling prepare_kernel -----------------------------------
+
+struct CompileRequest {
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::s;
+    LayoutKind layout = LayoutKind::interleaved;
+    int n = 0, count = 0, chunk = 0, nrhs = 0;
+    CholeskyConfig config;
+    std::string key() const {
+        return std::string(to_string(routine)) + "|" + precision_letter(precision) + "|" + batchsolve::to_string(layout) +
+               "|" + std::to_string(chunk) + "|" + std::to_string(n) + "|" + std::to_string(count) + "|" +
+               std::to_string(nrhs) + "|" + batchsolve::to_string(config);
+    }
+};
+
+struct CompileJob {
+    CompileRequest request;
+    bool taken = false;             // a worker has started it (under the pool's mutex)
+    std::atomic<bool> done{false};  // report is valid
+    KernelReport report;
+    double wall_seconds = 0;
+};
+
+template <class T>
+BatchView<T> make_view(LayoutKind layout, T* data, int rows, int cols, int count, int chunk) {
+    switch (layout) {
+        case LayoutKind::interleaved: return BatchView<T>::interleaved(data, rows, cols, count);
+        case LayoutKind::chunked_interleaved: return BatchView<T>::chunked(data, rows, cols, count, chunk);
+        default: return BatchView<T>::column_major(data, rows, cols, std::max(rows, 1), std::int64_t(rows) * cols, count);
+    }
+}
+
+template <class T>
+KernelReport prepare_typed(const CompileRequest& r, Context& ctx) {
+    const BatchView<const T> shape = make_view<const T>(r.layout, nullptr, r.n, r.n, r.count, r.chunk);
+    return prepare_kernel<T>(to_string(r.routine), Uplo::lower, shape, r.nrhs, r.config, ctx);
+}
+
+KernelReport prepare(const CompileRequest& r, Context& ctx) {
+    switch (r.precision) {
+        case Precision::s: return prepare_typed<float>(r, ctx);
+        case Precision::d: return prepare_typed<double>(r, ctx);
+        case Precision::c: return prepare_typed<std::complex<float>>(r, ctx);
+        case Precision::z: return prepare_typed<std::complex<double>>(r, ctx);
+    }
+    throw Error("unknown precision");
+}
+
+class CompilePool {
+public:
+    CompilePool(int jobs, int device) {
+        for (int i = 0; i < jobs; ++i) threads_.emplace_back([this, device] { worker(device); });
+    }
+    ~CompilePool() {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            stop_ = true;
+        }
+        work_cv_.notify_all();
+        for (std::thread& t : threads_) t.join();
+    }
+    CompilePool(const CompilePool&) = delete;
+    CompilePool& operator=(const CompilePool&) = delete;
+
+    // The job for `r`, queued at `priority` (smaller runs first); an identical request shares one job
+    // (and moves up when asked for with a better priority).
+    std::shared_ptr<CompileJob> submit(const CompileRequest& r, long priority) {
+        std::lock_guard<std::mutex> lock(m_);
+        const std::string key = r.key();
+        std::shared_ptr<CompileJob>& job = jobs_[key];
+        if (job) {
+            if (!job->taken && priority < best_priority_[key]) {
+                best_priority_[key] = priority;
+                queue_.push({priority, seq_++, job});
+            }
+            return job;
+        }
+        job = std::make_shared<CompileJob>();
+        job->request = r;
+        best_priority_[key] = priority;
+        queue_.push({priority, seq_++, job});
+        work_cv_.notify_one();
+        return job;
+    }
+
+    // Returns when a job finished since the last call, or after `timeout`.
+    void wait_for_progress(std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(m_);
+        done_cv_.wait_for(lock, timeout, [&] { return completed_ != seen_ || !error_.empty(); });
+        seen_ = completed_;
+    }
+
+    // Drops the queued jobs whose priority is above `keep` (they stay "not done" until submitted
+    // again with a priority <= keep, which queues them anew).
+    void cancel_above(long keep) {
+        std::lock_guard<std::mutex> lock(m_);
+        std::priority_queue<Entry> kept;
+        for (; !queue_.empty(); queue_.pop())
+            if (queue_.top().priority <= keep) kept.push(queue_.top());
+        queue_ = std::move(kept);
+    }
+
+    // A worker that could not create its Context: the run cannot go on.
+    std::string error() {
+        std::lock_guard<std::mutex> lock(m_);
+        return error_;
+    }
+    long compiled() const { return compiled_.load(); }
+    double compile_seconds() const { return double(compile_microseconds_.load()) * 1e-6; }
+
+private:
+    struct Entry {
+        long priority;
+        long seq;
+        std::shared_ptr<CompileJob> job;
+        bool operator<(const Entry& o) const {  // std::priority_queue pops the largest
+            return priority != o.priority ? priority > o.priority : seq > o.seq;
+        }
+    };
+
+    void worker(int device) {
+        // Below the timing thread: NVRTC on every core must not delay its kernel launches.
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kCompileNice);
+        std::unique_ptr<Context> ctx;
+        try {
+            ctx = std::make_unique<Context>(Backend::cuda, device);
+        } catch (const std::exception& e) {
+            std::lock_guard<std::mutex> lock(m_);
+            error_ = std::string("a compile thread could not create its CUDA context: ") + e.what();
+            done_cv_.notify_all();
+            return;
+        }
+        for (;;) {
+            std::shared_ptr<CompileJob> job;
+            {
+                std::unique_lock<std::mutex> lock(m_);
+                work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+                if (stop_) return;
+                job = queue_.top().job;
+                queue_.pop();
+                if (job->taken) continue;
+                job->taken = true;
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            KernelReport report;
+            try {
+                report = prepare(job->request, *ctx);
+            } catch (const std::exception& e) {
+                report = KernelReport{};
+                report.supported = false;
+                report.note = std::string("prepare_kernel threw: ") + e.what();
+            }
+            job->report = std::move(report);
+            job->wall_seconds = seconds_since(t0);
+            if (!job->report.from_disk_cache && job->report.compile_seconds > 0) {
+                compiled_.fetch_add(1);
+                compile_microseconds_.fetch_add((long long)(job->report.compile_seconds * 1e6));
+            }
+            {
+                std::lock_guard<std::mutex> lock(m_);
+                job->done.store(true);
+                ++completed_;
+            }
+            done_cv_.notify_all();
+        }
+    }
+
+    std::mutex m_;
+    std::condition_variable work_cv_, done_cv_;
+    std::priority_queue<Entry> queue_;
+    std::map<std::string, std::shared_ptr<CompileJob>> jobs_;
+    std::map<std::string, long> best_priority_;
+    long seq_ = 0;
+    std::uint64_t completed_ = 0, seen_ = 0;
+    bool stop_ = false;
+    std::string error_;
+    std::atomic<long> compiled_{0};
+    std::atomic<long long> compile_microseconds_{0};
+    std::vector<std::thread> threads_;
+};
+
+// ---- inputs -----------------------------------------------------------------------------------------
+
+struct Options {
+    std::vector<Routine> routines;
+    std::vector<Precision> precisions;
+    std::vector<Family> families;
+    std::vector<int> ns;
+    int batch = 16384;
+    int nrhs = 1;
+    int repeat = 5;
+    int jobs = 1;
+    int device = 0;
+    double budget_s = 0;
+    double cond = 1e3;
+    std::uint64_t seed = 0;
+    std::string output, log, resume, commit;
+    bool dry_run = false;
+};
+
+// One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
+// (packed column-major bytes), then the whole batch of each on the device.
+struct HostInputs {
+    std::vector<std::byte> a, l, b;
+    int distinct = 0;
+};
+
+template <class T>
+std::vector<std::byte> as_bytes(const std::vector<T>& v) {
+    std::vector<std::byte> out(v.size() * sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+}
+
+template <class T>
+HostInputs make_host_inputs_typed(int n, int nrhs, int distinct, double cond, std::uint64_t seed) {
+    HostInputs h;
+    h.distinct = distinct;
+    std::vector<T> a = generate_spd_batch<T>(n, distinct, cond, seed);
+    std::vector<T> l = a;
+    {
+        Context cpu(Backend::cpu);
+        std::vector<int> info(distinct, -1);
+        potrf_batched<T>(Uplo::lower, BatchView<T>::column_major(l.data(), n, n, distinct), info.data(), cpu);
+        const auto bad = std::count_if(info.begin(), info.end(), [](int v) { return v != 0; });
+        if (bad > 0)
+            throw Error("the CPU reference could not factor " + std::to_string(bad) + " generated matrices of n = " +
+                        std::to_string(n) + " (lower --cond)");
+    }
+    std::vector<T> b(std::size_t(distinct) * n * std::max(nrhs, 0));
+    std::mt19937_64 engine(seed ^ 0x5bd1e995ull);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (T& v : b) {
+        if constexpr (is_complex_v<T>) {
+            const double re = u(engine);
+            v = T(real_t<T>(re), real_t<T>(u(engine)));
+        } else {
+            v = T(u(engine));
+        }
+    }
+    h.a = as_bytes(a), h.l = as_bytes(l), h.b = as_bytes(b);
+    return h;
+}
+
+HostInputs make_host_inputs(Precision p, int n, int nrhs, int distinct, double cond, std::uint64_t seed) {
+    switch (p) {
+        case Precision::s: return make_host_inputs_typed<float>(n, nrhs, distinct, cond, seed);
+        case Precision::d: return make_host_inputs_typed<double>(n, nrhs, distinct, cond, seed);
+        case Precision::c: return make_host_inputs_typed<std::complex<float>>(n, nrhs, distinct, cond, seed);
+        case Precision::z: return make_host_inputs_typed<std::complex<double>>(n, nrhs, distinct, cond, seed);
+    }
+    throw Error("unknown precision");
+}
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {  // splitmix64 of a combination: independent seeds
+    std::uint64_t z = a + 0x9e3779b97f4a7c15ull * (b + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Fills `total` bytes at `base` by repeating its first `unit` bytes (doubling device copies).
+void replicate(std::byte* base, std::size_t unit, std::size_t total, void* stream) {
+    for (std::size_t done = unit; done < total;) {
+        const std::size_t k = std::min(done, total - done);
+        validation::device_copy_async(base + done, base, k, stream);
+        done += k;
+    }
+}
+
+struct Group {
+    Precision precision = Precision::s;
+    int n = 0;
+    std::uint64_t seed = 0;
+    std::future<HostInputs> host;
+    bool generating = false, resident = false, failed = false, released = false;
+    std::string error;
+    Buffer<std::byte> a, l, b;  // device, packed column-major, the whole batch
+};
+
+void make_resident(Group& g, HostInputs h, int batch, int nrhs, Context& ctx) {
+    const std::size_t es = element_bytes(g.precision), n = std::size_t(g.n);
+    auto put = [&](Buffer<std::byte>& dst, const std::vector<std::byte>& src, std::size_t per_matrix) {
+        const std::size_t total = per_matrix * batch;
+        dst = Buffer<std::byte>(ctx, std::max<std::size_t>(total, 1));
+        const std::size_t unit = std::min(src.size(), total);
+        if (unit == 0) return;
+        validation::upload(dst.data(), src.data(), unit, ctx.stream());
+        replicate(dst.data(), unit, total, ctx.stream());
+    };
+    put(g.a, h.a, n * n * es);
+    put(g.l, h.l, n * n * es);
+    put(g.b, h.b, n * std::size_t(nrhs) * es);
+    ctx.synchronize();
+    g.resident = true;
+}
+
+// ---- timing -----------------------------------------------------------------------------------------
+
+struct Measured {
+    CholeskyConfig config;
+    std::string stage;
+    bool supported = false;
+    std::string note;      // why not supported / not timed
+    std::string kernel;
+    int registers = 0, local_bytes = 0;
+    double compile_s = 0;
+    bool timed = false, pruned = false;
+    std::vector<double> samples_ms;
+    double ms = 0, gflops = 0;
+};
+
+// Device memory the timing reuses: [pristine | set 0 | set 1 | ...] and the cache-flush buffer.
+class Workspace {
+public:
+    std::byte* get(Context& ctx, std::size_t bytes) {
+        if (buffer_.size() < bytes) {
+            buffer_ = Buffer<std::byte>();  // free first: both may not fit
+            buffer_ = Buffer<std::byte>(ctx, bytes);
+        }
+        return buffer_.data();
+    }
+    std::size_t size() const { return buffer_.size(); }
+
+private:
+    Buffer<std::byte> buffer_;
+};
+
+// Times the candidates of one case: input sets in the case's layout, restored from a pristine copy
+// and the L2 flushed outside the timed region, as the tester does.
+template <class T>
+class Bench {
+public:
+    Bench(const CaseKey& key, const Options& opt, Group& group, Workspace& ws, Buffer<std::byte>& flush, Context& ctx)
+        : key_(key), opt_(opt), group_(group), ctx_(ctx), flush_(flush) {
+        const std::size_t es = sizeof(T), n = std::size_t(key.n), count = std::size_t(opt.batch);
+        nrhs_ = key.routine == Routine::potrf ? 0 : opt.nrhs;
+        a_bytes_ = count * n * n * es;
+        b_bytes_ = count * n * std::size_t(nrhs_) * es;
+        info_bytes_ = key.routine == Routine::potrs ? 0 : count * sizeof(int);
+        b_off_ = align_up(a_bytes_);
+        info_off_ = b_off_ + align_up(b_bytes_);
+        pitch_ = std::max(kRegionAlign, info_off_ + align_up(info_bytes_));
+        // Enough sets that together they exceed the L2 twice (at least 2), at most --repeat, and what
+        // fits in free memory next to the pristine copy.
+        const std::size_t l2 = flush.size() / 2;
+        std::size_t sets = std::max<std::size_t>(2, 2 * l2 / pitch_ + 1);
+        sets = std::min<std::size_t>(sets, std::max(2, opt.repeat));
+        const std::size_t have = ws.size();
+        const double free_bytes = kDeviceMemoryShare * double(validation::gpu_free_bytes()) + double(have);
+        while (sets > 1 && double(pitch_ * (sets + 1)) > free_bytes) --sets;
+        if (double(pitch_ * (sets + 1)) > free_bytes)
+            throw Error("not enough device memory for " + key.text() + " (" + std::to_string(pitch_ >> 20) +
+                        " MiB per input set)");
+        sets_ = int(sets);
+        base_ = ws.get(ctx, pitch_ * (sets + 1));
+    }
+
+    int sets() const { return sets_; }
+
+    // Builds the pristine image for `chunk` (chunked layout; ignored otherwise) and the sets.
+    void prepare(int chunk) {
+        if (prepared_ && (key_.family != Family::chunked || chunk == chunk_)) return;
+        chunk_ = chunk;
+        const LayoutKind layout = layout_of(key_.family);
+        const Buffer<std::byte>& a_src = key_.routine == Routine::potrs ? group_.l : group_.a;
+        auto put = [&](const Buffer<std::byte>& src, std::size_t off, std::size_t bytes, int cols) {
+            if (bytes == 0) return;
+            if (layout == LayoutKind::column_major) {
+                validation::device_copy_async(base_ + off, src.data(), bytes, ctx_.stream());
+                return;
+            }
+            const BatchView<const T> from = BatchView<const T>::column_major(reinterpret_cast<const T*>(src.data()),
+                                                                             key_.n, cols, opt_.batch);
+            convert_layout<T>(from, make_view<T>(layout, reinterpret_cast<T*>(base_ + off), key_.n, cols, opt_.batch, chunk),
+                              ctx_);
+        };
+        put(a_src, 0, a_bytes_, key_.n);
+        put(group_.b, b_off_, b_bytes_, nrhs_);
+        if (info_bytes_ > 0) validation::device_fill_async(base_ + info_off_, 0xFF, info_bytes_, ctx_.stream());
+        // The factor of potrs is never written: copied into every set once.
+        if (key_.routine == Routine::potrs)
+            for (int s = 0; s < sets_; ++s) validation::device_copy_async(set(s), base_, a_bytes_, ctx_.stream());
+        ctx_.synchronize();
+        prepared_ = true;
+    }
+
+    // Every set gets what the routine overwrites back from the pristine copy; then the L2 is flushed.
+    void restore() {
+        if (key_.routine == Routine::potrs) {
+            for (int s = 0; s < sets_; ++s)
+                validation::device_copy_async(set(s) + b_off_, base_ + b_off_, b_bytes_, ctx_.stream());
+        } else {
+            validation::device_copy_async(set(0), base_, pitch_, ctx_.stream());
+            replicate(set(0), pitch_, pitch_ * sets_, ctx_.stream());
+        }
+        validation::device_fill_async(flush_.data(), 0, flush_.size(), ctx_.stream());
+    }
+
+    void call(const CholeskyConfig& config, int s) {
+        const LayoutKind layout = layout_of(key_.family);
+        const int chunk = key_.family == Family::chunked ? chunk_ : 0;
+        const BatchView<T> a = make_view<T>(layout, reinterpret_cast<T*>(set(s)), key_.n, key_.n, opt_.batch, chunk);
+        const BatchView<T> b = make_view<T>(layout, reinterpret_cast<T*>(set(s) + b_off_), key_.n, nrhs_, opt_.batch, chunk);
+        int* info = reinterpret_cast<int*>(set(s) + info_off_);
+        switch (key_.routine) {
+            case Routine::potrf: potrf_batched<T>(Uplo::lower, a, info, config, ctx_); break;
+            case Routine::potrs: potrs_batched<T>(Uplo::lower, BatchView<const T>(a), b, config, ctx_); break;
+            case Routine::posv: posv_batched<T>(Uplo::lower, a, b, info, config, ctx_); break;
+        }
+    }
+
+    // Warm-up, then --repeat timed calls (each on a fresh set), unless the first is already more than
+    // kPruneFactor times `best_ms` behind.
+    void time(Measured& m, double best_ms) {
+        prepare(m.config.chunk_size);
+        restore();
+        call(m.config, 0);
+        ctx_.synchronize();
+        validation::EventTimer timer(ctx_.stream());
+        while (int(m.samples_ms.size()) < opt_.repeat) {
+            restore();
+            for (int s = 0; s < sets_ && int(m.samples_ms.size()) < opt_.repeat; ++s) {
+                timer.start();
+                call(m.config, s);
+                timer.stop();
+                m.samples_ms.push_back(timer.elapsed_ms());
+                if (m.samples_ms.size() == 1 && best_ms > 0 && m.samples_ms[0] > kPruneFactor * best_ms) {
+                    m.pruned = true;
+                    break;
+                }
+            }
+            if (m.pruned) break;
+        }
+        std::vector<double> v = m.samples_ms;
+        std::sort(v.begin(), v.end());
+        const std::size_t k = v.size();
+        m.ms = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+        m.timed = true;
+    }
+
+    // One more call on fresh inputs: every info 0 (potrf, posv), every solution entry finite (potrs,
+    // posv). "" when it passes, else what failed.
+    std::string sanity(const CholeskyConfig& config) {
+        prepare(config.chunk_size);
+        restore();
+        call(config, 0);
+        ctx_.synchronize();
+        if (info_bytes_ > 0) {
+            std::vector<int> info(std::size_t(opt_.batch));
+            validation::download(info.data(), set(0) + info_off_, info_bytes_, ctx_.stream());
+            const auto bad = std::count_if(info.begin(), info.end(), [](int v) { return v != 0; });
+            if (bad > 0) return "info != 0 for " + std::to_string(bad) + " matrices";
+        }
+        if (b_bytes_ > 0) {
+            std::vector<T> x(b_bytes_ / sizeof(T));
+            validation::download(x.data(), set(0) + b_off_, b_bytes_, ctx_.stream());
+            const auto bad = std::count_if(x.begin(), x.end(), [](const T& v) {
+                if constexpr (is_complex_v<T>) return !std::isfinite(v.real()) || !std::isfinite(v.imag());
+                else return !std::isfinite(v);
+            });
+            if (bad > 0) return std::to_string(bad) + " solution entries are not finite";
+        }
+        return "";
+    }
+
+private:
+    std::byte* set(int s) const { return base_ + pitch_ * std::size_t(s + 1); }
+
+    const CaseKey key_;
+    const Options& opt_;
+    Group& group_;
+    Context& ctx_;
+    Buffer<std::byte>& flush_;
+    int nrhs_ = 0;
+    std::size_t a_bytes_ = 0, b_bytes_ = 0, info_bytes_ = 0, b_off_ = 0, info_off_ = 0, pitch_ = 0;
+    int sets_ = 1;
+    std::byte* base_ = nullptr;
+    int chunk_ = 0;
+    bool prepared_ = false;
+};
+
+// ---- cases and their stages -------------------------------------------------------------------------
+
+struct Winner {
+    CholeskyConfig config;
+    double ms = 0, gflops = 0;
+};
+
+// A finished case, as written to the table and to the --resume file.
+struct Entry {
+    CaseKey key;
+    Winner best;
+    std::optional<Winner> runner_up;
+    int candidates = 0;
+    std::vector<CholeskyConfig> stage1_top;  // seeds for posv / chunked after a resume
+    double seconds = 0;
+};
+
+json winner_json(const Winner& w) { return {{"config", config_json(w.config)}, {"gflops", w.gflops}, {"ms", w.ms}}; }
+
+json entry_json(const Entry& e) {
+    json j = {{"routine", to_string(e.key.routine)},
+              {"precision", std::string(1, precision_letter(e.key.precision))},
+              {"layout", to_string(e.key.family)},
+              {"n", e.key.n},
+              {"best", winner_json(e.best)},
+              {"runner_up", e.runner_up ? winner_json(*e.runner_up) : json(nullptr)},
+              {"candidates", e.candidates}};
+    return j;
+}
+
+struct CaseState {
+    CaseKey key;
+    int group = 0;
+    long index = 0;  // global order: priority of its compilations
+    std::vector<std::string> plan;
+    int stage = -1;
+    std::vector<Measured> pending;  // candidates of the current stage
+    std::vector<std::shared_ptr<CompileJob>> jobs;
+    std::vector<Measured> results;  // every candidate tried
+    std::vector<CholeskyConfig> stage1_top;
+    bool stage1_done = false, started = false, done = false, skipped = false;
+    std::string note;
+    std::chrono::steady_clock::time_point t0;
+    double seconds = 0;
+};
+
+// Timed candidates, fastest first (fully timed ones before pruned ones).
+std::vector<const Measured*> ranking(const std::vector<Measured>& results) {
+    std::vector<const Measured*> r;
+    for (const Measured& m : results)
+        if (m.timed) r.push_back(&m);
+    std::stable_sort(r.begin(), r.end(), [](const Measured* a, const Measured* b) {
+        if (a->pruned != b->pruned) return !a->pruned;
+        return a->ms < b->ms;
+    });
+    return r;
+}
+
+// Candidates of a later stage, built around the best so far.
+std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey& k, const std::vector<Measured>& results,
+                                        const Options& opt, int sm_count) {
+    const std::vector<const Measured*> r = ranking(results);
+    std::vector<CholeskyConfig> out;
+    if (r.empty()) return out;
+    std::vector<CholeskyConfig> top;
+    for (const Measured* m : r)
+        if (int(top.size()) < kTopForNextStage) top.push_back(m->config);
+    const CholeskyConfig best = top.front();
+    if (stage == "threads") {
+        if (k.family == Family::column_major) {
+            const auto& list = k.routine == Routine::potrs ? std::vector<int>(std::begin(kColumnMajorSolveThreadsPerBlock),
+                                                                              std::end(kColumnMajorSolveThreadsPerBlock))
+                                                           : std::vector<int>(std::begin(kColumnMajorThreadsPerBlock),
+                                                                              std::end(kColumnMajorThreadsPerBlock));
+            for (int t : list) {
+                CholeskyConfig c = best;
+                c.threads_per_block = t;
+                out.push_back(c);
+            }
+        } else {
+            for (int t : kThreadsPerBlock) {
+                if (ceil_div(opt.batch, t) < kMinBusySmFraction * sm_count && t != best.threads_per_block) continue;
+                CholeskyConfig c = best;
+                c.threads_per_block = t;
+                out.push_back(c);
+            }
+        }
+    } else if (stage == "chunk") {
+        for (const CholeskyConfig& base : top)
+            for (int chunk : kChunkSizes) {
+                CholeskyConfig c = base;
+                c.chunk_size = chunk;
+                out.push_back(c);
+            }
+    } else if (stage == "unroll") {
+        const int chunk = column_major_default_chunk(k.precision);
+        for (const CholeskyConfig& base : top) {
+            if (k.n <= kColumnMajorMaxFullUnrollN) {
+                CholeskyConfig c = base;
+                c.full_unroll = true, c.nb = chunk;
+                out.push_back(c);
+            }
+            for (int nb : {chunk / 2, chunk * 2}) {
+                CholeskyConfig c = base;
+                c.full_unroll = false, c.nb = nb;
+                out.push_back(c);
+            }
+        }
+    } else if (stage == "nrhs_block") {
+        for (int nrb : kNrhsBlocks) {
+            if (nrb > opt.nrhs) continue;
+            CholeskyConfig c = best;
+            c.nrhs_block = nrb;
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// ---- the run ------------------------------------------------------------------------------------------
+
+class Tuner {
+public:
+    Tuner(const Options& opt, const validation::GpuProperties& gpu, const std::string& command)
+        : opt_(opt), gpu_(gpu), command_(command) {}
+
+    int run();
+
+private:
+    void load_resume();
+    void plan_cases();
+    void start_group(Group& g);
+    bool ensure_resident(Group& g);
+    void release_finished_groups();
+    bool seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const;
+    void start_case(CaseState& c);
+    void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
+    bool advance(CaseState& c);  // moves to the next non-empty stage; false when none is left
+    bool compiled(const CaseState& c) const;
+    void run_stage(CaseState& c);
+    template <class T>
+    void run_stage_typed(CaseState& c);
+    template <class T>
+    void finish_typed(CaseState& c);
+    void finish(CaseState& c);
+    void log_candidate(const CaseState& c, const Measured& m);
+    void record(const Entry& e);
+    void write_output();
+    double elapsed() const { return seconds_since(t0_); }
+    bool over_budget() const { return opt_.budget_s > 0 && elapsed() > opt_.budget_s; }
+
+    const Options& opt_;
+    validation::GpuProperties gpu_;
+    std::string command_;
+    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+    std::unique_ptr<Context> ctx_;
+    std::unique_ptr<CompilePool> pool_;
+    Workspace workspace_;
+    Buffer<std::byte> flush_;
+    std::vector<std::unique_ptr<Group>> groups_;
+    std::vector<CaseState> cases_;
+    std::map<CaseKey, long> case_index_;
+    std::map<CaseKey, Entry> entries_;  // finished: resumed or tuned now
+    std::map<CaseKey, std::vector<CholeskyConfig>> resumed_seeds_;
+    std::ofstream log_, resume_;
+    double timing_s_ = 0, waiting_s_ = 0;
+    long timed_ = 0;
+};
+
+void Tuner::load_resume() {
+    if (opt_.resume.empty()) return;
+    std::ifstream in(opt_.resume);
+    if (!in) return;  // a first run: the file is created below
+    int line_no = 0, used = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        try {
+            const json j = json::parse(line);
+            if (j.value("batch", opt_.batch) != opt_.batch || j.value("device", gpu_.name) != gpu_.name) {
+                std::cerr << "autotune: --resume " << opt_.resume << " line " << line_no
+                          << ": another batch size or GPU; ignored\n";
+                continue;
+            }
+            Entry e;
+            e.key.routine = parse_routine(j.at("routine").get<std::string>());
+            e.key.precision = parse_precision(j.at("precision").get<std::string>());
+            e.key.family = parse_family(j.at("layout").get<std::string>());
+            e.key.n = j.at("n").get<int>();
+            e.best.config = config_from_json(j.at("best").at("config"));
+            e.best.ms = j.at("best").at("ms").get<double>();
+            e.best.gflops = j.at("best").at("gflops").get<double>();
+            if (j.contains("runner_up") && !j.at("runner_up").is_null()) {
+                Winner w;
+                w.config = config_from_json(j.at("runner_up").at("config"));
+                w.ms = j.at("runner_up").at("ms").get<double>();
+                w.gflops = j.at("runner_up").at("gflops").get<double>();
+                e.runner_up = w;
+            }
+            e.candidates = j.value("candidates", 0);
+            for (const json& s : j.value("stage1_top", json::array())) e.stage1_top.push_back(config_from_json(s));
+            e.seconds = j.value("seconds", 0.0);
+            resumed_seeds_[e.key] = e.stage1_top;
+            entries_[e.key] = e;
+            ++used;
+        } catch (const std::exception& e) {  // e.g. the last line of a killed run, cut short
+            std::cerr << "autotune: --resume " << opt_.resume << " line " << line_no << " skipped: " << e.what() << "\n";
+        }
+    }
+    std::printf("resume: %d finished cases read from %s\n", used, opt_.resume.c_str());
+}
+
+void Tuner::plan_cases() {
+    // n outermost, so that a budget cut leaves whole sizes out; within a (precision, n) group the
+    // seeds come first (potrf before posv, interleaved before chunked) and potrs sits between them,
+    // giving posv's compilations time.
+    const Routine routine_order[] = {Routine::potrf, Routine::potrs, Routine::posv};
+    const Family family_order[] = {Family::interleaved, Family::column_major, Family::chunked};
+    for (int n : opt_.ns)
+        for (Precision p : opt_.precisions) {
+            auto g = std::make_unique<Group>();
+            g->precision = p, g->n = n;
+            g->seed = mix(mix(opt_.seed, std::uint64_t(p)), std::uint64_t(n));
+            bool any = false;
+            for (Routine r : routine_order) {
+                if (std::find(opt_.routines.begin(), opt_.routines.end(), r) == opt_.routines.end()) continue;
+                for (Family f : family_order) {
+                    if (std::find(opt_.families.begin(), opt_.families.end(), f) == opt_.families.end()) continue;
+                    CaseState c;
+                    c.key = {r, p, f, n};
+                    if (entries_.count(c.key)) continue;  // done in an earlier run
+                    c.group = int(groups_.size());
+                    c.index = long(cases_.size());
+                    c.plan = stage_plan(r, f, opt_.nrhs);
+                    case_index_[c.key] = c.index;
+                    cases_.push_back(std::move(c));
+                    any = true;
+                }
+            }
+            if (any) groups_.push_back(std::move(g));
+        }
+}
+
+void Tuner::start_group(Group& g) {
+    if (g.generating || g.resident || g.failed) return;
+    const int distinct = std::min(kDistinctMatrices, opt_.batch);
+    const int nrhs = opt_.nrhs;
+    const double cond = opt_.cond;
+    const Precision p = g.precision;
+    const int n = g.n;
+    const std::uint64_t seed = g.seed;
+    g.host = std::async(std::launch::async, [=] { return make_host_inputs(p, n, nrhs, distinct, cond, seed); });
+    g.generating = true;
+}
+
+bool Tuner::ensure_resident(Group& g) {
+    if (g.resident) return true;
+    if (g.failed) return false;
+    start_group(g);
+    if (g.host.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    try {
+        make_resident(g, g.host.get(), opt_.batch, opt_.nrhs, *ctx_);
+    } catch (const std::exception& e) {
+        g.failed = true;
+        g.error = e.what();
+        std::cerr << "autotune: inputs of " << precision_letter(g.precision) << " n=" << g.n << ": " << e.what() << "\n";
+        return false;
+    }
+    return true;
+}
+
+void Tuner::release_finished_groups() {
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+        Group& g = *groups_[gi];
+        if (g.released || !(g.resident || g.failed)) continue;
+        const bool open = std::any_of(cases_.begin(), cases_.end(), [&](const CaseState& c) {
+            return c.group == int(gi) && !c.done && !c.skipped;
+        });
+        if (open) continue;
+        g.a = Buffer<std::byte>(), g.l = Buffer<std::byte>(), g.b = Buffer<std::byte>();
+        g.released = true;
+    }
+}
+
+// Seeds of a case when its source's stage 1 is known (`have` false: no seeds, use the full list);
+// returns false while the source is still running.
+bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const {
+    have = false;
+    const std::optional<CaseKey> src = seed_source(c.key);
+    if (!src) return true;
+    if (auto it = case_index_.find(*src); it != case_index_.end()) {
+        const CaseState& s = cases_[it->second];
+        if (s.skipped) return true;
+        if (!s.stage1_done && !s.done) return false;
+        seeds = s.stage1_top;
+        have = !seeds.empty();
+        return true;
+    }
+    if (auto it = resumed_seeds_.find(*src); it != resumed_seeds_.end()) {
+        seeds = it->second;
+        have = !seeds.empty();
+    }
+    return true;
+}
+
+void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs) {
+    c.pending.clear();
+    c.jobs.clear();
+    std::set<std::string> tried;
+    for (const Measured& m : c.results) tried.insert(to_string(m.config));
+    for (const CholeskyConfig& config : configs) {
+        if (!tried.insert(to_string(config)).second) continue;
+        Measured m;
+        m.config = config;
+        m.stage = c.plan[c.stage];
+        CompileRequest r;
+        r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
+        r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
+        r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
+        r.config = config;
+        c.jobs.push_back(pool_->submit(r, c.index));
+        c.pending.push_back(std::move(m));
+    }
+}
+
+void Tuner::start_case(CaseState& c) {
+    std::vector<CholeskyConfig> seeds;
+    bool have = false;
+    seed_ready(c, seeds, have);
+    c.started = true;
+    c.t0 = std::chrono::steady_clock::now();
+    c.stage = 0;
+    submit_stage(c, stage1_candidates(c.key, have ? &seeds : nullptr));
+}
+
+bool Tuner::advance(CaseState& c) {
+    while (++c.stage < int(c.plan.size())) {
+        submit_stage(c, later_stage(c.plan[c.stage], c.key, c.results, opt_, gpu_.sm_count));
+        if (!c.pending.empty()) return true;
+    }
+    return false;
+}
+
+bool Tuner::compiled(const CaseState& c) const {
+    return std::all_of(c.jobs.begin(), c.jobs.end(), [](const auto& j) { return j->done.load(); });
+}
+
+void Tuner::log_candidate(const CaseState& c, const Measured& m) {
+    if (!log_.is_open()) return;
+    json j = {{"routine", to_string(c.key.routine)},
+              {"precision", std::string(1, precision_letter(c.key.precision))},
+              {"layout", to_string(c.key.family)},
+              {"n", c.key.n},
+              {"config", config_json(m.config)},
+              {"stage", m.stage},
+              {"supported", m.supported},
+              {"kernel", m.kernel},
+              {"registers", m.registers},
+              {"local_bytes", m.local_bytes},
+              {"compile_s", m.compile_s}};
+    if (m.timed) {
+        j["ms"] = m.ms;
+        j["gflops"] = m.gflops;
+        j["samples_ms"] = m.samples_ms;
+        j["pruned"] = m.pruned;
+    } else {
+        j["ms"] = nullptr;
+        j["gflops"] = nullptr;
+    }
+    if (!m.note.empty()) j["note"] = m.note;
+    log_ << j.dump() << '\n';
+    log_.flush();
+}
+
+template <class T>
+void Tuner::run_stage_typed(CaseState& c) {
+    Group& g = *groups_[c.group];
+    Bench<T> bench(c.key, opt_, g, workspace_, flush_, *ctx_);
+    const double flops = flops_per_matrix(c.key.routine, c.key.precision, c.key.n, opt_.nrhs) * opt_.batch;
+    // Candidates that share a kernel and launch (the library resolves some fields to the same
+    // kernel) are timed once.
+    std::set<std::string> kernels;
+    for (const Measured& m : c.results)
+        if (m.timed) kernels.insert(m.kernel + "|" + std::to_string(m.config.chunk_size));
+    // Chunked candidates sorted by chunk size: one conversion of the inputs per size.
+    std::vector<std::size_t> order(c.pending.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return c.pending[a].config.chunk_size < c.pending[b].config.chunk_size;
+    });
+    for (std::size_t i : order) {
+        Measured& m = c.pending[i];
+        const KernelReport& rep = c.jobs[i]->report;
+        m.supported = rep.supported;
+        m.kernel = rep.name;
+        m.registers = rep.registers, m.local_bytes = rep.local_bytes;
+        m.compile_s = rep.compile_seconds;
+        if (!rep.supported) {
+            m.note = rep.note.empty() ? "not supported" : rep.note;
+        } else if (!kernels.insert(rep.name + "|" + std::to_string(m.config.chunk_size)).second) {
+            m.note = "same kernel and launch as a candidate timed before";
+        } else {
+            const std::vector<const Measured*> r = ranking(c.results);
+            const double best = r.empty() || r.front()->pruned ? 0 : r.front()->ms;
+            try {
+                bench.time(m, best);
+                m.gflops = m.ms > 0 ? flops / (m.ms * 1e-3) / 1e9 : 0;
+                ++timed_;
+            } catch (const InvalidArgument& e) {
+                m.timed = false, m.samples_ms.clear();
+                m.note = std::string("refused: ") + e.what();
+            } catch (const CudaError& e) {
+                m.timed = false, m.samples_ms.clear();
+                m.note = std::string("CUDA error: ") + e.what();
+                ctx_->synchronize();  // a sticky error (the context is lost) throws here and ends the run
+            }
+        }
+        log_candidate(c, m);
+        c.results.push_back(std::move(m));
+    }
+    c.pending.clear();
+    c.jobs.clear();
+}
+
+void Tuner::run_stage(CaseState& c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        switch (c.key.precision) {
+            case Precision::s: run_stage_typed<float>(c); break;
+            case Precision::d: run_stage_typed<double>(c); break;
+            case Precision::c: run_stage_typed<std::complex<float>>(c); break;
+            case Precision::z: run_stage_typed<std::complex<double>>(c); break;
+        }
+    } catch (const CudaError&) {
+        throw;  // the device is in an unknown state: stop (outputs are written by the caller)
+    } catch (const std::exception& e) {  // e.g. not enough memory for this n: the case is given up
+        c.note = e.what();
+        c.pending.clear(), c.jobs.clear();
+        c.done = true;
+        std::printf("%-34s failed: %s\n", c.key.text().c_str(), e.what());
+        std::fflush(stdout);
+        timing_s_ += seconds_since(t0);
+        return;
+    }
+    if (c.plan[c.stage] == "shape" || c.stage == 0) {
+        c.stage1_done = true;
+        for (const Measured* m : ranking(c.results))
+            if (int(c.stage1_top.size()) < kSeedCount) c.stage1_top.push_back(m->config);
+    }
+    if (!advance(c)) finish(c);
+    timing_s_ += seconds_since(t0);
+}
+
+template <class T>
+void Tuner::finish_typed(CaseState& c) {
+    std::vector<const Measured*> r = ranking(c.results);
+    if (r.empty()) {
+        c.note = "no supported candidate";
+        for (const Measured& m : c.results)
+            if (!m.note.empty()) {
+                c.note += " (e.g. " + m.note + ")";
+                break;
+            }
+        return;
+    }
+    // The winner must leave every info 0 (and finite solutions); else the next one takes its place.
+    Bench<T> bench(c.key, opt_, *groups_[c.group], workspace_, flush_, *ctx_);
+    std::size_t first = 0;
+    for (; first < r.size() && first < std::size_t(kSanityTries); ++first) {
+        const std::string problem = bench.sanity(r[first]->config);
+        if (problem.empty()) break;
+        std::fprintf(stderr, "autotune: %s: %s failed the sanity check: %s\n", c.key.text().c_str(),
+                     to_string(r[first]->config).c_str(), problem.c_str());
+        c.note += (c.note.empty() ? "" : "; ") + std::string("dropped a candidate: ") + problem;
+    }
+    if (first == r.size() || first == std::size_t(kSanityTries)) {
+        c.note = "no candidate passed the sanity check: " + c.note;
+        return;
+    }
+    Entry e;
+    e.key = c.key;
+    e.best = {r[first]->config, r[first]->ms, r[first]->gflops};
+    if (first + 1 < r.size()) e.runner_up = Winner{r[first + 1]->config, r[first + 1]->ms, r[first + 1]->gflops};
+    e.candidates = int(std::count_if(c.results.begin(), c.results.end(), [](const Measured& m) { return m.timed; }));
+    e.stage1_top = c.stage1_top;
+    e.seconds = seconds_since(c.t0);
+    record(e);
+}
+
+void Tuner::finish(CaseState& c) {
+    c.done = true;
+    try {
+        switch (c.key.precision) {
+            case Precision::s: finish_typed<float>(c); break;
+            case Precision::d: finish_typed<double>(c); break;
+            case Precision::c: finish_typed<std::complex<float>>(c); break;
+            case Precision::z: finish_typed<std::complex<double>>(c); break;
+        }
+    } catch (const CudaError&) {
+        throw;
+    } catch (const std::exception& e) {
+        c.note = e.what();
+    }
+    c.seconds = seconds_since(c.t0);
+    auto e = entries_.find(c.key);
+    if (e == entries_.end()) {
+        std::printf("%-34s no entry: %s\n", c.key.text().c_str(), c.note.c_str());
+    } else {
+        const Entry& en = e->second;
+        std::printf("%-34s %9.1f GFLOP/s %9.4f ms  %s  (%d timed, %.1f s)\n", c.key.text().c_str(), en.best.gflops,
+                    en.best.ms, short_text(en.best.config, c.key.family, c.key.routine).c_str(), en.candidates,
+                    c.seconds);
+    }
+    std::fflush(stdout);
+}
+
+void Tuner::record(const Entry& e) {
+    entries_[e.key] = e;
+    if (resume_.is_open()) {
+        json j = entry_json(e);
+        j["batch"] = opt_.batch;
+        j["device"] = gpu_.name;
+        j["seconds"] = e.seconds;
+        json top = json::array();
+        for (const CholeskyConfig& s : e.stage1_top) top.push_back(config_json(s));
+        j["stage1_top"] = top;
+        resume_ << j.dump() << '\n';
+        resume_.flush();
+    }
+    write_output();
+}
+
+// The table, written whole after every case (through a temporary file, so that a killed run leaves
+// the last complete one).
+void Tuner::write_output() {
+    json entries = json::array();
+    for (const auto& [key, e] : entries_) entries.push_back(entry_json(e));  // sorted by the key
+    const json doc = {{"arch", "sm_" + std::to_string(gpu_.cc_major) + std::to_string(gpu_.cc_minor)},
+                      {"arch_number", gpu_.cc_major * 10 + gpu_.cc_minor},
+                      {"device", gpu_.name},
+                      {"cuda_version", cuda_version_text(gpu_.runtime_version)},
+                      {"date", utc_now()},
+                      {"commit", opt_.commit},
+                      {"batch", opt_.batch},
+                      {"entries", entries}};
+    const std::string tmp = opt_.output + ".tmp";
+    {
+        std::ofstream out(tmp);
+        out << doc.dump(1) << '\n';
+        if (!out) throw Error("cannot write --output " + tmp);
+    }
+    if (std::rename(tmp.c_str(), opt_.output.c_str()) != 0)
+        throw Error("cannot rename " + tmp + " to --output " + opt_.output + ": " + std::strerror(errno));
+}
+
+int Tuner::run() {
+    load_resume();
+    plan_cases();
+    if (!opt_.log.empty()) {
+        log_.open(opt_.log, opt_.resume.empty() ? std::ios::trunc : std::ios::app);
+        if (!log_) throw Error("cannot open --log " + opt_.log + " for writing");
+        log_ << json({{"event", "start"}, {"command", command_}, {"device", gpu_.name}, {"date", utc_now()},
+                      {"seed", opt_.seed}, {"batch", opt_.batch}, {"repeat", opt_.repeat}, {"commit", opt_.commit}})
+                    .dump()
+             << '\n';
+    }
+    if (!opt_.resume.empty()) {
+        resume_.open(opt_.resume, std::ios::app);
+        if (!resume_) throw Error("cannot open --resume " + opt_.resume + " for appending");
+    }
+    {  // fail now rather than after the sweep (the table itself is first written after a case)
+        const std::string probe = opt_.output + ".tmp";
+        std::ofstream out(probe);
+        if (!out) throw Error("cannot write next to --output " + opt_.output + " (" + probe + ")");
+        out.close();
+        std::remove(probe.c_str());
+    }
+    if (!entries_.empty()) write_output();  // the resumed entries
+    std::printf("cases: %zu to tune, %zu taken from --resume; %zu (precision, n) groups\n\n", cases_.size(),
+                entries_.size(), groups_.size());
+    std::fflush(stdout);
+
+    ctx_ = std::make_unique<Context>(Backend::cuda, opt_.device);
+    flush_ = Buffer<std::byte>(*ctx_, std::max<std::size_t>(2 * gpu_.l2_bytes, kRegionAlign));
+    pool_ = std::make_unique<CompilePool>(opt_.jobs, opt_.device);
+    // Stage 1 of every case that needs no seeds is queued now, in case order, so that the compile
+    // threads run ahead of the timing thread from the start.
+    for (CaseState& c : cases_) {
+        std::vector<CholeskyConfig> seeds;
+        bool have = false;
+        if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
+        seed_ready(c, seeds, have);
+        CompileRequest r;
+        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr)) {
+                r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
+                r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
+                r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
+            r.config = config;
+            pool_->submit(r, c.index);
+        }
+    }
+
+    bool budget_hit = false;
+    std::size_t first_open = 0;  // cases before it are done or skipped
+    for (;;) {
+        if (!pool_->error().empty()) throw Error(pool_->error());
+        while (first_open < cases_.size() && (cases_[first_open].done || cases_[first_open].skipped)) ++first_open;
+        if (first_open == cases_.size()) break;
+        if (over_budget() && !budget_hit) {
+            budget_hit = true;
+            long last_started = -1;
+            for (const CaseState& c : cases_)
+                if (c.started) last_started = std::max(last_started, c.index);
+            pool_->cancel_above(last_started);
+            std::printf("\nautotune: --budget-s %.0f reached after %.0f s: no new cases start\n", opt_.budget_s, elapsed());
+        }
+        const int window_end = cases_[first_open].group + kGroupsAhead;
+        for (int gi = cases_[first_open].group; gi < std::min<int>(window_end, int(groups_.size())); ++gi)
+            start_group(*groups_[gi]);
+        bool ran = false;
+        for (std::size_t i = first_open; i < cases_.size() && cases_[i].group < window_end; ++i) {
+            CaseState& c = cases_[i];
+            if (c.done || c.skipped) continue;
+            if (!c.started) {
+                if (budget_hit) {
+                    c.skipped = true;
+                    continue;
+                }
+                std::vector<CholeskyConfig> seeds;
+                bool have = false;
+                if (!seed_ready(c, seeds, have)) continue;
+                start_case(c);
+            }
+            if (!compiled(c)) continue;
+            Group& g = *groups_[c.group];
+            if (!ensure_resident(g)) {
+                if (g.failed) {
+                    c.done = true, c.note = "inputs: " + g.error;
+                    std::printf("%-34s no entry: %s\n", c.key.text().c_str(), c.note.c_str());
+                }
+                continue;
+            }
+            if (c.pending.empty()) {  // stage 1 had no candidates at all
+                if (!advance(c)) finish(c);
+            } else {
+                run_stage(c);
+            }
+            ran = true;
+            break;  // from the front again: earlier cases first
+        }
+        release_finished_groups();
+        if (!ran) {
+            const auto t0 = std::chrono::steady_clock::now();
+            pool_->wait_for_progress(std::chrono::milliseconds(20));
+            waiting_s_ += seconds_since(t0);
+        }
+    }
+    pool_->cancel_above(-1);
+
+    std::vector<std::string> left;
+    for (const CaseState& c : cases_)
+        if (c.skipped) left.push_back(c.key.text());
+    write_output();
+    std::printf("\nautotune: %zu entries in %s; %ld candidates timed in %.0f s; %.0f s waiting for NVRTC; "
+                "%ld kernels compiled (%.0f s of NVRTC on %d threads); %.0f s in all\n",
+                entries_.size(), opt_.output.c_str(), timed_, timing_s_, waiting_s_, pool_->compiled(),
+                pool_->compile_seconds(), opt_.jobs, elapsed());
+    if (!left.empty()) {
+        std::printf("autotune: %zu cases left for a later run (--resume):", left.size());
+        for (const std::string& s : left) std::printf("\n  %s", s.c_str());
+        std::printf("\n");
+    }
+    int failed = 0;
+    for (const CaseState& c : cases_)
+        if (c.done && !entries_.count(c.key)) ++failed;
+    if (failed > 0) std::printf("autotune: %d cases without an entry (see above)\n", failed);
+    pool_.reset();  // joins the compile threads (each finishes its current kernel)
+    return 0;
+}
+
+// --dry-run: the stage-1 candidates per case, without a GPU, and the most later stages may add.
+int dry_run(const Options& opt) {
+    std::ofstream log;
+    if (!opt.log.empty()) {
+        log.open(opt.log);
+        if (!log) throw Error("cannot open --log " + opt.log + " for writing");
+    }
+    long total1 = 0, total_later = 0, compiles = 0;
+    std::set<std::string> kernels;
+    std::printf("%-34s %8s %8s %8s\n", "case", "stage1", "later<=", "compile");
+    for (int n : opt.ns)
+        for (Precision p : opt.precisions)
+            for (Routine r : opt.routines)
+                for (Family f : opt.families) {
+                    const CaseKey k{r, p, f, n};
+                    const std::optional<CaseKey> src = seed_source(k);
+                    const bool seeded = src && std::find(opt.routines.begin(), opt.routines.end(), src->routine) !=
+                                                   opt.routines.end() &&
+                                        std::find(opt.families.begin(), opt.families.end(), src->family) !=
+                                            opt.families.end();
+                    std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr);
+                    const int stage1 = seeded ? std::min<int>(kSeedCount, int(list.size())) : int(list.size());
+                    // Kernels of their own: the chunked layout shares the interleaved kernels (chunk is
+                    // a run-time argument); seeded posv compiles kSeedCount.
+                    int own = 0;
+                    if (f != Family::chunked || !seeded) {
+                        if (seeded) own = stage1;
+                        else
+                            for (const CholeskyConfig& c : list) {
+                                CholeskyConfig kc = c;
+                                kc.chunk_size = 0;
+                                const std::string key = std::string(to_string(r)) + precision_letter(p) +
+                                                        (f == Family::column_major ? "cm" : "il") + std::to_string(n) +
+                                                        to_string(kc);
+                                own += kernels.insert(key).second;
+                            }
+                    }
+                    int block_sizes = 0;
+                    for (int t : kThreadsPerBlock) block_sizes += ceil_div(opt.batch, t) >= kMinBusySmFraction * kDryRunSmCount;
+                    int later = 0;
+                    for (const std::string& s : stage_plan(r, f, opt.nrhs)) {
+                        if (s == "threads")
+                            later += f == Family::column_major ? (r == Routine::potrs ? 0 : 3) : std::max(0, block_sizes - 1);
+                        if (s == "chunk") later += kTopForNextStage * 5 - 1;
+                        if (s == "unroll") later += kTopForNextStage * (n <= kColumnMajorMaxFullUnrollN ? 3 : 2);
+                        if (s == "nrhs_block") later += 3;
+                    }
+                    std::printf("%-34s %8d %8d %8d\n", k.text().c_str(), stage1, later, own);
+                    total1 += stage1, total_later += later, compiles += own;
+                    if (log.is_open())
+                        for (const CholeskyConfig& c : list)
+                            log << json({{"routine", to_string(r)}, {"precision", std::string(1, precision_letter(p))},
+                                         {"layout", to_string(f)}, {"n", n}, {"config", config_json(c)}, {"stage", "dry-run"}})
+                                       .dump()
+                                << '\n';
+                }
+    std::printf("\ndry run: %ld stage-1 candidates, later stages at most %ld more; %ld stage-1 kernels to compile\n",
+                total1, total_later, compiles);
+    return 0;
+}
+
+}  // namespace
+
+}  // namespace batchsolve::autotune
+
+int main(int argc, char** argv) {
+    using namespace batchsolve;
+    using namespace batchsolve::autotune;
+    po::options_description desc(
+        "autotune: times the kernel configurations of batchsolve's batched Cholesky routines on the GPU and\n"
+        "writes the fastest per routine, precision, layout family and n to a tuning table.\n"
+        "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 1:128.\n"
+        "Options");
+    std::string routines_text, precisions_text, n_text, layouts_text;
+    Options opt;
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    desc.add_options()
+        ("help,h", "this help")
+        ("routine", po::value(&routines_text)->default_value("potrf"), "potrf, posv, potrs (list)")
+        ("precision", po::value(&precisions_text)->default_value("s,d"), "s, d, c, z (list)")
+        ("n", po::value(&n_text)->default_value("1:128"), "matrix sizes (list, >= 1)")
+        ("layout", po::value(&layouts_text)->default_value("interleaved,chunked,column_major"),
+         "layout families: interleaved, chunked, column_major (list)")
+        ("batch", po::value(&opt.batch)->default_value(16384), "matrices per batch (>= 1)")
+        ("nrhs", po::value(&opt.nrhs)->default_value(1), "right-hand sides of potrs and posv (>= 1)")
+        ("output", po::value(&opt.output), "the tuning table to write (e.g. libsolver/tuning/sm90.json)")
+        ("log", po::value(&opt.log), "every candidate as a JSON line (appended to with --resume)")
+        ("resume", po::value(&opt.resume), "finished cases, one JSON line each: read first and skipped, then appended to")
+        ("jobs", po::value(&opt.jobs)->default_value(int(hw)), "host threads compiling candidates (NVRTC)")
+        ("repeat", po::value(&opt.repeat)->default_value(5), "timed runs per candidate (median; >= 1)")
+        ("budget-s", po::value(&opt.budget_s)->default_value(0), "start no case after this many seconds (0: no limit)")
+        ("commit", po::value(&opt.commit), "commit recorded in the table (default: $BATCHSOLVE_COMMIT, else the build's)")
+        ("device", po::value(&opt.device)->default_value(0), "CUDA device")
+        ("seed", po::value(&opt.seed), "seed of the inputs (default: a fresh random one, printed)")
+        ("cond", po::value(&opt.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
+        ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop");
+    try {
+        po::variables_map vm;
+        const po::positional_options_description no_positional;
+        po::store(po::command_line_parser(argc, argv).options(desc).positional(no_positional).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << desc << "\nExit code: 0 when the run finished (cases left by --budget-s included), "
+                                 "1 on a run-time error, 255 for bad options.\n";
+            return 0;
+        }
+        opt.routines = parse_list<Routine>("routine", routines_text, parse_routine);
+        opt.precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
+        opt.families = parse_list<Family>("layout", layouts_text, parse_family);
+        opt.ns = parse_int_list("n", n_text, 1);
+        if (opt.batch < 1) throw UsageError("batch", std::to_string(opt.batch), "must be >= 1");
+        if (opt.nrhs < 1) throw UsageError("nrhs", std::to_string(opt.nrhs), "must be >= 1");
+        if (opt.repeat < 1) throw UsageError("repeat", std::to_string(opt.repeat), "must be >= 1");
+        if (opt.jobs < 1) throw UsageError("jobs", std::to_string(opt.jobs), "must be >= 1");
+        if (opt.device < 0) throw UsageError("device", std::to_string(opt.device), "must be >= 0");
+        if (!(opt.budget_s >= 0)) throw UsageError("budget-s", std::to_string(opt.budget_s), "must be >= 0");
+        if (!(opt.cond >= 1) || !std::isfinite(opt.cond))
+            throw UsageError("cond", std::to_string(opt.cond), "must be a finite number >= 1");
+        if (!opt.dry_run && opt.output.empty()) throw UsageError("output", "", "a tuning table file is required");
+        if (!vm.count("seed")) opt.seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+        if (!vm.count("commit")) {
+            const char* env = std::getenv("BATCHSOLVE_COMMIT");
+            opt.commit = env != nullptr && *env != '\0' ? env : BATCHSOLVE_TESTER_COMMIT;
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "autotune: " << e.what() << "\n(autotune --help lists the options)\n";
+        return kUsageError;
+    }
+
+    const std::string command = quoted_command_line(argc, argv);
+    try {
+        if (opt.dry_run) return dry_run(opt);
+        if (!Context::cuda_available()) {
+            std::printf("autotune: skipped: no GPU (CUDA backend %s)\n",
+                        Context::cuda_compiled() ? "compiled" : "not compiled");
+            return 0;
+        }
+        const validation::GpuProperties gpu = validation::gpu_properties(opt.device);
+        std::printf("batchsolve autotune, commit %s, %s\ncommand: %s\n", opt.commit.c_str(), utc_now().c_str(),
+                    command.c_str());
+        std::printf("GPU: %s (%d SMs, sm_%d%d, L2 %.1f MiB), CUDA runtime %s; %d compile threads; seed %llu, "
+                    "batch %d, repeat %d\n",
+                    gpu.name.c_str(), gpu.sm_count, gpu.cc_major, gpu.cc_minor, gpu.l2_bytes / 1048576.0,
+                    cuda_version_text(gpu.runtime_version).c_str(), opt.jobs, static_cast<unsigned long long>(opt.seed),
+                    opt.batch, opt.repeat);
+        Tuner tuner(opt, gpu, command);
+        return tuner.run();
+    } catch (const std::exception& e) {
+        std::cerr << "autotune: " << e.what() << "\n";
+        return 1;
+    }
+}
