@@ -70,9 +70,10 @@ namespace {
 // estimated_registers below) exceed that spill heavily, run slowly and compile slowly (s, nb = 16:
 // 7.5 s and 46 KB of spills); they are not compiled.
 constexpr int kMaxRegistersPerThread = 255;
-// Full unrolling of the interleaved kernels only for n <= 32 and at most 12 tiles per dimension (the
-// library's own limits: beyond them NVRTC needs minutes, and partial unrolling wins anyway).
-constexpr int kInterleavedMaxFullUnrollN = 32;
+// Full unrolling of the interleaved kernels only for n <= 24 and at most 12 tiles per dimension. The
+// library allows n <= 32, but there 20 of the 21 fully unrolled variants of n = 32 spill, each takes
+// 2-10 s to compile (s and d alike), and the seed paper saw full unrolling pay off only up to n ~ 20.
+constexpr int kInterleavedMaxFullUnrollN = 24;
 constexpr int kInterleavedMaxFullUnrollTiles = 12;
 // potrs tiles: nb <= 16. The solves are bound by reading the factor once, so larger tiles buy little,
 // and their straight-line code explodes (s, n = 128: nb = 32 compiles in 6.6 s, nb = 64 in 89 s).
@@ -108,10 +109,12 @@ constexpr int kColumnMajorThreadsPerBlock[] = {64, 128, 256, 512};
 constexpr int kColumnMajorSolveThreadsPerBlock[] = {32, 64, 128, 256, 512};
 // Right-hand sides per pass (only with --nrhs > 1; the library caps it at 8 and 16).
 constexpr int kNrhsBlocks[] = {2, 4, 8};
-// How many of a stage's best configurations the next stage varies, and how many shapes a seeded
-// stage (posv from potrf, chunked from interleaved) takes over.
+// How many of a stage's best configurations the chunk stage varies (the other later stages vary the
+// best one only), and how many stage-1 shapes a seeded case takes over: posv's are kernels of their
+// own (compiled), the chunked layout's are the interleaved kernels (only timed).
 constexpr int kTopForNextStage = 2;
-constexpr int kSeedCount = 6;
+constexpr int kSeedShapesPosv = 4;
+constexpr int kSeedShapesChunked = 6;
 // A candidate whose first timed run takes longer than this times the best median so far is not
 // timed again (its single sample is logged, flagged "pruned").
 constexpr double kPruneFactor = 1.5;
@@ -445,7 +448,8 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
 std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::vector<CholeskyConfig>* seeds) {
     std::vector<CholeskyConfig> list;
     if (seeds != nullptr && !seeds->empty()) {
-        list = *seeds;
+        const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
+        list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
     } else if (k.family == Family::column_major) {
         list = k.routine == Routine::potrs ? column_major_solve_shapes() : column_major_shapes(k.precision, k.n);
     } else {
@@ -733,7 +737,8 @@ struct Group {
     int n = 0;
     std::uint64_t seed = 0;
     std::future<HostInputs> host;
-    bool generating = false, resident = false, failed = false, released = false;
+    bool generating = false, resident = false, failed = false;
+    int open_cases = 0;  // neither done nor skipped; the device copies are freed at 0
     std::string error;
     Buffer<std::byte> a, l, b;  // device, packed column-major, the whole batch
 };
@@ -1036,17 +1041,18 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             }
     } else if (stage == "unroll") {
         const int chunk = column_major_default_chunk(k.precision);
-        for (const CholeskyConfig& base : top) {
-            if (k.n <= kColumnMajorMaxFullUnrollN) {
-                CholeskyConfig c = base;
-                c.full_unroll = true, c.nb = chunk;
-                out.push_back(c);
-            }
-            for (int nb : {chunk / 2, chunk * 2}) {
-                CholeskyConfig c = base;
-                c.full_unroll = false, c.nb = nb;
-                out.push_back(c);
-            }
+        if (k.n <= kColumnMajorMaxFullUnrollN) {
+            CholeskyConfig c = best;
+            c.full_unroll = true, c.nb = chunk;
+            out.push_back(c);
+        }
+        // A larger chunk than a thread's columns (ceil(n / threads_per_row)) changes nothing.
+        const int columns = ceil_div(k.n, std::max(best.threads_per_row, 1));
+        for (int nb : {chunk / 2, chunk * 2}) {
+            if (nb > chunk && columns <= chunk) continue;
+            CholeskyConfig c = best;
+            c.full_unroll = false, c.nb = nb;
+            out.push_back(c);
         }
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
@@ -1073,7 +1079,7 @@ private:
     void plan_cases();
     void start_group(Group& g);
     bool ensure_resident(Group& g);
-    void release_finished_groups();
+    void close(CaseState& c, bool skipped);
     bool seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const;
     void start_case(CaseState& c);
     void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
@@ -1107,6 +1113,7 @@ private:
     std::ofstream log_, resume_;
     double timing_s_ = 0, waiting_s_ = 0;
     long timed_ = 0;
+    int sanity_failures_ = 0;
 };
 
 void Tuner::load_resume() {
@@ -1175,6 +1182,7 @@ void Tuner::plan_cases() {
                     c.index = long(cases_.size());
                     c.plan = stage_plan(r, f, opt_.nrhs);
                     case_index_[c.key] = c.index;
+                    ++g->open_cases;
                     cases_.push_back(std::move(c));
                     any = true;
                 }
@@ -1211,16 +1219,14 @@ bool Tuner::ensure_resident(Group& g) {
     return true;
 }
 
-void Tuner::release_finished_groups() {
-    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-        Group& g = *groups_[gi];
-        if (g.released || !(g.resident || g.failed)) continue;
-        const bool open = std::any_of(cases_.begin(), cases_.end(), [&](const CaseState& c) {
-            return c.group == int(gi) && !c.done && !c.skipped;
-        });
-        if (open) continue;
+// A case is over (done, or skipped by the budget); the last one of a group frees its inputs.
+void Tuner::close(CaseState& c, bool skipped) {
+    if (c.done || c.skipped) return;
+    (skipped ? c.skipped : c.done) = true;
+    Group& g = *groups_[c.group];
+    if (--g.open_cases == 0) {
         g.a = Buffer<std::byte>(), g.l = Buffer<std::byte>(), g.b = Buffer<std::byte>();
-        g.released = true;
+        g.resident = false;
     }
 }
 
@@ -1378,7 +1384,7 @@ void Tuner::run_stage(CaseState& c) {
     } catch (const std::exception& e) {  // e.g. not enough memory for this n: the case is given up
         c.note = e.what();
         c.pending.clear(), c.jobs.clear();
-        c.done = true;
+        close(c, false);
         std::printf("%-34s failed: %s\n", c.key.text().c_str(), e.what());
         std::fflush(stdout);
         timing_s_ += seconds_since(t0);
@@ -1387,7 +1393,8 @@ void Tuner::run_stage(CaseState& c) {
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
         for (const Measured* m : ranking(c.results))
-            if (int(c.stage1_top.size()) < kSeedCount) c.stage1_top.push_back(m->config);
+            if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked))
+                c.stage1_top.push_back(m->config);
     }
     if (!advance(c)) finish(c);
     timing_s_ += seconds_since(t0);
@@ -1413,6 +1420,7 @@ void Tuner::finish_typed(CaseState& c) {
         if (problem.empty()) break;
         std::fprintf(stderr, "autotune: %s: %s failed the sanity check: %s\n", c.key.text().c_str(),
                      to_string(r[first]->config).c_str(), problem.c_str());
+        ++sanity_failures_;
         c.note += (c.note.empty() ? "" : "; ") + std::string("dropped a candidate: ") + problem;
     }
     if (first == r.size() || first == std::size_t(kSanityTries)) {
@@ -1430,7 +1438,6 @@ void Tuner::finish_typed(CaseState& c) {
 }
 
 void Tuner::finish(CaseState& c) {
-    c.done = true;
     try {
         switch (c.key.precision) {
             case Precision::s: finish_typed<float>(c); break;
@@ -1444,6 +1451,7 @@ void Tuner::finish(CaseState& c) {
         c.note = e.what();
     }
     c.seconds = seconds_since(c.t0);
+    close(c, false);
     auto e = entries_.find(c.key);
     if (e == entries_.end()) {
         std::printf("%-34s no entry: %s\n", c.key.text().c_str(), c.note.c_str());
@@ -1534,9 +1542,9 @@ int Tuner::run() {
         seed_ready(c, seeds, have);
         CompileRequest r;
         for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr)) {
-                r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
-                r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
-                r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
+            r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
+            r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
+            r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
             r.config = config;
             pool_->submit(r, c.index);
         }
@@ -1565,7 +1573,7 @@ int Tuner::run() {
             if (c.done || c.skipped) continue;
             if (!c.started) {
                 if (budget_hit) {
-                    c.skipped = true;
+                    close(c, true);
                     continue;
                 }
                 std::vector<CholeskyConfig> seeds;
@@ -1577,7 +1585,8 @@ int Tuner::run() {
             Group& g = *groups_[c.group];
             if (!ensure_resident(g)) {
                 if (g.failed) {
-                    c.done = true, c.note = "inputs: " + g.error;
+                    c.note = "inputs: " + g.error;
+                    close(c, false);
                     std::printf("%-34s no entry: %s\n", c.key.text().c_str(), c.note.c_str());
                 }
                 continue;
@@ -1590,7 +1599,6 @@ int Tuner::run() {
             ran = true;
             break;  // from the front again: earlier cases first
         }
-        release_finished_groups();
         if (!ran) {
             const auto t0 = std::chrono::steady_clock::now();
             pool_->wait_for_progress(std::chrono::milliseconds(20));
@@ -1603,8 +1611,8 @@ int Tuner::run() {
     for (const CaseState& c : cases_)
         if (c.skipped) left.push_back(c.key.text());
     write_output();
-    std::printf("\nautotune: %zu entries in %s; %ld candidates timed in %.0f s; %.0f s waiting for NVRTC; "
-                "%ld kernels compiled (%.0f s of NVRTC on %d threads); %.0f s in all\n",
+    std::printf("\nautotune: %zu entries in %s; %ld candidates timed in %.0f s; %.0f s waiting for compilation or "
+                "inputs; %ld kernels compiled (%.0f s of NVRTC on %d threads); %.0f s in all\n",
                 entries_.size(), opt_.output.c_str(), timed_, timing_s_, waiting_s_, pool_->compiled(),
                 pool_->compile_seconds(), opt_.jobs, elapsed());
     if (!left.empty()) {
@@ -1616,8 +1624,11 @@ int Tuner::run() {
     for (const CaseState& c : cases_)
         if (c.done && !entries_.count(c.key)) ++failed;
     if (failed > 0) std::printf("autotune: %d cases without an entry (see above)\n", failed);
+    if (sanity_failures_ > 0)
+        std::printf("autotune: %d winners failed the sanity check (info != 0 or non-finite solutions): a kernel "
+                    "bug to report; exit code 2\n", sanity_failures_);
     pool_.reset();  // joins the compile threads (each finishes its current kernel)
-    return 0;
+    return sanity_failures_ > 0 ? 2 : 0;
 }
 
 // --dry-run: the stage-1 candidates per case, without a GPU, and the most later stages may add.
@@ -1641,9 +1652,10 @@ int dry_run(const Options& opt) {
                                         std::find(opt.families.begin(), opt.families.end(), src->family) !=
                                             opt.families.end();
                     std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr);
-                    const int stage1 = seeded ? std::min<int>(kSeedCount, int(list.size())) : int(list.size());
+                    const int seeds = f == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
+                    const int stage1 = seeded ? std::min<int>(seeds, int(list.size())) : int(list.size());
                     // Kernels of their own: the chunked layout shares the interleaved kernels (chunk is
-                    // a run-time argument); seeded posv compiles kSeedCount.
+                    // a run-time argument); a seeded posv compiles its seeds.
                     int own = 0;
                     if (f != Family::chunked || !seeded) {
                         if (seeded) own = stage1;
@@ -1663,8 +1675,8 @@ int dry_run(const Options& opt) {
                     for (const std::string& s : stage_plan(r, f, opt.nrhs)) {
                         if (s == "threads")
                             later += f == Family::column_major ? (r == Routine::potrs ? 0 : 3) : std::max(0, block_sizes - 1);
-                        if (s == "chunk") later += kTopForNextStage * 5 - 1;
-                        if (s == "unroll") later += kTopForNextStage * (n <= kColumnMajorMaxFullUnrollN ? 3 : 2);
+                        if (s == "chunk") later += kTopForNextStage * (int(std::size(kChunkSizes)) - 1);
+                        if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
                         if (s == "nrhs_block") later += 3;
                     }
                     std::printf("%-34s %8d %8d %8d\n", k.text().c_str(), stage1, later, own);
@@ -1722,8 +1734,9 @@ int main(int argc, char** argv) {
         po::store(po::command_line_parser(argc, argv).options(desc).positional(no_positional).run(), vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << desc << "\nExit code: 0 when the run finished (cases left by --budget-s included), "
-                                 "1 on a run-time error, 255 for bad options.\n";
+            std::cout << desc << "\nExit code: 0 when the run finished (cases left by --budget-s included), 1 on "
+                                 "a run-time error, 2 when a winner failed its sanity check (info != 0 or a "
+                                 "non-finite solution), 255 for bad options.\n";
             return 0;
         }
         opt.routines = parse_list<Routine>("routine", routines_text, parse_routine);
