@@ -40,7 +40,7 @@ while (($#)); do
       suites=(batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_cuda_backend_smoke_test
               batchsolve_potrf_test batchsolve_potrs_test batchsolve_posv_test batchsolve_layout_test)
       for t in "${suites[@]}"; do
-        ( timeout "${TEST_TIMEOUT:-300}" "$bundle/run" "$t" --gtest_brief=1 "${args[@]}" > "$out/$t.log" 2>&1
+        ( timeout "${TEST_TIMEOUT:-300}" stdbuf -oL -eL "$bundle/run" "$t" --gtest_brief=1 "${args[@]}" > "$out/$t.log" 2>&1
           echo $? > "$out/$t.rc" ) &
       done
       wait

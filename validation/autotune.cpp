@@ -8,8 +8,9 @@
 //    times whichever case has its kernels ready. Compilation is the bottleneck, so the search space
 //    is pruned by hardware limits and by compile cost before anything is compiled.
 //  * The search is staged (coordinate search): the kernel shape first, then block size, chunk size
-//    or unrolling around the best few. posv starts from potrf's best shapes, the chunked layout from
-//    the plain interleaved one's: their kernels differ only in what those stages vary.
+//    or unrolling around the best few. posv starts from potrf's best shapes (its factorisation is
+//    potrf's code), the chunked layout from the plain interleaved one's (the same kernels: the chunk
+//    size is a run-time argument).
 //  * A candidate whose first timed run is far behind the best so far is not repeated.
 //  * The matrices are generated once per (precision, n): kDistinctMatrices on the host, repeated on
 //    the device to fill the batch, converted to each layout there.

@@ -2,7 +2,9 @@
 """Report of an autotuner run: a Markdown table of the winners and plots like Figs. 15-19 of the seed
 paper (Dongarra et al., Proc. IEEE 2018), from the tuning table and the candidates log of `autotune`.
 
-    validation/autotune_report.py --table libsolver/tuning/sm90.json --log candidates.jsonl --out report/
+    validation/autotune_report.py --table libsolver/tuning/sm90.json --log candidates*.jsonl.xz --out report/
+
+Logs may be plain, .xz or .gz, and several (a sweep split over resumed runs writes one each).
 
 Writes report/autotune.md and PNGs next to it:
   best_vs_n_<routine>_<prec>.png        best GFLOP/s vs n, one line per layout family (the table)
@@ -17,7 +19,9 @@ a value is only timed with the other parameters of its stage (see libsolver/tuni
 
 import argparse
 import collections
+import gzip
 import json
+import lzma
 import os
 import sys
 
@@ -30,10 +34,18 @@ LAYOUTS = ["interleaved", "chunked", "column_major"]
 LOOKINGS = ["left", "right", "top"]
 
 
+def open_text(path):
+    if path.endswith(".xz"):
+        return lzma.open(path, "rt")
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt")
+    return open(path)
+
+
 def read_log(path):
     """Timed candidates of the log (lines with a time); the run headers and untimed lines are skipped."""
     rows = []
-    with open(path) as f:
+    with open_text(path) as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line:
@@ -50,8 +62,13 @@ def read_log(path):
 
 
 def read_table(path):
-    with open(path) as f:
-        table = json.load(f)
+    try:
+        with open(path) as f:
+            table = json.load(f)
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"autotune_report: --table {path}: not JSON ({e})")
+    if not isinstance(table, dict):
+        raise SystemExit(f"autotune_report: --table {path}: not a JSON object (not a tuning table)")
     for field in ("device", "entries"):
         if field not in table:
             raise SystemExit(f"autotune_report: {path}: no '{field}' (not a tuning table)")
@@ -235,7 +252,7 @@ def plot_all(table, rows, out, selected):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--table", required=True, help="tuning table written by autotune --output")
-    p.add_argument("--log", required=True, help="candidates log written by autotune --log")
+    p.add_argument("--log", required=True, nargs="+", help="candidates logs written by autotune --log")
     p.add_argument("--out", required=True, help="folder for autotune.md and the PNGs")
     p.add_argument("--n", default="16,32,64,100,128", help="sizes of the per-n plots (comma-separated)")
     a = p.parse_args()
@@ -243,8 +260,11 @@ def main():
         selected = [int(x) for x in a.n.split(",") if x]
     except ValueError:
         raise SystemExit(f"autotune_report: invalid --n '{a.n}': comma-separated integers")
-    table = read_table(a.table)
-    rows = read_log(a.log)
+    try:
+        table = read_table(a.table)
+        rows = [r for path in a.log for r in read_log(path)]
+    except (OSError, EOFError, lzma.LZMAError) as e:  # missing or unreadable file, broken archive
+        raise SystemExit(f"autotune_report: {e}")
     os.makedirs(a.out, exist_ok=True)
     md = markdown(table, rows, a.out)
     pngs = plot_all(table, rows, a.out, selected)

@@ -1026,7 +1026,10 @@ CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision
     c.rows_per_thread = 1;
     c.threads_per_row = default_threads_per_row(precision, nn);
     c.matrices_per_block = 0;  // as many as fit threads_per_block (and shared memory)
-    c.full_unroll = true;      // fewer registers than the blocked loops; NVRTC takes longer (n = 128: ~10-30 s)
+    // Full unrolling needs fewer registers than the blocked loops, but NVRTC takes 10-60 s per kernel
+    // at n = 100-128 (2 s blocked), paid on a process's first call when the disk cache is cold. Until
+    // the autotuner's table says otherwise, unroll only where compiling stays cheap.
+    c.full_unroll = nn <= default_full_unroll_max_n;
     return c;
 }
 

@@ -46,6 +46,8 @@ const char* to_string(ColumnMajorRoutine r);
 
 // Largest n the column-major kernels take; the dispatcher sends larger n elsewhere (cuSOLVER).
 inline constexpr int column_major_max_n = 128;
+// Largest n whose default configuration is fully unrolled (compile time, see default_column_major_config).
+inline constexpr int default_full_unroll_max_n = 64;
 // Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
 // per-thread tile no longer fits the 255-register limit next to addressing and temporaries.
 inline constexpr int column_major_max_tile_words = 224;
