@@ -37,18 +37,24 @@ while (($#)); do
       # The suites that exercise the GPU (the no-GPU codegen/emulation suites already ran in CI), each
       # bounded by TEST_TIMEOUT seconds so that one slow suite cannot eat the whole call.
       # They run side by side: most of a first run is NVRTC compiling kernels on the host's cores.
-      suites=(batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_cuda_backend_smoke_test
-              batchsolve_potrf_test batchsolve_potrs_test batchsolve_posv_test batchsolve_layout_test)
+      # SUITES overrides the list; SHARDS > 1 splits each suite into that many processes (gtest sharding).
+      read -r -a suites <<< "${SUITES:-batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_cuda_backend_smoke_test batchsolve_potrf_test batchsolve_potrs_test batchsolve_posv_test batchsolve_layout_test}"
+      shards=${SHARDS:-1}
       for t in "${suites[@]}"; do
-        ( timeout "${TEST_TIMEOUT:-300}" stdbuf -oL -eL "$bundle/run" "$t" --gtest_brief=1 "${args[@]}" > "$out/$t.log" 2>&1
-          echo $? > "$out/$t.rc" ) &
+        for ((i = 0; i < shards; ++i)); do
+          ( GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${TEST_TIMEOUT:-300}" stdbuf -oL -eL \
+              "$bundle/run" "$t" --gtest_brief=1 "${args[@]}" > "$out/$t.$i.log" 2>&1
+            echo $? > "$out/$t.$i.rc" ) &
+        done
       done
       wait
       for t in "${suites[@]}"; do
-        rc=$(cat "$out/$t.rc"); rm -f "$out/$t.rc"
-        echo "=== $t rc=$rc ($([[ $rc == 124 ]] && echo "timed out after ${TEST_TIMEOUT:-300} s"))" \
-             "$(grep -E '^\[  PASSED  \]|^\[==========\]' "$out/$t.log" | tr '\n' ' ')"
-        if [[ $rc != 0 ]]; then status=1; grep -E "FAILED|Failure|Which is|Expected|trace:|\.cpp:[0-9]+" "$out/$t.log" | head -n 30; fi
+        for ((i = 0; i < shards; ++i)); do
+          rc=$(cat "$out/$t.$i.rc"); rm -f "$out/$t.$i.rc"
+          echo "=== $t shard $i/$shards rc=$rc ($([[ $rc == 124 ]] && echo "timed out after ${TEST_TIMEOUT:-300} s"))" \
+               "$(grep -E '^\[  PASSED  \]|^\[==========\]' "$out/$t.$i.log" | tr '\n' ' ')"
+          if [[ $rc != 0 ]]; then status=1; grep -E "FAILED|Failure|Which is|Expected|trace:|\.cpp:[0-9]+" "$out/$t.$i.log" | head -n 30; fi
+        done
       done
       tar -C "$out" -czf "$out/gpu-test-logs.tar.gz" $(cd "$out" && ls batchsolve_*.log) && rm -f "$out"/batchsolve_*.log ;;
     tests)
