@@ -50,6 +50,8 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/tuning.hpp"
+#include "bench.hpp"
+#include "command_line.hpp"
 #include "gpu.hpp"
 
 #ifndef BATCHSOLVE_TESTER_COMMIT
@@ -61,6 +63,18 @@ namespace po = boost::program_options;
 using json = nlohmann::ordered_json;
 
 namespace batchsolve::autotune {
+
+// What the tester already defines: the routines, their operation counts, and the command line.
+using validation::flops_per_matrix;
+using validation::parse_int_list;
+using validation::parse_list;
+using validation::parse_routine;
+using validation::quoted_command_line;
+using validation::Routine;
+using validation::to_string;
+using validation::UsageError;
+using validation::utc_now;
+using validation::cuda_version_text;
 
 namespace {
 
@@ -139,17 +153,8 @@ constexpr int kUsageError = 255;
 
 // ---- small helpers --------------------------------------------------------------------------------
 
-enum class Routine { potrf, potrs, posv };
 enum class Family { interleaved, chunked, column_major };
 
-const char* to_string(Routine r) {
-    switch (r) {
-        case Routine::potrf: return "potrf";
-        case Routine::potrs: return "potrs";
-        case Routine::posv: return "posv";
-    }
-    return "?";
-}
 const char* to_string(Family f) {
     switch (f) {
         case Family::interleaved: return "interleaved";
@@ -157,12 +162,6 @@ const char* to_string(Family f) {
         case Family::column_major: return "column_major";
     }
     return "?";
-}
-Routine parse_routine(const std::string& t) {
-    if (t == "potrf") return Routine::potrf;
-    if (t == "potrs") return Routine::potrs;
-    if (t == "posv") return Routine::posv;
-    throw InvalidArgument("autotune", "routine", "'" + t + "' is not one of potrf, potrs, posv");
 }
 Family parse_family(const std::string& t) {
     if (t == "interleaved") return Family::interleaved;
@@ -179,86 +178,6 @@ LayoutKind layout_of(Family f) {
     return LayoutKind::column_major;
 }
 
-struct UsageError : std::runtime_error {
-    UsageError(const std::string& option, const std::string& value, const std::string& reason)
-        : std::runtime_error("invalid --" + option + " '" + value + "': " + reason) {}
-};
-
-std::vector<std::string> split(const std::string& text, char sep) {
-    std::vector<std::string> parts;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, sep);) parts.push_back(item);
-    if (!text.empty() && text.back() == sep) parts.emplace_back();
-    return parts;
-}
-
-int parse_int(const std::string& option, const std::string& text, const std::string& whole) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-        v = std::stol(text, &used);
-    } catch (const std::exception&) {
-        throw UsageError(option, whole, "'" + text + "' is not an integer");
-    }
-    if (used != text.size() || v < -2147483647L || v > 2147483647L)
-        throw UsageError(option, whole, "'" + text + "' is not an integer");
-    return int(v);
-}
-
-// "8,16,32", "1:128" (first:last), "4:128:4" (with a step), or a mix; sorted, duplicates removed.
-std::vector<int> parse_int_list(const std::string& option, const std::string& text, int min_value) {
-    std::set<int> values;
-    for (const std::string& item : split(text, ',')) {
-        if (item.empty()) throw UsageError(option, text, "empty list item");
-        const std::vector<std::string> r = split(item, ':');
-        if (r.size() > 3) throw UsageError(option, text, "'" + item + "' is not a value or first:last[:step]");
-        const int first = parse_int(option, r[0], text);
-        const int last = r.size() > 1 ? parse_int(option, r[1], text) : first;
-        const int step = r.size() > 2 ? parse_int(option, r[2], text) : 1;
-        if (step < 1) throw UsageError(option, text, "step must be >= 1");
-        if (last < first) throw UsageError(option, text, "range '" + item + "' ends before it starts");
-        for (long v = first; v <= last; v += step) values.insert(int(v));
-    }
-    if (values.empty()) throw UsageError(option, text, "no values");
-    if (*values.begin() < min_value) throw UsageError(option, text, "values must be >= " + std::to_string(min_value));
-    return {values.begin(), values.end()};
-}
-
-template <class T, class Parse>
-std::vector<T> parse_list(const std::string& option, const std::string& text, Parse parse) {
-    std::vector<T> values;
-    for (const std::string& item : split(text, ',')) {
-        try {
-            const T v = parse(item);
-            if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
-        } catch (const InvalidArgument& e) {
-            throw UsageError(option, text, e.condition());
-        }
-    }
-    if (values.empty()) throw UsageError(option, text, "no values");
-    return values;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
-std::string quoted_command_line(int argc, char** argv) {
-    std::string line;
-    for (int i = 0; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos) arg = "'" + arg + "'";
-        line += (i ? " " : "") + arg;
-    }
-    return line;
-}
-
-std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -267,17 +186,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 std::size_t align_up(std::size_t bytes) { return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign; }
 
-bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
 int words_per_element(Precision p) { return p == Precision::s ? 1 : p == Precision::z ? 4 : 2; }
 std::size_t element_bytes(Precision p) { return std::size_t(4) * words_per_element(p); }
-
-// The standard operation counts per matrix: potrf n^3/3, potrs 2 n^2 per right-hand side, posv both;
-// complex arithmetic counts four real operations per multiply-add pair.
-double flops_per_matrix(Routine r, Precision p, int n, int nrhs) {
-    const double nd = n, factor = nd * nd * nd / 3, solve = 2 * nd * nd * nrhs;
-    const double real = r == Routine::potrf ? factor : r == Routine::potrs ? solve : factor + solve;
-    return (is_complex(p) ? 4 : 1) * real;
-}
 
 json config_json(const CholeskyConfig& c) { return json::parse(to_string(c)); }
 
@@ -298,29 +208,7 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
     return t;
 }
 
-CholeskyConfig config_from_json(const json& j) {
-    if (!j.is_object()) throw Error("a configuration must be a JSON object");
-    CholeskyConfig c;
-    auto get_int = [&](const char* f, int& dst) {
-        if (j.contains(f)) dst = j.at(f).get<int>();
-    };
-    auto get_bool = [&](const char* f, bool& dst) {
-        if (j.contains(f)) dst = j.at(f).get<bool>();
-    };
-    get_int("nb", c.nb);
-    if (j.contains("looking")) c.looking = parse_looking(j.at("looking").get<std::string>());
-    get_bool("full_unroll", c.full_unroll);
-    get_int("chunk_size", c.chunk_size);
-    get_int("threads_per_block", c.threads_per_block);
-    get_int("warps_per_matrix", c.warps_per_matrix);
-    get_int("matrices_per_block", c.matrices_per_block);
-    get_bool("fast_math", c.fast_math);
-    get_int("nrhs_block", c.nrhs_block);
-    get_int("max_registers", c.max_registers);
-    get_int("rows_per_thread", c.rows_per_thread);
-    get_int("threads_per_row", c.threads_per_row);
-    return c;
-}
+CholeskyConfig config_from_json(const json& j) { return parse_config(j.dump()); }
 
 // ---- the search space -------------------------------------------------------------------------------
 
@@ -1744,6 +1632,7 @@ int main(int argc, char** argv) {
         opt.precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
         opt.families = parse_list<Family>("layout", layouts_text, parse_family);
         opt.ns = parse_int_list("n", n_text, 1);
+        std::sort(opt.ns.begin(), opt.ns.end());  // small n first: their kernels compile fastest
         if (opt.batch < 1) throw UsageError("batch", std::to_string(opt.batch), "must be >= 1");
         if (opt.nrhs < 1) throw UsageError("nrhs", std::to_string(opt.nrhs), "must be >= 1");
         if (opt.repeat < 1) throw UsageError("repeat", std::to_string(opt.repeat), "must be >= 1");

@@ -18,6 +18,7 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "bench.hpp"
+#include "command_line.hpp"
 #include "gpu.hpp"
 
 #ifndef BATCHSOLVE_TESTER_COMMIT
@@ -35,93 +36,11 @@ constexpr std::size_t kBandwidthBytes = std::size_t(1) << 30;  // size of the co
 constexpr int kBandwidthRepeats = 5;
 constexpr int kUsageError = 255;
 
-// A command-line problem: reported as "tester: invalid --option 'value': reason".
-struct UsageError : std::runtime_error {
-    UsageError(const std::string& option, const std::string& value, const std::string& reason)
-        : std::runtime_error("invalid --" + option + " '" + value + "': " + reason) {}
-};
-
-std::vector<std::string> split(const std::string& text, char sep) {
-    std::vector<std::string> parts;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, sep);) parts.push_back(item);
-    if (!text.empty() && text.back() == sep) parts.emplace_back();
-    return parts;
-}
-
-int parse_int(const std::string& option, const std::string& text, const std::string& whole) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-        v = std::stol(text, &used);
-    } catch (const std::exception&) {
-        throw UsageError(option, whole, "'" + text + "' is not an integer");
-    }
-    if (used != text.size() || v < -2147483647L || v > 2147483647L)
-        throw UsageError(option, whole, "'" + text + "' is not an integer");
-    return int(v);
-}
-
-// "8,16,32", "4:128:4" (first:last:step, last included when reached), "1:20" (step 1), or a mix.
-std::vector<int> parse_int_list(const std::string& option, const std::string& text, int min_value) {
-    std::vector<int> values;
-    for (const std::string& item : split(text, ',')) {
-        if (item.empty()) throw UsageError(option, text, "empty list item");
-        const std::vector<std::string> r = split(item, ':');
-        if (r.size() > 3) throw UsageError(option, text, "'" + item + "' is not a value or first:last[:step]");
-        const int first = parse_int(option, r[0], text);
-        const int last = r.size() > 1 ? parse_int(option, r[1], text) : first;
-        const int step = r.size() > 2 ? parse_int(option, r[2], text) : 1;
-        if (step < 1) throw UsageError(option, text, "step must be >= 1");
-        if (last < first) throw UsageError(option, text, "range '" + item + "' ends before it starts");
-        for (long v = first; v <= last; v += step) values.push_back(int(v));
-    }
-    if (values.empty()) throw UsageError(option, text, "no values");
-    for (int v : values)
-        if (v < min_value) throw UsageError(option, text, "values must be >= " + std::to_string(min_value));
-    return values;
-}
-
-template <class T, class Parse>
-std::vector<T> parse_list(const std::string& option, const std::string& text, Parse parse) {
-    std::vector<T> values;
-    for (const std::string& item : split(text, ',')) {
-        try {
-            values.push_back(parse(item));
-        } catch (const InvalidArgument& e) {
-            throw UsageError(option, text, e.condition());
-        }
-    }
-    if (values.empty()) throw UsageError(option, text, "no values");
-    return values;
-}
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
-std::string quoted_command_line(int argc, char** argv) {
-    std::string line;
-    for (int i = 0; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg.empty() || arg.find_first_of(" \t\"'$\\") != std::string::npos) arg = "'" + arg + "'";
-        line += (i ? " " : "") + arg;
-    }
-    return line;
-}
-
 std::string number_text(double v) {
     std::ostringstream out;
     out << v;
     return out.str();
 }
-
-std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 std::string layout_text(const CaseSpec& c) {
     return c.layout == LayoutKind::chunked_interleaved ? "chunked:" + std::to_string(c.chunk) : to_string(c.layout);

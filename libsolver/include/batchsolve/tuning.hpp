@@ -82,6 +82,10 @@ inline std::string to_string(const CholeskyConfig& c) {
     return buf;
 }
 
+// The inverse of to_string(CholeskyConfig): fields left out keep their defaults; a field of the
+// wrong type or a bad value throws InvalidArgument naming the field.
+CholeskyConfig parse_config(const std::string& json_object);
+
 // Expert entry points: as in cholesky.hpp, but with the kernel configuration fixed by the caller.
 // A configuration that cannot run this problem (nb > n, a chunk size that contradicts the view, a
 // block too large, ...) throws InvalidArgument naming the config field.

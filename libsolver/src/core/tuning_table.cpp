@@ -114,12 +114,6 @@ std::optional<CholeskyConfig> lookup(const std::string& routine, Precision preci
     return e->second;
 }
 
-CholeskyConfig parse_config(const std::string& json_object) {
-    const nlohmann::json j = nlohmann::json::parse(json_object, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw InvalidArgument("parse_config", "json_object", "a JSON object");
-    return config_from_json(j);
-}
-
 std::string table_description(int arch) {
     const auto& all = tables();
     const auto t = all.find(arch);
@@ -127,3 +121,13 @@ std::string table_description(int arch) {
 }
 
 }  // namespace batchsolve::tuning
+
+namespace batchsolve {
+
+CholeskyConfig parse_config(const std::string& json_object) {
+    const nlohmann::json j = nlohmann::json::parse(json_object, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw InvalidArgument("parse_config", "json_object", "a JSON object");
+    return tuning::config_from_json(j);
+}
+
+}  // namespace batchsolve

@@ -19,10 +19,6 @@ std::string layout_family(LayoutKind layout);
 std::optional<CholeskyConfig> lookup(const std::string& routine, Precision precision, LayoutKind layout, int n,
                                      int arch);
 
-// Parses a configuration object as written by to_string(CholeskyConfig); missing fields keep their
-// defaults. Throws InvalidArgument naming the field on a bad value.
-CholeskyConfig parse_config(const std::string& json_object);
-
 // Provenance line of the table in use for `arch` ("" when there is none), e.g. for tester headers.
 std::string table_description(int arch);
 
