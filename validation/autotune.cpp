@@ -193,6 +193,11 @@ json config_json(const CholeskyConfig& c) { return json::parse(to_string(c)); }
 
 // A configuration in a few words, for the progress lines (the log and the table have all fields).
 std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
+    if (c.through_interleaved) {
+        CholeskyConfig k = c;
+        k.through_interleaved = false;
+        return "through interleaved: " + short_text(k, Family::interleaved, r);
+    }
     std::string t;
     if (f == Family::column_major) {
         if (r != Routine::potrs)
@@ -294,8 +299,10 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
 // The stages of a case, in order.
 std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     std::vector<std::string> plan;
-    if (f == Family::column_major && r == Routine::potrs) plan = {"threads"};
-    else if (f == Family::column_major) plan = {"shape", "unroll", "threads"};
+    // "through": the interleaved family's winners run through a converted workspace (last, since
+    // it needs the interleaved case of the same size finished).
+    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through"};
+    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
@@ -549,6 +556,7 @@ struct Options {
     std::uint64_t seed = 0;
     std::string output, log, resume, commit;
     bool dry_run = false;
+    bool add_through = false;  // column-major cases of --resume: time only the "through" stage against their winner
 };
 
 // One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
@@ -874,6 +882,7 @@ struct CaseState {
     std::vector<std::shared_ptr<CompileJob>> jobs;
     std::vector<Measured> results;  // every candidate tried
     std::vector<CholeskyConfig> stage1_top;
+    std::optional<CholeskyConfig> resumed_best;  // --add-through: the winner of the resumed entry, timed again
     bool stage1_done = false, started = false, done = false, skipped = false;
     std::string note;
     std::chrono::steady_clock::time_point t0;
@@ -973,6 +982,7 @@ private:
     void start_case(CaseState& c);
     void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
     bool advance(CaseState& c);  // moves to the next non-empty stage; false when none is left
+    std::vector<CholeskyConfig> through_candidates(const CaseKey& k) const;
     bool compiled(const CaseState& c) const;
     void run_stage(CaseState& c);
     template <class T>
@@ -1066,10 +1076,15 @@ void Tuner::plan_cases() {
                     if (std::find(opt_.families.begin(), opt_.families.end(), f) == opt_.families.end()) continue;
                     CaseState c;
                     c.key = {r, p, f, n};
-                    if (entries_.count(c.key)) continue;  // done in an earlier run
+                    if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
+                        const bool revisit = opt_.add_through && f == Family::column_major &&
+                                             !e->second.best.config.through_interleaved;
+                        if (!revisit) continue;
+                        c.resumed_best = e->second.best.config;
+                    }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
-                    c.plan = stage_plan(r, f, opt_.nrhs);
+                    c.plan = c.resumed_best ? std::vector<std::string>{"through"} : stage_plan(r, f, opt_.nrhs);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
                     cases_.push_back(std::move(c));
@@ -1161,6 +1176,15 @@ void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& config
 }
 
 void Tuner::start_case(CaseState& c) {
+    if (c.resumed_best) {  // --add-through: the recorded winner and the through-interleaved candidates, side by side
+        c.started = true;
+        c.t0 = std::chrono::steady_clock::now();
+        c.stage = 0;
+        std::vector<CholeskyConfig> configs = {*c.resumed_best};
+        for (const CholeskyConfig& t : through_candidates(c.key)) configs.push_back(t);
+        submit_stage(c, configs);
+        return;
+    }
     std::vector<CholeskyConfig> seeds;
     bool have = false;
     seed_ready(c, seeds, have);
@@ -1170,9 +1194,27 @@ void Tuner::start_case(CaseState& c) {
     submit_stage(c, stage1_candidates(c.key, have ? &seeds : nullptr));
 }
 
+std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
+    CaseKey source = k;
+    source.family = Family::interleaved;
+    std::vector<CholeskyConfig> out;
+    const auto e = entries_.find(source);
+    if (e == entries_.end()) return out;  // not tuned (yet): the stage is skipped
+    std::vector<CholeskyConfig> winners = {e->second.best.config};
+    if (e->second.runner_up) winners.push_back(e->second.runner_up->config);
+    for (CholeskyConfig c : winners) {
+        c.chunk_size = 0;
+        c.through_interleaved = true;
+        out.push_back(c);
+    }
+    return out;
+}
+
 bool Tuner::advance(CaseState& c) {
     while (++c.stage < int(c.plan.size())) {
-        submit_stage(c, later_stage(c.plan[c.stage], c.key, c.results, opt_, gpu_.sm_count));
+        const std::string& stage = c.plan[c.stage];
+        submit_stage(c, stage == "through" ? through_candidates(c.key)
+                                           : later_stage(stage, c.key, c.results, opt_, gpu_.sm_count));
         if (!c.pending.empty()) return true;
     }
     return false;
@@ -1281,8 +1323,8 @@ void Tuner::run_stage(CaseState& c) {
     }
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
-        for (const Measured* m : ranking(c.results))
-            if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked))
+        for (const Measured* m : ranking(c.results))  // seeds are kernel shapes: not the through-interleaved route
+            if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked) && !m->config.through_interleaved)
                 c.stage1_top.push_back(m->config);
     }
     if (!advance(c)) finish(c);
@@ -1616,7 +1658,10 @@ int main(int argc, char** argv) {
         ("device", po::value(&opt.device)->default_value(0), "CUDA device")
         ("seed", po::value(&opt.seed), "seed of the inputs (default: a fresh random one, printed)")
         ("cond", po::value(&opt.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
-        ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop");
+        ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
+        ("add-through", po::bool_switch(&opt.add_through),
+         "column-major cases already in --resume: time their winner against the interleaved winners run through "
+         "a converted workspace (the \"through\" stage), and keep the faster");
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve::validation {
@@ -78,6 +79,7 @@ struct CaseResult {
     double vs_lapack = 0;      // scaled difference from the lapack result
     int info_failures = 0;
     std::vector<RefResult> refs;
+    KernelReport kernel;       // the generated kernel the library ran (GPU rows; supported = false otherwise)
 };
 
 // The seed of a case's inputs, derived from the run's seed: rows of the same precision, n and batch
@@ -90,6 +92,11 @@ struct InputCache {
     CaseSpec key;
     std::shared_ptr<const void> inputs;
 };
+
+// The generated kernel the library's plain routine runs for this case on `gpu` (compiled now, or
+// found in the caches): name, configuration and the compiler's resource use. Not supported where
+// cuSOLVER runs instead.
+KernelReport kernel_report(const CaseSpec& spec, Context& gpu);
 
 // Runs one case. `cpu` is a Context(Backend::cpu); `gpu` is null when no GPU is usable.
 CaseResult run_case(const CaseSpec& spec, const Settings& settings, Context& cpu, Context* gpu, InputCache& cache);

@@ -11,6 +11,7 @@ namespace batchsolve::validation {
 struct GpuProperties {
     std::string name;
     int sm_count = 0;
+    int max_threads_per_sm = 0;
     int cc_major = 0, cc_minor = 0;
     std::size_t l2_bytes = 0;
     std::size_t total_bytes = 0;

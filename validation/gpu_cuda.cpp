@@ -24,6 +24,7 @@ GpuProperties gpu_properties(int device) {
     GpuProperties p;
     p.name = prop.name;
     p.sm_count = prop.multiProcessorCount;
+    p.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
     p.cc_major = prop.major, p.cc_minor = prop.minor;
     p.l2_bytes = std::size_t(prop.l2CacheSize);
     p.total_bytes = prop.totalGlobalMem;

@@ -14,7 +14,11 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+#include <atomic>
+#include <chrono>
+#include <set>
 
 #include "batchsolve/batchsolve.hpp"
 #include "bench.hpp"
@@ -76,6 +80,7 @@ public:
         }
         columns_.push_back({"error", 9, false});
         columns_.push_back({"diff_lapack", 11, false});
+        columns_.push_back({"regs/spill/occ", 15, false});
     }
     std::string header() const {
         std::vector<std::string> cells;
@@ -109,6 +114,14 @@ std::string status_text(const CaseResult& r) {
     return text;
 }
 
+// Registers per thread, spilled bytes per thread, and occupancy (resident threads per SM over the
+// most a multiprocessor holds), e.g. "96/0/25%".
+int max_threads_per_sm = 0;  // of the GPU in use, set once in main
+std::string kernel_resources(const KernelReport& k) {
+    const int occupancy = max_threads_per_sm > 0 ? 100 * k.blocks_per_sm * k.threads_per_block / max_threads_per_sm : 0;
+    return std::to_string(k.registers) + "/" + std::to_string(k.local_bytes) + "/" + std::to_string(occupancy) + "%";
+}
+
 std::string row_text(const Table& table, const CaseSpec& c, const CaseResult& r) {
     const std::string dash = "-";
     std::vector<std::string> cells = {to_string(c.routine), std::string(1, precision_letter(c.precision)),
@@ -126,6 +139,7 @@ std::string row_text(const Table& table, const CaseSpec& c, const CaseResult& r)
     }
     cells.push_back(r.checked ? format("%.2e", r.error) : dash);
     cells.push_back(r.compared ? format("%.2e", r.vs_lapack) : dash);
+    cells.push_back(r.kernel.supported ? kernel_resources(r.kernel) : dash);
     return table.line(cells) + "  " + status_text(r);
 }
 
@@ -173,6 +187,13 @@ json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s) {
         refs[ref.name] = j;
     }
     row["refs"] = refs;
+    if (r.kernel.supported)
+        row["kernel"] = {{"name", r.kernel.name}, {"config", json::parse(r.kernel.config)},
+                         {"registers", r.kernel.registers}, {"local_bytes", r.kernel.local_bytes},
+                         {"threads_per_block", r.kernel.threads_per_block}, {"blocks_per_sm", r.kernel.blocks_per_sm},
+                         {"occupancy", max_threads_per_sm > 0 ? double(r.kernel.blocks_per_sm) *
+                                                                    r.kernel.threads_per_block / max_threads_per_sm
+                                                              : 0.0}};
     return row;
 }
 
@@ -181,6 +202,42 @@ void write_json(const std::string& path, const json& doc) {
     if (!out) throw std::runtime_error("cannot open --json file '" + path + "' for writing");
     out << doc.dump(2) << '\n';
     if (!out) throw std::runtime_error("cannot write --json file '" + path + "'");
+}
+
+// Compiles the generated kernels of every GPU case on `jobs` host threads (each with a context of its
+// own) before anything is timed: NVRTC needs 0.1-10 s per kernel, which one after another would
+// dominate a run on a cold cache. Problems are left for the case itself to report.
+void prepare_kernels(const std::vector<CaseSpec>& cases, int jobs, int device) {
+    std::vector<CaseSpec> distinct;
+    std::set<std::string> seen;
+    for (const CaseSpec& c : cases) {
+        const std::string key = std::string(to_string(c.routine)) + precision_letter(c.precision) +
+                                to_string(c.layout) + to_string(c.uplo) + "," + std::to_string(c.n) + "," +
+                                std::to_string(c.batch) + "," + std::to_string(c.nrhs) + "," + std::to_string(c.chunk);
+        if (seen.insert(key).second) distinct.push_back(c);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::atomic<std::size_t> next{0};
+    std::atomic<int> compiled{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::min<int>(jobs, int(distinct.size())); ++t)
+        pool.emplace_back([&] {
+            try {
+                Context ctx(Backend::cuda, device);
+                for (std::size_t i; (i = next++) < distinct.size();) {
+                    try {
+                        const KernelReport k = kernel_report(distinct[i], ctx);
+                        compiled += k.supported && !k.from_disk_cache && k.compile_seconds > 0;
+                    } catch (const std::exception&) {
+                    }
+                }
+            } catch (const std::exception&) {
+            }
+        });
+    for (std::thread& t : pool) t.join();
+    std::printf("kernels of %zu cases prepared on %d threads in %.1f s (%d compiled by NVRTC, the rest cached)\n\n",
+                distinct.size(), jobs,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), int(compiled));
 }
 
 }  // namespace
@@ -194,6 +251,7 @@ int main(int argc, char** argv) {
         refs_text, json_path;
     Settings settings;
     int chunk = 32, device = 0;
+    int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
     std::uint64_t seed = 0;
     desc.add_options()
         ("help,h", "this help")
@@ -215,6 +273,8 @@ int main(int argc, char** argv) {
         ("cond", po::value(&settings.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
         ("seed", po::value(&seed), "seed of the inputs (default: a fresh random one, printed)")
         ("device", po::value(&device)->default_value(0), "CUDA device")
+        ("jobs", po::value(&jobs)->default_value(jobs),
+         "host threads compiling the generated kernels before the sweep (NVRTC; 0: compile on first call)")
         ("json", po::value(&json_path), "write the header and all rows to this JSON file");
 
     std::vector<Routine> routines;
@@ -257,6 +317,7 @@ int main(int argc, char** argv) {
         if (!(settings.cond >= 1) || !std::isfinite(settings.cond))
             throw UsageError("cond", number_text(settings.cond), "must be a finite number >= 1");
         if (device < 0) throw UsageError("device", std::to_string(device), "must be >= 0");
+        if (jobs < 0) throw UsageError("jobs", std::to_string(jobs), "must be >= 0");
         if (!vm.count("seed")) seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
     } catch (const std::exception& e) {
         std::cerr << "tester: " << e.what() << "\n(tester --help lists the options)\n";
@@ -294,6 +355,7 @@ int main(int argc, char** argv) {
                         cuda_version_text(p.driver_version).c_str());
             gpu = std::make_unique<Context>(Backend::cuda, device);
             settings.l2_bytes = p.l2_bytes;
+            max_threads_per_sm = p.max_threads_per_sm;
             const std::size_t bytes = std::min(kBandwidthBytes, gpu_free_bytes() / 4);
             settings.bandwidth = measure_copy_bandwidth(bytes, kBandwidthRepeats, gpu->stream());
             gpu_json["copy_bandwidth_GBps"] = settings.bandwidth / 1e9;
@@ -340,11 +402,8 @@ int main(int argc, char** argv) {
     }
 
     // ---- the sweep --------------------------------------------------------------------------------
-    const Table table(settings.refs);
-    std::cout << table.header() << std::endl;
-    int ok = 0, failed = 0, skipped = 0;
-    InputCache cache;
     // Layout innermost: rows that differ only in layout sit together and share their inputs.
+    std::vector<CaseSpec> cases;
     for (Routine routine : routines)
         for (Precision precision : precisions)
             for (Uplo uplo : uplos)
@@ -358,27 +417,36 @@ int main(int argc, char** argv) {
                                 c.nrhs = routine == Routine::potrf ? 0 : nrhss[r];
                                 c.backend = lib_backend;
                                 c.seed = case_seed(seed, precision, n, batch);
-                                CaseResult result;
-                                try {
-                                    result = run_case(c, settings, cpu, gpu.get(), cache);
-                                } catch (const std::exception& e) {  // run_case reports its own; this is a last resort
-                                    result.status = Status::failed, result.note = e.what();
-                                }
-                                std::cout << row_text(table, c, result) << std::endl;
-                                ok += result.status == Status::ok;
-                                failed += result.status == Status::failed;
-                                skipped += result.status == Status::skipped;
-                                if (!json_path.empty()) {
-                                    doc["rows"].push_back(row_json(c, result, settings));
-                                    doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
-                                    try {
-                                        write_json(json_path, doc);  // after every row: a killed run keeps its rows
-                                    } catch (const std::exception& e) {
-                                        std::cerr << "tester: " << e.what() << "\n";
-                                        return kUsageError;
-                                    }
-                                }
+                                cases.push_back(c);
                             }
+    if (gpu && lib_backend == Backend::cuda && jobs > 0) prepare_kernels(cases, jobs, device);
+
+    const Table table(settings.refs);
+    std::cout << table.header() << std::endl;
+    int ok = 0, failed = 0, skipped = 0;
+    InputCache cache;
+    for (const CaseSpec& c : cases) {
+        CaseResult result;
+        try {
+            result = run_case(c, settings, cpu, gpu.get(), cache);
+        } catch (const std::exception& e) {  // run_case reports its own; this is a last resort
+            result.status = Status::failed, result.note = e.what();
+        }
+        std::cout << row_text(table, c, result) << std::endl;
+        ok += result.status == Status::ok;
+        failed += result.status == Status::failed;
+        skipped += result.status == Status::skipped;
+        if (!json_path.empty()) {
+            doc["rows"].push_back(row_json(c, result, settings));
+            doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
+            try {
+                write_json(json_path, doc);  // after every row: a killed run keeps its rows
+            } catch (const std::exception& e) {
+                std::cerr << "tester: " << e.what() << "\n";
+                return kUsageError;
+            }
+        }
+    }
     std::printf("\ntester: %d rows: %d ok, %d failed, %d skipped\n", ok + failed + skipped, ok, failed, skipped);
     return std::min(failed, 255);
 }

@@ -57,6 +57,11 @@ struct CholeskyConfig {
     // threads_per_row threads (0 = the library default for n and precision).
     int rows_per_thread = 0;
     int threads_per_row = 0;
+    // Column-major layouts only: convert the uplo triangle (and B) into an interleaved workspace, run
+    // the interleaved kernel of this configuration (nb, looking, full_unroll, threads_per_block,
+    // nrhs_block) and convert back; the conversions are part of the call's time. The tuner picks it
+    // where the interleaved kernel's speed pays for the two extra passes over the triangle.
+    bool through_interleaved = false;
 };
 
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
@@ -64,21 +69,22 @@ inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
            a.chunk_size == b.chunk_size && a.threads_per_block == b.threads_per_block &&
            a.warps_per_matrix == b.warps_per_matrix && a.matrices_per_block == b.matrices_per_block &&
            a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
-           a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row;
+           a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row &&
+           a.through_interleaved == b.through_interleaved;
 }
 inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { return !(a == b); }
 
 // One-line JSON object, e.g. {"nb":8,"looking":"top","full_unroll":false,...}; stable field order, so
 // it doubles as a key in tuning tables and logs.
 inline std::string to_string(const CholeskyConfig& c) {
-    char buf[384];
+    char buf[448];
     std::snprintf(buf, sizeof buf,
                   "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
                   "\"warps_per_matrix\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
-                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d}",
+                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s}",
                   c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
                   c.warps_per_matrix, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
-                  c.max_registers, c.rows_per_thread, c.threads_per_row);
+                  c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false");
     return buf;
 }
 
@@ -113,6 +119,8 @@ struct KernelReport {
     std::string config;          // the resolved configuration, to_string(CholeskyConfig)
     int registers = 0;           // per thread
     int local_bytes = 0;         // local memory per thread: > 0 means spills or a stack
+    int threads_per_block = 0;   // of the launch
+    int blocks_per_sm = 0;       // resident blocks per multiprocessor (occupancy calculator)
     bool from_disk_cache = false;
     double compile_seconds = 0;  // NVRTC time spent by this call
 };
@@ -120,5 +128,11 @@ struct KernelReport {
 template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             const CholeskyConfig& config, Context& ctx);
+// The same for the configuration the plain routines of cholesky.hpp would run for this call (the
+// tuning table's entry, else the default): what a benchmark reports next to its timings, and a way
+// to compile a program's kernels ahead of its first call.
+template <class T>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            Context& ctx);
 
 }  // namespace batchsolve

@@ -45,8 +45,9 @@ template <class T> void potrs_batched(Uplo uplo, const BatchView<const T>& a, co
 template <class T> void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info,
                                      const CholeskyConfig* config, Context& ctx);
 template <class T> void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Context& ctx);
+// config == nullptr: the configuration the plain routines would resolve (tuning table, else default).
 template <class T> KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape,
-                                               int nrhs, const CholeskyConfig& config, Context& ctx);
+                                               int nrhs, const CholeskyConfig* config, Context& ctx);
 }  // namespace cuda_backend
 
 // Calls F<float>, F<double>, F<complex<float>>, F<complex<double>> explicit instantiations.

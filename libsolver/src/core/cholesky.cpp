@@ -92,7 +92,23 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
         report.note = "the CPU backend runs LAPACK, no generated kernels";
         return report;
     }
-    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, config, ctx);
+    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, &config, ctx);
+}
+
+template <class T>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            Context& ctx) {
+    constexpr const char* name = "prepare_kernel";
+    checks::require(routine == "potrf" || routine == "potrs" || routine == "posv", name, "routine",
+                    "one of potrf, potrs, posv (got '" + routine + "')");
+    checks::require(shape.rows == shape.cols, name, "shape", "square matrices");
+    checks::require(shape.rows >= 0 && shape.count >= 0 && nrhs >= 0, name, "shape", "non-negative sizes");
+    if (ctx.backend() != Backend::cuda) {
+        KernelReport report;
+        report.note = "the CPU backend runs LAPACK, no generated kernels";
+        return report;
+    }
+    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, nullptr, ctx);
 }
 
 #define INSTANTIATE(T)                                                                                        \
@@ -105,7 +121,8 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
     template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig&, \
                                   Context&);                                                                  \
     template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int,        \
-                                            const CholeskyConfig&, Context&);
+                                            const CholeskyConfig&, Context&);                                \
+    template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int, Context&);
 BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -1,7 +1,9 @@
 // Batched Cholesky on the CUDA backend: picks the implementation for a call.
 //
 //   interleaved / chunked, n <= 128  -> run-time generated one-thread-per-matrix kernels (tuned/interleaved_*)
-//   column-major / pointer array, n <= 128 -> run-time generated shared-memory kernels (tuned/column_major_*)
+//   column-major / pointer array, n <= 128 -> run-time generated shared-memory kernels (tuned/column_major_*),
+//                                     or, where the configuration says so, the interleaved kernels
+//                                     through a converted workspace (through_interleaved.hpp)
 //   anything else                    -> cuSOLVER potrfBatched/potrsBatched behind LAPACK semantics
 //
 // The kernel configuration is the caller's (expert entry points of tuning.hpp), else the tuning
@@ -10,6 +12,7 @@
 #include "../core/tuning_table.hpp"
 #include "cholesky_cusolver.hpp"
 #include "resources.hpp"
+#include "through_interleaved.hpp"
 #include "tuned/column_major_cholesky.hpp"
 #include "tuned/interleaved_cholesky.hpp"
 
@@ -41,14 +44,27 @@ bool use_interleaved_kernels(const BatchView<T>& a) {
     return a.is_interleaved() && a.rows <= interleaved_max_n;
 }
 
+// The interleaved kernels' configuration for an interleaved view: the routing flag of column-major
+// views would be silently meaningless here, so it is refused.
+CholeskyConfig interleaved_config(const char* routine, CholeskyConfig c) {
+    if (c.through_interleaved)
+        throw InvalidArgument(std::string(routine) + "_batched", "config.through_interleaved",
+                              "false for interleaved layouts (the batch is interleaved already)");
+    return c;
+}
+
 }  // namespace
 
 template <class T>
 void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig* config, Context& ctx) {
     if (use_interleaved_kernels(a))
-        return tuned::potrf_interleaved(uplo, a, info, resolve_config("potrf", a, config, ctx), ctx);
-    if (tuned::column_major_supports(a.layout, a.rows))
-        return tuned::potrf_column_major(uplo, a, info, resolve_config("potrf", a, config, ctx), ctx);
+        return tuned::potrf_interleaved(uplo, a, info, interleaved_config("potrf", resolve_config("potrf", a, config, ctx)),
+                                        ctx);
+    if (tuned::column_major_supports(a.layout, a.rows)) {
+        const CholeskyConfig c = resolve_config("potrf", a, config, ctx);
+        if (c.through_interleaved) return potrf_through_interleaved(uplo, a, info, c, ctx);
+        return tuned::potrf_column_major(uplo, a, info, c, ctx);
+    }
     cusolver_potrf_batched(uplo, a, info, ctx);
 }
 
@@ -56,9 +72,13 @@ template <class T>
 void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig* config,
                    Context& ctx) {
     if (use_interleaved_kernels(a))
-        return tuned::potrs_interleaved(uplo, a, b, resolve_config("potrs", a, config, ctx), ctx);
-    if (tuned::column_major_supports(a.layout, a.rows) && !b.is_interleaved())
-        return tuned::potrs_column_major(uplo, a, b, resolve_config("potrs", a, config, ctx), ctx);
+        return tuned::potrs_interleaved(uplo, a, b, interleaved_config("potrs", resolve_config("potrs", a, config, ctx)),
+                                        ctx);
+    if (tuned::column_major_supports(a.layout, a.rows) && !b.is_interleaved()) {
+        const CholeskyConfig c = resolve_config("potrs", a, config, ctx);
+        if (c.through_interleaved) return potrs_through_interleaved(uplo, a, b, c, ctx);
+        return tuned::potrs_column_major(uplo, a, b, c, ctx);
+    }
     cusolver_potrs_batched(uplo, a, b, ctx);
 }
 
@@ -66,34 +86,53 @@ template <class T>
 void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig* config,
                   Context& ctx) {
     if (use_interleaved_kernels(a))
-        return tuned::posv_interleaved(uplo, a, b, info, resolve_config("posv", a, config, ctx), ctx);
-    if (tuned::column_major_supports(a.layout, a.rows) && !b.is_interleaved())
-        return tuned::posv_column_major(uplo, a, b, info, resolve_config("posv", a, config, ctx), ctx);
+        return tuned::posv_interleaved(uplo, a, b, info, interleaved_config("posv", resolve_config("posv", a, config, ctx)),
+                                       ctx);
+    if (tuned::column_major_supports(a.layout, a.rows) && !b.is_interleaved()) {
+        const CholeskyConfig c = resolve_config("posv", a, config, ctx);
+        if (c.through_interleaved) return posv_through_interleaved(uplo, a, b, info, c, ctx);
+        return tuned::posv_column_major(uplo, a, b, info, c, ctx);
+    }
     cusolver_posv_batched(uplo, a, b, info, ctx);
 }
 
 template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
-                            const CholeskyConfig& config, Context& ctx) {
+                            const CholeskyConfig* config, Context& ctx) {
     KernelReport report;
     const int n = shape.rows;
+    const tuned::Routine r = routine == "potrf" ? tuned::Routine::potrf
+                             : routine == "potrs" ? tuned::Routine::potrs
+                                                  : tuned::Routine::posv;
+    auto from_interleaved = [&](const tuned::InterleavedKernelReport& k) {
+        report.name = k.name, report.registers = k.registers, report.local_bytes = k.local_bytes;
+        report.threads_per_block = k.config.threads_per_block, report.blocks_per_sm = k.blocks_per_sm;
+        report.from_disk_cache = k.from_disk_cache, report.compile_seconds = k.compile_seconds;
+    };
     try {
         if (use_interleaved_kernels(shape)) {
-            const tuned::Routine r = routine == "potrf" ? tuned::Routine::potrf
-                                     : routine == "potrs" ? tuned::Routine::potrs
-                                                          : tuned::Routine::posv;
-            const auto k = tuned::prepare_interleaved<T>(r, uplo, n, nrhs, shape.count, shape.chunk(), config, ctx);
-            report.name = k.name, report.config = to_string(k.config);
-            report.registers = k.registers, report.local_bytes = k.local_bytes;
-            report.from_disk_cache = k.from_disk_cache, report.compile_seconds = k.compile_seconds;
+            const CholeskyConfig c = interleaved_config(routine.c_str(), resolve_config(routine.c_str(), shape, config, ctx));
+            const auto k = tuned::prepare_interleaved<T>(r, uplo, n, nrhs, shape.count, shape.chunk(), c, ctx);
+            from_interleaved(k);
+            report.config = to_string(k.config);
         } else if (tuned::column_major_supports(shape.layout, n)) {
-            const tuned::ColumnMajorRoutine r = routine == "potrf" ? tuned::ColumnMajorRoutine::potrf
-                                                : routine == "potrs" ? tuned::ColumnMajorRoutine::potrs
-                                                                     : tuned::ColumnMajorRoutine::posv;
-            const auto p = tuned::prepare_column_major(r, precision_v<T>, uplo, n, nrhs, config, ctx);
-            report.name = p.kernel.name, report.config = to_string(p.spec.config);
-            report.registers = p.kernel.registers, report.local_bytes = p.kernel.local_bytes;
-            report.from_disk_cache = p.kernel.from_disk_cache, report.compile_seconds = p.kernel.compile_seconds;
+            const CholeskyConfig c = resolve_config(routine.c_str(), shape, config, ctx);
+            if (c.through_interleaved) {
+                const auto k = prepare_through_interleaved<T>(r, uplo, n, nrhs, shape.count, c, ctx);
+                from_interleaved(k);
+                CholeskyConfig resolved = k.config;
+                resolved.through_interleaved = true;
+                report.config = to_string(resolved);
+            } else {
+                const tuned::ColumnMajorRoutine cr = routine == "potrf" ? tuned::ColumnMajorRoutine::potrf
+                                                     : routine == "potrs" ? tuned::ColumnMajorRoutine::potrs
+                                                                          : tuned::ColumnMajorRoutine::posv;
+                const auto p = tuned::prepare_column_major(cr, precision_v<T>, uplo, n, nrhs, c, ctx);
+                report.name = p.kernel.name, report.config = to_string(p.spec.config);
+                report.registers = p.kernel.registers, report.local_bytes = p.kernel.local_bytes;
+                report.threads_per_block = p.block_threads, report.blocks_per_sm = p.blocks_per_sm;
+                report.from_disk_cache = p.kernel.from_disk_cache, report.compile_seconds = p.kernel.compile_seconds;
+            }
         } else {
             report.note = "n = " + std::to_string(n) + " in this layout runs cuSOLVER, not a generated kernel";
             return report;
@@ -113,7 +152,7 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
     template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, \
                                   Context&);                                                                  \
     template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int,        \
-                                            const CholeskyConfig&, Context&);
+                                            const CholeskyConfig*, Context&);
 BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -122,6 +122,9 @@ ColumnMajorPrepared prepare_column_major(ColumnMajorRoutine routine, Precision p
     ColumnMajorPrepared p;
     p.kernel = lookup(spec, shape, r, name);
     p.spec = spec;
+    p.block_threads = shape.block_threads;
+    BATCHSOLVE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &p.blocks_per_sm, static_cast<const void*>(p.kernel.function), shape.block_threads, shape.shared_bytes));
     return p;
 }
 

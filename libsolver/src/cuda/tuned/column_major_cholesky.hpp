@@ -51,6 +51,8 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
 struct ColumnMajorPrepared {
     ColumnMajorSpec spec;
     jit::LoadedKernel kernel;
+    int block_threads = 0;  // threads per block of the launch
+    int blocks_per_sm = 0;  // occupancy at that block size and shared memory
 };
 ColumnMajorPrepared prepare_column_major(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
                                          const CholeskyConfig& config, Context& ctx);

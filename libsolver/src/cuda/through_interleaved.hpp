@@ -1,0 +1,40 @@
+// Column-major (strided or pointer-array) batches solved by the interleaved kernels: the uplo
+// triangle (and B) converted into an interleaved workspace, the interleaved kernel, and the written
+// parts converted back, all on the context's stream. The tuning table selects this path
+// (CholeskyConfig::through_interleaved) for the sizes where the interleaved kernel is fast enough to
+// pay for the two extra passes over the triangle; issue 3 counts those passes in the call's time.
+#pragma once
+
+#include "batchsolve/batch.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
+#include "tuned/interleaved_cholesky.hpp"
+
+namespace batchsolve::cuda_backend {
+
+// The interleaved workspace is at most this large; bigger batches go through it in slices. Large
+// enough that a slice still fills the GPU (n = 128, double: 7 800 matrices, ~60 per SM of an H100),
+// small enough never to double the memory of a huge batch.
+inline constexpr std::size_t through_interleaved_workspace_bytes = std::size_t(1) << 31;
+
+// Matrices per slice for order n, nrhs right-hand sides (0 for potrf) and element size.
+int through_interleaved_slice(int n, int nrhs, std::size_t element_bytes, int count);
+
+// `config` is the interleaved kernel's configuration with through_interleaved set; a view that is
+// not column-major or pointer-array is an InvalidArgument naming "a.layout".
+template <class T>
+void potrf_through_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config,
+                               Context& ctx);
+template <class T>
+void potrs_through_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b,
+                               const CholeskyConfig& config, Context& ctx);
+template <class T>
+void posv_through_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info,
+                              const CholeskyConfig& config, Context& ctx);
+
+// The interleaved kernel such a call runs (compiled or loaded from the cache), for prepare_kernel.
+template <class T>
+tuned::InterleavedKernelReport prepare_through_interleaved(tuned::Routine routine, Uplo uplo, int n, int nrhs,
+                                                           int count, const CholeskyConfig& config, Context& ctx);
+
+}  // namespace batchsolve::cuda_backend
