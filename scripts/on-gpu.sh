@@ -20,10 +20,12 @@ mkdir -p "$BATCHSOLVE_CACHE_DIR"
 if compgen -G ".jit-cache/jit-cache.tar.xz.part-*" >/dev/null; then
   cat .jit-cache/jit-cache.tar.xz.part-* | tar -xJf - -C "$BATCHSOLVE_CACHE_DIR"
 fi
+# Only on request (SAVE_JIT_CACHE=1): a full sweep's cache (~90 MB) no longer fits what a call may
+# carry next to the bundle, and its parts would crowd out the files a call returns.
 save_cache() {
   tar -C "$BATCHSOLVE_CACHE_DIR" -cf - . | xz -T0 -6 | split -b 15M -d - "$out/jit-cache.tar.xz.part-"
 }
-trap save_cache EXIT
+[[ ${SAVE_JIT_CACHE:-0} == 1 ]] && trap save_cache EXIT
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 

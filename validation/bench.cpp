@@ -413,7 +413,20 @@ RunOutput<T> run_impl(Impl impl, const CaseSpec& c, const Settings& s, Context& 
                       c.routine == Routine::potrf ? nullptr : &in.b, 2 * s.l2_bytes);
     const Uplo uplo = c.uplo;
     std::function<void(int)> call;
-    if (impl == Impl::library) {
+    if (impl == Impl::library && s.fast_math && ctx.backend() == Backend::cuda) {
+        // The configuration the plain call would run, with approximate square roots and divisions.
+        const KernelReport k = kernel_report(c, ctx);
+        if (!k.supported) throw Skip("--fast-math: " + k.note);
+        CholeskyConfig config = parse_config(k.config);
+        config.fast_math = true;
+        switch (c.routine) {
+            case Routine::potrf: call = [&, config](int k) { potrf_batched<T>(uplo, sets.a(k), sets.info(k), config, ctx); }; break;
+            case Routine::potrs: call = [&, config](int k) { potrs_batched<T>(uplo, sets.a(k), sets.b(k), config, ctx); }; break;
+            case Routine::posv:
+                call = [&, config](int k) { posv_batched<T>(uplo, sets.a(k), sets.b(k), sets.info(k), config, ctx); };
+                break;
+        }
+    } else if (impl == Impl::library) {
         switch (c.routine) {
             case Routine::potrf: call = [&](int k) { potrf_batched<T>(uplo, sets.a(k), sets.info(k), ctx); }; break;
             case Routine::potrs: call = [&](int k) { potrs_batched<T>(uplo, sets.a(k), sets.b(k), ctx); }; break;

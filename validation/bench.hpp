@@ -43,6 +43,7 @@ struct Settings {
     bool check = false;
     double tolerance = 30;
     double cond = 1e3;
+    bool fast_math = false;     // the library's GPU kernels with CholeskyConfig::fast_math (approximate sqrt/division)
     std::vector<std::string> refs;  // "lapack", "cusolver", in the order asked for
     double bandwidth = 0;       // measured device copy bandwidth, bytes/s (0: none)
     std::size_t l2_bytes = 0;   // device L2 size, sizes the rotated input sets

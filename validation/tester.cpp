@@ -266,6 +266,8 @@ int main(int argc, char** argv) {
         ("nrhs", po::value(&nrhs_text)->default_value("1"), "right-hand sides for potrs, posv (list, >= 0)")
         ("backend", po::value(&backend_text)->default_value("auto"), "auto, cpu, cuda: what runs the library")
         ("check", po::bool_switch(&settings.check), "compute errors on the host (and compare with lapack)")
+        ("fast-math", po::bool_switch(&settings.fast_math),
+         "GPU kernels with approximate square roots and divisions (the tuned configuration otherwise)")
         ("ref", po::value(&refs_text)->default_value(""), "references to run: lapack, cusolver (list)")
         ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
         ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
@@ -388,6 +390,7 @@ int main(int argc, char** argv) {
                   {"repeat", settings.repeat},
                   {"warmup", settings.warmup},
                   {"check", settings.check},
+                  {"fast_math", settings.fast_math},
                   {"refs", settings.refs},
                   {"backend", to_string(lib_backend)}}},
                 {"rows", json::array()}};

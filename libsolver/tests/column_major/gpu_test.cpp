@@ -83,6 +83,54 @@ RunPotrs<T> gpu_potrs(Context& ctx, Uplo uplo, const CholeskyConfig& config) {
     };
 }
 
+// The public expert entry points with config.through_interleaved: the batch converted into an
+// interleaved workspace, the interleaved kernels, and the results converted back.
+CholeskyConfig through_interleaved() {
+    CholeskyConfig c;  // nb == 0: the interleaved kernels' default for n
+    c.through_interleaved = true;
+    return c;
+}
+
+template <class T>
+RunPotrf<T> through_potrf(Context& ctx, Uplo uplo) {
+    return [&ctx, uplo](Storage<T>& a, std::vector<int>& info) {
+        DeviceOperand<T> A(ctx, a);
+        Buffer<int> d_info(ctx, a.count);
+        d_info.fill_bytes(0xFF);
+        potrf_batched<T>(uplo, A.view, d_info.data(), through_interleaved(), ctx);
+        ctx.synchronize();
+        A.download(a);
+        info = d_info.to_host();
+    };
+}
+
+template <class T>
+RunPosv<T> through_posv(Context& ctx, Uplo uplo) {
+    return [&ctx, uplo](Storage<T>& a, Storage<T>& b, std::vector<int>& info) {
+        DeviceOperand<T> A(ctx, a), B(ctx, b);
+        Buffer<int> d_info(ctx, a.count);
+        d_info.fill_bytes(0xFF);
+        posv_batched<T>(uplo, A.view, B.view, d_info.data(), through_interleaved(), ctx);
+        ctx.synchronize();
+        A.download(a);
+        B.download(b);
+        info = d_info.to_host();
+    };
+}
+
+template <class T>
+RunPotrs<T> through_potrs(Context& ctx, Uplo uplo) {
+    return [&ctx, uplo](const Storage<T>& a, Storage<T>& b) {
+        DeviceOperand<T> A(ctx, a), B(ctx, b);
+        potrs_batched<T>(uplo, BatchView<const T>(A.view), B.view, through_interleaved(), ctx);
+        ctx.synchronize();
+        B.download(b);
+        Storage<T> a_after = a;
+        A.download(a_after);
+        expect_untouched_outside(a, a_after, [](int, int, int) { return false; }, "potrs A (device)");
+    };
+}
+
 // Compiles (or loads from the disk cache) every kernel of `specs` on all cores before the sweep.
 void precompile(const std::vector<ColumnMajorSpec>& specs, int device) {
     std::atomic<std::size_t> next{0};
@@ -308,6 +356,42 @@ TEST_F(ColumnMajorGpu, LargeBatches) {
                          gpu_posv<float>(ctx(), Uplo::upper, tuned::default_column_major_config(ColumnMajorRoutine::posv, Precision::s, 16, 1)));
     potrs_scenario<double>(Uplo::lower, 5, 100000, 3, true, false, seed + 3,
                            gpu_potrs<double>(ctx(), Uplo::lower, tuned::default_column_major_config(ColumnMajorRoutine::potrs, Precision::d, 5, 3)));
+}
+
+// Column-major batches through the interleaved kernels (CholeskyConfig::through_interleaved), at
+// sampled n, both triangles, strided and pointer arrays, bad members, all four precisions.
+template <class T>
+void through_interleaved_at(Context& ctx, std::uint64_t seed, const std::vector<int>& sizes) {
+    int salt = 0;
+    for (int n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        for (Uplo u : {Uplo::lower, Uplo::upper}) {
+            SCOPED_TRACE(to_string(u));
+            potrf_scenario<T>(u, n, 33, true, seed_for(seed, n, ++salt), through_potrf<T>(ctx, u));
+            potrf_scenario<T>(u, n, 1000, false, seed_for(seed, n, ++salt), through_potrf<T>(ctx, u));
+            posv_scenario<T>(u, n, 31, 3, true, false, seed_for(seed, n, ++salt), through_posv<T>(ctx, u));
+            potrs_scenario<T>(u, n, 33, 1, false, true, seed_for(seed, n, ++salt), through_potrs<T>(ctx, u));
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+}
+
+TEST_F(ColumnMajorGpu, ThroughInterleaved) {
+    const std::uint64_t seed = fresh_seed();
+    through_interleaved_at<float>(ctx(), seed, {1, 7, 33, 64, 100, 128});
+    through_interleaved_at<double>(ctx(), seed + 1, {2, 16, 45, 128});
+    through_interleaved_at<std::complex<float>>(ctx(), seed + 2, {5, 40});
+    through_interleaved_at<std::complex<double>>(ctx(), seed + 3, {3, 33});
+    // an interleaved view with the flag is refused, naming the field
+    Buffer<float> a(ctx(), 4 * 4 * 2);
+    Buffer<int> info(ctx(), 2);
+    try {
+        potrf_batched<float>(Uplo::lower, BatchView<float>::interleaved(a.data(), 4, 4, 2), info.data(),
+                             through_interleaved(), ctx());
+        ADD_FAILURE() << "an interleaved view with through_interleaved was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("through_interleaved"), std::string::npos) << e.what();
+    }
 }
 
 // Degenerate sizes and bad arguments.

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Checks a tester run (tester --json FILE) against the performance targets of issue 3 and plots it.
+
+    python3 validation/target_report.py tester.json [more.json ...] --output DIR
+
+writes DIR/targets.md (every target: met or missed, by how much, with the compiler's resource use
+of the kernel behind each miss) and DIR/<routine>_<prec>_batch<B>.png (GFLOP/s against n for each
+layout, cuSOLVER, the CPU reference and the memory roofline at the copy bandwidth of the run).
+
+Targets (issue 3; roofline = the bytes a perfect implementation moves at the measured copy bandwidth):
+  potrf, interleaved and chunked: roofline fraction >= 0.70 (n <= 16), 0.50 (17..64), 0.35 (65..128)
+  potrf, column-major:            >= 8x cuSOLVER for n <= 32, >= 3x for 33..128
+  potrs, nrhs 1:                  roofline fraction >= 0.50 and >= 10x cuSOLVER
+  posv:                           time <= 1.15x potrf's (same precision, layout, n, batch)
+  all:                            scaled backward error below the tester's tolerance (30)
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+INTERLEAVED = ("interleaved", "chunked_interleaved")
+COLUMN_MAJOR = ("column_major", "pointer_array")
+
+
+def roofline_target(n):
+    return 0.70 if n <= 16 else 0.50 if n <= 64 else 0.35
+
+
+def cusolver_target(n):
+    return 8.0 if n <= 32 else 3.0
+
+
+def layout_name(row):
+    return "chunked:%d" % row["chunk"] if row["layout"] == "chunked_interleaved" else row["layout"]
+
+
+def kernel_text(row):
+    k = row.get("kernel")
+    if not k:
+        return "-"
+    return "%d regs, %d B spill, occ %.0f%%" % (k["registers"], k["local_bytes"], 100 * k.get("occupancy", 0))
+
+
+def speedup(row):
+    ref = row.get("refs", {}).get("cusolver", {})
+    return ref.get("speedup") if ref.get("ran") else None
+
+
+def load(paths):
+    rows, headers = [], []
+    for p in paths:
+        with open(p) as f:
+            doc = json.load(f)
+        headers.append(doc["header"])
+        rows += [r for r in doc["rows"] if r.get("time_ms") is not None and r["backend"] == "cuda"]
+    return headers, rows
+
+
+def check(rows):
+    """Returns {target name: [(row, achieved, wanted, met)]}."""
+    out = defaultdict(list)
+    potrf_time = {}
+    for r in rows:
+        if r["routine"] == "potrf":
+            potrf_time[(r["precision"], layout_name(r), r["n"], r["batch"])] = r["time_ms"]
+    for r in rows:
+        n, routine, layout = r["n"], r["routine"], r["layout"]
+        if routine == "potrf" and layout in INTERLEAVED and r.get("roofline") is not None:
+            want = roofline_target(n)
+            out["potrf interleaved: roofline fraction"].append((r, r["roofline"], want, r["roofline"] >= want))
+        if routine == "potrf" and layout in COLUMN_MAJOR and speedup(r) is not None:
+            want = cusolver_target(n)
+            out["potrf column-major: x cuSOLVER"].append((r, speedup(r), want, speedup(r) >= want))
+        if routine == "potrs" and r["nrhs"] == 1:
+            if r.get("roofline") is not None:
+                out["potrs nrhs 1: roofline fraction"].append((r, r["roofline"], 0.5, r["roofline"] >= 0.5))
+            if speedup(r) is not None:
+                out["potrs nrhs 1: x cuSOLVER"].append((r, speedup(r), 10.0, speedup(r) >= 10.0))
+        if routine == "posv":
+            base = potrf_time.get((r["precision"], layout_name(r), n, r["batch"]))
+            if base:
+                ratio = r["time_ms"] / base
+                out["posv: time / potrf time"].append((r, ratio, 1.15, ratio <= 1.15))
+        if r.get("error") is not None:
+            out["backward error (scaled, < tolerance)"].append((r, r["error"], 30.0, r["status"] == "ok"))
+    return out
+
+
+def markdown(headers, results):
+    h = headers[0]
+    gpu = h["gpu"]
+    lines = ["# Issue 3 targets", "",
+             "- GPU: %s, CUDA runtime %s, copy bandwidth %.0f GB/s" % (
+                 gpu.get("name", "?"), gpu.get("cuda_runtime_version", "?"), gpu.get("copy_bandwidth_GBps", 0)),
+             "- commits: %s; dates: %s" % (", ".join(sorted({x["git_commit"] for x in headers})),
+                                          ", ".join(sorted({x["date"] for x in headers}))),
+             "- commands:"]
+    lines += ["  - `%s`" % x["command_line"] for x in headers]
+    lines += ["", "| target | rows | met | missed | worst (achieved vs wanted) |", "|---|---:|---:|---:|---|"]
+    for name, items in results.items():
+        missed = [i for i in items if not i[3]]
+        lower_is_better = name.startswith("posv") or name.startswith("backward")
+        worst = (max if lower_is_better else min)(items, key=lambda i: i[1]) if items else None
+        worst_text = "-" if worst is None else "%s %s %s n=%d batch %d: %.3g vs %.3g" % (
+            worst[0]["precision"], worst[0]["routine"], layout_name(worst[0]), worst[0]["n"], worst[0]["batch"],
+            worst[1], worst[2])
+        lines.append("| %s | %d | %d | %d | %s |" % (name, len(items), len(items) - len(missed), len(missed), worst_text))
+    for name, items in results.items():
+        lines += ["", "## " + name, "",
+                  "| prec | layout | n | batch | achieved | wanted | met | time ms | GFLOP/s | roofline | x cuSOLVER | kernel |",
+                  "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+        for r, got, want, met in sorted(items, key=lambda i: (i[0]["precision"], layout_name(i[0]), i[0]["batch"], i[0]["n"])):
+            sp = speedup(r)
+            lines.append("| %s | %s | %d | %d | %.3g | %.3g | %s | %.4f | %.0f | %s | %s | %s |" % (
+                r["precision"], layout_name(r), r["n"], r["batch"], got, want, "yes" if met else "**no**",
+                r["time_ms"], r["gflops"], "%.3f" % r["roofline"] if r.get("roofline") is not None else "-",
+                "%.2f" % sp if sp is not None else "-", kernel_text(r)))
+    return "\n".join(lines) + "\n"
+
+
+def plots(rows, outdir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("target_report: matplotlib missing, no plots", file=sys.stderr)
+        return []
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["routine"], r["precision"], r["batch"])].append(r)
+    written = []
+    for (routine, prec, batch), rs in sorted(groups.items()):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        by_layout = defaultdict(list)
+        for r in rs:
+            by_layout[layout_name(r)].append(r)
+        for layout, lr in sorted(by_layout.items()):
+            lr.sort(key=lambda r: r["n"])
+            ax.plot([r["n"] for r in lr], [r["gflops"] for r in lr], marker="o", label="batchsolve " + layout)
+        any_layout = sorted(by_layout.values(), key=len)[-1]
+        for ref, style in (("cusolver", "s--"), ("lapack", "^:")):
+            pts = sorted((r["n"], r["refs"][ref]["gflops"]) for r in any_layout
+                         if r.get("refs", {}).get(ref, {}).get("ran"))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                        label=("cuSOLVER (column-major)" if ref == "cusolver" else "CPU reference (LAPACK)"))
+        roof = sorted((r["n"], r["roofline_gflops"]) for r in any_layout if r.get("roofline_gflops"))
+        if roof:
+            ax.plot([p[0] for p in roof], [p[1] for p in roof], "k-", linewidth=0.8, label="memory roofline")
+        ax.set_xlabel("n")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_yscale("log")
+        ax.set_title("%s%s, batch %d" % (prec, routine, batch))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        path = os.path.join(outdir, "%s_%s_batch%d.png" % (routine, prec, batch))
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--output", required=True)
+    a = ap.parse_args()
+    headers, rows = load(a.json)
+    if not rows:
+        sys.exit("target_report: no GPU rows with timings in " + ", ".join(a.json))
+    os.makedirs(a.output, exist_ok=True)
+    results = check(rows)
+    with open(os.path.join(a.output, "targets.md"), "w") as f:
+        f.write(markdown(headers, results))
+    for p in plots(rows, a.output):
+        print("wrote", p)
+    print("wrote", os.path.join(a.output, "targets.md"))
+
+
+if __name__ == "__main__":
+    main()
