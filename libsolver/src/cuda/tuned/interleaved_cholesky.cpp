@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "../jit/jit.hpp"
+#include "interleaved_coop_codegen.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -41,6 +42,11 @@ struct LaunchableKernel {
     int blocks_per_sm = 0;
 };
 
+// Dynamic shared memory of a launch: the cooperative potrs kernel's buffers, none for the others.
+std::size_t shared_bytes_of(const InterleavedKernelSpec& spec) {
+    return spec.config.warps_per_matrix > 0 ? coop_shared_bytes(spec) : 0;
+}
+
 LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
     static std::mutex m;
     static std::map<std::string, LaunchableKernel> known;
@@ -58,7 +64,8 @@ LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
         jit::ScopedDevice on(device);
         check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm,
                                                                   static_cast<const void*>(k.kernel.function),
-                                                                  spec.config.threads_per_block, 0),
+                                                                  spec.config.threads_per_block,
+                                                                  shared_bytes_of(spec)),
                    "cudaOccupancyMaxActiveBlocksPerMultiprocessor(" + k.kernel.name + ")");
     }
     std::lock_guard<std::mutex> lock(m);
@@ -125,6 +132,12 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     const T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
+    if (spec.config.warps_per_matrix > 0) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
+        const CoopLaunchShape shape = coop_launch_shape(spec, count, nrhs);
+        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+                    ctx.stream(), args);
+        return;
+    }
     jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
                 ctx.stream(), args);
 }

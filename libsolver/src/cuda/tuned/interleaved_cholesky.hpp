@@ -1,5 +1,7 @@
 // Batched Cholesky (potrf, potrs, fused posv) for the interleaved and chunked interleaved layouts with
-// run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit.
+// run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit;
+// potrs with config.warps_per_matrix = W > 0 runs the cooperative kernel instead (W warps per 32
+// systems, interleaved_coop_codegen.hpp; threads_per_block is then 32 W whatever the config says).
 //
 // Called by src/cuda/cholesky.cu once the arguments are checked (src/core) and the view is
 // interleaved or chunked interleaved; `config` comes from the caller (expert API) or the tuning
@@ -41,7 +43,7 @@ struct InterleavedKernelReport {
     int registers = 0;          // per thread (cudaFuncGetAttributes)
     int local_bytes = 0;        // local memory per thread: > 0 means spills or a stack
     int max_threads = 0;        // per block
-    int blocks_per_sm = 0;      // occupancy at config.threads_per_block
+    int blocks_per_sm = 0;      // occupancy at config.threads_per_block (and the cooperative kernel's shared memory)
     bool from_disk_cache = false;
     double compile_seconds = 0;
 };

@@ -9,6 +9,7 @@
 // lower algorithm on the conjugate transpose: element (i, j) of "L" is read from (j, i) of U, conjugated.
 // Register tiles are scalar variables named by their position (x_3_1), so no local memory is used.
 #include "interleaved_codegen.hpp"
+#include "interleaved_coop_codegen.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -26,6 +27,44 @@ const char* to_string(Routine r) {
         case Routine::posv: return "posv";
     }
     return "?";
+}
+
+std::string interleaved_prelude(Precision precision, bool wide_index, int n) {
+    const bool single = precision == Precision::s || precision == Precision::c;
+    const bool complex = precision == Precision::c || precision == Precision::z;
+    const std::string real = single ? "float" : "double";
+    std::ostringstream p;
+    p << "#ifndef BS_FUNC\n#define BS_FUNC __device__ __forceinline__\n#endif\n";
+    p << "#ifndef BS_OPAQUE  // hides a stride's value from the optimiser (see the generator)\n"
+      << "#define BS_OPAQUE(x) asm volatile(\"\" : \"+" << (wide_index ? "l" : "r") << "\"(x))\n#endif\n";
+    p << "typedef " << real << " R;\n";
+    if (complex) {
+        p << "struct alignas(" << 2 * (single ? 4 : 8) << ") bs_complex { R re, im; };\n"
+          << "BS_FUNC bs_complex bs_make(R re, R im) { bs_complex z; z.re = re; z.im = im; return z; }\n"
+          << "BS_FUNC bs_complex bs_real(R re) { return bs_make(re, R(0)); }\n"
+          << "BS_FUNC bs_complex bs_conj(bs_complex z) { return bs_make(z.re, -z.im); }\n"
+          << "BS_FUNC bs_complex operator*(bs_complex x, bs_complex y) {\n"
+          << "  return bs_make(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);\n}\n"
+          << "BS_FUNC bs_complex& operator-=(bs_complex& x, bs_complex y) { x.re -= y.re; x.im -= y.im; return x; }\n"
+          << "BS_FUNC bs_complex& operator*=(bs_complex& x, R s) { x.re *= s; x.im *= s; return x; }\n"
+          << "typedef bs_complex T;\n";
+    } else {
+        p << "typedef R T;\n";
+    }
+    p << "typedef " << (wide_index ? "long long" : "int") << " idx_t;  // element offsets within one chunk\n";
+    p << "constexpr int N = " << n << ";  // matrix order\n\n";
+    return p.str();
+}
+
+std::string interleaved_locate_code(bool const_a, bool with_b, const std::string& indent) {
+    std::ostringstream l;
+    l << indent << "const int chunk_index = mat / chunk;\n";
+    l << indent << "const int lane = mat - chunk_index * chunk;\n";
+    l << indent << "const int rest = count - chunk_index * chunk;\n";
+    l << indent << "const idx_t w = rest < chunk ? rest : chunk;  // elements between (i, j) and (i + 1, j)\n";
+    l << indent << (const_a ? "const T* a" : "T* a") << " = a_batch + (long long)chunk_index * chunk * (N * N) + lane;\n";
+    if (with_b) l << indent << "T* b = b_batch + (long long)chunk_index * chunk * N * nrhs + lane;\n";
+    return l.str();
 }
 
 namespace {
@@ -557,15 +596,9 @@ private:
     }
 
     // ---- whole functions -------------------------------------------------------------------------
-    // Chunk arithmetic of batch.hpp: chunk c = mat / chunk, lane q, width w of this (maybe narrower) chunk.
+    // Chunk arithmetic of batch.hpp (shared with the cooperative kernel): a, b, w for matrix `mat`.
     void locate(bool with_b) {
-        line("const int chunk_index = mat / chunk;");
-        line("const int lane = mat - chunk_index * chunk;");
-        line("const int rest = count - chunk_index * chunk;");
-        line("const idx_t w = rest < chunk ? rest : chunk;  // elements between (i, j) and (i + 1, j)");
-        line(std::string(s_.routine == Routine::potrs ? "const T* a" : "T* a") +
-             " = a_batch + (long long)chunk_index * chunk * (N * N) + lane;");
-        if (with_b) line("T* b = b_batch + (long long)chunk_index * chunk * N * nrhs + lane;");
+        body_ << interleaved_locate_code(s_.routine == Routine::potrs, with_b, std::string(2 * indent_, ' '));
     }
 
     std::string declarations() const {
@@ -654,29 +687,7 @@ private:
         return h.str();
     }
 
-    std::string prelude() const {
-        std::ostringstream p;
-        p << "#ifndef BS_FUNC\n#define BS_FUNC __device__ __forceinline__\n#endif\n";
-        p << "#ifndef BS_OPAQUE  // hides a stride's value from the optimiser (see the generator)\n"
-          << "#define BS_OPAQUE(x) asm volatile(\"\" : \"+" << (s_.wide_index ? "l" : "r") << "\"(x))\n#endif\n";
-        p << "typedef " << real_ << " R;\n";
-        if (complex_) {
-            p << "struct alignas(" << 2 * (real_ == "float" ? 4 : 8) << ") bs_complex { R re, im; };\n"
-              << "BS_FUNC bs_complex bs_make(R re, R im) { bs_complex z; z.re = re; z.im = im; return z; }\n"
-              << "BS_FUNC bs_complex bs_real(R re) { return bs_make(re, R(0)); }\n"
-              << "BS_FUNC bs_complex bs_conj(bs_complex z) { return bs_make(z.re, -z.im); }\n"
-              << "BS_FUNC bs_complex operator*(bs_complex x, bs_complex y) {\n"
-              << "  return bs_make(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);\n}\n"
-              << "BS_FUNC bs_complex& operator-=(bs_complex& x, bs_complex y) { x.re -= y.re; x.im -= y.im; return x; }\n"
-              << "BS_FUNC bs_complex& operator*=(bs_complex& x, R s) { x.re *= s; x.im *= s; return x; }\n"
-              << "typedef bs_complex T;\n";
-        } else {
-            p << "typedef R T;\n";
-        }
-        p << "typedef " << (s_.wide_index ? "long long" : "int") << " idx_t;  // element offsets within one chunk\n";
-        p << "constexpr int N = " << n_ << ";  // matrix order\n\n";
-        return p.str();
-    }
+    std::string prelude() const { return interleaved_prelude(s_.precision, s_.wide_index, n_); }
 
     const InterleavedKernelSpec& s_;
     const int n_, nb_, tf_, r_;
@@ -694,6 +705,7 @@ private:
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int n = spec.n;
+    if (spec.routine == Routine::potrs && c.warps_per_matrix != 0) return interleaved_coop_spec_problem(spec);
     if (n < 1 || n > max_n) return "n: 1 <= n <= " + std::to_string(max_n) + " (got " + std::to_string(n) + ")";
     if (c.nb < 1 || c.nb > n)
         return "nb: 1 <= nb <= n = " + std::to_string(n) + " (got " + std::to_string(c.nb) + ")";
@@ -705,7 +717,8 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
     if (c.threads_per_block < 32 || c.threads_per_block > 1024 || c.threads_per_block % 32 != 0)
         return "threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(c.threads_per_block) + ")";
     if (c.warps_per_matrix != 0)
-        return "warps_per_matrix: 0 for the interleaved kernels (one thread per matrix)";
+        return "warps_per_matrix: 0 for the interleaved potrf and posv kernels (one thread per matrix; only potrs "
+               "has a cooperative kernel)";
     if (c.matrices_per_block != 0)
         return "matrices_per_block: 0 for the interleaved kernels (it is threads_per_block)";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels (one thread per matrix)";
@@ -734,6 +747,7 @@ void check_interleaved_spec(const InterleavedKernelSpec& spec, const char* routi
 
 std::string interleaved_kernel_name(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
+    if (spec.routine == Routine::potrs && c.warps_per_matrix != 0) return interleaved_coop_kernel_name(spec);
     std::string name = std::string(to_string(spec.routine)) + "_interleaved_" + precision_letter(spec.precision) + "_" +
                        batchsolve::to_string(spec.uplo) + "_n" + std::to_string(spec.n) + "_nb" + std::to_string(c.nb);
     if (spec.routine != Routine::potrs) name += std::string("_") + batchsolve::to_string(c.looking);
@@ -747,6 +761,7 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec) {
 }
 
 jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec) {
+    if (spec.routine == Routine::potrs && spec.config.warps_per_matrix != 0) return generate_interleaved_coop_kernel(spec);
     check_interleaved_spec(spec, "generate_interleaved_kernel");
     return Generator(spec).generate();
 }
@@ -799,6 +814,12 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config) {
     const CholeskyConfig d = default_interleaved_config(routine, precision, std::max(n, 1));
     CholeskyConfig c = config;
+    if (routine == Routine::potrs && c.warps_per_matrix > 0) {  // the cooperative kernel: block shape is W warps
+        if (c.nb <= 0) c.nb = default_coop_nb(std::max(n, 1), c.warps_per_matrix);
+        c.threads_per_block = 32 * c.warps_per_matrix;
+        if (c.nrhs_block <= 0) c.nrhs_block = d.nrhs_block;
+        return c;
+    }
     if (c.nb <= 0) c.nb = d.nb, c.looking = d.looking, c.full_unroll = d.full_unroll;
     if (c.threads_per_block <= 0) c.threads_per_block = d.threads_per_block;
     if (c.nrhs_block <= 0) c.nrhs_block = d.nrhs_block;

@@ -37,13 +37,16 @@ inline constexpr int max_full_unroll_tiles = 12;
 // Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
 inline constexpr int max_nrhs_block = 8;
 
-// "" when `spec` can be generated and launched, else "<config field>: <reason>".
+// "" when `spec` can be generated and launched, else "<config field>: <reason>". A potrs spec with
+// config.warps_per_matrix > 0 describes the cooperative kernel (interleaved_coop_codegen.hpp) and is
+// judged by its rules; potrf and posv refuse warps_per_matrix != 0.
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec);
 // Throws InvalidArgument(routine, "config.<field>", reason) when interleaved_spec_problem is not "".
 void check_interleaved_spec(const InterleavedKernelSpec& spec, const char* routine);
 
 // Kernel name: routine, precision, uplo, n, nb, looking, unrolling and the options that change code,
-// e.g. potrf_interleaved_d_lower_n32_nb8_top_partial_t128.
+// e.g. potrf_interleaved_d_lower_n32_nb8_top_partial_t128 (cooperative potrs: see
+// interleaved_coop_kernel_name).
 std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 
 // The complete source (deterministic: same spec, same text). The kernel takes
@@ -53,7 +56,16 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 // with chunk = count for plain interleaved, and runs one thread per matrix (grid-stride free: launch
 // ceil(count / threads_per_block) blocks of threads_per_block threads). The body is also available as
 // bs_<routine>_body(..., int mat) for host emulation (define BS_HOST_EMULATION before the text).
+// A cooperative potrs spec (warps_per_matrix > 0) yields generate_interleaved_coop_kernel's text.
 jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
+
+// Pieces of the generated text shared with the cooperative potrs kernel: BS_FUNC and BS_OPAQUE (each
+// only when not defined before), R, T (R or bs_complex with conj, *, -=, *= R), idx_t and N ...
+std::string interleaved_prelude(Precision precision, bool wide_index, int n);
+// ... and the chunk arithmetic of batch.hpp for matrix `mat` (count, chunk, a_batch and, with_b,
+// b_batch and nrhs in scope): declares chunk_index, lane (index in the chunk), rest, w (the chunk's
+// width: the distance between elements (i, j) and (i + 1, j)), a and, with_b, b; one line each.
+std::string interleaved_locate_code(bool const_a, bool with_b, const std::string& indent);
 
 // True when element offsets inside one chunk can exceed 2^31 - 1 (then wide_index is required).
 bool interleaved_needs_wide_index(int n, int nrhs, int count, int chunk);
@@ -63,7 +75,8 @@ bool interleaved_needs_wide_index(int n, int nrhs, int count, int chunk);
 CholeskyConfig default_interleaved_config(Routine routine, Precision precision, int n);
 
 // Fills the fields left at "default" (nb == 0, nrhs_block <= 0, threads_per_block <= 0) from
-// default_interleaved_config; other fields are kept as given.
+// default_interleaved_config; other fields are kept as given. Cooperative potrs (warps_per_matrix >
+// 0): nb == 0 takes default_coop_nb, and threads_per_block is always set to 32 * warps_per_matrix.
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config);
 
 // Estimated 32-bit registers per thread of the values a kernel keeps live (tiles, reciprocals,

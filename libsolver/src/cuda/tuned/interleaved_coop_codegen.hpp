@@ -1,0 +1,82 @@
+// Source generator of the cooperative potrs kernel for the interleaved and chunked interleaved
+// layouts: a block of W warps serves 32 consecutive systems (lane l of every warp works on system
+// blockIdx.x * 32 + l), the tile rows of each system shared out between the warps, y and x of a
+// finished tile passed on through shared memory.
+//
+// Pure C++ (no CUDA header), like interleaved_codegen.hpp: CI compiles the variants with NVRTC
+// without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "interleaved_codegen.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+// Warps per block (config.warps_per_matrix) the cooperative kernel is generated for: more than one
+// (one warp is the one-thread-per-system kernel with extra barriers), at most 8 (beyond that the
+// tile rows per warp get too few to hide the barrier of every step at n <= 128).
+inline constexpr int coop_warp_counts[] = {2, 4, 8};
+// Systems per block: one per lane of a warp, so that a warp's loads of one element are coalesced.
+inline constexpr int coop_systems_per_block = 32;
+// Shared memory of one block is capped at the static limit, so that no launch needs the opt-in
+// attribute for more (2 buffers x nb x nrhs_block x 32 systems; d, nb = 16, nrhs_block = 8: 64 KiB).
+inline constexpr std::size_t coop_max_shared_bytes = 48 * 1024;
+// 32-bit registers of factor values a thread loads ahead of the FMAs that use them (whole columns of
+// an update tile, at least one): enough loads in flight per warp to cover global-memory latency
+// (d, nb = 8: 2 columns = 16 loads) while the kernel at W = 4, n = 128 stays within coop_register_cap.
+inline constexpr int coop_prefetch_registers = 32;
+// Per-thread register cap the kernel is compiled for (through __launch_bounds__' minimum of resident
+// blocks) unless config.max_registers says otherwise: left alone, ptxas hoists the factor loads of
+// whole update tiles and takes 190-255 registers (d, n = 128, W = 4: 238), which leaves room for
+// only one or two blocks per SM; capped at 128, W = 4 keeps 4 blocks (16 warps) per SM resident. A
+// configuration whose estimate plus coop_register_overhead exceeds the cap gets that larger cap.
+inline constexpr int coop_register_cap = 128;
+// Registers a thread needs beyond estimated_coop_registers, per 32-bit word of an element: addresses,
+// loop counters, the diagonal tile's values during a solve, complex products' temporaries (ptxas
+// interleaves the prefetched loads with the FMAs, so the estimate is already generous for real data:
+// d, n = 128, nb = 8, W = 4 estimates 100 and fits 128; z, n = 100, nb = 6, W = 8 estimates 100 and
+// spilled 36 bytes at 128).
+inline constexpr int coop_register_overhead = 8;
+// Registers of one SM (sm_90), for turning a per-thread cap into a number of resident blocks.
+inline constexpr int coop_registers_per_sm = 65536;
+// Largest grid.y (the hardware limit); more groups of nrhs_block right-hand sides are looped over.
+inline constexpr int coop_max_grid_y = 65535;
+
+// Tile size when config.nb == 0: at least two tile rows per warp where n allows it (so that every
+// warp works in most steps), at most 8 (the registers of the prefetched columns grow with nb).
+int default_coop_nb(int n, int warps);
+
+// "" when the cooperative potrs `spec` (routine potrs, config.warps_per_matrix > 0) can be generated
+// and launched, else "<config field>: <reason>" (interleaved_spec_problem forwards here).
+std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec);
+
+// e.g. potrs_interleaved_coop_d_lower_n128_nb8_w4_r1 (+ _fast, _reg<k>, _i64 as the options say).
+std::string interleaved_coop_kernel_name(const InterleavedKernelSpec& spec);
+
+// Estimated 32-bit registers per thread of the values the kernel keeps live: the thread's rows of the
+// right-hand sides (ceil(T / W) tiles of nb x nrhs_block), the prefetched factor values and one row
+// of y or x from shared memory. Addressing not included.
+int estimated_coop_registers(const InterleavedKernelSpec& spec);
+
+// Minimum resident blocks per SM written into __launch_bounds__ (1 when config.max_registers is set).
+int coop_min_blocks(const InterleavedKernelSpec& spec);
+
+// Launch geometry of a call: grid (ceil(count / 32), min(groups of nrhs_block columns, 65535)),
+// block 32 * W threads, dynamic shared memory 2 * nb * nrhs_block * 32 * sizeof(T) bytes.
+struct CoopLaunchShape {
+    unsigned grid_x = 0, grid_y = 0, block_x = 0;
+    std::size_t shared_bytes = 0;
+};
+CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs);
+std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
+
+// The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, int count,
+// int chunk), chunk = count for plain interleaved, and is launched with coop_launch_shape. For host
+// emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
+// threadIdx, __syncthreads, BS_DECLARE_SMEM and BS_KERNEL_HEAD, and BS_FUNC, BS_OPAQUE defined
+// by the includer) the text also defines bs_host_entry(void** args).
+jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec);
+
+}  // namespace batchsolve::cuda_backend::tuned

@@ -1,0 +1,170 @@
+// No GPU needed: every sampled cooperative potrs variant compiles through NVRTC to an sm_90 CUBIN
+// (ptxas registers and spills reported per variant), and the configuration checks accept what the
+// kernel can run and name the field of what it cannot.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "coop_specs.hpp"
+#include "cuda/jit/jit.hpp"
+
+namespace batchsolve::test::coop {
+namespace {
+
+namespace tuned = cuda_backend::tuned;
+namespace jit = cuda_backend::jit;
+
+constexpr int arch = 90;  // H100/H200, what the project builds for
+
+struct Compiled {
+    std::string name, error;
+    jit::PtxasStats stats;
+    double seconds = 0;
+};
+
+// NVRTC is thread-safe per program; CI has 2 cores.
+std::vector<Compiled> compile_all(const std::vector<InterleavedKernelSpec>& specs) {
+    std::vector<Compiled> out(specs.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < specs.size(); i = next++) {
+            Compiled& c = out[i];
+            try {
+                jit::KernelSource k = tuned::generate_interleaved_kernel(specs[i]);
+                c.name = k.kernel_name;
+                k.options.push_back("--ptxas-options=-v");
+                std::string log;
+                const auto t0 = std::chrono::steady_clock::now();
+                const std::string cubin = jit::compile_to_cubin(k, arch, &log);
+                c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                c.stats = jit::parse_ptxas_log(log, k.kernel_name);
+                if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0) c.error = "the CUBIN is not an ELF image";
+            } catch (const std::exception& e) {
+                c.error = e.what();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    const int threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+    return out;
+}
+
+TEST(CoopCompile, EverySampledVariantCompilesForSm90) {
+    const auto specs = sample_specs();
+    ASSERT_GE(specs.size(), 30u) << "the sample lost its variants (spec checks too strict?)";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto results = compile_all(specs);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double slowest = 0;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const Compiled& c = results[i];
+        EXPECT_TRUE(c.error.empty()) << tuned::interleaved_kernel_name(specs[i]) << ": " << c.error;
+        EXPECT_GT(c.stats.registers, 0) << c.name << ": no register count in the ptxas log";
+        slowest = std::max(slowest, c.seconds);
+        std::cout << "[ compiled ] " << std::setw(6) << std::fixed << std::setprecision(2) << c.seconds << " s  registers "
+                  << std::setw(3) << c.stats.registers << " spill " << std::setw(3) << c.stats.spill_store_bytes
+                  << " (estimate " << std::setw(3) << tuned::estimated_coop_registers(specs[i]) << ", cap from "
+                  << tuned::coop_min_blocks(specs[i]) << " blocks/SM)  " << c.name << "\n";
+    }
+    std::cout << "[ report   ] " << results.size() << " variants in " << std::fixed << std::setprecision(1) << wall
+              << " s wall, slowest " << slowest << " s\n";
+}
+
+// The kernel the brief sizes: W = 4, n = 128, d. Its registers must stay at the cap (128) with at
+// most a few bytes of spill (ptxas keeps one or two loop-invariant words on the stack).
+TEST(CoopCompile, FourWarpsAtN128StayWithin128Registers) {
+    for (Precision p : {Precision::s, Precision::d}) {
+        const InterleavedKernelSpec spec = make_spec(p, Uplo::lower, 128, 8, 4, 1);
+        const auto r = compile_all({spec}).front();
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
+                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        EXPECT_LE(r.stats.registers, tuned::coop_register_cap);
+        EXPECT_LE(r.stats.spill_store_bytes, 16) << "more than a couple of spilled words";
+    }
+}
+
+TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
+    auto problem = [](InterleavedKernelSpec s) { return tuned::interleaved_spec_problem(s); };
+    auto field_of = [&](const InterleavedKernelSpec& s) {
+        const std::string p = problem(s);
+        return p.substr(0, p.find(':'));
+    };
+    EXPECT_EQ(problem(make_spec(Precision::d, Uplo::lower, 128, 8, 4, 1)), "");
+    EXPECT_EQ(problem(make_spec(Precision::z, Uplo::upper, 1, 1, 8, 8)), "");
+    // resolution: threads_per_block is 32 W whatever was asked, nb 0 takes the cooperative default
+    CholeskyConfig asked;
+    asked.warps_per_matrix = 2, asked.threads_per_block = 512, asked.nb = 0;
+    const CholeskyConfig r = tuned::resolve_interleaved_config(Routine::potrs, Precision::d, 100, asked);
+    EXPECT_EQ(r.threads_per_block, 64);
+    EXPECT_EQ(r.nb, tuned::default_coop_nb(100, 2));
+    EXPECT_GE(r.nb, 1);
+    // refused: W not in {2, 4, 8}
+    for (int w : {1, 3, 16, -2}) {
+        InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 2, 1);
+        s.config.warps_per_matrix = w;
+        s.config.threads_per_block = 32 * std::max(w, 1);
+        EXPECT_EQ(field_of(s), "warps_per_matrix") << "W = " << w;
+    }
+    // potrf and posv have no cooperative kernel
+    for (Routine routine : {Routine::potrf, Routine::posv}) {
+        InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.routine = routine;
+        EXPECT_EQ(field_of(s), "warps_per_matrix") << to_string(routine);
+    }
+    InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+    s.config.threads_per_block = 64;
+    EXPECT_EQ(field_of(s), "threads_per_block");
+    s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+    s.config.full_unroll = true;
+    EXPECT_EQ(field_of(s), "full_unroll");
+    s = make_spec(Precision::d, Uplo::lower, 32, 33, 4, 1);
+    EXPECT_EQ(field_of(s), "nb");
+    s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 9);
+    EXPECT_EQ(field_of(s), "nrhs_block");
+    s = make_spec(Precision::z, Uplo::lower, 128, 16, 8, 8);  // 2 x 16 x 8 x 32 x 16 bytes = 128 KiB of shared memory
+    EXPECT_EQ(field_of(s), "nrhs_block");
+    s = make_spec(Precision::z, Uplo::lower, 128, 8, 2, 1);  // 64 rows of z per thread: too many registers
+    EXPECT_EQ(field_of(s), "nb");
+    s = make_spec(Precision::d, Uplo::lower, 257, 8, 4, 1);
+    EXPECT_EQ(field_of(s), "n");
+    try {
+        s = make_spec(Precision::d, Uplo::lower, 32, 4, 3, 1);
+        tuned::generate_interleaved_kernel(s);
+        ADD_FAILURE() << "W = 3 generated";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.argument(), "config.warps_per_matrix") << e.what();
+    }
+}
+
+TEST(CoopGenerator, NamesSharedMemoryAndTextAreConsistent) {
+    const InterleavedKernelSpec s = make_spec(Precision::c, Uplo::upper, 33, 4, 8, 3, true);
+    const jit::KernelSource k = tuned::generate_interleaved_kernel(s);
+    EXPECT_EQ(k.kernel_name, "potrs_interleaved_coop_c_upper_n33_nb4_w8_r3_i64");
+    EXPECT_EQ(k.kernel_name, tuned::interleaved_kernel_name(s));
+    EXPECT_NE(k.source.find(k.kernel_name + "("), std::string::npos);
+    EXPECT_NE(k.source.find("typedef long long idx_t"), std::string::npos);
+    EXPECT_EQ(k.source, tuned::generate_interleaved_kernel(s).source) << "generation is not deterministic";
+    const auto shape = tuned::coop_launch_shape(s, 1000, 7);
+    EXPECT_EQ(shape.grid_x, 32u);              // ceil(1000 / 32)
+    EXPECT_EQ(shape.grid_y, 3u);               // ceil(7 / 3) groups of right-hand sides
+    EXPECT_EQ(shape.block_x, 256u);            // 8 warps
+    EXPECT_EQ(shape.shared_bytes, 2u * 4 * 3 * 32 * 8);  // 2 buffers x nb x nrhs_block x 32 systems x sizeof(c)
+    // one barrier per step, 2T - 2 steps with T = 9 tile rows: the text has 3 __syncthreads sites
+    std::size_t sites = 0;
+    for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
+        ++sites;
+    EXPECT_EQ(sites, 3u);
+}
+
+}  // namespace
+}  // namespace batchsolve::test::coop

@@ -1,0 +1,73 @@
+// The cooperative potrs variants the tests exercise: a sample over n, warps per block, tile size,
+// precision, triangle and right-hand sides per pass, for the NVRTC compile test and the host emulation
+// test (whose kernels coop_emit writes at build time from emulation_specs()).
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/tuned/interleaved_codegen.hpp"
+#include "cuda/tuned/interleaved_coop_codegen.hpp"
+
+namespace batchsolve::test::coop {
+
+using cuda_backend::tuned::InterleavedKernelSpec;
+using cuda_backend::tuned::Routine;
+
+// The sizes the issue names.
+inline std::vector<int> sampled_sizes() { return {1, 5, 17, 32, 33, 64, 100, 128}; }
+
+inline InterleavedKernelSpec make_spec(Precision p, Uplo uplo, int n, int nb, int warps, int nrhs_block,
+                                       bool wide_index = false) {
+    CholeskyConfig c;
+    c.warps_per_matrix = warps;
+    c.nb = nb;  // 0: the cooperative default for n
+    c.nrhs_block = nrhs_block;
+    InterleavedKernelSpec s;
+    s.routine = Routine::potrs;
+    s.precision = p;
+    s.uplo = uplo;
+    s.n = n;
+    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrs, p, n, c);
+    s.wide_index = wide_index;
+    return s;
+}
+
+inline bool usable(const InterleavedKernelSpec& s) { return cuda_backend::tuned::interleaved_spec_problem(s).empty(); }
+
+// Every sampled n in s and d, both triangles, W = 2, 4, 8 in turn, the default nb and a small or odd
+// one (n % nb != 0 where n allows), nrhs_block 1 and 2 or 3; complex c and z on a smaller sample.
+// Tile sizes stay at 8 or below for n = 128 (nb = 16 compiles 4-9 s, see the report) so that the
+// NVRTC test keeps to about a minute on 2 cores.
+inline std::vector<InterleavedKernelSpec> sample_specs() {
+    std::vector<InterleavedKernelSpec> out;
+    auto add = [&](const InterleavedKernelSpec& s) {
+        if (usable(s)) out.push_back(s);
+    };
+    const int warps[] = {2, 4, 8};
+    int turn = 0;
+    for (int n : sampled_sizes()) {
+        const int w1 = warps[turn % 3], w2 = warps[(turn + 1) % 3], w3 = warps[(turn + 2) % 3];
+        ++turn;
+        const int odd_nb = n >= 5 ? std::min(n - 1, n >= 64 ? 6 : 3) : n;  // leaves a narrower last tile
+        add(make_spec(Precision::d, Uplo::lower, n, 0, w1, 1));
+        add(make_spec(Precision::s, Uplo::upper, n, odd_nb, w2, 2));
+        add(make_spec(Precision::d, Uplo::upper, n, odd_nb, w3, 3));
+        add(make_spec(Precision::s, Uplo::lower, n, 0, w3, 1));
+    }
+    for (int n : {5, 17, 33, 100}) {
+        add(make_spec(Precision::c, Uplo::lower, n, 0, 4, 1));
+        add(make_spec(Precision::z, Uplo::upper, n, n >= 5 ? 3 : 1, 2, 2));
+        add(make_spec(Precision::c, Uplo::upper, n, 4 < n ? 4 : n, 8, 2));
+        add(make_spec(Precision::z, Uplo::lower, n, 0, 8, 1));
+    }
+    // 64-bit element offsets (the text differs in idx_t and BS_OPAQUE's constraint)
+    add(make_spec(Precision::d, Uplo::lower, 33, 4, 4, 2, true));
+    add(make_spec(Precision::z, Uplo::upper, 17, 5, 2, 1, true));
+    return out;
+}
+
+// The host emulation test runs the whole compile sample.
+inline std::vector<InterleavedKernelSpec> emulation_specs() { return sample_specs(); }
+
+}  // namespace batchsolve::test::coop

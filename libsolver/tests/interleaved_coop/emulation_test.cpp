@@ -1,0 +1,185 @@
+// Runs the generated cooperative potrs kernels (compiled as host C++ at build time) in the fiber
+// emulator of tests/column_major against LAPACKE potrs (the CPU backend): random HPD batches of
+// condition number kCond, factors from LAPACKE potrf with the other triangle poisoned, counts that
+// leave idle lanes, chunked layouts with a narrower last chunk and chunks that straddle blocks,
+// right-hand sides that leave a partial group, and the group loop of a grid smaller than the groups.
+// The emulator fails a run whose barriers are not reached by every thread or whose shared memory
+// writes overrun.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "coop_emulation.hpp"
+#include "coop_specs.hpp"
+
+namespace batchsolve::test::coop {
+namespace {
+
+namespace tuned = cuda_backend::tuned;
+
+// Elements after each batch's storage, poisoned: a write past the last system (an idle lane) lands here.
+constexpr int guard_elements = 64;
+
+struct Scenario {
+    const char* label;
+    LayoutKind layout;
+    int chunk;    // chunked only
+    int count;
+    int nrhs;     // < 0: 2 * nrhs_block + 1 (a partial last group)
+    int grid_y;   // 0: as the library launches; else this many (the kernel loops over the rest)
+};
+
+std::vector<Scenario> scenarios() {
+    return {
+        {"interleaved, 1 full block + 5 systems", LayoutKind::interleaved, 0, 37, 1, 0},
+        {"chunked C=7, narrow last chunk, nrhs 3", LayoutKind::chunked_interleaved, 7, 37, 3, 0},
+        {"chunked C=40 across blocks, partial group, grid.y 1", LayoutKind::chunked_interleaved, 40, 45, -1, 1},
+        {"interleaved, one system", LayoutKind::interleaved, 0, 1, 1, 0},
+    };
+}
+
+template <class T>
+BatchView<T> view_of(const Scenario& sc, T* data, int rows, int cols) {
+    return sc.layout == LayoutKind::interleaved ? BatchView<T>::interleaved(data, rows, cols, sc.count)
+                                                : BatchView<T>::chunked(data, rows, cols, sc.count, sc.chunk);
+}
+
+template <class T>
+std::vector<T> to_layout(const std::vector<T>& packed, const BatchView<T>& layout) {
+    std::vector<T> out(static_cast<std::size_t>(layout.storage_elements()) + guard_elements, poison_value<T>());
+    BatchView<T> v = layout;
+    v.data = out.data();
+    for (int k = 0; k < v.count; ++k)
+        for (int j = 0; j < v.cols; ++j)
+            for (int i = 0; i < v.rows; ++i) v.at(k, i, j) = packed[packed_index(v.rows, v.cols, k, i, j)];
+    return out;
+}
+
+template <class T>
+std::vector<T> from_layout(std::vector<T>& storage, const BatchView<T>& layout) {
+    BatchView<T> v = layout;
+    v.data = storage.data();
+    std::vector<T> packed(static_cast<std::size_t>(v.count) * v.rows * v.cols);
+    for (int k = 0; k < v.count; ++k)
+        for (int j = 0; j < v.cols; ++j)
+            for (int i = 0; i < v.rows; ++i) packed[packed_index(v.rows, v.cols, k, i, j)] = v.at(k, i, j);
+    return packed;
+}
+
+template <class T>
+void run_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& kernel, const Scenario& sc,
+                  Context& cpu) {
+    const int n = spec.n, count = sc.count;
+    const int nrhs = sc.nrhs > 0 ? sc.nrhs : 2 * spec.config.nrhs_block + 1;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    SCOPED_TRACE(sc.label);
+
+    const std::vector<T> a = test_matrices<T>(n, count, seed);
+    const FactorResult<T> f = reference_potrf(cpu, spec.uplo, a, n, count);  // LAPACKE potrf
+    for (int k = 0; k < count; ++k) ASSERT_EQ(f.info[k], 0) << "reference potrf failed on matrix " << k;
+    const std::vector<T> factor = with_other_triangle_poisoned(f.factor, spec.uplo, n, count);
+    const RhsWithSolution<T> rhs = generate_rhs_batch(a, n, count, nrhs, seed + 1);
+    const std::vector<T> x_ref = reference_potrs(cpu, spec.uplo, factor, rhs.b, n, nrhs, count);  // LAPACKE potrs
+
+    const BatchView<T> a_layout = view_of<T>(sc, nullptr, n, n), b_layout = view_of<T>(sc, nullptr, n, nrhs);
+    std::vector<T> a_store = to_layout(factor, a_layout);
+    std::vector<T> b_store = to_layout(rhs.b, b_layout);
+    const std::vector<T> a_before = a_store, b_before = b_store;
+
+    tuned::CoopLaunchShape shape = tuned::coop_launch_shape(spec, count, nrhs);
+    if (sc.grid_y > 0) shape.grid_y = static_cast<unsigned>(sc.grid_y);
+    const T* a_ptr = a_store.data();
+    T* b_ptr = b_store.data();
+    int nrhs_arg = nrhs, count_arg = count, chunk_arg = a_layout.chunk();
+    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &count_arg, &chunk_arg};
+    ASSERT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1},
+                                   shape.shared_bytes, args));
+
+    EXPECT_EQ(bitwise_differences(a_before, a_store), 0) << "the factor was written";
+    const std::size_t b_end = static_cast<std::size_t>(b_layout.storage_elements());
+    EXPECT_EQ(bitwise_differences(b_before, b_store, b_end), 0) << "written past the last system";
+    const std::vector<T> x = from_layout(b_store, b_layout);
+    int unchanged = 0;
+    for (std::size_t e = 0; e < x.size(); ++e) unchanged += bitwise_equal(x[e], rhs.b[e]);
+    EXPECT_LT(unchanged, static_cast<int>(x.size() / 4) + 1) << "most of B was left as it was";
+
+    const double backward = max_or_nan(solve_backward_error(spec.uplo, a, x, rhs.b, n, nrhs, count));
+    EXPECT_LT(backward, kAcceptance) << "scaled backward error ||B - A X|| / (n (||A|| ||X|| + ||B||) u)";
+    const double tol = cross_backend_tolerance<T>(n);
+    for (int k = 0; k < count; ++k) {
+        const double d = relative_difference(x, x_ref, n, nrhs, k, Part::whole);
+        if (!(d <= tol)) {
+            ADD_FAILURE() << "system " << k << ": ||X - X_lapack|| / ||X_lapack|| = " << d << " > " << tol;
+            break;
+        }
+    }
+}
+
+class CoopEmulated : public ::testing::TestWithParam<CoopEmulatedKernel> {};
+
+TEST_P(CoopEmulated, MatchesLapackePotrs) {
+    const CoopEmulatedKernel& kernel = GetParam();
+    const auto specs = emulation_specs();
+    ASSERT_LT(kernel.spec_index, static_cast<int>(specs.size()));
+    const InterleavedKernelSpec& spec = specs[kernel.spec_index];
+    // the host-compiled text must be what the library generates today (else: rebuild)
+    ASSERT_EQ(tuned::interleaved_kernel_name(spec), std::string(kernel.kernel_name));
+    Context cpu(Backend::cpu);
+    for (const Scenario& sc : scenarios()) {
+        switch (spec.precision) {
+            case Precision::s: run_scenario<float>(spec, kernel, sc, cpu); break;
+            case Precision::d: run_scenario<double>(spec, kernel, sc, cpu); break;
+            case Precision::c: run_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
+            case Precision::z: run_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Coop, CoopEmulated, ::testing::ValuesIn(coop_emulated_kernels()),
+                         [](const ::testing::TestParamInfo<CoopEmulatedKernel>& info) {
+                             return std::string(info.param.kernel_name);
+                         });
+
+TEST(CoopEmulatedKernels, CoverEverySpec) {
+    EXPECT_EQ(coop_emulated_kernels().size(), emulation_specs().size())
+        << "the build-time kernel sources are stale: rebuild batchsolve_coop_emulation_test";
+}
+
+// The test can fail: a factor whose diagonal is doubled after the fact gives a wrong solution that
+// the checks above must reject (guards against checks that pass whatever the kernel does).
+TEST(CoopEmulatedKernels, DetectAWrongFactor) {
+    const auto kernels = coop_emulated_kernels();
+    const auto specs = emulation_specs();
+    ASSERT_FALSE(kernels.empty());
+    const CoopEmulatedKernel& kernel = kernels.front();
+    const InterleavedKernelSpec& spec = specs[kernel.spec_index];
+    ASSERT_EQ(spec.precision, Precision::d);
+    Context cpu(Backend::cpu);
+    const int n = spec.n, count = 33, nrhs = 1;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const std::vector<double> a = test_matrices<double>(n, count, seed);
+    std::vector<double> factor = reference_potrf(cpu, spec.uplo, a, n, count).factor;
+    for (int k = 0; k < count; ++k) factor[packed_index(n, n, k, n - 1, n - 1)] *= 2;
+    const RhsWithSolution<double> rhs = generate_rhs_batch(a, n, count, nrhs, seed + 1);
+    const auto a_layout = BatchView<double>::interleaved(nullptr, n, n, count);
+    const auto b_layout = BatchView<double>::interleaved(nullptr, n, nrhs, count);
+    std::vector<double> a_store = to_layout(factor, a_layout), b_store = to_layout(rhs.b, b_layout);
+    const auto shape = tuned::coop_launch_shape(spec, count, nrhs);
+    const double* a_ptr = a_store.data();
+    double* b_ptr = b_store.data();
+    int nrhs_arg = nrhs, count_arg = count, chunk_arg = count;
+    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &count_arg, &chunk_arg};
+    bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args);
+    const std::vector<double> x = from_layout(b_store, b_layout);
+    EXPECT_GT(max_or_nan(solve_backward_error(spec.uplo, a, x, rhs.b, n, nrhs, count)), kAcceptance);
+}
+
+}  // namespace
+}  // namespace batchsolve::test::coop
