@@ -207,6 +207,7 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
         t = "nb " + std::to_string(c.nb) + (r == Routine::potrs ? "" : std::string(", ") + to_string(c.looking)) +
             (c.full_unroll ? ", unrolled" : ", partial") + ", ";
         if (f == Family::chunked) t += "chunk " + std::to_string(c.chunk_size) + ", ";
+        if (c.warps_per_matrix > 0) t += "cooperative, " + std::to_string(c.warps_per_matrix) + " warps per 32 systems, ";
     }
     t += std::to_string(c.threads_per_block) + " threads/block";
     if (r != Routine::potrf && c.nrhs_block > 1) t += ", nrhs_block " + std::to_string(c.nrhs_block);
@@ -296,6 +297,31 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
     return out;
 }
 
+// Cooperative potrs candidates (interleaved layouts): warps per 32 systems x tile size (0: the
+// kernel's default), at the chunk size of `best`.
+constexpr int kCoopWarps[] = {2, 4, 8};
+constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
+std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
+    std::vector<CholeskyConfig> out;
+    for (int w : kCoopWarps)
+        for (int nb : kCoopTileSizes) {
+            CholeskyConfig c;
+            c.warps_per_matrix = w, c.nb = nb;
+            c.threads_per_block = 32 * w;
+            c.chunk_size = best.chunk_size;
+            c.nrhs_block = 1;
+            out.push_back(c);
+        }
+    return out;
+}
+
+// Stages added after the first sweeps, which --revisit runs on finished cases.
+std::vector<std::string> revisit_stages(Routine r, Family f) {
+    if (f == Family::column_major) return {"through"};
+    if (r == Routine::potrs) return {"coop"};
+    return {};
+}
+
 // The stages of a case, in order.
 std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     std::vector<std::string> plan;
@@ -305,6 +331,8 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
+    // "coop": the cooperative potrs kernel (several warps per 32 systems) next to the one-thread ones.
+    if (r == Routine::potrs && f != Family::column_major) plan.push_back("coop");
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
 }
@@ -556,7 +584,7 @@ struct Options {
     std::uint64_t seed = 0;
     std::string output, log, resume, commit;
     bool dry_run = false;
-    bool add_through = false;  // column-major cases of --resume: time only the "through" stage against their winner
+    bool revisit = false;  // cases of --resume: time their winner against the stages added since (revisit_stages)
 };
 
 // One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
@@ -882,7 +910,7 @@ struct CaseState {
     std::vector<std::shared_ptr<CompileJob>> jobs;
     std::vector<Measured> results;  // every candidate tried
     std::vector<CholeskyConfig> stage1_top;
-    std::optional<CholeskyConfig> resumed_best;  // --add-through: the winner of the resumed entry, timed again
+    std::optional<CholeskyConfig> resumed_best;  // --revisit: the winner of the resumed entry, timed again
     bool stage1_done = false, started = false, done = false, skipped = false;
     std::string note;
     std::chrono::steady_clock::time_point t0;
@@ -952,6 +980,8 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             c.full_unroll = false, c.nb = nb;
             out.push_back(c);
         }
+    } else if (stage == "coop") {
+        out = coop_candidates(best);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
@@ -1077,14 +1107,12 @@ void Tuner::plan_cases() {
                     CaseState c;
                     c.key = {r, p, f, n};
                     if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
-                        const bool revisit = opt_.add_through && f == Family::column_major &&
-                                             !e->second.best.config.through_interleaved;
-                        if (!revisit) continue;
+                        if (!opt_.revisit || revisit_stages(r, f).empty()) continue;
                         c.resumed_best = e->second.best.config;
                     }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
-                    c.plan = c.resumed_best ? std::vector<std::string>{"through"} : stage_plan(r, f, opt_.nrhs);
+                    c.plan = c.resumed_best ? revisit_stages(r, f) : stage_plan(r, f, opt_.nrhs);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
                     cases_.push_back(std::move(c));
@@ -1176,12 +1204,14 @@ void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& config
 }
 
 void Tuner::start_case(CaseState& c) {
-    if (c.resumed_best) {  // --add-through: the recorded winner and the through-interleaved candidates, side by side
+    if (c.resumed_best) {  // --revisit: the recorded winner and the new stage's candidates, side by side
         c.started = true;
         c.t0 = std::chrono::steady_clock::now();
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
-        for (const CholeskyConfig& t : through_candidates(c.key)) configs.push_back(t);
+        const std::vector<CholeskyConfig> added =
+            c.plan[0] == "through" ? through_candidates(c.key) : coop_candidates(*c.resumed_best);
+        configs.insert(configs.end(), added.begin(), added.end());
         submit_stage(c, configs);
         return;
     }
@@ -1659,9 +1689,10 @@ int main(int argc, char** argv) {
         ("seed", po::value(&opt.seed), "seed of the inputs (default: a fresh random one, printed)")
         ("cond", po::value(&opt.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
-        ("add-through", po::bool_switch(&opt.add_through),
-         "column-major cases already in --resume: time their winner against the interleaved winners run through "
-         "a converted workspace (the \"through\" stage), and keep the faster");
+        ("revisit", po::bool_switch(&opt.revisit),
+         "cases already in --resume: time their winner against the stages added since (column-major: the "
+         "interleaved winners through a converted workspace; interleaved potrs: the cooperative kernel) and keep "
+         "the faster");
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;
