@@ -3,6 +3,7 @@
 
     python3 validation/target_report.py tester.json [more.json ...] --output DIR
 
+(a case in a later file replaces the same case of an earlier one: re-runs after a table update)
 writes DIR/targets.md (every target: met or missed, by how much, with the compiler's resource use
 of the kernel behind each miss) and DIR/<routine>_<prec>_batch<B>.png (GFLOP/s against n for each
 layout, cuSOLVER, the CPU reference and the memory roofline at the copy bandwidth of the run).
@@ -21,7 +22,7 @@ import os
 import sys
 from collections import defaultdict
 
-INTERLEAVED = ("interleaved", "chunked_interleaved")
+INTERLEAVED = ("interleaved", "chunked")  # the tester's names of the layouts
 COLUMN_MAJOR = ("column_major", "pointer_array")
 
 
@@ -34,7 +35,7 @@ def cusolver_target(n):
 
 
 def layout_name(row):
-    return "chunked:%d" % row["chunk"] if row["layout"] == "chunked_interleaved" else row["layout"]
+    return "chunked:%d" % row["chunk"] if row["layout"] == "chunked" else row["layout"]
 
 
 def kernel_text(row):
@@ -49,14 +50,21 @@ def speedup(row):
     return ref.get("speedup") if ref.get("ran") else None
 
 
+def row_key(r):
+    return (r["routine"], r["precision"], layout_name(r), r["uplo"], r["n"], r["batch"], r["nrhs"])
+
+
 def load(paths):
-    rows, headers = [], []
+    """GPU rows of all files; a row of a later file replaces the same case of an earlier one (a re-run)."""
+    by_key, headers = {}, []
     for p in paths:
         with open(p) as f:
             doc = json.load(f)
         headers.append(doc["header"])
-        rows += [r for r in doc["rows"] if r.get("time_ms") is not None and r["backend"] == "cuda"]
-    return headers, rows
+        for r in doc["rows"]:
+            if r.get("time_ms") is not None and r["backend"] == "cuda":
+                by_key[row_key(r)] = r
+    return headers, list(by_key.values())
 
 
 def check(rows):
