@@ -297,8 +297,8 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
     return out;
 }
 
-// Cooperative potrs candidates (interleaved layouts): warps per 32 systems x tile size (0: the
-// kernel's default), at the chunk size of `best`.
+// Cooperative potrf/potrs candidates (interleaved layouts): warps per 32 matrices x tile size (0:
+// the kernel's default), at the chunk size of `best`.
 constexpr int kCoopWarps[] = {2, 4, 8};
 constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
 std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
@@ -318,7 +318,7 @@ std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
 // Stages added after the first sweeps, which --revisit runs on finished cases.
 std::vector<std::string> revisit_stages(Routine r, Family f) {
     if (f == Family::column_major) return {"through"};
-    if (r == Routine::potrs) return {"coop"};
+    if (r != Routine::posv) return {"coop"};
     return {};
 }
 
@@ -331,8 +331,9 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
-    // "coop": the cooperative potrs kernel (several warps per 32 systems) next to the one-thread ones.
-    if (r == Routine::potrs && f != Family::column_major) plan.push_back("coop");
+    // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones;
+    // posv has none.
+    if (r != Routine::posv && f != Family::column_major) plan.push_back("coop");
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
 }

@@ -1,4 +1,4 @@
-// No GPU needed: every sampled cooperative potrs variant compiles through NVRTC to an sm_90 CUBIN
+// No GPU needed: every sampled cooperative potrs and potrf variant compiles through NVRTC to an sm_90 CUBIN
 // (ptxas registers and spills reported per variant), and the configuration checks accept what the
 // kernel can run and name the field of what it cannot.
 #include <gtest/gtest.h>
@@ -93,6 +93,23 @@ TEST(CoopCompile, FourWarpsAtN128StayWithin128Registers) {
     }
 }
 
+// The default potrf tiles at n = 64 and 128, W = 4 (s, d): within coop_register_cap and without spills
+// (coop_potrf_register_overhead is calibrated so); the report names the registers per variant.
+TEST(CoopCompile, PotrfDefaultsAtN64AndN128StayWithinTheCapWithoutSpills) {
+    std::vector<InterleavedKernelSpec> specs;
+    for (int n : {64, 128})
+        for (Precision p : {Precision::s, Precision::d}) specs.push_back(make_potrf_spec(p, Uplo::lower, n, 0, 4));
+    const auto results = compile_all(specs);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const Compiled& r = results[i];
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
+                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        EXPECT_LE(r.stats.registers, tuned::coop_register_cap) << r.name;
+        EXPECT_EQ(r.stats.spill_store_bytes, 0) << r.name;
+    }
+}
+
 TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
     auto problem = [](InterleavedKernelSpec s) { return tuned::interleaved_spec_problem(s); };
     auto field_of = [&](const InterleavedKernelSpec& s) {
@@ -115,11 +132,59 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
         s.config.threads_per_block = 32 * std::max(w, 1);
         EXPECT_EQ(field_of(s), "warps_per_matrix") << "W = " << w;
     }
-    // potrf and posv have no cooperative kernel
-    for (Routine routine : {Routine::potrf, Routine::posv}) {
+    // posv has no cooperative kernel
+    {
         InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
-        s.routine = routine;
-        EXPECT_EQ(field_of(s), "warps_per_matrix") << to_string(routine);
+        s.routine = Routine::posv;
+        EXPECT_EQ(field_of(s), "warps_per_matrix");
+    }
+    // potrf: resolution makes it left-looking with 32 W threads; other orders, unrolling, W = 3 and
+    // hopeless tiles are refused by name; nrhs_block is not its business
+    {
+        EXPECT_EQ(problem(make_potrf_spec(Precision::d, Uplo::lower, 128, 0, 4)), "");
+        EXPECT_EQ(problem(make_potrf_spec(Precision::z, Uplo::upper, 1, 0, 8)), "");
+        CholeskyConfig c;
+        c.warps_per_matrix = 8, c.threads_per_block = 32, c.looking = Looking::top, c.nb = 0, c.nrhs_block = 0;
+        const CholeskyConfig rc = tuned::resolve_interleaved_config(Routine::potrf, Precision::d, 100, c);
+        EXPECT_EQ(rc.threads_per_block, 256);
+        EXPECT_EQ(rc.looking, Looking::left);
+        EXPECT_EQ(rc.nb, tuned::default_coop_potrf_nb(Precision::d, 100, 8));
+        EXPECT_GE(rc.nb, 1);
+        for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
+            for (int n : {1, 7, 48, 128})
+                for (int w : {2, 4, 8}) {
+                    const int nb = tuned::default_coop_potrf_nb(p, n, w);
+                    EXPECT_TRUE(nb >= 1 && nb <= std::min(n, tuned::coop_potrf_max_default_nb)) << n << " " << w << ": " << nb;
+                    EXPECT_EQ(problem(make_potrf_spec(p, Uplo::lower, n, 0, w)), "") << n << " " << w;
+                }
+        InterleavedKernelSpec s = make_potrf_spec(Precision::d, Uplo::lower, 32, 4, 4);
+        s.config.looking = Looking::top;
+        EXPECT_EQ(field_of(s), "looking");
+        s = make_potrf_spec(Precision::d, Uplo::lower, 32, 4, 4);
+        s.config.full_unroll = true;
+        EXPECT_EQ(field_of(s), "full_unroll");
+        s = make_potrf_spec(Precision::d, Uplo::lower, 32, 4, 4);
+        s.config.nrhs_block = 0;
+        EXPECT_EQ(problem(s), "");
+        s = make_potrf_spec(Precision::d, Uplo::lower, 32, 4, 4);
+        s.config.warps_per_matrix = 3;
+        s.config.threads_per_block = 96;
+        EXPECT_EQ(field_of(s), "warps_per_matrix");
+        EXPECT_EQ(field_of(make_potrf_spec(Precision::z, Uplo::lower, 128, 8, 4)), "nb");  // 320 registers of tiles
+        EXPECT_EQ(field_of(make_potrf_spec(Precision::d, Uplo::lower, 32, 33, 4)), "nb");
+        const jit::KernelSource k = tuned::generate_interleaved_kernel(make_potrf_spec(Precision::z, Uplo::upper, 33, 4, 2, true, true));
+        EXPECT_EQ(k.kernel_name, "potrf_interleaved_coop_z_upper_n33_nb4_w2_fast_i64");
+        EXPECT_NE(std::find(k.options.begin(), k.options.end(), "--use_fast_math"), k.options.end());
+        // T = 9 tile columns, one barrier per column but the last: one __syncthreads site in a loop
+        std::size_t sites = 0;
+        for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
+            ++sites;
+        EXPECT_EQ(sites, 1u);
+        const auto shape = tuned::coop_launch_shape(make_potrf_spec(Precision::z, Uplo::upper, 33, 4, 2), 1000, 7);
+        EXPECT_EQ(shape.grid_x, 32u);
+        EXPECT_EQ(shape.grid_y, 1u);
+        EXPECT_EQ(shape.block_x, 64u);
+        EXPECT_EQ(shape.shared_bytes, 2u * 10 * 32 * 16 + 2 * 32 * 4);  // L_KK (10 elements of z) + flags
     }
     InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
     s.config.threads_per_block = 64;

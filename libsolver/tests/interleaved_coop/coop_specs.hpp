@@ -1,6 +1,6 @@
-// The cooperative potrs variants the tests exercise: a sample over n, warps per block, tile size,
-// precision, triangle and right-hand sides per pass, for the NVRTC compile test and the host emulation
-// test (whose kernels coop_emit writes at build time from emulation_specs()).
+// The cooperative potrs and potrf variants the tests exercise: a sample over n, warps per block, tile
+// size, precision, triangle and (potrs) right-hand sides per pass, for the NVRTC compile test and the
+// host emulation test (whose kernels coop_emit writes at build time from emulation_specs()).
 #pragma once
 
 #include <algorithm>
@@ -29,6 +29,23 @@ inline InterleavedKernelSpec make_spec(Precision p, Uplo uplo, int n, int nb, in
     s.uplo = uplo;
     s.n = n;
     s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrs, p, n, c);
+    s.wide_index = wide_index;
+    return s;
+}
+
+// A cooperative potrf spec, resolved as the library resolves it (nb 0: the default for n and W).
+inline InterleavedKernelSpec make_potrf_spec(Precision p, Uplo uplo, int n, int nb, int warps, bool wide_index = false,
+                                             bool fast_math = false) {
+    CholeskyConfig c;
+    c.warps_per_matrix = warps;
+    c.nb = nb;
+    c.fast_math = fast_math;
+    InterleavedKernelSpec s;
+    s.routine = Routine::potrf;
+    s.precision = p;
+    s.uplo = uplo;
+    s.n = n;
+    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrf, p, n, c);
     s.wide_index = wide_index;
     return s;
 }
@@ -64,6 +81,24 @@ inline std::vector<InterleavedKernelSpec> sample_specs() {
     // 64-bit element offsets (the text differs in idx_t and BS_OPAQUE's constraint)
     add(make_spec(Precision::d, Uplo::lower, 33, 4, 4, 2, true));
     add(make_spec(Precision::z, Uplo::upper, 17, 5, 2, 1, true));
+
+    // potrf: every sampled n in d (default nb) and s (a tile that leaves a narrower last one), both
+    // triangles, W = 2, 4, 8 in turn; c and z on a smaller sample; 64-bit offsets; fast math. Each
+    // compiles in 0.1-0.8 s (sm_90), so the sample adds about 5 s on 2 cores.
+    turn = 0;
+    for (int n : sampled_sizes()) {
+        const int w1 = warps[turn % 3], w2 = warps[(turn + 1) % 3];
+        ++turn;
+        const int odd_nb = n >= 5 ? std::min(n - 1, n >= 64 ? 6 : 4) : n;
+        add(make_potrf_spec(Precision::d, turn % 2 ? Uplo::lower : Uplo::upper, n, 0, w1));
+        add(make_potrf_spec(Precision::s, turn % 2 ? Uplo::upper : Uplo::lower, n, odd_nb, w2));
+    }
+    add(make_potrf_spec(Precision::c, Uplo::lower, 17, 0, 4));
+    add(make_potrf_spec(Precision::z, Uplo::upper, 33, 3, 2));
+    add(make_potrf_spec(Precision::c, Uplo::upper, 64, 4, 8));
+    add(make_potrf_spec(Precision::z, Uplo::lower, 100, 0, 4));
+    add(make_potrf_spec(Precision::d, Uplo::lower, 33, 4, 4, true));
+    add(make_potrf_spec(Precision::s, Uplo::upper, 48, 0, 4, false, true));
     return out;
 }
 

@@ -1,10 +1,12 @@
-// Runs the generated cooperative potrs kernels (compiled as host C++ at build time) in the fiber
-// emulator of tests/column_major against LAPACKE potrs (the CPU backend): random HPD batches of
-// condition number kCond, factors from LAPACKE potrf with the other triangle poisoned, counts that
-// leave idle lanes, chunked layouts with a narrower last chunk and chunks that straddle blocks,
-// right-hand sides that leave a partial group, and the group loop of a grid smaller than the groups.
+// Runs the generated cooperative potrs and potrf kernels (compiled as host C++ at build time) in the
+// fiber emulator of tests/column_major against LAPACKE (the CPU backend): random HPD batches of
+// condition number kCond with the other triangle poisoned, counts that leave idle lanes, chunked
+// layouts with a narrower last chunk and chunks that straddle blocks; potrs: factors from LAPACKE
+// potrf, right-hand sides that leave a partial group, the group loop of a grid smaller than the
+// groups; potrf: a not-SPD and a NaN matrix at random lanes (coop_potrf_check.hpp), info poisoned.
 // The emulator fails a run whose barriers are not reached by every thread or whose shared memory
 // writes overrun.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +17,7 @@
 
 #include "../test_support.hpp"
 #include "coop_emulation.hpp"
+#include "coop_potrf_check.hpp"
 #include "coop_specs.hpp"
 
 namespace batchsolve::test::coop {
@@ -121,9 +124,45 @@ void run_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& k
     }
 }
 
+// Value info holds before a run: a kernel that leaves an info unwritten fails the comparison.
+constexpr int info_poison = -77;
+
+template <class T>
+void run_potrf_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& kernel, const Scenario& sc,
+                        Context& cpu) {
+    const int n = spec.n, count = sc.count;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    SCOPED_TRACE(sc.label);
+    const PotrfInput<T> in = potrf_input<T>(spec.uplo, n, count, seed, count >= 2);
+
+    const BatchView<T> a_layout = view_of<T>(sc, nullptr, n, n);
+    std::vector<T> a_store = to_layout(in.a, a_layout);
+    const std::vector<T> a_before = a_store;
+    std::vector<int> info(static_cast<std::size_t>(count) + guard_elements, info_poison);
+
+    const tuned::CoopLaunchShape shape = tuned::coop_launch_shape(spec, count, 0);
+    ASSERT_EQ(shape.grid_y, 1u);
+    T* a_ptr = a_store.data();
+    int* info_ptr = info.data();
+    int count_arg = count, chunk_arg = a_layout.chunk();
+    void* args[] = {&a_ptr, &info_ptr, &count_arg, &chunk_arg};
+    ASSERT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, 1, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args));
+
+    const std::size_t a_end = static_cast<std::size_t>(a_layout.storage_elements());
+    EXPECT_EQ(bitwise_differences(a_before, a_store, a_end), 0) << "A written past the last matrix";
+    for (std::size_t e = count; e < info.size(); ++e)
+        if (info[e] != info_poison) {
+            ADD_FAILURE() << "info written past the last matrix (entry " << e << ")";
+            break;
+        }
+    info.resize(count);
+    check_potrf_output(cpu, spec.uplo, n, count, spec.config.nb, in, from_layout(a_store, a_layout), info);
+}
+
 class CoopEmulated : public ::testing::TestWithParam<CoopEmulatedKernel> {};
 
-TEST_P(CoopEmulated, MatchesLapackePotrs) {
+TEST_P(CoopEmulated, MatchesLapacke) {
     const CoopEmulatedKernel& kernel = GetParam();
     const auto specs = emulation_specs();
     ASSERT_LT(kernel.spec_index, static_cast<int>(specs.size()));
@@ -132,6 +171,15 @@ TEST_P(CoopEmulated, MatchesLapackePotrs) {
     ASSERT_EQ(tuned::interleaved_kernel_name(spec), std::string(kernel.kernel_name));
     Context cpu(Backend::cpu);
     for (const Scenario& sc : scenarios()) {
+        if (spec.routine == Routine::potrf) {
+            switch (spec.precision) {
+                case Precision::s: run_potrf_scenario<float>(spec, kernel, sc, cpu); break;
+                case Precision::d: run_potrf_scenario<double>(spec, kernel, sc, cpu); break;
+                case Precision::c: run_potrf_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
+                case Precision::z: run_potrf_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
+            }
+            continue;
+        }
         switch (spec.precision) {
             case Precision::s: run_scenario<float>(spec, kernel, sc, cpu); break;
             case Precision::d: run_scenario<double>(spec, kernel, sc, cpu); break;
@@ -179,6 +227,54 @@ TEST(CoopEmulatedKernels, DetectAWrongFactor) {
     bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args);
     const std::vector<double> x = from_layout(b_store, b_layout);
     EXPECT_GT(max_or_nan(solve_backward_error(spec.uplo, a, x, rhs.b, n, nrhs, count)), kAcceptance);
+}
+
+// The potrf checks can fail: a correct factor with one entry changed, a wrong info, a written other
+// triangle and a failed matrix whose later columns were touched must each be reported.
+TEST(CoopEmulatedKernels, PotrfChecksRejectWrongOutputs) {
+    Context cpu(Backend::cpu);
+    const int n = 13, count = 9, nb = 4;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+        const PotrfInput<double> in = potrf_input<double>(uplo, n, count, seed, true);
+        const FactorResult<double> ref = reference_potrf(cpu, uplo, in.a, n, count);
+        // what the kernel should leave: LAPACK's factor for good matrices; for failed ones, L in the
+        // tile columns before the failure and A after it
+        std::vector<double> good = ref.factor;
+        for (int k : {in.not_spd, in.nan_lane}) {
+            const int m = (ref.info[k] - 1) / nb * nb;
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i) {
+                    const std::size_t e = packed_index(n, n, k, i, j);
+                    const bool later = (uplo == Uplo::lower ? j : i) >= m;
+                    if (later || !in_triangle(uplo, i, j)) good[e] = in.a[e];
+                    else if (k == in.not_spd) {
+                        const auto l = leading_columns(in.a, uplo, n, k, m);
+                        const int r = uplo == Uplo::lower ? i : j, c = uplo == Uplo::lower ? j : i;
+                        good[e] = double(l[std::size_t(c) * n + r].real());
+                    }
+                }
+        }
+        for (int k = 0; k < count; ++k)
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i)
+                    if (!in_triangle(uplo, i, j)) good[packed_index(n, n, k, i, j)] = in.a[packed_index(n, n, k, i, j)];
+        check_potrf_output(cpu, uplo, n, count, nb, in, good, ref.info);  // must pass
+        const int ok = (in.not_spd + 1) % count == in.nan_lane ? (in.not_spd + 2) % count : (in.not_spd + 1) % count;
+        std::vector<double> bad = good;
+        bad[packed_index(n, n, ok, n - 1, n - 1)] *= 1 + 1e-6;
+        EXPECT_NONFATAL_FAILURE(check_potrf_output(cpu, uplo, n, count, nb, in, bad, ref.info), "matrix");
+        std::vector<int> info = ref.info;
+        info[ok] = 3;
+        EXPECT_NONFATAL_FAILURE(check_potrf_output(cpu, uplo, n, count, nb, in, good, info), "info");
+        bad = good;
+        bad[uplo == Uplo::lower ? packed_index(n, n, ok, 0, n - 1) : packed_index(n, n, ok, n - 1, 0)] = 0;
+        EXPECT_NONFATAL_FAILURE(check_potrf_output(cpu, uplo, n, count, nb, in, bad, ref.info), "other triangle");
+        bad = good;
+        bad[packed_index(n, n, in.not_spd, n - 1, n - 1)] = 1;
+        EXPECT_NONFATAL_FAILURE(check_potrf_output(cpu, uplo, n, count, nb, in, bad, ref.info), "were written");
+    }
 }
 
 }  // namespace

@@ -42,9 +42,9 @@ struct LaunchableKernel {
     int blocks_per_sm = 0;
 };
 
-// Dynamic shared memory of a launch: the cooperative potrs kernel's buffers, none for the others.
+// Dynamic shared memory of a launch: the cooperative kernels' buffers, none for the others.
 std::size_t shared_bytes_of(const InterleavedKernelSpec& spec) {
-    return spec.config.warps_per_matrix > 0 ? coop_shared_bytes(spec) : 0;
+    return is_cooperative(spec) ? coop_shared_bytes(spec) : 0;
 }
 
 LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
@@ -111,6 +111,12 @@ void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const Choles
     const LaunchableKernel k = lookup(spec, ctx.device());
     T* data = a.data;
     void* args[] = {&data, &info, &count, &chunk};
+    if (is_cooperative(spec)) {  // W warps per 32 matrices; the tile rows of each shared out between them
+        const CoopLaunchShape shape = coop_launch_shape(spec, count, 0);
+        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+                    stream, args);
+        return;
+    }
     jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
                 stream, args);
 }
@@ -132,7 +138,7 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     const T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
-    if (spec.config.warps_per_matrix > 0) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
+    if (is_cooperative(spec)) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
         const CoopLaunchShape shape = coop_launch_shape(spec, count, nrhs);
         jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
                     ctx.stream(), args);
@@ -153,6 +159,8 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     int nrhs = b.cols;
     if (count == 0) return;
     if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
+        // ... but with posv's configuration rules (no cooperative kernel), which potrf would not apply
+        if (a.rows > 0) make_spec(Routine::posv, precision_v<T>, uplo, a.rows, 1, count, chunk, config, routine);
         potrf_interleaved(uplo, a, info, config, ctx);
         return;
     }

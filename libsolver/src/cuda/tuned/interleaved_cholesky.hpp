@@ -1,7 +1,8 @@
 // Batched Cholesky (potrf, potrs, fused posv) for the interleaved and chunked interleaved layouts with
 // run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit;
-// potrs with config.warps_per_matrix = W > 0 runs the cooperative kernel instead (W warps per 32
-// systems, interleaved_coop_codegen.hpp; threads_per_block is then 32 W whatever the config says).
+// potrs and potrf with config.warps_per_matrix = W > 0 run the cooperative kernels instead (W warps
+// per 32 matrices, interleaved_coop_codegen.hpp; threads_per_block is then 32 W whatever the config
+// says, and potrf is left-looking). posv keeps refusing warps_per_matrix.
 //
 // Called by src/cuda/cholesky.cu once the arguments are checked (src/core) and the view is
 // interleaved or chunked interleaved; `config` comes from the caller (expert API) or the tuning

@@ -705,7 +705,7 @@ private:
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int n = spec.n;
-    if (spec.routine == Routine::potrs && c.warps_per_matrix != 0) return interleaved_coop_spec_problem(spec);
+    if (is_cooperative(spec)) return interleaved_coop_spec_problem(spec);
     if (n < 1 || n > max_n) return "n: 1 <= n <= " + std::to_string(max_n) + " (got " + std::to_string(n) + ")";
     if (c.nb < 1 || c.nb > n)
         return "nb: 1 <= nb <= n = " + std::to_string(n) + " (got " + std::to_string(c.nb) + ")";
@@ -717,8 +717,8 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
     if (c.threads_per_block < 32 || c.threads_per_block > 1024 || c.threads_per_block % 32 != 0)
         return "threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(c.threads_per_block) + ")";
     if (c.warps_per_matrix != 0)
-        return "warps_per_matrix: 0 for the interleaved potrf and posv kernels (one thread per matrix; only potrs "
-               "has a cooperative kernel)";
+        return "warps_per_matrix: 0 for the interleaved posv kernel (one thread per matrix; only potrf and potrs "
+               "have cooperative kernels)";
     if (c.matrices_per_block != 0)
         return "matrices_per_block: 0 for the interleaved kernels (it is threads_per_block)";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels (one thread per matrix)";
@@ -747,7 +747,7 @@ void check_interleaved_spec(const InterleavedKernelSpec& spec, const char* routi
 
 std::string interleaved_kernel_name(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
-    if (spec.routine == Routine::potrs && c.warps_per_matrix != 0) return interleaved_coop_kernel_name(spec);
+    if (is_cooperative(spec)) return interleaved_coop_kernel_name(spec);
     std::string name = std::string(to_string(spec.routine)) + "_interleaved_" + precision_letter(spec.precision) + "_" +
                        batchsolve::to_string(spec.uplo) + "_n" + std::to_string(spec.n) + "_nb" + std::to_string(c.nb);
     if (spec.routine != Routine::potrs) name += std::string("_") + batchsolve::to_string(c.looking);
@@ -761,7 +761,7 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec) {
 }
 
 jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec) {
-    if (spec.routine == Routine::potrs && spec.config.warps_per_matrix != 0) return generate_interleaved_coop_kernel(spec);
+    if (is_cooperative(spec)) return generate_interleaved_coop_kernel(spec);
     check_interleaved_spec(spec, "generate_interleaved_kernel");
     return Generator(spec).generate();
 }
@@ -817,6 +817,13 @@ CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, 
     if (routine == Routine::potrs && c.warps_per_matrix > 0) {  // the cooperative kernel: block shape is W warps
         if (c.nb <= 0) c.nb = default_coop_nb(std::max(n, 1), c.warps_per_matrix);
         c.threads_per_block = 32 * c.warps_per_matrix;
+        if (c.nrhs_block <= 0) c.nrhs_block = d.nrhs_block;
+        return c;
+    }
+    if (routine == Routine::potrf && c.warps_per_matrix > 0) {  // cooperative potrf: W warps, left-looking only
+        if (c.nb <= 0) c.nb = default_coop_potrf_nb(precision, std::max(n, 1), c.warps_per_matrix), c.full_unroll = false;
+        c.threads_per_block = 32 * c.warps_per_matrix;
+        c.looking = Looking::left;
         if (c.nrhs_block <= 0) c.nrhs_block = d.nrhs_block;
         return c;
     }

@@ -1,6 +1,7 @@
-// Source generator of the cooperative interleaved potrs kernel (see interleaved_coop_codegen.hpp).
+// Source generators of the cooperative interleaved potrs and potrf kernels (see
+// interleaved_coop_codegen.hpp).
 //
-// Algorithm: the n rows of each system are cut into T = ceil(n / nb) tile rows (the last one
+// potrs. The n rows of each system are cut into T = ceil(n / nb) tile rows (the last one
 // narrower when nb does not divide n); warp w of the block keeps tile rows w, w + W, w + 2W, ...
 // ("slots" 0, 1, 2, ...) of nrhs_block right-hand sides in registers, one system per lane. Forward
 // substitution, step I: the warp holding tile row I solves L_II y_I = b_I and writes y_I to shared
@@ -18,6 +19,26 @@
 // guarded by warp-uniform conditions on its tile row; the ragged last tile row can only sit in the
 // last slot, which gets a second copy of its code for that size. Idle lanes (systems past count)
 // skip every guarded block but run the same loops, so they reach every barrier.
+//
+// potrf. Left-looking over T = ceil(n / nb) tile columns; warp w owns tile rows I = w (mod W) and
+// computes every tile of L in them. Step K: (1) the owner of row K forms D = A_KK - sum_{J<K} L_KJ
+// L_KJ^H (its own row's tiles, streamed from global memory), factors D in registers, stores L_KK and
+// publishes it in shared buffer K % 2 (with 1 / L(j, j) on the diagonal, so the solves multiply) and
+// the lane's failure flag in flag buffer K % 2; (2) __syncthreads; (3) every warp, for each owned row
+// I > K: X = A_IK - sum_{J<K} L_IJ L_KJ^H (L_IJ its own, L_KJ written by the owner of row K before an
+// earlier barrier), X := X L_KK^{-H}, store. Each tile of L is written once and the trailing matrix is
+// never rewritten, so the global traffic is the reads of the left-looking updates (L_KJ is the same
+// for every warp of the block and mostly hits L1). Step K's publication (buffers K % 2) is read in
+// step K, and its buffers were last read in step K - 2 or (the flags, by the owner of K - 1) before
+// barrier K - 1, so one barrier per step suffices: T - 1 barriers in all (the last diagonal tile has
+// nothing below it). Why not right-looking: the trailing update would rewrite every remaining tile at
+// every step (n^3/3 element writes instead of n^2/2), and the rows of a warp are too many to keep in
+// registers; top-looking would serialise the rows, since row I needs all rows above it.
+//
+// Failure (a pivot not > 0, or NaN): the owner of the diagonal sets info to the 1-based column, leaves
+// tile column K unwritten and flags the lane; every warp skips a flagged lane from then on. A failed
+// matrix thus keeps L in the tile columns before K and A elsewhere -- exactly what the one-thread
+// left-looking kernel leaves -- and never affects its neighbours (the lanes are independent).
 #include "interleaved_coop_codegen.hpp"
 
 #include <algorithm>
@@ -45,6 +66,12 @@ int prefetch_columns(int rows, int nb, Precision p) {
     return std::clamp(coop_prefetch_registers / (rows * words_of(p)), 1, nb);
 }
 
+// potrf: the nb x nb tile being solved plus the prefetched columns of its two operands (nb rows each);
+// the diagonal step's triangle and single operand need less.
+int potrf_live_registers(Precision p, int nb) {
+    return words_of(p) * (nb * nb + prefetch_columns(2 * nb, nb, p) * 2 * nb);
+}
+
 // "k * w" written the short way, for literal element offsets.
 std::string scaled(long long k, const std::string& w) {
     if (k == 0) return "0";
@@ -52,41 +79,21 @@ std::string scaled(long long k, const std::string& w) {
     return S(k) + " * " + w;
 }
 
-class CoopGenerator {
-public:
-    explicit CoopGenerator(const InterleavedKernelSpec& spec)
-        : s_(spec), n_(spec.n), nb_(spec.config.nb), w_(spec.config.warps_per_matrix), nrb_(spec.config.nrhs_block),
+// Text output, tile addressing and the kernel frame shared by the potrs and potrf generators.
+class CoopWriter {
+protected:
+    explicit CoopWriter(const InterleavedKernelSpec& spec)
+        : s_(spec), n_(spec.n), nb_(spec.config.nb), w_(spec.config.warps_per_matrix),
           tiles_(ceil_div(spec.n, spec.config.nb)), last_(spec.n - (ceil_div(spec.n, spec.config.nb) - 1) * spec.config.nb),
-          slots_(ceil_div(ceil_div(spec.n, spec.config.nb), spec.config.warps_per_matrix)),
           complex_(is_complex(spec.precision)), upper_(spec.uplo == Uplo::upper) {
         one_ = is_single(spec.precision) ? "1.0f" : "1.0";
     }
 
-    jit::KernelSource generate() {
-        jit::KernelSource k;
-        k.kernel_name = interleaved_coop_kernel_name(s_);
-        std::ostringstream src;
-        src << header_comment() << interleaved_prelude(s_.precision, s_.wide_index, n_) << cuda_prelude();
-        src << kernel(k.kernel_name) << host_entry(k.kernel_name);
-        k.source = src.str();
-        if (s_.config.fast_math) k.options.push_back("--use_fast_math");
-        if (s_.config.max_registers > 0) k.options.push_back("--maxrregcount=" + S(s_.config.max_registers));
-        return k;
-    }
-
-private:
     // ---- text output -----------------------------------------------------------------------------
     void line(const std::string& text) { body_ << std::string(2 * indent_, ' ') << text << '\n'; }
     void open(const std::string& head) { line(head.empty() ? "{" : head + " {"); ++indent_; }
     void close() { --indent_; line("}"); }
     std::string fresh() { return S(counter_++); }
-
-    // Slot t's value of row i, right-hand side c.
-    static std::string y(int t, int i, int c) { return "y" + S(t) + "_" + S(i) + "_" + S(c); }
-    static std::string row_of(int t) { return "tr" + S(t); }  // the tile row slot t holds
-    // y_I / x_I of the current step in shared memory: [buffer][row][rhs][system], 32 consecutive
-    // systems in consecutive words, so a warp's access is conflict-free.
-    std::string shared_at(int i, int c) const { return "yb[" + S((i * nrb_ + c) * coop_systems_per_block) + " + sys]"; }
 
     // ---- factor access (lower coordinates; upper reads U(j, i) conjugated) -------------------------
     struct Tile {
@@ -95,24 +102,96 @@ private:
     // Pointer to the tile of L at tile row `ti`, tile column `tj` (expressions), with its own copy of
     // the chunk width hidden from the optimiser (as in interleaved_codegen.cpp): the element offsets
     // k * w are then recomputed per load instead of being kept live across the kernel.
-    Tile tile(const std::string& ti, const std::string& tj) {
+    Tile tile(const std::string& ti, const std::string& tj, bool writable = false) {
         const std::string id = fresh();
         const std::string row = upper_ ? tj : ti, col = upper_ ? ti : tj;  // storage coordinates
-        line("const T* p" + id + " = a + (" + col + " * " + S(nb_ * n_) + " + " + row + " * " + S(nb_) + ") * w;");
+        line(std::string(writable ? "T* p" : "const T* p") + id + " = a + (" + col + " * " + S(nb_ * n_) + " + " + row +
+             " * " + S(nb_) + ") * w;");
         line("idx_t w" + id + " = w;");
         line("BS_OPAQUE(w" + id + ");");
         return Tile{"p" + id, "w" + id};
     }
+    std::string element(const Tile& t, int r, int c) const {
+        const int off = upper_ ? r * n_ + c : c * n_ + r;
+        return t.ptr + "[" + scaled(off, t.stride) + "]";
+    }
     // L(r, c) of the tile (conj_lower: conj(L(r, c))).
     std::string load(const Tile& t, int r, int c, bool conj_lower = false) const {
-        const int off = upper_ ? r * n_ + c : c * n_ + r;
-        const std::string e = t.ptr + "[" + scaled(off, t.stride) + "]";
+        const std::string e = element(t, r, c);
         return complex_ && (upper_ != conj_lower) ? "bs_conj(" + e + ")" : e;
     }
     std::string load_real(const Tile& t, int r) const {
-        const std::string e = t.ptr + "[" + scaled(r * n_ + r, t.stride) + "]";
+        const std::string e = element(t, r, r);
         return complex_ ? e + ".re" : e;
     }
+    // L(r, c) of a writable tile := value (upper: U(c, r) := conj(value)).
+    void store(const Tile& t, int r, int c, const std::string& value) {
+        line(element(t, r, c) + " = " + (complex_ && upper_ ? "bs_conj(" + value + ")" : value) + ";");
+    }
+    std::string conj(const std::string& v) const { return complex_ ? "bs_conj(" + v + ")" : v; }
+
+    // ---- the kernel frame --------------------------------------------------------------------------
+    // This lane's matrix, the idle-lane guard and (through interleaved_locate_code) a, w and b.
+    void frame(bool const_a, bool with_b) {
+        line("const int sys = threadIdx.x % " + S(coop_systems_per_block) + ";  // this lane's system in the block");
+        line("const int warp = threadIdx.x / " + S(coop_systems_per_block) + ";");
+        line("const int first = blockIdx.x * " + S(coop_systems_per_block) + ";");
+        line("const bool active = first + sys < count;  // idle lanes of the last block: barriers only, no memory access");
+        line("const int mat = active ? first + sys : count - 1;  // keeps the address arithmetic in range");
+        body_ << interleaved_locate_code(const_a, with_b, std::string(2 * indent_, ' '));
+    }
+    // "BS_KERNEL_HEAD(...) name(params) { body }" with the body collected so far (then cleared).
+    std::string finish_kernel(const std::string& name, const std::string& params) {
+        std::string text = "BS_KERNEL_HEAD(" + S(32 * w_) + ", " + S(coop_min_blocks(s_)) + ") " + name + params + " {\n" +
+                           body_.str() + "}\n\n";
+        body_.str("");
+        return text;
+    }
+    jit::KernelSource source(const std::string& header, const std::string& kernel_text, const std::string& entry) const {
+        jit::KernelSource k;
+        k.kernel_name = interleaved_coop_kernel_name(s_);
+        k.source = header + interleaved_prelude(s_.precision, s_.wide_index, n_) + cuda_prelude() + kernel_text + entry;
+        if (s_.config.fast_math) k.options.push_back("--use_fast_math");
+        if (s_.config.max_registers > 0) k.options.push_back("--maxrregcount=" + S(s_.config.max_registers));
+        return k;
+    }
+
+    static std::string cuda_prelude() {
+        return "#ifndef BS_HOST_EMULATION\n"
+               "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
+               "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
+               "// compiler-only memory fence: bounds how far loads are hoisted (and so the registers they hold)\n"
+               "#define BS_FENCE() asm volatile(\"\" ::: \"memory\")\n"
+               "#endif\n\n";
+    }
+
+    const InterleavedKernelSpec& s_;
+    const int n_, nb_, w_, tiles_, last_;
+    const bool complex_, upper_;
+    std::string one_;
+    std::ostringstream body_;
+    int indent_ = 1;
+    int counter_ = 0;
+};
+
+class CoopPotrsGenerator : CoopWriter {
+public:
+    explicit CoopPotrsGenerator(const InterleavedKernelSpec& spec)
+        : CoopWriter(spec), nrb_(spec.config.nrhs_block),
+          slots_(ceil_div(ceil_div(spec.n, spec.config.nb), spec.config.warps_per_matrix)) {}
+
+    jit::KernelSource generate() {
+        const std::string name = interleaved_coop_kernel_name(s_);
+        return source(header_comment(), kernel(name), host_entry(name));
+    }
+
+private:
+    // Slot t's value of row i, right-hand side c.
+    static std::string y(int t, int i, int c) { return "y" + S(t) + "_" + S(i) + "_" + S(c); }
+    static std::string row_of(int t) { return "tr" + S(t); }  // the tile row slot t holds
+    // y_I / x_I of the current step in shared memory: [buffer][row][rhs][system], 32 consecutive
+    // systems in consecutive words, so a warp's access is conflict-free.
+    std::string shared_at(int i, int c) const { return "yb[" + S((i * nrb_ + c) * coop_systems_per_block) + " + sys]"; }
 
     // ---- slots -------------------------------------------------------------------------------------
     // Emits body(size) under "active && <row> <relation>" for every slot: full tiles, and in the last
@@ -299,12 +378,7 @@ private:
         line("BS_DECLARE_SMEM(bs_smem);");
         line("T* const ys = reinterpret_cast<T*>(bs_smem);  // [2][" + S(nb_) + "][" + S(nrb_) + "][" +
              S(coop_systems_per_block) + "]: y or x of the tile row just solved");
-        line("const int sys = threadIdx.x % " + S(coop_systems_per_block) + ";  // this lane's system in the block");
-        line("const int warp = threadIdx.x / " + S(coop_systems_per_block) + ";");
-        line("const int first = blockIdx.x * " + S(coop_systems_per_block) + ";");
-        line("const bool active = first + sys < count;  // idle lanes of the last block: barriers only, no memory access");
-        line("const int mat = active ? first + sys : count - 1;  // keeps the address arithmetic in range");
-        body_ << interleaved_locate_code(true, true, std::string(2 * indent_, ' '));
+        frame(true, true);
         for (int t = 0; t < slots_; ++t)
             line("const int " + row_of(t) + " = warp + " + S(t * w_) + ";  // tile row of slot " + S(t));
         // registers of the slots
@@ -323,26 +397,13 @@ private:
         open("for (int g = blockIdx.y; g < groups; g += gridDim.y)");
         solve_group();
         close();
-        const std::string params = "(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk)";
-        std::string text = "BS_KERNEL_HEAD(" + S(32 * w_) + ", " + S(coop_min_blocks(s_)) + ") " + name + params +
-                           " {\n" + body_.str() + "}\n\n";
-        body_.str("");
-        return text;
+        return finish_kernel(name, "(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk)");
     }
 
     std::string host_entry(const std::string& name) const {
         return "#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) {\n  " + name +
                "(*static_cast<const T**>(args[0]), *static_cast<T**>(args[1]), *static_cast<int*>(args[2]),\n"
                "    *static_cast<int*>(args[3]), *static_cast<int*>(args[4]));\n}\n#endif\n";
-    }
-
-    static std::string cuda_prelude() {
-        return "#ifndef BS_HOST_EMULATION\n"
-               "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
-               "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
-               "// compiler-only memory fence: bounds how far loads are hoisted (and so the registers they hold)\n"
-               "#define BS_FENCE() asm volatile(\"\" ::: \"memory\")\n"
-               "#endif\n\n";
     }
 
     std::string header_comment() const {
@@ -357,22 +418,244 @@ private:
         return h.str();
     }
 
-    const InterleavedKernelSpec& s_;
-    const int n_, nb_, w_, nrb_, tiles_, last_, slots_;
-    const bool complex_, upper_;
-    std::string one_;
-    std::ostringstream body_;
-    int indent_ = 1;
-    int counter_ = 0;
+    const int nrb_, slots_;
+};
+
+// The cooperative potrf kernel (algorithm: see the top of this file). Names in the text: d_r_c the
+// diagonal tile being factored, x_r_c the tile being solved, u / v prefetched operand columns, ls the
+// shared L_KK buffers, fl the shared flags (1 = this lane's matrix has failed).
+class CoopPotrfGenerator : CoopWriter {
+public:
+    explicit CoopPotrfGenerator(const InterleavedKernelSpec& spec)
+        : CoopWriter(spec), tri_(spec.config.nb * (spec.config.nb + 1) / 2) {}
+
+    jit::KernelSource generate() {
+        const std::string name = interleaved_coop_kernel_name(s_);
+        return source(header_comment(), kernel(name), host_entry(name));
+    }
+
+private:
+    static std::string d(int r, int c) { return "d_" + S(r) + "_" + S(c); }
+    static std::string x(int r, int c) { return "x_" + S(r) + "_" + S(c); }
+    // Element (r, c), r >= c, of a shared L_KK buffer (`buffer` names its first element): the lower
+    // triangle packed by columns, 32 consecutive matrices in consecutive words (conflict-free).
+    std::string shared_at(const std::string& buffer, int r, int c) const {
+        const int e = c * (2 * nb_ - c + 1) / 2 + (r - c);
+        return buffer + "[" + S(e * coop_systems_per_block) + " + sys]";
+    }
+    std::string flag_at(const std::string& parity) const {
+        return "fl[" + parity + " * " + S(coop_systems_per_block) + " + sys]";
+    }
+    std::string real_value(const std::string& v) const { return complex_ ? "bs_real(" + v + ")" : v; }
+
+    // Step k's diagonal tile (s x s, s = nb, or the last tile's size when `last`): D = A_kk - sum_{J<k}
+    // L_kJ L_kJ^H, streamed from global memory; D := chol(D). A pivot that is not > 0 (or NaN) sets
+    // info to its 1-based column and marks the lane failed: the tile is then neither stored nor
+    // published (its remaining arithmetic only touches registers). Not `last`: L_KK goes to buffer
+    // k % 2 with 1 / L(j, j) on its diagonal, and the lane's state to flag buffer k % 2. `last`: the
+    // lanes still sound get info = 0.
+    void diagonal(const std::string& k, int s, bool last) {
+        // the lane's state after step k - 1 (flag buffer (k - 1) % 2; none before step 0)
+        std::string before = "0";
+        if (last && k != "0") before = flag_at(S(tiles_ % 2));
+        if (!last) before = "(K == 0 ? 0 : " + flag_at("((K + 1) % 2)") + ")";
+        open("");
+        line("int bad = " + before + ";  // failed at an earlier step");
+        if (!last) line("T* const lw = ls + (" + k + " % 2) * " + S(tri_ * coop_systems_per_block) + ";");
+        open("if (active && !bad)");
+        {
+            const Tile t = tile(k, k);
+            for (int c = 0; c < s; ++c)
+                for (int r = c; r < s; ++r) line("T " + d(r, c) + " = " + load(t, r, c) + ";");
+        }
+        if (k != "0") {
+            open("for (int J = 0; J < " + k + "; ++J)");
+            const Tile u = tile(k, "J");
+            const int batch = prefetch_columns(s, nb_, s_.precision);
+            for (int p0 = 0; p0 < nb_; p0 += batch) {
+                const int p1 = std::min(nb_, p0 + batch);
+                open("");
+                for (int p = p0; p < p1; ++p)
+                    for (int r = 0; r < s; ++r) line("const T u" + S(r) + "_" + S(p) + " = " + load(u, r, p) + ";");
+                for (int p = p0; p < p1; ++p)
+                    for (int c = 0; c < s; ++c)
+                        for (int r = c; r < s; ++r)
+                            line(d(r, c) + " -= u" + S(r) + "_" + S(p) + " * " + conj("u" + S(c) + "_" + S(p)) + ";");
+                close();
+                if (p1 < nb_) line("BS_FENCE();  // the next batch's loads stay behind these FMAs");
+            }
+            close();
+        }
+        const std::string col0 = k == "0" ? "" : k + " * " + S(nb_) + " + ";
+        for (int j = 0; j < s; ++j) {
+            const std::string piv = complex_ ? d(j, j) + ".re" : d(j, j);
+            line("if (!(" + piv + " > 0) && !bad) { info[mat] = " + col0 + S(j + 1) + "; bad = 1; }");
+            open("");
+            if (s_.config.fast_math) {
+                line("const R rj = " + std::string(is_single(s_.precision) ? "rsqrtf" : "rsqrt") + "(" + piv + ");");
+                line(d(j, j) + " = " + real_value(piv + " * rj") + ";");
+            } else {
+                line("const R sj = " + std::string(is_single(s_.precision) ? "sqrtf" : "sqrt") + "(" + piv + ");");
+                line("const R rj = " + one_ + " / sj;");
+                line(d(j, j) + " = " + real_value("sj") + ";");
+            }
+            if (!last) line(shared_at("lw", j, j) + " = " + real_value("rj") + ";  // the solves multiply by it");
+            for (int i = j + 1; i < s; ++i) line(d(i, j) + " *= rj;");
+            close();
+            for (int c = j + 1; c < s; ++c)
+                for (int r = c; r < s; ++r) line(d(r, c) + " -= " + d(r, j) + " * " + conj(d(c, j)) + ";");
+        }
+        open("if (!bad)");
+        {
+            const Tile t = tile(k, k, true);
+            for (int c = 0; c < s; ++c)
+                for (int r = c; r < s; ++r) store(t, r, c, d(r, c));
+        }
+        if (!last) {
+            for (int c = 0; c < s; ++c)
+                for (int r = c + 1; r < s; ++r) line(shared_at("lw", r, c) + " = " + d(r, c) + ";");
+        } else {
+            line("info[mat] = 0;");
+        }
+        close();
+        close();
+        if (!last) line(flag_at("(" + k + " % 2)") + " = bad;");
+        close();
+    }
+
+    // Tile (I, K) of the panel (s x nb, I the run-time tile row `row`): X = A_IK - sum_{J<K} L_IJ L_KJ^H
+    // (both operands streamed from global memory; L_KJ is read by every warp, so mostly from L1),
+    // then X := X L_KK^{-H} with L_KK (and its reciprocal diagonal) from shared buffer K % 2.
+    void panel_tile(const std::string& row, int s) {
+        open("");
+        {
+            const Tile t = tile(row, "K");
+            for (int c = 0; c < nb_; ++c)
+                for (int r = 0; r < s; ++r) line("T " + x(r, c) + " = " + load(t, r, c) + ";");
+        }
+        open("for (int J = 0; J < K; ++J)");
+        {
+            const Tile u = tile(row, "J"), v = tile("K", "J");
+            const int batch = prefetch_columns(s + nb_, nb_, s_.precision);
+            for (int p0 = 0; p0 < nb_; p0 += batch) {
+                const int p1 = std::min(nb_, p0 + batch);
+                open("");
+                for (int p = p0; p < p1; ++p) {
+                    for (int r = 0; r < s; ++r) line("const T u" + S(r) + "_" + S(p) + " = " + load(u, r, p) + ";");
+                    for (int c = 0; c < nb_; ++c) line("const T v" + S(c) + "_" + S(p) + " = " + load(v, c, p, true) + ";");
+                }
+                for (int p = p0; p < p1; ++p)
+                    for (int c = 0; c < nb_; ++c)
+                        for (int r = 0; r < s; ++r)
+                            line(x(r, c) + " -= u" + S(r) + "_" + S(p) + " * v" + S(c) + "_" + S(p) + ";");
+                close();
+                if (p1 < nb_) line("BS_FENCE();  // the next batch's loads stay behind these FMAs");
+            }
+        }
+        close();
+        for (int c = 0; c < nb_; ++c) {
+            open("");
+            for (int p = 0; p < c; ++p) {
+                line("const T l" + S(p) + " = " + conj(shared_at("lk", c, p)) + ";");
+                for (int r = 0; r < s; ++r) line(x(r, c) + " -= " + x(r, p) + " * l" + S(p) + ";");
+            }
+            line("const R rc = " + shared_at("lk", c, c) + (complex_ ? ".re" : "") + ";");
+            for (int r = 0; r < s; ++r) line(x(r, c) + " *= rc;");
+            close();
+        }
+        {
+            const Tile t = tile(row, "K", true);
+            for (int c = 0; c < nb_; ++c)
+                for (int r = 0; r < s; ++r) store(t, r, c, x(r, c));
+        }
+        close();
+    }
+
+    std::string kernel(const std::string& name) {
+        indent_ = 1;
+        const int sys_n = coop_systems_per_block;
+        line("BS_DECLARE_SMEM(bs_smem);");
+        line("T* const ls = reinterpret_cast<T*>(bs_smem);  // [2][" + S(tri_) + "][" + S(sys_n) +
+             "]: L_KK of the step (lower, packed by columns; 1 / L(j, j) on the diagonal)");
+        line("int* const fl = reinterpret_cast<int*>(bs_smem + " + S(2 * tri_ * sys_n * bytes_of(s_.precision)) +
+             ");  // [2][" + S(sys_n) + "]: 1 = the lane's matrix failed at or before the step");
+        frame(false, false);
+        // Full tile rows: 0 .. T - 2, and T - 1 when nb divides n.
+        const int full_rows = last_ == nb_ ? tiles_ : tiles_ - 1;
+        if (tiles_ > 1) {
+            line("// tile columns 0 .. T - 2: factor the diagonal tile, publish it, solve the tiles below it");
+            open("for (int K = 0; K < " + S(tiles_ - 1) + "; ++K)");
+            open("if (warp == K % " + S(w_) + ")");
+            diagonal("K", nb_, false);
+            close();
+            line("__syncthreads();");
+            line("const bool go = active && " + flag_at("(K % 2)") + " == 0;");
+            line("const T* const lk = ls + (K % 2) * " + S(tri_ * sys_n) + ";");
+            line("// this warp's tile rows below K: the first is the smallest row > K congruent to warp");
+            line("int I = warp;");
+            line("if (I <= K) I += ((K - warp) / " + S(w_) + " + 1) * " + S(w_) + ";");
+            open("for (; go && I < " + S(full_rows) + "; I += " + S(w_) + ")");
+            panel_tile("I", nb_);
+            close();
+            if (last_ != nb_) {
+                line("// the narrower last tile row");
+                open("if (go && warp == " + S((tiles_ - 1) % w_) + ")");
+                panel_tile(S(tiles_ - 1), last_);
+                close();
+            }
+            close();
+        }
+        line("// the last diagonal tile; its owner also reports success");
+        open("if (warp == " + S((tiles_ - 1) % w_) + ")");
+        diagonal(S(tiles_ - 1), last_, true);
+        close();
+        // a_batch without __restrict__: tiles written by one warp are read by the others after a barrier,
+        // so their loads must never take the non-coherent read-only path
+        return finish_kernel(name, "(T* a_batch, int* __restrict__ info, int count, int chunk)");
+    }
+
+    std::string host_entry(const std::string& name) const {
+        return "#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) {\n  " + name +
+               "(*static_cast<T**>(args[0]), *static_cast<int**>(args[1]), *static_cast<int*>(args[2]),\n"
+               "    *static_cast<int*>(args[3]));\n}\n#endif\n";
+    }
+
+    std::string header_comment() const {
+        std::ostringstream h;
+        h << "// batchsolve generated kernel: potrf, interleaved layout, cooperative, left-looking, precision "
+          << precision_letter(s_.precision) << ", " << batchsolve::to_string(s_.uplo) << ", n = " << n_ << ", nb = " << nb_
+          << " (" << tiles_ << " tile columns, the last of " << last_ << "), " << w_ << " warps per block"
+          << (s_.config.fast_math ? ", fast math" : ", IEEE sqrt/division") << ".\n"
+          << "// Lane l of every warp works on matrix blockIdx.x * 32 + l; warp w owns tile rows w, w + " << w_
+          << ", ...; the owner of\n// row K factors diagonal tile K and publishes it through shared memory, one "
+             "__syncthreads per tile column.\n";
+        return h.str();
+    }
+
+    const int tri_;  // elements of a packed nb x nb lower triangle
 };
 
 }  // namespace
 
+bool is_cooperative(const InterleavedKernelSpec& spec) {
+    return spec.config.warps_per_matrix != 0 && (spec.routine == Routine::potrs || spec.routine == Routine::potrf);
+}
+
 int default_coop_nb(int n, int warps) { return std::clamp(n / (2 * std::max(warps, 1)), 1, 8); }
+
+int default_coop_potrf_nb(Precision precision, int n, int warps) {
+    const int top = std::min(coop_potrf_max_default_nb, std::max(n, 1));
+    const int want = std::clamp(n / (2 * std::max(warps, 1)), std::min(coop_potrf_min_default_nb, top), top);
+    for (int nb = want; nb > 1; --nb)
+        if (potrf_live_registers(precision, nb) + coop_potrf_register_overhead <= coop_register_cap)
+            return nb;
+    return 1;
+}
 
 int estimated_coop_registers(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int nb = std::clamp(c.nb, 1, std::max(spec.n, 1));
+    if (spec.routine == Routine::potrf) return potrf_live_registers(spec.precision, nb);
     const int w = std::max(c.warps_per_matrix, 1), nrb = std::max(c.nrhs_block, 1);
     const int slots = ceil_div(ceil_div(spec.n, nb), w);
     const int cols = prefetch_columns(nb, nb, spec.precision);
@@ -381,12 +664,17 @@ int estimated_coop_registers(const InterleavedKernelSpec& spec) {
 
 int coop_min_blocks(const InterleavedKernelSpec& spec) {
     if (spec.config.max_registers > 0) return 1;
-    const int overhead = coop_register_overhead * words_of(spec.precision);
+    const int overhead = spec.routine == Routine::potrf ? coop_potrf_register_overhead
+                                                        : coop_register_overhead * words_of(spec.precision);
     const int cap = std::max(coop_register_cap, estimated_coop_registers(spec) + overhead);
     return std::max(1, coop_registers_per_sm / (cap * coop_systems_per_block * std::max(spec.config.warps_per_matrix, 1)));
 }
 
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
+    if (spec.routine == Routine::potrf) {
+        const std::size_t tri = static_cast<std::size_t>(spec.config.nb) * (spec.config.nb + 1) / 2;
+        return 2 * tri * coop_systems_per_block * bytes_of(spec.precision) + 2 * coop_systems_per_block * sizeof(int);
+    }
     return 2 * static_cast<std::size_t>(spec.config.nb) * spec.config.nrhs_block * coop_systems_per_block *
            bytes_of(spec.precision);
 }
@@ -394,7 +682,9 @@ std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
 CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs) {
     CoopLaunchShape s;
     s.grid_x = static_cast<unsigned>(ceil_div(count, coop_systems_per_block));
-    s.grid_y = static_cast<unsigned>(std::min(ceil_div(nrhs, spec.config.nrhs_block), coop_max_grid_y));
+    s.grid_y = spec.routine == Routine::potrf
+                   ? 1u
+                   : static_cast<unsigned>(std::min(ceil_div(nrhs, spec.config.nrhs_block), coop_max_grid_y));
     s.block_x = static_cast<unsigned>(coop_systems_per_block * spec.config.warps_per_matrix);
     s.shared_bytes = coop_shared_bytes(spec);
     return s;
@@ -403,41 +693,51 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
 std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int n = spec.n;
-    if (spec.routine != Routine::potrs)
-        return "warps_per_matrix: the cooperative interleaved kernel is potrs only (got " + std::string(to_string(spec.routine)) + ")";
+    const bool potrf = spec.routine == Routine::potrf;
+    if (!potrf && spec.routine != Routine::potrs)
+        return "warps_per_matrix: the cooperative interleaved kernels are potrf and potrs only (got " +
+               std::string(to_string(spec.routine)) + ")";
     if (!valid_warp_count(c.warps_per_matrix))
-        return "warps_per_matrix: 0 (one thread per system) or 2, 4, 8 for the cooperative potrs kernel (got " +
-               S(c.warps_per_matrix) + ")";
+        return "warps_per_matrix: 0 (one thread per matrix) or 2, 4, 8 for the cooperative " +
+               std::string(to_string(spec.routine)) + " kernel (got " + S(c.warps_per_matrix) + ")";
     if (n < 1 || n > coop_max_n) return "n: 1 <= n <= " + S(coop_max_n) + " (got " + S(n) + ")";
     if (c.nb < 1 || c.nb > n) return "nb: 1 <= nb <= n = " + S(n) + " (got " + S(c.nb) + ")";
     if (c.threads_per_block != 32 * c.warps_per_matrix)
         return "threads_per_block: 32 * warps_per_matrix = " + S(32 * c.warps_per_matrix) + " for the cooperative kernel (got " +
                S(c.threads_per_block) + "; resolve_interleaved_config sets it)";
+    if (potrf && c.looking != Looking::left)
+        return std::string("looking: left for the cooperative potrf kernel (got ") + batchsolve::to_string(c.looking) +
+               "; resolve_interleaved_config sets it)";
     if (c.full_unroll) return "full_unroll: not offered by the cooperative kernel (its step loops stay loops)";
     if (c.matrices_per_block != 0) return "matrices_per_block: 0 for the cooperative kernel (it serves 32 systems per block)";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels";
     if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels";
-    if (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block)
+    if (!potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))
         return "nrhs_block: 1 <= nrhs_block <= " + S(max_nrhs_block) + " (got " + S(c.nrhs_block) + ")";
     if (c.max_registers != 0 && (c.max_registers < 24 || c.max_registers > 255))
         return "max_registers: 0 or 24..255 (got " + S(c.max_registers) + ")";
     if (c.chunk_size < 0) return "chunk_size: >= 0 (got " + S(c.chunk_size) + ")";
     if (coop_shared_bytes(spec) > coop_max_shared_bytes)
-        return "nrhs_block: 2 * nb * nrhs_block * 32 elements of shared memory = " + S(coop_shared_bytes(spec)) +
-               " bytes, more than " + S(coop_max_shared_bytes);
+        return potrf ? "nb: two nb(nb+1)/2 x 32-element buffers of shared memory = " + S(coop_shared_bytes(spec)) +
+                           " bytes, more than " + S(coop_max_shared_bytes)
+                     : "nrhs_block: 2 * nb * nrhs_block * 32 elements of shared memory = " + S(coop_shared_bytes(spec)) +
+                           " bytes, more than " + S(coop_max_shared_bytes);
     const int regs = estimated_coop_registers(spec);
     if (regs > max_tile_registers)
-        return "nb: each thread would keep ~" + S(regs) + " registers of right-hand sides and factor values (nb = " +
-               S(c.nb) + ", nrhs_block = " + S(c.nrhs_block) + ", " + S(c.warps_per_matrix) + " warps), more than " +
-               S(max_tile_registers);
+        return potrf ? "nb: each thread would keep ~" + S(regs) + " registers of tile and operand values (nb = " + S(c.nb) +
+                           "), more than " + S(max_tile_registers)
+                     : "nb: each thread would keep ~" + S(regs) +
+                           " registers of right-hand sides and factor values (nb = " + S(c.nb) + ", nrhs_block = " +
+                           S(c.nrhs_block) + ", " + S(c.warps_per_matrix) + " warps), more than " + S(max_tile_registers);
     return "";
 }
 
 std::string interleaved_coop_kernel_name(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
-    std::string name = std::string("potrs_interleaved_coop_") + precision_letter(spec.precision) + "_" +
-                       batchsolve::to_string(spec.uplo) + "_n" + S(spec.n) + "_nb" + S(c.nb) + "_w" +
-                       S(c.warps_per_matrix) + "_r" + S(c.nrhs_block);
+    std::string name = std::string(to_string(spec.routine)) + "_interleaved_coop_" + precision_letter(spec.precision) +
+                       "_" + batchsolve::to_string(spec.uplo) + "_n" + S(spec.n) + "_nb" + S(c.nb) + "_w" +
+                       S(c.warps_per_matrix);
+    if (spec.routine != Routine::potrf) name += "_r" + S(c.nrhs_block);
     if (c.fast_math) name += "_fast";
     if (c.max_registers > 0) name += "_reg" + S(c.max_registers);
     if (spec.wide_index) name += "_i64";
@@ -452,7 +752,8 @@ jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& 
         throw InvalidArgument("generate_interleaved_coop_kernel", field == "n" ? "a.rows" : "config." + field,
                               problem.substr(colon + 2));
     }
-    return CoopGenerator(spec).generate();
+    if (spec.routine == Routine::potrf) return CoopPotrfGenerator(spec).generate();
+    return CoopPotrsGenerator(spec).generate();
 }
 
 }  // namespace batchsolve::cuda_backend::tuned

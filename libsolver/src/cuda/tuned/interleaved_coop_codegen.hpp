@@ -1,7 +1,11 @@
-// Source generator of the cooperative potrs kernel for the interleaved and chunked interleaved
-// layouts: a block of W warps serves 32 consecutive systems (lane l of every warp works on system
-// blockIdx.x * 32 + l), the tile rows of each system shared out between the warps, y and x of a
-// finished tile passed on through shared memory.
+// Source generators of the cooperative kernels for the interleaved and chunked interleaved layouts:
+// a block of W warps serves 32 consecutive matrices (lane l of every warp works on matrix
+// blockIdx.x * 32 + l) and shares out the tile rows of each matrix between its warps.
+//   potrs: warp w keeps tile rows w, w + W, ... of B in registers; y and x of a finished tile row
+//          pass to the other warps through shared memory.
+//   potrf: left-looking by tile columns; the owner of tile row K factors the diagonal tile and
+//          publishes L_KK (and which matrices failed) through shared memory, then every warp solves
+//          the tiles of column K in the rows it owns.
 //
 // Pure C++ (no CUDA header), like interleaved_codegen.hpp: CI compiles the variants with NVRTC
 // without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
@@ -14,7 +18,7 @@
 
 namespace batchsolve::cuda_backend::tuned {
 
-// Warps per block (config.warps_per_matrix) the cooperative kernel is generated for: more than one
+// Warps per block (config.warps_per_matrix) the cooperative kernels are generated for: more than one
 // (one warp is the one-thread-per-system kernel with extra barriers), at most 8 (beyond that the
 // tile rows per warp get too few to hide the barrier of every step at n <= 128).
 inline constexpr int coop_warp_counts[] = {2, 4, 8};
@@ -43,28 +47,55 @@ inline constexpr int coop_register_overhead = 8;
 inline constexpr int coop_registers_per_sm = 65536;
 // Largest grid.y (the hardware limit); more groups of nrhs_block right-hand sides are looped over.
 inline constexpr int coop_max_grid_y = 65535;
+// Registers the potrf kernel needs beyond estimated_coop_registers, whatever the precision: tile
+// addresses and strides, the chunk arithmetic, loop counters, flags. Calibrated on sm_90, CUDA 13.0, n =
+// 128, W = 4 at coop_register_cap: the largest tiles that compile without spills are s nb = 6 (estimate
+// 60), d and c nb = 5 (70), z nb = 3 (60), while s nb = 7 (77), d/c nb = 6 (96) and z nb = 4 (96) spill
+// 40-360 bytes; 56 separates the two groups (ptxas keeps many element offsets live across a column).
+inline constexpr int coop_potrf_register_overhead = 56;
+// Largest default potrf tile: the straight-line code of a tile step grows like nb^3 (NVRTC time);
+// coop_potrf_register_overhead bounds it further (s 6, d/c 5, z 3 at n >= 12 W).
+inline constexpr int coop_potrf_max_default_nb = 8;
+// Smallest default potrf tile where n allows: below it a step's barrier, flag and address arithmetic
+// cost more than its few FMAs, even if some warps then own no tile row (small n, many warps).
+inline constexpr int coop_potrf_min_default_nb = 4;
+
+// True for the specs the cooperative generators handle: potrs or potrf with warps_per_matrix != 0
+// (posv has no cooperative kernel and refuses warps_per_matrix).
+bool is_cooperative(const InterleavedKernelSpec& spec);
 
 // Tile size when config.nb == 0: at least two tile rows per warp where n allows it (so that every
 // warp works in most steps), at most 8 (the registers of the prefetched columns grow with nb).
 int default_coop_nb(int n, int warps);
+// potrf tile size when config.nb == 0: about two tile rows per warp (n / 2W), at least
+// min(n, coop_potrf_min_default_nb), at most coop_potrf_max_default_nb, and shrunk until estimated_coop_registers + coop_potrf_register_overhead
+// fits coop_register_cap (no spills at the cap).
+int default_coop_potrf_nb(Precision precision, int n, int warps);
 
-// "" when the cooperative potrs `spec` (routine potrs, config.warps_per_matrix > 0) can be generated
-// and launched, else "<config field>: <reason>" (interleaved_spec_problem forwards here).
+// "" when the cooperative `spec` (potrs or potrf, config.warps_per_matrix != 0) can be generated and
+// launched, else "<config field>: <reason>" (interleaved_spec_problem forwards here). potrf ignores
+// nrhs_block and needs looking = left (resolve_interleaved_config sets it: the kernel is left-looking).
 std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec);
 
-// e.g. potrs_interleaved_coop_d_lower_n128_nb8_w4_r1 (+ _fast, _reg<k>, _i64 as the options say).
+// e.g. potrs_interleaved_coop_d_lower_n128_nb8_w4_r1, potrf_interleaved_coop_d_lower_n128_nb6_w4
+// (+ _fast, _reg<k>, _i64 as the options say).
 std::string interleaved_coop_kernel_name(const InterleavedKernelSpec& spec);
 
-// Estimated 32-bit registers per thread of the values the kernel keeps live: the thread's rows of the
-// right-hand sides (ceil(T / W) tiles of nb x nrhs_block), the prefetched factor values and one row
-// of y or x from shared memory. Addressing not included.
+// Estimated 32-bit registers per thread of the values the kernel keeps live. potrs: the thread's rows
+// of the right-hand sides (ceil(T / W) tiles of nb x nrhs_block), the prefetched factor values and one
+// row of y or x from shared memory; potrf: the nb x nb tile being solved and the prefetched columns of
+// its two operands. Addressing not included.
 int estimated_coop_registers(const InterleavedKernelSpec& spec);
 
-// Minimum resident blocks per SM written into __launch_bounds__ (1 when config.max_registers is set).
+// Minimum resident blocks per SM written into __launch_bounds__ (1 when config.max_registers is set):
+// as many as coop_register_cap allows, fewer when the estimate plus the overhead (potrs:
+// coop_register_overhead per word of an element, potrf: coop_potrf_register_overhead) exceeds it.
 int coop_min_blocks(const InterleavedKernelSpec& spec);
 
-// Launch geometry of a call: grid (ceil(count / 32), min(groups of nrhs_block columns, 65535)),
-// block 32 * W threads, dynamic shared memory 2 * nb * nrhs_block * 32 * sizeof(T) bytes.
+// Launch geometry of a call: grid (ceil(count / 32), min(groups of nrhs_block columns, 65535); potrf:
+// 1), block 32 * W threads, dynamic shared memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32
+// * sizeof(T) bytes; potrf: 2 * nb(nb+1)/2 * 32 * sizeof(T) (L_KK, double-buffered) + 2 * 32 ints (the
+// failed-matrix flags, double-buffered). nrhs is ignored for potrf.
 struct CoopLaunchShape {
     unsigned grid_x = 0, grid_y = 0, block_x = 0;
     std::size_t shared_bytes = 0;
@@ -73,7 +104,8 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
 
 // The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, int count,
-// int chunk), chunk = count for plain interleaved, and is launched with coop_launch_shape. For host
+// int chunk) for potrs, (T* a, int* info, int count, int chunk) for potrf (as the one-thread potrf
+// kernel), chunk = count for plain interleaved, and is launched with coop_launch_shape. For host
 // emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
 // threadIdx, __syncthreads, BS_DECLARE_SMEM and BS_KERNEL_HEAD, and BS_FUNC, BS_OPAQUE defined
 // by the includer) the text also defines bs_host_entry(void** args).

@@ -2,7 +2,7 @@
 set(BATCHSOLVE_TUNED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interleaved_codegen.cpp
   ${CMAKE_CURRENT_LIST_DIR}/interleaved_cholesky.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/interleaved_coop_codegen.cpp  # cooperative (W warps per 32 systems) potrs
+  ${CMAKE_CURRENT_LIST_DIR}/interleaved_coop_codegen.cpp  # cooperative (W warps per 32 matrices) potrs and potrf
 )
 # Column-major (strided / pointer array) kernels: generator + host launch code.
 list(APPEND BATCHSOLVE_TUNED_SOURCES
