@@ -150,6 +150,11 @@ private:
 
 }  // namespace
 
+// The loops below give each thread one contiguous range of matrices (schedule(static)): the
+// matrices of a batch cost the same, and with one matrix at a time (schedule(dynamic)) the threads
+// wrote neighbouring info entries and matrices and took turns at the shared counter: 16 threads of
+// the GPU host factored 16384 matrices of n = 8 (s) in 19 ms, slower than 2 threads of a CI machine
+// (3.6 ms; 2.8 ms with the static schedule).
 template <class T>
 void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context&) {
     single_threaded_blas();
@@ -162,7 +167,7 @@ void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context&) {
 #pragma omp parallel
     {
         LapackOperand<T> fa;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
         for (int k = 0; k < a.count; ++k) {
             const MatrixAccess<T> ma = matrix_access(a, k);
             fa.load_triangle(ma, uplo, n);
@@ -183,7 +188,7 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
     {
         LapackOperand<const T> fa;  // the factor is only read: never put back
         LapackOperand<T> fb;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
         for (int k = 0; k < a.count; ++k) {
             fa.load_triangle(matrix_access(a, k), uplo, n);
             const MatrixAccess<T> mb = matrix_access(b, k);
@@ -207,7 +212,7 @@ void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* 
 #pragma omp parallel
     {
         LapackOperand<T> fa, fb;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
         for (int k = 0; k < a.count; ++k) {
             const MatrixAccess<T> ma = matrix_access(a, k);
             fa.load_triangle(ma, uplo, n);
