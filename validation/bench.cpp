@@ -678,13 +678,8 @@ std::uint64_t case_seed(std::uint64_t run_seed, Precision p, int n, int batch) {
 
 template <class T>
 KernelReport kernel_report_t(const CaseSpec& c, Context& gpu) {
-    BatchView<const T> shape;
-    switch (c.layout) {
-        case LayoutKind::column_major: shape = BatchView<const T>::column_major(nullptr, c.n, c.n, c.batch); break;
-        case LayoutKind::pointer_array: shape = BatchView<const T>::pointer_array(nullptr, c.n, c.n, std::max(c.n, 1), c.batch); break;
-        case LayoutKind::interleaved: shape = BatchView<const T>::interleaved(nullptr, c.n, c.n, c.batch); break;
-        case LayoutKind::chunked_interleaved: shape = BatchView<const T>::chunked(nullptr, c.n, c.n, c.batch, c.chunk); break;
-    }
+    // Only the shape is read: no data, and ld = n for pointer arrays as the input sets use.
+    const BatchView<const T> shape = make_view<const T>(c.layout, nullptr, nullptr, c.n, c.n, c.batch, c.chunk);
     return prepare_kernel<T>(to_string(c.routine), c.uplo, shape, c.nrhs, gpu);
 }
 

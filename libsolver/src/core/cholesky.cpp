@@ -79,9 +79,12 @@ void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* 
     posv_dispatch(uplo, a, b, info, &config, ctx);
 }
 
+namespace {
+
+// Both prepare_kernel overloads: config == nullptr means the plain routines' choice.
 template <class T>
-KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
-                            const CholeskyConfig& config, Context& ctx) {
+KernelReport checked_prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                                    const CholeskyConfig* config, Context& ctx) {
     constexpr const char* name = "prepare_kernel";
     checks::require(routine == "potrf" || routine == "potrs" || routine == "posv", name, "routine",
                     "one of potrf, potrs, posv (got '" + routine + "')");
@@ -92,23 +95,21 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
         report.note = "the CPU backend runs LAPACK, no generated kernels";
         return report;
     }
-    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, &config, ctx);
+    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, config, ctx);
+}
+
+}  // namespace
+
+template <class T>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx) {
+    return checked_prepare_kernel(routine, uplo, shape, nrhs, &config, ctx);
 }
 
 template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             Context& ctx) {
-    constexpr const char* name = "prepare_kernel";
-    checks::require(routine == "potrf" || routine == "potrs" || routine == "posv", name, "routine",
-                    "one of potrf, potrs, posv (got '" + routine + "')");
-    checks::require(shape.rows == shape.cols, name, "shape", "square matrices");
-    checks::require(shape.rows >= 0 && shape.count >= 0 && nrhs >= 0, name, "shape", "non-negative sizes");
-    if (ctx.backend() != Backend::cuda) {
-        KernelReport report;
-        report.note = "the CPU backend runs LAPACK, no generated kernels";
-        return report;
-    }
-    return cuda_backend::prepare_kernel(routine, uplo, shape, nrhs, nullptr, ctx);
+    return checked_prepare_kernel(routine, uplo, shape, nrhs, nullptr, ctx);
 }
 
 #define INSTANTIATE(T)                                                                                        \

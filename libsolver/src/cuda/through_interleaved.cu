@@ -57,6 +57,34 @@ void for_each_slice(int count, int slice, F&& f) {
         f(int(first), int(std::min<std::int64_t>(slice, count - first)));
 }
 
+// The one mechanism of the three routines: per slice of the workspace, the uplo triangle of A (and
+// all of B when there is one) converted in, `kernel(wa, wb, first)` on the interleaved copies, then
+// A's triangle converted back when the routine writes it and B whenever there is one. A is T or
+// const T; b == nullptr for potrf.
+template <class T, class A, class Kernel>
+void through_workspace(const char* routine, Uplo uplo, const BatchView<A>& a, const BatchView<T>* b,
+                       bool a_written, Context& ctx, Kernel&& kernel) {
+    require_column_major(a, routine, "a");
+    if (b != nullptr) require_column_major(*b, routine, "b");
+    const int n = a.rows, nrhs = b != nullptr ? b->cols : 0;
+    detail::CudaResources& r = detail::resources_of(ctx, routine);
+    detail::DeviceGuard guard(r.device_);
+    const auto user_a = checked_device_batch(r, a, routine, "a");
+    const auto user_b = b != nullptr ? checked_device_batch(r, *b, routine, "b") : decltype(user_a){};
+    const Workspace<T> w = workspace_for<T>(ctx, n, nrhs, a.count);
+    const Part part = part_of(uplo);
+    for_each_slice(a.count, w.slice, [&](int first, int size) {
+        const BatchView<T> wa = BatchView<T>::interleaved(w.a, n, n, size);
+        const BatchView<T> wb = BatchView<T>::interleaved(w.b, n, nrhs, size);
+        launch_convert(user_a.slice(first), device_batch(wa), size, part, /*zero_rest=*/false, r.stream());
+        if (b != nullptr) launch_convert(user_b.slice(first), device_batch(wb), size, Part::all, false, r.stream());
+        kernel(wa, wb, first);
+        if (a_written) launch_convert(device_batch(wa), user_a.slice(first), size, part, false, r.stream());
+        // The interleaved kernels leave B of a failed matrix untouched, so copying all of B back does too.
+        if (b != nullptr) launch_convert(device_batch(wb), user_b.slice(first), size, Part::all, false, r.stream());
+    });
+}
+
 }  // namespace
 
 int through_interleaved_slice(int n, int nrhs, std::size_t element_bytes, int count) {
@@ -68,75 +96,31 @@ int through_interleaved_slice(int n, int nrhs, std::size_t element_bytes, int co
 template <class T>
 void potrf_through_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config,
                                Context& ctx) {
-    constexpr const char* routine = "potrf_batched";
-    require_column_major(a, routine, "a");
-    const int n = a.rows;
     if (a.count == 0) return;
-    detail::CudaResources& r = detail::resources_of(ctx, routine);
-    detail::DeviceGuard guard(r.device_);
-    const auto user_a = checked_device_batch(r, a, routine, "a");
-    const Workspace<T> w = workspace_for<T>(ctx, n, 0, a.count);
-    const Part part = part_of(uplo);
     const CholeskyConfig kc = kernel_config(config);
-    for_each_slice(a.count, w.slice, [&](int first, int size) {
-        const BatchView<T> wa = BatchView<T>::interleaved(w.a, n, n, size);
-        const auto dev_wa = device_batch(wa);
-        launch_convert(user_a.slice(first), dev_wa, size, part, /*zero_rest=*/false, r.stream());
+    through_workspace<T>("potrf_batched", uplo, a, nullptr, true, ctx, [&](const BatchView<T>& wa, const BatchView<T>&, int first) {
         tuned::potrf_interleaved(uplo, wa, info + first, kc, ctx);
-        launch_convert(dev_wa, user_a.slice(first), size, part, false, r.stream());
     });
 }
 
 template <class T>
 void potrs_through_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b,
                                const CholeskyConfig& config, Context& ctx) {
-    constexpr const char* routine = "potrs_batched";
-    require_column_major(a, routine, "a");
-    require_column_major(b, routine, "b");
-    const int n = a.rows, nrhs = b.cols;
-    if (a.count == 0 || n == 0 || nrhs == 0) return;
-    detail::CudaResources& r = detail::resources_of(ctx, routine);
-    detail::DeviceGuard guard(r.device_);
-    const auto user_a = checked_device_batch(r, a, routine, "a");
-    const auto user_b = checked_device_batch(r, b, routine, "b");
-    const Workspace<T> w = workspace_for<T>(ctx, n, nrhs, a.count);
-    const Part part = part_of(uplo);
+    if (a.count == 0 || a.rows == 0 || b.cols == 0) return;
     const CholeskyConfig kc = kernel_config(config);
-    for_each_slice(a.count, w.slice, [&](int first, int size) {
-        const BatchView<T> wa = BatchView<T>::interleaved(w.a, n, n, size);
-        const BatchView<T> wb = BatchView<T>::interleaved(w.b, n, nrhs, size);
-        launch_convert(user_a.slice(first), device_batch(wa), size, part, false, r.stream());
-        launch_convert(user_b.slice(first), device_batch(wb), size, Part::all, false, r.stream());
+    through_workspace<T>("potrs_batched", uplo, a, &b, false, ctx, [&](const BatchView<T>& wa, const BatchView<T>& wb, int) {
         tuned::potrs_interleaved(uplo, BatchView<const T>(wa), wb, kc, ctx);
-        launch_convert(device_batch(wb), user_b.slice(first), size, Part::all, false, r.stream());
     });
 }
 
 template <class T>
 void posv_through_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info,
                               const CholeskyConfig& config, Context& ctx) {
-    constexpr const char* routine = "posv_batched";
-    require_column_major(a, routine, "a");
-    require_column_major(b, routine, "b");
-    const int n = a.rows, nrhs = b.cols;
     if (a.count == 0) return;
-    if (n == 0 || nrhs == 0) return potrf_through_interleaved(uplo, a, info, config, ctx);
-    detail::CudaResources& r = detail::resources_of(ctx, routine);
-    detail::DeviceGuard guard(r.device_);
-    const auto user_a = checked_device_batch(r, a, routine, "a");
-    const auto user_b = checked_device_batch(r, b, routine, "b");
-    const Workspace<T> w = workspace_for<T>(ctx, n, nrhs, a.count);
-    const Part part = part_of(uplo);
+    if (a.rows == 0 || b.cols == 0) return potrf_through_interleaved(uplo, a, info, config, ctx);
     const CholeskyConfig kc = kernel_config(config);
-    for_each_slice(a.count, w.slice, [&](int first, int size) {
-        const BatchView<T> wa = BatchView<T>::interleaved(w.a, n, n, size);
-        const BatchView<T> wb = BatchView<T>::interleaved(w.b, n, nrhs, size);
-        launch_convert(user_a.slice(first), device_batch(wa), size, part, false, r.stream());
-        launch_convert(user_b.slice(first), device_batch(wb), size, Part::all, false, r.stream());
+    through_workspace<T>("posv_batched", uplo, a, &b, true, ctx, [&](const BatchView<T>& wa, const BatchView<T>& wb, int first) {
         tuned::posv_interleaved(uplo, wa, wb, info + first, kc, ctx);
-        // The interleaved posv leaves B of a failed matrix untouched, so copying all of B back does too.
-        launch_convert(device_batch(wa), user_a.slice(first), size, part, false, r.stream());
-        launch_convert(device_batch(wb), user_b.slice(first), size, Part::all, false, r.stream());
     });
 }
 
