@@ -208,6 +208,7 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
             (c.full_unroll ? ", unrolled" : ", partial") + ", ";
         if (f == Family::chunked) t += "chunk " + std::to_string(c.chunk_size) + ", ";
         if (c.warps_per_matrix > 0) t += "cooperative, " + std::to_string(c.warps_per_matrix) + " warps per 32 systems, ";
+        if (c.grid_blocks_per_sm > 0) t += "grid " + std::to_string(c.grid_blocks_per_sm) + " blocks/SM, ";
     }
     t += std::to_string(c.threads_per_block) + " threads/block";
     if (r != Routine::potrf && c.nrhs_block > 1) t += ", nrhs_block " + std::to_string(c.nrhs_block);
@@ -315,11 +316,34 @@ std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
     return out;
 }
 
-// Stages added after the first sweeps, which --revisit runs on finished cases.
-std::vector<std::string> revisit_stages(Routine r, Family f) {
-    if (f == Family::column_major) return {"through"};
-    if (r != Routine::posv) return {"coop"};
-    return {};
+// Grid caps of the cooperative winner (config.grid_blocks_per_sm): fewer groups of 32 systems in
+// flight, so that what a group reads first is still in L2 when it reads it again. The kernel is the
+// same at every cap, so the stage costs no compilation.
+constexpr int kGridBlocksPerSm[] = {1, 2, 3, 4, 6, 8};
+std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best) {
+    std::vector<CholeskyConfig> out;
+    if (best.warps_per_matrix == 0) return out;  // one thread per system: one block per 32 systems
+    for (int g : kGridBlocksPerSm) {
+        CholeskyConfig c = best;
+        c.grid_blocks_per_sm = g;
+        out.push_back(c);
+    }
+    return out;
+}
+
+// Every stage added after the first sweeps, which --revisit can run on finished cases.
+const std::vector<std::string> kRevisitStages = {"through", "coop", "grid"};
+
+// The stages --revisit runs on a finished case: those of kRevisitStages that apply to it and are
+// named in `wanted` (--revisit-stages).
+std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
+    std::vector<std::string> apply;
+    if (f == Family::column_major) apply = {"through"};
+    else if (r != Routine::posv) apply = {"coop", "grid"};
+    std::vector<std::string> out;
+    for (const std::string& s : apply)
+        if (std::find(wanted.begin(), wanted.end(), s) != wanted.end()) out.push_back(s);
+    return out;
 }
 
 // The stages of a case, in order.
@@ -333,7 +357,7 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones;
     // posv has none.
-    if (r != Routine::posv && f != Family::column_major) plan.push_back("coop");
+    if (r != Routine::posv && f != Family::column_major) plan.insert(plan.end(), {"coop", "grid"});
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
 }
@@ -586,6 +610,7 @@ struct Options {
     std::string output, log, resume, commit;
     bool dry_run = false;
     bool revisit = false;  // cases of --resume: time their winner against the stages added since (revisit_stages)
+    std::vector<std::string> revisit_stages = kRevisitStages;  // --revisit-stages
 };
 
 // One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
@@ -983,6 +1008,8 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
         }
     } else if (stage == "coop") {
         out = coop_candidates(best);
+    } else if (stage == "grid") {
+        out = grid_candidates(best);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
@@ -1108,12 +1135,12 @@ void Tuner::plan_cases() {
                     CaseState c;
                     c.key = {r, p, f, n};
                     if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
-                        if (!opt_.revisit || revisit_stages(r, f).empty()) continue;
+                        if (!opt_.revisit || revisit_stages(r, f, opt_.revisit_stages).empty()) continue;
                         c.resumed_best = e->second.best.config;
                     }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
-                    c.plan = c.resumed_best ? revisit_stages(r, f) : stage_plan(r, f, opt_.nrhs);
+                    c.plan = c.resumed_best ? revisit_stages(r, f, opt_.revisit_stages) : stage_plan(r, f, opt_.nrhs);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
                     cases_.push_back(std::move(c));
@@ -1210,8 +1237,9 @@ void Tuner::start_case(CaseState& c) {
         c.t0 = std::chrono::steady_clock::now();
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
-        const std::vector<CholeskyConfig> added =
-            c.plan[0] == "through" ? through_candidates(c.key) : coop_candidates(*c.resumed_best);
+        const std::vector<CholeskyConfig> added = c.plan[0] == "through" ? through_candidates(c.key)
+                                                  : c.plan[0] == "coop"  ? coop_candidates(*c.resumed_best)
+                                                                         : grid_candidates(*c.resumed_best);
         configs.insert(configs.end(), added.begin(), added.end());
         submit_stage(c, configs);
         return;
@@ -1667,7 +1695,7 @@ int main(int argc, char** argv) {
         "writes the fastest per routine, precision, layout family and n to a tuning table.\n"
         "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 1:128.\n"
         "Options");
-    std::string routines_text, precisions_text, n_text, layouts_text;
+    std::string routines_text, precisions_text, n_text, layouts_text, revisit_text;
     Options opt;
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     desc.add_options()
@@ -1692,8 +1720,10 @@ int main(int argc, char** argv) {
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
-         "interleaved winners through a converted workspace; interleaved potrs: the cooperative kernel) and keep "
-         "the faster");
+         "interleaved winners through a converted workspace; interleaved potrf and potrs: the cooperative kernel, "
+         "then the grid cap of a cooperative winner) and keep the faster")
+        ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid"),
+         "the stages --revisit runs: through, coop, grid (list)");
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;
@@ -1709,6 +1739,11 @@ int main(int argc, char** argv) {
         opt.precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
         opt.families = parse_list<Family>("layout", layouts_text, parse_family);
         opt.ns = parse_int_list("n", n_text, 1);
+        opt.revisit_stages = parse_list<std::string>("revisit-stages", revisit_text, [](const std::string& t) {
+            if (std::find(kRevisitStages.begin(), kRevisitStages.end(), t) == kRevisitStages.end())
+                throw UsageError("revisit-stages", t, "must be one of through, coop, grid");
+            return t;
+        });
         std::sort(opt.ns.begin(), opt.ns.end());  // small n first: their kernels compile fastest
         if (opt.batch < 1) throw UsageError("batch", std::to_string(opt.batch), "must be >= 1");
         if (opt.nrhs < 1) throw UsageError("nrhs", std::to_string(opt.nrhs), "must be >= 1");

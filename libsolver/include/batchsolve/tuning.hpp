@@ -41,7 +41,7 @@ inline Looking parse_looking(const std::string& text) {
 // looking, full_unroll, threads_per_block, fast_math, nrhs_block and max_registers; interleaved
 // potrf and potrs also take warps_per_matrix = 2, 4 or 8: the cooperative kernels, where that many
 // warps share the tile rows of 32 matrices (threads_per_block is then 32 * warps_per_matrix; potrf
-// is left-looking). matrices_per_block,
+// is left-looking) and grid_blocks_per_sm. matrices_per_block,
 // rows_per_thread and threads_per_row belong to the column-major kernels and must be 0 for
 // interleaved layouts.
 struct CholeskyConfig {
@@ -52,6 +52,11 @@ struct CholeskyConfig {
     int chunk_size = 0;          // 0: as the view's layout says; else must equal the chunked view's chunk size
     int threads_per_block = 128;
     int warps_per_matrix = 0;
+    // Cooperative kernels: launch at most this many blocks per multiprocessor, each looping over groups
+    // of 32 matrices (0: one block per group, as many resident as fit). Fewer groups in flight keep
+    // what a group reads first (potrs: L in the forward pass; potrf: the tiles left-looking re-reads)
+    // in L2 until it is read again.
+    int grid_blocks_per_sm = 0;
     int matrices_per_block = 0;
     bool fast_math = false;      // approximate rsqrt/reciprocal instead of IEEE sqrt and division
     int nrhs_block = 1;          // potrs/posv: right-hand sides solved together (kept in registers)
@@ -70,7 +75,8 @@ struct CholeskyConfig {
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
     return a.nb == b.nb && a.looking == b.looking && a.full_unroll == b.full_unroll &&
            a.chunk_size == b.chunk_size && a.threads_per_block == b.threads_per_block &&
-           a.warps_per_matrix == b.warps_per_matrix && a.matrices_per_block == b.matrices_per_block &&
+           a.warps_per_matrix == b.warps_per_matrix && a.grid_blocks_per_sm == b.grid_blocks_per_sm &&
+           a.matrices_per_block == b.matrices_per_block &&
            a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
            a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row &&
            a.through_interleaved == b.through_interleaved;
@@ -80,13 +86,13 @@ inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { retur
 // One-line JSON object, e.g. {"nb":8,"looking":"top","full_unroll":false,...}; stable field order, so
 // it doubles as a key in tuning tables and logs.
 inline std::string to_string(const CholeskyConfig& c) {
-    char buf[448];
+    char buf[512];
     std::snprintf(buf, sizeof buf,
                   "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
-                  "\"warps_per_matrix\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
+                  "\"warps_per_matrix\":%d,\"grid_blocks_per_sm\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
                   "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s}",
                   c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
-                  c.warps_per_matrix, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
+                  c.warps_per_matrix, c.grid_blocks_per_sm, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
                   c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false");
     return buf;
 }

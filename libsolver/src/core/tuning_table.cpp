@@ -44,6 +44,7 @@ CholeskyConfig config_from_json(const nlohmann::json& j) {
     get_int("chunk_size", c.chunk_size);
     get_int("threads_per_block", c.threads_per_block);
     get_int("warps_per_matrix", c.warps_per_matrix);
+    get_int("grid_blocks_per_sm", c.grid_blocks_per_sm);
     get_int("matrices_per_block", c.matrices_per_block);
     get_bool("fast_math", c.fast_math);
     get_int("nrhs_block", c.nrhs_block);

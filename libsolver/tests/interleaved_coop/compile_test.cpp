@@ -175,12 +175,13 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
         const jit::KernelSource k = tuned::generate_interleaved_kernel(make_potrf_spec(Precision::z, Uplo::upper, 33, 4, 2, true, true));
         EXPECT_EQ(k.kernel_name, "potrf_interleaved_coop_z_upper_n33_nb4_w2_fast_i64");
         EXPECT_NE(std::find(k.options.begin(), k.options.end(), "--use_fast_math"), k.options.end());
-        // T = 9 tile columns, one barrier per column but the last: one __syncthreads site in a loop
+        // T = 9 tile columns, one barrier per column but the last: one __syncthreads site in a loop,
+        // and one closing each group of 32 matrices
         std::size_t sites = 0;
         for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
             ++sites;
-        EXPECT_EQ(sites, 1u);
-        const auto shape = tuned::coop_launch_shape(make_potrf_spec(Precision::z, Uplo::upper, 33, 4, 2), 1000, 7);
+        EXPECT_EQ(sites, 2u);
+        const auto shape = tuned::coop_launch_shape(make_potrf_spec(Precision::z, Uplo::upper, 33, 4, 2), 1000, 7, 132);
         EXPECT_EQ(shape.grid_x, 32u);
         EXPECT_EQ(shape.grid_y, 1u);
         EXPECT_EQ(shape.block_x, 64u);
@@ -202,6 +203,11 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
     EXPECT_EQ(field_of(s), "nb");
     s = make_spec(Precision::d, Uplo::lower, 257, 8, 4, 1);
     EXPECT_EQ(field_of(s), "n");
+    for (int g : {-1, tuned::coop_max_grid_blocks_per_sm + 1}) {
+        s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.grid_blocks_per_sm = g;
+        EXPECT_EQ(field_of(s), "grid_blocks_per_sm") << g;
+    }
     try {
         s = make_spec(Precision::d, Uplo::lower, 32, 4, 3, 1);
         tuned::generate_interleaved_kernel(s);
@@ -219,16 +225,23 @@ TEST(CoopGenerator, NamesSharedMemoryAndTextAreConsistent) {
     EXPECT_NE(k.source.find(k.kernel_name + "("), std::string::npos);
     EXPECT_NE(k.source.find("typedef long long idx_t"), std::string::npos);
     EXPECT_EQ(k.source, tuned::generate_interleaved_kernel(s).source) << "generation is not deterministic";
-    const auto shape = tuned::coop_launch_shape(s, 1000, 7);
+    const auto shape = tuned::coop_launch_shape(s, 1000, 7, 132);
     EXPECT_EQ(shape.grid_x, 32u);              // ceil(1000 / 32)
     EXPECT_EQ(shape.grid_y, 3u);               // ceil(7 / 3) groups of right-hand sides
     EXPECT_EQ(shape.block_x, 256u);            // 8 warps
     EXPECT_EQ(shape.shared_bytes, 2u * 4 * 3 * 32 * 8);  // 2 buffers x nb x nrhs_block x 32 systems x sizeof(c)
-    // one barrier per step, 2T - 2 steps with T = 9 tile rows: the text has 3 __syncthreads sites
+    // one barrier per step, 2T - 2 steps with T = 9 tile rows: the text has 3 __syncthreads sites,
+    // and one more closing each group of 32 systems
     std::size_t sites = 0;
     for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
         ++sites;
-    EXPECT_EQ(sites, 3u);
+    EXPECT_EQ(sites, 4u);
+    // grid_blocks_per_sm caps the grid at that many blocks per multiprocessor (the kernel is the same)
+    InterleavedKernelSpec capped = s;
+    capped.config.grid_blocks_per_sm = 2;
+    EXPECT_EQ(tuned::coop_launch_shape(capped, 100000, 7, 132).grid_x, 264u);  // 2 x 132 < 3125 groups
+    EXPECT_EQ(tuned::coop_launch_shape(capped, 1000, 7, 132).grid_x, 32u);     // fewer groups than that
+    EXPECT_EQ(tuned::generate_interleaved_kernel(capped).source, k.source);
 }
 
 }  // namespace

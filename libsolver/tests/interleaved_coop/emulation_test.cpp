@@ -35,15 +35,30 @@ struct Scenario {
     int count;
     int nrhs;     // < 0: 2 * nrhs_block + 1 (a partial last group)
     int grid_y;   // 0: as the library launches; else this many (the kernel loops over the rest)
+    // config.grid_blocks_per_sm on a one-SM device: 0, one block per group of 32 systems; else this
+    // many blocks, each looping over several groups (and their shared buffers)
+    int grid_blocks;
 };
 
 std::vector<Scenario> scenarios() {
     return {
-        {"interleaved, 1 full block + 5 systems", LayoutKind::interleaved, 0, 37, 1, 0},
-        {"chunked C=7, narrow last chunk, nrhs 3", LayoutKind::chunked_interleaved, 7, 37, 3, 0},
-        {"chunked C=40 across blocks, partial group, grid.y 1", LayoutKind::chunked_interleaved, 40, 45, -1, 1},
-        {"interleaved, one system", LayoutKind::interleaved, 0, 1, 1, 0},
+        {"interleaved, 1 full block + 5 systems", LayoutKind::interleaved, 0, 37, 1, 0, 0},
+        {"chunked C=7, narrow last chunk, nrhs 3", LayoutKind::chunked_interleaved, 7, 37, 3, 0, 0},
+        {"chunked C=40 across blocks, partial group, grid.y 1", LayoutKind::chunked_interleaved, 40, 45, -1, 1, 0},
+        {"interleaved, one system", LayoutKind::interleaved, 0, 1, 1, 0, 0},
+        {"chunked C=40, 3 groups looped over by one block", LayoutKind::chunked_interleaved, 40, 70, 1, 0, 1},
+        {"interleaved, 5 groups on 2 blocks", LayoutKind::interleaved, 0, 150, 2, 0, 2},
     };
+}
+
+// The launch shape of the scenario: the library's, on a device of one multiprocessor.
+tuned::CoopLaunchShape launch_shape(InterleavedKernelSpec spec, const Scenario& sc, int nrhs) {
+    spec.config.grid_blocks_per_sm = sc.grid_blocks;
+    tuned::CoopLaunchShape shape = tuned::coop_launch_shape(spec, sc.count, nrhs, 1);
+    const unsigned groups = static_cast<unsigned>((sc.count + tuned::coop_systems_per_block - 1) /
+                                                  tuned::coop_systems_per_block);
+    EXPECT_EQ(shape.grid_x, sc.grid_blocks > 0 ? std::min<unsigned>(groups, sc.grid_blocks) : groups);
+    return shape;
 }
 
 template <class T>
@@ -95,7 +110,7 @@ void run_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& k
     std::vector<T> b_store = to_layout(rhs.b, b_layout);
     const std::vector<T> a_before = a_store, b_before = b_store;
 
-    tuned::CoopLaunchShape shape = tuned::coop_launch_shape(spec, count, nrhs);
+    tuned::CoopLaunchShape shape = launch_shape(spec, sc, nrhs);
     if (sc.grid_y > 0) shape.grid_y = static_cast<unsigned>(sc.grid_y);
     const T* a_ptr = a_store.data();
     T* b_ptr = b_store.data();
@@ -141,7 +156,7 @@ void run_potrf_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKer
     const std::vector<T> a_before = a_store;
     std::vector<int> info(static_cast<std::size_t>(count) + guard_elements, info_poison);
 
-    const tuned::CoopLaunchShape shape = tuned::coop_launch_shape(spec, count, 0);
+    const tuned::CoopLaunchShape shape = launch_shape(spec, sc, 0);
     ASSERT_EQ(shape.grid_y, 1u);
     T* a_ptr = a_store.data();
     int* info_ptr = info.data();
@@ -219,7 +234,7 @@ TEST(CoopEmulatedKernels, DetectAWrongFactor) {
     const auto a_layout = BatchView<double>::interleaved(nullptr, n, n, count);
     const auto b_layout = BatchView<double>::interleaved(nullptr, n, nrhs, count);
     std::vector<double> a_store = to_layout(factor, a_layout), b_store = to_layout(rhs.b, b_layout);
-    const auto shape = tuned::coop_launch_shape(spec, count, nrhs);
+    const auto shape = tuned::coop_launch_shape(spec, count, nrhs, 1);
     const double* a_ptr = a_store.data();
     double* b_ptr = b_store.data();
     int nrhs_arg = nrhs, count_arg = count, chunk_arg = count;

@@ -84,6 +84,7 @@ CholeskyConfig random_config(std::mt19937_64& rng) {
     c.chunk_size = pick(0, 512);
     c.threads_per_block = 32 * pick(1, 32);
     c.warps_per_matrix = pick(0, 8);
+    c.grid_blocks_per_sm = pick(0, 32);
     c.matrices_per_block = pick(0, 64);
     c.fast_math = pick(0, 1);
     c.nrhs_block = pick(0, 16);

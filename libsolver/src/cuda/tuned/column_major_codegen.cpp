@@ -102,6 +102,9 @@ Resolved resolve(const ColumnMajorSpec& spec) {
         return fail("config.warps_per_matrix: >= 0 (got " + std::to_string(c.warps_per_matrix) + ")");
     if (c.matrices_per_block < 0)
         return fail("config.matrices_per_block: >= 0 (got " + std::to_string(c.matrices_per_block) + ")");
+    if (c.grid_blocks_per_sm != 0)
+        return fail("config.grid_blocks_per_sm: 0 for the column-major kernels (got " +
+                    std::to_string(c.grid_blocks_per_sm) + ")");
     if (c.nb < 0 || c.nb > column_major_max_n)
         return fail("config.nb: 0 (default) or the update chunk 1.." + std::to_string(column_major_max_n) +
                     " (got " + std::to_string(c.nb) + ")");

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "../jit/jit.hpp"
+#include "../resources.hpp"
 #include "interleaved_coop_codegen.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
@@ -112,7 +113,8 @@ void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const Choles
     T* data = a.data;
     void* args[] = {&data, &info, &count, &chunk};
     if (is_cooperative(spec)) {  // W warps per 32 matrices; the tile rows of each shared out between them
-        const CoopLaunchShape shape = coop_launch_shape(spec, count, 0);
+        const CoopLaunchShape shape =
+            coop_launch_shape(spec, count, 0, detail::resources_of(ctx, routine).sm_count_);
         jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
                     stream, args);
         return;
@@ -139,7 +141,8 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
     if (is_cooperative(spec)) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
-        const CoopLaunchShape shape = coop_launch_shape(spec, count, nrhs);
+        const CoopLaunchShape shape =
+            coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
         jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
                     ctx.stream(), args);
         return;

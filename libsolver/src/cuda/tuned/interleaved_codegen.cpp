@@ -721,6 +721,9 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
                "have cooperative kernels)";
     if (c.matrices_per_block != 0)
         return "matrices_per_block: 0 for the interleaved kernels (it is threads_per_block)";
+    if (c.grid_blocks_per_sm != 0)
+        return "grid_blocks_per_sm: 0 for the one-thread interleaved kernels (only the cooperative ones loop over "
+               "groups)";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels (one thread per matrix)";
     if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels (one thread per matrix)";
     if (spec.routine != Routine::potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))

@@ -131,17 +131,26 @@ protected:
     std::string conj(const std::string& v) const { return complex_ ? "bs_conj(" + v + ")" : v; }
 
     // ---- the kernel frame --------------------------------------------------------------------------
-    // This lane's matrix, the idle-lane guard and (through interleaved_locate_code) a, w and b.
+    // The loop over the groups of 32 systems this block serves (blockIdx.x, + gridDim.x, ...: one
+    // group unless config.grid_blocks_per_sm caps the grid), then, inside it, this lane's matrix, the
+    // idle-lane guard and (through interleaved_locate_code) a, w and b. finish_kernel closes the loop.
     void frame(bool const_a, bool with_b) {
         line("const int sys = threadIdx.x % " + S(coop_systems_per_block) + ";  // this lane's system in the block");
         line("const int warp = threadIdx.x / " + S(coop_systems_per_block) + ";");
-        line("const int first = blockIdx.x * " + S(coop_systems_per_block) + ";");
+        line("const int group_count = (count + " + S(coop_systems_per_block - 1) + ") / " + S(coop_systems_per_block) + ";");
+        open("for (int group = blockIdx.x; group < group_count; group += gridDim.x)");
+        line("const int first = group * " + S(coop_systems_per_block) + ";");
         line("const bool active = first + sys < count;  // idle lanes of the last block: barriers only, no memory access");
         line("const int mat = active ? first + sys : count - 1;  // keeps the address arithmetic in range");
         body_ << interleaved_locate_code(const_a, with_b, std::string(2 * indent_, ' '));
     }
-    // "BS_KERNEL_HEAD(...) name(params) { body }" with the body collected so far (then cleared).
+    // "BS_KERNEL_HEAD(...) name(params) { body }" with the body collected so far (then cleared), after
+    // closing frame's loop over groups.
     std::string finish_kernel(const std::string& name, const std::string& params) {
+        // The next group's first publication must not overwrite a shared buffer that a slower warp is
+        // still reading for this group (potrf: its last step reads the buffer of step T - 2).
+        line("__syncthreads();");
+        close();
         std::string text = "BS_KERNEL_HEAD(" + S(32 * w_) + ", " + S(coop_min_blocks(s_)) + ") " + name + params + " {\n" +
                            body_.str() + "}\n\n";
         body_.str("");
@@ -679,9 +688,11 @@ std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
            bytes_of(spec.precision);
 }
 
-CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs) {
+CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs, int multiprocessors) {
     CoopLaunchShape s;
-    s.grid_x = static_cast<unsigned>(ceil_div(count, coop_systems_per_block));
+    const int groups = ceil_div(count, coop_systems_per_block);
+    const long long cap = static_cast<long long>(spec.config.grid_blocks_per_sm) * std::max(multiprocessors, 1);
+    s.grid_x = static_cast<unsigned>(spec.config.grid_blocks_per_sm > 0 ? std::min<long long>(groups, cap) : groups);
     s.grid_y = spec.routine == Routine::potrf
                    ? 1u
                    : static_cast<unsigned>(std::min(ceil_div(nrhs, spec.config.nrhs_block), coop_max_grid_y));
@@ -710,6 +721,9 @@ std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec) {
                "; resolve_interleaved_config sets it)";
     if (c.full_unroll) return "full_unroll: not offered by the cooperative kernel (its step loops stay loops)";
     if (c.matrices_per_block != 0) return "matrices_per_block: 0 for the cooperative kernel (it serves 32 systems per block)";
+    if (c.grid_blocks_per_sm < 0 || c.grid_blocks_per_sm > coop_max_grid_blocks_per_sm)
+        return "grid_blocks_per_sm: 0 (one block per 32 systems) or 1.." + S(coop_max_grid_blocks_per_sm) + " (got " +
+               S(c.grid_blocks_per_sm) + ")";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels";
     if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels";
     if (!potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))

@@ -47,6 +47,9 @@ inline constexpr int coop_register_overhead = 8;
 inline constexpr int coop_registers_per_sm = 65536;
 // Largest grid.y (the hardware limit); more groups of nrhs_block right-hand sides are looped over.
 inline constexpr int coop_max_grid_y = 65535;
+// Largest config.grid_blocks_per_sm: the resident-block limit of an SM (sm_90); more is the same
+// as 0.
+inline constexpr int coop_max_grid_blocks_per_sm = 32;
 // Registers the potrf kernel needs beyond estimated_coop_registers, whatever the precision: tile
 // addresses and strides, the chunk arithmetic, loop counters, flags. Calibrated on sm_90, CUDA 13.0, n =
 // 128, W = 4 at coop_register_cap: the largest tiles that compile without spills are s nb = 6 (estimate
@@ -92,15 +95,16 @@ int estimated_coop_registers(const InterleavedKernelSpec& spec);
 // coop_register_overhead per word of an element, potrf: coop_potrf_register_overhead) exceeds it.
 int coop_min_blocks(const InterleavedKernelSpec& spec);
 
-// Launch geometry of a call: grid (ceil(count / 32), min(groups of nrhs_block columns, 65535); potrf:
-// 1), block 32 * W threads, dynamic shared memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32
+// Launch geometry of a call: grid (ceil(count / 32) groups of systems, at most
+// config.grid_blocks_per_sm * multiprocessors when that is set (the blocks loop over the groups);
+// min(groups of nrhs_block columns, 65535), potrf: 1), block 32 * W threads, dynamic shared memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32
 // * sizeof(T) bytes; potrf: 2 * nb(nb+1)/2 * 32 * sizeof(T) (L_KK, double-buffered) + 2 * 32 ints (the
 // failed-matrix flags, double-buffered). nrhs is ignored for potrf.
 struct CoopLaunchShape {
     unsigned grid_x = 0, grid_y = 0, block_x = 0;
     std::size_t shared_bytes = 0;
 };
-CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs);
+CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs, int multiprocessors);
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
 
 // The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, int count,
