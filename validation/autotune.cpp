@@ -1316,10 +1316,13 @@ void Tuner::run_stage_typed(CaseState& c) {
     Bench<T> bench(c.key, opt_, g, workspace_, flush_, *ctx_);
     const double flops = flops_per_matrix(c.key.routine, c.key.precision, c.key.n, opt_.nrhs) * opt_.batch;
     // Candidates that share a kernel and launch (the library resolves some fields to the same
-    // kernel) are timed once.
+    // kernel) are timed once. The launch: the chunk width and the grid cap (same kernel text).
+    auto launch_key = [](const std::string& kernel, const CholeskyConfig& config) {
+        return kernel + "|" + std::to_string(config.chunk_size) + "|" + std::to_string(config.grid_blocks_per_sm);
+    };
     std::set<std::string> kernels;
     for (const Measured& m : c.results)
-        if (m.timed) kernels.insert(m.kernel + "|" + std::to_string(m.config.chunk_size));
+        if (m.timed) kernels.insert(launch_key(m.kernel, m.config));
     // Chunked candidates sorted by chunk size: one conversion of the inputs per size.
     std::vector<std::size_t> order(c.pending.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -1335,7 +1338,7 @@ void Tuner::run_stage_typed(CaseState& c) {
         m.compile_s = rep.compile_seconds;
         if (!rep.supported) {
             m.note = rep.note.empty() ? "not supported" : rep.note;
-        } else if (!kernels.insert(rep.name + "|" + std::to_string(m.config.chunk_size)).second) {
+        } else if (!kernels.insert(launch_key(rep.name, m.config)).second) {
             m.note = "same kernel and launch as a candidate timed before";
         } else {
             const std::vector<const Measured*> r = ranking(c.results);
