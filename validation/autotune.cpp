@@ -298,8 +298,8 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
     return out;
 }
 
-// Cooperative potrf/potrs candidates (interleaved layouts): warps per 32 matrices x tile size (0:
-// the kernel's default), at the chunk size of `best`.
+// Cooperative potrf/potrs/posv candidates (interleaved layouts): warps per 32 matrices x tile size
+// (0: the kernel's default; posv: potrf's, for both phases), at the chunk size of `best`.
 constexpr int kCoopWarps[] = {2, 4, 8};
 constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
 std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
@@ -318,12 +318,17 @@ std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
 
 // Grid caps of the cooperative winner (config.grid_blocks_per_sm): fewer groups of 32 systems in
 // flight, so that what a group reads first is still in L2 when it reads it again. The kernel is the
-// same at every cap, so the stage costs no compilation.
+// same at every cap, so the stage costs no compilation. Only caps that bind at the tuning batch
+// (cap x SMs < groups of 32): a cap that does not is the uncapped launch here, so its timing says
+// nothing, yet it would bind at a larger batch (run 14 recorded such caps from timing noise and
+// they cost up to 1.8x at batch 100000).
 constexpr int kGridBlocksPerSm[] = {1, 2, 3, 4, 6, 8};
-std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best) {
+std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best, int batch, int sm_count) {
     std::vector<CholeskyConfig> out;
     if (best.warps_per_matrix == 0) return out;  // one thread per system: one block per 32 systems
+    const long long groups = ceil_div(batch, 32);
     for (int g : kGridBlocksPerSm) {
+        if (static_cast<long long>(g) * sm_count >= groups) continue;
         CholeskyConfig c = best;
         c.grid_blocks_per_sm = g;
         out.push_back(c);
@@ -336,10 +341,10 @@ const std::vector<std::string> kRevisitStages = {"through", "coop", "grid"};
 
 // The stages --revisit runs on a finished case: those of kRevisitStages that apply to it and are
 // named in `wanted` (--revisit-stages).
-std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
+std::vector<std::string> revisit_stages(Routine, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
     if (f == Family::column_major) apply = {"through"};
-    else if (r != Routine::posv) apply = {"coop", "grid"};
+    else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     std::vector<std::string> out;
     for (const std::string& s : apply)
         if (std::find(wanted.begin(), wanted.end(), s) != wanted.end()) out.push_back(s);
@@ -355,9 +360,8 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
-    // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones;
-    // posv has none.
-    if (r != Routine::posv && f != Family::column_major) plan.insert(plan.end(), {"coop", "grid"});
+    // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
+    if (f != Family::column_major) plan.insert(plan.end(), {"coop", "grid"});
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
 }
@@ -1009,7 +1013,7 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
     } else if (stage == "coop") {
         out = coop_candidates(best);
     } else if (stage == "grid") {
-        out = grid_candidates(best);
+        out = grid_candidates(best, opt.batch, sm_count);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
@@ -1239,7 +1243,8 @@ void Tuner::start_case(CaseState& c) {
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through" ? through_candidates(c.key)
                                                   : c.plan[0] == "coop"  ? coop_candidates(*c.resumed_best)
-                                                                         : grid_candidates(*c.resumed_best);
+                                                                         : grid_candidates(*c.resumed_best, opt_.batch,
+                                                                                           gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
         submit_stage(c, configs);
         return;
@@ -1633,7 +1638,7 @@ int dry_run(const Options& opt) {
     }
     long total1 = 0, total_later = 0, compiles = 0;
     std::set<std::string> kernels;
-    std::printf("%-34s %8s %8s %8s\n", "case", "stage1", "later<=", "compile");
+    std::printf("%-34s %8s %8s %8s  %s\n", "case", "stage1", "later<=", "compile", "stages");
     for (int n : opt.ns)
         for (Precision p : opt.precisions)
             for (Routine r : opt.routines)
@@ -1665,14 +1670,19 @@ int dry_run(const Options& opt) {
                     int block_sizes = 0;
                     for (int t : kThreadsPerBlock) block_sizes += ceil_div(opt.batch, t) >= kMinBusySmFraction * kDryRunSmCount;
                     int later = 0;
+                    std::string stages;
                     for (const std::string& s : stage_plan(r, f, opt.nrhs)) {
+                        stages += (stages.empty() ? "" : ",") + s;
+                        if (s == "coop") later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes));
+                        if (s == "grid")
+                            for (int g : kGridBlocksPerSm) later += static_cast<long long>(g) * kDryRunSmCount < ceil_div(opt.batch, 32);
                         if (s == "threads")
                             later += f == Family::column_major ? (r == Routine::potrs ? 0 : 3) : std::max(0, block_sizes - 1);
                         if (s == "chunk") later += kTopForNextStage * (int(std::size(kChunkSizes)) - 1);
                         if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
                         if (s == "nrhs_block") later += 3;
                     }
-                    std::printf("%-34s %8d %8d %8d\n", k.text().c_str(), stage1, later, own);
+                    std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), stage1, later, own, stages.c_str());
                     total1 += stage1, total_later += later, compiles += own;
                     if (log.is_open())
                         for (const CholeskyConfig& c : list)
@@ -1723,8 +1733,8 @@ int main(int argc, char** argv) {
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
-         "interleaved winners through a converted workspace; interleaved potrf and potrs: the cooperative kernel, "
-         "then the grid cap of a cooperative winner) and keep the faster")
+         "interleaved winners through a converted workspace; interleaved and chunked potrf, potrs and posv: the "
+         "cooperative kernel, then the grid cap of a cooperative winner) and keep the faster")
         ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid"),
          "the stages --revisit runs: through, coop, grid (list)");
     try {

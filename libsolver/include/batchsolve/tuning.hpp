@@ -39,11 +39,10 @@ inline Looking parse_looking(const std::string& text) {
 
 // One point of the search space. The interleaved kernels run one thread per matrix and use nb,
 // looking, full_unroll, threads_per_block, fast_math, nrhs_block and max_registers; interleaved
-// potrf and potrs also take warps_per_matrix = 2, 4 or 8: the cooperative kernels, where that many
-// warps share the tile rows of 32 matrices (threads_per_block is then 32 * warps_per_matrix; potrf
-// is left-looking) and grid_blocks_per_sm. matrices_per_block,
-// rows_per_thread and threads_per_row belong to the column-major kernels and must be 0 for
-// interleaved layouts.
+// potrf, potrs and posv also take warps_per_matrix = 2, 4 or 8: the cooperative kernels, where that
+// many warps share the tile rows of 32 matrices (threads_per_block is then 32 * warps_per_matrix;
+// the factorisation is left-looking), and grid_blocks_per_sm. matrices_per_block, rows_per_thread
+// and threads_per_row belong to the column-major kernels and must be 0 for interleaved layouts.
 struct CholeskyConfig {
     int nb = 0;                  // tile size 1..n (n % nb != 0: a narrower last tile); 0 = the library default
                                  // for n (then looking and full_unroll are the default's too)

@@ -1,4 +1,4 @@
-// No GPU needed: every sampled cooperative potrs and potrf variant compiles through NVRTC to an sm_90 CUBIN
+// No GPU needed: every sampled cooperative potrs, potrf and posv variant compiles through NVRTC to an sm_90 CUBIN
 // (ptxas registers and spills reported per variant), and the configuration checks accept what the
 // kernel can run and name the field of what it cannot.
 #include <gtest/gtest.h>
@@ -132,11 +132,57 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
         s.config.threads_per_block = 32 * std::max(w, 1);
         EXPECT_EQ(field_of(s), "warps_per_matrix") << "W = " << w;
     }
-    // posv has no cooperative kernel
+    // posv: resolved like potrf (left-looking, 32 W threads, the potrf default tile for both phases);
+    // the rules of both phases apply, and a bad field is named
     {
-        InterleavedKernelSpec s = make_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
-        s.routine = Routine::posv;
+        EXPECT_EQ(problem(make_posv_spec(Precision::d, Uplo::lower, 128, 0, 4, 1)), "");
+        EXPECT_EQ(problem(make_posv_spec(Precision::z, Uplo::upper, 1, 0, 8, 8)), "");
+        CholeskyConfig c;
+        c.warps_per_matrix = 8, c.threads_per_block = 32, c.looking = Looking::top, c.nb = 0, c.nrhs_block = 0;
+        const CholeskyConfig rc = tuned::resolve_interleaved_config(Routine::posv, Precision::d, 100, c);
+        EXPECT_EQ(rc.threads_per_block, 256);
+        EXPECT_EQ(rc.looking, Looking::left);
+        EXPECT_EQ(rc.nb, tuned::default_coop_potrf_nb(Precision::d, 100, 8));
+        EXPECT_EQ(rc.nrhs_block, 1);
+        for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
+            for (int n : {1, 7, 48, 128})
+                for (int w : {2, 4, 8}) {
+                    // the default tile is potrf's; the solve phase then needs what potrs needs with it (z,
+                    // n = 128, W = 2 keeps 64 rows of z per thread, which potrs refuses at any tile)
+                    const InterleavedKernelSpec posv = make_posv_spec(p, Uplo::lower, n, 0, w, 1);
+                    const InterleavedKernelSpec solve = make_spec(p, Uplo::lower, n, posv.config.nb, w, 1);
+                    if (problem(solve).empty()) EXPECT_EQ(problem(posv), "") << n << " " << w;
+                    else EXPECT_EQ(field_of(posv), "nb") << n << " " << w;
+                    EXPECT_EQ(posv.config.nb, tuned::default_coop_potrf_nb(p, n, w));
+                }
+        InterleavedKernelSpec s = make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.warps_per_matrix = 3;
+        s.config.threads_per_block = 96;
         EXPECT_EQ(field_of(s), "warps_per_matrix");
+        s = make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.looking = Looking::top;
+        EXPECT_EQ(field_of(s), "looking");
+        s = make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.threads_per_block = 64;
+        EXPECT_EQ(field_of(s), "threads_per_block");
+        EXPECT_EQ(field_of(make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 9)), "nrhs_block");
+        EXPECT_EQ(field_of(make_posv_spec(Precision::d, Uplo::lower, 32, 33, 4, 1)), "nb");
+        EXPECT_EQ(field_of(make_posv_spec(Precision::z, Uplo::lower, 128, 8, 4, 1)), "nb");  // potrf phase: 320 registers
+        EXPECT_EQ(field_of(make_posv_spec(Precision::z, Uplo::lower, 128, 5, 2, 1)), "nb");  // solve phase: 65 rows of z
+        // z, nb = 8, nrhs_block = 8: the solve's buffers (64 KiB) are the larger, past the 48 KiB
+        EXPECT_EQ(field_of(make_posv_spec(Precision::z, Uplo::lower, 64, 8, 8, 8)), "nrhs_block");
+        s = make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.full_unroll = true;
+        EXPECT_EQ(field_of(s), "full_unroll");
+        s = make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 1);
+        s.config.grid_blocks_per_sm = tuned::coop_max_grid_blocks_per_sm + 1;
+        EXPECT_EQ(field_of(s), "grid_blocks_per_sm");
+        try {
+            tuned::generate_interleaved_kernel(make_posv_spec(Precision::d, Uplo::lower, 32, 4, 4, 9));
+            ADD_FAILURE() << "nrhs_block = 9 generated";
+        } catch (const InvalidArgument& e) {
+            EXPECT_EQ(e.argument(), "config.nrhs_block") << e.what();
+        }
     }
     // potrf: resolution makes it left-looking with 32 W threads; other orders, unrolling, W = 3 and
     // hopeless tiles are refused by name; nrhs_block is not its business
@@ -242,6 +288,69 @@ TEST(CoopGenerator, NamesSharedMemoryAndTextAreConsistent) {
     EXPECT_EQ(tuned::coop_launch_shape(capped, 100000, 7, 132).grid_x, 264u);  // 2 x 132 < 3125 groups
     EXPECT_EQ(tuned::coop_launch_shape(capped, 1000, 7, 132).grid_x, 32u);     // fewer groups than that
     EXPECT_EQ(tuned::generate_interleaved_kernel(capped).source, k.source);
+}
+
+// The fused posv kernel: name, launch shape (grid.y 1 whatever nrhs), shared memory (the larger phase's
+// buffers plus the flags), the kernel arguments of the one-thread posv kernel, and its barriers.
+TEST(CoopGenerator, PosvNamesSharedMemoryAndTextAreConsistent) {
+    const InterleavedKernelSpec s = make_posv_spec(Precision::d, Uplo::lower, 64, 6, 4, 1);
+    const jit::KernelSource k = tuned::generate_interleaved_kernel(s);
+    EXPECT_EQ(k.kernel_name, "posv_interleaved_coop_d_lower_n64_nb6_w4_r1");
+    EXPECT_EQ(k.kernel_name, tuned::interleaved_kernel_name(s));
+    EXPECT_TRUE(tuned::is_cooperative(s));
+    EXPECT_NE(k.source.find(k.kernel_name + "(T* a_batch, T* __restrict__ b_batch, int nrhs, int* __restrict__ info, int count, int chunk)"),
+              std::string::npos)
+        << "a_batch must not be __restrict__ (the solve reads L written by other warps)";
+    EXPECT_EQ(k.source, tuned::generate_interleaved_kernel(s).source) << "generation is not deterministic";
+    const auto shape = tuned::coop_launch_shape(s, 1000, 7, 132);
+    EXPECT_EQ(shape.grid_x, 32u);
+    EXPECT_EQ(shape.grid_y, 1u) << "the factorisation must run once per group of systems";
+    EXPECT_EQ(shape.block_x, 128u);
+    // potrf: 2 x 21 x 32 doubles (L_KK, nb = 6) > potrs: 2 x 6 x 1 x 32; + 2 x 32 int flags
+    EXPECT_EQ(shape.shared_bytes, 2u * 21 * 32 * 8 + 2 * 32 * 4);
+    EXPECT_NE(k.source.find("bs_smem + " + std::to_string(2 * 21 * 32 * 8) + ")"), std::string::npos)
+        << "the flags must lie after both phases' buffers";
+    // a solve with larger buffers than the factorisation's: nb = 2, nrhs_block = 8 (z)
+    const InterleavedKernelSpec wide = make_posv_spec(Precision::z, Uplo::upper, 9, 2, 2, 8);
+    EXPECT_EQ(tuned::coop_shared_bytes(wide), 2u * 2 * 8 * 32 * 16 + 2 * 32 * 4);
+    const std::string wide_text = tuned::generate_interleaved_kernel(wide).source;
+    EXPECT_NE(wide_text.find("bs_smem + " + std::to_string(2 * 2 * 8 * 32 * 16) + ")"), std::string::npos);
+    // T = 11 tiles: potrf's step loop (1 site), the barrier between the phases, potrs' forward loop,
+    // last step and backward loop (3), and the one closing each group of 32 systems
+    std::size_t sites = 0;
+    for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
+        ++sites;
+    EXPECT_EQ(sites, 6u);
+    EXPECT_NE(k.source.find("for (int g = 0; g < groups; ++g)"), std::string::npos) << "every group of right-hand sides";
+    EXPECT_EQ(k.source.find("blockIdx.y"), std::string::npos);
+    // the register cap holds the larger of the two phases
+    InterleavedKernelSpec f = s, v = s;
+    f.routine = Routine::potrf;
+    v.routine = Routine::potrs;
+    EXPECT_EQ(tuned::coop_min_blocks(s), std::min(tuned::coop_min_blocks(f), tuned::coop_min_blocks(v)));
+    EXPECT_EQ(tuned::estimated_coop_registers(s),
+              std::max(tuned::estimated_coop_registers(f), tuned::estimated_coop_registers(v)));
+    // one tile (n <= nb): no barrier inside either phase, still the one between them
+    const std::string one = tuned::generate_interleaved_kernel(make_posv_spec(Precision::s, Uplo::upper, 5, 5, 2, 2)).source;
+    sites = 0;
+    for (std::size_t at = one.find("__syncthreads()"); at != std::string::npos; at = one.find("__syncthreads()", at + 1)) ++sites;
+    EXPECT_EQ(sites, 2u);
+}
+
+// The posv kernel at the sizes the brief measured (n = 64, 128, W = 4, default tile, s and d):
+// compiles, within the register cap the phases ask for (reported).
+TEST(CoopCompile, PosvDefaultsAtN64AndN128) {
+    std::vector<InterleavedKernelSpec> specs;
+    for (int n : {64, 128})
+        for (Precision p : {Precision::s, Precision::d}) specs.push_back(make_posv_spec(p, Uplo::lower, n, 0, 4, 1));
+    const auto results = compile_all(specs);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const Compiled& r = results[i];
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
+                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        EXPECT_LE(r.stats.registers, tuned::coop_registers_per_sm / (32 * 4 * tuned::coop_min_blocks(specs[i]))) << r.name;
+    }
 }
 
 }  // namespace

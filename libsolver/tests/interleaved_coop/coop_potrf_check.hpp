@@ -1,6 +1,7 @@
-// Inputs and checks of the cooperative potrf tests (host emulation and GPU): random HPD batches with
-// a not-positive-definite matrix and a NaN matrix at random lanes, the other triangle poisoned, and
-// the verdict on a kernel's output against LAPACKE potrf through the CPU backend.
+// Inputs and checks of the cooperative potrf and posv tests (host emulation and GPU): random HPD
+// batches with a not-positive-definite matrix and a NaN matrix at random lanes, the other triangle
+// poisoned, and the verdict on a kernel's output against LAPACKE potrf (posv: and potrs) through the
+// CPU backend.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -138,6 +139,86 @@ void check_potrf_output(Context& cpu, Uplo uplo, int n, int count, int nb, const
         }
     }
     EXPECT_GT(good, 0) << "no matrix was factored";
+}
+
+// ---- posv: the same factorisation checks, plus the solutions ------------------------------------------
+
+template <class T>
+struct PosvInput {
+    PotrfInput<T> a;        // A as potrf_input makes it (a not-SPD and a NaN matrix at random lanes)
+    std::vector<T> sound;   // the same batch without the failures (equal to a.a at every other lane)
+    std::vector<T> whole;   // `sound` with both triangles (for B = A X and the backward error)
+    std::vector<T> b;       // right-hand sides, from `whole`
+};
+
+template <class T>
+PosvInput<T> posv_input(Uplo uplo, int n, int count, int nrhs, std::uint64_t seed, bool with_failures) {
+    PosvInput<T> in;
+    in.a = potrf_input<T>(uplo, n, count, seed, with_failures);
+    in.sound = potrf_input<T>(uplo, n, count, seed, false).a;
+    in.whole = test_matrices<T>(n, count, seed);
+    in.b = generate_rhs_batch(in.whole, n, count, nrhs, seed + 1).b;
+    return in;
+}
+
+// The verdict on what a posv kernel with tile size nb left (A as `factor`, B as `x`, `info`):
+//  - A and info exactly as check_potrf_output demands of potrf;
+//  - a failed matrix (LAPACKE potrf's info > 0): its B bit for bit as given;
+//  - a sound one: scaled backward error ||B - A X|| / (n (||A|| ||X|| + ||B||) u) < kAcceptance and
+//    ||X - X_lapack|| / ||X_lapack|| within cross_backend_tolerance (X_lapack: LAPACKE potrf + potrs).
+template <class T>
+void check_posv_output(Context& cpu, Uplo uplo, int n, int count, int nrhs, int nb, const PosvInput<T>& in,
+                       const std::vector<T>& factor, const std::vector<int>& info, const std::vector<T>& x) {
+    check_potrf_output(cpu, uplo, n, count, nb, in.a, factor, info);
+    ASSERT_EQ(x.size(), in.b.size());
+    const FactorResult<T> ref = reference_potrf(cpu, uplo, in.a.a, n, count);
+    // LAPACKE's X; a failed matrix solves with the identity instead of its partial factor (not compared)
+    std::vector<T> l = ref.factor;
+    for (int k = 0; k < count; ++k)
+        if (ref.info[k] != 0)
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i) l[packed_index(n, n, k, i, j)] = i == j ? T(1) : T(0);
+    const std::vector<T> x_ref = reference_potrs(cpu, uplo, l, in.b, n, nrhs, count);
+    const std::vector<double> backward = solve_backward_error(uplo, in.whole, x, in.b, n, nrhs, count);
+    const double tol = cross_backend_tolerance<T>(n);
+    int solved = 0, failures = 0;
+    for (int k = 0; k < count; ++k) {
+        if (ref.info[k] != 0) {
+            int written = 0;
+            for (int j = 0; j < nrhs; ++j)
+                for (int i = 0; i < n; ++i)
+                    written += !bitwise_equal(x[packed_index(n, nrhs, k, i, j)], in.b[packed_index(n, nrhs, k, i, j)]);
+            if (written > 0) {
+                ADD_FAILURE() << "system " << k << " (info " << ref.info[k] << "): " << written
+                              << " entries of its B were written";
+                if (++failures > 5) return;
+            }
+            continue;
+        }
+        ++solved;
+        const double d = relative_difference(x, x_ref, n, nrhs, k, Part::whole);
+        if (!(backward[k] < kAcceptance) || !(d <= tol)) {
+            ADD_FAILURE() << "system " << k << ": ||B - A X|| / (n (||A|| ||X|| + ||B||) u) = " << backward[k]
+                          << ", ||X - X_lapack|| / ||X_lapack|| = " << d << " (tolerance " << tol << ")";
+            if (++failures > 5) return;
+        }
+    }
+    EXPECT_GT(solved, 0) << "no system was solved";
+}
+
+// Entries of the matrices other than `skip_a` / `skip_b` that differ bit for bit between two runs'
+// packed outputs (rows x cols per matrix): a lane's result must not depend on its neighbours.
+template <class T>
+int neighbour_differences(const std::vector<T>& x, const std::vector<T>& y, int rows, int cols, int count, int skip_a,
+                          int skip_b) {
+    int differ = 0;
+    for (int k = 0; k < count; ++k) {
+        if (k == skip_a || k == skip_b) continue;
+        for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows; ++i)
+                differ += !bitwise_equal(x[packed_index(rows, cols, k, i, j)], y[packed_index(rows, cols, k, i, j)]);
+    }
+    return differ;
 }
 
 }  // namespace batchsolve::test::coop

@@ -1,4 +1,4 @@
-// The cooperative potrs and potrf variants the tests exercise: a sample over n, warps per block, tile
+// The cooperative potrs, potrf and posv variants the tests exercise: a sample over n, warps per block, tile
 // size, precision, triangle and (potrs) right-hand sides per pass, for the NVRTC compile test and the
 // host emulation test (whose kernels coop_emit writes at build time from emulation_specs()).
 #pragma once
@@ -46,6 +46,25 @@ inline InterleavedKernelSpec make_potrf_spec(Precision p, Uplo uplo, int n, int 
     s.uplo = uplo;
     s.n = n;
     s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrf, p, n, c);
+    s.wide_index = wide_index;
+    return s;
+}
+
+// A cooperative posv spec, resolved as the library resolves it (nb 0: the potrf default for n and W,
+// used by both phases).
+inline InterleavedKernelSpec make_posv_spec(Precision p, Uplo uplo, int n, int nb, int warps, int nrhs_block,
+                                            bool wide_index = false, bool fast_math = false) {
+    CholeskyConfig c;
+    c.warps_per_matrix = warps;
+    c.nb = nb;
+    c.nrhs_block = nrhs_block;
+    c.fast_math = fast_math;
+    InterleavedKernelSpec s;
+    s.routine = Routine::posv;
+    s.precision = p;
+    s.uplo = uplo;
+    s.n = n;
+    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::posv, p, n, c);
     s.wide_index = wide_index;
     return s;
 }
@@ -99,6 +118,24 @@ inline std::vector<InterleavedKernelSpec> sample_specs() {
     add(make_potrf_spec(Precision::z, Uplo::lower, 100, 0, 4));
     add(make_potrf_spec(Precision::d, Uplo::lower, 33, 4, 4, true));
     add(make_potrf_spec(Precision::s, Uplo::upper, 48, 0, 4, false, true));
+
+    // posv (factor, barrier, solve): every sampled n in d (default nb, one right-hand side per pass)
+    // and s (a tile that leaves a narrower last one, 2 per pass), both triangles, W = 2, 4, 8 in turn;
+    // c and z on a smaller sample; 64-bit offsets; fast math.
+    turn = 0;
+    for (int n : sampled_sizes()) {
+        const int w1 = warps[(turn + 2) % 3], w2 = warps[turn % 3];
+        ++turn;
+        const int odd_nb = n >= 5 ? std::min(n - 1, n >= 64 ? 6 : 4) : n;
+        add(make_posv_spec(Precision::d, turn % 2 ? Uplo::upper : Uplo::lower, n, 0, w1, 1));
+        add(make_posv_spec(Precision::s, turn % 2 ? Uplo::lower : Uplo::upper, n, odd_nb, w2, 2));
+    }
+    add(make_posv_spec(Precision::c, Uplo::upper, 17, 0, 4, 1));
+    add(make_posv_spec(Precision::z, Uplo::lower, 33, 3, 2, 2));
+    add(make_posv_spec(Precision::c, Uplo::lower, 64, 4, 8, 3));
+    add(make_posv_spec(Precision::z, Uplo::upper, 100, 0, 4, 1));
+    add(make_posv_spec(Precision::d, Uplo::upper, 33, 4, 4, 2, true));
+    add(make_posv_spec(Precision::s, Uplo::lower, 48, 0, 8, 1, false, true));
     return out;
 }
 

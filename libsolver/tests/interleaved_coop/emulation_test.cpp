@@ -1,9 +1,11 @@
-// Runs the generated cooperative potrs and potrf kernels (compiled as host C++ at build time) in the
+// Runs the generated cooperative potrs, potrf and posv kernels (compiled as host C++ at build time) in the
 // fiber emulator of tests/column_major against LAPACKE (the CPU backend): random HPD batches of
 // condition number kCond with the other triangle poisoned, counts that leave idle lanes, chunked
 // layouts with a narrower last chunk and chunks that straddle blocks; potrs: factors from LAPACKE
 // potrf, right-hand sides that leave a partial group, the group loop of a grid smaller than the
-// groups; potrf: a not-SPD and a NaN matrix at random lanes (coop_potrf_check.hpp), info poisoned.
+// groups; potrf: a not-SPD and a NaN matrix at random lanes (coop_potrf_check.hpp), info poisoned;
+// posv: the same failures, their B bit for bit untouched, the sound lanes' X against LAPACKE potrf +
+// potrs and bit for bit as in a run without the failures.
 // The emulator fails a run whose barriers are not reached by every thread or whose shared memory
 // writes overrun.
 #include <gtest/gtest-spi.h>
@@ -175,6 +177,66 @@ void run_potrf_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKer
     check_potrf_output(cpu, spec.uplo, n, count, spec.config.nb, in, from_layout(a_store, a_layout), info);
 }
 
+// What one emulated posv launch left, packed: A, B, info.
+template <class T>
+struct PosvRun {
+    std::vector<T> a, b;
+    std::vector<int> info;
+};
+
+// One posv launch on packed A and B in the scenario's layout (storage past the last system and info
+// past count poisoned and checked to stay so).
+template <class T>
+PosvRun<T> emulate_posv(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& kernel, const Scenario& sc,
+                        const std::vector<T>& a, const std::vector<T>& b, int nrhs) {
+    const int n = spec.n, count = sc.count;
+    const BatchView<T> a_layout = view_of<T>(sc, nullptr, n, n), b_layout = view_of<T>(sc, nullptr, n, nrhs);
+    std::vector<T> a_store = to_layout(a, a_layout), b_store = to_layout(b, b_layout);
+    const std::vector<T> a_before = a_store, b_before = b_store;
+    std::vector<int> info(static_cast<std::size_t>(count) + guard_elements, info_poison);
+    const tuned::CoopLaunchShape shape = launch_shape(spec, sc, nrhs);
+    EXPECT_EQ(shape.grid_y, 1u) << "posv factors once per group of systems: grid.y must be 1";
+    T* a_ptr = a_store.data();
+    T* b_ptr = b_store.data();
+    int* info_ptr = info.data();
+    int nrhs_arg = nrhs, count_arg = count, chunk_arg = a_layout.chunk();
+    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &info_ptr, &count_arg, &chunk_arg};
+    EXPECT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, 1, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args));
+    EXPECT_EQ(bitwise_differences(a_before, a_store, static_cast<std::size_t>(a_layout.storage_elements())), 0)
+        << "A written past the last matrix";
+    EXPECT_EQ(bitwise_differences(b_before, b_store, static_cast<std::size_t>(b_layout.storage_elements())), 0)
+        << "B written past the last system";
+    for (std::size_t e = count; e < info.size(); ++e)
+        if (info[e] != info_poison) {
+            ADD_FAILURE() << "info written past the last matrix (entry " << e << ")";
+            break;
+        }
+    info.resize(count);
+    return {from_layout(a_store, a_layout), from_layout(b_store, b_layout), std::move(info)};
+}
+
+// posv: a not-SPD and a NaN matrix at random lanes (coop_potrf_check.hpp) among sound ones; the
+// verdict of check_posv_output, and the sound lanes bit for bit as in a run without the failures.
+template <class T>
+void run_posv_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& kernel, const Scenario& sc,
+                       Context& cpu) {
+    const int n = spec.n, count = sc.count;
+    const int nrhs = sc.nrhs > 0 ? sc.nrhs : 2 * spec.config.nrhs_block + 1;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    SCOPED_TRACE(::testing::Message() << sc.label << ", nrhs " << nrhs);
+    const bool failures = count >= 2;
+    const PosvInput<T> in = posv_input<T>(spec.uplo, n, count, nrhs, seed, failures);
+    const PosvRun<T> run = emulate_posv(spec, kernel, sc, in.a.a, in.b, nrhs);
+    check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, run.a, run.info, run.b);
+    if (!failures) return;
+    const PosvRun<T> sound = emulate_posv(spec, kernel, sc, in.sound, in.b, nrhs);
+    EXPECT_EQ(neighbour_differences(run.a, sound.a, n, n, count, in.a.not_spd, in.a.nan_lane), 0)
+        << "the factors of sound matrices depend on their failed neighbours";
+    EXPECT_EQ(neighbour_differences(run.b, sound.b, n, nrhs, count, in.a.not_spd, in.a.nan_lane), 0)
+        << "the solutions of sound systems depend on their failed neighbours";
+}
+
 class CoopEmulated : public ::testing::TestWithParam<CoopEmulatedKernel> {};
 
 TEST_P(CoopEmulated, MatchesLapacke) {
@@ -186,6 +248,15 @@ TEST_P(CoopEmulated, MatchesLapacke) {
     ASSERT_EQ(tuned::interleaved_kernel_name(spec), std::string(kernel.kernel_name));
     Context cpu(Backend::cpu);
     for (const Scenario& sc : scenarios()) {
+        if (spec.routine == Routine::posv) {
+            switch (spec.precision) {
+                case Precision::s: run_posv_scenario<float>(spec, kernel, sc, cpu); break;
+                case Precision::d: run_posv_scenario<double>(spec, kernel, sc, cpu); break;
+                case Precision::c: run_posv_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
+                case Precision::z: run_posv_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
+            }
+            continue;
+        }
         if (spec.routine == Routine::potrf) {
             switch (spec.precision) {
                 case Precision::s: run_potrf_scenario<float>(spec, kernel, sc, cpu); break;
@@ -290,6 +361,49 @@ TEST(CoopEmulatedKernels, PotrfChecksRejectWrongOutputs) {
         bad[packed_index(n, n, in.not_spd, n - 1, n - 1)] = 1;
         EXPECT_NONFATAL_FAILURE(check_potrf_output(cpu, uplo, n, count, nb, in, bad, ref.info), "were written");
     }
+}
+
+// The posv checks can fail: a sound system's X changed, a failed system's B written, a failed
+// matrix's later columns written and a wrong info must each be reported (on a real emulated posv run,
+// which must pass first).
+TEST(CoopEmulatedKernels, PosvChecksRejectWrongOutputs) {
+    const auto kernels = coop_emulated_kernels();
+    const auto specs = emulation_specs();
+    const CoopEmulatedKernel* kernel = nullptr;
+    for (const CoopEmulatedKernel& k : kernels)
+        if (specs[k.spec_index].routine == Routine::posv && specs[k.spec_index].precision == Precision::d &&
+            specs[k.spec_index].n >= 17) {
+            kernel = &k;
+            break;
+        }
+    ASSERT_NE(kernel, nullptr) << "no d posv kernel with n >= 17 in the sample";
+    const InterleavedKernelSpec& spec = specs[kernel->spec_index];
+    Context cpu(Backend::cpu);
+    const Scenario sc{"interleaved, 40 systems", LayoutKind::interleaved, 0, 40, 2, 0, 0};
+    const int n = spec.n, count = sc.count, nrhs = sc.nrhs;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const PosvInput<double> in = posv_input<double>(spec.uplo, n, count, nrhs, seed, true);
+    const PosvRun<double> run = emulate_posv(spec, *kernel, sc, in.a.a, in.b, nrhs);
+    check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, run.a, run.info, run.b);  // must pass
+    const int ok = (in.a.not_spd + 1) % count == in.a.nan_lane ? (in.a.not_spd + 2) % count : (in.a.not_spd + 1) % count;
+    std::vector<double> x = run.b;
+    x[packed_index(n, nrhs, ok, n - 1, nrhs - 1)] *= 1 + 1e-6;
+    EXPECT_NONFATAL_FAILURE(check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, run.a, run.info, x),
+                            "system");
+    x = run.b;
+    x[packed_index(n, nrhs, in.a.not_spd, 0, 0)] = 0.5;
+    EXPECT_NONFATAL_FAILURE(check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, run.a, run.info, x),
+                            "of its B were written");
+    std::vector<double> a = run.a;
+    a[packed_index(n, n, in.a.not_spd, n - 1, n - 1)] = 1;
+    EXPECT_NONFATAL_FAILURE(check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, a, run.info, run.b),
+                            "were written");
+    std::vector<int> info = run.info;
+    info[in.a.nan_lane] = 0;
+    EXPECT_NONFATAL_FAILURE(check_posv_output(cpu, spec.uplo, n, count, nrhs, spec.config.nb, in, run.a, info, run.b),
+                            "info");
+    EXPECT_GT(neighbour_differences(run.b, x, n, nrhs, count, -1, -1), 0);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-// The cooperative potrs and potrf kernels on the GPU through the public expert entry points
-// potrs_batched(uplo, a, b, config, ctx) and potrf_batched(uplo, a, info, config, ctx) with
+// The cooperative potrs, potrf and posv kernels on the GPU through the public expert entry points
+// potrs_batched(uplo, a, b, config, ctx), potrf_batched(uplo, a, info, config, ctx) and
+// posv_batched(uplo, a, b, info, config, ctx) with
 // config.warps_per_matrix set, in the interleaved and chunked layouts, against the CPU backend
-// (LAPACKE) within scaled tolerances; potrf batches hold a not-SPD and a NaN matrix at random lanes.
+// (LAPACKE) within scaled tolerances; potrf and posv batches hold a not-SPD and a NaN matrix at random
+// lanes (posv: their B untouched, their neighbours bit for bit as without them).
 // Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
@@ -112,6 +114,53 @@ protected:
         check_potrf_output(cpu(), uplo, n, count, spec.config.nb, in, a_dev.download(), info.download());
     }
 
+    // One posv call with `config` on the GPU vs LAPACKE potrf + potrs on the CPU (check_posv_output):
+    // a not-SPD and a NaN matrix at random lanes; A, B and info poisoned outside what is uploaded (and
+    // info entirely) before the call; then the same call without the failures, whose sound lanes must
+    // match bit for bit (a lane's result never depends on its neighbours).
+    template <class T>
+    void check_posv(Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout, const CholeskyConfig& config) {
+        const std::uint64_t seed = fresh_seed();
+        BATCHSOLVE_TRACE_SEED(seed);
+        SCOPED_TRACE(::testing::Message() << "posv " << precision_letter(precision_v<T>) << " " << to_string(uplo)
+                                          << " n " << n << " count " << count << " nrhs " << nrhs << " " << layout.name()
+                                          << " config " << to_string(config));
+        tuned::InterleavedKernelSpec spec;
+        spec.routine = tuned::Routine::posv, spec.precision = precision_v<T>, spec.uplo = uplo, spec.n = n;
+        spec.config = tuned::resolve_interleaved_config(spec.routine, spec.precision, n, config);
+        BackendBatch<T> a_dev(gpu(), layout, n, n, count), b_dev(gpu(), layout, n, nrhs, count);
+        BackendInfo info(gpu(), count);
+        const std::string problem = tuned::interleaved_spec_problem(spec);
+        if (!problem.empty()) {
+            const std::string field = problem.substr(0, problem.find(':'));
+            expect_invalid_argument([&] { posv_batched<T>(uplo, a_dev.view(), b_dev.view(), info.data(), config, gpu()); },
+                                    field == "n" ? "a.rows" : "config." + field);
+            ++refused_;
+            return;
+        }
+        ++run_;
+        const bool failures = count >= 2;
+        const PosvInput<T> in = posv_input<T>(uplo, n, count, nrhs, seed, failures);
+        a_dev.upload(in.a.a);
+        b_dev.upload(in.b);
+        ASSERT_NO_THROW(posv_batched<T>(uplo, a_dev.view(), b_dev.view(), info.data(), config, gpu()));
+        gpu().synchronize();
+        EXPECT_EQ(a_dev.padding_changes(), 0) << "A written outside the matrices";
+        EXPECT_EQ(b_dev.padding_changes(), 0) << "B written outside the systems";
+        const std::vector<T> factor = a_dev.download(), x = b_dev.download();
+        check_posv_output(cpu(), uplo, n, count, nrhs, spec.config.nb, in, factor, info.download(), x);
+        if (!failures) return;
+        info.poison();
+        a_dev.upload(in.sound);
+        b_dev.upload(in.b);
+        ASSERT_NO_THROW(posv_batched<T>(uplo, a_dev.view(), b_dev.view(), info.data(), config, gpu()));
+        gpu().synchronize();
+        EXPECT_EQ(neighbour_differences(factor, a_dev.download(), n, n, count, in.a.not_spd, in.a.nan_lane), 0)
+            << "the factors of sound matrices depend on their failed neighbours";
+        EXPECT_EQ(neighbour_differences(x, b_dev.download(), n, nrhs, count, in.a.not_spd, in.a.nan_lane), 0)
+            << "the solutions of sound systems depend on their failed neighbours";
+    }
+
     void TearDown() override {
         if (run_ + refused_ == 0) return;  // skipped, or a test without solves
         std::cout << "[ report   ] " << run_ << " calls checked, " << refused_ << " configurations refused by name\n";
@@ -187,6 +236,47 @@ TEST_F(CoopGpu, PotrfComplexPrecisionsMatchTheCpuBackend) {
     }
 }
 
+TEST_F(CoopGpu, PosvRealPrecisionsMatchTheCpuBackend) {
+    const int warps[] = {2, 4, 8};
+    int turn = 0;
+    for (int n : {1, 2, 5, 8, 13, 17, 31, 32, 33, 48, 64, 100, 127, 128}) {
+        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+            const int w = warps[turn++ % 3];
+            const int count = batches[turn % 4];
+            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(turn % 4 == 0 ? 32 : 7);
+            check_posv<float>(uplo, n, count, 1, layout, coop_config(w, 0, 1));
+            // nrhs 5 = 2 groups of 2 and a partial one; nb 5 leaves a narrower last tile for most n
+            check_posv<double>(uplo, n, count, 5, layout, coop_config(w, n >= 6 ? 5 : n, 2));
+            check_posv<double>(uplo, n, batches[(turn + 1) % 4], 2, chunked_layout(33), coop_config(warps[turn % 3], 0, 1));
+        }
+    }
+}
+
+TEST_F(CoopGpu, PosvComplexPrecisionsMatchTheCpuBackend) {
+    int turn = 0;
+    for (int n : {1, 5, 17, 33, 64, 100}) {
+        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+            ++turn;
+            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(7);
+            check_posv<std::complex<float>>(uplo, n, batches[turn % 4], 2, layout, coop_config(4, 0, 1));
+            check_posv<std::complex<double>>(uplo, n, batches[(turn + 2) % 4], 3, layout,
+                                             coop_config(turn % 2 ? 8 : 4, 0, 2));
+        }
+    }
+}
+
+// posv: a batch large enough for many blocks per SM, the grid cap (blocks loop over groups of 32
+// systems) and fast math.
+TEST_F(CoopGpu, PosvLargeBatchGridCapAndFastMath) {
+    check_posv<double>(Uplo::lower, 64, 2053, 1, interleaved_layout(), coop_config(4, 0, 1));  // 2053 = 32 x 64 + 5
+    CholeskyConfig capped = coop_config(4, 0, 2);
+    capped.grid_blocks_per_sm = 1;  // fewer blocks than groups on any GPU with < 1600 SMs
+    check_posv<double>(Uplo::upper, 33, 51200 + 17, 3, chunked_layout(64), capped);
+    CholeskyConfig fast = coop_config(8, 0, 1);
+    fast.fast_math = true;
+    check_posv<float>(Uplo::lower, 48, 1000, 2, interleaved_layout(), fast);
+}
+
 // The fast-math variant and a batch large enough for many blocks per SM (the timing-relevant shape).
 TEST_F(CoopGpu, PotrfFastMathAndLargeBatch) {
     CholeskyConfig fast = coop_config(4, 0, 1);
@@ -209,16 +299,17 @@ TEST_F(CoopGpu, BadConfigurationsNameTheirField) {
     }
     Buffer<int> info(gpu(), 40);
     const auto am = BatchView<double>::interleaved(a.data(), 8, 8, 40);
-    try {
-        posv_batched<double>(Uplo::lower, am, bv, info.data(), coop_config(4, 0, 1), gpu());
-        ADD_FAILURE() << "posv accepted warps_per_matrix";
-    } catch (const InvalidArgument& e) {
-        EXPECT_EQ(e.argument(), "config.warps_per_matrix") << e.what();
-    }
-    // posv with nothing to solve still runs potrf, but under posv's rules
+    for (int w : {3, 16})
+        expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, bv, info.data(), coop_config(w, 0, 1), gpu()); },
+                                "config.warps_per_matrix");
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, bv, info.data(), coop_config(4, 0, 9), gpu()); },
+                            "config.nrhs_block");
+    // posv with nothing to solve still runs potrf, but under posv's rules (potrf ignores nrhs_block)
     const auto b0 = BatchView<double>::interleaved(b.data(), 8, 0, 40);
-    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, b0, info.data(), coop_config(4, 0, 1), gpu()); },
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, b0, info.data(), coop_config(3, 0, 1), gpu()); },
                             "config.warps_per_matrix");
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, b0, info.data(), coop_config(4, 0, 9), gpu()); },
+                            "config.nrhs_block");
     for (int w : {3, 16})
         expect_invalid_argument([&] { potrf_batched<double>(Uplo::lower, am, info.data(), coop_config(w, 0, 1), gpu()); },
                                 "config.warps_per_matrix");
@@ -251,6 +342,43 @@ TEST_F(CoopGpu, ReportsResourcesOfThePotrfKernels) {
             show(tuned::prepare_interleaved<double>(tuned::Routine::potrf, Uplo::lower, n, 0, 16384, 16384,
                                                     coop_config(w, 0, 1), gpu()));
         }
+}
+
+// posv without right-hand sides: the cooperative factorisation alone, as potrf leaves it (info, A).
+TEST_F(CoopGpu, PosvWithoutRightHandSidesFactors) {
+    const int n = 17, count = 70;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const CholeskyConfig config = coop_config(4, 4, 1);
+    const PotrfInput<double> in = potrf_input<double>(Uplo::lower, n, count, seed, true);
+    BackendBatch<double> a_dev(gpu(), interleaved_layout(), n, n, count);
+    a_dev.upload(in.a);
+    BackendInfo info(gpu(), count);
+    Buffer<double> b(gpu(), 1);
+    const auto b0 = BatchView<double>::interleaved(b.data(), n, 0, count);
+    ASSERT_NO_THROW(posv_batched<double>(Uplo::lower, a_dev.view(), b0, info.data(), config, gpu()));
+    gpu().synchronize();
+    check_potrf_output(cpu(), Uplo::lower, n, count, 4, in, a_dev.download(), info.download());
+}
+
+// Registers, local memory and occupancy of the cooperative posv kernels at n = 64 and 128 (W = 4,
+// default tile; informational, the union of both phases).
+TEST_F(CoopGpu, ReportsResourcesOfThePosvKernels) {
+    std::cout << "[ report   ] " << gpu().device_name() << "\n";
+    for (int n : {32, 64, 128}) {
+        auto show = [&](const tuned::InterleavedKernelReport& r) {
+            std::cout << "[ report   ] " << std::setw(48) << std::left << r.name << " registers " << std::setw(4)
+                      << r.registers << " local " << std::setw(4) << r.local_bytes << " blocks/SM " << r.blocks_per_sm
+                      << " compile " << std::fixed << std::setprecision(2) << r.compile_seconds << " s\n";
+            EXPECT_EQ(r.config.threads_per_block, 128);
+            EXPECT_EQ(r.config.looking, Looking::left);
+            EXPECT_GT(r.blocks_per_sm, 0);
+        };
+        show(tuned::prepare_interleaved<float>(tuned::Routine::posv, Uplo::lower, n, 1, 16384, 16384,
+                                               coop_config(4, 0, 1), gpu()));
+        show(tuned::prepare_interleaved<double>(tuned::Routine::posv, Uplo::lower, n, 1, 16384, 16384,
+                                                coop_config(4, 0, 1), gpu()));
+    }
 }
 
 // Registers, local memory and occupancy of the kernel the brief sizes (informational, plus a bound).

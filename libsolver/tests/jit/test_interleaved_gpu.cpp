@@ -398,11 +398,11 @@ TEST_F(InterleavedGpu, ConfigurationErrorsNameTheField) {
     c.threads_per_block = 48;
     expect_field(c, plain, "config.threads_per_block");
     c = CholeskyConfig{};
-    c.warps_per_matrix = 2;  // potrf and potrs have cooperative kernels; posv has none
+    c.warps_per_matrix = 3;  // the cooperative kernels take 2, 4 or 8 warps per 32 matrices
     Buffer<float> b(gpu(), 8 * 40);
     try {
         posv_batched(Uplo::lower, plain, BatchView<float>::interleaved(b.data(), 8, 1, 40), info.data(), c, gpu());
-        ADD_FAILURE() << "posv accepted warps_per_matrix";
+        ADD_FAILURE() << "posv accepted warps_per_matrix = 3";
     } catch (const InvalidArgument& e) {
         EXPECT_EQ(e.argument(), "config.warps_per_matrix") << e.what();
     }

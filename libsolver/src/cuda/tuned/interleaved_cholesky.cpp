@@ -162,7 +162,9 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     int nrhs = b.cols;
     if (count == 0) return;
     if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
-        // ... but with posv's configuration rules (no cooperative kernel), which potrf would not apply
+        // ... but a configuration posv would refuse (nrhs_block, the solve's shared memory or registers)
+        // is refused here too. One posv accepts gives potrf the same factorisation: same nb (0 resolves
+        // alike for both), same W, left-looking when cooperative.
         if (a.rows > 0) make_spec(Routine::posv, precision_v<T>, uplo, a.rows, 1, count, chunk, config, routine);
         potrf_interleaved(uplo, a, info, config, ctx);
         return;
@@ -174,6 +176,13 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &info, &count, &chunk};
+    if (is_cooperative(spec)) {  // W warps per 32 systems: factor, barrier, solve; grid.y is 1
+        const CoopLaunchShape shape =
+            coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
+        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+                    ctx.stream(), args);
+        return;
+    }
     jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
                 ctx.stream(), args);
 }

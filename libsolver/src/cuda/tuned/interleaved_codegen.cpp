@@ -716,9 +716,6 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
                " tiles per dimension (got ceil(n / nb) = " + std::to_string((n + c.nb - 1) / c.nb) + ")";
     if (c.threads_per_block < 32 || c.threads_per_block > 1024 || c.threads_per_block % 32 != 0)
         return "threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(c.threads_per_block) + ")";
-    if (c.warps_per_matrix != 0)
-        return "warps_per_matrix: 0 for the interleaved posv kernel (one thread per matrix; only potrf and potrs "
-               "have cooperative kernels)";
     if (c.matrices_per_block != 0)
         return "matrices_per_block: 0 for the interleaved kernels (it is threads_per_block)";
     if (c.grid_blocks_per_sm != 0)
@@ -823,7 +820,7 @@ CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, 
         if (c.nrhs_block <= 0) c.nrhs_block = d.nrhs_block;
         return c;
     }
-    if (routine == Routine::potrf && c.warps_per_matrix > 0) {  // cooperative potrf: W warps, left-looking only
+    if (routine != Routine::potrs && c.warps_per_matrix > 0) {  // cooperative potrf, posv: W warps, left-looking only
         if (c.nb <= 0) c.nb = default_coop_potrf_nb(precision, std::max(n, 1), c.warps_per_matrix), c.full_unroll = false;
         c.threads_per_block = 32 * c.warps_per_matrix;
         c.looking = Looking::left;

@@ -37,15 +37,15 @@ inline constexpr int max_full_unroll_tiles = 12;
 // Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
 inline constexpr int max_nrhs_block = 8;
 
-// "" when `spec` can be generated and launched, else "<config field>: <reason>". A potrs or potrf
-// spec with config.warps_per_matrix != 0 describes a cooperative kernel (interleaved_coop_codegen.hpp)
-// and is judged by its rules; posv refuses warps_per_matrix != 0.
+// "" when `spec` can be generated and launched, else "<config field>: <reason>". A spec with
+// config.warps_per_matrix != 0 describes a cooperative kernel (interleaved_coop_codegen.hpp) and is
+// judged by its rules.
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec);
 // Throws InvalidArgument(routine, "config.<field>", reason) when interleaved_spec_problem is not "".
 void check_interleaved_spec(const InterleavedKernelSpec& spec, const char* routine);
 
 // Kernel name: routine, precision, uplo, n, nb, looking, unrolling and the options that change code,
-// e.g. potrf_interleaved_d_lower_n32_nb8_top_partial_t128 (cooperative potrs and potrf: see
+// e.g. potrf_interleaved_d_lower_n32_nb8_top_partial_t128 (cooperative kernels: see
 // interleaved_coop_kernel_name).
 std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 
@@ -56,8 +56,8 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 // with chunk = count for plain interleaved, and runs one thread per matrix (grid-stride free: launch
 // ceil(count / threads_per_block) blocks of threads_per_block threads). The body is also available as
 // bs_<routine>_body(..., int mat) for host emulation (define BS_HOST_EMULATION before the text).
-// A cooperative potrs or potrf spec (warps_per_matrix != 0) yields generate_interleaved_coop_kernel's
-// text (same kernel arguments, another launch shape: coop_launch_shape).
+// A cooperative spec (warps_per_matrix != 0) yields generate_interleaved_coop_kernel's text (same
+// kernel arguments, another launch shape: coop_launch_shape).
 jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
 
 // Pieces of the generated text shared with the cooperative kernels: BS_FUNC and BS_OPAQUE (each
@@ -78,8 +78,8 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
 // Fills the fields left at "default" (nb == 0, nrhs_block <= 0, threads_per_block <= 0) from
 // default_interleaved_config; other fields are kept as given. Cooperative potrs (warps_per_matrix >
 // 0): nb == 0 takes default_coop_nb, and threads_per_block is always set to 32 * warps_per_matrix.
-// Cooperative potrf: nb == 0 takes default_coop_potrf_nb, threads_per_block is 32 * warps_per_matrix
-// and looking is left (the kernel's only order).
+// Cooperative potrf and posv: nb == 0 takes default_coop_potrf_nb (posv: for both phases),
+// threads_per_block is 32 * warps_per_matrix and looking is left (the factorisation's only order).
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config);
 
 // Estimated 32-bit registers per thread of the values a kernel keeps live (tiles, reciprocals,

@@ -1,4 +1,4 @@
-// Source generators of the cooperative interleaved potrs and potrf kernels (see
+// Source generators of the cooperative interleaved potrs, potrf and fused posv kernels (see
 // interleaved_coop_codegen.hpp).
 //
 // potrs. The n rows of each system are cut into T = ceil(n / nb) tile rows (the last one
@@ -39,6 +39,19 @@
 // tile column K unwritten and flags the lane; every warp skips a flagged lane from then on. A failed
 // matrix thus keeps L in the tile columns before K and A elsewhere -- exactly what the one-thread
 // left-looking kernel leaves -- and never affects its neighbours (the lanes are independent).
+//
+// posv. One kernel, per group of 32 systems: the potrf steps above (the same writer's text), one
+// __syncthreads, then the potrs solve above (the same writer's text, every group of nrhs_block
+// right-hand sides in turn: grid.y is 1, since the factorisation must run once per group). The solve
+// reads the L this block has just written: visible to every warp after the barrier, and a_batch is
+// not __restrict__, so those loads never take the non-coherent read-only path. The owner of the last
+// diagonal tile also publishes the lane's final state in flag buffer (T - 1) % 2 (last read, as flag
+// buffer T - 3, before barrier T - 2); every warp reads it after the barrier between the phases and
+// solves only for the lanes that did not fail, so a failed matrix keeps A as potrf leaves it and B
+// bit for bit. The solve's y / x buffers reuse the L_KK buffers' memory (all of their reads precede
+// that barrier); the flags lie after both, so the solve's publications never overwrite them. The
+// barrier that closes each group of 32 systems keeps the next group's first publications (L_KK, the
+// flags) behind the last reads of this group's solve.
 #include "interleaved_coop_codegen.hpp"
 
 #include <algorithm>
@@ -79,21 +92,29 @@ std::string scaled(long long k, const std::string& w) {
     return S(k) + " * " + w;
 }
 
-// Text output, tile addressing and the kernel frame shared by the potrs and potrf generators.
+// The text of one kernel being written: shared by the writers of the fused posv kernel's two phases,
+// so that their lines, indentation and fresh names continue one another.
+struct CoopText {
+    std::ostringstream body;
+    int indent = 1;
+    int counter = 0;
+};
+
+// Text output, tile addressing and the kernel frame shared by the potrs, potrf and posv generators.
 class CoopWriter {
 protected:
-    explicit CoopWriter(const InterleavedKernelSpec& spec)
-        : s_(spec), n_(spec.n), nb_(spec.config.nb), w_(spec.config.warps_per_matrix),
+    CoopWriter(const InterleavedKernelSpec& spec, CoopText& text)
+        : text_(text), s_(spec), n_(spec.n), nb_(spec.config.nb), w_(spec.config.warps_per_matrix),
           tiles_(ceil_div(spec.n, spec.config.nb)), last_(spec.n - (ceil_div(spec.n, spec.config.nb) - 1) * spec.config.nb),
           complex_(is_complex(spec.precision)), upper_(spec.uplo == Uplo::upper) {
         one_ = is_single(spec.precision) ? "1.0f" : "1.0";
     }
 
     // ---- text output -----------------------------------------------------------------------------
-    void line(const std::string& text) { body_ << std::string(2 * indent_, ' ') << text << '\n'; }
-    void open(const std::string& head) { line(head.empty() ? "{" : head + " {"); ++indent_; }
-    void close() { --indent_; line("}"); }
-    std::string fresh() { return S(counter_++); }
+    void line(const std::string& text) { text_.body << std::string(2 * text_.indent, ' ') << text << '\n'; }
+    void open(const std::string& head) { line(head.empty() ? "{" : head + " {"); ++text_.indent; }
+    void close() { --text_.indent; line("}"); }
+    std::string fresh() { return S(text_.counter++); }
 
     // ---- factor access (lower coordinates; upper reads U(j, i) conjugated) -------------------------
     struct Tile {
@@ -142,7 +163,7 @@ protected:
         line("const int first = group * " + S(coop_systems_per_block) + ";");
         line("const bool active = first + sys < count;  // idle lanes of the last block: barriers only, no memory access");
         line("const int mat = active ? first + sys : count - 1;  // keeps the address arithmetic in range");
-        body_ << interleaved_locate_code(const_a, with_b, std::string(2 * indent_, ' '));
+        text_.body << interleaved_locate_code(const_a, with_b, std::string(2 * text_.indent, ' '));
     }
     // "BS_KERNEL_HEAD(...) name(params) { body }" with the body collected so far (then cleared), after
     // closing frame's loop over groups.
@@ -152,8 +173,8 @@ protected:
         line("__syncthreads();");
         close();
         std::string text = "BS_KERNEL_HEAD(" + S(32 * w_) + ", " + S(coop_min_blocks(s_)) + ") " + name + params + " {\n" +
-                           body_.str() + "}\n\n";
-        body_.str("");
+                           text_.body.str() + "}\n\n";
+        text_.body.str("");
         return text;
     }
     jit::KernelSource source(const std::string& header, const std::string& kernel_text, const std::string& entry) const {
@@ -174,24 +195,54 @@ protected:
                "#endif\n\n";
     }
 
+    CoopText& text_;
     const InterleavedKernelSpec& s_;
     const int n_, nb_, w_, tiles_, last_;
     const bool complex_, upper_;
     std::string one_;
-    std::ostringstream body_;
-    int indent_ = 1;
-    int counter_ = 0;
 };
 
 class CoopPotrsGenerator : CoopWriter {
 public:
-    explicit CoopPotrsGenerator(const InterleavedKernelSpec& spec)
-        : CoopWriter(spec), nrb_(spec.config.nrhs_block),
+    CoopPotrsGenerator(const InterleavedKernelSpec& spec, CoopText& text)
+        : CoopWriter(spec, text), nrb_(spec.config.nrhs_block),
           slots_(ceil_div(ceil_div(spec.n, spec.config.nb), spec.config.warps_per_matrix)) {}
 
     jit::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
         return source(header_comment(), kernel(name), host_entry(name));
+    }
+
+    // The y / x buffers at the start of the dynamic shared memory (bs_smem declared before).
+    void declare_shared() {
+        line("T* const ys = reinterpret_cast<T*>(bs_smem);  // [2][" + S(nb_) + "][" + S(nrb_) + "][" +
+             S(coop_systems_per_block) + "]: y or x of the tile row just solved");
+    }
+
+    // The solve, inside frame's loop over groups of systems: the tile rows of the slots, their
+    // registers and the loop over groups of nrhs_block right-hand sides (strided by grid.y, or all of
+    // them in turn when `every_group`: the fused posv kernel runs with grid.y = 1). Only lanes where
+    // `guard` (a bool in scope) holds touch memory; every lane reaches every barrier.
+    void solve_phase(const std::string& guard, bool every_group) {
+        guard_ = guard;
+        for (int t = 0; t < slots_; ++t)
+            line("const int " + row_of(t) + " = warp + " + S(t * w_) + ";  // tile row of slot " + S(t));
+        // registers of the slots
+        std::string decl;
+        for (int t = 0; t < slots_; ++t)
+            for (int i = 0; i < nb_; ++i)
+                for (int c = 0; c < nrb_; ++c) {
+                    if (decl.size() > 90) {
+                        line("T " + decl + ";");
+                        decl.clear();
+                    }
+                    decl += (decl.empty() ? "" : ", ") + y(t, i, c);
+                }
+        if (!decl.empty()) line("T " + decl + ";");
+        line("const int groups = (nrhs + " + S(nrb_ - 1) + ") / " + S(nrb_) + ";");
+        open(every_group ? "for (int g = 0; g < groups; ++g)" : "for (int g = blockIdx.y; g < groups; g += gridDim.y)");
+        solve_group();
+        close();
     }
 
 private:
@@ -215,27 +266,27 @@ private:
             const bool may_hold_last = (t + 1) * w_ >= tiles_;
             const bool may_hold_full = t * w_ < tiles_ - 1 || (t * w_ == tiles_ - 1 && last_ == nb_);
             if (!may_hold_last) {
-                open("if (active" + rel + ")");
+                open("if (" + guard_ + rel + ")");
                 body(t, nb_);
                 close();
                 continue;
             }
             if (last_ == nb_) {  // the last tile row is a full one: one copy, guarded against missing rows
                 if (!last_possible && !may_hold_full) continue;
-                open("if (active && " + row + " < " + S(last_possible ? tiles_ : tiles_ - 1) + rel + ")");
+                open("if (" + guard_ + " && " + row + " < " + S(last_possible ? tiles_ : tiles_ - 1) + rel + ")");
                 body(t, nb_);
                 close();
                 continue;
             }
             std::string head = "if";
             if (last_possible) {
-                open("if (active && " + row + " == " + S(tiles_ - 1) + rel + ")");
+                open("if (" + guard_ + " && " + row + " == " + S(tiles_ - 1) + rel + ")");
                 body(t, last_);
                 close();
                 head = "else if";
             }
             if (may_hold_full) {
-                open(head + " (active && " + row + " < " + S(tiles_ - 1) + rel + ")");
+                open(head + " (" + guard_ + " && " + row + " < " + S(tiles_ - 1) + rel + ")");
                 body(t, nb_);
                 close();
             }
@@ -344,7 +395,7 @@ private:
         open("");
         const std::string last = S(tiles_ - 1);
         if (tiles_ > 1) select_buffer(last);
-        open("if (active && " + row_of(slots_ - 1) + " == " + last + ")");
+        open("if (" + guard_ + " && " + row_of(slots_ - 1) + " == " + last + ")");
         forward_diagonal(slots_ - 1, last_, last);
         backward_diagonal(slots_ - 1, last_, last);
         if (tiles_ > 1) publish(slots_ - 1, last_);
@@ -366,7 +417,7 @@ private:
             line("__syncthreads();");
             for_slots("< I", false, [&](int t, int s) { update(t, s, "I", nb_, true); });
             close();
-            open("if (active && " + row_of(0) + " == 0)");
+            open("if (" + guard_ + " && " + row_of(0) + " == 0)");
             backward_diagonal(0, nb_, "0");
             close();
         }
@@ -383,29 +434,11 @@ private:
     }
 
     std::string kernel(const std::string& name) {
-        indent_ = 1;
+        text_.indent = 1;
         line("BS_DECLARE_SMEM(bs_smem);");
-        line("T* const ys = reinterpret_cast<T*>(bs_smem);  // [2][" + S(nb_) + "][" + S(nrb_) + "][" +
-             S(coop_systems_per_block) + "]: y or x of the tile row just solved");
+        declare_shared();
         frame(true, true);
-        for (int t = 0; t < slots_; ++t)
-            line("const int " + row_of(t) + " = warp + " + S(t * w_) + ";  // tile row of slot " + S(t));
-        // registers of the slots
-        std::string decl;
-        for (int t = 0; t < slots_; ++t)
-            for (int i = 0; i < nb_; ++i)
-                for (int c = 0; c < nrb_; ++c) {
-                    if (decl.size() > 90) {
-                        line("T " + decl + ";");
-                        decl.clear();
-                    }
-                    decl += (decl.empty() ? "" : ", ") + y(t, i, c);
-                }
-        if (!decl.empty()) line("T " + decl + ";");
-        line("const int groups = (nrhs + " + S(nrb_ - 1) + ") / " + S(nrb_) + ";");
-        open("for (int g = blockIdx.y; g < groups; g += gridDim.y)");
-        solve_group();
-        close();
+        solve_phase("active", false);
         return finish_kernel(name, "(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk)");
     }
 
@@ -428,6 +461,7 @@ private:
     }
 
     const int nrb_, slots_;
+    std::string guard_ = "active";  // the lanes that touch memory (see solve_phase)
 };
 
 // The cooperative potrf kernel (algorithm: see the top of this file). Names in the text: d_r_c the
@@ -435,12 +469,67 @@ private:
 // shared L_KK buffers, fl the shared flags (1 = this lane's matrix has failed).
 class CoopPotrfGenerator : CoopWriter {
 public:
-    explicit CoopPotrfGenerator(const InterleavedKernelSpec& spec)
-        : CoopWriter(spec), tri_(spec.config.nb * (spec.config.nb + 1) / 2) {}
+    // `publish_last`: the owner of the last diagonal tile also publishes the lane's state (flag buffer
+    // (T - 1) % 2, final_flag), which the fused posv kernel's solve reads after a barrier.
+    CoopPotrfGenerator(const InterleavedKernelSpec& spec, CoopText& text, bool publish_last = false)
+        : CoopWriter(spec, text), tri_(spec.config.nb * (spec.config.nb + 1) / 2), publish_last_(publish_last) {}
 
     jit::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
         return source(header_comment(), kernel(name), host_entry(name));
+    }
+
+    // The L_KK buffers at the start of the dynamic shared memory (bs_smem declared before), the flag
+    // buffers `flag_offset` bytes into it (potrf: right after the L_KK buffers).
+    void declare_shared(std::size_t flag_offset) {
+        line("T* const ls = reinterpret_cast<T*>(bs_smem);  // [2][" + S(tri_) + "][" + S(coop_systems_per_block) +
+             "]: L_KK of the step (lower, packed by columns; 1 / L(j, j) on the diagonal)");
+        line("int* const fl = reinterpret_cast<int*>(bs_smem + " + S(static_cast<long long>(flag_offset)) + ");  // [2][" +
+             S(coop_systems_per_block) + "]: 1 = the lane's matrix failed at or before the step");
+    }
+
+    // The factorisation, inside frame's loop over groups of systems: T - 1 barriers; a failed lane's
+    // info is its 1-based column, a sound lane's 0 (written by the owner of the last diagonal tile).
+    void factor_steps() {
+        const int sys_n = coop_systems_per_block;
+        // Full tile rows: 0 .. T - 2, and T - 1 when nb divides n.
+        const int full_rows = last_ == nb_ ? tiles_ : tiles_ - 1;
+        if (tiles_ > 1) {
+            line("// tile columns 0 .. T - 2: factor the diagonal tile, publish it, solve the tiles below it");
+            open("for (int K = 0; K < " + S(tiles_ - 1) + "; ++K)");
+            open("if (warp == K % " + S(w_) + ")");
+            diagonal("K", nb_, false);
+            close();
+            line("__syncthreads();");
+            line("const bool go = active && " + flag_at("(K % 2)") + " == 0;");
+            line("const T* const lk = ls + (K % 2) * " + S(tri_ * sys_n) + ";");
+            line("// this warp's tile rows below K: the first is the smallest row > K congruent to warp");
+            line("int I = warp;");
+            line("if (I <= K) I += ((K - warp) / " + S(w_) + " + 1) * " + S(w_) + ";");
+            open("for (; go && I < " + S(full_rows) + "; I += " + S(w_) + ")");
+            panel_tile("I", nb_);
+            close();
+            if (last_ != nb_) {
+                line("// the narrower last tile row");
+                open("if (go && warp == " + S((tiles_ - 1) % w_) + ")");
+                panel_tile(S(tiles_ - 1), last_);
+                close();
+            }
+            close();
+        }
+        line("// the last diagonal tile; its owner also reports success");
+        open("if (warp == " + S((tiles_ - 1) % w_) + ")");
+        diagonal(S(tiles_ - 1), last_, true);
+        close();
+    }
+
+    // The lane's state after the whole factorisation (1 = failed), valid after the barrier that follows
+    // factor_steps when publish_last.
+    std::string final_flag() const { return flag_at(S((tiles_ - 1) % 2)); }
+
+    // Bytes of the two L_KK buffers.
+    std::size_t factor_buffer_bytes() const {
+        return 2 * static_cast<std::size_t>(tri_) * coop_systems_per_block * bytes_of(s_.precision);
     }
 
 private:
@@ -528,7 +617,7 @@ private:
         }
         close();
         close();
-        if (!last) line(flag_at("(" + k + " % 2)") + " = bad;");
+        if (!last || publish_last_) line(flag_at("(" + k + " % 2)") + " = bad;");
         close();
     }
 
@@ -581,43 +670,11 @@ private:
     }
 
     std::string kernel(const std::string& name) {
-        indent_ = 1;
-        const int sys_n = coop_systems_per_block;
+        text_.indent = 1;
         line("BS_DECLARE_SMEM(bs_smem);");
-        line("T* const ls = reinterpret_cast<T*>(bs_smem);  // [2][" + S(tri_) + "][" + S(sys_n) +
-             "]: L_KK of the step (lower, packed by columns; 1 / L(j, j) on the diagonal)");
-        line("int* const fl = reinterpret_cast<int*>(bs_smem + " + S(2 * tri_ * sys_n * bytes_of(s_.precision)) +
-             ");  // [2][" + S(sys_n) + "]: 1 = the lane's matrix failed at or before the step");
+        declare_shared(factor_buffer_bytes());
         frame(false, false);
-        // Full tile rows: 0 .. T - 2, and T - 1 when nb divides n.
-        const int full_rows = last_ == nb_ ? tiles_ : tiles_ - 1;
-        if (tiles_ > 1) {
-            line("// tile columns 0 .. T - 2: factor the diagonal tile, publish it, solve the tiles below it");
-            open("for (int K = 0; K < " + S(tiles_ - 1) + "; ++K)");
-            open("if (warp == K % " + S(w_) + ")");
-            diagonal("K", nb_, false);
-            close();
-            line("__syncthreads();");
-            line("const bool go = active && " + flag_at("(K % 2)") + " == 0;");
-            line("const T* const lk = ls + (K % 2) * " + S(tri_ * sys_n) + ";");
-            line("// this warp's tile rows below K: the first is the smallest row > K congruent to warp");
-            line("int I = warp;");
-            line("if (I <= K) I += ((K - warp) / " + S(w_) + " + 1) * " + S(w_) + ";");
-            open("for (; go && I < " + S(full_rows) + "; I += " + S(w_) + ")");
-            panel_tile("I", nb_);
-            close();
-            if (last_ != nb_) {
-                line("// the narrower last tile row");
-                open("if (go && warp == " + S((tiles_ - 1) % w_) + ")");
-                panel_tile(S(tiles_ - 1), last_);
-                close();
-            }
-            close();
-        }
-        line("// the last diagonal tile; its owner also reports success");
-        open("if (warp == " + S((tiles_ - 1) % w_) + ")");
-        diagonal(S(tiles_ - 1), last_, true);
-        close();
+        factor_steps();
         // a_batch without __restrict__: tiles written by one warp are read by the others after a barrier,
         // so their loads must never take the non-coherent read-only path
         return finish_kernel(name, "(T* a_batch, int* __restrict__ info, int count, int chunk)");
@@ -642,12 +699,96 @@ private:
     }
 
     const int tri_;  // elements of a packed nb x nb lower triangle
+    const bool publish_last_;
+};
+
+// The fused cooperative posv kernel: per group of 32 systems, CoopPotrfGenerator's steps on A, one
+// barrier, then CoopPotrsGenerator's solve over every group of nrhs_block right-hand sides with the L
+// just written, for the lanes whose factorisation succeeded. Both writers add to this kernel's text.
+// Shared memory: the solve's y / x buffers reuse the L_KK buffers (every read of those precedes the
+// barrier between the phases); the flags lie after both, so the lane's final state, published by the
+// owner of the last diagonal tile, survives the solve's first publications.
+class CoopPosvGenerator : CoopWriter {
+public:
+    CoopPosvGenerator(const InterleavedKernelSpec& spec, CoopText& text)
+        : CoopWriter(spec, text), factor_(spec, text, true), solve_(spec, text) {}
+
+    jit::KernelSource generate() {
+        const std::string name = interleaved_coop_kernel_name(s_);
+        return source(header_comment(), kernel(name), host_entry(name));
+    }
+
+private:
+    std::string kernel(const std::string& name) {
+        text_.indent = 1;
+        line("BS_DECLARE_SMEM(bs_smem);");
+        factor_.declare_shared(coop_shared_bytes(s_) - 2 * coop_systems_per_block * sizeof(int));
+        solve_.declare_shared();
+        frame(false, true);
+        line("// (1) A = L L^H, the cooperative potrf steps");
+        factor_.factor_steps();
+        line("__syncthreads();  // L and the lanes' final flags visible to every warp");
+        line("// (2) the solve with that L, for the lanes whose factorisation succeeded (a failed lane's B is never touched)");
+        open("");
+        line("const bool solving = active && " + factor_.final_flag() + " == 0;");
+        solve_.solve_phase("solving", true);
+        close();
+        // a_batch without __restrict__: the solve reads tiles of L that other warps wrote (after a barrier)
+        return finish_kernel(name, "(T* a_batch, T* __restrict__ b_batch, int nrhs, int* __restrict__ info, int count, int chunk)");
+    }
+
+    std::string host_entry(const std::string& name) const {
+        return "#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) {\n  " + name +
+               "(*static_cast<T**>(args[0]), *static_cast<T**>(args[1]), *static_cast<int*>(args[2]),\n"
+               "    *static_cast<int**>(args[3]), *static_cast<int*>(args[4]), *static_cast<int*>(args[5]));\n}\n#endif\n";
+    }
+
+    std::string header_comment() const {
+        std::ostringstream h;
+        h << "// batchsolve generated kernel: posv (potrf then potrs, fused), interleaved layout, cooperative, precision "
+          << precision_letter(s_.precision) << ", " << batchsolve::to_string(s_.uplo) << ", n = " << n_ << ", nb = " << nb_
+          << " (" << tiles_ << " tiles, the last of " << last_ << "), " << w_ << " warps per block, "
+          << s_.config.nrhs_block << " right-hand side(s) per pass"
+          << (s_.config.fast_math ? ", fast math" : ", IEEE sqrt/division") << ".\n"
+          << "// Lane l of every warp works on system blockIdx.x * 32 + l; the block factors its 32 matrices "
+             "left-looking,\n// then solves with the factor it wrote, for the matrices that did not fail.\n";
+        return h.str();
+    }
+
+    CoopPotrfGenerator factor_;
+    CoopPotrsGenerator solve_;
 };
 
 }  // namespace
 
+namespace {
+
+// The two phases' shares of a spec (posv has both; potrf only the first, potrs only the second).
+int factor_registers(const InterleavedKernelSpec& spec) {
+    return potrf_live_registers(spec.precision, std::clamp(spec.config.nb, 1, std::max(spec.n, 1)));
+}
+int solve_registers(const InterleavedKernelSpec& spec) {
+    const CholeskyConfig& c = spec.config;
+    const int nb = std::clamp(c.nb, 1, std::max(spec.n, 1));
+    const int w = std::max(c.warps_per_matrix, 1), nrb = std::max(c.nrhs_block, 1);
+    const int slots = ceil_div(ceil_div(spec.n, nb), w);
+    const int cols = prefetch_columns(nb, nb, spec.precision);
+    return words_of(spec.precision) * (slots * nb * nrb + cols * nb + cols * nrb);
+}
+std::size_t factor_buffer_bytes(const InterleavedKernelSpec& spec) {  // the two L_KK buffers
+    const std::size_t tri = static_cast<std::size_t>(spec.config.nb) * (spec.config.nb + 1) / 2;
+    return 2 * tri * coop_systems_per_block * bytes_of(spec.precision);
+}
+std::size_t solve_buffer_bytes(const InterleavedKernelSpec& spec) {  // the two y / x buffers
+    return 2 * static_cast<std::size_t>(spec.config.nb) * spec.config.nrhs_block * coop_systems_per_block *
+           bytes_of(spec.precision);
+}
+constexpr std::size_t flag_buffer_bytes = 2 * coop_systems_per_block * sizeof(int);
+
+}  // namespace
+
 bool is_cooperative(const InterleavedKernelSpec& spec) {
-    return spec.config.warps_per_matrix != 0 && (spec.routine == Routine::potrs || spec.routine == Routine::potrf);
+    return spec.config.warps_per_matrix != 0;  // every routine has a cooperative kernel
 }
 
 int default_coop_nb(int n, int warps) { return std::clamp(n / (2 * std::max(warps, 1)), 1, 8); }
@@ -662,30 +803,32 @@ int default_coop_potrf_nb(Precision precision, int n, int warps) {
 }
 
 int estimated_coop_registers(const InterleavedKernelSpec& spec) {
-    const CholeskyConfig& c = spec.config;
-    const int nb = std::clamp(c.nb, 1, std::max(spec.n, 1));
-    if (spec.routine == Routine::potrf) return potrf_live_registers(spec.precision, nb);
-    const int w = std::max(c.warps_per_matrix, 1), nrb = std::max(c.nrhs_block, 1);
-    const int slots = ceil_div(ceil_div(spec.n, nb), w);
-    const int cols = prefetch_columns(nb, nb, spec.precision);
-    return words_of(spec.precision) * (slots * nb * nrb + cols * nb + cols * nrb);
+    switch (spec.routine) {
+        case Routine::potrf: return factor_registers(spec);
+        case Routine::potrs: return solve_registers(spec);
+        case Routine::posv: return std::max(factor_registers(spec), solve_registers(spec));
+    }
+    return 0;
 }
 
 int coop_min_blocks(const InterleavedKernelSpec& spec) {
     if (spec.config.max_registers > 0) return 1;
-    const int overhead = spec.routine == Routine::potrf ? coop_potrf_register_overhead
-                                                        : coop_register_overhead * words_of(spec.precision);
-    const int cap = std::max(coop_register_cap, estimated_coop_registers(spec) + overhead);
+    // the phases run one after the other: the cap must hold the larger of their needs
+    int need = 0;
+    if (spec.routine != Routine::potrs) need = std::max(need, factor_registers(spec) + coop_potrf_register_overhead);
+    if (spec.routine != Routine::potrf)
+        need = std::max(need, solve_registers(spec) + coop_register_overhead * words_of(spec.precision));
+    const int cap = std::max(coop_register_cap, need);
     return std::max(1, coop_registers_per_sm / (cap * coop_systems_per_block * std::max(spec.config.warps_per_matrix, 1)));
 }
 
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
-    if (spec.routine == Routine::potrf) {
-        const std::size_t tri = static_cast<std::size_t>(spec.config.nb) * (spec.config.nb + 1) / 2;
-        return 2 * tri * coop_systems_per_block * bytes_of(spec.precision) + 2 * coop_systems_per_block * sizeof(int);
+    switch (spec.routine) {
+        case Routine::potrf: return factor_buffer_bytes(spec) + flag_buffer_bytes;
+        case Routine::potrs: return solve_buffer_bytes(spec);
+        case Routine::posv: return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec)) + flag_buffer_bytes;
     }
-    return 2 * static_cast<std::size_t>(spec.config.nb) * spec.config.nrhs_block * coop_systems_per_block *
-           bytes_of(spec.precision);
+    return 0;
 }
 
 CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs, int multiprocessors) {
@@ -693,7 +836,7 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
     const int groups = ceil_div(count, coop_systems_per_block);
     const long long cap = static_cast<long long>(spec.config.grid_blocks_per_sm) * std::max(multiprocessors, 1);
     s.grid_x = static_cast<unsigned>(spec.config.grid_blocks_per_sm > 0 ? std::min<long long>(groups, cap) : groups);
-    s.grid_y = spec.routine == Routine::potrf
+    s.grid_y = spec.routine != Routine::potrs  // potrf: no right-hand sides; posv: one factorisation per group
                    ? 1u
                    : static_cast<unsigned>(std::min(ceil_div(nrhs, spec.config.nrhs_block), coop_max_grid_y));
     s.block_x = static_cast<unsigned>(coop_systems_per_block * spec.config.warps_per_matrix);
@@ -704,20 +847,19 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
 std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int n = spec.n;
-    const bool potrf = spec.routine == Routine::potrf;
-    if (!potrf && spec.routine != Routine::potrs)
-        return "warps_per_matrix: the cooperative interleaved kernels are potrf and potrs only (got " +
-               std::string(to_string(spec.routine)) + ")";
+    const bool factors = spec.routine != Routine::potrs;  // potrf, posv
+    const bool solves = spec.routine != Routine::potrf;   // potrs, posv
+    const std::string kernel = "the cooperative " + std::string(to_string(spec.routine)) + " kernel";
     if (!valid_warp_count(c.warps_per_matrix))
-        return "warps_per_matrix: 0 (one thread per matrix) or 2, 4, 8 for the cooperative " +
-               std::string(to_string(spec.routine)) + " kernel (got " + S(c.warps_per_matrix) + ")";
+        return "warps_per_matrix: 0 (one thread per matrix) or 2, 4, 8 for " + kernel + " (got " + S(c.warps_per_matrix) +
+               ")";
     if (n < 1 || n > coop_max_n) return "n: 1 <= n <= " + S(coop_max_n) + " (got " + S(n) + ")";
     if (c.nb < 1 || c.nb > n) return "nb: 1 <= nb <= n = " + S(n) + " (got " + S(c.nb) + ")";
     if (c.threads_per_block != 32 * c.warps_per_matrix)
         return "threads_per_block: 32 * warps_per_matrix = " + S(32 * c.warps_per_matrix) + " for the cooperative kernel (got " +
                S(c.threads_per_block) + "; resolve_interleaved_config sets it)";
-    if (potrf && c.looking != Looking::left)
-        return std::string("looking: left for the cooperative potrf kernel (got ") + batchsolve::to_string(c.looking) +
+    if (factors && c.looking != Looking::left)
+        return "looking: left for " + kernel + " (got " + batchsolve::to_string(c.looking) +
                "; resolve_interleaved_config sets it)";
     if (c.full_unroll) return "full_unroll: not offered by the cooperative kernel (its step loops stay loops)";
     if (c.matrices_per_block != 0) return "matrices_per_block: 0 for the cooperative kernel (it serves 32 systems per block)";
@@ -726,23 +868,26 @@ std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec) {
                S(c.grid_blocks_per_sm) + ")";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels";
     if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels";
-    if (!potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))
+    if (solves && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))
         return "nrhs_block: 1 <= nrhs_block <= " + S(max_nrhs_block) + " (got " + S(c.nrhs_block) + ")";
     if (c.max_registers != 0 && (c.max_registers < 24 || c.max_registers > 255))
         return "max_registers: 0 or 24..255 (got " + S(c.max_registers) + ")";
     if (c.chunk_size < 0) return "chunk_size: >= 0 (got " + S(c.chunk_size) + ")";
-    if (coop_shared_bytes(spec) > coop_max_shared_bytes)
-        return potrf ? "nb: two nb(nb+1)/2 x 32-element buffers of shared memory = " + S(coop_shared_bytes(spec)) +
-                           " bytes, more than " + S(coop_max_shared_bytes)
-                     : "nrhs_block: 2 * nb * nrhs_block * 32 elements of shared memory = " + S(coop_shared_bytes(spec)) +
-                           " bytes, more than " + S(coop_max_shared_bytes);
-    const int regs = estimated_coop_registers(spec);
-    if (regs > max_tile_registers)
-        return potrf ? "nb: each thread would keep ~" + S(regs) + " registers of tile and operand values (nb = " + S(c.nb) +
-                           "), more than " + S(max_tile_registers)
-                     : "nb: each thread would keep ~" + S(regs) +
-                           " registers of right-hand sides and factor values (nb = " + S(c.nb) + ", nrhs_block = " +
-                           S(c.nrhs_block) + ", " + S(c.warps_per_matrix) + " warps), more than " + S(max_tile_registers);
+    if (coop_shared_bytes(spec) > coop_max_shared_bytes) {
+        // blame the phase whose buffers are the larger (posv shares them between the phases)
+        if (factors && (!solves || factor_buffer_bytes(spec) >= solve_buffer_bytes(spec)))
+            return "nb: two nb(nb+1)/2 x 32-element buffers of shared memory = " + S(coop_shared_bytes(spec)) +
+                   " bytes, more than " + S(coop_max_shared_bytes);
+        return "nrhs_block: 2 * nb * nrhs_block * 32 elements of shared memory = " + S(coop_shared_bytes(spec)) +
+               " bytes, more than " + S(coop_max_shared_bytes);
+    }
+    if (factors && factor_registers(spec) > max_tile_registers)
+        return "nb: each thread would keep ~" + S(factor_registers(spec)) + " registers of tile and operand values (nb = " +
+               S(c.nb) + "), more than " + S(max_tile_registers);
+    if (solves && solve_registers(spec) > max_tile_registers)
+        return "nb: each thread would keep ~" + S(solve_registers(spec)) +
+               " registers of right-hand sides and factor values (nb = " + S(c.nb) + ", nrhs_block = " +
+               S(c.nrhs_block) + ", " + S(c.warps_per_matrix) + " warps), more than " + S(max_tile_registers);
     return "";
 }
 
@@ -766,8 +911,13 @@ jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& 
         throw InvalidArgument("generate_interleaved_coop_kernel", field == "n" ? "a.rows" : "config." + field,
                               problem.substr(colon + 2));
     }
-    if (spec.routine == Routine::potrf) return CoopPotrfGenerator(spec).generate();
-    return CoopPotrsGenerator(spec).generate();
+    CoopText text;
+    switch (spec.routine) {
+        case Routine::potrf: return CoopPotrfGenerator(spec, text).generate();
+        case Routine::potrs: return CoopPotrsGenerator(spec, text).generate();
+        case Routine::posv: return CoopPosvGenerator(spec, text).generate();
+    }
+    return {};
 }
 
 }  // namespace batchsolve::cuda_backend::tuned

@@ -6,6 +6,9 @@
 //   potrf: left-looking by tile columns; the owner of tile row K factors the diagonal tile and
 //          publishes L_KK (and which matrices failed) through shared memory, then every warp solves
 //          the tiles of column K in the rows it owns.
+//   posv:  the potrf steps, one barrier, then the potrs solve (all groups of nrhs_block right-hand
+//          sides in turn, grid.y = 1) with the L the block has just written, for the matrices that
+//          did not fail (a failed matrix's B is never touched).
 //
 // Pure C++ (no CUDA header), like interleaved_codegen.hpp: CI compiles the variants with NVRTC
 // without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
@@ -63,8 +66,7 @@ inline constexpr int coop_potrf_max_default_nb = 8;
 // cost more than its few FMAs, even if some warps then own no tile row (small n, many warps).
 inline constexpr int coop_potrf_min_default_nb = 4;
 
-// True for the specs the cooperative generators handle: potrs or potrf with warps_per_matrix != 0
-// (posv has no cooperative kernel and refuses warps_per_matrix).
+// True for the specs the cooperative generators handle: warps_per_matrix != 0 (potrf, potrs, posv).
 bool is_cooperative(const InterleavedKernelSpec& spec);
 
 // Tile size when config.nb == 0: at least two tile rows per warp where n allows it (so that every
@@ -75,31 +77,36 @@ int default_coop_nb(int n, int warps);
 // fits coop_register_cap (no spills at the cap).
 int default_coop_potrf_nb(Precision precision, int n, int warps);
 
-// "" when the cooperative `spec` (potrs or potrf, config.warps_per_matrix != 0) can be generated and
-// launched, else "<config field>: <reason>" (interleaved_spec_problem forwards here). potrf ignores
-// nrhs_block and needs looking = left (resolve_interleaved_config sets it: the kernel is left-looking).
+// "" when the cooperative `spec` (config.warps_per_matrix != 0) can be generated and launched, else
+// "<config field>: <reason>" (interleaved_spec_problem forwards here). potrf ignores nrhs_block;
+// potrf and posv need looking = left (resolve_interleaved_config sets it: the factorisation is
+// left-looking). posv must satisfy the rules of both phases (same nb and W).
 std::string interleaved_coop_spec_problem(const InterleavedKernelSpec& spec);
 
-// e.g. potrs_interleaved_coop_d_lower_n128_nb8_w4_r1, potrf_interleaved_coop_d_lower_n128_nb6_w4
-// (+ _fast, _reg<k>, _i64 as the options say).
+// e.g. potrs_interleaved_coop_d_lower_n128_nb8_w4_r1, potrf_interleaved_coop_d_lower_n128_nb6_w4,
+// posv_interleaved_coop_d_lower_n64_nb6_w4_r1 (+ _fast, _reg<k>, _i64 as the options say).
 std::string interleaved_coop_kernel_name(const InterleavedKernelSpec& spec);
 
 // Estimated 32-bit registers per thread of the values the kernel keeps live. potrs: the thread's rows
 // of the right-hand sides (ceil(T / W) tiles of nb x nrhs_block), the prefetched factor values and one
 // row of y or x from shared memory; potrf: the nb x nb tile being solved and the prefetched columns of
-// its two operands. Addressing not included.
+// its two operands; posv: the larger of the two (the phases run one after the other). Addressing not
+// included.
 int estimated_coop_registers(const InterleavedKernelSpec& spec);
 
 // Minimum resident blocks per SM written into __launch_bounds__ (1 when config.max_registers is set):
 // as many as coop_register_cap allows, fewer when the estimate plus the overhead (potrs:
-// coop_register_overhead per word of an element, potrf: coop_potrf_register_overhead) exceeds it.
+// coop_register_overhead per word of an element, potrf: coop_potrf_register_overhead; posv: the larger
+// of its two phases' sums) exceeds it.
 int coop_min_blocks(const InterleavedKernelSpec& spec);
 
 // Launch geometry of a call: grid (ceil(count / 32) groups of systems, at most
 // config.grid_blocks_per_sm * multiprocessors when that is set (the blocks loop over the groups);
-// min(groups of nrhs_block columns, 65535), potrf: 1), block 32 * W threads, dynamic shared memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32
-// * sizeof(T) bytes; potrf: 2 * nb(nb+1)/2 * 32 * sizeof(T) (L_KK, double-buffered) + 2 * 32 ints (the
-// failed-matrix flags, double-buffered). nrhs is ignored for potrf.
+// min(groups of nrhs_block columns, 65535), potrf and posv: 1), block 32 * W threads, dynamic shared
+// memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32 * sizeof(T) bytes; potrf: 2 * nb(nb+1)/2
+// * 32 * sizeof(T) (L_KK, double-buffered) + 2 * 32 ints (the failed-matrix flags, double-buffered);
+// posv: the larger of the two phases' element buffers (they are separated by a barrier) + the flags.
+// nrhs is ignored for potrf and posv.
 struct CoopLaunchShape {
     unsigned grid_x = 0, grid_y = 0, block_x = 0;
     std::size_t shared_bytes = 0;
@@ -108,8 +115,9 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
 
 // The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, int count,
-// int chunk) for potrs, (T* a, int* info, int count, int chunk) for potrf (as the one-thread potrf
-// kernel), chunk = count for plain interleaved, and is launched with coop_launch_shape. For host
+// int chunk) for potrs, (T* a, int* info, int count, int chunk) for potrf, (T* a, T* b, int nrhs,
+// int* info, int count, int chunk) for posv (as the one-thread kernels), chunk = count for plain
+// interleaved, and is launched with coop_launch_shape. For host
 // emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
 // threadIdx, __syncthreads, BS_DECLARE_SMEM and BS_KERNEL_HEAD, and BS_FUNC, BS_OPAQUE defined
 // by the includer) the text also defines bs_host_entry(void** args).
