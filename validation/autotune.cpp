@@ -299,20 +299,28 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
 }
 
 // Cooperative potrf/potrs/posv candidates (interleaved layouts): warps per 32 matrices x tile size
-// (0: the kernel's default; posv: potrf's, for both phases), at the chunk size of `best`.
+// (0: the kernel's default; posv: potrf's, for both phases), at the chunk size of `best`. posv also
+// at a looser register cap: its fused kernel holds the values of both phases and spills at the 128
+// registers the cooperative kernels are compiled for (H200, d n = 128, 4 warps: 336 B of local
+// memory); 168 removes most of that and still keeps 3 blocks of 4 warps per SM.
 constexpr int kCoopWarps[] = {2, 4, 8};
 constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
-std::vector<CholeskyConfig> coop_candidates(const CholeskyConfig& best) {
+constexpr int kCoopPosvRegisterCaps[] = {0, 168};
+std::vector<CholeskyConfig> coop_candidates(Routine routine, const CholeskyConfig& best) {
     std::vector<CholeskyConfig> out;
-    for (int w : kCoopWarps)
-        for (int nb : kCoopTileSizes) {
-            CholeskyConfig c;
-            c.warps_per_matrix = w, c.nb = nb;
-            c.threads_per_block = 32 * w;
-            c.chunk_size = best.chunk_size;
-            c.nrhs_block = 1;
-            out.push_back(c);
-        }
+    for (int cap : kCoopPosvRegisterCaps) {
+        if (cap != 0 && routine != Routine::posv) continue;
+        for (int w : kCoopWarps)
+            for (int nb : kCoopTileSizes) {
+                CholeskyConfig c;
+                c.warps_per_matrix = w, c.nb = nb;
+                c.threads_per_block = 32 * w;
+                c.chunk_size = best.chunk_size;
+                c.nrhs_block = 1;
+                c.max_registers = cap;
+                out.push_back(c);
+            }
+    }
     return out;
 }
 
@@ -1011,7 +1019,7 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             out.push_back(c);
         }
     } else if (stage == "coop") {
-        out = coop_candidates(best);
+        out = coop_candidates(k.routine, best);
     } else if (stage == "grid") {
         out = grid_candidates(best, opt.batch, sm_count);
     } else if (stage == "nrhs_block") {
@@ -1242,7 +1250,7 @@ void Tuner::start_case(CaseState& c) {
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through" ? through_candidates(c.key)
-                                                  : c.plan[0] == "coop"  ? coop_candidates(*c.resumed_best)
+                                                  : c.plan[0] == "coop"  ? coop_candidates(c.key.routine, *c.resumed_best)
                                                                          : grid_candidates(*c.resumed_best, opt_.batch,
                                                                                            gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
@@ -1673,7 +1681,9 @@ int dry_run(const Options& opt) {
                     std::string stages;
                     for (const std::string& s : stage_plan(r, f, opt.nrhs)) {
                         stages += (stages.empty() ? "" : ",") + s;
-                        if (s == "coop") later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes));
+                        if (s == "coop")
+                            later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes)) *
+                                     (r == Routine::posv ? int(std::size(kCoopPosvRegisterCaps)) : 1);
                         if (s == "grid")
                             for (int g : kGridBlocksPerSm) later += static_cast<long long>(g) * kDryRunSmCount < ceil_div(opt.batch, 32);
                         if (s == "threads")
