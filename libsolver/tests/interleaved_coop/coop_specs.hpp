@@ -17,56 +17,38 @@ using cuda_backend::tuned::Routine;
 // The sizes the issue names.
 inline std::vector<int> sampled_sizes() { return {1, 5, 17, 32, 33, 64, 100, 128}; }
 
+// A cooperative spec of `routine`, resolved as the library resolves it (nb 0: the cooperative default
+// for n and W; potrf and posv: potrf's, posv uses it for both phases; potrf ignores nrhs_block).
+inline InterleavedKernelSpec make_coop_spec(Routine routine, Precision p, Uplo uplo, int n, int nb, int warps,
+                                            int nrhs_block, bool wide_index, bool fast_math) {
+    CholeskyConfig c;
+    c.warps_per_matrix = warps;
+    c.nb = nb;
+    c.nrhs_block = nrhs_block;
+    c.fast_math = fast_math;
+    InterleavedKernelSpec s;
+    s.routine = routine;
+    s.precision = p;
+    s.uplo = uplo;
+    s.n = n;
+    s.config = cuda_backend::tuned::resolve_interleaved_config(routine, p, n, c);
+    s.wide_index = wide_index;
+    return s;
+}
+
 inline InterleavedKernelSpec make_spec(Precision p, Uplo uplo, int n, int nb, int warps, int nrhs_block,
                                        bool wide_index = false) {
-    CholeskyConfig c;
-    c.warps_per_matrix = warps;
-    c.nb = nb;  // 0: the cooperative default for n
-    c.nrhs_block = nrhs_block;
-    InterleavedKernelSpec s;
-    s.routine = Routine::potrs;
-    s.precision = p;
-    s.uplo = uplo;
-    s.n = n;
-    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrs, p, n, c);
-    s.wide_index = wide_index;
-    return s;
+    return make_coop_spec(Routine::potrs, p, uplo, n, nb, warps, nrhs_block, wide_index, false);
 }
 
-// A cooperative potrf spec, resolved as the library resolves it (nb 0: the default for n and W).
 inline InterleavedKernelSpec make_potrf_spec(Precision p, Uplo uplo, int n, int nb, int warps, bool wide_index = false,
                                              bool fast_math = false) {
-    CholeskyConfig c;
-    c.warps_per_matrix = warps;
-    c.nb = nb;
-    c.fast_math = fast_math;
-    InterleavedKernelSpec s;
-    s.routine = Routine::potrf;
-    s.precision = p;
-    s.uplo = uplo;
-    s.n = n;
-    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::potrf, p, n, c);
-    s.wide_index = wide_index;
-    return s;
+    return make_coop_spec(Routine::potrf, p, uplo, n, nb, warps, 1, wide_index, fast_math);
 }
 
-// A cooperative posv spec, resolved as the library resolves it (nb 0: the potrf default for n and W,
-// used by both phases).
 inline InterleavedKernelSpec make_posv_spec(Precision p, Uplo uplo, int n, int nb, int warps, int nrhs_block,
                                             bool wide_index = false, bool fast_math = false) {
-    CholeskyConfig c;
-    c.warps_per_matrix = warps;
-    c.nb = nb;
-    c.nrhs_block = nrhs_block;
-    c.fast_math = fast_math;
-    InterleavedKernelSpec s;
-    s.routine = Routine::posv;
-    s.precision = p;
-    s.uplo = uplo;
-    s.n = n;
-    s.config = cuda_backend::tuned::resolve_interleaved_config(Routine::posv, p, n, c);
-    s.wide_index = wide_index;
-    return s;
+    return make_coop_spec(Routine::posv, p, uplo, n, nb, warps, nrhs_block, wide_index, fast_math);
 }
 
 inline bool usable(const InterleavedKernelSpec& s) { return cuda_backend::tuned::interleaved_spec_problem(s).empty(); }

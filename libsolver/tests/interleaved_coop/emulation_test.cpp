@@ -237,6 +237,17 @@ void run_posv_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKern
         << "the solutions of sound systems depend on their failed neighbours";
 }
 
+// Calls f(T{}) with the element type T of precision p.
+template <class F>
+void with_element_type(Precision p, F&& f) {
+    switch (p) {
+        case Precision::s: f(float{}); break;
+        case Precision::d: f(double{}); break;
+        case Precision::c: f(std::complex<float>{}); break;
+        case Precision::z: f(std::complex<double>{}); break;
+    }
+}
+
 class CoopEmulated : public ::testing::TestWithParam<CoopEmulatedKernel> {};
 
 TEST_P(CoopEmulated, MatchesLapacke) {
@@ -247,32 +258,15 @@ TEST_P(CoopEmulated, MatchesLapacke) {
     // the host-compiled text must be what the library generates today (else: rebuild)
     ASSERT_EQ(tuned::interleaved_kernel_name(spec), std::string(kernel.kernel_name));
     Context cpu(Backend::cpu);
-    for (const Scenario& sc : scenarios()) {
-        if (spec.routine == Routine::posv) {
-            switch (spec.precision) {
-                case Precision::s: run_posv_scenario<float>(spec, kernel, sc, cpu); break;
-                case Precision::d: run_posv_scenario<double>(spec, kernel, sc, cpu); break;
-                case Precision::c: run_posv_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
-                case Precision::z: run_posv_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
+    for (const Scenario& sc : scenarios())
+        with_element_type(spec.precision, [&](auto element) {
+            using T = decltype(element);
+            switch (spec.routine) {
+                case Routine::potrs: run_scenario<T>(spec, kernel, sc, cpu); break;
+                case Routine::potrf: run_potrf_scenario<T>(spec, kernel, sc, cpu); break;
+                case Routine::posv: run_posv_scenario<T>(spec, kernel, sc, cpu); break;
             }
-            continue;
-        }
-        if (spec.routine == Routine::potrf) {
-            switch (spec.precision) {
-                case Precision::s: run_potrf_scenario<float>(spec, kernel, sc, cpu); break;
-                case Precision::d: run_potrf_scenario<double>(spec, kernel, sc, cpu); break;
-                case Precision::c: run_potrf_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
-                case Precision::z: run_potrf_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
-            }
-            continue;
-        }
-        switch (spec.precision) {
-            case Precision::s: run_scenario<float>(spec, kernel, sc, cpu); break;
-            case Precision::d: run_scenario<double>(spec, kernel, sc, cpu); break;
-            case Precision::c: run_scenario<std::complex<float>>(spec, kernel, sc, cpu); break;
-            case Precision::z: run_scenario<std::complex<double>>(spec, kernel, sc, cpu); break;
-        }
-    }
+        });
 }
 
 INSTANTIATE_TEST_SUITE_P(Coop, CoopEmulated, ::testing::ValuesIn(coop_emulated_kernels()),

@@ -7,6 +7,7 @@
 // Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <complex>
 #include <iomanip>
 #include <iostream>
@@ -182,7 +183,12 @@ CholeskyConfig coop_config(int warps, int nb, int nrhs_block) {
 
 const int batches[] = {1, 31, 33, 1000};
 
-TEST_F(CoopGpu, RealPrecisionsMatchTheCpuBackend) {
+// The real-precision sample, the same for the three routines: n = 1..128, both triangles, W = 2, 4,
+// 8 in turn, batches 1, 31, 33, 1000, interleaved and chunked (7, 32, 33); the second double case
+// with nb = 5 (a narrower last tile for most n) and nrhs_block 2 (potrf ignores it).
+// run(T{}, uplo, n, count, nrhs, layout, config), with nrhs[i] right-hand sides in case i.
+template <class Run>
+void real_sample(const std::array<int, 3>& nrhs, const Run& run) {
     const int warps[] = {2, 4, 8};
     int turn = 0;
     for (int n : {1, 2, 5, 8, 13, 17, 31, 32, 33, 48, 64, 100, 127, 128}) {
@@ -190,79 +196,69 @@ TEST_F(CoopGpu, RealPrecisionsMatchTheCpuBackend) {
             const int w = warps[turn++ % 3];
             const int count = batches[turn % 4];
             const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(turn % 4 == 0 ? 32 : 7);
-            check<float>(uplo, n, count, 1, layout, coop_config(w, 0, 1));
-            check<double>(uplo, n, count, 3, layout, coop_config(w, n >= 6 ? 5 : n, 2));
-            check<double>(uplo, n, batches[(turn + 1) % 4], 2, chunked_layout(33), coop_config(warps[turn % 3], 0, 1));
+            run(float{}, uplo, n, count, nrhs[0], layout, coop_config(w, 0, 1));
+            run(double{}, uplo, n, count, nrhs[1], layout, coop_config(w, n >= 6 ? 5 : n, 2));
+            run(double{}, uplo, n, batches[(turn + 1) % 4], nrhs[2], chunked_layout(33), coop_config(warps[turn % 3], 0, 1));
         }
     }
+}
+
+// The complex sample: fewer n; c at 4 warps, z alternating 8 and `z_warps` warps with nrhs_block 2.
+template <class Run>
+void complex_sample(int z_warps, const std::array<int, 2>& nrhs, const Run& run) {
+    int turn = 0;
+    for (int n : {1, 5, 17, 33, 64, 100}) {
+        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+            ++turn;
+            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(7);
+            run(std::complex<float>{}, uplo, n, batches[turn % 4], nrhs[0], layout, coop_config(4, 0, 1));
+            run(std::complex<double>{}, uplo, n, batches[(turn + 2) % 4], nrhs[1], layout,
+                coop_config(turn % 2 ? 8 : z_warps, 0, 2));
+        }
+    }
+}
+
+TEST_F(CoopGpu, RealPrecisionsMatchTheCpuBackend) {
+    real_sample({1, 3, 2}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+                                  const CholeskyConfig& config) {
+        this->template check<decltype(element)>(uplo, n, count, nrhs, layout, config);
+    });
 }
 
 TEST_F(CoopGpu, ComplexPrecisionsMatchTheCpuBackend) {
-    int turn = 0;
-    for (int n : {1, 5, 17, 33, 64, 100}) {
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            ++turn;
-            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(7);
-            check<std::complex<float>>(uplo, n, batches[turn % 4], 2, layout, coop_config(4, 0, 1));
-            check<std::complex<double>>(uplo, n, batches[(turn + 2) % 4], 3, layout, coop_config(turn % 2 ? 8 : 4, 0, 2));
-        }
-    }
+    complex_sample(4, {2, 3}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+                                     const CholeskyConfig& config) {
+        this->template check<decltype(element)>(uplo, n, count, nrhs, layout, config);
+    });
 }
 
 TEST_F(CoopGpu, PotrfRealPrecisionsMatchTheCpuBackend) {
-    const int warps[] = {2, 4, 8};
-    int turn = 0;
-    for (int n : {1, 2, 5, 8, 13, 17, 31, 32, 33, 48, 64, 100, 127, 128}) {
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            const int w = warps[turn++ % 3];
-            const int count = batches[turn % 4];
-            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(turn % 4 == 0 ? 32 : 7);
-            check_potrf<float>(uplo, n, count, layout, coop_config(w, 0, 1));
-            check_potrf<double>(uplo, n, count, layout, coop_config(w, n >= 6 ? 5 : n, 1));
-            check_potrf<double>(uplo, n, batches[(turn + 1) % 4], chunked_layout(33), coop_config(warps[turn % 3], 0, 1));
-        }
-    }
+    real_sample({0, 0, 0}, [this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
+                                  const CholeskyConfig& config) {
+        this->template check_potrf<decltype(element)>(uplo, n, count, layout, config);
+    });
 }
 
 TEST_F(CoopGpu, PotrfComplexPrecisionsMatchTheCpuBackend) {
-    int turn = 0;
-    for (int n : {1, 5, 17, 33, 64, 100}) {
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            ++turn;
-            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(7);
-            check_potrf<std::complex<float>>(uplo, n, batches[turn % 4], layout, coop_config(4, 0, 1));
-            check_potrf<std::complex<double>>(uplo, n, batches[(turn + 2) % 4], layout, coop_config(turn % 2 ? 8 : 2, 0, 1));
-        }
-    }
+    complex_sample(2, {0, 0}, [this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
+                                     const CholeskyConfig& config) {
+        this->template check_potrf<decltype(element)>(uplo, n, count, layout, config);
+    });
 }
 
 TEST_F(CoopGpu, PosvRealPrecisionsMatchTheCpuBackend) {
-    const int warps[] = {2, 4, 8};
-    int turn = 0;
-    for (int n : {1, 2, 5, 8, 13, 17, 31, 32, 33, 48, 64, 100, 127, 128}) {
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            const int w = warps[turn++ % 3];
-            const int count = batches[turn % 4];
-            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(turn % 4 == 0 ? 32 : 7);
-            check_posv<float>(uplo, n, count, 1, layout, coop_config(w, 0, 1));
-            // nrhs 5 = 2 groups of 2 and a partial one; nb 5 leaves a narrower last tile for most n
-            check_posv<double>(uplo, n, count, 5, layout, coop_config(w, n >= 6 ? 5 : n, 2));
-            check_posv<double>(uplo, n, batches[(turn + 1) % 4], 2, chunked_layout(33), coop_config(warps[turn % 3], 0, 1));
-        }
-    }
+    // nrhs 5 in the nrhs_block 2 case: 2 groups of 2 and a partial one
+    real_sample({1, 5, 2}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+                                  const CholeskyConfig& config) {
+        this->template check_posv<decltype(element)>(uplo, n, count, nrhs, layout, config);
+    });
 }
 
 TEST_F(CoopGpu, PosvComplexPrecisionsMatchTheCpuBackend) {
-    int turn = 0;
-    for (int n : {1, 5, 17, 33, 64, 100}) {
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            ++turn;
-            const LayoutSpec layout = turn % 2 ? interleaved_layout() : chunked_layout(7);
-            check_posv<std::complex<float>>(uplo, n, batches[turn % 4], 2, layout, coop_config(4, 0, 1));
-            check_posv<std::complex<double>>(uplo, n, batches[(turn + 2) % 4], 3, layout,
-                                             coop_config(turn % 2 ? 8 : 4, 0, 2));
-        }
-    }
+    complex_sample(4, {2, 3}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+                                     const CholeskyConfig& config) {
+        this->template check_posv<decltype(element)>(uplo, n, count, nrhs, layout, config);
+    });
 }
 
 // posv: a batch large enough for many blocks per SM, the grid cap (blocks loop over groups of 32
