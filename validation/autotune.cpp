@@ -623,6 +623,8 @@ struct Options {
     bool dry_run = false;
     bool revisit = false;  // cases of --resume: time their winner against the stages added since (revisit_stages)
     std::vector<std::string> revisit_stages = kRevisitStages;  // --revisit-stages
+    std::string candidates_from;  // --candidates-from: a tuning table whose winners are a case's only candidates
+    int neighbours = 1;           // --neighbours: also the winners of this many tuned sizes below and above n
 };
 
 // One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
@@ -938,6 +940,66 @@ json entry_json(const Entry& e) {
     return j;
 }
 
+// ---- --candidates-from: the winners of another table as the only candidates ---------------------
+
+// The winners (best, then runner-up) of every entry of a tuning table, by case. A table tuned at one
+// batch size seeds a table for another (the search space is pruned to what won), and a table's
+// neighbouring sizes seed the sizes it lacks.
+std::map<CaseKey, std::vector<CholeskyConfig>> load_table_winners(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error("--candidates-from: cannot read " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j.at("entries").is_array())
+        throw Error("--candidates-from " + path + ": not a tuning table (a JSON object with an \"entries\" array)");
+    std::map<CaseKey, std::vector<CholeskyConfig>> out;
+    int index = 0;
+    for (const json& e : j.at("entries")) {
+        try {
+            CaseKey k;
+            k.routine = parse_routine(e.at("routine").get<std::string>());
+            k.precision = parse_precision(e.at("precision").get<std::string>());
+            k.family = parse_family(e.at("layout").get<std::string>());
+            k.n = e.at("n").get<int>();
+            std::vector<CholeskyConfig>& list = out[k];
+            list.push_back(config_from_json(e.at("best").at("config")));
+            if (e.contains("runner_up") && !e.at("runner_up").is_null())
+                list.push_back(config_from_json(e.at("runner_up").at("config")));
+        } catch (const std::exception& x) {
+            throw Error("--candidates-from " + path + ": entry " + std::to_string(index) + ": " + x.what());
+        }
+        ++index;
+    }
+    return out;
+}
+
+// Candidates of a case under --candidates-from: the table's winners at n, then those of the
+// `neighbours` nearest tuned sizes below and above n (same routine, precision and family), nearest
+// first, without duplicates. A neighbour's configuration that does not fit n (an nb above n, say)
+// is refused by the compile step and dropped with a note, like any unsupported candidate.
+std::vector<CholeskyConfig> known_candidates(const CaseKey& k, const std::map<CaseKey, std::vector<CholeskyConfig>>& known,
+                                             int neighbours) {
+    std::vector<CholeskyConfig> out;
+    std::set<std::string> seen;
+    auto add = [&](const CaseKey& at) {
+        const auto it = known.find(at);
+        if (it == known.end()) return false;
+        for (const CholeskyConfig& c : it->second)
+            if (seen.insert(to_string(c)).second) out.push_back(c);
+        return true;
+    };
+    add(k);
+    int below = 0, above = 0;
+    for (int d = 1; d < 1024 && (below < neighbours || above < neighbours); ++d) {
+        CaseKey lo = k, hi = k;
+        lo.n = k.n - d, hi.n = k.n + d;
+        if (below < neighbours && lo.n >= 1 && add(lo)) ++below;
+        if (above < neighbours && add(hi)) ++above;
+    }
+    return out;
+}
+
 struct CaseState {
     CaseKey key;
     int group = 0;
@@ -1079,6 +1141,7 @@ private:
     std::map<CaseKey, long> case_index_;
     std::map<CaseKey, Entry> entries_;  // finished: resumed or tuned now
     std::map<CaseKey, std::vector<CholeskyConfig>> resumed_seeds_;
+    std::map<CaseKey, std::vector<CholeskyConfig>> known_;  // --candidates-from
     std::ofstream log_, resume_;
     double timing_s_ = 0, waiting_s_ = 0;
     long timed_ = 0;
@@ -1152,7 +1215,13 @@ void Tuner::plan_cases() {
                     }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
-                    c.plan = c.resumed_best ? revisit_stages(r, f, opt_.revisit_stages) : stage_plan(r, f, opt_.nrhs);
+                    if (c.resumed_best) c.plan = revisit_stages(r, f, opt_.revisit_stages);
+                    else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
+                        // --candidates-from: the table's winners only (column-major: and the interleaved
+                        // winners of this run through a converted workspace, as in the full search)
+                        c.plan = f == Family::column_major ? std::vector<std::string>{"known", "through"}
+                                                           : std::vector<std::string>{"known"};
+                    else c.plan = stage_plan(r, f, opt_.nrhs);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
                     cases_.push_back(std::move(c));
@@ -1255,6 +1324,13 @@ void Tuner::start_case(CaseState& c) {
                                                                                            gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
         submit_stage(c, configs);
+        return;
+    }
+    if (c.plan[0] == "known") {
+        c.started = true;
+        c.t0 = std::chrono::steady_clock::now();
+        c.stage = 0;
+        submit_stage(c, known_candidates(c.key, known_, opt_.neighbours));
         return;
     }
     std::vector<CholeskyConfig> seeds;
@@ -1511,6 +1587,11 @@ void Tuner::write_output() {
 
 int Tuner::run() {
     load_resume();
+    if (!opt_.candidates_from.empty()) {
+        known_ = load_table_winners(opt_.candidates_from);
+        std::printf("candidates: the winners of %zu entries of %s (and of %d neighbouring sizes each side)\n",
+                    known_.size(), opt_.candidates_from.c_str(), opt_.neighbours);
+    }
     plan_cases();
     if (!opt_.log.empty()) {
         log_.open(opt_.log, opt_.resume.empty() ? std::ios::trunc : std::ios::app);
@@ -1646,12 +1727,19 @@ int dry_run(const Options& opt) {
     }
     long total1 = 0, total_later = 0, compiles = 0;
     std::set<std::string> kernels;
+    std::map<CaseKey, std::vector<CholeskyConfig>> known;
+    if (!opt.candidates_from.empty()) known = load_table_winners(opt.candidates_from);
     std::printf("%-34s %8s %8s %8s  %s\n", "case", "stage1", "later<=", "compile", "stages");
     for (int n : opt.ns)
         for (Precision p : opt.precisions)
             for (Routine r : opt.routines)
                 for (Family f : opt.families) {
                     const CaseKey k{r, p, f, n};
+                    if (const auto list = known_candidates(k, known, opt.neighbours); !list.empty()) {
+                        std::printf("%-34s %8zu %8d %8zu  %s\n", k.text().c_str(), list.size(), 0, list.size(), "known");
+                        total1 += long(list.size()), compiles += long(list.size());
+                        continue;
+                    }
                     const std::optional<CaseKey> src = seed_source(k);
                     const bool seeded = src && std::find(opt.routines.begin(), opt.routines.end(), src->routine) !=
                                                    opt.routines.end() &&
@@ -1746,7 +1834,13 @@ int main(int argc, char** argv) {
          "interleaved winners through a converted workspace; interleaved and chunked potrf, potrs and posv: the "
          "cooperative kernel, then the grid cap of a cooperative winner) and keep the faster")
         ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid"),
-         "the stages --revisit runs: through, coop, grid (list)");
+         "the stages --revisit runs: through, coop, grid (list)")
+        ("candidates-from", po::value(&opt.candidates_from),
+         "a tuning table: each case not in --resume times only that table's winners (best and runner-up) at its "
+         "n and at the --neighbours nearest tuned sizes below and above (e.g. a table tuned at another --batch, or "
+         "sizes the table lacks); a case with none of these gets the full search")
+        ("neighbours", po::value(&opt.neighbours)->default_value(1),
+         "with --candidates-from: tuned sizes each side of n whose winners are candidates too (>= 0)");
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;
@@ -1772,6 +1866,7 @@ int main(int argc, char** argv) {
         if (opt.nrhs < 1) throw UsageError("nrhs", std::to_string(opt.nrhs), "must be >= 1");
         if (opt.repeat < 1) throw UsageError("repeat", std::to_string(opt.repeat), "must be >= 1");
         if (opt.jobs < 1) throw UsageError("jobs", std::to_string(opt.jobs), "must be >= 1");
+        if (opt.neighbours < 0) throw UsageError("neighbours", std::to_string(opt.neighbours), "must be >= 0");
         if (opt.device < 0) throw UsageError("device", std::to_string(opt.device), "must be >= 0");
         if (!(opt.budget_s >= 0)) throw UsageError("budget-s", std::to_string(opt.budget_s), "must be >= 0");
         if (!(opt.cond >= 1) || !std::isfinite(opt.cond))
