@@ -1,6 +1,7 @@
 // Reads the embedded (or BATCHSOLVE_TUNING_FILE) tuning tables once and answers lookups.
 #include "tuning_table.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -20,6 +21,7 @@ using Key = std::tuple<std::string, char, std::string, int>;  // routine, precis
 
 struct Table {
     std::string description;
+    int batch = 0;  // matrices per batch it was tuned at (0: not recorded)
     std::map<Key, CholeskyConfig> entries;
 };
 
@@ -60,8 +62,10 @@ Table parse_table(const std::string& text, const std::string& origin) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) throw Error("tuning table " + origin + ": not a JSON object");
     std::ostringstream d;
+    if (j.contains("batch") && j["batch"].is_number_integer()) t.batch = j["batch"].get<int>();
     d << origin << ": " << j.value("device", std::string("?")) << ", CUDA " << j.value("cuda_version", std::string("?"))
-      << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?"));
+      << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?")) << ", batch "
+      << (t.batch > 0 ? std::to_string(t.batch) : std::string("?"));
     t.description = d.str();
     for (const auto& e : j.value("entries", nlohmann::json::array())) {
         const std::string precision = e.at("precision").get<std::string>();
@@ -72,24 +76,28 @@ Table parse_table(const std::string& text, const std::string& origin) {
     return t;
 }
 
-// arch -> table, loaded on first use. An override file replaces every embedded table.
-const std::map<int, Table>& tables() {
-    static std::map<int, Table> all;
+// arch -> its tables (one per tuning batch size), loaded on first use. Override files replace every
+// embedded table.
+const std::map<int, std::vector<Table>>& tables() {
+    static std::map<int, std::vector<Table>> all;
     static std::once_flag once;
     std::call_once(once, [] {
-        if (const char* path = std::getenv("BATCHSOLVE_TUNING_FILE"); path != nullptr && *path != '\0') {
-            std::ifstream in(path);
-            if (!in) throw Error(std::string("BATCHSOLVE_TUNING_FILE: cannot read ") + path);
-            std::stringstream s;
-            s << in.rdbuf();
-            Table t = parse_table(s.str(), path);
-            const nlohmann::json j = nlohmann::json::parse(s.str());
-            all[j.value("arch_number", 0)] = std::move(t);
+        if (const char* list = std::getenv("BATCHSOLVE_TUNING_FILE"); list != nullptr && *list != '\0') {
+            std::stringstream paths(list);
+            for (std::string path; std::getline(paths, path, ':');) {
+                if (path.empty()) continue;
+                std::ifstream in(path);
+                if (!in) throw Error("BATCHSOLVE_TUNING_FILE: cannot read " + path);
+                std::stringstream s;
+                s << in.rdbuf();
+                Table t = parse_table(s.str(), path);
+                const nlohmann::json j = nlohmann::json::parse(s.str());
+                all[j.value("arch_number", 0)].push_back(std::move(t));
+            }
             return;
         }
-        for (const auto& [arch, text] : embedded_tuning_tables()) {
-            all[arch] = parse_table(text, "libsolver/tuning/sm" + std::to_string(arch) + ".json");
-        }
+        for (const auto& [arch, name, text] : embedded_tuning_tables())
+            all[arch].push_back(parse_table(text, std::string("libsolver/tuning/") + name));
     });
     return all;
 }
@@ -106,20 +114,44 @@ std::string layout_family(LayoutKind layout) {
     return "?";
 }
 
+int nearest_batch(const std::vector<int>& batches, int count) {
+    int best = -1;
+    double best_distance = 0;
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+        // Unrecorded batch sizes rank last; ties go to the earlier table.
+        const double d = batches[i] > 0 ? std::fabs(std::log(double(std::max(count, 1))) - std::log(double(batches[i])))
+                                        : 1e300;
+        if (best < 0 || d < best_distance) best = int(i), best_distance = d;
+    }
+    return best;
+}
+
 std::optional<CholeskyConfig> lookup(const std::string& routine, Precision precision, LayoutKind layout, int n,
-                                     int arch) {
+                                     int arch, int count) {
     const auto& all = tables();
-    const auto table = all.find(arch);
-    if (table == all.end()) return std::nullopt;
-    const auto e = table->second.entries.find(Key{routine, precision_letter(precision), layout_family(layout), n});
-    if (e == table->second.entries.end()) return std::nullopt;
-    return e->second;
+    const auto found = all.find(arch);
+    if (found == all.end()) return std::nullopt;
+    const Key key{routine, precision_letter(precision), layout_family(layout), n};
+    // Among the tables that have the case, the one tuned nearest to this batch size.
+    std::vector<const CholeskyConfig*> configs;
+    std::vector<int> batches;
+    for (const Table& t : found->second)
+        if (const auto e = t.entries.find(key); e != t.entries.end()) {
+            configs.push_back(&e->second);
+            batches.push_back(t.batch);
+        }
+    const int i = nearest_batch(batches, count);
+    if (i < 0) return std::nullopt;
+    return *configs[std::size_t(i)];
 }
 
 std::string table_description(int arch) {
     const auto& all = tables();
-    const auto t = all.find(arch);
-    return t == all.end() ? std::string() : t->second.description;
+    const auto found = all.find(arch);
+    if (found == all.end()) return std::string();
+    std::string text;
+    for (const Table& t : found->second) text += (text.empty() ? "" : "; ") + t.description;
+    return text;
 }
 
 }  // namespace batchsolve::tuning

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
@@ -15,11 +16,19 @@ namespace batchsolve::tuning {
 std::string layout_family(LayoutKind layout);
 
 // The tuned configuration for `routine` ("potrf", "potrs", "posv") on a GPU of compute capability
-// `arch` (e.g. 90 for sm_90), or nothing when the table has no entry.
+// `arch` (e.g. 90 for sm_90) and a batch of `count` matrices, or nothing when no table has an entry.
+// An architecture may have tables tuned at several batch sizes (libsolver/tuning/sm90.json,
+// sm90-batch100000.json, ...): the entry comes from the table tuned nearest to `count` (in ratio)
+// among those that have the case, since the fastest kernel changes with the batch size.
 std::optional<CholeskyConfig> lookup(const std::string& routine, Precision precision, LayoutKind layout, int n,
-                                     int arch);
+                                     int arch, int count);
 
-// Provenance line of the table in use for `arch` ("" when there is none), e.g. for tester headers.
+// Index of the batch size nearest to `count` in ratio (|log count - log batch| smallest; a batch of 0,
+// not recorded, ranks last; ties go to the first), or -1 for an empty list. Exposed for tests.
+int nearest_batch(const std::vector<int>& batches, int count);
+
+// Provenance of the tables in use for `arch` ("" when there is none; several joined by "; "), e.g.
+// for tester headers.
 std::string table_description(int arch);
 
 }  // namespace batchsolve::tuning

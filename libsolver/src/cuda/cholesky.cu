@@ -29,7 +29,7 @@ CholeskyConfig resolve_config(const char* routine, const BatchView<T>& a, const 
     if (config != nullptr) return *config;
     const detail::CudaResources& r = detail::resources_of(ctx, routine);
     const int arch = r.cc_major_ * 10 + r.cc_minor_;
-    if (auto tuned = tuning::lookup(routine, precision_v<T>, a.layout, a.rows, arch)) {
+    if (auto tuned = tuning::lookup(routine, precision_v<T>, a.layout, a.rows, arch, a.count)) {
         CholeskyConfig c = *tuned;
         // A chunked entry was tuned for the chunk size it names; the user's view decides the layout.
         if (a.layout == LayoutKind::chunked_interleaved) c.chunk_size = a.chunk_size;

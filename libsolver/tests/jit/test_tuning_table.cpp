@@ -50,17 +50,20 @@ TEST(TuningTable, EveryEntryIsAConfigurationTheLibraryRuns) {
     ASSERT_FALSE(tuning::table_description(kArch).empty()) << "no embedded table for sm_" << kArch;
     int entries = 0;
     const LayoutKind families[] = {LayoutKind::interleaved, LayoutKind::chunked_interleaved, LayoutKind::column_major};
+    // One batch size per shipped table (sm90.json at 16384, sm90-batch100000.json): each lookup
+    // answers from the table nearest to its count, so together they read every entry.
+    for (const int count : {16384, 100000})
     for (const std::string routine : {"potrf", "potrs", "posv"})
         for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
             for (LayoutKind layout : families)
                 for (int n = 1; n <= kMaxN; ++n) {
-                    const auto c = tuning::lookup(routine, p, layout, n, kArch);
+                    const auto c = tuning::lookup(routine, p, layout, n, kArch, count);
                     if (!c) continue;
                     ++entries;
                     const std::string family = tuning::layout_family(layout);
                     EXPECT_EQ(problem_of(routine, p, family, n, *c), "")
-                        << routine << " " << precision_letter(p) << " " << family << " n=" << n << ": "
-                        << to_string(*c);
+                        << routine << " " << precision_letter(p) << " " << family << " n=" << n << " count "
+                        << count << ": " << to_string(*c);
                     if (c->through_interleaved) {
                         EXPECT_EQ(family, "column_major") << routine << " n=" << n;
                     }
@@ -69,10 +72,27 @@ TEST(TuningTable, EveryEntryIsAConfigurationTheLibraryRuns) {
     // table was not embedded or not read.
     EXPECT_GT(entries, 1000) << tuning::table_description(kArch);
     // pointer arrays share the column-major entries
-    EXPECT_EQ(tuning::lookup("potrf", Precision::s, LayoutKind::pointer_array, 32, kArch).has_value(),
-              tuning::lookup("potrf", Precision::s, LayoutKind::column_major, 32, kArch).has_value());
-    EXPECT_FALSE(tuning::lookup("potrf", Precision::s, LayoutKind::interleaved, 32, kArch + 1).has_value())
+    EXPECT_EQ(tuning::lookup("potrf", Precision::s, LayoutKind::pointer_array, 32, kArch, 1000).has_value(),
+              tuning::lookup("potrf", Precision::s, LayoutKind::column_major, 32, kArch, 1000).has_value());
+    EXPECT_FALSE(tuning::lookup("potrf", Precision::s, LayoutKind::interleaved, 32, kArch + 1, 1000).has_value())
         << "an architecture without a table has no entries";
+}
+
+// Which table answers a lookup: the one tuned nearest in ratio to the call's batch size.
+TEST(TuningTable, NearestBatchIsNearestInRatio) {
+    const std::vector<int> shipped = {16384, 100000};
+    EXPECT_EQ(tuning::nearest_batch(shipped, 1), 0);
+    EXPECT_EQ(tuning::nearest_batch(shipped, 16384), 0);
+    EXPECT_EQ(tuning::nearest_batch(shipped, 40000), 0);   // below the geometric mean 40477
+    EXPECT_EQ(tuning::nearest_batch(shipped, 41000), 1);   // above it
+    EXPECT_EQ(tuning::nearest_batch(shipped, 100000), 1);
+    EXPECT_EQ(tuning::nearest_batch(shipped, 5000000), 1);
+    EXPECT_EQ(tuning::nearest_batch({100000, 16384}, 20000), 1) << "the order of the tables does not matter";
+    EXPECT_EQ(tuning::nearest_batch({}, 100), -1);
+    EXPECT_EQ(tuning::nearest_batch({0, 16384}, 5), 1) << "a table without a recorded batch ranks last";
+    EXPECT_EQ(tuning::nearest_batch({0}, 5), 0) << "... but still answers when it is the only one";
+    EXPECT_EQ(tuning::nearest_batch({16384, 16384}, 7), 0) << "ties go to the first";
+    EXPECT_EQ(tuning::nearest_batch(shipped, 0), 0) << "count 0 counts as 1";
 }
 
 CholeskyConfig random_config(std::mt19937_64& rng) {
