@@ -344,14 +344,26 @@ std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best, int batc
     return out;
 }
 
+// Column-major potrf, "staged" stage: the matrix staged in shared memory (CholeskyConfig::staged).
+// Panel widths, warps per matrix and matrices per block; a block stays within kStagedMaxWarps warps
+// and the shared memory one block may have (the shape check refuses the rest anyway; this only
+// saves their compilations). Wider panels than 16 only for small n, where one panel is the matrix.
+constexpr int kStagedPanels[] = {8, 16, 32};
+constexpr int kStagedWideMaxN = 48;
+constexpr int kStagedWarps[] = {1, 2, 4};
+constexpr int kStagedMatrices[] = {1, 2, 4, 8};
+constexpr int kStagedMaxWarps = 8;
+constexpr double kStagedMaxSharedBytes = 232448;  // 227 KB, sm_90's opt-in limit per block
+
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
-const std::vector<std::string> kRevisitStages = {"through", "coop", "grid"};
+const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged"};
 
 // The stages --revisit runs on a finished case: those of kRevisitStages that apply to it and are
 // named in `wanted` (--revisit-stages).
-std::vector<std::string> revisit_stages(Routine, Family f, const std::vector<std::string>& wanted) {
+std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = {"through"};
+    if (f == Family::column_major) apply = r == Routine::potrf ? std::vector<std::string>{"through", "staged"}
+                                                               : std::vector<std::string>{"through"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     std::vector<std::string> out;
     for (const std::string& s : apply)
@@ -365,6 +377,7 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     // "through": the interleaved family's winners run through a converted workspace (last, since
     // it needs the interleaved case of the same size finished).
     if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through"};
+    else if (f == Family::column_major && r == Routine::potrf) plan = {"shape", "unroll", "threads", "through", "staged"};
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
@@ -388,6 +401,27 @@ struct CaseKey {
                std::make_tuple(int(o.routine), int(o.precision), int(o.family), o.n);
     }
 };
+
+std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
+    std::vector<CholeskyConfig> out;
+    if (k.family != Family::column_major || k.routine != Routine::potrf) return out;
+    const double element = (k.precision == Precision::s ? 4 : 8) * (k.precision == Precision::c || k.precision == Precision::z ? 2 : 1);
+    for (int nb : kStagedPanels) {
+        if (nb > 16 && k.n > kStagedWideMaxN) continue;
+        if (nb > k.n && nb != kStagedPanels[0]) continue;  // a panel wider than n: the same kernel as nb = n
+        for (int w : kStagedWarps) {
+            if (w > 1 && 32 * (w - 1) >= k.n) continue;  // warps with no row of the panel to solve
+            for (int m : kStagedMatrices) {
+                if (w * m > kStagedMaxWarps) continue;
+                if (m * (k.n * (k.n + 1) / 2.0 + 1) * element > kStagedMaxSharedBytes) continue;
+                CholeskyConfig c;
+                c.staged = true, c.nb = nb, c.warps_per_matrix = w, c.matrices_per_block = m;
+                out.push_back(c);
+            }
+        }
+    }
+    return out;
+}
 
 // Whose stage-1 ranking seeds a case: posv from potrf (same family; chunked from interleaved
 // first), chunked from interleaved (same routine). None for the rest.
@@ -1084,6 +1118,8 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
         out = coop_candidates(k.routine, best);
     } else if (stage == "grid") {
         out = grid_candidates(best, opt.batch, sm_count);
+    } else if (stage == "staged") {
+        out = staged_candidates(k);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
@@ -1318,10 +1354,11 @@ void Tuner::start_case(CaseState& c) {
         c.t0 = std::chrono::steady_clock::now();
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
-        const std::vector<CholeskyConfig> added = c.plan[0] == "through" ? through_candidates(c.key)
-                                                  : c.plan[0] == "coop"  ? coop_candidates(c.key.routine, *c.resumed_best)
-                                                                         : grid_candidates(*c.resumed_best, opt_.batch,
-                                                                                           gpu_.sm_count);
+        const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
+                                                  : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, *c.resumed_best)
+                                                  : c.plan[0] == "staged" ? staged_candidates(c.key)
+                                                                          : grid_candidates(*c.resumed_best, opt_.batch,
+                                                                                            gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
         submit_stage(c, configs);
         return;
@@ -1779,6 +1816,7 @@ int dry_run(const Options& opt) {
                         if (s == "chunk") later += kTopForNextStage * (int(std::size(kChunkSizes)) - 1);
                         if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
                         if (s == "nrhs_block") later += 3;
+                        if (s == "staged") later += int(staged_candidates(k).size());
                     }
                     std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), stage1, later, own, stages.c_str());
                     total1 += stage1, total_later += later, compiles += own;
@@ -1831,10 +1869,11 @@ int main(int argc, char** argv) {
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
-         "interleaved winners through a converted workspace; interleaved and chunked potrf, potrs and posv: the "
-         "cooperative kernel, then the grid cap of a cooperative winner) and keep the faster")
-        ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid"),
-         "the stages --revisit runs: through, coop, grid (list)")
+         "interleaved winners through a converted workspace, and for potrf the staged kernel; interleaved and "
+         "chunked potrf, potrs and posv: the cooperative kernel, then the grid cap of a cooperative winner) and "
+         "keep the faster")
+        ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid,staged"),
+         "the stages --revisit runs: through, coop, grid, staged (list)")
         ("candidates-from", po::value(&opt.candidates_from),
          "a tuning table: each case not in --resume times only that table's winners (best and runner-up) at its "
          "n and at the --neighbours nearest tuned sizes below and above (e.g. a table tuned at another --batch, or "
@@ -1858,7 +1897,7 @@ int main(int argc, char** argv) {
         opt.ns = parse_int_list("n", n_text, 1);
         opt.revisit_stages = parse_list<std::string>("revisit-stages", revisit_text, [](const std::string& t) {
             if (std::find(kRevisitStages.begin(), kRevisitStages.end(), t) == kRevisitStages.end())
-                throw UsageError("revisit-stages", t, "must be one of through, coop, grid");
+                throw UsageError("revisit-stages", t, "must be one of through, coop, grid, staged");
             return t;
         });
         std::sort(opt.ns.begin(), opt.ns.end());  // small n first: their kernels compile fastest

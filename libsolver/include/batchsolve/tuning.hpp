@@ -69,6 +69,12 @@ struct CholeskyConfig {
     // nrhs_block) and convert back; the conversions are part of the call's time. The tuner picks it
     // where the interleaved kernel's speed pays for the two extra passes over the triangle.
     bool through_interleaved = false;
+    // Column-major potrf only: stage each matrix's triangle in shared memory (asynchronous copies) and
+    // factorise it there, blocked right-looking: panels of nb columns (nb <= 32; one warp factors the
+    // diagonal block with shuffles, the group's threads solve the panel and update the trailing
+    // matrix in register tiles). warps_per_matrix warps per matrix, matrices_per_block matrices per
+    // block (0: defaults for n). Wins at large n, where one matrix's registers no longer hold it.
+    bool staged = false;
 };
 
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
@@ -78,7 +84,7 @@ inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
            a.matrices_per_block == b.matrices_per_block &&
            a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
            a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row &&
-           a.through_interleaved == b.through_interleaved;
+           a.through_interleaved == b.through_interleaved && a.staged == b.staged;
 }
 inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { return !(a == b); }
 
@@ -89,10 +95,12 @@ inline std::string to_string(const CholeskyConfig& c) {
     std::snprintf(buf, sizeof buf,
                   "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
                   "\"warps_per_matrix\":%d,\"grid_blocks_per_sm\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
-                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s}",
+                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s,"
+                  "\"staged\":%s}",
                   c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
                   c.warps_per_matrix, c.grid_blocks_per_sm, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
-                  c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false");
+                  c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false",
+                  c.staged ? "true" : "false");
     return buf;
 }
 

@@ -54,6 +54,7 @@ CholeskyConfig config_from_json(const nlohmann::json& j) {
     get_int("rows_per_thread", c.rows_per_thread);
     get_int("threads_per_row", c.threads_per_row);
     get_bool("through_interleaved", c.through_interleaved);
+    get_bool("staged", c.staged);
     return c;
 }
 

@@ -62,6 +62,7 @@ std::vector<ColumnMajorSpec> nvrtc_sample() {
         add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::lower, n, 1, shapes[0], 1, 128));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::upper, n, 8, shapes[0], 4, 256));
     }
+    for (const ColumnMajorSpec& s : staged_specs()) add(s);  // the staged potrf, every precision
     for (int n : {5, 32}) {
         for (Precision p : {Precision::c, Precision::z}) {
             add(make_spec(ColumnMajorRoutine::potrf, p, Uplo::upper, n, 0, shapes[0]));
@@ -164,6 +165,20 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
                        "config.nrhs_block:"));
     EXPECT_TRUE(starts(problem(ColumnMajorRoutine::potrf, 8, [](CholeskyConfig& c) { c.max_registers = 8; }),
                        "config.max_registers:"));
+    // the staged potrf
+    auto staged = [&](ColumnMajorRoutine r, int n, int nb, int warps, int matrices) {
+        CholeskyConfig c;
+        c.staged = true, c.nb = nb, c.warps_per_matrix = warps, c.matrices_per_block = matrices;
+        return cuda_backend::tuned::column_major_spec_problem(
+            cuda_backend::tuned::column_major_spec(r, Precision::d, Uplo::lower, n, 1, c));
+    };
+    EXPECT_EQ(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 1), "");
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::posv, 64, 16, 2, 1), "config.staged:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 33, 2, 1), "config.nb:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 0, 2, 1), "config.nb:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 0, 1), "config.warps_per_matrix:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 8, 5), "config.matrices_per_block:"));  // 1280 threads
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 4), "config.matrices_per_block:"));  // 264 KB
     // and the throwing form names the routine and the field
     try {
         CholeskyConfig c = default_column_major_config(ColumnMajorRoutine::potrf, Precision::d, 8, 1);

@@ -345,6 +345,32 @@ TEST_F(ColumnMajorGpu, ShapesAndComplexAtSampledSizes) {
     }
 }
 
+// The staged potrf (matrix in shared memory) at every n, s and d, both triangles alternating, with
+// panel widths that do and do not divide n and two matrices per block where they fit (33 matrices:
+// the last block has an empty slot); bad members at random positions.
+TEST_F(ColumnMajorGpu, StagedPotrfEveryN) {
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (Precision p : {Precision::s, Precision::d}) {
+            const int nb = n % 3 == 0 ? 8 : 16;
+            const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
+            const int matrices = n <= 64 ? 2 : 1;
+            specs.push_back(staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices));
+        }
+    precompile(specs, ctx().device());
+    const std::uint64_t seed = fresh_seed();
+    int salt = 0;
+    for (const ColumnMajorSpec& s : specs) {
+        SCOPED_TRACE(tuned::column_major_kernel_name(s));
+        const bool pointers = ++salt % 2 == 0;
+        if (s.precision == Precision::s)
+            potrf_scenario<float>(s.uplo, s.n, 33, pointers, seed_for(seed, salt), gpu_potrf<float>(ctx(), s.uplo, s.config));
+        else
+            potrf_scenario<double>(s.uplo, s.n, 33, pointers, seed_for(seed, salt), gpu_potrf<double>(ctx(), s.uplo, s.config));
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {
     const std::uint64_t seed = fresh_seed();
@@ -356,6 +382,8 @@ TEST_F(ColumnMajorGpu, LargeBatches) {
                          gpu_posv<float>(ctx(), Uplo::upper, tuned::default_column_major_config(ColumnMajorRoutine::posv, Precision::s, 16, 1)));
     potrs_scenario<double>(Uplo::lower, 5, 100000, 3, true, false, seed + 3,
                            gpu_potrs<double>(ctx(), Uplo::lower, tuned::default_column_major_config(ColumnMajorRoutine::potrs, Precision::d, 5, 3)));
+    potrf_scenario<double>(Uplo::lower, 100, 16384, false, seed + 4,
+                           gpu_potrf<double>(ctx(), Uplo::lower, staged_spec(Precision::d, Uplo::lower, 100, 16, 4, 1).config));
 }
 
 // Column-major batches through the interleaved kernels (CholeskyConfig::through_interleaved), at

@@ -51,6 +51,28 @@ inline ColumnMajorSpec make_spec(ColumnMajorRoutine routine, Precision p, Uplo u
 // A shape is skipped where it cannot run n (too many registers, rows_per_thread > n, ...).
 inline bool usable(const ColumnMajorSpec& s) { return cuda_backend::tuned::column_major_spec_problem(s).empty(); }
 
+// The staged potrf (column_major_staged.hpp): panel widths that divide n and that do not, one and
+// several warps and matrices per block (a block with padding slots at the batch's end), a panel
+// wider than n, every precision and both triangles.
+inline ColumnMajorSpec staged_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices) {
+    CholeskyConfig c;
+    c.staged = true;
+    c.nb = nb;
+    c.warps_per_matrix = warps;
+    c.matrices_per_block = matrices;
+    return cuda_backend::tuned::column_major_spec(ColumnMajorRoutine::potrf, p, uplo, n, 0, c);
+}
+inline std::vector<ColumnMajorSpec> staged_specs() {
+    return {
+        staged_spec(Precision::d, Uplo::lower, 1, 16, 1, 3),   staged_spec(Precision::s, Uplo::upper, 5, 16, 1, 2),
+        staged_spec(Precision::d, Uplo::upper, 13, 4, 2, 1),   staged_spec(Precision::s, Uplo::lower, 32, 32, 1, 4),
+        staged_spec(Precision::d, Uplo::lower, 33, 8, 2, 2),   staged_spec(Precision::s, Uplo::upper, 64, 16, 2, 2),
+        staged_spec(Precision::d, Uplo::lower, 100, 16, 4, 1), staged_spec(Precision::s, Uplo::lower, 128, 8, 4, 1),
+        staged_spec(Precision::d, Uplo::upper, 128, 16, 4, 1), staged_spec(Precision::z, Uplo::upper, 20, 8, 1, 2),
+        staged_spec(Precision::c, Uplo::lower, 37, 16, 2, 1),  staged_spec(Precision::z, Uplo::lower, 9, 3, 1, 3),
+    };
+}
+
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
@@ -80,6 +102,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
     add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, 13, 0, {"r2_t2_c1", 2, 2, 3, 1, false}));
     add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::upper, 31, 5, {"r2_t2", 2, 2, 2, 2, false}, 3));
     add(make_spec(ColumnMajorRoutine::posv, Precision::c, Uplo::lower, 20, 4, {"r3_t3", 3, 3, 0, 1, true}, 4));
+    for (const ColumnMajorSpec& s : staged_specs()) add(s);
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));

@@ -112,6 +112,7 @@ CholeskyConfig random_config(std::mt19937_64& rng) {
     c.rows_per_thread = pick(0, 8);
     c.threads_per_row = pick(0, 16);
     c.through_interleaved = pick(0, 1);
+    c.staged = pick(0, 1);
     return c;
 }
 

@@ -107,6 +107,7 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
         spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
         spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
     }
+    if (config.staged) spec.config.full_unroll = false;  // not read by the staged kernel
     spec.config.looking = Looking::right;  // the only order these kernels have
     spec.config.chunk_size = 0;
     return spec;

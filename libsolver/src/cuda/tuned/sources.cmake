@@ -7,5 +7,6 @@ set(BATCHSOLVE_TUNED_SOURCES
 # Column-major (strided / pointer array) kernels: generator + host launch code.
 list(APPEND BATCHSOLVE_TUNED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/column_major_codegen.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/column_major_staged.cpp  # potrf with the matrix staged in shared memory
   ${CMAKE_CURRENT_LIST_DIR}/column_major_cholesky.cpp
 )

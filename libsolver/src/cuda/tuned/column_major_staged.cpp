@@ -1,0 +1,249 @@
+// Source of the staged column-major factorisation (see column_major_staged.hpp for the algorithm).
+#include "column_major_staged.hpp"
+
+#include <sstream>
+
+namespace batchsolve::cuda_backend::tuned {
+
+namespace {
+
+bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
+int element_bytes(Precision p) {
+    return (p == Precision::s || p == Precision::c ? 4 : 8) * (is_complex(p) ? 2 : 1);
+}
+int real_bytes(Precision p) { return p == Precision::s || p == Precision::c ? 4 : 8; }
+std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
+
+// Replaces every @NAME@ of `text` by its value.
+std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [key, value] : values) {
+        const std::string token = "@" + key + "@";
+        for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size()))
+            text.replace(at, token.size(), value);
+    }
+    return text;
+}
+
+// The kernel, written once for every precision with the prelude's T, R and bs_* helpers. Loops with
+// literal bounds over register arrays are unrolled (the arrays stay in registers); the panel loop
+// and the loops over rows and tiles are not.
+constexpr const char* kKernel = R"(
+#ifndef BS_HOST_EMULATION
+// Asynchronous global -> shared copy of one element (cp.async; no register round trip, so a thread
+// has all its copies in flight at once), and the wait for all of a thread's copies.
+BS_DEVICE void bs_copy_async(T* dst, const T* src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], @ESIZE@;" ::"r"(d), "l"(src) : "memory");
+}
+BS_DEVICE void bs_copy_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+#else
+inline void bs_copy_async(T* dst, const T* src) { *dst = *src; }
+inline void bs_copy_wait() {}
+#endif
+// Start of column j in the packed triangle (rows j..N-1 of column j are consecutive).
+BS_DEVICE int bs_colstart(int j) { return j * (2 * @N@ + 1 - j) / 2; }
+// Row and column of packed index e.
+BS_DEVICE void bs_unpack(int e, int& i, int& j) {
+  const float m = (float)(2 * @N@ + 1);
+  int c = (int)((m - sqrtf(m * m - 8.0f * (float)e)) * 0.5f);
+  c = c < 0 ? 0 : (c > @N@ - 1 ? @N@ - 1 : c);
+  while (c + 1 < @N@ && bs_colstart(c + 1) <= e) ++c;
+  while (bs_colstart(c) > e) --c;
+  j = c;
+  i = e - bs_colstart(c) + c;
+}
+// Tile (bi, bj), bj <= bi, of triangular index q (row by row).
+BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
+  int b = (int)((sqrtf(8.0f * (float)q + 1.0f) - 1.0f) * 0.5f);
+  while ((b + 1) * (b + 2) / 2 <= q) ++b;
+  while (b * (b + 1) / 2 > q) --b;
+  bi = b;
+  bj = q - b * (b + 1) / 2;
+}
+
+BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
+  const int N = @N@, NB = @NB@, TPM = @TPM@, G = @G@, NP = @N@ * (@N@ + 1) / 2, SP = @PITCH@;
+  BS_DECLARE_SMEM(bs_smem);
+  T* const slots = (T*)bs_smem;
+  R* const inv_all = (R*)(bs_smem + @OFF_INV@);
+  int* const failed_all = (int*)(bs_smem + @OFF_FLAGS@);
+  const int tid = (int)threadIdx.x;
+  const int g = tid / TPM, t = tid - g * TPM;
+  const long long first = (long long)blockIdx.x * G;
+  const bool live_group = first + g < (long long)count;
+  T* const s = slots + g * SP;
+  R* const inv = inv_all + g * NB;
+  if (t == 0) failed_all[g] = 0;
+
+  // ---- copy in: consecutive threads take consecutive packed elements (down a column) ----
+  for (int q = tid; q < G * NP; q += G * TPM) {
+    const int gg = q / NP, e = q - gg * NP;
+    const long long mm = first + gg;
+    if (mm < (long long)count) {
+      int i, j;
+      bs_unpack(e, i, j);
+      const T* A = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      bs_copy_async(slots + gg * SP + e, @UPPER@ ? A + (long long)i * lda + j : A + (long long)j * lda + i);
+    }
+  }
+  bs_copy_wait();
+  __syncthreads();
+@CONJ_IN@
+  for (int k0 = 0; k0 < N; k0 += NB) {
+    const int kb = N - k0 < NB ? N - k0 : NB;
+    // ---- 1. diagonal block: warp 0 of the group, lane i holds row k0 + i ----
+    if (live_group && failed_all[g] == 0 && t < 32) {
+      const int lane = t;
+      T r[NB];
+#pragma unroll
+      for (int c = 0; c < NB; ++c) r[c] = (lane < kb && c <= lane) ? s[bs_colstart(k0 + c) + lane - c] : bs_zero();
+      int fail = -1;
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        if (c < kb && fail < 0) {
+          const R piv = bs_real(bs_shfl(r[c], c, 32));
+          if (!(piv > (R)0)) {
+            fail = c;  // the same in every lane: piv is lane c's
+          } else {
+            const R d = @SQRT@(piv);
+            const R rd = (R)1 / d;
+            r[c] = lane == c ? bs_from_real(d) : bs_scale(r[c], rd);
+            if (lane == 0) inv[c] = rd;
+#pragma unroll
+            for (int c2 = c + 1; c2 < NB; ++c2) {
+              const T l = bs_shfl(r[c], c2, 32);
+              if (lane >= c2) r[c2] = bs_sub_mul_conj(r[c2], r[c], l);
+            }
+          }
+        }
+      }
+      if (lane < kb) {
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+          if (c <= lane) s[bs_colstart(k0 + c) + lane - c] = r[c];
+      }
+      if (fail >= 0 && lane == 0) failed_all[g] = k0 + fail + 1;
+    }
+    __syncthreads();
+    // ---- 2. panel below: L21 = A21 L11^-H, one row per thread (a failed panel: its good columns) ----
+    const int f = failed_all[g];
+    const int solved = f == 0 ? kb : (f - 1 >= k0 ? f - 1 - k0 : 0);
+    if (live_group && solved > 0) {
+      for (int row = k0 + kb + t; row < N; row += TPM) {
+        T x[NB];
+#pragma unroll
+        for (int c = 0; c < NB; ++c) x[c] = c < solved ? s[bs_colstart(k0 + c) + row - k0 - c] : bs_zero();
+#pragma unroll
+        for (int c = 0; c < NB; ++c) {
+          if (c < solved) {
+            T acc = x[c];
+#pragma unroll
+            for (int p = 0; p < c; ++p) acc = bs_sub_mul_conj(acc, x[p], s[bs_colstart(k0 + p) + c - p]);
+            x[c] = bs_scale(acc, inv[c]);
+          }
+        }
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+          if (c < solved) s[bs_colstart(k0 + c) + row - k0 - c] = x[c];
+      }
+    }
+    __syncthreads();
+    // ---- 3. trailing update: A22 -= L21 L21^H, a tile of RT x RT entries at a time ----
+    if (live_group && f == 0) {
+      const int r0 = k0 + kb;
+      const int tiles = (N - r0 + @RT@ - 1) / @RT@;
+      for (int q = t; q < tiles * (tiles + 1) / 2; q += TPM) {
+        int bi, bj;
+        bs_unpack_tile(q, bi, bj);
+        const int i0 = r0 + bi * @RT@, j0 = r0 + bj * @RT@;
+        T acc[@RT@][@RT@];
+#pragma unroll
+        for (int x = 0; x < @RT@; ++x)
+#pragma unroll
+          for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_zero();
+#pragma unroll
+        for (int p = 0; p < NB; ++p) {
+          if (p < kb) {
+            const T* col = s + bs_colstart(k0 + p) - (k0 + p);  // col[i] = L(i, k0 + p)
+            T li[@RT@], lj[@RT@];
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x) li[x] = i0 + x < N ? col[i0 + x] : bs_zero();
+#pragma unroll
+            for (int y = 0; y < @RT@; ++y) lj[y] = j0 + y < N ? col[j0 + y] : bs_zero();
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x)
+#pragma unroll
+              for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_add_conj_mul(acc[x][y], lj[y], li[x]);
+          }
+        }
+#pragma unroll
+        for (int y = 0; y < @RT@; ++y) {
+          const int j = j0 + y;
+          if (j < N) {
+            T* col = s + bs_colstart(j) - j;
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x)
+              if (i0 + x < N && i0 + x >= j) col[i0 + x] = bs_sub(col[i0 + x], acc[x][y]);
+          }
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  // ---- copy out (the triangle only; the other one is never touched) ----
+  for (int q = tid; q < G * NP; q += G * TPM) {
+    const int gg = q / NP, e = q - gg * NP;
+    const long long mm = first + gg;
+    if (mm < (long long)count) {
+      int i, j;
+      bs_unpack(e, i, j);
+      T* A = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      if (@UPPER@) A[(long long)i * lda + j] = bs_conj(slots[gg * SP + e]);
+      else A[(long long)j * lda + i] = slots[gg * SP + e];
+    }
+  }
+  if (t == 0 && live_group) info[first + g] = failed_all[g];
+  (void)zero;
+}
+)";
+
+}  // namespace
+
+std::size_t column_major_staged_shared_bytes(Precision p, int n, int nb, int matrices) {
+    std::size_t bytes = align16(std::size_t(matrices) * column_major_staged_pitch(n) * element_bytes(p));
+    bytes += align16(std::size_t(matrices) * nb * real_bytes(p));
+    bytes += align16(std::size_t(matrices) * sizeof(int));
+    return bytes;
+}
+
+std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape,
+                                       const std::string& name, int min_blocks) {
+    const int n = spec.n, nb = spec.config.nb, g = shape.matrices_per_block;
+    const Precision p = spec.precision;
+    const bool upper = spec.uplo == Uplo::upper;
+    const std::size_t off_inv = align16(std::size_t(g) * column_major_staged_pitch(n) * element_bytes(p));
+    const std::size_t off_flags = off_inv + align16(std::size_t(g) * nb * real_bytes(p));
+    // The upper triangle holds L^H: conjugate on the way in (real types: nothing to do).
+    const std::string conj_in =
+        upper && is_complex(p) ? "  for (int q = tid; q < G * NP; q += G * TPM) slots[q] = bs_conj(slots[q]);\n"
+                                 "  __syncthreads();\n"
+                               : "";
+    return fill(kKernel, {{"NAME", name},
+                          {"THREADS", std::to_string(shape.block_threads)},
+                          {"MIN_BLOCKS", std::to_string(min_blocks)},
+                          {"N", std::to_string(n)},
+                          {"NB", std::to_string(nb)},
+                          {"TPM", std::to_string(shape.threads_per_matrix)},
+                          {"G", std::to_string(g)},
+                          {"PITCH", std::to_string(column_major_staged_pitch(n))},
+                          {"OFF_INV", std::to_string(off_inv)},
+                          {"OFF_FLAGS", std::to_string(off_flags)},
+                          {"RT", std::to_string(column_major_staged_tile)},
+                          {"ESIZE", std::to_string(element_bytes(p))},
+                          {"UPPER", upper ? "true" : "false"},
+                          {"SQRT", p == Precision::s || p == Precision::c ? "sqrtf" : "sqrt"},
+                          {"CONJ_IN", conj_in}});
+}
+
+}  // namespace batchsolve::cuda_backend::tuned

@@ -1,0 +1,40 @@
+// The staged column-major factorisation (CholeskyConfig::staged): each matrix's triangle is copied
+// into shared memory (packed by columns, asynchronous copies), factorised there by a group of
+// warps_per_matrix warps and copied back. Blocked right-looking over panels of nb columns:
+//   1. one warp factors the nb x nb diagonal block in registers (lane i holds row i; the column's
+//      pivot and entries reach the other lanes by shuffles), and stores 1/l_kk of each column;
+//   2. every thread of the group solves rows of the panel below (L21 = A21 L11^-H, one row each);
+//   3. the group updates the trailing triangle, each thread a column_major_staged_tile square tile
+//      at a time (A22 -= L21 L21^H: 2 * tile shared loads feed tile^2 multiply-adds).
+// Three barriers per panel. A non-positive or NaN pivot stops that matrix (info = its column; the
+// panel's columns before it are solved, so every column before info holds L) and only that one.
+// The kernel shares the generated prelude and the launch interface of column_major_codegen.hpp.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "column_major_codegen.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+// Side of the square register tile of a thread in the trailing update: 4 makes every shared-memory
+// load feed 4 multiply-adds at 16 accumulators (measured on the H200: tiles of 2 were no faster,
+// results/issue3-h200/staged-prototype).
+inline constexpr int column_major_staged_tile = 4;
+// Widest panel: the diagonal block is factored by one warp, one row per lane.
+inline constexpr int column_major_staged_max_nb = 32;
+
+// Elements of one matrix's slot in shared memory: the packed triangle plus one, so that consecutive
+// slots start in different banks.
+inline long long column_major_staged_pitch(int n) { return (long long)n * (n + 1) / 2 + 1; }
+
+// Shared memory of a block of `matrices` slots: the triangles, the reciprocal pivots of a panel and
+// one failure flag per slot.
+std::size_t column_major_staged_shared_bytes(Precision p, int n, int nb, int matrices);
+
+// The kernel text after the prelude (the caller adds the prelude and the host entry).
+std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape,
+                                       const std::string& name, int min_blocks);
+
+}  // namespace batchsolve::cuda_backend::tuned
