@@ -17,6 +17,8 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -141,7 +143,8 @@ constexpr double kDeviceMemoryShare = 0.8;
 // (precision, n) groups whose inputs are resident at once: the next group's cases can run while the
 // current one waits for compilation.
 constexpr int kGroupsAhead = 2;
-// Compile threads run at this nice value, so that the timing thread keeps a core for its launches.
+// Compile threads run at this nice value where SCHED_IDLE is refused, so that the timing thread keeps
+// a core for its launches.
 constexpr int kCompileNice = 10;
 // Regions inside an input set start at multiples of this (cudaMalloc's own alignment).
 constexpr std::size_t kRegionAlign = 256;
@@ -199,6 +202,11 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
         return "through interleaved: " + short_text(k, Family::interleaved, r);
     }
     std::string t;
+    if (f == Family::column_major && c.staged) {
+        t = "staged, panel " + std::to_string(c.nb) + ", " + std::to_string(c.warps_per_matrix) + " warps x " +
+            std::to_string(c.matrices_per_block) + " matrices per block";
+        return t;
+    }
     if (f == Family::column_major) {
         if (r != Routine::potrs)
             t = "rows " + std::to_string(c.rows_per_thread) + " x threads " + std::to_string(c.threads_per_row) +
@@ -578,8 +586,12 @@ private:
     };
 
     void worker(int device) {
-        // Below the timing thread: NVRTC on every core must not delay its kernel launches.
-        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kCompileNice);
+        // Below the timing thread: NVRTC on every core must not delay its kernel launches (a launch
+        // that waits for a core shows up in the event timing). SCHED_IDLE yields to it at once; where
+        // that is refused, a high nice value at least lowers the compile threads' share.
+        sched_param idle{};
+        if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
+            setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kCompileNice);
         std::unique_ptr<Context> ctx;
         try {
             ctx = std::make_unique<Context>(Backend::cuda, device);

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Rebuilds tuning-table entries from the autotuner's candidate log (autotune --log FILE).
+
+    python3 validation/rebuild_table.py BASE.json LOG.jsonl[.xz] [more logs] --output TABLE.json
+
+The GPU machine returns at most 8 files per call; when the table a run wrote is among those left
+behind, its candidate log still holds every timing. For each case (routine, precision, layout, n)
+that appears in a log, this applies the tuner's own ranking (validation/autotune.cpp, `ranking`):
+the timed candidates, fully timed before pruned ones, fastest median first; the first is the entry's
+best, the second its runner-up. That case's entry in BASE is replaced (or added); every other entry
+of BASE is kept. A later log replaces the cases of an earlier one. The tuner also re-runs the winner
+once and drops it if any info != 0 (its sanity check): check the run's console log for "failed the
+sanity check" before trusting a rebuilt entry (this tool cannot repeat that check).
+
+The table's commit and date become those of the last log's start event.
+"""
+
+import argparse
+import json
+import lzma
+import sys
+
+
+def read_log(path):
+    opener = lzma.open if path.endswith(".xz") else open
+    start, cases = None, {}
+    with opener(path, "rt") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                j = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit("%s line %d: not JSON (%s)" % (path, number, e))
+            if j.get("event") == "start":
+                start = j
+                continue
+            if "config" not in j or "routine" not in j:
+                continue
+            key = (j["routine"], j["precision"], j["layout"], j["n"])
+            cases.setdefault(key, []).append(j)
+    return start, cases
+
+
+def rank(candidates):
+    timed = [c for c in candidates if c.get("ms") is not None and c.get("supported", True) and c["ms"] > 0]
+    return sorted(timed, key=lambda c: (bool(c.get("pruned")), c["ms"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("base")
+    ap.add_argument("logs", nargs="+")
+    ap.add_argument("--output", required=True)
+    args = ap.parse_args()
+    table = json.load(open(args.base))
+    entries = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in table["entries"]}
+    replaced = 0
+    for path in args.logs:
+        start, cases = read_log(path)
+        if start is not None and start.get("batch") != table.get("batch"):
+            sys.exit("%s: batch %s, but %s is a table of batch %s" % (path, start.get("batch"), args.base, table.get("batch")))
+        for key, candidates in cases.items():
+            r = rank(candidates)
+            if not r:
+                print("%s: no timed candidate for %s; entry kept" % (path, " ".join(map(str, key))))
+                continue
+            winner = lambda c: {"config": c["config"], "gflops": c["gflops"], "ms": c["ms"]}
+            entries[key] = {"routine": key[0], "precision": key[1], "layout": key[2], "n": key[3],
+                            "best": winner(r[0]), "runner_up": winner(r[1]) if len(r) > 1 else None,
+                            "candidates": len(r)}
+            replaced += 1
+        if start is not None:
+            table["commit"], table["date"] = start.get("commit", table.get("commit")), start.get("date", table.get("date"))
+    # BASE's order, new cases at the end
+    base_keys = [(e["routine"], e["precision"], e["layout"], e["n"]) for e in table["entries"]]
+    table["entries"] = [entries[k] for k in base_keys] + [entries[k] for k in entries if k not in set(base_keys)]
+    with open(args.output, "w") as f:
+        json.dump(table, f, indent=1)
+        f.write("\n")
+    print("%s: %d entries, %d rebuilt from %s" % (args.output, len(entries), replaced, ", ".join(args.logs)))
+
+
+if __name__ == "__main__":
+    main()
