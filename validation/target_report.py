@@ -55,7 +55,9 @@ def row_key(r):
 
 
 def load(paths):
-    """GPU rows of all files; a row of a later file replaces the same case of an earlier one (a re-run)."""
+    """GPU rows of all files; a row of a later file replaces the same case of an earlier one (a re-run).
+    A reference the re-run did not time (e.g. LAPACK, left out to save time) is kept from the earlier
+    row: it does not depend on the library's kernels."""
     by_key, headers = {}, []
     for p in paths:
         with open(p) as f:
@@ -63,6 +65,11 @@ def load(paths):
         headers.append(doc["header"])
         for r in doc["rows"]:
             if r.get("time_ms") is not None and r["backend"] == "cuda":
+                earlier = by_key.get(row_key(r))
+                if earlier is not None:
+                    refs = dict(earlier.get("refs") or {})
+                    refs.update({k: v for k, v in (r.get("refs") or {}).items() if v and v.get("ran", True)})
+                    r = dict(r, refs=refs)
                 by_key[row_key(r)] = r
     return headers, list(by_key.values())
 

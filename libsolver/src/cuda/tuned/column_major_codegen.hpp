@@ -5,7 +5,8 @@
 // test compiles the same text as host C++ (define BS_HOST_EMULATION and the emulator's built-ins).
 //
 // Factorisation (potrf, and the first phase of posv): right-looking Cholesky with the matrix held in
-// registers. Thread (tr, tc) of a matrix owns the rows i = tr + TR*a (a < rows_per_thread) and, of
+// registers (potrf with config.staged instead stages the matrix in shared memory and factorises it
+// blocked: column_major_staged.hpp). Thread (tr, tc) of a matrix owns the rows i = tr + TR*a (a < rows_per_thread) and, of
 // each, the columns j = tc + TC*b (TC = threads_per_row). Step k: the owners of column k publish
 // their entries of it in shared memory (double-buffered, so one barrier per step), every thread reads
 // the pivot and the column and applies the rank-1 update to the part of the trailing matrix it owns.
