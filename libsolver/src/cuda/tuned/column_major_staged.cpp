@@ -1,7 +1,9 @@
 // Source of the staged column-major factorisation (see column_major_staged.hpp for the algorithm).
 #include "column_major_staged.hpp"
 
-#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace batchsolve::cuda_backend::tuned {
 
