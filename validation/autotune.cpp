@@ -413,7 +413,7 @@ struct CaseKey {
 std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
     std::vector<CholeskyConfig> out;
     if (k.family != Family::column_major || k.routine != Routine::potrf) return out;
-    const double element = (k.precision == Precision::s ? 4 : 8) * (k.precision == Precision::c || k.precision == Precision::z ? 2 : 1);
+    const double element = double(element_bytes(k.precision));
     for (int nb : kStagedPanels) {
         if (nb > 16 && k.n > kStagedWideMaxN) continue;
         if (nb > k.n && nb != kStagedPanels[0]) continue;  // a panel wider than n: the same kernel as nb = n

@@ -21,7 +21,8 @@ using Key = std::tuple<std::string, char, std::string, int>;  // routine, precis
 
 struct Table {
     std::string description;
-    int batch = 0;  // matrices per batch it was tuned at (0: not recorded)
+    int arch_number = 0;  // the table's own "arch_number" (0: not recorded)
+    int batch = 0;        // matrices per batch it was tuned at (0: not recorded)
     std::map<Key, CholeskyConfig> entries;
 };
 
@@ -64,6 +65,7 @@ Table parse_table(const std::string& text, const std::string& origin) {
     if (j.is_discarded() || !j.is_object()) throw Error("tuning table " + origin + ": not a JSON object");
     std::ostringstream d;
     if (j.contains("batch") && j["batch"].is_number_integer()) t.batch = j["batch"].get<int>();
+    if (j.contains("arch_number") && j["arch_number"].is_number_integer()) t.arch_number = j["arch_number"].get<int>();
     d << origin << ": " << j.value("device", std::string("?")) << ", CUDA " << j.value("cuda_version", std::string("?"))
       << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?")) << ", batch "
       << (t.batch > 0 ? std::to_string(t.batch) : std::string("?"));
@@ -92,8 +94,7 @@ const std::map<int, std::vector<Table>>& tables() {
                 std::stringstream s;
                 s << in.rdbuf();
                 Table t = parse_table(s.str(), path);
-                const nlohmann::json j = nlohmann::json::parse(s.str());
-                all[j.value("arch_number", 0)].push_back(std::move(t));
+                all[t.arch_number].push_back(std::move(t));
             }
             return;
         }

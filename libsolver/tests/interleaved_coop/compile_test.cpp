@@ -58,6 +58,18 @@ std::vector<Compiled> compile_all(const std::vector<InterleavedKernelSpec>& spec
     return out;
 }
 
+// potrf and posv resolve a cooperative configuration alike: 32 W threads, left-looking, potrf's
+// default tile. Returns the resolved configuration for the routine's own checks.
+CholeskyConfig expect_resolved_like_coop_potrf(Routine routine) {
+    CholeskyConfig c;
+    c.warps_per_matrix = 8, c.threads_per_block = 32, c.looking = Looking::top, c.nb = 0, c.nrhs_block = 0;
+    const CholeskyConfig rc = tuned::resolve_interleaved_config(routine, Precision::d, 100, c);
+    EXPECT_EQ(rc.threads_per_block, 256);
+    EXPECT_EQ(rc.looking, Looking::left);
+    EXPECT_EQ(rc.nb, tuned::default_coop_potrf_nb(Precision::d, 100, 8));
+    return rc;
+}
+
 TEST(CoopCompile, EverySampledVariantCompilesForSm90) {
     const auto specs = sample_specs();
     ASSERT_GE(specs.size(), 30u) << "the sample lost its variants (spec checks too strict?)";
@@ -137,13 +149,7 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
     {
         EXPECT_EQ(problem(make_posv_spec(Precision::d, Uplo::lower, 128, 0, 4, 1)), "");
         EXPECT_EQ(problem(make_posv_spec(Precision::z, Uplo::upper, 1, 0, 8, 8)), "");
-        CholeskyConfig c;
-        c.warps_per_matrix = 8, c.threads_per_block = 32, c.looking = Looking::top, c.nb = 0, c.nrhs_block = 0;
-        const CholeskyConfig rc = tuned::resolve_interleaved_config(Routine::posv, Precision::d, 100, c);
-        EXPECT_EQ(rc.threads_per_block, 256);
-        EXPECT_EQ(rc.looking, Looking::left);
-        EXPECT_EQ(rc.nb, tuned::default_coop_potrf_nb(Precision::d, 100, 8));
-        EXPECT_EQ(rc.nrhs_block, 1);
+        EXPECT_EQ(expect_resolved_like_coop_potrf(Routine::posv).nrhs_block, 1);
         for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
             for (int n : {1, 7, 48, 128})
                 for (int w : {2, 4, 8}) {
@@ -189,13 +195,7 @@ TEST(CoopSpec, AcceptsWhatItCanRunAndNamesTheFieldOfWhatItCannot) {
     {
         EXPECT_EQ(problem(make_potrf_spec(Precision::d, Uplo::lower, 128, 0, 4)), "");
         EXPECT_EQ(problem(make_potrf_spec(Precision::z, Uplo::upper, 1, 0, 8)), "");
-        CholeskyConfig c;
-        c.warps_per_matrix = 8, c.threads_per_block = 32, c.looking = Looking::top, c.nb = 0, c.nrhs_block = 0;
-        const CholeskyConfig rc = tuned::resolve_interleaved_config(Routine::potrf, Precision::d, 100, c);
-        EXPECT_EQ(rc.threads_per_block, 256);
-        EXPECT_EQ(rc.looking, Looking::left);
-        EXPECT_EQ(rc.nb, tuned::default_coop_potrf_nb(Precision::d, 100, 8));
-        EXPECT_GE(rc.nb, 1);
+        EXPECT_GE(expect_resolved_like_coop_potrf(Routine::potrf).nb, 1);
         for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
             for (int n : {1, 7, 48, 128})
                 for (int w : {2, 4, 8}) {

@@ -117,7 +117,12 @@ Resolved resolve(const ColumnMajorSpec& spec) {
                         std::to_string(s.threads_per_matrix) + " threads exceed 1024 threads per block");
         s.matrices_per_block = s.slots = mpb;
         s.block_threads = mpb * s.threads_per_matrix;
-        s.shared_bytes = column_major_staged_shared_bytes(spec.precision, n, c.nb, mpb);
+        // the triangles (slot pitch column_major_staged_pitch), a panel's 1/l_kk per slot, a failure
+        // flag per slot
+        s.off_packed = 0;
+        s.off_diag = align16(std::size_t(mpb) * column_major_staged_pitch(n) * esize);
+        s.off_flags = s.off_diag + align16(std::size_t(mpb) * c.nb * real_bytes(spec.precision));
+        s.shared_bytes = s.off_flags + align16(std::size_t(mpb) * sizeof(int));
         if (s.shared_bytes > column_major_max_shared_bytes)
             return fail("config.matrices_per_block: " + std::to_string(mpb) + " staged matrices of n = " +
                         std::to_string(n) + " need " + std::to_string(s.shared_bytes) +

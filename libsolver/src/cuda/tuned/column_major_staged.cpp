@@ -10,11 +10,6 @@ namespace batchsolve::cuda_backend::tuned {
 namespace {
 
 bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
-int element_bytes(Precision p) {
-    return (p == Precision::s || p == Precision::c ? 4 : 8) * (is_complex(p) ? 2 : 1);
-}
-int real_bytes(Precision p) { return p == Precision::s || p == Precision::c ? 4 : 8; }
-std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
 // Replaces every @NAME@ of `text` by its value.
 std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
@@ -54,6 +49,13 @@ BS_DEVICE void bs_unpack(int e, int& i, int& j) {
   j = c;
   i = e - bs_colstart(c) + c;
 }
+// Where packed element e of the lower-triangle view of a matrix lives in the matrix A (lda): the
+// upper triangle stores L^H, so (i, j) is read from (j, i) there (conjugated by the caller).
+BS_DEVICE long long bs_offset(int e, int lda) {
+  int i, j;
+  bs_unpack(e, i, j);
+  return @UPPER@ ? (long long)i * lda + j : (long long)j * lda + i;
+}
 // Tile (bi, bj), bj <= bi, of triangular index q (row by row).
 BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
   int b = (int)((sqrtf(8.0f * (float)q + 1.0f) - 1.0f) * 0.5f);
@@ -66,7 +68,7 @@ BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
 BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
   const int N = @N@, NB = @NB@, TPM = @TPM@, G = @G@, NP = @N@ * (@N@ + 1) / 2, SP = @PITCH@;
   BS_DECLARE_SMEM(bs_smem);
-  T* const slots = (T*)bs_smem;
+  T* const slots = (T*)(bs_smem + @OFF_SLOTS@);
   R* const inv_all = (R*)(bs_smem + @OFF_INV@);
   int* const failed_all = (int*)(bs_smem + @OFF_FLAGS@);
   const int tid = (int)threadIdx.x;
@@ -81,12 +83,8 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
   for (int q = tid; q < G * NP; q += G * TPM) {
     const int gg = q / NP, e = q - gg * NP;
     const long long mm = first + gg;
-    if (mm < (long long)count) {
-      int i, j;
-      bs_unpack(e, i, j);
-      const T* A = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-      bs_copy_async(slots + gg * SP + e, @UPPER@ ? A + (long long)i * lda + j : A + (long long)j * lda + i);
-    }
+    if (mm < (long long)count)
+      bs_copy_async(slots + gg * SP + e, (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) + bs_offset(e, lda));
   }
   bs_copy_wait();
   __syncthreads();
@@ -198,11 +196,8 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
     const int gg = q / NP, e = q - gg * NP;
     const long long mm = first + gg;
     if (mm < (long long)count) {
-      int i, j;
-      bs_unpack(e, i, j);
-      T* A = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-      if (@UPPER@) A[(long long)i * lda + j] = bs_conj(slots[gg * SP + e]);
-      else A[(long long)j * lda + i] = slots[gg * SP + e];
+      const T v = slots[gg * SP + e];
+      (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(e, lda)] = @UPPER@ ? bs_conj(v) : v;
     }
   }
   if (t == 0 && live_group) info[first + g] = failed_all[g];
@@ -212,20 +207,11 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
 
 }  // namespace
 
-std::size_t column_major_staged_shared_bytes(Precision p, int n, int nb, int matrices) {
-    std::size_t bytes = align16(std::size_t(matrices) * column_major_staged_pitch(n) * element_bytes(p));
-    bytes += align16(std::size_t(matrices) * nb * real_bytes(p));
-    bytes += align16(std::size_t(matrices) * sizeof(int));
-    return bytes;
-}
-
 std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape,
                                        const std::string& name, int min_blocks) {
     const int n = spec.n, nb = spec.config.nb, g = shape.matrices_per_block;
     const Precision p = spec.precision;
     const bool upper = spec.uplo == Uplo::upper;
-    const std::size_t off_inv = align16(std::size_t(g) * column_major_staged_pitch(n) * element_bytes(p));
-    const std::size_t off_flags = off_inv + align16(std::size_t(g) * nb * real_bytes(p));
     // The upper triangle holds L^H: conjugate on the way in (real types: nothing to do).
     const std::string conj_in =
         upper && is_complex(p) ? "  for (int q = tid; q < G * NP; q += G * TPM) slots[q] = bs_conj(slots[q]);\n"
@@ -239,10 +225,11 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
                           {"TPM", std::to_string(shape.threads_per_matrix)},
                           {"G", std::to_string(g)},
                           {"PITCH", std::to_string(column_major_staged_pitch(n))},
-                          {"OFF_INV", std::to_string(off_inv)},
-                          {"OFF_FLAGS", std::to_string(off_flags)},
+                          {"OFF_SLOTS", std::to_string(shape.off_packed)},
+                          {"OFF_INV", std::to_string(shape.off_diag)},
+                          {"OFF_FLAGS", std::to_string(shape.off_flags)},
                           {"RT", std::to_string(column_major_staged_tile)},
-                          {"ESIZE", std::to_string(element_bytes(p))},
+                          {"ESIZE", std::to_string(4 * shape.words)},
                           {"UPPER", upper ? "true" : "false"},
                           {"SQRT", p == Precision::s || p == Precision::c ? "sqrtf" : "sqrt"},
                           {"CONJ_IN", conj_in}});

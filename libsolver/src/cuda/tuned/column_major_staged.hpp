@@ -11,7 +11,6 @@
 // The kernel shares the generated prelude and the launch interface of column_major_codegen.hpp.
 #pragma once
 
-#include <cstddef>
 #include <string>
 
 #include "column_major_codegen.hpp"
@@ -29,11 +28,9 @@ inline constexpr int column_major_staged_max_nb = 32;
 // slots start in different banks.
 inline long long column_major_staged_pitch(int n) { return (long long)n * (n + 1) / 2 + 1; }
 
-// Shared memory of a block of `matrices` slots: the triangles, the reciprocal pivots of a panel and
-// one failure flag per slot.
-std::size_t column_major_staged_shared_bytes(Precision p, int n, int nb, int matrices);
-
-// The kernel text after the prelude (the caller adds the prelude and the host entry).
+// The kernel text after the prelude (the caller adds the prelude and the host entry). The shape's
+// shared-memory plan (column_major_shape): slots at off_packed, 1/l_kk of a panel per slot at
+// off_diag, a failure flag per slot at off_flags.
 std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape,
                                        const std::string& name, int min_blocks);
 
