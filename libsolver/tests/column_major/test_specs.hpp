@@ -70,6 +70,7 @@ inline std::vector<ColumnMajorSpec> staged_specs() {
         staged_spec(Precision::d, Uplo::lower, 100, 16, 4, 1), staged_spec(Precision::s, Uplo::lower, 128, 8, 4, 1),
         staged_spec(Precision::d, Uplo::upper, 128, 16, 4, 1), staged_spec(Precision::z, Uplo::upper, 20, 8, 1, 2),
         staged_spec(Precision::c, Uplo::lower, 37, 16, 2, 1),  staged_spec(Precision::z, Uplo::lower, 9, 3, 1, 3),
+        staged_spec(Precision::c, Uplo::upper, 11, 4, 1, 3),  // conjugated in: slots are not contiguous
     };
 }
 

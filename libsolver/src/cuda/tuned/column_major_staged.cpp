@@ -214,7 +214,10 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
     const bool upper = spec.uplo == Uplo::upper;
     // The upper triangle holds L^H: conjugate on the way in (real types: nothing to do).
     const std::string conj_in =
-        upper && is_complex(p) ? "  for (int q = tid; q < G * NP; q += G * TPM) slots[q] = bs_conj(slots[q]);\n"
+        upper && is_complex(p) ? "  for (int q = tid; q < G * NP; q += G * TPM) {  // slot q / NP, element q % NP\n"
+                                 "    T* const x = slots + (q / NP) * SP + q % NP;\n"
+                                 "    *x = bs_conj(*x);\n"
+                                 "  }\n"
                                  "  __syncthreads();\n"
                                : "";
     return fill(kKernel, {{"NAME", name},
