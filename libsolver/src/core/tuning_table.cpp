@@ -116,15 +116,21 @@ std::string layout_family(LayoutKind layout) {
     return "?";
 }
 
+namespace {
+
+// How far a table tuned at `batch` is from a call of `count` matrices: the ratio, in log scale; an
+// unrecorded batch (0) ranks last.
+double batch_distance(int batch, int count) {
+    return batch > 0 ? std::fabs(std::log(double(std::max(count, 1))) - std::log(double(batch))) : 1e300;
+}
+
+}  // namespace
+
 int nearest_batch(const std::vector<int>& batches, int count) {
     int best = -1;
-    double best_distance = 0;
-    for (std::size_t i = 0; i < batches.size(); ++i) {
-        // Unrecorded batch sizes rank last; ties go to the earlier table.
-        const double d = batches[i] > 0 ? std::fabs(std::log(double(std::max(count, 1))) - std::log(double(batches[i])))
-                                        : 1e300;
-        if (best < 0 || d < best_distance) best = int(i), best_distance = d;
-    }
+    for (std::size_t i = 0; i < batches.size(); ++i)  // ties go to the earlier table
+        if (best < 0 || batch_distance(batches[i], count) < batch_distance(batches[std::size_t(best)], count))
+            best = int(i);
     return best;
 }
 
@@ -134,17 +140,17 @@ std::optional<CholeskyConfig> lookup(const std::string& routine, Precision preci
     const auto found = all.find(arch);
     if (found == all.end()) return std::nullopt;
     const Key key{routine, precision_letter(precision), layout_family(layout), n};
-    // Among the tables that have the case, the one tuned nearest to this batch size.
-    std::vector<const CholeskyConfig*> configs;
-    std::vector<int> batches;
+    // Among the tables that have the case, the one tuned nearest to this batch size (as nearest_batch;
+    // every call of the library comes here, so no list is built).
+    const CholeskyConfig* best = nullptr;
+    double best_distance = 0;
     for (const Table& t : found->second)
         if (const auto e = t.entries.find(key); e != t.entries.end()) {
-            configs.push_back(&e->second);
-            batches.push_back(t.batch);
+            const double d = batch_distance(t.batch, count);
+            if (best == nullptr || d < best_distance) best = &e->second, best_distance = d;
         }
-    const int i = nearest_batch(batches, count);
-    if (i < 0) return std::nullopt;
-    return *configs[std::size_t(i)];
+    if (best == nullptr) return std::nullopt;
+    return *best;
 }
 
 std::string table_description(int arch) {
