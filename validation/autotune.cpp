@@ -352,7 +352,8 @@ std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best, int batc
     return out;
 }
 
-// Column-major potrf, "staged" stage: the matrix staged in shared memory (CholeskyConfig::staged).
+// Column-major potrf and posv, "staged" stage: the matrix staged in shared memory (CholeskyConfig::staged;
+// posv also solves there).
 // Panel widths, warps per matrix and matrices per block; a block stays within kStagedMaxWarps warps
 // and the shared memory one block may have (the shape check refuses the rest anyway; this only
 // saves their compilations). Wider panels than 16 only for small n, where one panel is the matrix.
@@ -370,8 +371,8 @@ const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "sta
 // named in `wanted` (--revisit-stages).
 std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = r == Routine::potrf ? std::vector<std::string>{"through", "staged"}
-                                                               : std::vector<std::string>{"through"};
+    if (f == Family::column_major) apply = r == Routine::potrs ? std::vector<std::string>{"through"}
+                                                               : std::vector<std::string>{"through", "staged"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     std::vector<std::string> out;
     for (const std::string& s : apply)
@@ -385,8 +386,7 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     // "through": the interleaved family's winners run through a converted workspace (last, since
     // it needs the interleaved case of the same size finished).
     if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through"};
-    else if (f == Family::column_major && r == Routine::potrf) plan = {"shape", "unroll", "threads", "through", "staged"};
-    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through"};
+    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
@@ -412,7 +412,7 @@ struct CaseKey {
 
 std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
     std::vector<CholeskyConfig> out;
-    if (k.family != Family::column_major || k.routine != Routine::potrf) return out;
+    if (k.family != Family::column_major || k.routine == Routine::potrs) return out;
     const double element = double(element_bytes(k.precision));
     for (int nb : kStagedPanels) {
         if (nb > 16 && k.n > kStagedWideMaxN) continue;
@@ -1881,7 +1881,7 @@ int main(int argc, char** argv) {
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
-         "interleaved winners through a converted workspace, and for potrf the staged kernel; interleaved and "
+         "interleaved winners through a converted workspace, and for potrf and posv the staged kernel; interleaved and "
          "chunked potrf, potrs and posv: the cooperative kernel, then the grid cap of a cooperative winner) and "
          "keep the faster")
         ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid,staged"),

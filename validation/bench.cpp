@@ -360,9 +360,10 @@ private:
 };
 
 // Warm-up, then `repeat` timed calls. Each round restores every set from the pristine copy and
-// flushes the L2, all outside the timed region, then times one call per set in turn, so every timed
-// call works on fresh (unfactored) data that no earlier call left in the cache. Returns the timing
-// and the set of the last timed call, whose outputs are then checked.
+// flushes the L2, all outside the timed region and finished before the first call, then times one
+// call per set in turn, so every timed call works on fresh (unfactored) data that no earlier call
+// left in the cache. Returns the timing and the set of the last timed call, whose outputs are then
+// checked.
 template <class T>
 std::pair<Timing, int> time_calls(InputSets<T>& sets, const Settings& s, Context& ctx,
                                   const std::function<void(int)>& call) {
@@ -379,6 +380,7 @@ std::pair<Timing, int> time_calls(InputSets<T>& sets, const Settings& s, Context
     while (int(t.samples_ms.size()) < s.repeat) {
         sets.restore_all();
         sets.flush_cache();
+        ctx.synchronize();  // every timed call starts on an idle GPU (queued work would hide its launch latency)
         for (int k = 0; k < sets.count() && int(t.samples_ms.size()) < s.repeat; ++k) {
             timer.start();
             call(k);

@@ -1,6 +1,7 @@
 // The few CUDA runtime services the tester needs beyond the library (events, raw copies at offsets,
-// device properties, copy bandwidth), behind a header without CUDA types: gpu_cuda.cpp implements
-// them with the CUDA runtime, gpu_none.cpp stands in (throwing) when the CUDA backend is not built.
+// device properties, copy bandwidth, launch floor), behind a header without CUDA types: gpu_cuda.cpp
+// (with empty_kernel.cu) implements them with the CUDA runtime, gpu_none.cpp stands in (throwing) when
+// the CUDA backend is not built.
 #pragma once
 
 #include <cstddef>
@@ -52,5 +53,11 @@ private:
 // Device-to-device copy bandwidth in bytes per second, counting bytes read plus bytes written: the
 // median over `repeats` copies (after one warm-up) of `bytes` between two fresh allocations.
 double measure_copy_bandwidth(std::size_t bytes, int repeats, void* stream);
+
+// The launch floor in milliseconds: the median over `samples` (after `warmups` untimed ones) of the
+// event-timed duration of ONE launch of an empty kernel (no memory traffic; `blocks` blocks of
+// `threads_per_block` threads) on `stream`, timed as the tester times a call (start event, launch,
+// stop event, wait for it), the GPU idle before each. No call timed this way can take less.
+double measure_launch_floor_ms(int blocks, int threads_per_block, int warmups, int samples, void* stream);
 
 }  // namespace batchsolve::validation

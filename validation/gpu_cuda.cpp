@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "batchsolve/types.hpp"
@@ -15,7 +16,15 @@ void check(cudaError_t status, const char* call) {
 }
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size();
+    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
 }  // namespace
+
+// Defined in empty_kernel.cu: this file is compiled as plain C++, the kernel needs nvcc.
+cudaError_t launch_empty_kernel(int blocks, int threads_per_block, cudaStream_t stream);
 
 GpuProperties gpu_properties(int device) {
     check(cudaSetDevice(device), "cudaSetDevice");
@@ -113,10 +122,30 @@ double measure_copy_bandwidth(std::size_t bytes, int repeats, void* stream) {
         throw;
     }
     cudaFree(src), cudaFree(dst);
-    std::sort(ms.begin(), ms.end());
-    const std::size_t m = ms.size();
-    const double median = m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]);
-    return 2.0 * double(bytes) / (median * 1e-3);
+    return 2.0 * double(bytes) / (median_of(ms) * 1e-3);
+}
+
+// Timed as CallTimer times a library call (events around the launch, then wait for the stop event),
+// with the stream drained first so that no queued work hides the launch latency.
+double measure_launch_floor_ms(int blocks, int threads_per_block, int warmups, int samples, void* stream) {
+    const char* routine = "measure_launch_floor_ms";
+    if (blocks < 1) throw InvalidArgument(routine, "blocks", "must be >= 1, got " + std::to_string(blocks));
+    if (threads_per_block < 1)
+        throw InvalidArgument(routine, "threads_per_block", "must be >= 1, got " + std::to_string(threads_per_block));
+    if (warmups < 0) throw InvalidArgument(routine, "warmups", "must be >= 0, got " + std::to_string(warmups));
+    if (samples < 1) throw InvalidArgument(routine, "samples", "must be >= 1, got " + std::to_string(samples));
+    EventTimer timer(stream);
+    std::vector<double> ms;
+    ms.reserve(std::size_t(samples));
+    for (int r = 0; r < warmups + samples; ++r) {
+        check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");  // the GPU idle
+        timer.start();
+        check(launch_empty_kernel(blocks, threads_per_block, as_stream(stream)), "empty_kernel<<<>>>");
+        timer.stop();
+        const double t = timer.elapsed_ms();
+        if (r >= warmups) ms.push_back(t);
+    }
+    return median_of(ms);
 }
 
 }  // namespace batchsolve::validation

@@ -21,5 +21,6 @@ void EventTimer::start() { missing("EventTimer::start"); }
 void EventTimer::stop() { missing("EventTimer::stop"); }
 double EventTimer::elapsed_ms() { missing("EventTimer::elapsed_ms"); }
 double measure_copy_bandwidth(std::size_t, int, void*) { missing("measure_copy_bandwidth"); }
+double measure_launch_floor_ms(int, int, int, int, void*) { missing("measure_launch_floor_ms"); }
 
 }  // namespace batchsolve::validation

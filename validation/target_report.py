@@ -14,6 +14,11 @@ Targets (issue 3; roofline = the bytes a perfect implementation moves at the mea
   potrs, nrhs 1:                  roofline fraction >= 0.50 and >= 10x cuSOLVER
   posv:                           time <= 1.15x potrf's (same precision, layout, n, batch)
   all:                            scaled backward error below the tester's tolerance (30)
+
+Runs that measured the launch floor (header gpu.launch_floor_us, rows' roofline_ceiling) add it to the
+header, a "ceiling" column to the two roofline-fraction targets (the largest fraction a call timed
+alone can reach) and, in the summary, how many missed rows are unattainable under single-call timing
+(ceiling < wanted). Without those fields the report is as before.
 """
 
 import argparse
@@ -24,6 +29,8 @@ from collections import defaultdict
 
 INTERLEAVED = ("interleaved", "chunked")  # the tester's names of the layouts
 COLUMN_MAJOR = ("column_major", "pointer_array")
+ROOFLINE_TARGETS = ("potrf interleaved: roofline fraction", "potrs nrhs 1: roofline fraction")
+UNATTAINABLE = "unattainable under single-call timing"
 
 
 def roofline_target(n):
@@ -48,6 +55,27 @@ def kernel_text(row):
 def speedup(row):
     ref = row.get("refs", {}).get("cusolver", {})
     return ref.get("speedup") if ref.get("ran") else None
+
+
+def ceiling(row):
+    """The row's roofline_ceiling (None in runs before the launch floor was measured, and off the GPU)."""
+    return row.get("roofline_ceiling")
+
+
+def unattainable(item):
+    """A missed roofline target that no call timed alone could meet: its ceiling is below the target."""
+    r, _, want, met = item
+    return not met and ceiling(r) is not None and ceiling(r) < want
+
+
+def launch_floor_text(headers):
+    floors = sorted(h["gpu"]["launch_floor_us"] for h in headers
+                    if h.get("gpu", {}).get("launch_floor_us") is not None)
+    if not floors:
+        return None
+    value = "%.2f us" % floors[0] if floors[0] == floors[-1] else "%.2f-%.2f us (over the runs)" % (floors[0], floors[-1])
+    return ("- launch floor: %s (median event-timed single launch of an empty kernel, one block per SM); "
+            "a row's ceiling = roofline time / max(roofline time, launch floor)" % value)
 
 
 def row_key(r):
@@ -114,7 +142,17 @@ def markdown(headers, results):
                                           ", ".join(sorted({x["date"] for x in headers}))),
              "- commands:"]
     lines += ["  - `%s`" % x["command_line"] for x in headers]
-    lines += ["", "| target | rows | met | missed | worst (achieved vs wanted) |", "|---|---:|---:|---:|---|"]
+    floor = launch_floor_text(headers)
+    if floor:
+        lines.insert(3, floor)
+    # The ceiling columns only when some row has a ceiling: an old run's report stays as it was.
+    with_ceiling = {name for name in ROOFLINE_TARGETS
+                    if any(ceiling(i[0]) is not None for i in results.get(name, []))}
+    if with_ceiling:
+        lines += ["", "| target | rows | met | missed | of which %s | worst (achieved vs wanted) |" % UNATTAINABLE,
+                  "|---|---:|---:|---:|---:|---|"]
+    else:
+        lines += ["", "| target | rows | met | missed | worst (achieved vs wanted) |", "|---|---:|---:|---:|---|"]
     for name, items in results.items():
         missed = [i for i in items if not i[3]]
         lower_is_better = name.startswith("posv") or name.startswith("backward")
@@ -122,17 +160,30 @@ def markdown(headers, results):
         worst_text = "-" if worst is None else "%s %s %s n=%d batch %d: %.3g vs %.3g" % (
             worst[0]["precision"], worst[0]["routine"], layout_name(worst[0]), worst[0]["n"], worst[0]["batch"],
             worst[1], worst[2])
-        lines.append("| %s | %d | %d | %d | %s |" % (name, len(items), len(items) - len(missed), len(missed), worst_text))
+        counts = (name, len(items), len(items) - len(missed), len(missed))
+        if not with_ceiling:
+            lines.append("| %s | %d | %d | %d | %s |" % (counts + (worst_text,)))
+        else:
+            cannot = "%d" % sum(unattainable(i) for i in items) if name in with_ceiling else "-"
+            lines.append("| %s | %d | %d | %d | %s | %s |" % (counts + (cannot, worst_text)))
+    if with_ceiling:
+        lines += ["", "A missed row is %s when its ceiling (the largest roofline fraction a call whose "
+                  "event-timed duration is at least the launch floor can reach) is below the target." % UNATTAINABLE]
     for name, items in results.items():
+        extra = name in with_ceiling
         lines += ["", "## " + name, "",
-                  "| prec | layout | n | batch | achieved | wanted | met | time ms | GFLOP/s | roofline | x cuSOLVER | kernel |",
-                  "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+                  "| prec | layout | n | batch | achieved | wanted | met | time ms | GFLOP/s | roofline | "
+                  + ("ceiling | " if extra else "") + "x cuSOLVER | kernel |",
+                  "|---|---|---:|---:|---:|---:|---|---:|---:|---:|" + ("---:|" if extra else "") + "---:|---|"]
         for r, got, want, met in sorted(items, key=lambda i: (i[0]["precision"], layout_name(i[0]), i[0]["batch"], i[0]["n"])):
             sp = speedup(r)
-            lines.append("| %s | %s | %d | %d | %.3g | %.3g | %s | %.4f | %.0f | %s | %s | %s |" % (
-                r["precision"], layout_name(r), r["n"], r["batch"], got, want, "yes" if met else "**no**",
-                r["time_ms"], r["gflops"], "%.3f" % r["roofline"] if r.get("roofline") is not None else "-",
-                "%.2f" % sp if sp is not None else "-", kernel_text(r)))
+            cells = [r["precision"], layout_name(r), "%d" % r["n"], "%d" % r["batch"], "%.3g" % got, "%.3g" % want,
+                     "yes" if met else "**no**", "%.4f" % r["time_ms"], "%.0f" % r["gflops"],
+                     "%.3f" % r["roofline"] if r.get("roofline") is not None else "-"]
+            if extra:
+                cells.append("%.3f" % ceiling(r) if ceiling(r) is not None else "")
+            cells += ["%.2f" % sp if sp is not None else "-", kernel_text(r)]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

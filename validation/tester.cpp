@@ -38,6 +38,11 @@ namespace {
 
 constexpr std::size_t kBandwidthBytes = std::size_t(1) << 30;  // size of the copy that measures bandwidth
 constexpr int kBandwidthRepeats = 5;
+// The launch floor: samples (odd, for a plain median) and warm-ups of the empty-kernel launch, and its
+// block size (one warp: launch latency hardly depends on it; the grid has one block per SM).
+constexpr int kLaunchFloorSamples = 101;
+constexpr int kLaunchFloorWarmups = 5;
+constexpr int kLaunchFloorThreads = 32;
 constexpr int kUsageError = 255;
 
 std::string number_text(double v) {
@@ -151,7 +156,8 @@ json timing_json(const Timing& t) {
     return {{"time_ms", t.median_ms}, {"times_ms", t.samples_ms}, {"sets", t.sets}};
 }
 
-json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s) {
+// launch_floor_ms: the measured launch floor (0: none).
+json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s, double launch_floor_ms) {
     json row = {{"routine", to_string(c.routine)},
                 {"precision", std::string(1, precision_letter(c.precision))},
                 {"layout", to_string(c.layout)},
@@ -172,6 +178,11 @@ json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s) {
     // The memory roofline as GFLOP/s: flops per byte times the measured copy bandwidth.
     row["roofline_gflops"] = number_or_null(s.bandwidth > 0 && r.bytes > 0,
                                             double(row["flops"]) / r.bytes * s.bandwidth / 1e9);
+    // The largest roofline fraction a call timed alone could reach: its event-timed duration is at
+    // least the launch floor, however little the kernel does.
+    const double roofline_ms = s.bandwidth > 0 ? r.bytes / s.bandwidth * 1e3 : 0;
+    row["roofline_ceiling"] = number_or_null(c.backend == Backend::cuda && roofline_ms > 0 && launch_floor_ms > 0,
+                                             roofline_ms / std::max(roofline_ms, launch_floor_ms));
     row["error"] = number_or_null(r.checked, r.error);
     row["diff_lapack"] = number_or_null(r.compared, r.vs_lapack);
     row["info_failures"] = r.info_failures;
@@ -340,6 +351,7 @@ int main(int argc, char** argv) {
                            std::count(settings.refs.begin(), settings.refs.end(), "cusolver") > 0;
     json gpu_json = {{"present", gpu_present}, {"cuda_compiled", Context::cuda_compiled()}};
     std::unique_ptr<Context> gpu;
+    double launch_floor_ms = 0;  // 0: not measured (no GPU)
     Context cpu(Backend::cpu);
     std::cout << "batchsolve tester, commit " << commit << ", " << date << "\n"
               << "command: " << command_line << "\n";
@@ -364,6 +376,14 @@ int main(int argc, char** argv) {
             gpu_json["copy_bandwidth_bytes"] = bytes;
             std::printf("device-to-device copy bandwidth: %.1f GB/s (bytes read + written; median of %d copies of "
                         "%.2f GiB)\n", settings.bandwidth / 1e9, kBandwidthRepeats, bytes / 1073741824.0);
+            launch_floor_ms = measure_launch_floor_ms(p.sm_count, kLaunchFloorThreads, kLaunchFloorWarmups,
+                                                      kLaunchFloorSamples, gpu->stream());
+            gpu_json["launch_floor_us"] = launch_floor_ms * 1e3;
+            gpu_json["launch_floor_samples"] = kLaunchFloorSamples;
+            gpu_json["launch_floor_blocks"] = p.sm_count;
+            gpu_json["launch_floor_threads_per_block"] = kLaunchFloorThreads;
+            std::printf("launch floor: %.2f us (median event-timed single launch of an empty kernel, one block per "
+                        "SM; %d samples)\n", launch_floor_ms * 1e3, kLaunchFloorSamples);
         } else {
             std::printf("GPU: none (CUDA backend %s)%s\n", Context::cuda_compiled() ? "compiled" : "not compiled",
                         wants_gpu ? "; GPU work is skipped" : "");
@@ -440,7 +460,7 @@ int main(int argc, char** argv) {
         failed += result.status == Status::failed;
         skipped += result.status == Status::skipped;
         if (!json_path.empty()) {
-            doc["rows"].push_back(row_json(c, result, settings));
+            doc["rows"].push_back(row_json(c, result, settings, launch_floor_ms));
             doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
             try {
                 write_json(json_path, doc);  // after every row: a killed run keeps its rows

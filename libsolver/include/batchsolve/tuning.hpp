@@ -69,11 +69,12 @@ struct CholeskyConfig {
     // nrhs_block) and convert back; the conversions are part of the call's time. The tuner picks it
     // where the interleaved kernel's speed pays for the two extra passes over the triangle.
     bool through_interleaved = false;
-    // Column-major potrf only: stage each matrix's triangle in shared memory (asynchronous copies) and
-    // factorise it there, blocked right-looking: panels of nb columns (nb <= 32; one warp factors the
-    // diagonal block with shuffles, the group's threads solve the panel and update the trailing
-    // matrix in register tiles). warps_per_matrix warps per matrix, matrices_per_block matrices per
-    // block (0: defaults for n). Wins at large n, where one matrix's registers no longer hold it.
+    // Column-major potrf and posv only: stage each matrix's triangle in shared memory (asynchronous
+    // copies) and factorise it there, blocked right-looking: panels of nb columns (nb <= 32; one warp
+    // factors the diagonal block with shuffles, the group's threads solve the panel and update the
+    // trailing matrix in register tiles). warps_per_matrix warps per matrix, matrices_per_block
+    // matrices per block (0: defaults for n). posv then solves from the factor in shared memory, one
+    // right-hand side per warp at a time. Wins at large n, where one matrix's registers no longer hold it.
     bool staged = false;
 };
 

@@ -371,6 +371,36 @@ TEST_F(ColumnMajorGpu, StagedPotrfEveryN) {
     }
 }
 
+// The staged posv (factor and solve in shared memory) at every n, s and d, both triangles and the
+// pointer-array forms of A and B alternating, with 1, 3 and 6 right-hand sides (fewer, about as
+// many and more than the warps of a matrix); bad members keep their B.
+TEST_F(ColumnMajorGpu, StagedPosvEveryN) {
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (Precision p : {Precision::s, Precision::d}) {
+            const int nb = n % 3 == 0 ? 8 : 16;
+            const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
+            const int matrices = n <= 64 ? 2 : 1;
+            specs.push_back(staged_posv_spec(p, n % 2 ? Uplo::upper : Uplo::lower, n, nb, warps, matrices, 1));
+        }
+    precompile(specs, ctx().device());
+    const std::uint64_t seed = fresh_seed();
+    int salt = 0;
+    for (const ColumnMajorSpec& s : specs) {
+        SCOPED_TRACE(tuned::column_major_kernel_name(s));
+        ++salt;
+        const int nrhs = salt % 3 == 0 ? 6 : salt % 3 == 1 ? 1 : 3;
+        const bool a_pointers = salt % 2 == 0, b_pointers = salt % 4 < 2;
+        if (s.precision == Precision::s)
+            posv_scenario<float>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
+                                 gpu_posv<float>(ctx(), s.uplo, s.config));
+        else
+            posv_scenario<double>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
+                                  gpu_posv<double>(ctx(), s.uplo, s.config));
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {
     const std::uint64_t seed = fresh_seed();

@@ -51,16 +51,21 @@ inline ColumnMajorSpec make_spec(ColumnMajorRoutine routine, Precision p, Uplo u
 // A shape is skipped where it cannot run n (too many registers, rows_per_thread > n, ...).
 inline bool usable(const ColumnMajorSpec& s) { return cuda_backend::tuned::column_major_spec_problem(s).empty(); }
 
-// The staged potrf (column_major_staged.hpp): panel widths that divide n and that do not, one and
-// several warps and matrices per block (a block with padding slots at the batch's end), a panel
-// wider than n, every precision and both triangles.
-inline ColumnMajorSpec staged_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices) {
+// The staged potrf and posv (column_major_staged.hpp): panel widths that divide n and that do not,
+// one and several warps and matrices per block (a block with padding slots at the batch's end), a
+// panel wider than n, every precision and both triangles; posv with fewer, as many and more
+// right-hand sides than warps.
+inline ColumnMajorSpec staged_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices,
+                                   ColumnMajorRoutine routine = ColumnMajorRoutine::potrf, int nrhs = 0) {
     CholeskyConfig c;
     c.staged = true;
     c.nb = nb;
     c.warps_per_matrix = warps;
     c.matrices_per_block = matrices;
-    return cuda_backend::tuned::column_major_spec(ColumnMajorRoutine::potrf, p, uplo, n, 0, c);
+    return cuda_backend::tuned::column_major_spec(routine, p, uplo, n, nrhs, c);
+}
+inline ColumnMajorSpec staged_posv_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices, int nrhs) {
+    return staged_spec(p, uplo, n, nb, warps, matrices, ColumnMajorRoutine::posv, nrhs);
 }
 inline std::vector<ColumnMajorSpec> staged_specs() {
     return {
@@ -71,6 +76,15 @@ inline std::vector<ColumnMajorSpec> staged_specs() {
         staged_spec(Precision::d, Uplo::upper, 128, 16, 4, 1), staged_spec(Precision::z, Uplo::upper, 20, 8, 1, 2),
         staged_spec(Precision::c, Uplo::lower, 37, 16, 2, 1),  staged_spec(Precision::z, Uplo::lower, 9, 3, 1, 3),
         staged_spec(Precision::c, Uplo::upper, 11, 4, 1, 3),  // conjugated in: slots are not contiguous
+        staged_posv_spec(Precision::d, Uplo::lower, 1, 16, 1, 3, 2),
+        staged_posv_spec(Precision::s, Uplo::upper, 13, 4, 2, 2, 3),
+        staged_posv_spec(Precision::d, Uplo::lower, 33, 8, 2, 2, 1),
+        staged_posv_spec(Precision::s, Uplo::lower, 64, 16, 2, 1, 2),
+        staged_posv_spec(Precision::d, Uplo::upper, 100, 16, 4, 1, 5),
+        staged_posv_spec(Precision::s, Uplo::lower, 128, 8, 4, 1, 3),
+        staged_posv_spec(Precision::z, Uplo::upper, 20, 8, 1, 2, 2),
+        staged_posv_spec(Precision::c, Uplo::lower, 37, 16, 2, 1, 3),
+        staged_posv_spec(Precision::c, Uplo::upper, 11, 4, 1, 3, 2),
     };
 }
 

@@ -105,9 +105,9 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
         spec.config.nb = 0, spec.config.full_unroll = false;
         spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
-        spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
+        spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0, spec.config.staged = false;
     }
-    if (config.staged) spec.config.full_unroll = false;  // not read by the staged kernel
+    if (config.staged) spec.config.full_unroll = false, spec.config.nrhs_block = 1;  // not read by the staged kernel
     spec.config.looking = Looking::right;  // the only order these kernels have
     spec.config.chunk_size = 0;
     return spec;

@@ -22,9 +22,10 @@ bool column_major_supports(LayoutKind layout, int n);
 //               thread per update chunk), full_unroll, fast_math, max_registers;
 //               posv also nrhs_block (right-hand sides per solve segment).
 //   potrs:      threads_per_block (multiple of 32), nrhs_block, fast_math, max_registers.
-//   potrf with staged (column_major_staged.hpp): nb (panel width, 1..32, required), warps_per_matrix
-//               (1..32, required), matrices_per_block (0 = 1), fast_math, max_registers; the
-//               register-shape fields must be 0.
+//   potrf/posv with staged (column_major_staged.hpp): nb (panel width, 1..32, required),
+//               warps_per_matrix (1..32, required; posv: each warp solves one right-hand side at a
+//               time), matrices_per_block (0 = 1), fast_math, max_registers; the register-shape
+//               fields must be 0 and nrhs_block is not read.
 // A configuration that cannot run the problem throws InvalidArgument naming the config field.
 // Device memory only; A and B may be strided or pointer arrays independently. No workspace.
 

@@ -96,8 +96,7 @@ Resolved resolve(const ColumnMajorSpec& spec) {
 
     // ---- factorisation shape ----
     if (c.staged) {  // column_major_staged.hpp: a group of warps per matrix, the matrix in shared memory
-        if (spec.routine != ColumnMajorRoutine::potrf)
-            return fail("config.staged: only potrf has the staged kernel (got " + std::string(to_string(spec.routine)) + ")");
+                     // (potrf and posv; potrs returned above, its spec has staged cleared)
         if (c.through_interleaved) return fail("config.through_interleaved: false with config.staged");
         if (c.rows_per_thread != 0 || c.threads_per_row != 0)
             return fail("config.rows_per_thread: 0 with config.staged (as is threads_per_row)");
@@ -1095,7 +1094,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "");
-    if (solves(spec.routine)) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
+    if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs) name += "_t" + I(s.block_threads);
     if (spec.config.fast_math) name += "_fm";
     if (spec.config.max_registers > 0) name += "_rr" + I(spec.config.max_registers);

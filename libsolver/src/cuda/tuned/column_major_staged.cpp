@@ -65,7 +65,7 @@ BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
   bj = q - b * (b + 1) / 2;
 }
 
-BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
+BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, @B_PARAMS@int* info, int count, int zero) {
   const int N = @N@, NB = @NB@, TPM = @TPM@, G = @G@, NP = @N@ * (@N@ + 1) / 2, SP = @PITCH@;
   BS_DECLARE_SMEM(bs_smem);
   T* const slots = (T*)(bs_smem + @OFF_SLOTS@);
@@ -200,9 +200,61 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
       (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(e, lda)] = @UPPER@ ? bs_conj(v) : v;
     }
   }
-  if (t == 0 && live_group) info[first + g] = failed_all[g];
+@SOLVE@  if (t == 0 && live_group) info[first + g] = failed_all[g];
   (void)zero;
 }
+)";
+
+// posv: the solve after the copy-out, with the factor still in shared memory (so L is read from
+// global memory once, for the factorisation). Warp w of a group takes right-hand sides w, w + W, ...;
+// lane l holds rows l + 32 a of one column of B. Both substitutions are axpy steps: the new unknown
+// is broadcast with a shuffle and every lane updates its rows, reading column k of L (forward,
+// L y = b) or row k of L (backward, L^H x = y) from the packed triangle. The loops over a lane's
+// rows are unrolled (its rows stay in registers); the steps within a block of 32 are not, which
+// keeps the compiler from hoisting a whole substitution's shared loads into registers (fully
+// unrolled, d n = 100 needed 255 registers and spilled; the factorisation alone needs 96).
+// A failed matrix leaves its B untouched.
+constexpr const char* kSolve = R"(
+  if (live_group && failed_all[g] == 0) {
+    const int lane = t & 31, warp = t >> 5, RA = (N + 31) / 32;
+    const long long mm = first + g;
+    T* const bm = b_ptrs ? b_ptrs[mm] : b + mm * b_stride;
+    R rinv[RA];  // 1 / l_ii of the rows this lane holds
+#pragma unroll
+    for (int q = 0; q < RA; ++q) rinv[q] = lane + 32 * q < N ? (R)1 / bs_real(s[bs_colstart(lane + 32 * q)]) : (R)0;
+    for (int col = warp; col < nrhs; col += TPM / 32) {
+      T* const x = bm + (long long)col * ldb;
+      T v[RA];
+#pragma unroll
+      for (int q = 0; q < RA; ++q) v[q] = lane + 32 * q < N ? x[lane + 32 * q] : bs_zero();
+#pragma unroll
+      for (int kb = 0; kb < RA; ++kb) {  // forward: y_k, then b_i -= l_ik y_k below it
+#pragma unroll 1
+        for (int k = 32 * kb; k < 32 * kb + 32 && k < N; ++k) {
+          const T yk = bs_shfl(bs_scale(v[kb], rinv[kb]), k - 32 * kb, 32);
+          if (lane == k - 32 * kb) v[kb] = yk;
+          const T* colk = s + bs_colstart(k) - k;  // colk[i] = L(i, k)
+#pragma unroll
+          for (int q = kb; q < RA; ++q)
+            if (lane + 32 * q > k && lane + 32 * q < N) v[q] = bs_sub_mul(v[q], colk[lane + 32 * q], yk);
+        }
+      }
+#pragma unroll
+      for (int kb = RA - 1; kb >= 0; --kb) {  // backward: x_k, then y_i -= conj(l_ki) x_k above it
+#pragma unroll 1
+        for (int k = (32 * kb + 31 < N - 1 ? 32 * kb + 31 : N - 1); k >= 32 * kb; --k) {
+          const T xk = bs_shfl(bs_scale(v[kb], rinv[kb]), k - 32 * kb, 32);
+          if (lane == k - 32 * kb) v[kb] = xk;
+#pragma unroll
+          for (int q = 0; q <= kb; ++q)
+            if (lane + 32 * q < k) v[q] = bs_sub_mul_conj(v[q], xk, s[bs_colstart(lane + 32 * q) + k - lane - 32 * q]);
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < RA; ++q)
+        if (lane + 32 * q < N) x[lane + 32 * q] = v[q];
+    }
+  }
 )";
 
 }  // namespace
@@ -220,7 +272,10 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
                                  "  }\n"
                                  "  __syncthreads();\n"
                                : "";
+    const bool posv = spec.routine == ColumnMajorRoutine::posv;
     return fill(kKernel, {{"NAME", name},
+                          {"B_PARAMS", posv ? "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, " : ""},
+                          {"SOLVE", posv ? std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n" : ""},
                           {"THREADS", std::to_string(shape.block_threads)},
                           {"MIN_BLOCKS", std::to_string(min_blocks)},
                           {"N", std::to_string(n)},

@@ -1,6 +1,6 @@
-// The staged column-major factorisation (CholeskyConfig::staged): each matrix's triangle is copied
-// into shared memory (packed by columns, asynchronous copies), factorised there by a group of
-// warps_per_matrix warps and copied back. Blocked right-looking over panels of nb columns:
+// The staged column-major factorisation and fused solve (CholeskyConfig::staged): each matrix's
+// triangle is copied into shared memory (packed by columns, asynchronous copies), factorised there
+// by a group of warps_per_matrix warps and copied back. Blocked right-looking over panels of nb columns:
 //   1. one warp factors the nb x nb diagonal block in registers (lane i holds row i; the column's
 //      pivot and entries reach the other lanes by shuffles), and stores 1/l_kk of each column;
 //   2. every thread of the group solves rows of the panel below (L21 = A21 L11^-H, one row each);
@@ -8,7 +8,10 @@
 //      at a time (A22 -= L21 L21^H: 2 * tile shared loads feed tile^2 multiply-adds).
 // Three barriers per panel. A non-positive or NaN pivot stops that matrix (info = its column; the
 // panel's columns before it are solved, so every column before info holds L) and only that one.
-// The kernel shares the generated prelude and the launch interface of column_major_codegen.hpp.
+// posv (the fused solve) then solves L L^H X = B from the factor still in shared memory, one
+// right-hand side per warp at a time, so L is read from global memory once; a failed matrix leaves
+// its B untouched. The kernel shares the generated prelude and the launch interface (potrf's or
+// posv's parameters) of column_major_codegen.hpp.
 #pragma once
 
 #include <string>
