@@ -85,7 +85,9 @@ def row_key(r):
 def load(paths):
     """GPU rows of all files; a row of a later file replaces the same case of an earlier one (a re-run).
     A reference the re-run did not time (e.g. LAPACK, left out to save time) is kept from the earlier
-    row: it does not depend on the library's kernels."""
+    row: it does not depend on the library's kernels. So are the backward error and the difference
+    from LAPACK of a re-run without --check, but only when it ran the same kernel (same name: the same
+    generated code, so the same arithmetic); another kernel's error is not carried over."""
     by_key, headers = {}, []
     for p in paths:
         with open(p) as f:
@@ -98,6 +100,9 @@ def load(paths):
                     refs = dict(earlier.get("refs") or {})
                     refs.update({k: v for k, v in (r.get("refs") or {}).items() if v and v.get("ran", True)})
                     r = dict(r, refs=refs)
+                    same_kernel = (earlier.get("kernel") or {}).get("name") == (r.get("kernel") or {}).get("name")
+                    if same_kernel and r.get("error") is None and earlier.get("error") is not None:
+                        r = dict(r, error=earlier["error"], diff_lapack=earlier.get("diff_lapack"))
                 by_key[row_key(r)] = r
     return headers, list(by_key.values())
 

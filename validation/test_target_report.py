@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of target_report.py (run by CTest): the launch floor and the ceiling column of a run that
-measured them (testdata/target_report_fixture.json), and the unchanged report of a run without them."""
+measured them (testdata/target_report_fixture.json), the unchanged report of a run without them,
+and a re-run's merge with an earlier run."""
 
 import copy
 import json
@@ -95,6 +96,21 @@ class TargetReport(unittest.TestCase):
             "| potrf interleaved: roofline fraction | 4 | 1 | 3 | 0 |"), md)
         self.assertIn("| 0.425 | 1.000 | - |", md)
         self.assertIn("| 0.099 |  | - |", md)
+
+    def test_error_kept_only_for_the_same_kernel(self):
+        # A re-run without --check (error null) keeps the earlier row's backward error when it ran the
+        # same kernel, and drops it when the table chose another kernel.
+        old = copy.deepcopy(self.doc)
+        old["rows"] = [r for r in old["rows"] if r["layout"] == "interleaved" and r["n"] == 32]
+        old["rows"][0]["kernel"] = {"name": "potrf_interleaved_s_lower_n32_a", "registers": 96, "local_bytes": 0}
+        old["rows"][0]["error"] = 0.25
+        rerun = copy.deepcopy(old)
+        rerun["rows"][0]["error"] = None
+        rerun["rows"][0]["diff_lapack"] = None
+        error_rows = lambda md: self.summary_row(md, "backward error (scaled, < tolerance)")
+        self.assertTrue(error_rows(self.report(old, rerun)).startswith("| backward error (scaled, < tolerance) | 1 | 1 |"))
+        rerun["rows"][0]["kernel"] = {"name": "potrf_interleaved_s_lower_n32_b", "registers": 96, "local_bytes": 0}
+        self.assertNotIn("| backward error (scaled, < tolerance) |", self.report(old, rerun))
 
 
 if __name__ == "__main__":
