@@ -352,8 +352,8 @@ std::vector<CholeskyConfig> grid_candidates(const CholeskyConfig& best, int batc
     return out;
 }
 
-// Column-major potrf and posv, "staged" stage: the matrix staged in shared memory (CholeskyConfig::staged;
-// posv also solves there).
+// Column-major, "staged" stage: the matrix staged in shared memory (CholeskyConfig::staged; posv also
+// solves there, potrs only solves there).
 // Panel widths, warps per matrix and matrices per block; a block stays within kStagedMaxWarps warps
 // and the shared memory one block may have (the shape check refuses the rest anyway; this only
 // saves their compilations). Wider panels than 16 only for small n, where one panel is the matrix.
@@ -367,12 +367,11 @@ constexpr double kStagedMaxSharedBytes = 232448;  // 227 KB, sm_90's opt-in limi
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
 const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged"};
 
-// The stages --revisit runs on a finished case: those of kRevisitStages that apply to it and are
-// named in `wanted` (--revisit-stages).
-std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
+// The stages --revisit runs on a finished case: those of kRevisitStages that apply to its family
+// (every routine has them) and are named in `wanted` (--revisit-stages).
+std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = r == Routine::potrs ? std::vector<std::string>{"through"}
-                                                               : std::vector<std::string>{"through", "staged"};
+    if (f == Family::column_major) apply = {"through", "staged"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     std::vector<std::string> out;
     for (const std::string& s : apply)
@@ -385,7 +384,7 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     std::vector<std::string> plan;
     // "through": the interleaved family's winners run through a converted workspace (last, since
     // it needs the interleaved case of the same size finished).
-    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through"};
+    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through", "staged"};
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
@@ -412,9 +411,10 @@ struct CaseKey {
 
 std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
     std::vector<CholeskyConfig> out;
-    if (k.family != Family::column_major || k.routine == Routine::potrs) return out;
+    if (k.family != Family::column_major) return out;
     const double element = double(element_bytes(k.precision));
     for (int nb : kStagedPanels) {
+        if (k.routine == Routine::potrs && nb != kStagedPanels[0]) break;  // potrs has no panels: one pass
         if (nb > 16 && k.n > kStagedWideMaxN) continue;
         if (nb > k.n && nb != kStagedPanels[0]) continue;  // a panel wider than n: the same kernel as nb = n
         for (int w : kStagedWarps) {
@@ -423,7 +423,8 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
                 if (w * m > kStagedMaxWarps) continue;
                 if (m * (k.n * (k.n + 1) / 2.0 + 1) * element > kStagedMaxSharedBytes) continue;
                 CholeskyConfig c;
-                c.staged = true, c.nb = nb, c.warps_per_matrix = w, c.matrices_per_block = m;
+                c.staged = true, c.nb = k.routine == Routine::potrs ? 0 : nb, c.warps_per_matrix = w,
+                c.matrices_per_block = m;
                 out.push_back(c);
             }
         }
@@ -1258,12 +1259,12 @@ void Tuner::plan_cases() {
                     CaseState c;
                     c.key = {r, p, f, n};
                     if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
-                        if (!opt_.revisit || revisit_stages(r, f, opt_.revisit_stages).empty()) continue;
+                        if (!opt_.revisit || revisit_stages(f, opt_.revisit_stages).empty()) continue;
                         c.resumed_best = e->second.best.config;
                     }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
-                    if (c.resumed_best) c.plan = revisit_stages(r, f, opt_.revisit_stages);
+                    if (c.resumed_best) c.plan = revisit_stages(f, opt_.revisit_stages);
                     else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
                         // --candidates-from: the table's winners only (column-major: and the interleaved
                         // winners of this run through a converted workspace, as in the full search)
@@ -1881,7 +1882,7 @@ int main(int argc, char** argv) {
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
-         "interleaved winners through a converted workspace, and for potrf and posv the staged kernel; interleaved and "
+         "interleaved winners through a converted workspace, then the staged kernel; interleaved and "
          "chunked potrf, potrs and posv: the cooperative kernel, then the grid cap of a cooperative winner) and "
          "keep the faster")
         ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid,staged"),

@@ -69,12 +69,13 @@ struct CholeskyConfig {
     // nrhs_block) and convert back; the conversions are part of the call's time. The tuner picks it
     // where the interleaved kernel's speed pays for the two extra passes over the triangle.
     bool through_interleaved = false;
-    // Column-major potrf and posv only: stage each matrix's triangle in shared memory (asynchronous
-    // copies) and factorise it there, blocked right-looking: panels of nb columns (nb <= 32; one warp
-    // factors the diagonal block with shuffles, the group's threads solve the panel and update the
-    // trailing matrix in register tiles). warps_per_matrix warps per matrix, matrices_per_block
-    // matrices per block (0: defaults for n). posv then solves from the factor in shared memory, one
-    // right-hand side per warp at a time. Wins at large n, where one matrix's registers no longer hold it.
+    // Column-major layouts only: stage each matrix's triangle in shared memory (asynchronous copies).
+    // potrf and posv factorise it there, blocked right-looking: panels of nb columns (nb <= 32; one
+    // warp factors the diagonal block with shuffles, the group's threads solve the panel and update
+    // the trailing matrix in register tiles). posv then solves from the factor in shared memory, and
+    // potrs (no nb) stages the factor and solves from there, so L is read once; one right-hand side
+    // per warp at a time. warps_per_matrix warps per matrix, matrices_per_block matrices per block.
+    // Wins at large n, where one matrix's registers no longer hold it.
     bool staged = false;
 };
 

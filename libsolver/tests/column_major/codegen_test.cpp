@@ -165,7 +165,7 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
                        "config.nrhs_block:"));
     EXPECT_TRUE(starts(problem(ColumnMajorRoutine::potrf, 8, [](CholeskyConfig& c) { c.max_registers = 8; }),
                        "config.max_registers:"));
-    // the staged potrf and posv (potrs has none)
+    // the staged potrf, posv and potrs
     auto staged = [&](ColumnMajorRoutine r, int n, int nb, int warps, int matrices) {
         CholeskyConfig c;
         c.staged = true, c.nb = nb, c.warps_per_matrix = warps, c.matrices_per_block = matrices;
@@ -174,14 +174,15 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
     };
     EXPECT_EQ(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 1), "");
     EXPECT_EQ(staged(ColumnMajorRoutine::posv, 64, 16, 2, 1), "");
-    EXPECT_EQ(staged(ColumnMajorRoutine::potrs, 64, 16, 2, 1), "");  // potrs reads none of the staged fields
+    EXPECT_EQ(staged(ColumnMajorRoutine::potrs, 64, 0, 2, 1), "");  // potrs has no panels: nb is not read
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrs, 64, 0, 0, 1), "config.warps_per_matrix:"));
     {
         CholeskyConfig c;
         c.staged = true, c.nb = 16, c.warps_per_matrix = 2;
         const auto spec = cuda_backend::tuned::column_major_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::lower,
                                                                  64, 1, c);
-        EXPECT_FALSE(spec.config.staged);
-        EXPECT_EQ(cuda_backend::tuned::column_major_kernel_name(spec).find("staged"), std::string::npos);
+        EXPECT_TRUE(spec.config.staged);
+        EXPECT_EQ(cuda_backend::tuned::column_major_kernel_name(spec), "potrs_cm_d_lower_n64_staged_w2_m1");
     }
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 33, 2, 1), "config.nb:"));
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 0, 2, 1), "config.nb:"));

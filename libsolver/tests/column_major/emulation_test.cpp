@@ -66,16 +66,20 @@ RunPosv<T> emulated_posv(const EmulatedKernel& kernel, const ColumnMajorShape& s
 }
 
 template <class T>
-RunPotrs<T> emulated_potrs(const EmulatedKernel& kernel, const ColumnMajorShape& shape) {
-    return [&kernel, shape](const Storage<T>& a_const, Storage<T>& b) {
+RunPotrs<T> emulated_potrs(const EmulatedKernel& kernel, const ColumnMajorShape& shape, bool staged) {
+    return [&kernel, shape, staged](const Storage<T>& a_const, Storage<T>& b) {
         Storage<T>& a = const_cast<Storage<T>&>(a_const);  // the kernel only reads it (checked after)
         HostArgs<T> A(a), B(b);
         int count = a.count, nrhs = b.cols;
         int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
         void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
                         &nrhs,   &ngroups,    &count};
-        bs_emu::launch(kernel.entry, {blocks(static_cast<long long>(count) * ngroups, shape.segments_per_block), 1, 1},
-                       {static_cast<unsigned>(shape.block_threads), 1, 1}, 0, args);
+        if (staged)  // a group of warps per matrix (column_major_staged.hpp)
+            bs_emu::launch(kernel.entry, {blocks(count, shape.matrices_per_block), 1, 1},
+                           {static_cast<unsigned>(shape.block_threads), 1, 1}, shape.shared_bytes, args);
+        else
+            bs_emu::launch(kernel.entry, {blocks(static_cast<long long>(count) * ngroups, shape.segments_per_block), 1, 1},
+                           {static_cast<unsigned>(shape.block_threads), 1, 1}, 0, args);
     };
 }
 
@@ -102,10 +106,12 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             break;
         }
         case ColumnMajorRoutine::potrs: {
-            const int count = shape.segments_per_block + 3;  // several blocks, a partial one
-            potrs_scenario<T>(spec.uplo, n, count, 1, false, true, seed, emulated_potrs<T>(kernel, shape));
+            // several blocks, a partial one
+            const bool staged = spec.config.staged;
+            const int count = (staged ? 2 * shape.matrices_per_block : shape.segments_per_block) + 3;
+            potrs_scenario<T>(spec.uplo, n, count, 1, false, true, seed, emulated_potrs<T>(kernel, shape, staged));
             potrs_scenario<T>(spec.uplo, n, count, 2 * shape.nrhs_block + 1, true, false, seed + 2,
-                              emulated_potrs<T>(kernel, shape));
+                              emulated_potrs<T>(kernel, shape, staged));
             break;
         }
     }

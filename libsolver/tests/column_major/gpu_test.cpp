@@ -401,6 +401,35 @@ TEST_F(ColumnMajorGpu, StagedPosvEveryN) {
     }
 }
 
+// The staged potrs (factor staged in shared memory, then both substitutions from there) at every n,
+// s and d, both triangles and the pointer-array forms of A and B alternating, 1, 3 and 6 right-hand
+// sides; A must stay untouched.
+TEST_F(ColumnMajorGpu, StagedPotrsEveryN) {
+    std::vector<ColumnMajorSpec> specs;
+    for (int n = 1; n <= tuned::column_major_max_n; ++n)
+        for (Precision p : {Precision::s, Precision::d}) {
+            const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
+            const int matrices = n <= 64 ? 2 : 1;
+            specs.push_back(staged_potrs_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, warps, matrices, 1));
+        }
+    precompile(specs, ctx().device());
+    const std::uint64_t seed = fresh_seed();
+    int salt = 0;
+    for (const ColumnMajorSpec& s : specs) {
+        SCOPED_TRACE(tuned::column_major_kernel_name(s));
+        ++salt;
+        const int nrhs = salt % 3 == 0 ? 6 : salt % 3 == 1 ? 1 : 3;
+        const bool a_pointers = salt % 2 == 0, b_pointers = salt % 4 < 2;
+        if (s.precision == Precision::s)
+            potrs_scenario<float>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
+                                  gpu_potrs<float>(ctx(), s.uplo, s.config));
+        else
+            potrs_scenario<double>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
+                                   gpu_potrs<double>(ctx(), s.uplo, s.config));
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {
     const std::uint64_t seed = fresh_seed();

@@ -51,9 +51,9 @@ inline ColumnMajorSpec make_spec(ColumnMajorRoutine routine, Precision p, Uplo u
 // A shape is skipped where it cannot run n (too many registers, rows_per_thread > n, ...).
 inline bool usable(const ColumnMajorSpec& s) { return cuda_backend::tuned::column_major_spec_problem(s).empty(); }
 
-// The staged potrf and posv (column_major_staged.hpp): panel widths that divide n and that do not,
-// one and several warps and matrices per block (a block with padding slots at the batch's end), a
-// panel wider than n, every precision and both triangles; posv with fewer, as many and more
+// The staged potrf, posv and potrs (column_major_staged.hpp): panel widths that divide n and that do
+// not, one and several warps and matrices per block (a block with padding slots at the batch's end),
+// a panel wider than n, every precision and both triangles; the solves with fewer, as many and more
 // right-hand sides than warps.
 inline ColumnMajorSpec staged_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices,
                                    ColumnMajorRoutine routine = ColumnMajorRoutine::potrf, int nrhs = 0) {
@@ -66,6 +66,9 @@ inline ColumnMajorSpec staged_spec(Precision p, Uplo uplo, int n, int nb, int wa
 }
 inline ColumnMajorSpec staged_posv_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices, int nrhs) {
     return staged_spec(p, uplo, n, nb, warps, matrices, ColumnMajorRoutine::posv, nrhs);
+}
+inline ColumnMajorSpec staged_potrs_spec(Precision p, Uplo uplo, int n, int warps, int matrices, int nrhs) {
+    return staged_spec(p, uplo, n, 0, warps, matrices, ColumnMajorRoutine::potrs, nrhs);
 }
 inline std::vector<ColumnMajorSpec> staged_specs() {
     return {
@@ -85,6 +88,13 @@ inline std::vector<ColumnMajorSpec> staged_specs() {
         staged_posv_spec(Precision::z, Uplo::upper, 20, 8, 1, 2, 2),
         staged_posv_spec(Precision::c, Uplo::lower, 37, 16, 2, 1, 3),
         staged_posv_spec(Precision::c, Uplo::upper, 11, 4, 1, 3, 2),
+        staged_potrs_spec(Precision::d, Uplo::lower, 1, 1, 3, 2),
+        staged_potrs_spec(Precision::s, Uplo::upper, 13, 2, 2, 3),
+        staged_potrs_spec(Precision::d, Uplo::upper, 64, 2, 1, 1),
+        staged_potrs_spec(Precision::d, Uplo::lower, 100, 4, 1, 5),
+        staged_potrs_spec(Precision::s, Uplo::lower, 128, 1, 2, 3),
+        staged_potrs_spec(Precision::z, Uplo::upper, 20, 1, 2, 2),
+        staged_potrs_spec(Precision::c, Uplo::lower, 37, 2, 1, 3),
     };
 }
 

@@ -105,7 +105,8 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
         spec.config.nb = 0, spec.config.full_unroll = false;
         spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
-        spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0, spec.config.staged = false;
+        if (config.staged) spec.config.threads_per_block = 0;  // the block is warps x matrices
+        else spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
     }
     if (config.staged) spec.config.full_unroll = false, spec.config.nrhs_block = 1;  // not read by the staged kernel
     spec.config.looking = Looking::right;  // the only order these kernels have
@@ -210,6 +211,13 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     BatchArgs<T> B = batch_args(b);
     int count = a.count, nrhs_arg = nrhs;
     int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
+    void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
+                    &nrhs_arg, &ngroups, &count};
+    if (spec.config.staged) {  // a group of warps per matrix, every right-hand side of it (column_major_staged.hpp)
+        jit::launch(k, blocks_for(count, shape.matrices_per_block), 1, shape.block_threads, 1,
+                    static_cast<unsigned>(shape.shared_bytes), r.stream(), args);
+        return;
+    }
     // one segment per (matrix, group); beyond 2^31 - 1 blocks the grid wraps into y
     const long long blocks = (static_cast<long long>(count) * ngroups + shape.segments_per_block - 1) /
                              shape.segments_per_block;
@@ -217,8 +225,6 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     while ((blocks + gy - 1) / gy > INT_MAX) ++gy;
     if (gy > 65535) throw InvalidArgument(routine, "b.cols", "count * ceil(nrhs / nrhs_block) too large for one launch");
     const unsigned gx = static_cast<unsigned>((blocks + gy - 1) / gy);
-    void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
-                    &nrhs_arg, &ngroups, &count};
     jit::launch(k, gx, static_cast<unsigned>(gy), shape.block_threads, 1, 0, r.stream(), args);
 }
 

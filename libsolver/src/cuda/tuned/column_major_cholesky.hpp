@@ -25,7 +25,8 @@ bool column_major_supports(LayoutKind layout, int n);
 //   potrf/posv with staged (column_major_staged.hpp): nb (panel width, 1..32, required),
 //               warps_per_matrix (1..32, required; posv: each warp solves one right-hand side at a
 //               time), matrices_per_block (0 = 1), fast_math, max_registers; the register-shape
-//               fields must be 0 and nrhs_block is not read.
+//               fields must be 0 and nrhs_block is not read. potrs with staged: the same without nb
+//               (the factor is staged in shared memory, then solved from there: L read once).
 // A configuration that cannot run the problem throws InvalidArgument naming the config field.
 // Device memory only; A and B may be strided or pointer arrays independently. No workspace.
 

@@ -24,7 +24,7 @@ std::string fill(std::string text, const std::vector<std::pair<std::string, std:
 // The kernel, written once for every precision with the prelude's T, R and bs_* helpers. Loops with
 // literal bounds over register arrays are unrolled (the arrays stay in registers); the panel loop
 // and the loops over rows and tiles are not.
-constexpr const char* kKernel = R"(
+constexpr const char* kHead = R"(
 #ifndef BS_HOST_EMULATION
 // Asynchronous global -> shared copy of one element (cp.async; no register round trip, so a thread
 // has all its copies in flight at once), and the wait for all of a thread's copies.
@@ -65,7 +65,7 @@ BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
   bj = q - b * (b + 1) / 2;
 }
 
-BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, @B_PARAMS@int* info, int count, int zero) {
+BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   const int N = @N@, NB = @NB@, TPM = @TPM@, G = @G@, NP = @N@ * (@N@ + 1) / 2, SP = @PITCH@;
   BS_DECLARE_SMEM(bs_smem);
   T* const slots = (T*)(bs_smem + @OFF_SLOTS@);
@@ -89,6 +89,9 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
   bs_copy_wait();
   __syncthreads();
 @CONJ_IN@
+)";
+// potrf, posv: the blocked factorisation in shared memory.
+constexpr const char* kFactor = R"(
   for (int k0 = 0; k0 < N; k0 += NB) {
     const int kb = N - k0 < NB ? N - k0 : NB;
     // ---- 1. diagonal block: warp 0 of the group, lane i holds row k0 + i ----
@@ -191,6 +194,9 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
     __syncthreads();
   }
 
+)";
+// potrf, posv: the factor back to A.
+constexpr const char* kCopyOut = R"(
   // ---- copy out (the triangle only; the other one is never touched) ----
   for (int q = tid; q < G * NP; q += G * TPM) {
     const int gg = q / NP, e = q - gg * NP;
@@ -200,13 +206,21 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long
       (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(e, lda)] = @UPPER@ ? bs_conj(v) : v;
     }
   }
-@SOLVE@  if (t == 0 && live_group) info[first + g] = failed_all[g];
+)";
+// potrf, posv: the per-matrix info, and the end of the kernel.
+constexpr const char* kInfoAndEnd = R"(
+  if (t == 0 && live_group) info[first + g] = failed_all[g];
   (void)zero;
+}
+)";
+// potrs: the end of the kernel.
+constexpr const char* kEnd = R"(
 }
 )";
 
 // posv: the solve after the copy-out, with the factor still in shared memory (so L is read from
-// global memory once, for the factorisation). Warp w of a group takes right-hand sides w, w + W, ...;
+// global memory once, for the factorisation); potrs: the same solve right after the copy-in (L read
+// once, where the register kernels read it once per substitution). Warp w of a group takes right-hand sides w, w + W, ...;
 // lane l holds rows l + 32 a of one column of B. Both substitutions are axpy steps: the new unknown
 // is broadcast with a shuffle and every lane updates its rows, reading column k of L (forward,
 // L y = b) or row k of L (backward, L^H x = y) from the packed triangle. The loops over a lane's
@@ -272,25 +286,37 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
                                  "  }\n"
                                  "  __syncthreads();\n"
                                : "";
-    const bool posv = spec.routine == ColumnMajorRoutine::posv;
-    return fill(kKernel, {{"NAME", name},
-                          {"B_PARAMS", posv ? "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, " : ""},
-                          {"SOLVE", posv ? std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n" : ""},
-                          {"THREADS", std::to_string(shape.block_threads)},
-                          {"MIN_BLOCKS", std::to_string(min_blocks)},
-                          {"N", std::to_string(n)},
-                          {"NB", std::to_string(nb)},
-                          {"TPM", std::to_string(shape.threads_per_matrix)},
-                          {"G", std::to_string(g)},
-                          {"PITCH", std::to_string(column_major_staged_pitch(n))},
-                          {"OFF_SLOTS", std::to_string(shape.off_packed)},
-                          {"OFF_INV", std::to_string(shape.off_diag)},
-                          {"OFF_FLAGS", std::to_string(shape.off_flags)},
-                          {"RT", std::to_string(column_major_staged_tile)},
-                          {"ESIZE", std::to_string(4 * shape.words)},
-                          {"UPPER", upper ? "true" : "false"},
-                          {"SQRT", p == Precision::s || p == Precision::c ? "sqrtf" : "sqrt"},
-                          {"CONJ_IN", conj_in}});
+    // potrf factors; posv factors, copies the factor out and solves; potrs only solves (the factor is
+    // staged like potrf's input and never written back).
+    const ColumnMajorRoutine r = spec.routine;
+    const char* params =
+        r == ColumnMajorRoutine::potrf ? "T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero"
+        : r == ColumnMajorRoutine::posv
+            ? "T* a, T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, long long b_stride, "
+              "int ldb, int nrhs, int ngroups, int* info, int count, int zero"
+            : "const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
+              "long long b_stride, int ldb, int nrhs, int ngroups, int count";
+    std::string text = kHead;
+    if (r != ColumnMajorRoutine::potrs) text += std::string(kFactor) + kCopyOut;
+    if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
+    text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
+    return fill(text, {{"NAME", name},
+                       {"PARAMS", params},
+                       {"THREADS", std::to_string(shape.block_threads)},
+                       {"MIN_BLOCKS", std::to_string(min_blocks)},
+                       {"N", std::to_string(n)},
+                       {"NB", std::to_string(nb)},
+                       {"TPM", std::to_string(shape.threads_per_matrix)},
+                       {"G", std::to_string(g)},
+                       {"PITCH", std::to_string(column_major_staged_pitch(n))},
+                       {"OFF_SLOTS", std::to_string(shape.off_packed)},
+                       {"OFF_INV", std::to_string(shape.off_diag)},
+                       {"OFF_FLAGS", std::to_string(shape.off_flags)},
+                       {"RT", std::to_string(column_major_staged_tile)},
+                       {"ESIZE", std::to_string(4 * shape.words)},
+                       {"UPPER", upper ? "true" : "false"},
+                       {"SQRT", p == Precision::s || p == Precision::c ? "sqrtf" : "sqrt"},
+                       {"CONJ_IN", conj_in}});
 }
 
 }  // namespace batchsolve::cuda_backend::tuned

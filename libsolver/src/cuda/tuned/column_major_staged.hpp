@@ -1,4 +1,4 @@
-// The staged column-major factorisation and fused solve (CholeskyConfig::staged): each matrix's
+// The staged column-major factorisation and solves (CholeskyConfig::staged): each matrix's
 // triangle is copied into shared memory (packed by columns, asynchronous copies), factorised there
 // by a group of warps_per_matrix warps and copied back. Blocked right-looking over panels of nb columns:
 //   1. one warp factors the nb x nb diagonal block in registers (lane i holds row i; the column's
@@ -10,7 +10,8 @@
 // panel's columns before it are solved, so every column before info holds L) and only that one.
 // posv (the fused solve) then solves L L^H X = B from the factor still in shared memory, one
 // right-hand side per warp at a time, so L is read from global memory once; a failed matrix leaves
-// its B untouched. The kernel shares the generated prelude and the launch interface (potrf's or
+// its B untouched. potrs stages the factor the same way and runs only that solve (L read once, where
+// the register kernels read it once per substitution). The kernel shares the generated prelude and the launch interface (potrf's or
 // posv's parameters) of column_major_codegen.hpp.
 #pragma once
 
