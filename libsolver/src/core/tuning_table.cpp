@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
-#include <tuple>
+#include <string_view>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -17,13 +20,41 @@ namespace batchsolve::tuning {
 
 namespace {
 
-using Key = std::tuple<std::string, char, std::string, int>;  // routine, precision, family, n
+// Every library call looks a case up (about 1 us with a map keyed by strings, a tenth of a small
+// call), so a case is one integer: the indexes of its routine and layout family among the names the
+// tables use, its precision letter and n. The names are registered while the tables load (once);
+// lookups only read them.
+using Key = std::uint64_t;
+
+std::vector<std::string>& registered_names() {
+    static std::vector<std::string> names;
+    return names;
+}
+// Index of `name`, registered if new (loading only).
+std::uint64_t register_name(const std::string& name) {
+    auto& names = registered_names();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return i;
+    names.push_back(name);
+    return names.size() - 1;
+}
+// Index of `name`, or nothing when no table uses it (lookups).
+std::optional<std::uint64_t> name_index(std::string_view name) {
+    const auto& names = registered_names();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return i;
+    return std::nullopt;
+}
+Key make_key(std::uint64_t routine, char precision, std::uint64_t family, int n) {
+    return routine << 48 | family << 40 | std::uint64_t(static_cast<unsigned char>(precision)) << 32 |
+           std::uint64_t(static_cast<std::uint32_t>(n));
+}
 
 struct Table {
     std::string description;
     int arch_number = 0;  // the table's own "arch_number" (0: not recorded)
     int batch = 0;        // matrices per batch it was tuned at (0: not recorded)
-    std::map<Key, CholeskyConfig> entries;
+    std::unordered_map<Key, CholeskyConfig> entries;
 };
 
 CholeskyConfig config_from_json(const nlohmann::json& j) {
@@ -72,8 +103,8 @@ Table parse_table(const std::string& text, const std::string& origin) {
     t.description = d.str();
     for (const auto& e : j.value("entries", nlohmann::json::array())) {
         const std::string precision = e.at("precision").get<std::string>();
-        const Key key{e.at("routine").get<std::string>(), precision.empty() ? '?' : precision[0],
-                      e.at("layout").get<std::string>(), e.at("n").get<int>()};
+        const Key key = make_key(register_name(e.at("routine").get<std::string>()), precision.empty() ? '?' : precision[0],
+                                 register_name(e.at("layout").get<std::string>()), e.at("n").get<int>());
         t.entries[key] = config_from_json(e.at("best").at("config"));
     }
     return t;
@@ -106,7 +137,9 @@ const std::map<int, std::vector<Table>>& tables() {
 
 }  // namespace
 
-std::string layout_family(LayoutKind layout) {
+namespace {
+
+std::string_view family_name(LayoutKind layout) {
     switch (layout) {
         case LayoutKind::column_major:
         case LayoutKind::pointer_array: return "column_major";
@@ -115,6 +148,10 @@ std::string layout_family(LayoutKind layout) {
     }
     return "?";
 }
+
+}  // namespace
+
+std::string layout_family(LayoutKind layout) { return std::string(family_name(layout)); }
 
 namespace {
 
@@ -134,18 +171,23 @@ int nearest_batch(const std::vector<int>& batches, int count) {
     return best;
 }
 
-std::optional<CholeskyConfig> lookup(const std::string& routine, Precision precision, LayoutKind layout, int n,
+std::optional<CholeskyConfig> lookup(std::string_view routine, Precision precision, LayoutKind layout, int n,
                                      int arch, int count) {
     const auto& all = tables();
     const auto found = all.find(arch);
     if (found == all.end()) return std::nullopt;
-    const Key key{routine, precision_letter(precision), layout_family(layout), n};
+    const auto routine_index = name_index(routine);
+    const auto family_index = name_index(family_name(layout));
+    if (!routine_index || !family_index) return std::nullopt;
+    const Key key = make_key(*routine_index, precision_letter(precision), *family_index, n);
     // Among the tables that have the case, the one tuned nearest to this batch size (as nearest_batch;
     // every call of the library comes here, so no list is built).
     const CholeskyConfig* best = nullptr;
     double best_distance = 0;
-    for (const Table& t : found->second)
+    const std::vector<Table>& candidates = found->second;
+    for (const Table& t : candidates)
         if (const auto e = t.entries.find(key); e != t.entries.end()) {
+            if (candidates.size() == 1) return e->second;  // one table: no distance to compare
             const double d = batch_distance(t.batch, count);
             if (best == nullptr || d < best_distance) best = &e->second, best_distance = d;
         }

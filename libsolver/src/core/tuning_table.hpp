@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "batchsolve/tuning.hpp"
@@ -20,7 +21,7 @@ std::string layout_family(LayoutKind layout);
 // An architecture may have tables tuned at several batch sizes (libsolver/tuning/sm90.json,
 // sm90-batch100000.json, ...): the entry comes from the table tuned nearest to `count` (in ratio)
 // among those that have the case, since the fastest kernel changes with the batch size.
-std::optional<CholeskyConfig> lookup(const std::string& routine, Precision precision, LayoutKind layout, int n,
+std::optional<CholeskyConfig> lookup(std::string_view routine, Precision precision, LayoutKind layout, int n,
                                      int arch, int count);
 
 // Index of the batch size nearest to `count` in ratio (|log count - log batch| smallest; a batch of 0,
