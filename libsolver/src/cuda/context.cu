@@ -1,5 +1,6 @@
 // The CUDA backend's context functions: devices, the stream, library handles, scratch, and the
 // memory primitives behind batchsolve::Buffer.
+#include <algorithm>
 #include <string>
 
 #include "../core/backends.hpp"
@@ -169,6 +170,10 @@ void* CudaResources::scratch(std::size_t bytes) {
 
 void CudaResources::require_device_memory(const void* p, const char* routine, const std::string& argument) const {
     if (p == nullptr || pageable_access_) return;
+    {
+        std::lock_guard<std::mutex> lock(verified_mutex_);
+        if (std::find(verified_.begin(), verified_.end(), p) != verified_.end()) return;
+    }
     cudaPointerAttributes attributes{};
     if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
         cudaGetLastError();  // cannot tell: let the call go ahead
@@ -178,6 +183,9 @@ void CudaResources::require_device_memory(const void* p, const char* routine, co
         throw InvalidArgument(routine, argument,
                               "memory the GPU can access (got an ordinary host pointer; allocate it with "
                               "batchsolve::Buffer on a CUDA context, or cudaMalloc)");
+    std::lock_guard<std::mutex> lock(verified_mutex_);
+    verified_[verified_next_] = p;
+    verified_next_ = (verified_next_ + 1) % kVerifiedAddresses;
 }
 
 CudaResources& resources_of(Context& ctx, const char* routine) {
