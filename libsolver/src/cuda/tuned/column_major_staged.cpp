@@ -220,8 +220,8 @@ constexpr const char* kEnd = R"(
 
 // posv: the solve after the copy-out, with the factor still in shared memory (so L is read from
 // global memory once, for the factorisation); potrs: the same solve right after the copy-in (L read
-// once, where the register kernels read it once per substitution). Warp w of a group takes right-hand sides w, w + W, ...;
-// lane l holds rows l + 32 a of one column of B. Both substitutions are axpy steps: the new unknown
+// once, where the register kernels read it once per substitution). Warp w of a group takes
+// right-hand sides w, w + W, ...; lane l holds rows l + 32 a of one column of B. Both substitutions are axpy steps: the new unknown
 // is broadcast with a shuffle and every lane updates its rows, reading column k of L (forward,
 // L y = b) or row k of L (backward, L^H x = y) from the packed triangle. The loops over a lane's
 // rows are unrolled (its rows stay in registers); the steps within a block of 32 are not, which
