@@ -413,8 +413,11 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
     std::vector<CholeskyConfig> out;
     if (k.family != Family::column_major) return out;
     const double element = double(element_bytes(k.precision));
-    for (int nb : kStagedPanels) {
-        if (k.routine == Routine::potrs && nb != kStagedPanels[0]) break;  // potrs has no panels: one pass
+    // potrs has no panels (nb is not read): one pass with nb = 0
+    const std::vector<int> panels = k.routine == Routine::potrs
+                                        ? std::vector<int>{0}
+                                        : std::vector<int>(std::begin(kStagedPanels), std::end(kStagedPanels));
+    for (int nb : panels) {
         if (nb > 16 && k.n > kStagedWideMaxN) continue;
         if (nb > k.n && nb != kStagedPanels[0]) continue;  // a panel wider than n: the same kernel as nb = n
         for (int w : kStagedWarps) {
@@ -423,8 +426,7 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
                 if (w * m > kStagedMaxWarps) continue;
                 if (m * (k.n * (k.n + 1) / 2.0 + 1) * element > kStagedMaxSharedBytes) continue;
                 CholeskyConfig c;
-                c.staged = true, c.nb = k.routine == Routine::potrs ? 0 : nb, c.warps_per_matrix = w,
-                c.matrices_per_block = m;
+                c.staged = true, c.nb = nb, c.warps_per_matrix = w, c.matrices_per_block = m;
                 out.push_back(c);
             }
         }

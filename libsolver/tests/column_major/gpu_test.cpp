@@ -345,45 +345,23 @@ TEST_F(ColumnMajorGpu, ShapesAndComplexAtSampledSizes) {
     }
 }
 
-// The staged potrf (matrix in shared memory) at every n, s and d, both triangles alternating, with
-// panel widths that do and do not divide n and two matrices per block where they fit (33 matrices:
-// the last block has an empty slot); bad members at random positions.
-TEST_F(ColumnMajorGpu, StagedPotrfEveryN) {
+// The staged kernels (matrix in shared memory) at every n, s and d, both triangles alternating: panel
+// widths that do and do not divide n (potrs has none), two matrices per block where they fit (33
+// matrices: the last block has an empty slot), bad members at random positions; the solves with 1,
+// 3 and 6 right-hand sides (fewer, about as many and more than the warps of a matrix) and the
+// pointer-array forms of A and B alternating. posv's bad members keep their B; potrs leaves A
+// untouched.
+void staged_every_n(Context& ctx, ColumnMajorRoutine routine) {
     std::vector<ColumnMajorSpec> specs;
     for (int n = 1; n <= tuned::column_major_max_n; ++n)
         for (Precision p : {Precision::s, Precision::d}) {
-            const int nb = n % 3 == 0 ? 8 : 16;
+            const int nb = routine == ColumnMajorRoutine::potrs ? 0 : n % 3 == 0 ? 8 : 16;
             const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
             const int matrices = n <= 64 ? 2 : 1;
-            specs.push_back(staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices));
+            const int nrhs = routine == ColumnMajorRoutine::potrf ? 0 : 1;
+            specs.push_back(staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices, routine, nrhs));
         }
-    precompile(specs, ctx().device());
-    const std::uint64_t seed = fresh_seed();
-    int salt = 0;
-    for (const ColumnMajorSpec& s : specs) {
-        SCOPED_TRACE(tuned::column_major_kernel_name(s));
-        const bool pointers = ++salt % 2 == 0;
-        if (s.precision == Precision::s)
-            potrf_scenario<float>(s.uplo, s.n, 33, pointers, seed_for(seed, salt), gpu_potrf<float>(ctx(), s.uplo, s.config));
-        else
-            potrf_scenario<double>(s.uplo, s.n, 33, pointers, seed_for(seed, salt), gpu_potrf<double>(ctx(), s.uplo, s.config));
-        if (::testing::Test::HasFatalFailure()) return;
-    }
-}
-
-// The staged posv (factor and solve in shared memory) at every n, s and d, both triangles and the
-// pointer-array forms of A and B alternating, with 1, 3 and 6 right-hand sides (fewer, about as
-// many and more than the warps of a matrix); bad members keep their B.
-TEST_F(ColumnMajorGpu, StagedPosvEveryN) {
-    std::vector<ColumnMajorSpec> specs;
-    for (int n = 1; n <= tuned::column_major_max_n; ++n)
-        for (Precision p : {Precision::s, Precision::d}) {
-            const int nb = n % 3 == 0 ? 8 : 16;
-            const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
-            const int matrices = n <= 64 ? 2 : 1;
-            specs.push_back(staged_posv_spec(p, n % 2 ? Uplo::upper : Uplo::lower, n, nb, warps, matrices, 1));
-        }
-    precompile(specs, ctx().device());
+    precompile(specs, ctx.device());
     const std::uint64_t seed = fresh_seed();
     int salt = 0;
     for (const ColumnMajorSpec& s : specs) {
@@ -391,44 +369,32 @@ TEST_F(ColumnMajorGpu, StagedPosvEveryN) {
         ++salt;
         const int nrhs = salt % 3 == 0 ? 6 : salt % 3 == 1 ? 1 : 3;
         const bool a_pointers = salt % 2 == 0, b_pointers = salt % 4 < 2;
-        if (s.precision == Precision::s)
-            posv_scenario<float>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
-                                 gpu_posv<float>(ctx(), s.uplo, s.config));
-        else
-            posv_scenario<double>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
-                                  gpu_posv<double>(ctx(), s.uplo, s.config));
+        const std::uint64_t case_seed = seed_for(seed, salt);
+        auto run = [&](auto zero) {
+            using T = decltype(zero);
+            switch (routine) {
+                case ColumnMajorRoutine::potrf:
+                    potrf_scenario<T>(s.uplo, s.n, 33, a_pointers, case_seed, gpu_potrf<T>(ctx, s.uplo, s.config));
+                    break;
+                case ColumnMajorRoutine::posv:
+                    posv_scenario<T>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, case_seed,
+                                     gpu_posv<T>(ctx, s.uplo, s.config));
+                    break;
+                case ColumnMajorRoutine::potrs:
+                    potrs_scenario<T>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, case_seed,
+                                      gpu_potrs<T>(ctx, s.uplo, s.config));
+                    break;
+            }
+        };
+        if (s.precision == Precision::s) run(float{});
+        else run(double{});
         if (::testing::Test::HasFatalFailure()) return;
     }
 }
 
-// The staged potrs (factor staged in shared memory, then both substitutions from there) at every n,
-// s and d, both triangles and the pointer-array forms of A and B alternating, 1, 3 and 6 right-hand
-// sides; A must stay untouched.
-TEST_F(ColumnMajorGpu, StagedPotrsEveryN) {
-    std::vector<ColumnMajorSpec> specs;
-    for (int n = 1; n <= tuned::column_major_max_n; ++n)
-        for (Precision p : {Precision::s, Precision::d}) {
-            const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
-            const int matrices = n <= 64 ? 2 : 1;
-            specs.push_back(staged_potrs_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, warps, matrices, 1));
-        }
-    precompile(specs, ctx().device());
-    const std::uint64_t seed = fresh_seed();
-    int salt = 0;
-    for (const ColumnMajorSpec& s : specs) {
-        SCOPED_TRACE(tuned::column_major_kernel_name(s));
-        ++salt;
-        const int nrhs = salt % 3 == 0 ? 6 : salt % 3 == 1 ? 1 : 3;
-        const bool a_pointers = salt % 2 == 0, b_pointers = salt % 4 < 2;
-        if (s.precision == Precision::s)
-            potrs_scenario<float>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
-                                  gpu_potrs<float>(ctx(), s.uplo, s.config));
-        else
-            potrs_scenario<double>(s.uplo, s.n, 33, nrhs, a_pointers, b_pointers, seed_for(seed, salt),
-                                   gpu_potrs<double>(ctx(), s.uplo, s.config));
-        if (::testing::Test::HasFatalFailure()) return;
-    }
-}
+TEST_F(ColumnMajorGpu, StagedPotrfEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrf); }
+TEST_F(ColumnMajorGpu, StagedPosvEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::posv); }
+TEST_F(ColumnMajorGpu, StagedPotrsEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrs); }
 
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {

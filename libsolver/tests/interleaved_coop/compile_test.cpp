@@ -58,6 +58,12 @@ std::vector<Compiled> compile_all(const std::vector<InterleavedKernelSpec>& spec
     return out;
 }
 
+// One line per kernel for the log: registers, spills and compile time.
+void report(const Compiled& r) {
+    std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
+              << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+}
+
 // potrf and posv resolve a cooperative configuration alike: 32 W threads, left-looking, potrf's
 // default tile. Returns the resolved configuration for the routine's own checks.
 CholeskyConfig expect_resolved_like_coop_potrf(Routine routine) {
@@ -98,8 +104,7 @@ TEST(CoopCompile, FourWarpsAtN128StayWithin128Registers) {
         const InterleavedKernelSpec spec = make_spec(p, Uplo::lower, 128, 8, 4, 1);
         const auto r = compile_all({spec}).front();
         ASSERT_TRUE(r.error.empty()) << r.error;
-        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
-                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        report(r);
         EXPECT_LE(r.stats.registers, tuned::coop_register_cap);
         EXPECT_LE(r.stats.spill_store_bytes, 16) << "more than a couple of spilled words";
     }
@@ -115,8 +120,7 @@ TEST(CoopCompile, PotrfDefaultsAtN64AndN128StayWithinTheCapWithoutSpills) {
     for (std::size_t i = 0; i < specs.size(); ++i) {
         const Compiled& r = results[i];
         ASSERT_TRUE(r.error.empty()) << r.error;
-        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
-                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        report(r);
         EXPECT_LE(r.stats.registers, tuned::coop_register_cap) << r.name;
         EXPECT_EQ(r.stats.spill_store_bytes, 0) << r.name;
     }
@@ -347,8 +351,7 @@ TEST(CoopCompile, PosvDefaultsAtN64AndN128) {
     for (std::size_t i = 0; i < specs.size(); ++i) {
         const Compiled& r = results[i];
         ASSERT_TRUE(r.error.empty()) << r.error;
-        std::cout << "[ report   ] " << r.name << ": " << r.stats.registers << " registers, " << r.stats.spill_store_bytes
-                  << " bytes spilled, " << std::fixed << std::setprecision(2) << r.seconds << " s\n";
+        report(r);
         EXPECT_LE(r.stats.registers, tuned::coop_registers_per_sm / (32 * 4 * tuned::coop_min_blocks(specs[i]))) << r.name;
     }
 }
