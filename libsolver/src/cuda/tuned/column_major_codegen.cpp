@@ -865,7 +865,10 @@ private:
     // One substitution pass over the stored columns k (ascending or descending). The rows that column
     // k touches lie below (lower storage) or above (upper storage) the diagonal. The pass is a static
     // sequence of blocks of L columns (the owner row of column k is in register row k / L of lane
-    // k % L) with a run-time loop inside each block: small code, and registers stay few.
+    // k % L) with a run-time loop inside each block: small code, and registers stay few. The loop
+    // takes prefetch_depth() steps per trip and loads their columns first: the loads do not depend on
+    // the unknowns, so a lane has that many columns in flight instead of waiting for global memory
+    // at every step (the steps themselves stay in order).
     template <class Elem, class Rinv>
     void pass(const std::string& tag, bool axpy, bool ascending, bool below, bool conj_elem, const Elem& elem,
               const Rinv& rinv) {
@@ -874,57 +877,80 @@ private:
         for (int bi = 0; bi < RS; ++bi) {
             const int ak = ascending ? bi : RS - 1 - bi;
             const int width = std::min(L, n_ - ak * L);  // columns in this block
+            const int D = std::min(prefetch_depth(), width);
             const int a0 = below ? ak : 0, a1 = below ? RS - 1 : ak;
-            const std::string kk = "k" + tag + I(ak);
-            if (ascending) open("for (int src = 0; src < " + I(width) + "; ++src)");
-            else open("for (int src = " + I(width - 1) + "; src >= 0; --src)");
-            line("const int " + kk + " = " + I(ak * L) + " + src;");
-            auto pred = [&](int a) {
+            const std::string base = "s" + tag + I(ak);  // the trip's first column within the block
+            if (ascending) open("for (int " + base + " = 0; " + base + " < " + I(width) + "; " + base + " += " + I(D) + ")");
+            else open("for (int " + base + " = " + I(width - 1) + "; " + base + " >= 0; " + base + " -= " + I(D) + ")");
+            auto src = [&](int d) { return "(" + base + (ascending ? " + " : " - ") + I(d) + ")"; };
+            auto kk = [&](int d) { return "k" + tag + I(ak) + "_" + I(d); };
+            auto ev = [&](int d, int a) { return "e" + I(d) + "_" + I(a); };
+            auto pred = [&](int a, int d) {
                 std::string p = "ri[" + I(a) + "] < nv";
-                if (a == ak) p += below ? " && ri[" + I(a) + "] > " + kk : " && ri[" + I(a) + "] < " + kk;
+                if (a == ak) p += below ? " && ri[" + I(a) + "] > " + kk(d) : " && ri[" + I(a) + "] < " + kk(d);
                 return p;
             };
-            for (int a = a0; a <= a1; ++a)
-                line("const T e" + I(a) + " = " + pred(a) + " ? " + elem(a, kk) + " : bs_zero();");
-            if (axpy) {
-                line("T y[" + I(NR) + "];");
-                for_open("r_", 0, NR);
-                line("y[r_] = bs_shfl(bs_scale(v[" + I(ak) + "][r_], " + rinv(ak, kk) + "), src, " + I(L) + ");");
-                line("if (l == src) v[" + I(ak) + "][r_] = y[r_];");
-                close();
-                for (int a = a0; a <= a1; ++a) {
-                    open("if (" + pred(a) + ")");
+            for (int d = 0; d < D; ++d) {
+                const std::string in_block = ascending ? src(d) + " < " + I(width) : src(d) + " >= 0";
+                line("const bool in" + I(d) + " = " + (d == 0 ? std::string("true") : in_block) + ";");
+                line("const int " + kk(d) + " = " + I(ak * L) + " + " + src(d) + ";");
+                for (int a = a0; a <= a1; ++a)
+                    line("const T " + ev(d, a) + " = in" + I(d) + " && " + pred(a, d) + " ? " + elem(a, kk(d)) +
+                         " : bs_zero();");
+            }
+            for (int d = 0; d < D; ++d) {
+                open("if (in" + I(d) + ")", "step " + src(d));
+                if (axpy) {
+                    line("T y[" + I(NR) + "];");
                     for_open("r_", 0, NR);
-                    line("v[" + I(a) + "][r_] = " + (conj_elem ? "bs_sub_conj_mul" : "bs_sub_mul") + "(v[" + I(a) +
-                         "][r_], e" + I(a) + ", y[r_]);");
+                    line("y[r_] = bs_shfl(bs_scale(v[" + I(ak) + "][r_], " + rinv(ak, kk(d)) + "), " + src(d) + ", " +
+                         I(L) + ");");
+                    line("if (l == " + src(d) + ") v[" + I(ak) + "][r_] = y[r_];");
+                    close();
+                    for (int a = a0; a <= a1; ++a) {
+                        open("if (" + pred(a, d) + ")");
+                        for_open("r_", 0, NR);
+                        line("v[" + I(a) + "][r_] = " + (conj_elem ? "bs_sub_conj_mul" : "bs_sub_mul") + "(v[" + I(a) +
+                             "][r_], " + ev(d, a) + ", y[r_]);");
+                        close();
+                        close();
+                    }
+                } else {
+                    line("T acc[" + I(NR) + "];");
+                    for_open("r_", 0, NR);
+                    line("acc[r_] = bs_zero();");
+                    close();
+                    for (int a = a0; a <= a1; ++a) {
+                        open("if (" + pred(a, d) + ")");  // rows on this side may hold inf/NaN of other unknowns
+                        for_open("r_", 0, NR);
+                        line("acc[r_] = bs_add_conj_mul(acc[r_], " + ev(d, a) + ", v[" + I(a) + "][r_]);");
+                        close();
+                        close();
+                    }
+                    for (int off = L / 2; off >= 1; off /= 2) {
+                        for_open("r_", 0, NR);
+                        line("acc[r_] = bs_add(acc[r_], bs_shfl_xor(acc[r_], " + I(off) + ", " + I(L) + "));");
+                        close();
+                    }
+                    open("if (l == " + src(d) + ")");
+                    for_open("r_", 0, NR);
+                    line("v[" + I(ak) + "][r_] = bs_scale(bs_sub(v[" + I(ak) + "][r_], acc[r_]), " + rinv(ak, kk(d)) +
+                         ");");
                     close();
                     close();
                 }
-            } else {
-                line("T acc[" + I(NR) + "];");
-                for_open("r_", 0, NR);
-                line("acc[r_] = bs_zero();");
-                close();
-                for (int a = a0; a <= a1; ++a) {
-                    open("if (" + pred(a) + ")");  // rows on this side may hold inf/NaN of other unknowns
-                    for_open("r_", 0, NR);
-                    line("acc[r_] = bs_add_conj_mul(acc[r_], e" + I(a) + ", v[" + I(a) + "][r_]);");
-                    close();
-                    close();
-                }
-                for (int off = L / 2; off >= 1; off /= 2) {
-                    for_open("r_", 0, NR);
-                    line("acc[r_] = bs_add(acc[r_], bs_shfl_xor(acc[r_], " + I(off) + ", " + I(L) + "));");
-                    close();
-                }
-                open("if (l == src)");
-                for_open("r_", 0, NR);
-                line("v[" + I(ak) + "][r_] = bs_scale(bs_sub(v[" + I(ak) + "][r_], acc[r_]), " + rinv(ak, kk) + ");");
-                close();
                 close();
             }
             close();
         }
+    }
+    // Steps whose columns a substitution pass of potrs loads ahead (see pass()): at most
+    // column_major_solve_prefetch, halved until the loaded elements (steps * rows per lane) take at
+    // most column_major_solve_prefetch_words registers.
+    int prefetch_depth() const {
+        int d = column_major_solve_prefetch;
+        while (d > 1 && d * s_.seg_rows * s_.words > column_major_solve_prefetch_words) d /= 2;
+        return d;
     }
 
     // An axpy pass (ascending with the rows below, or descending with the rows above) in blocks of

@@ -39,21 +39,9 @@ inline void bs_copy_wait() {}
 #endif
 // Start of column j in the packed triangle (rows j..N-1 of column j are consecutive).
 BS_DEVICE int bs_colstart(int j) { return j * (2 * @N@ + 1 - j) / 2; }
-// Row and column of packed index e.
-BS_DEVICE void bs_unpack(int e, int& i, int& j) {
-  const float m = (float)(2 * @N@ + 1);
-  int c = (int)((m - sqrtf(m * m - 8.0f * (float)e)) * 0.5f);
-  c = c < 0 ? 0 : (c > @N@ - 1 ? @N@ - 1 : c);
-  while (c + 1 < @N@ && bs_colstart(c + 1) <= e) ++c;
-  while (bs_colstart(c) > e) --c;
-  j = c;
-  i = e - bs_colstart(c) + c;
-}
-// Where packed element e of the lower-triangle view of a matrix lives in the matrix A (lda): the
-// upper triangle stores L^H, so (i, j) is read from (j, i) there (conjugated by the caller).
-BS_DEVICE long long bs_offset(int e, int lda) {
-  int i, j;
-  bs_unpack(e, i, j);
+// Where element (i, j), i >= j, of the lower-triangle view of a matrix lives in the matrix A (lda):
+// the upper triangle stores L^H, so (i, j) is read from (j, i) there (conjugated by the caller).
+BS_DEVICE long long bs_offset(int i, int j, int lda) {
   return @UPPER@ ? (long long)i * lda + j : (long long)j * lda + i;
 }
 // Tile (bi, bj), bj <= bi, of triangular index q (row by row).
@@ -79,12 +67,16 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   R* const inv = inv_all + g * NB;
   if (t == 0) failed_all[g] = 0;
 
-  // ---- copy in: consecutive threads take consecutive packed elements (down a column) ----
-  for (int q = tid; q < G * NP; q += G * TPM) {
-    const int gg = q / NP, e = q - gg * NP;
+  // ---- copy in: warp w takes columns w, w + W, ... of the block's slots, its lanes consecutive
+  // rows of a column (coalesced for lower storage; a column start is all the index arithmetic) ----
+  for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
+    const int gg = q / N, j = q - gg * N;
     const long long mm = first + gg;
-    if (mm < (long long)count)
-      bs_copy_async(slots + gg * SP + e, (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) + bs_offset(e, lda));
+    if (mm < (long long)count) {
+      const T* const src = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      T* const col = slots + gg * SP + bs_colstart(j) - j;  // col[i] = element (i, j)
+      for (int i = j + (tid & 31); i < N; i += 32) bs_copy_async(col + i, src + bs_offset(i, j, lda));
+    }
   }
   bs_copy_wait();
   __syncthreads();
@@ -136,13 +128,15 @@ constexpr const char* kFactor = R"(
         T x[NB];
 #pragma unroll
         for (int c = 0; c < NB; ++c) x[c] = c < solved ? s[bs_colstart(k0 + c) + row - k0 - c] : bs_zero();
+        // column by column (x_c final, then removed from the later ones): the later columns' updates
+        // are independent, so the dependency chain is one step per column, not one per product
 #pragma unroll
         for (int c = 0; c < NB; ++c) {
           if (c < solved) {
-            T acc = x[c];
+            x[c] = bs_scale(x[c], inv[c]);
 #pragma unroll
-            for (int p = 0; p < c; ++p) acc = bs_sub_mul_conj(acc, x[p], s[bs_colstart(k0 + p) + c - p]);
-            x[c] = bs_scale(acc, inv[c]);
+            for (int c2 = c + 1; c2 < NB; ++c2)
+              if (c2 < solved) x[c2] = bs_sub_mul_conj(x[c2], x[c], s[bs_colstart(k0 + c) + c2 - c]);
           }
         }
 #pragma unroll
@@ -197,13 +191,14 @@ constexpr const char* kFactor = R"(
 )";
 // potrf, posv: the factor back to A.
 constexpr const char* kCopyOut = R"(
-  // ---- copy out (the triangle only; the other one is never touched) ----
-  for (int q = tid; q < G * NP; q += G * TPM) {
-    const int gg = q / NP, e = q - gg * NP;
+  // ---- copy out (the triangle only; the other one is never touched), as the copy in ----
+  for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
+    const int gg = q / N, j = q - gg * N;
     const long long mm = first + gg;
     if (mm < (long long)count) {
-      const T v = slots[gg * SP + e];
-      (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(e, lda)] = @UPPER@ ? bs_conj(v) : v;
+      T* const dst = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      const T* const col = slots + gg * SP + bs_colstart(j) - j;
+      for (int i = j + (tid & 31); i < N; i += 32) dst[bs_offset(i, j, lda)] = @UPPER@ ? bs_conj(col[i]) : col[i];
     }
   }
 )";
