@@ -7,8 +7,8 @@
 //    with a Context of its own), in order of need and far ahead of the single timing thread, which
 //    times whichever case has its kernels ready. Compilation is the bottleneck, so the search space
 //    is pruned by hardware limits and by compile cost before anything is compiled.
-//  * The search is staged (coordinate search): the kernel shape first, then block size, chunk size
-//    or unrolling around the best few. posv starts from potrf's best shapes (its factorisation is
+//  * The search is staged (coordinate search): the kernel shape first, then block size, chunk size,
+//    unrolling or (column-major potrs) the steps loaded ahead, around the best few. posv starts from potrf's best shapes (its factorisation is
 //    potrf's code), the chunked layout from the plain interleaved one's (the same kernels: the chunk
 //    size is a run-time argument).
 //  * A candidate whose first timed run is far behind the best so far is not repeated.
@@ -124,6 +124,9 @@ constexpr int kColumnMajorMaxFullUnrollN = 64;
 constexpr int kColumnMajorStage1ThreadsPerBlock = 128;
 constexpr int kColumnMajorThreadsPerBlock[] = {64, 128, 256, 512};
 constexpr int kColumnMajorSolveThreadsPerBlock[] = {32, 64, 128, 256, 512};
+// Column-major potrs: steps of a substitution whose columns are loaded ahead (config.nb; the library
+// takes 1..8, its default is 8 in single precision and 1 otherwise, column_major_codegen.hpp).
+constexpr int kColumnMajorPotrsPrefetch[] = {1, 2, 4, 8};
 // Right-hand sides per pass (only with --nrhs > 1; the library caps it at 8 and 16).
 constexpr int kNrhsBlocks[] = {2, 4, 8};
 // How many of a stage's best configurations the chunk stage varies (the other later stages vary the
@@ -384,7 +387,8 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     std::vector<std::string> plan;
     // "through": the interleaved family's winners run through a converted workspace (last, since
     // it needs the interleaved case of the same size finished).
-    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "through", "staged"};
+    // "prefetch": how many steps of a substitution the register potrs loads ahead (config.nb).
+    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "prefetch", "through", "staged"};
     else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
@@ -1129,6 +1133,12 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             c.full_unroll = false, c.nb = nb;
             out.push_back(c);
         }
+    } else if (stage == "prefetch") {
+        for (int nb : kColumnMajorPotrsPrefetch) {
+            CholeskyConfig c = best;
+            c.nb = nb;
+            out.push_back(c);
+        }
     } else if (stage == "coop") {
         out = coop_candidates(k.routine, best);
     } else if (stage == "grid") {
@@ -1830,6 +1840,7 @@ int dry_run(const Options& opt) {
                             later += f == Family::column_major ? (r == Routine::potrs ? 0 : 3) : std::max(0, block_sizes - 1);
                         if (s == "chunk") later += kTopForNextStage * (int(std::size(kChunkSizes)) - 1);
                         if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
+                        if (s == "prefetch") later += int(std::size(kColumnMajorPotrsPrefetch));
                         if (s == "nrhs_block") later += 3;
                         if (s == "staged") later += int(staged_candidates(k).size());
                     }

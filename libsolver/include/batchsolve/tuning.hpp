@@ -45,7 +45,9 @@ inline Looking parse_looking(const std::string& text) {
 // and threads_per_row belong to the column-major kernels and must be 0 for interleaved layouts.
 struct CholeskyConfig {
     int nb = 0;                  // tile size 1..n (n % nb != 0: a narrower last tile); 0 = the library default
-                                 // for n (then looking and full_unroll are the default's too)
+                                 // for n (then looking and full_unroll are the default's too). Column-major
+                                 // kernels: potrf/posv the update chunk (staged: the panel width); potrs the
+                                 // steps of a substitution whose columns are loaded ahead, 1..8
     Looking looking = Looking::top;
     bool full_unroll = false;    // false: loops over tiles stay loops, tile operations are straight-line code
     int chunk_size = 0;          // 0: as the view's layout says; else must equal the chunked view's chunk size

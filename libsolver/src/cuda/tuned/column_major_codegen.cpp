@@ -85,6 +85,9 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     }
 
     if (spec.routine == ColumnMajorRoutine::potrs && !c.staged) {
+        if (c.nb < 0 || c.nb > column_major_solve_prefetch)
+            return fail("config.nb: 0 (default) or the steps of a substitution loaded ahead, 1.." +
+                        std::to_string(column_major_solve_prefetch) + " (got " + std::to_string(c.nb) + ")");
         const int bt = c.threads_per_block;
         if (bt < 32 || bt > 1024 || bt % 32 != 0)
             return fail("config.threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(bt) + ")");
@@ -944,13 +947,10 @@ private:
             close();
         }
     }
-    // Steps whose columns a substitution pass of potrs loads ahead (see pass()): at most
-    // column_major_solve_prefetch, halved until the loaded elements (steps * rows per lane) take at
-    // most column_major_solve_prefetch_words registers.
+    // Steps whose columns a substitution pass of potrs loads ahead (see pass()): config.nb, else the
+    // default of column_major_codegen.hpp (column_major_potrs_default_prefetch).
     int prefetch_depth() const {
-        int d = column_major_solve_prefetch;
-        while (d > 1 && d * s_.seg_rows * s_.words > column_major_solve_prefetch_words) d /= 2;
-        return d;
+        return sp_.config.nb > 0 ? sp_.config.nb : column_major_potrs_default_prefetch(sp_.precision, s_.seg_rows);
     }
 
     // An axpy pass (ascending with the rows below, or descending with the rows above) in blocks of
@@ -1120,6 +1120,9 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "");
     if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
+    if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged)
+        name += "_p" + I(spec.config.nb > 0 ? spec.config.nb
+                                           : column_major_potrs_default_prefetch(spec.precision, s.seg_rows));
     if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged) name += "_t" + I(s.block_threads);
     if (spec.config.fast_math) name += "_fm";
     if (spec.config.max_registers > 0) name += "_rr" + I(spec.config.max_registers);

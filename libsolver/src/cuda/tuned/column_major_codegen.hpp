@@ -58,12 +58,20 @@ inline constexpr int column_major_max_nrhs_block = 16;
 // are gathered with one round of shuffles and solved redundantly in every lane, which shortens the
 // serial dependency chain of a substitution by about this factor.
 inline constexpr int column_major_solve_block = 8;
-// Steps of a potrs substitution pass whose columns of L are loaded before the first of them runs
-// (the loads do not depend on the unknowns), and the registers those loads may hold: without it a
-// warp waits for global memory at every step (Nsight Compute on the H200, d n = 128: 85% of the
-// time stalled on loads, DRAM at 54%).
+// Register potrs (not staged): config.nb = the steps of a substitution pass whose columns of L are
+// loaded before the first of them runs (the loads do not depend on the unknowns), 1..this; 0 takes
+// column_major_potrs_default_prefetch.
 inline constexpr int column_major_solve_prefetch = 8;
-inline constexpr int column_major_solve_prefetch_words = 32;
+// The default: in single precision as many steps (up to 8) as keep the loaded elements within 32
+// registers; otherwise 1, the plain loop. Measured on the H200 (results/autotune-h200, run 31): s
+// gained 10-25% at n >= 48 (a warp no longer waits for global memory at every step); d lost 5-25%
+// with the same thread shapes (n = 128: 88 registers instead of 72, occupancy 31% instead of 44%).
+inline int column_major_potrs_default_prefetch(Precision p, int rows_per_lane) {
+    if (p != Precision::s) return 1;
+    int d = column_major_solve_prefetch;
+    while (d > 1 && d * rows_per_lane > 32) d /= 2;
+    return d;
+}
 // Shared memory one block may opt in to on sm_90 (227 KB); the launcher re-checks the device's limit.
 inline constexpr std::size_t column_major_max_shared_bytes = 232448;
 

@@ -39,6 +39,16 @@ inline void bs_copy_wait() {}
 #endif
 // Start of column j in the packed triangle (rows j..N-1 of column j are consecutive).
 BS_DEVICE int bs_colstart(int j) { return j * (2 * @N@ + 1 - j) / 2; }
+// Row and column of packed index e.
+BS_DEVICE void bs_unpack(int e, int& i, int& j) {
+  const float m = (float)(2 * @N@ + 1);
+  int c = (int)((m - sqrtf(m * m - 8.0f * (float)e)) * 0.5f);
+  c = c < 0 ? 0 : (c > @N@ - 1 ? @N@ - 1 : c);
+  while (c + 1 < @N@ && bs_colstart(c + 1) <= e) ++c;
+  while (bs_colstart(c) > e) --c;
+  j = c;
+  i = e - bs_colstart(c) + c;
+}
 // Where element (i, j), i >= j, of the lower-triangle view of a matrix lives in the matrix A (lda):
 // the upper triangle stores L^H, so (i, j) is read from (j, i) there (conjugated by the caller).
 BS_DEVICE long long bs_offset(int i, int j, int lda) {
@@ -67,18 +77,7 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   R* const inv = inv_all + g * NB;
   if (t == 0) failed_all[g] = 0;
 
-  // ---- copy in: warp w takes columns w, w + W, ... of the block's slots, its lanes consecutive
-  // rows of a column (coalesced for lower storage; a column start is all the index arithmetic) ----
-  for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
-    const int gg = q / N, j = q - gg * N;
-    const long long mm = first + gg;
-    if (mm < (long long)count) {
-      const T* const src = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-      T* const col = slots + gg * SP + bs_colstart(j) - j;  // col[i] = element (i, j)
-      for (int i = j + (tid & 31); i < N; i += 32) bs_copy_async(col + i, src + bs_offset(i, j, lda));
-    }
-  }
-  bs_copy_wait();
+@COPY_IN@  bs_copy_wait();
   __syncthreads();
 @CONJ_IN@
 )";
@@ -189,9 +188,37 @@ constexpr const char* kFactor = R"(
   }
 
 )";
-// potrf, posv: the factor back to A.
-constexpr const char* kCopyOut = R"(
-  // ---- copy out (the triangle only; the other one is never touched), as the copy in ----
+// The copies between A and the slots. By columns (n >= column_major_staged_copy_by_column_min_n):
+// warp w takes columns w, w + W, ... of the block's slots, its lanes consecutive rows of a column
+// (coalesced for lower storage; a column start is all the index arithmetic). By elements (smaller
+// n, where a column leaves most lanes of a warp idle): consecutive threads take consecutive packed
+// elements, each unpacked to its row and column. potrf and posv copy the factor back to A.
+constexpr const char* kCopyInColumns = R"(
+  // ---- copy in, by columns ----
+  for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
+    const int gg = q / N, j = q - gg * N;
+    const long long mm = first + gg;
+    if (mm < (long long)count) {
+      const T* const src = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      T* const col = slots + gg * SP + bs_colstart(j) - j;  // col[i] = element (i, j)
+      for (int i = j + (tid & 31); i < N; i += 32) bs_copy_async(col + i, src + bs_offset(i, j, lda));
+    }
+  }
+)";
+constexpr const char* kCopyInElements = R"(
+  // ---- copy in, by elements ----
+  for (int q = tid; q < G * NP; q += G * TPM) {
+    const int gg = q / NP, e = q - gg * NP;
+    const long long mm = first + gg;
+    if (mm < (long long)count) {
+      int i, j;
+      bs_unpack(e, i, j);
+      bs_copy_async(slots + gg * SP + e, (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) + bs_offset(i, j, lda));
+    }
+  }
+)";
+constexpr const char* kCopyOutColumns = R"(
+  // ---- copy out (the triangle only; the other one is never touched), by columns ----
   for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
     const int gg = q / N, j = q - gg * N;
     const long long mm = first + gg;
@@ -199,6 +226,19 @@ constexpr const char* kCopyOut = R"(
       T* const dst = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
       const T* const col = slots + gg * SP + bs_colstart(j) - j;
       for (int i = j + (tid & 31); i < N; i += 32) dst[bs_offset(i, j, lda)] = @UPPER@ ? bs_conj(col[i]) : col[i];
+    }
+  }
+)";
+constexpr const char* kCopyOutElements = R"(
+  // ---- copy out (the triangle only; the other one is never touched), by elements ----
+  for (int q = tid; q < G * NP; q += G * TPM) {
+    const int gg = q / NP, e = q - gg * NP;
+    const long long mm = first + gg;
+    if (mm < (long long)count) {
+      int i, j;
+      bs_unpack(e, i, j);
+      const T v = slots[gg * SP + e];
+      (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(i, j, lda)] = @UPPER@ ? bs_conj(v) : v;
     }
   }
 )";
@@ -291,10 +331,12 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
               "int ldb, int nrhs, int ngroups, int* info, int count, int zero"
             : "const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
               "long long b_stride, int ldb, int nrhs, int ngroups, int count";
+    const bool by_columns = n >= column_major_staged_copy_by_column_min_n;
     std::string text = kHead;
-    if (r != ColumnMajorRoutine::potrs) text += std::string(kFactor) + kCopyOut;
+    if (r != ColumnMajorRoutine::potrs) text += std::string(kFactor) + (by_columns ? kCopyOutColumns : kCopyOutElements);
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
+    text = fill(text, {{"COPY_IN", by_columns ? kCopyInColumns : kCopyInElements}});  // before its own @...@
     return fill(text, {{"NAME", name},
                        {"PARAMS", params},
                        {"THREADS", std::to_string(shape.block_threads)},
