@@ -161,6 +161,19 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
                 problem(ColumnMajorRoutine::potrf, 64, [](CholeskyConfig& c) { c.warps_per_matrix = 1; }).empty());
     EXPECT_TRUE(starts(problem(ColumnMajorRoutine::potrs, 8, [](CholeskyConfig& c) { c.threads_per_block = 100; }),
                        "config.threads_per_block:"));
+    EXPECT_TRUE(starts(problem(ColumnMajorRoutine::potrs, 64, [](CholeskyConfig& c) { c.nb = 9; }),
+                       "config.nb:"));  // steps loaded ahead: 1..8
+    {  // the steps loaded ahead reach the kernel (and its name); 0 is the precision's default
+        auto name = [](Precision p, int nb) {
+            CholeskyConfig c = cuda_backend::tuned::default_column_major_config(ColumnMajorRoutine::potrs, p, 64, 1);
+            c.nb = nb;
+            return cuda_backend::tuned::column_major_kernel_name(
+                cuda_backend::tuned::column_major_spec(ColumnMajorRoutine::potrs, p, Uplo::lower, 64, 1, c));
+        };
+        EXPECT_EQ(name(Precision::d, 4), "potrs_cm_d_lower_n64_l32_nr1_p4_t128");
+        EXPECT_EQ(name(Precision::d, 0), "potrs_cm_d_lower_n64_l32_nr1_p1_t128");
+        EXPECT_EQ(name(Precision::s, 0), "potrs_cm_s_lower_n64_l32_nr1_p8_t128");
+    }
     EXPECT_TRUE(starts(problem(ColumnMajorRoutine::posv, 8, [](CholeskyConfig& c) { c.nrhs_block = 17; }),
                        "config.nrhs_block:"));
     EXPECT_TRUE(starts(problem(ColumnMajorRoutine::potrf, 8, [](CholeskyConfig& c) { c.max_registers = 8; }),

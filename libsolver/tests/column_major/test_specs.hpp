@@ -99,7 +99,7 @@ inline std::vector<ColumnMajorSpec> staged_specs() {
 }
 
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
-// triangles), potrs with several nrhs_block, and a complex sample. Fully unrolled kernels only up to
+// triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
 inline std::vector<ColumnMajorSpec> emulation_specs() {
     std::vector<ColumnMajorSpec> out;
@@ -120,6 +120,9 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
         if (small) add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::lower, n, 3, shapes[3], 1));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::lower, n, 3, shapes[0], 2, 64));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::upper, n, 3, shapes[0], 1, 96));
+        // explicit steps loaded ahead (config.nb; shape 1 has nb 4, shape 2 nb 2), the other triangles
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::upper, n, 3, shapes[1], 2, 64));
+        add(make_spec(ColumnMajorRoutine::potrs, Precision::s, Uplo::lower, n, 2, shapes[2], 1, 32));
     }
     // corners of the shape space: 4 x 4 threads per row tile, one-column chunks, the fused
     // right-hand sides split over threads of a row with several rows per thread (blocked loops)

@@ -103,7 +103,8 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     spec.config = config;
     if (config.nb == 0) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
-        spec.config.nb = 0, spec.config.full_unroll = false;
+        if (config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged
+        spec.config.full_unroll = false;
         spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
         if (config.staged) spec.config.threads_per_block = 0;  // the block is warps x matrices
         else spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
