@@ -16,9 +16,14 @@ Targets (issue 3; roofline = the bytes a perfect implementation moves at the mea
   all:                            scaled backward error below the tester's tolerance (30)
 
 Runs that measured the launch floor (header gpu.launch_floor_us, rows' roofline_ceiling) add it to the
-header, a "ceiling" column to the two roofline-fraction targets (the largest fraction a call timed
-alone can reach) and, in the summary, how many missed rows are unattainable under single-call timing
-(ceiling < wanted). Without those fields the report is as before.
+header, a "ceiling" column to the two roofline-fraction and the two x-cuSOLVER targets and, in the
+summary, how many missed rows are unattainable under single-call timing (ceiling < wanted). No call
+timed alone can take less than t_best = max(roofline time, launch floor), so a roofline target's
+ceiling is the largest fraction such a call can reach (roofline time / t_best, the row's
+roofline_ceiling), and a speed-up target's ceiling is the speed-up over cuSOLVER a call running at the
+roofline, and no faster than the launch floor, would show (cuSOLVER time / t_best = speedup *
+roofline_ceiling / roofline). The speed-up ceiling would need only the roofline, but it is given only
+for rows with a roofline_ceiling, so a run without those fields gives the report as before.
 """
 
 import argparse
@@ -30,6 +35,7 @@ from collections import defaultdict
 INTERLEAVED = ("interleaved", "chunked")  # the tester's names of the layouts
 COLUMN_MAJOR = ("column_major", "pointer_array")
 ROOFLINE_TARGETS = ("potrf interleaved: roofline fraction", "potrs nrhs 1: roofline fraction")
+CUSOLVER_TARGETS = ("potrf column-major: x cuSOLVER", "potrs nrhs 1: x cuSOLVER")
 UNATTAINABLE = "unattainable under single-call timing"
 
 
@@ -62,10 +68,38 @@ def ceiling(row):
     return row.get("roofline_ceiling")
 
 
-def unattainable(item):
-    """A missed roofline target that no call timed alone could meet: its ceiling is below the target."""
+def speedup_ceiling(row):
+    """The largest speed-up over cuSOLVER a call timed alone could show: cuSOLVER time / t_best with
+    t_best = max(roofline time, launch floor) = roofline time / roofline_ceiling, where roofline time
+    = roofline * time_ms and cuSOLVER time = speedup * time_ms. None without a roofline_ceiling (so a
+    run before the launch floor was measured keeps its report), a positive roofline or a speed-up."""
+    sp, roof, ceil = speedup(row), row.get("roofline"), ceiling(row)
+    if sp is None or roof is None or roof <= 0 or ceil is None:
+        return None
+    return sp * ceil / roof
+
+
+def target_ceiling(name, row):
+    """The row's ceiling for the target: a roofline fraction or a speed-up; None for other targets."""
+    if name in ROOFLINE_TARGETS:
+        return ceiling(row)
+    if name in CUSOLVER_TARGETS:
+        return speedup_ceiling(row)
+    return None
+
+
+def ceiling_text(name, row):
+    value = target_ceiling(name, row)
+    if value is None:
+        return ""
+    return ("%.3f" if name in ROOFLINE_TARGETS else "%.2f") % value
+
+
+def unattainable(name, item):
+    """A missed target that no call timed alone could meet: its ceiling is below the target."""
     r, _, want, met = item
-    return not met and ceiling(r) is not None and ceiling(r) < want
+    value = target_ceiling(name, r)
+    return not met and value is not None and value < want
 
 
 def launch_floor_text(headers):
@@ -75,7 +109,8 @@ def launch_floor_text(headers):
         return None
     value = "%.2f us" % floors[0] if floors[0] == floors[-1] else "%.2f-%.2f us (over the runs)" % (floors[0], floors[-1])
     return ("- launch floor: %s (median event-timed single launch of an empty kernel, one block per SM); "
-            "a row's ceiling = roofline time / max(roofline time, launch floor)" % value)
+            "a row's ceiling = roofline time / max(roofline time, launch floor) for a roofline fraction, "
+            "cuSOLVER time / max(roofline time, launch floor) for a speed-up" % value)
 
 
 def row_key(r):
@@ -151,8 +186,8 @@ def markdown(headers, results):
     if floor:
         lines.insert(3, floor)
     # The ceiling columns only when some row has a ceiling: an old run's report stays as it was.
-    with_ceiling = {name for name in ROOFLINE_TARGETS
-                    if any(ceiling(i[0]) is not None for i in results.get(name, []))}
+    with_ceiling = {name for name in ROOFLINE_TARGETS + CUSOLVER_TARGETS
+                    if any(target_ceiling(name, i[0]) is not None for i in results.get(name, []))}
     if with_ceiling:
         lines += ["", "| target | rows | met | missed | of which %s | worst (achieved vs wanted) |" % UNATTAINABLE,
                   "|---|---:|---:|---:|---:|---|"]
@@ -169,11 +204,14 @@ def markdown(headers, results):
         if not with_ceiling:
             lines.append("| %s | %d | %d | %d | %s |" % (counts + (worst_text,)))
         else:
-            cannot = "%d" % sum(unattainable(i) for i in items) if name in with_ceiling else "-"
+            cannot = "%d" % sum(unattainable(name, i) for i in items) if name in with_ceiling else "-"
             lines.append("| %s | %d | %d | %d | %s | %s |" % (counts + (cannot, worst_text)))
     if with_ceiling:
-        lines += ["", "A missed row is %s when its ceiling (the largest roofline fraction a call whose "
-                  "event-timed duration is at least the launch floor can reach) is below the target." % UNATTAINABLE]
+        lines += ["", "A missed row is %s when its ceiling is below the target. For a roofline "
+                  "fraction the ceiling is the largest fraction a call whose event-timed duration is at least "
+                  "the launch floor can reach; for a speed-up over cuSOLVER it is the speed-up a call running "
+                  "at the roofline, and no faster than the launch floor, would show (cuSOLVER time / "
+                  "max(roofline time, launch floor))." % UNATTAINABLE]
     for name, items in results.items():
         extra = name in with_ceiling
         lines += ["", "## " + name, "",
@@ -186,7 +224,7 @@ def markdown(headers, results):
                      "yes" if met else "**no**", "%.4f" % r["time_ms"], "%.0f" % r["gflops"],
                      "%.3f" % r["roofline"] if r.get("roofline") is not None else "-"]
             if extra:
-                cells.append("%.3f" % ceiling(r) if ceiling(r) is not None else "")
+                cells.append(ceiling_text(name, r))
             cells += ["%.2f" % sp if sp is not None else "-", kernel_text(r)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

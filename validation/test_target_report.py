@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of target_report.py (run by CTest): the launch floor and the ceiling column of a run that
-measured them (testdata/target_report_fixture.json), the unchanged report of a run without them,
-and a re-run's merge with an earlier run."""
+"""Tests of target_report.py (run by CTest): the launch floor and the ceiling columns of a run that
+measured them (testdata/target_report_fixture.json), the speed-up ceiling of the x-cuSOLVER targets,
+the unchanged report of a run without them, and a re-run's merge with an earlier run."""
 
 import copy
 import json
@@ -65,16 +65,70 @@ class TargetReport(unittest.TestCase):
             "| potrf interleaved: roofline fraction | 4 | 1 | 3 | 1 |"), md)
         self.assertTrue(self.summary_row(md, "potrs nrhs 1: roofline fraction").startswith(
             "| potrs nrhs 1: roofline fraction | 1 | 0 | 1 | 1 |"), md)
-        # Other targets have no ceiling count.
+        # x cuSOLVER: speed-up ceiling = speedup * roofline_ceiling / roofline. Column-major potrf s n = 8:
+        # 4 * 0.166366 / 0.05 = 13.31 >= 8, missed but attainable; potrs s n = 8: 12 * 0.120153 / 0.0546
+        # = 26.41, met.
         self.assertTrue(self.summary_row(md, "potrf column-major: x cuSOLVER").startswith(
-            "| potrf column-major: x cuSOLVER | 1 | 0 | 1 | - |"), md)
+            "| potrf column-major: x cuSOLVER | 1 | 0 | 1 | 0 |"), md)
+        self.assertTrue(self.summary_row(md, "potrs nrhs 1: x cuSOLVER").startswith(
+            "| potrs nrhs 1: x cuSOLVER | 1 | 1 | 0 | 0 |"), md)
+        # Other targets have no ceiling count.
+        self.assertTrue(self.summary_row(md, "backward error (scaled, < tolerance)").startswith(
+            "| backward error (scaled, < tolerance) | 6 | 6 | 0 | - |"), md)
+        self.assertIn("for a speed-up over cuSOLVER it is the speed-up a call running at the roofline", md)
         potrf = self.section(md, "potrf interleaved: roofline fraction")
         self.assertIn("| roofline | ceiling | x cuSOLVER |", potrf)
         self.assertIn("| 0.099 | 0.166 | - |", potrf)
         self.assertIn("| 0.194 |  | - |", potrf, "a row without a ceiling has a blank cell")
         self.assertIn("| 0.055 | 0.120 | 12.00 |", self.section(md, "potrs nrhs 1: roofline fraction"))
-        self.assertIn(OLD_TABLE_HEADER, self.section(md, "potrf column-major: x cuSOLVER"),
-                      "targets other than the roofline fractions have no ceiling column")
+        column_major = self.section(md, "potrf column-major: x cuSOLVER")
+        self.assertIn("| roofline | ceiling | x cuSOLVER |", column_major)
+        self.assertIn("| 0.050 | 13.31 | 4.00 |", column_major)
+        self.assertIn("| 0.055 | 26.41 | 12.00 |", self.section(md, "potrs nrhs 1: x cuSOLVER"))
+        self.assertIn(OLD_TABLE_HEADER, self.section(md, "backward error (scaled, < tolerance)"),
+                      "targets other than roofline fractions and speed-ups have no ceiling column")
+
+    def test_speedup_ceiling(self):
+        # Column-major potrf rows (want 8 for n <= 32) missed with a speed-up ceiling below and above 8,
+        # built so that the launch floor (6.8 us) and the roofline time each decide one of them.
+        base = next(r for r in self.doc["rows"] if r["layout"] == "column_major")
+
+        def variant(n, time_ms, roofline, roofline_ceiling, cusolver_ms):
+            r = copy.deepcopy(base)
+            r.update(n=n, time_ms=time_ms, roofline=roofline, roofline_ceiling=roofline_ceiling)
+            r["refs"]["cusolver"].update(time_ms=cusolver_ms, speedup=cusolver_ms / time_ms)
+            return r
+        doc = copy.deepcopy(self.doc)
+        doc["rows"] = [
+            # roofline time 1.36 us < floor: t_best 6.8 us, ceiling 34 / 6.8 = 5 < 8: unattainable.
+            variant(16, 0.02, 0.068, 0.2, 0.034),
+            # roofline time 10 us > floor: t_best 10 us, ceiling 200 / 10 = 20 >= 8: attainable.
+            variant(32, 0.04, 0.25, 1.0, 0.2),
+            # no roofline_ceiling (the launch floor not measured for it): no ceiling, not counted.
+            variant(24, 0.02, 0.068, None, 0.034),
+        ]
+        md = self.report(doc)
+        self.assertTrue(self.summary_row(md, "potrf column-major: x cuSOLVER").startswith(
+            "| potrf column-major: x cuSOLVER | 3 | 0 | 3 | 1 |"), md)
+        section = self.section(md, "potrf column-major: x cuSOLVER")
+        self.assertIn("| 16 | 16384 | 1.7 | 8 | **no** | 0.0200 | 100 | 0.068 | 5.00 | 1.70 |", section)
+        self.assertIn("| 32 | 16384 | 5 | 8 | **no** | 0.0400 | 100 | 0.250 | 20.00 | 5.00 |", section)
+        self.assertIn("| 24 | 16384 | 1.7 | 8 | **no** | 0.0200 | 100 | 0.068 |  | 1.70 |", section)
+        # Only speed-up rows: the ceiling column still appears, the roofline targets have no rows.
+        self.assertIn("| of which unattainable under single-call timing |", md)
+        self.assertNotIn("roofline fraction |", md)
+
+        # A slower cuSOLVER for the unattainable row (ceiling 5 -> 10): now attainable.
+        doc["rows"][0]["refs"]["cusolver"].update(time_ms=0.068, speedup=3.4)
+        md = self.report(doc)
+        self.assertTrue(self.summary_row(md, "potrf column-major: x cuSOLVER").startswith(
+            "| potrf column-major: x cuSOLVER | 3 | 0 | 3 | 0 |"), md)
+        self.assertIn("| 0.068 | 10.00 | 3.40 |", md)
+
+        # A row with no usable roofline has no ceiling.
+        doc["rows"][1]["roofline"] = 0.0
+        md = self.report(doc)
+        self.assertIn("| 32 | 16384 | 5 | 8 | **no** | 0.0400 | 100 | 0.000 |  | 5.00 |", md)
 
     def test_old_run_unchanged(self):
         md = self.report(without_launch_floor(self.doc))
