@@ -166,6 +166,22 @@ class TargetReport(unittest.TestCase):
         rerun["rows"][0]["kernel"] = {"name": "potrf_interleaved_s_lower_n32_b", "registers": 96, "local_bytes": 0}
         self.assertNotIn("| backward error (scaled, < tolerance) |", self.report(old, rerun))
 
+    def test_posv_against_potrf_of_its_own_run(self):
+        # posv is compared with the potrf row of its own run; a later run that re-times only potrf
+        # (faster) does not change the ratio. Without a potrf row of its own, the latest one counts.
+        potrf = copy.deepcopy(next(r for r in self.doc["rows"] if r["routine"] == "potrf"
+                                   and r["layout"] == "column_major"))
+        posv = dict(copy.deepcopy(potrf), routine="posv", nrhs=1, time_ms=potrf["time_ms"] * 1.10)
+        first = copy.deepcopy(self.doc)
+        first["rows"] = [potrf, posv]
+        faster = copy.deepcopy(first)
+        faster["rows"] = [dict(copy.deepcopy(potrf), time_ms=potrf["time_ms"] / 2)]
+        ratio_row = lambda md: self.summary_row(md, "posv: time / potrf time")
+        self.assertTrue(ratio_row(self.report(first, faster)).startswith("| posv: time / potrf time | 1 | 1 | 0 |"))
+        alone = copy.deepcopy(first)
+        alone["rows"] = [posv]
+        self.assertTrue(ratio_row(self.report(faster, alone)).startswith("| posv: time / potrf time | 1 | 0 | 1 |"))
+
 
 if __name__ == "__main__":
     unittest.main()
