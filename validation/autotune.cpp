@@ -382,6 +382,18 @@ std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>
     return out;
 }
 
+// Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
+const std::vector<std::string> kSkippableStages = {"unroll", "chunk",  "prefetch", "through",
+                                                   "coop",   "grid",   "staged",   "nrhs_block"};
+
+// A plan without the stages of `skip`.
+std::vector<std::string> without(std::vector<std::string> plan, const std::vector<std::string>& skip) {
+    plan.erase(std::remove_if(plan.begin(), plan.end(),
+                              [&](const std::string& s) { return std::find(skip.begin(), skip.end(), s) != skip.end(); }),
+               plan.end());
+    return plan;
+}
+
 // The stages of a case, in order.
 std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     std::vector<std::string> plan;
@@ -396,6 +408,12 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     if (f != Family::column_major) plan.insert(plan.end(), {"coop", "grid"});
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
+}
+
+// --candidates-from: the table's winners only (column-major: and the interleaved winners of this run
+// through a converted workspace, as in the full search; --skip-stages through leaves them out).
+std::vector<std::string> known_plan(Family f) {
+    return f == Family::column_major ? std::vector<std::string>{"known", "through"} : std::vector<std::string>{"known"};
 }
 
 struct CaseKey {
@@ -676,6 +694,7 @@ struct Options {
     bool dry_run = false;
     bool revisit = false;  // cases of --resume: time their winner against the stages added since (revisit_stages)
     std::vector<std::string> revisit_stages = kRevisitStages;  // --revisit-stages
+    std::vector<std::string> skip_stages;                      // --skip-stages: left out of every plan
     std::string candidates_from;  // --candidates-from: a tuning table whose winners are a case's only candidates
     int neighbours = 1;           // --neighbours: also the winners of this many tuned sizes below and above n
 };
@@ -1271,18 +1290,17 @@ void Tuner::plan_cases() {
                     CaseState c;
                     c.key = {r, p, f, n};
                     if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
-                        if (!opt_.revisit || revisit_stages(f, opt_.revisit_stages).empty()) continue;
+                        if (!opt_.revisit || without(revisit_stages(f, opt_.revisit_stages), opt_.skip_stages).empty())
+                            continue;
                         c.resumed_best = e->second.best.config;
                     }
                     c.group = int(groups_.size());
                     c.index = long(cases_.size());
                     if (c.resumed_best) c.plan = revisit_stages(f, opt_.revisit_stages);
                     else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
-                        // --candidates-from: the table's winners only (column-major: and the interleaved
-                        // winners of this run through a converted workspace, as in the full search)
-                        c.plan = f == Family::column_major ? std::vector<std::string>{"known", "through"}
-                                                           : std::vector<std::string>{"known"};
+                        c.plan = known_plan(f);
                     else c.plan = stage_plan(r, f, opt_.nrhs);
+                    c.plan = without(c.plan, opt_.skip_stages);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
                     cases_.push_back(std::move(c));
@@ -1798,7 +1816,11 @@ int dry_run(const Options& opt) {
                 for (Family f : opt.families) {
                     const CaseKey k{r, p, f, n};
                     if (const auto list = known_candidates(k, known, opt.neighbours); !list.empty()) {
-                        std::printf("%-34s %8zu %8d %8zu  %s\n", k.text().c_str(), list.size(), 0, list.size(), "known");
+                        std::string stages;
+                        for (const std::string& s : without(known_plan(f), opt.skip_stages))
+                            stages += (stages.empty() ? "" : ",") + s;
+                        std::printf("%-34s %8zu %8d %8zu  %s\n", k.text().c_str(), list.size(), 0, list.size(),
+                                    stages.c_str());
                         total1 += long(list.size()), compiles += long(list.size());
                         continue;
                     }
@@ -1829,7 +1851,7 @@ int dry_run(const Options& opt) {
                     for (int t : kThreadsPerBlock) block_sizes += ceil_div(opt.batch, t) >= kMinBusySmFraction * kDryRunSmCount;
                     int later = 0;
                     std::string stages;
-                    for (const std::string& s : stage_plan(r, f, opt.nrhs)) {
+                    for (const std::string& s : without(stage_plan(r, f, opt.nrhs), opt.skip_stages)) {
                         stages += (stages.empty() ? "" : ",") + s;
                         if (s == "coop")
                             later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes)) *
@@ -1870,7 +1892,7 @@ int main(int argc, char** argv) {
         "writes the fastest per routine, precision, layout family and n to a tuning table.\n"
         "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 1:128.\n"
         "Options");
-    std::string routines_text, precisions_text, n_text, layouts_text, revisit_text;
+    std::string routines_text, precisions_text, n_text, layouts_text, revisit_text, skip_text;
     Options opt;
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     desc.add_options()
@@ -1900,6 +1922,10 @@ int main(int argc, char** argv) {
          "keep the faster")
         ("revisit-stages", po::value(&revisit_text)->default_value("through,coop,grid,staged"),
          "the stages --revisit runs: through, coop, grid, staged (list)")
+        ("skip-stages", po::value(&skip_text)->default_value(""),
+         "stages left out of every case (list of unroll, chunk, prefetch, through, coop, grid, staged, "
+         "nrhs_block); e.g. through with --candidates-from: the column-major cases then compile no "
+         "interleaved kernels")
         ("candidates-from", po::value(&opt.candidates_from),
          "a tuning table: each case not in --resume times only that table's winners (best and runner-up) at its "
          "n and at the --neighbours nearest tuned sizes below and above (e.g. a table tuned at another --batch, or "
@@ -1926,6 +1952,13 @@ int main(int argc, char** argv) {
                 throw UsageError("revisit-stages", t, "must be one of through, coop, grid, staged");
             return t;
         });
+        if (!skip_text.empty())
+            opt.skip_stages = parse_list<std::string>("skip-stages", skip_text, [](const std::string& t) {
+                if (std::find(kSkippableStages.begin(), kSkippableStages.end(), t) == kSkippableStages.end())
+                    throw UsageError("skip-stages", t,
+                                     "must be one of unroll, chunk, prefetch, through, coop, grid, staged, nrhs_block");
+                return t;
+            });
         std::sort(opt.ns.begin(), opt.ns.end());  // small n first: their kernels compile fastest
         if (opt.batch < 1) throw UsageError("batch", std::to_string(opt.batch), "must be >= 1");
         if (opt.nrhs < 1) throw UsageError("nrhs", std::to_string(opt.nrhs), "must be >= 1");
