@@ -2,6 +2,7 @@
 // sm_90 CUBIN (reporting ptxas registers and spills), the defaults do not spill, and the pieces of the
 // JIT infrastructure behave: hashing, the checksummed disk cache, option and error handling.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -181,6 +182,32 @@ TEST(JitCompile, OptionsReachNvrtc) {
     EXPECT_NE(log.find("scale_kernel"), std::string::npos) << "ptxas -v output missing: " << log;
     k.options = {"--no-such-option"};
     EXPECT_THROW(jit::compile_to_cubin(k, arch), Error);
+}
+
+TEST(JitCompile, ProfiledSourceIsWrittenAndCompiledWithLineInfo) {
+    jit::KernelSource k;
+    k.kernel_name = "scale_kernel";
+    k.source = "extern \"C\" __global__ void scale_kernel(float* x) { x[threadIdx.x] = sqrtf(x[threadIdx.x]); }\n";
+    const std::string dir = ::testing::TempDir() + "bs-jit-source-" + std::to_string(::getpid());
+    const jit::KernelSource p = jit::profiled(k, dir);
+    ASSERT_EQ(p.program_name.substr(0, 1), "/") << "an absolute path, so a profiler finds the file";
+    EXPECT_NE(p.program_name.find("bs-jit-source-"), std::string::npos);
+    EXPECT_EQ(p.program_name.substr(p.program_name.size() - 16), "/scale_kernel.cu");
+    std::ifstream in(p.program_name);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(written, k.source);
+    EXPECT_EQ(p.options, std::vector<std::string>{"-lineinfo"});
+    const std::string cubin = jit::compile_to_cubin(p, arch);
+    EXPECT_NE(cubin.find("scale_kernel.cu"), std::string::npos) << "the line table names the written file";
+    EXPECT_EQ(jit::compile_to_cubin(k, arch).find("scale_kernel.cu"), std::string::npos)
+        << "without -lineinfo no line table";
+    std::filesystem::remove_all(dir);
+    try {
+        jit::profiled(k, "/proc/batchsolve-no-such-dir");
+        FAIL() << "an unwritable directory must throw";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("/proc/batchsolve-no-such-dir/scale_kernel.cu"), std::string::npos) << e.what();
+    }
 }
 
 TEST(JitUnits, HashIsFnv1a64) {

@@ -94,6 +94,7 @@ std::string cache_key_text(const KernelSource& k, const DeviceInfo& dev, int arc
                       std::to_string(runtime) + "\nnvrtc " + std::to_string(nv_major) + "." +
                       std::to_string(nv_minor) + "\nkernel " + k.kernel_name + "\noptions";
     for (const auto& o : k.options) key += " " + o;
+    if (!k.program_name.empty()) key += "\nprogram " + k.program_name;  // line information names it
     key += "\n" + k.source;
     return key;
 }
@@ -108,8 +109,8 @@ std::uint64_t hash_bytes(const std::string& bytes) {
 
 std::string compile_to_cubin(const KernelSource& kernel, int arch, std::string* log) {
     ProgramGuard prog;
-    check_nvrtc(nvrtcCreateProgram(&prog.p, kernel.source.c_str(), (kernel.kernel_name + ".cu").c_str(), 0, nullptr,
-                                   nullptr),
+    const std::string program = kernel.program_name.empty() ? kernel.kernel_name + ".cu" : kernel.program_name;
+    check_nvrtc(nvrtcCreateProgram(&prog.p, kernel.source.c_str(), program.c_str(), 0, nullptr, nullptr),
                 "nvrtcCreateProgram(" + kernel.kernel_name + ")");
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch), "--std=c++17"};
     options.insert(options.end(), kernel.options.begin(), kernel.options.end());
@@ -230,7 +231,29 @@ ScopedDevice::~ScopedDevice() {
     if (cudaGetDevice(&now) == cudaSuccess && now != previous_ && previous_ >= 0) cudaSetDevice(previous_);
 }
 
-LoadedKernel get_kernel(const KernelSource& kernel, int device) {
+std::string jit_source_directory() {
+    const char* d = std::getenv("BATCHSOLVE_JIT_SOURCE_DIR");
+    return d ? d : "";
+}
+
+KernelSource profiled(const KernelSource& kernel, const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const std::string path = fs::absolute(fs::path(dir) / (kernel.kernel_name + ".cu"), ec).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << kernel.source;
+    out.close();
+    if (!out) throw Error("BATCHSOLVE_JIT_SOURCE_DIR: cannot write the source of kernel " + kernel.kernel_name + " to " + path);
+    KernelSource k = kernel;
+    k.options.push_back("-lineinfo");
+    k.program_name = path;
+    return k;
+}
+
+LoadedKernel get_kernel(const KernelSource& requested, int device) {
+    static const std::string source_dir = jit_source_directory();
+    const KernelSource kernel = source_dir.empty() ? requested : profiled(requested, source_dir);
     static std::mutex m;
     static std::map<std::string, LoadedKernel> loaded;  // key text hash + device -> kernel
     const DeviceInfo dev = device_info(device);

@@ -16,6 +16,8 @@ struct KernelSource {
     std::string source;
     std::string kernel_name;
     std::vector<std::string> options;  // extra NVRTC options, e.g. "--use_fast_math"
+    // NVRTC's name of the source, recorded in line information; empty: kernel_name + ".cu"
+    std::string program_name;
 };
 
 // Compiles to a CUBIN for sm_<arch> (e.g. 90) without touching a GPU. Throws batchsolve::Error with
@@ -38,6 +40,14 @@ struct LoadedKernel {
     bool from_disk_cache = false;  // the CUBIN came from the disk cache (no NVRTC run)
     double compile_seconds = 0;    // NVRTC time when it was compiled by this process
 };
+
+// Profiling aid: with $BATCHSOLVE_JIT_SOURCE_DIR set (not empty), get_kernel writes each kernel's
+// generated source to <dir>/<kernel_name>.cu and compiles it with -lineinfo under that path, so that
+// Nsight Compute (--import-source yes) attributes instructions and stalls to the generated lines.
+// The option is part of the cache key: profiled and plain CUBINs never mix. profiled() is the
+// transformation (writes the file; throws batchsolve::Error naming the path when it cannot).
+std::string jit_source_directory();
+KernelSource profiled(const KernelSource& kernel, const std::string& dir);
 
 // Returns the loaded kernel for this source on `device`, compiling (or reading the disk cache) on
 // first use; later calls with the same source hit an in-memory map. Thread-safe.
