@@ -6,6 +6,8 @@
 #   scripts/on-gpu.sh tester ARGS...            the tester with ARGS (JSON to $OUT/tester.json)
 #   scripts/on-gpu.sh baseline                  the cuSOLVER-vs-LAPACK baseline table (issue 2)
 #   scripts/on-gpu.sh autotune ARGS...          the autotuner (validation/autotune.cpp)
+#   scripts/on-gpu.sh profile REGEX ARGS...     Nsight Compute (full set, source lines) of the first
+#                                               kernel matching REGEX in `tester ARGS` -> $OUT/ncu.tar.gz
 # Several steps can be chained: scripts/on-gpu.sh tests -- baseline
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +67,23 @@ while (($#)); do
       "$bundle/run" tester "${args[@]}" --json "$out/tester.json" 2>&1 | tee "$out/tester.log"; ((status |= PIPESTATUS[0])) ;;
     autotune)
       "$bundle/run" autotune "${args[@]}" 2>&1 | tee "$out/autotune.log"; ((status |= PIPESTATUS[0])) ;;
+    profile)
+      # The generated sources go to a directory and are compiled with -lineinfo (BATCHSOLVE_JIT_SOURCE_DIR,
+      # libsolver/README.md), so the report's SourceCounters name generated lines. Clocks stay as they
+      # are (--clock-control none), as the device notes ask.
+      regex=${args[0]:?profile needs a kernel-name regex}; targs=("${args[@]:1}")
+      src=/tmp/jit-source; mkdir -p "$src"
+      BATCHSOLVE_JIT_SOURCE_DIR=$src ncu --clock-control none --set full --import-source yes \
+        --kernel-name "regex:$regex" --launch-skip 1 --launch-count 1 --print-summary none \
+        --export "$out/profile" "$bundle/run" tester --repeat 1 --warmup 1 "${targs[@]}" > "$out/profile.log" 2>&1
+      ((status |= $?))
+      # the details text, and the per-line source view (generated CUDA lines with their SASS) as CSV;
+      # a reader without ncu gets the text, one with ncu the whole report
+      ncu --import "$out/profile.ncu-rep" --page details > "$out/profile-details.txt" 2>&1
+      ncu --import "$out/profile.ncu-rep" --page source --csv --print-source cuda,sass > "$out/profile-source.csv" 2>&1
+      tar -C "$out" -czf "$out/ncu.tar.gz" profile.log profile-details.txt profile-source.csv profile.ncu-rep
+      rm -f "$out/profile.log" "$out/profile-details.txt" "$out/profile-source.csv" "$out/profile.ncu-rep"
+      grep -hE "Duration|Executed Instructions  " <(tar -xzOf "$out/ncu.tar.gz" profile-details.txt) ;;
     baseline)
       "$bundle/run" tester --routine potrf --precision s,d --n 4:128:4 --batch 16384 --layout column_major \
         --backend cuda --check --ref cusolver,lapack --json "$out/baseline.json" 2>&1 | tee "$out/baseline.log"
