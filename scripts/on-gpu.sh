@@ -2,7 +2,7 @@
 # Runs on the GPU machine, in the repository root, with .gpu-bundle carried there. Writes logs and
 # JSON under $OUT (the device tool brings them back); commit what matters under results/.
 #   scripts/on-gpu.sh tests [gtest-filter]      every GoogleTest executable of the bundle
-#   scripts/on-gpu.sh gpu-tests [gtest args]    only the suites that use the GPU, each time-bounded
+#   scripts/on-gpu.sh gpu-tests [gtest args]    the suites that use the GPU, one process per test, in parallel
 #   scripts/on-gpu.sh tester ARGS...            the tester with ARGS (JSON to $OUT/tester.json)
 #   scripts/on-gpu.sh baseline                  the cuSOLVER-vs-LAPACK baseline table (issue 2)
 #   scripts/on-gpu.sh autotune ARGS...          the autotuner (validation/autotune.cpp)
@@ -38,29 +38,37 @@ while (($#)); do
   (($#)) && shift  # the --
   case $step in
     gpu-tests)
-      # The suites that exercise the GPU (the no-GPU codegen/emulation suites already ran in CI), each
-      # bounded by TEST_TIMEOUT seconds so that one slow suite cannot eat the whole call.
-      # They run side by side: most of a first run is NVRTC compiling kernels on the host's cores.
-      # SUITES overrides the list; SHARDS > 1 splits each suite into that many processes (gtest sharding).
-      read -r -a suites <<< "${SUITES:-batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_cuda_backend_smoke_test batchsolve_potrf_test batchsolve_potrs_test batchsolve_posv_test batchsolve_layout_test}"
-      shards=${SHARDS:-1}
+      # The suites that exercise the GPU (the no-GPU codegen/emulation suites already ran in CI), one
+      # process per test (from --gtest_list_tests), JOBS at a time (default: the host's cores): most
+      # of a first run is NVRTC compiling each test's kernels, and a suite run as one process
+      # compiles them one after another (posv, potrf and potrs each ran out of 290 s that way; their
+      # every-size tests alone take 75-300 s each with the compiler to themselves). Each test is
+      # bounded by TEST_TIMEOUT seconds; the kernels they share meet in the disk cache. SUITES
+      # overrides the list of suites; extra arguments (e.g. --gtest_filter=...) select the tests.
+      read -r -a suites <<< "${SUITES:-batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_coop_gpu_test batchsolve_cuda_backend_smoke_test batchsolve_potrf_test batchsolve_potrs_test batchsolve_posv_test batchsolve_layout_test}"
+      list=$out/gpu-tests.list; : > "$list"
       for t in "${suites[@]}"; do
-        for ((i = 0; i < shards; ++i)); do
-          ( GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${TEST_TIMEOUT:-300}" stdbuf -oL -eL \
-              "$bundle/run" "$t" --gtest_brief=1 "${args[@]}" > "$out/$t.$i.log" 2>&1
-            echo $? > "$out/$t.$i.rc" ) &
-        done
+        "$bundle/run" "$t" --gtest_list_tests "${args[@]}" | awk -v t="$t" '/^[^ ]/ { s = $1 } /^  / { print t, s $1 }' >> "$list"
       done
-      wait
-      for t in "${suites[@]}"; do
-        for ((i = 0; i < shards; ++i)); do
-          rc=$(cat "$out/$t.$i.rc"); rm -f "$out/$t.$i.rc"
-          echo "=== $t shard $i/$shards rc=$rc ($([[ $rc == 124 ]] && echo "timed out after ${TEST_TIMEOUT:-300} s"))" \
-               "$(grep -E '^\[  PASSED  \]|^\[==========\]' "$out/$t.$i.log" | tr '\n' ' ')"
-          if [[ $rc != 0 ]]; then status=1; grep -E "FAILED|Failure|Which is|Expected|trace:|\.cpp:[0-9]+" "$out/$t.$i.log" | head -n 30; fi
-        done
-      done
-      tar -C "$out" -czf "$out/gpu-test-logs.tar.gz" $(cd "$out" && ls batchsolve_*.log) && rm -f "$out"/batchsolve_*.log ;;
+      export bundle out
+      export TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+      # prints "rc suite test" per test; the log of each is $out/<suite>.<test>.log
+      xargs -P "${JOBS:-$(nproc)}" -L 1 bash -c 'log="$out/$0.${1//\//_}.log"
+        timeout "$TEST_TIMEOUT" stdbuf -oL -eL "$bundle/run" "$0" --gtest_filter="$1" > "$log" 2>&1
+        echo "$? $0 $1"' < "$list" > "$out/gpu-tests.rc"
+      echo "=== gpu-tests: $(wc -l < "$list") tests: $(awk '$1 == 0' "$out/gpu-tests.rc" | wc -l) passed," \
+           "$(awk '$1 == 124' "$out/gpu-tests.rc" | wc -l) timed out after $TEST_TIMEOUT s," \
+           "$(awk '$1 != 0 && $1 != 124' "$out/gpu-tests.rc" | wc -l) failed"
+      while read -r rc t name; do
+        [[ $rc == 0 ]] && continue
+        status=1
+        echo "--- $t $name: rc=$rc"
+        grep -E "FAILED|Failure|Which is|Expected|trace:|\.cpp:[0-9]+" "$out/$t.${name//\//_}.log" | head -n 20
+      done < "$out/gpu-tests.rc"
+      # skipped tests say so in their logs ("skipped: ..."): on a GPU machine none should
+      grep -l "^\[  SKIPPED \]" "$out"/batchsolve_*.log 2>/dev/null | sed 's/^/skipped: /'
+      tar -C "$out" -czf "$out/gpu-test-logs.tar.gz" gpu-tests.list gpu-tests.rc $(cd "$out" && ls batchsolve_*.log) &&
+        rm -f "$out"/batchsolve_*.log "$out/gpu-tests.list" "$out/gpu-tests.rc" ;;
     tests)
       "$bundle/run-tests" "${args[@]}" 2>&1 | tee "$out/tests.log"; ((status |= PIPESTATUS[0])) ;;
     tester)
