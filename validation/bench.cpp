@@ -100,7 +100,12 @@ Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
     const std::size_t nn = std::size_t(n) * n;
     const bool with_rhs = c.routine != Routine::potrf;
     if (n > 0) {  // the generators run on all host threads themselves
-        in.a = generate_spd_batch<T>(n, count, s.cond, mix(c.seed, 0));
+        const int distinct = std::min(count, s.distinct);
+        in.a = generate_spd_batch<T>(n, distinct, s.cond, mix(c.seed, 0));
+        in.a.resize(nn * count);
+#pragma omp parallel for
+        for (int k = distinct; k < count; ++k)  // matrix k repeats matrix k % distinct
+            std::copy_n(in.a.begin() + nn * (k % distinct), nn, in.a.begin() + nn * k);
         if (with_rhs) {
             RhsWithSolution<T> rhs = generate_rhs_batch<T>(in.a, n, count, nrhs, mix(c.seed, 1));
             in.x = std::move(rhs.x), in.b = std::move(rhs.b);

@@ -43,6 +43,10 @@ struct Settings {
     bool check = false;
     double tolerance = 30;
     double cond = 1e3;
+    // Matrices generated per case; a larger batch repeats them. Generation costs O(n^3) host time per
+    // matrix (n = 128: about 1.4 ms of one core), which at batch 100000 outlasted the device
+    // calls' limits; the kernels' time does not depend on the values.
+    int distinct = 16384;
     bool fast_math = false;     // the library's GPU kernels with CholeskyConfig::fast_math (approximate sqrt/division)
     std::vector<std::string> refs;  // "lapack", "cusolver", in the order asked for
     double bandwidth = 0;       // measured device copy bandwidth, bytes/s (0: none)

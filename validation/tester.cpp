@@ -284,6 +284,8 @@ int main(int argc, char** argv) {
         ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
         ("tol", po::value(&settings.tolerance)->default_value(30), "tolerance of the scaled errors (> 0)")
         ("cond", po::value(&settings.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
+        ("distinct", po::value(&settings.distinct)->default_value(16384),
+         "matrices generated per case (>= 1); a larger batch repeats them (host generation is O(n^3) per matrix)")
         ("seed", po::value(&seed), "seed of the inputs (default: a fresh random one, printed)")
         ("device", po::value(&device)->default_value(0), "CUDA device")
         ("jobs", po::value(&jobs)->default_value(jobs),
@@ -327,6 +329,7 @@ int main(int argc, char** argv) {
         if (settings.repeat < 1) throw UsageError("repeat", std::to_string(settings.repeat), "must be >= 1");
         if (settings.warmup < 0) throw UsageError("warmup", std::to_string(settings.warmup), "must be >= 0");
         if (!(settings.tolerance > 0)) throw UsageError("tol", number_text(settings.tolerance), "must be > 0");
+        if (settings.distinct < 1) throw UsageError("distinct", std::to_string(settings.distinct), "must be >= 1");
         if (!(settings.cond >= 1) || !std::isfinite(settings.cond))
             throw UsageError("cond", number_text(settings.cond), "must be a finite number >= 1");
         if (device < 0) throw UsageError("device", std::to_string(device), "must be >= 0");
@@ -393,9 +396,9 @@ int main(int argc, char** argv) {
         return kUsageError;
     }
     std::printf("CPU reference: %s\n", cpu.device_name().c_str());
-    std::printf("seed %llu, cond %g, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
-                static_cast<unsigned long long>(seed), settings.cond, settings.tolerance, settings.repeat,
-                settings.warmup, settings.check ? "on" : "off");
+    std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
+                static_cast<unsigned long long>(seed), settings.cond, settings.distinct, settings.tolerance,
+                settings.repeat, settings.warmup, settings.check ? "on" : "off");
 
     json doc = {{"header",
                  {{"tester", "batchsolve validation/tester"},
@@ -406,6 +409,7 @@ int main(int argc, char** argv) {
                   {"cpu_reference", cpu.device_name()},
                   {"seed", seed},
                   {"cond", settings.cond},
+                  {"distinct", settings.distinct},
                   {"tolerance", settings.tolerance},
                   {"repeat", settings.repeat},
                   {"warmup", settings.warmup},
