@@ -188,60 +188,46 @@ constexpr const char* kFactor = R"(
   }
 
 )";
-// The copies between A and the slots. By columns (n >= column_major_staged_copy_by_column_min_n):
-// warp w takes columns w, w + W, ... of the block's slots, its lanes consecutive rows of a column
-// (coalesced for lower storage; a column start is all the index arithmetic). By elements (smaller
-// n, where a column leaves most lanes of a warp idle): consecutive threads take consecutive packed
-// elements, each unpacked to its row and column. potrf and posv copy the factor back to A.
-constexpr const char* kCopyInColumns = R"(
-  // ---- copy in, by columns ----
+// The copies between A and the slots: a walk over the triangle's elements (i, j) of every live slot
+// with @STEP@ per element, where `am` is the matrix in A, `ao` the element's offset in it and `se`
+// its place in the slot. By columns (n >= column_major_staged_copy_by_column_min_n): warp w takes
+// columns w, w + W, ... of the block's slots, its lanes consecutive rows of a column (coalesced for
+// lower storage; a column start is all the index arithmetic). By elements (smaller n, where a column
+// leaves most lanes of a warp idle): consecutive threads take consecutive packed elements, each
+// unpacked to its row and column.
+constexpr const char* kWalkByColumns = R"(
   for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
     const int gg = q / N, j = q - gg * N;
     const long long mm = first + gg;
     if (mm < (long long)count) {
-      const T* const src = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
+      auto* const am = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
       T* const col = slots + gg * SP + bs_colstart(j) - j;  // col[i] = element (i, j)
-      for (int i = j + (tid & 31); i < N; i += 32) bs_copy_async(col + i, src + bs_offset(i, j, lda));
+      for (int i = j + (tid & 31); i < N; i += 32) {
+        T* const se = col + i;
+        const long long ao = bs_offset(i, j, lda);
+        @STEP@
+      }
     }
   }
 )";
-constexpr const char* kCopyInElements = R"(
-  // ---- copy in, by elements ----
+constexpr const char* kWalkByElements = R"(
   for (int q = tid; q < G * NP; q += G * TPM) {
     const int gg = q / NP, e = q - gg * NP;
     const long long mm = first + gg;
     if (mm < (long long)count) {
+      auto* const am = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
       int i, j;
       bs_unpack(e, i, j);
-      bs_copy_async(slots + gg * SP + e, (a_ptrs ? a_ptrs[mm] : a + mm * a_stride) + bs_offset(i, j, lda));
+      T* const se = slots + gg * SP + e;
+      const long long ao = bs_offset(i, j, lda);
+      @STEP@
     }
   }
 )";
-constexpr const char* kCopyOutColumns = R"(
-  // ---- copy out (the triangle only; the other one is never touched), by columns ----
-  for (int q = tid >> 5; q < G * N; q += G * TPM / 32) {
-    const int gg = q / N, j = q - gg * N;
-    const long long mm = first + gg;
-    if (mm < (long long)count) {
-      T* const dst = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-      const T* const col = slots + gg * SP + bs_colstart(j) - j;
-      for (int i = j + (tid & 31); i < N; i += 32) dst[bs_offset(i, j, lda)] = @UPPER@ ? bs_conj(col[i]) : col[i];
-    }
-  }
-)";
-constexpr const char* kCopyOutElements = R"(
-  // ---- copy out (the triangle only; the other one is never touched), by elements ----
-  for (int q = tid; q < G * NP; q += G * TPM) {
-    const int gg = q / NP, e = q - gg * NP;
-    const long long mm = first + gg;
-    if (mm < (long long)count) {
-      int i, j;
-      bs_unpack(e, i, j);
-      const T v = slots[gg * SP + e];
-      (a_ptrs ? a_ptrs[mm] : a + mm * a_stride)[bs_offset(i, j, lda)] = @UPPER@ ? bs_conj(v) : v;
-    }
-  }
-)";
+// The steps: the copy in (asynchronous), and the factor back to A (potrf and posv; the triangle only,
+// the other one is never touched).
+constexpr const char* kCopyInStep = "bs_copy_async(se, am + ao);";
+constexpr const char* kCopyOutStep = "am[ao] = @UPPER@ ? bs_conj(*se) : *se;";
 // potrf, posv: the per-matrix info, and the end of the kernel.
 constexpr const char* kInfoAndEnd = R"(
   if (t == 0 && live_group) info[first + g] = failed_all[g];
@@ -331,12 +317,14 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
               "int ldb, int nrhs, int ngroups, int* info, int count, int zero"
             : "const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
               "long long b_stride, int ldb, int nrhs, int ngroups, int count";
-    const bool by_columns = n >= column_major_staged_copy_by_column_min_n;
+    const char* walk = n >= column_major_staged_copy_by_column_min_n ? kWalkByColumns : kWalkByElements;
     std::string text = kHead;
-    if (r != ColumnMajorRoutine::potrs) text += std::string(kFactor) + (by_columns ? kCopyOutColumns : kCopyOutElements);
+    if (r != ColumnMajorRoutine::potrs)
+        text += std::string(kFactor) + "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
-    text = fill(text, {{"COPY_IN", by_columns ? kCopyInColumns : kCopyInElements}});  // before its own @...@
+    // before the placeholders the copies contain
+    text = fill(text, {{"COPY_IN", "  // ---- copy in ----" + fill(walk, {{"STEP", kCopyInStep}})}});
     return fill(text, {{"NAME", name},
                        {"PARAMS", params},
                        {"THREADS", std::to_string(shape.block_threads)},
