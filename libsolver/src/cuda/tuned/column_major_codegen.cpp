@@ -93,6 +93,7 @@ Resolved resolve(const ColumnMajorSpec& spec) {
             return fail("config.threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(bt) + ")");
         s.block_threads = bt;
         s.segments_per_block = bt / s.seg_lanes;
+        s.solve_prefetch = c.nb > 0 ? c.nb : column_major_potrs_default_prefetch(spec.precision, s.seg_rows);
         s.shared_bytes = 0;
         return out;
     }
@@ -869,9 +870,9 @@ private:
     // k touches lie below (lower storage) or above (upper storage) the diagonal. The pass is a static
     // sequence of blocks of L columns (the owner row of column k is in register row k / L of lane
     // k % L) with a run-time loop inside each block: small code, and registers stay few. The loop
-    // takes prefetch_depth() steps per trip and loads their columns first: the loads do not depend on
-    // the unknowns, so a lane has that many columns in flight instead of waiting for global memory
-    // at every step (the steps themselves stay in order).
+    // takes the shape's solve_prefetch steps per trip and loads their columns first: the loads do not
+    // depend on the unknowns, so a lane has that many columns in flight instead of waiting for global
+    // memory at every step (the steps themselves stay in order).
     template <class Elem, class Rinv>
     void pass(const std::string& tag, bool axpy, bool ascending, bool below, bool conj_elem, const Elem& elem,
               const Rinv& rinv) {
@@ -880,7 +881,7 @@ private:
         for (int bi = 0; bi < RS; ++bi) {
             const int ak = ascending ? bi : RS - 1 - bi;
             const int width = std::min(L, n_ - ak * L);  // columns in this block
-            const int D = std::min(prefetch_depth(), width);
+            const int D = std::min(s_.solve_prefetch, width);
             const int a0 = below ? ak : 0, a1 = below ? RS - 1 : ak;
             const std::string base = "s" + tag + I(ak);  // the trip's first column within the block
             if (ascending) open("for (int " + base + " = 0; " + base + " < " + I(width) + "; " + base + " += " + I(D) + ")");
@@ -946,11 +947,6 @@ private:
             }
             close();
         }
-    }
-    // Steps whose columns a substitution pass of potrs loads ahead (see pass()): config.nb, else the
-    // default of column_major_codegen.hpp (column_major_potrs_default_prefetch).
-    int prefetch_depth() const {
-        return sp_.config.nb > 0 ? sp_.config.nb : column_major_potrs_default_prefetch(sp_.precision, s_.seg_rows);
     }
 
     // An axpy pass (ascending with the rows below, or descending with the rows above) in blocks of
@@ -1121,9 +1117,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "");
     if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged)
-        name += "_p" + I(spec.config.nb > 0 ? spec.config.nb
-                                           : column_major_potrs_default_prefetch(spec.precision, s.seg_rows));
-    if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged) name += "_t" + I(s.block_threads);
+        name += "_p" + I(s.solve_prefetch) + "_t" + I(s.block_threads);
     if (spec.config.fast_math) name += "_fm";
     if (spec.config.max_registers > 0) name += "_rr" + I(spec.config.max_registers);
     return name;

@@ -104,6 +104,7 @@ struct ColumnMajorShape {
     int seg_rows = 0;            // ceil(n / L): rows per lane
     int nrhs_block = 0;          // right-hand sides per segment
     int segments_per_block = 0;
+    int solve_prefetch = 0;      // register potrs: steps of a pass loaded ahead (config.nb, else the default)
     // launch
     int block_threads = 0;       // multiple of 32
     int vec = 0;                 // elements per 16-byte vector
