@@ -8,9 +8,9 @@
 //    times whichever case has its kernels ready. Compilation is the bottleneck, so the search space
 //    is pruned by hardware limits and by compile cost before anything is compiled.
 //  * The search is staged (coordinate search): the kernel shape first, then block size, chunk size,
-//    unrolling or (column-major potrs) the steps loaded ahead, around the best few. posv starts from potrf's best shapes (its factorisation is
-//    potrf's code), the chunked layout from the plain interleaved one's (the same kernels: the chunk
-//    size is a run-time argument).
+//    unrolling or (column-major potrs) the steps loaded ahead, around the best few. posv starts from
+//    potrf's best shapes (its factorisation is potrf's code), the chunked layout from the plain
+//    interleaved one's (the same kernels: the chunk size is a run-time argument).
 //  * A candidate whose first timed run is far behind the best so far is not repeated.
 //  * The matrices are generated once per (precision, n): kDistinctMatrices on the host, repeated on
 //    the device to fill the batch, converted to each layout there.
@@ -385,6 +385,13 @@ std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
 const std::vector<std::string> kSkippableStages = {"unroll", "chunk",  "prefetch", "through",
                                                    "coop",   "grid",   "staged",   "nrhs_block"};
+
+// "a,b,c"
+std::string joined(const std::vector<std::string>& items, const char* separator = ",") {
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : separator) + s;
+    return out;
+}
 
 // A plan without the stages of `skip`.
 std::vector<std::string> without(std::vector<std::string> plan, const std::vector<std::string>& skip) {
@@ -1816,11 +1823,8 @@ int dry_run(const Options& opt) {
                 for (Family f : opt.families) {
                     const CaseKey k{r, p, f, n};
                     if (const auto list = known_candidates(k, known, opt.neighbours); !list.empty()) {
-                        std::string stages;
-                        for (const std::string& s : without(known_plan(f), opt.skip_stages))
-                            stages += (stages.empty() ? "" : ",") + s;
                         std::printf("%-34s %8zu %8d %8zu  %s\n", k.text().c_str(), list.size(), 0, list.size(),
-                                    stages.c_str());
+                                    joined(without(known_plan(f), opt.skip_stages)).c_str());
                         total1 += long(list.size()), compiles += long(list.size());
                         continue;
                     }
@@ -1850,9 +1854,8 @@ int dry_run(const Options& opt) {
                     int block_sizes = 0;
                     for (int t : kThreadsPerBlock) block_sizes += ceil_div(opt.batch, t) >= kMinBusySmFraction * kDryRunSmCount;
                     int later = 0;
-                    std::string stages;
-                    for (const std::string& s : without(stage_plan(r, f, opt.nrhs), opt.skip_stages)) {
-                        stages += (stages.empty() ? "" : ",") + s;
+                    const std::vector<std::string> plan = without(stage_plan(r, f, opt.nrhs), opt.skip_stages);
+                    for (const std::string& s : plan) {
                         if (s == "coop")
                             later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes)) *
                                      (r == Routine::posv ? int(std::size(kCoopPosvRegisterCaps)) : 1);
@@ -1866,7 +1869,7 @@ int dry_run(const Options& opt) {
                         if (s == "nrhs_block") later += 3;
                         if (s == "staged") later += int(staged_candidates(k).size());
                     }
-                    std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), stage1, later, own, stages.c_str());
+                    std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), stage1, later, own, joined(plan).c_str());
                     total1 += stage1, total_later += later, compiles += own;
                     if (log.is_open())
                         for (const CholeskyConfig& c : list)
@@ -1949,14 +1952,13 @@ int main(int argc, char** argv) {
         opt.ns = parse_int_list("n", n_text, 1);
         opt.revisit_stages = parse_list<std::string>("revisit-stages", revisit_text, [](const std::string& t) {
             if (std::find(kRevisitStages.begin(), kRevisitStages.end(), t) == kRevisitStages.end())
-                throw UsageError("revisit-stages", t, "must be one of through, coop, grid, staged");
+                throw UsageError("revisit-stages", t, "must be one of " + joined(kRevisitStages, ", "));
             return t;
         });
         if (!skip_text.empty())
             opt.skip_stages = parse_list<std::string>("skip-stages", skip_text, [](const std::string& t) {
                 if (std::find(kSkippableStages.begin(), kSkippableStages.end(), t) == kSkippableStages.end())
-                    throw UsageError("skip-stages", t,
-                                     "must be one of unroll, chunk, prefetch, through, coop, grid, staged, nrhs_block");
+                    throw UsageError("skip-stages", t, "must be one of " + joined(kSkippableStages, ", "));
                 return t;
             });
         std::sort(opt.ns.begin(), opt.ns.end());  // small n first: their kernels compile fastest

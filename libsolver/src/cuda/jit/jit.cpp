@@ -231,11 +231,6 @@ ScopedDevice::~ScopedDevice() {
     if (cudaGetDevice(&now) == cudaSuccess && now != previous_ && previous_ >= 0) cudaSetDevice(previous_);
 }
 
-std::string jit_source_directory() {
-    const char* d = std::getenv("BATCHSOLVE_JIT_SOURCE_DIR");
-    return d ? d : "";
-}
-
 KernelSource profiled(const KernelSource& kernel, const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -252,7 +247,10 @@ KernelSource profiled(const KernelSource& kernel, const std::string& dir) {
 }
 
 LoadedKernel get_kernel(const KernelSource& requested, int device) {
-    static const std::string source_dir = jit_source_directory();
+    static const std::string source_dir = [] {
+        const char* d = std::getenv("BATCHSOLVE_JIT_SOURCE_DIR");
+        return std::string(d ? d : "");
+    }();
     const KernelSource kernel = source_dir.empty() ? requested : profiled(requested, source_dir);
     static std::mutex m;
     static std::map<std::string, LoadedKernel> loaded;  // key text hash + device -> kernel

@@ -46,7 +46,6 @@ struct LoadedKernel {
 // Nsight Compute (--import-source yes) attributes instructions and stalls to the generated lines.
 // The option is part of the cache key: profiled and plain CUBINs never mix. profiled() is the
 // transformation (writes the file; throws batchsolve::Error naming the path when it cannot).
-std::string jit_source_directory();
 KernelSource profiled(const KernelSource& kernel, const std::string& dir);
 
 // Returns the loaded kernel for this source on `device`, compiling (or reading the disk cache) on
