@@ -1,5 +1,5 @@
 // A host emulator of the CUDA built-ins the generated column-major kernels use (thread and block
-// indices, dynamic shared memory, __syncthreads, full-warp shuffles), so that the generated text can
+// indices, dynamic shared memory, __syncthreads, __syncwarp, full-warp shuffles), so that the generated text can
 // be compiled as C++ and run on the CPU: every CUDA thread of a block is a fiber, barriers and
 // shuffles switch between fibers. It also checks what a GPU would not report: a barrier that not
 // every live thread reaches (deadlock), a shuffle in a warp that is partial or not converged, and
@@ -31,6 +31,11 @@ int lane_id();
 // part, as a full mask requires.
 void warp_exchange(unsigned mask, const void* value, void* out, std::size_t bytes, int src);
 
+// __syncwarp: every lane of the warp must arrive (an exchange that carries nothing).
+inline void syncwarp() {
+    int none = 0, out = 0;
+    warp_exchange(0xffffffffu, &none, &out, sizeof none, lane_id());
+}
 template <class V>
 V shfl_sync(unsigned mask, V v, int src, int width) {
     const int lane = lane_id();
@@ -78,6 +83,7 @@ void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void**
 #define blockDim (::bs_emu::block_dim())
 #define gridDim (::bs_emu::grid_dim())
 #define __syncthreads() ::bs_emu::syncthreads()
+#define __syncwarp() ::bs_emu::syncwarp()
 #define __shfl_sync(mask, v, src, width) ::bs_emu::shfl_sync((mask), (v), (src), (width))
 #define __shfl_xor_sync(mask, v, lane_mask, width) ::bs_emu::shfl_xor_sync((mask), (v), (lane_mask), (width))
 #define __float_as_int(f) ::bs_emu::float_as_int(f)
