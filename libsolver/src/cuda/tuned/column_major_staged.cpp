@@ -81,6 +81,15 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   __syncthreads();
 @CONJ_IN@
 )";
+// The diagonal block's column exchange through shared memory (panels of at least
+// column_major_staged_shared_diagonal_min_nb): lane i writes A(k0 + i, k0 + c) where it lives, and
+// after the __syncwarp every lane reads the pivot and the column as broadcasts.
+constexpr const char* kShareColumnThroughShared = R"(          T* const colc = s + bs_colstart(k0 + c) - k0 - c;  // colc[k0 + i] = A(k0 + i, k0 + c)
+          if (lane >= c && lane < kb) colc[k0 + lane] = r[c];
+          __syncwarp();
+)";
+// ... and the last step's reads of A come before the stores of L over it.
+constexpr const char* kLastReadsFence = "      __syncwarp();  // the last step's reads of A come before the stores of L over it\n";
 // potrf, posv: the blocked factorisation in shared memory.
 constexpr const char* kFactor = R"(
   for (int k0 = 0; k0 < N; k0 += NB) {
@@ -92,19 +101,14 @@ constexpr const char* kFactor = R"(
 #pragma unroll
       for (int c = 0; c < NB; ++c) r[c] = (lane < kb && c <= lane) ? s[bs_colstart(k0 + c) + lane - c] : bs_zero();
       int fail = -1;
-      // Column c reaches the other lanes through shared memory, where it lives anyway: each lane
-      // writes its entry, and the pivot and L(c2, c) = A(c2, c) / l_cc are broadcast reads. (Shuffles
-      // under this branch compiled to collective sequences, about 9 instructions per value on sm_90:
-      // 2/3 of the block's instructions.)
+      // Column c reaches the other lanes by shuffles or, for wide panels, through shared memory
+      // (column_major_staged_shared_diagonal_min_nb): the pivot and L(c2, c) = A(c2, c) / l_cc.
 #pragma unroll
       for (int c = 0; c < NB; ++c) {
         if (c < kb && fail < 0) {
-          T* const colc = s + bs_colstart(k0 + c) - k0 - c;  // colc[k0 + i] = A(k0 + i, k0 + c)
-          if (lane >= c && lane < kb) colc[k0 + lane] = r[c];
-          __syncwarp();
-          const R piv = bs_real(colc[k0 + c]);
+@SHARE_COLUMN@          const R piv = @PIVOT@;
           if (!(piv > (R)0)) {
-            fail = c;  // the same in every lane: piv is a broadcast
+            fail = c;  // the same in every lane
           } else {
             const R d = @SQRT@(piv);
             const R rd = (R)1 / d;
@@ -112,14 +116,13 @@ constexpr const char* kFactor = R"(
             if (lane == 0) inv[c] = rd;
 #pragma unroll
             for (int c2 = c + 1; c2 < NB; ++c2) {
-              const T l = c2 < kb ? bs_scale(colc[k0 + c2], rd) : bs_zero();  // L(c2, c)
+              const T l = @L_C2@;  // L(c2, c)
               if (lane >= c2) r[c2] = bs_sub_mul_conj(r[c2], r[c], l);
             }
           }
         }
       }
-      __syncwarp();  // the last step's reads of A come before the stores of L over it
-      if (lane < kb) {
+@LAST_READS_FENCE@      if (lane < kb) {
 #pragma unroll
         for (int c = 0; c < NB; ++c)
           if (c <= lane) s[bs_colstart(k0 + c) + lane - c] = r[c];
@@ -326,6 +329,7 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
             : "const T* a, const T* const* a_ptrs, long long a_stride, int lda, T* b, T* const* b_ptrs, "
               "long long b_stride, int ldb, int nrhs, int ngroups, int count";
     const char* walk = n >= column_major_staged_copy_by_column_min_n ? kWalkByColumns : kWalkByElements;
+    const bool shared_diagonal = nb >= column_major_staged_shared_diagonal_min_nb;
     std::string text = kHead;
     if (r != ColumnMajorRoutine::potrs)
         text += std::string(kFactor) + "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
@@ -349,7 +353,12 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
                        {"ESIZE", std::to_string(4 * shape.words)},
                        {"UPPER", upper ? "true" : "false"},
                        {"SQRT", p == Precision::s || p == Precision::c ? "sqrtf" : "sqrt"},
-                       {"CONJ_IN", conj_in}});
+                       {"CONJ_IN", conj_in},
+                       {"SHARE_COLUMN", shared_diagonal ? kShareColumnThroughShared : ""},
+                       {"PIVOT", shared_diagonal ? "bs_real(colc[k0 + c])" : "bs_real(bs_shfl(r[c], c, 32))"},
+                       {"L_C2", shared_diagonal ? "c2 < kb ? bs_scale(colc[k0 + c2], rd) : bs_zero()"
+                                                : "bs_shfl(r[c], c2, 32)"},
+                       {"LAST_READS_FENCE", shared_diagonal ? kLastReadsFence : ""}});
 }
 
 }  // namespace batchsolve::cuda_backend::tuned

@@ -35,6 +35,15 @@ inline constexpr int column_major_staged_max_nb = 32;
 // went 10-18% slower).
 inline constexpr int column_major_staged_copy_by_column_min_n = 64;
 
+// Narrowest panel whose diagonal block passes column c to the other lanes through shared memory
+// (each lane writes its entry, __syncwarp, broadcast reads) rather than by shuffles. Under the warp-0
+// branch the compiler cannot prove the shuffles convergent and emits collective sequences (about 9
+// instructions per value on sm_90), which cost more the wider the panel; the shared-memory exchange
+// adds a __syncwarp per column instead. Measured on the H200 (results/issue3-h200/run7): nb 16
+// went 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
+// (s n = 100 potrf 1.21 -> 1.32 ms).
+inline constexpr int column_major_staged_shared_diagonal_min_nb = 16;
+
 // Elements of one matrix's slot in shared memory: the packed triangle plus one, so that consecutive
 // slots start in different banks.
 inline long long column_major_staged_pitch(int n) { return (long long)n * (n + 1) / 2 + 1; }
