@@ -207,7 +207,7 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
     std::string t;
     if (f == Family::column_major && c.staged) {
         t = "staged, panel " + std::to_string(c.nb) + ", " + std::to_string(c.warps_per_matrix) + " warps x " +
-            std::to_string(c.matrices_per_block) + " matrices per block";
+            std::to_string(c.matrices_per_block) + " matrices per block" + (c.tensor_cores ? ", tensor cores" : "");
         return t;
     }
     if (f == Family::column_major) {
@@ -368,13 +368,13 @@ constexpr int kStagedMaxWarps = 8;
 constexpr double kStagedMaxSharedBytes = 232448;  // 227 KB, sm_90's opt-in limit per block
 
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
-const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged"};
+const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores"};
 
 // The stages --revisit runs on a finished case: those of kRevisitStages that apply to its family
 // (every routine has them) and are named in `wanted` (--revisit-stages).
 std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = {"through", "staged"};
+    if (f == Family::column_major) apply = {"through", "staged", "tensor_cores"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     std::vector<std::string> out;
     for (const std::string& s : apply)
@@ -383,8 +383,8 @@ std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>
 }
 
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
-const std::vector<std::string> kSkippableStages = {"unroll", "chunk",  "prefetch", "through",
-                                                   "coop",   "grid",   "staged",   "nrhs_block"};
+const std::vector<std::string> kSkippableStages = {"unroll", "chunk",  "prefetch", "through",     "coop",
+                                                   "grid",   "staged", "tensor_cores", "nrhs_block"};
 
 // "a,b,c"
 std::string joined(const std::vector<std::string>& items, const char* separator = ",") {
@@ -408,7 +408,8 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     // it needs the interleaved case of the same size finished).
     // "prefetch": how many steps of a substitution the register potrs loads ahead (config.nb).
     if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "prefetch", "through", "staged"};
-    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged"};
+    // "tensor_cores": the staged kernels with their trailing update on the FP64 tensor cores (d only).
+    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged", "tensor_cores"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
@@ -459,6 +460,18 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
                 out.push_back(c);
             }
         }
+    }
+    return out;
+}
+
+// Column-major potrf and posv in double precision, "tensor_cores" stage: the staged candidates again
+// with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
+std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k) {
+    std::vector<CholeskyConfig> out;
+    if (k.routine == Routine::potrs || k.precision != Precision::d) return out;
+    for (CholeskyConfig c : staged_candidates(k)) {
+        c.tensor_cores = true;
+        out.push_back(c);
     }
     return out;
 }
@@ -1171,6 +1184,8 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
         out = grid_candidates(best, opt.batch, sm_count);
     } else if (stage == "staged") {
         out = staged_candidates(k);
+    } else if (stage == "tensor_cores") {
+        out = tensor_core_candidates(k);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
@@ -1407,6 +1422,7 @@ void Tuner::start_case(CaseState& c) {
         const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
                                                   : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, *c.resumed_best)
                                                   : c.plan[0] == "staged" ? staged_candidates(c.key)
+                                                  : c.plan[0] == "tensor_cores" ? tensor_core_candidates(c.key)
                                                                           : grid_candidates(*c.resumed_best, opt_.batch,
                                                                                             gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
@@ -1868,6 +1884,7 @@ int dry_run(const Options& opt) {
                         if (s == "prefetch") later += int(std::size(kColumnMajorPotrsPrefetch));
                         if (s == "nrhs_block") later += 3;
                         if (s == "staged") later += int(staged_candidates(k).size());
+                        if (s == "tensor_cores") later += int(tensor_core_candidates(k).size());
                     }
                     std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), stage1, later, own, joined(plan).c_str());
                     total1 += stage1, total_later += later, compiles += own;

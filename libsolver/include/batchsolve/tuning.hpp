@@ -79,6 +79,12 @@ struct CholeskyConfig {
     // per warp at a time. warps_per_matrix warps per matrix, matrices_per_block matrices per block.
     // Wins at large n, where one matrix's registers no longer hold it.
     bool staged = false;
+    // Staged potrf and posv in double precision only: the trailing update of each panel runs on the
+    // FP64 tensor cores (mma.sync m8n8k4: a warp updates an 8 x 8 tile of the trailing triangle per
+    // instruction sequence, 4 columns of the panel per mma) instead of each thread's register tile.
+    // The same products and sums, in another order: results differ from the scalar update by
+    // rounding only. Devices before sm_80 (no FP64 mma) run the same text with shuffles.
+    bool tensor_cores = false;
 };
 
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
@@ -88,7 +94,8 @@ inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
            a.matrices_per_block == b.matrices_per_block &&
            a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
            a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row &&
-           a.through_interleaved == b.through_interleaved && a.staged == b.staged;
+           a.through_interleaved == b.through_interleaved && a.staged == b.staged &&
+           a.tensor_cores == b.tensor_cores;
 }
 inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { return !(a == b); }
 
@@ -100,11 +107,11 @@ inline std::string to_string(const CholeskyConfig& c) {
                   "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
                   "\"warps_per_matrix\":%d,\"grid_blocks_per_sm\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
                   "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s,"
-                  "\"staged\":%s}",
+                  "\"staged\":%s,\"tensor_cores\":%s}",
                   c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
                   c.warps_per_matrix, c.grid_blocks_per_sm, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
                   c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false",
-                  c.staged ? "true" : "false");
+                  c.staged ? "true" : "false", c.tensor_cores ? "true" : "false");
     return buf;
 }
 

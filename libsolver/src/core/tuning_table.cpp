@@ -87,6 +87,7 @@ CholeskyConfig config_from_json(const nlohmann::json& j) {
     get_int("threads_per_row", c.threads_per_row);
     get_bool("through_interleaved", c.through_interleaved);
     get_bool("staged", c.staged);
+    get_bool("tensor_cores", c.tensor_cores);
     return c;
 }
 

@@ -63,6 +63,7 @@ std::vector<ColumnMajorSpec> nvrtc_sample() {
         add(make_spec(ColumnMajorRoutine::potrs, Precision::d, Uplo::upper, n, 8, shapes[0], 4, 256));
     }
     for (const ColumnMajorSpec& s : staged_specs()) add(s);  // the staged potrf, every precision
+    for (const ColumnMajorSpec& s : staged_tensor_core_specs()) add(s);  // ... its mma.sync update (kArch >= 80)
     for (int n : {5, 32}) {
         for (Precision p : {Precision::c, Precision::z}) {
             add(make_spec(ColumnMajorRoutine::potrf, p, Uplo::upper, n, 0, shapes[0]));
@@ -202,6 +203,28 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 0, 1), "config.warps_per_matrix:"));
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 8, 5), "config.matrices_per_block:"));  // 1280 threads
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 4), "config.matrices_per_block:"));  // 264 KB
+    // the trailing update on the FP64 tensor cores: staged potrf and posv in double precision only
+    auto tensor_cores = [&](ColumnMajorRoutine r, Precision p, bool staged) {
+        CholeskyConfig c = staged ? CholeskyConfig{} : default_column_major_config(r, p, 64, 1);
+        if (staged) c.staged = true, c.nb = r == ColumnMajorRoutine::potrs ? 0 : 16, c.warps_per_matrix = 2;
+        c.tensor_cores = true;
+        return cuda_backend::tuned::column_major_spec_problem(cuda_backend::tuned::column_major_spec(r, p, Uplo::lower, 64, 1, c));
+    };
+    EXPECT_EQ(tensor_cores(ColumnMajorRoutine::potrf, Precision::d, true), "");
+    EXPECT_EQ(tensor_cores(ColumnMajorRoutine::posv, Precision::d, true), "");
+    EXPECT_TRUE(starts(tensor_cores(ColumnMajorRoutine::potrf, Precision::s, true), "config.tensor_cores:"));
+    EXPECT_TRUE(starts(tensor_cores(ColumnMajorRoutine::posv, Precision::z, true), "config.tensor_cores:"));
+    EXPECT_TRUE(starts(tensor_cores(ColumnMajorRoutine::potrs, Precision::d, true), "config.tensor_cores:"));
+    EXPECT_TRUE(starts(tensor_cores(ColumnMajorRoutine::potrf, Precision::d, false), "config.tensor_cores:"));
+    EXPECT_TRUE(starts(tensor_cores(ColumnMajorRoutine::potrs, Precision::d, false), "config.tensor_cores:"));
+    {
+        CholeskyConfig c;
+        c.staged = true, c.nb = 16, c.warps_per_matrix = 4, c.tensor_cores = true;
+        const auto spec = cuda_backend::tuned::column_major_spec(ColumnMajorRoutine::potrf, Precision::d, Uplo::lower,
+                                                                 128, 0, c);
+        EXPECT_EQ(cuda_backend::tuned::column_major_kernel_name(spec), "potrf_cm_d_lower_n128_staged_nb16_w4_m1_tc");
+        EXPECT_NE(generate_column_major_kernel(spec).source.find("mma.sync.aligned.m8n8k4.row.col.f64"), std::string::npos);
+    }
     // and the throwing form names the routine and the field
     try {
         CholeskyConfig c = default_column_major_config(ColumnMajorRoutine::potrf, Precision::d, 8, 1);

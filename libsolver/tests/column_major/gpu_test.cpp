@@ -351,15 +351,23 @@ TEST_F(ColumnMajorGpu, ShapesAndComplexAtSampledSizes) {
 // 3 and 6 right-hand sides (fewer, about as many and more than the warps of a matrix) and the
 // pointer-array forms of A and B alternating. posv's bad members keep their B; potrs leaves A
 // untouched.
-void staged_every_n(Context& ctx, ColumnMajorRoutine routine) {
+// With tensor_cores: the trailing update on the FP64 tensor cores (double precision only), panels of
+// 8, 12 and 16 (a last panel of any width, so the last mma of a panel may be partly empty).
+void staged_every_n(Context& ctx, ColumnMajorRoutine routine, bool tensor_cores = false) {
     std::vector<ColumnMajorSpec> specs;
     for (int n = 1; n <= tuned::column_major_max_n; ++n)
         for (Precision p : {Precision::s, Precision::d}) {
-            const int nb = routine == ColumnMajorRoutine::potrs ? 0 : n % 3 == 0 ? 8 : 16;
+            if (tensor_cores && p != Precision::d) continue;
+            const int nb = routine == ColumnMajorRoutine::potrs ? 0
+                           : n % 3 == 0                       ? 8
+                           : tensor_cores && n % 3 == 2       ? 12
+                                                              : 16;
             const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
             const int matrices = n <= 64 ? 2 : 1;
             const int nrhs = routine == ColumnMajorRoutine::potrf ? 0 : 1;
-            specs.push_back(staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices, routine, nrhs));
+            ColumnMajorSpec s = staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices, routine, nrhs);
+            s.config.tensor_cores = tensor_cores;
+            specs.push_back(s);
         }
     precompile(specs, ctx.device());
     const std::uint64_t seed = fresh_seed();
@@ -395,6 +403,8 @@ void staged_every_n(Context& ctx, ColumnMajorRoutine routine) {
 TEST_F(ColumnMajorGpu, StagedPotrfEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrf); }
 TEST_F(ColumnMajorGpu, StagedPosvEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::posv); }
 TEST_F(ColumnMajorGpu, StagedPotrsEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrs); }
+TEST_F(ColumnMajorGpu, StagedTensorCorePotrfEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrf, true); }
+TEST_F(ColumnMajorGpu, StagedTensorCorePosvEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::posv, true); }
 
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {

@@ -97,6 +97,27 @@ inline std::vector<ColumnMajorSpec> staged_specs() {
         staged_potrs_spec(Precision::c, Uplo::lower, 37, 2, 1, 3),
     };
 }
+// The staged factorisation with its trailing update on the FP64 tensor cores (config.tensor_cores,
+// double precision): no trailing matrix (n = 1), panels of 4, 8, 16 and of 6 and 12 (the last mma of
+// a panel half empty), trailing sizes that are and are not multiples of the 8 x 8 tiles, 1 to 4 warps,
+// several matrices per block, both triangles, potrf and posv.
+inline ColumnMajorSpec with_tensor_cores(ColumnMajorSpec s) {
+    s.config.tensor_cores = true;
+    return s;
+}
+inline std::vector<ColumnMajorSpec> staged_tensor_core_specs() {
+    return {
+        with_tensor_cores(staged_spec(Precision::d, Uplo::lower, 1, 16, 1, 3)),
+        with_tensor_cores(staged_spec(Precision::d, Uplo::upper, 13, 4, 2, 1)),
+        with_tensor_cores(staged_spec(Precision::d, Uplo::lower, 33, 8, 2, 2)),
+        with_tensor_cores(staged_spec(Precision::d, Uplo::lower, 37, 6, 1, 2)),
+        with_tensor_cores(staged_spec(Precision::d, Uplo::upper, 70, 12, 3, 1)),
+        with_tensor_cores(staged_spec(Precision::d, Uplo::lower, 128, 16, 4, 1)),
+        with_tensor_cores(staged_posv_spec(Precision::d, Uplo::lower, 33, 8, 2, 2, 2)),
+        with_tensor_cores(staged_posv_spec(Precision::d, Uplo::upper, 100, 16, 4, 1, 3)),
+        with_tensor_cores(staged_posv_spec(Precision::d, Uplo::lower, 45, 6, 2, 1, 1)),
+    };
+}
 
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
@@ -131,6 +152,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
     add(make_spec(ColumnMajorRoutine::posv, Precision::d, Uplo::upper, 31, 5, {"r2_t2", 2, 2, 2, 2, false}, 3));
     add(make_spec(ColumnMajorRoutine::posv, Precision::c, Uplo::lower, 20, 4, {"r3_t3", 3, 3, 0, 1, true}, 4));
     for (const ColumnMajorSpec& s : staged_specs()) add(s);
+    for (const ColumnMajorSpec& s : staged_tensor_core_specs()) add(s);
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));

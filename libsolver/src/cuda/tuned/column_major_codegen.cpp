@@ -66,6 +66,8 @@ Resolved resolve(const ColumnMajorSpec& spec) {
                     std::to_string(n) + ")");
     if (c.max_registers != 0 && (c.max_registers < 16 || c.max_registers > 255))
         return fail("config.max_registers: 0 or 16..255 (got " + std::to_string(c.max_registers) + ")");
+    if (c.tensor_cores && !c.staged)
+        return fail("config.tensor_cores: only with config.staged (the staged kernels' trailing update)");
     s.words = element_bytes(spec.precision) / 4;
     s.vec = 16 / element_bytes(spec.precision);
     const int esize = element_bytes(spec.precision);
@@ -109,6 +111,11 @@ Resolved resolve(const ColumnMajorSpec& spec) {
         if (spec.routine != ColumnMajorRoutine::potrs && (c.nb < 1 || c.nb > column_major_staged_max_nb))  // potrs: no panels
             return fail("config.nb: the staged kernel's panel width, 1.." + std::to_string(column_major_staged_max_nb) +
                         " (got " + std::to_string(c.nb) + ")");
+        if (c.tensor_cores && spec.precision != Precision::d)
+            return fail("config.tensor_cores: double precision only (the FP64 tensor cores; got " +
+                        std::string(1, letter(spec.precision)) + ")");
+        if (c.tensor_cores && spec.routine == ColumnMajorRoutine::potrs)
+            return fail("config.tensor_cores: potrf and posv only (potrs has no trailing update)");
         if (c.warps_per_matrix < 1 || c.warps_per_matrix > 32)
             return fail("config.warps_per_matrix: 1..32 warps per matrix with config.staged (got " +
                         std::to_string(c.warps_per_matrix) + ")");
@@ -1111,7 +1118,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                        (spec.uplo == Uplo::lower ? "lower" : "upper") + "_n" + I(spec.n);
     if (spec.config.staged)
         name += "_staged" + (spec.routine == ColumnMajorRoutine::potrs ? "" : "_nb" + I(spec.config.nb)) + "_w" +
-                I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block);
+                I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "");

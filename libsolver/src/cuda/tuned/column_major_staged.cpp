@@ -90,6 +90,113 @@ constexpr const char* kShareColumnThroughShared = R"(          T* const colc = s
 )";
 // ... and the last step's reads of A come before the stores of L over it.
 constexpr const char* kLastReadsFence = "      __syncwarp();  // the last step's reads of A come before the stores of L over it\n";
+// Step 3 of a panel, on the threads' register tiles: each thread takes RT x RT tiles of the trailing
+// triangle in turn (2 * RT shared loads feed RT^2 multiply-adds per column of the panel).
+constexpr const char* kTrailingUpdateScalar = R"(    // ---- 3. trailing update: A22 -= L21 L21^H, a tile of RT x RT entries at a time ----
+    if (live_group && f == 0) {
+      const int r0 = k0 + kb;
+      const int tiles = (N - r0 + @RT@ - 1) / @RT@;
+      for (int q = t; q < tiles * (tiles + 1) / 2; q += TPM) {
+        int bi, bj;
+        bs_unpack_tile(q, bi, bj);
+        const int i0 = r0 + bi * @RT@, j0 = r0 + bj * @RT@;
+        T acc[@RT@][@RT@];
+#pragma unroll
+        for (int x = 0; x < @RT@; ++x)
+#pragma unroll
+          for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_zero();
+#pragma unroll
+        for (int p = 0; p < NB; ++p) {
+          if (p < kb) {
+            const T* col = s + bs_colstart(k0 + p) - (k0 + p);  // col[i] = L(i, k0 + p)
+            T li[@RT@], lj[@RT@];
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x) li[x] = i0 + x < N ? col[i0 + x] : bs_zero();
+#pragma unroll
+            for (int y = 0; y < @RT@; ++y) lj[y] = j0 + y < N ? col[j0 + y] : bs_zero();
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x)
+#pragma unroll
+              for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_add_conj_mul(acc[x][y], lj[y], li[x]);
+          }
+        }
+#pragma unroll
+        for (int y = 0; y < @RT@; ++y) {
+          const int j = j0 + y;
+          if (j < N) {
+            T* col = s + bs_colstart(j) - j;
+#pragma unroll
+            for (int x = 0; x < @RT@; ++x)
+              if (i0 + x < N && i0 + x >= j) col[i0 + x] = bs_sub(col[i0 + x], acc[x][y]);
+          }
+        }
+      }
+    }
+)";
+// Step 3 on the FP64 tensor cores (config.tensor_cores, double precision): warp w of the group takes
+// 8 x 8 tiles of the trailing triangle in turn, 4 columns of the panel per mma. Lane (gi, tq) =
+// (lane / 4, lane % 4) loads A's entry L(i0 + gi, kk) and B's L(j0 + gi, kk), kk = k0 + p + tq (the
+// same pattern for both operands of L21 L21^H), and receives the sums for (i0 + gi, j0 + 2 tq + e).
+// Out-of-range rows and columns of the panel load zeros rather than branching: mma.sync needs the
+// whole warp. Every tile and loop bound is uniform over the warp (the group's failure flag too).
+constexpr const char* kTrailingUpdateTensorCores = R"(    // ---- 3. trailing update: A22 -= L21 L21^T, 8 x 8 tiles per warp on the tensor cores ----
+    if (live_group && f == 0) {
+      const int r0 = k0 + kb;
+      const int tiles = (N - r0 + 7) / 8;
+      const int lane = t & 31, gi = lane >> 2, tq = lane & 3;
+      int colbase[(NB + 3) / 4];  // colbase[pp] + i = the place of L(i, k0 + 4 pp + tq)
+      bool in_panel[(NB + 3) / 4];
+#pragma unroll
+      for (int pp = 0; pp < (NB + 3) / 4; ++pp) {
+        const int kk = k0 + 4 * pp + tq;
+        in_panel[pp] = 4 * pp + tq < kb;
+        colbase[pp] = in_panel[pp] ? bs_colstart(kk) - kk : 0;
+      }
+      for (int q = t >> 5; q < tiles * (tiles + 1) / 2; q += TPM / 32) {
+        int bi, bj;
+        bs_unpack_tile(q, bi, bj);
+        const int i0 = r0 + 8 * bi, j0 = r0 + 8 * bj;
+        const int ia = i0 + gi, jb = j0 + gi;  // the row of A's entry, the column of B's
+        double sum0 = 0.0, sum1 = 0.0;
+#pragma unroll
+        for (int pp = 0; pp < (NB + 3) / 4; ++pp) {
+          const double a_ik = in_panel[pp] && ia < N ? s[colbase[pp] + ia] : 0.0;
+          const double b_jk = in_panel[pp] && jb < N ? s[colbase[pp] + jb] : 0.0;
+          bs_mma_8x8x4(sum0, sum1, a_ik, b_jk);
+        }
+        const int i = i0 + gi, j = j0 + 2 * tq;
+        if (i < N) {
+          T* const row_in_col = s + bs_colstart(j) + i - j;  // (i, j); (i, j + 1) is N - j - 1 further
+          if (j <= i) row_in_col[0] -= sum0;
+          if (j + 1 <= i) row_in_col[N - j - 1] -= sum1;
+        }
+      }
+    }
+)";
+// D = A B + D for one m8n8k4 tile in double precision (mma.sync; sm_80 and later): lane l holds
+// A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + e), e = 0, 1. The host emulation and
+// older devices gather the same products from the lanes that hold them.
+constexpr const char* kMma8x8x4 = R"(
+#if !defined(BS_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+BS_DEVICE void bs_mma_8x8x4(double& d0, double& d1, double a, double b) {
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+      : "+d"(d0), "+d"(d1)
+      : "d"(a), "d"(b));
+}
+#else
+BS_DEVICE void bs_mma_8x8x4(double& d0, double& d1, double a, double b) {
+  const int lane = (int)(threadIdx.x & 31), row = lane >> 2, col = 2 * (lane & 3);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const double a_rk = __shfl_sync(0xffffffffu, a, 4 * row + k, 32);
+    const double b_k0 = __shfl_sync(0xffffffffu, b, 4 * col + k, 32);
+    const double b_k1 = __shfl_sync(0xffffffffu, b, 4 * (col + 1) + k, 32);
+    d0 = fma(a_rk, b_k0, d0);
+    d1 = fma(a_rk, b_k1, d1);
+  }
+}
+#endif
+)";
 // potrf, posv: the blocked factorisation in shared memory.
 constexpr const char* kFactor = R"(
   for (int k0 = 0; k0 < N; k0 += NB) {
@@ -155,47 +262,7 @@ constexpr const char* kFactor = R"(
       }
     }
     __syncthreads();
-    // ---- 3. trailing update: A22 -= L21 L21^H, a tile of RT x RT entries at a time ----
-    if (live_group && f == 0) {
-      const int r0 = k0 + kb;
-      const int tiles = (N - r0 + @RT@ - 1) / @RT@;
-      for (int q = t; q < tiles * (tiles + 1) / 2; q += TPM) {
-        int bi, bj;
-        bs_unpack_tile(q, bi, bj);
-        const int i0 = r0 + bi * @RT@, j0 = r0 + bj * @RT@;
-        T acc[@RT@][@RT@];
-#pragma unroll
-        for (int x = 0; x < @RT@; ++x)
-#pragma unroll
-          for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_zero();
-#pragma unroll
-        for (int p = 0; p < NB; ++p) {
-          if (p < kb) {
-            const T* col = s + bs_colstart(k0 + p) - (k0 + p);  // col[i] = L(i, k0 + p)
-            T li[@RT@], lj[@RT@];
-#pragma unroll
-            for (int x = 0; x < @RT@; ++x) li[x] = i0 + x < N ? col[i0 + x] : bs_zero();
-#pragma unroll
-            for (int y = 0; y < @RT@; ++y) lj[y] = j0 + y < N ? col[j0 + y] : bs_zero();
-#pragma unroll
-            for (int x = 0; x < @RT@; ++x)
-#pragma unroll
-              for (int y = 0; y < @RT@; ++y) acc[x][y] = bs_add_conj_mul(acc[x][y], lj[y], li[x]);
-          }
-        }
-#pragma unroll
-        for (int y = 0; y < @RT@; ++y) {
-          const int j = j0 + y;
-          if (j < N) {
-            T* col = s + bs_colstart(j) - j;
-#pragma unroll
-            for (int x = 0; x < @RT@; ++x)
-              if (i0 + x < N && i0 + x >= j) col[i0 + x] = bs_sub(col[i0 + x], acc[x][y]);
-          }
-        }
-      }
-    }
-    __syncthreads();
+@TRAILING_UPDATE@    __syncthreads();
   }
 
 )";
@@ -330,9 +397,10 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
               "long long b_stride, int ldb, int nrhs, int ngroups, int count";
     const char* walk = n >= column_major_staged_copy_by_column_min_n ? kWalkByColumns : kWalkByElements;
     const bool shared_diagonal = nb >= column_major_staged_shared_diagonal_min_nb;
-    std::string text = kHead;
+    const bool tensor_cores = spec.config.tensor_cores;  // column_major_spec_problem: d, potrf or posv
+    std::string text = std::string(tensor_cores ? kMma8x8x4 : "") + kHead;
     if (r != ColumnMajorRoutine::potrs)
-        text += std::string(kFactor) + "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
+        text += fill(kFactor, {{"TRAILING_UPDATE", tensor_cores ? kTrailingUpdateTensorCores : kTrailingUpdateScalar}}) + "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
     // before the placeholders the copies contain

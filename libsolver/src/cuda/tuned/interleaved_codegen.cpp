@@ -722,6 +722,7 @@ std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
         return "grid_blocks_per_sm: 0 for the one-thread interleaved kernels (only the cooperative ones loop over "
                "groups)";
     if (c.rows_per_thread != 0) return "rows_per_thread: 0 for the interleaved kernels (one thread per matrix)";
+    if (c.tensor_cores) return "tensor_cores: false for the interleaved kernels (a staged column-major option)";
     if (c.threads_per_row != 0) return "threads_per_row: 0 for the interleaved kernels (one thread per matrix)";
     if (spec.routine != Routine::potrf && (c.nrhs_block < 1 || c.nrhs_block > max_nrhs_block))
         return "nrhs_block: 1 <= nrhs_block <= " + std::to_string(max_nrhs_block) + " (got " +
