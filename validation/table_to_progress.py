@@ -20,7 +20,7 @@ def parse_sizes(text):
     """'24:128' (inclusive), '8:128:8', '100' and comma lists of those, as autotune --n takes them."""
     sizes = set()
     for part in text.split(","):
-        fields = [int(f) for f in part.split(":")]
+        fields = [int(f) for f in part.split(":")]  # ValueError names a field that is not a number
         if len(fields) == 1:
             sizes.add(fields[0])
         elif len(fields) in (2, 3):
@@ -52,8 +52,13 @@ def main():
         "routine": set(args.routine.split(",")) if args.routine else None,
         "precision": set(args.precision.split(",")) if args.precision else None,
         "layout": set(args.layout.split(",")) if args.layout else None,
-        "n": parse_sizes(args.n) if args.n else None,
+        "n": None,
     }
+    if args.n:
+        try:
+            wanted["n"] = parse_sizes(args.n)
+        except ValueError as e:
+            sys.exit(f"table_to_progress: invalid --n '{args.n}' ({e})")
     lines = []
     for e in entries:
         if any(values is not None and e[field] not in values for field, values in wanted.items()):
