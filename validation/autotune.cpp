@@ -795,12 +795,15 @@ struct Group {
     std::uint64_t seed = 0;
     std::future<HostInputs> host;
     bool generating = false, resident = false, failed = false;
+    // Which device copies the group's cases read: potrf and posv factor A, potrs solves with L. Each
+    // is a whole batch (d n = 128 at batch 100000: 13.1 GB), so only those needed are made.
+    bool needs_a = false, needs_l = false;
     int open_cases = 0;  // neither done nor skipped; the device copies are freed at 0
     std::string error;
     Buffer<std::byte> a, l, b;  // device, packed column-major, the whole batch
 };
 
-void make_resident(Group& g, HostInputs h, int batch, int nrhs, Context& ctx) {
+void make_resident(Group& g, const HostInputs& h, int batch, int nrhs, Context& ctx) {
     const std::size_t es = element_bytes(g.precision), n = std::size_t(g.n);
     auto put = [&](Buffer<std::byte>& dst, const std::vector<std::byte>& src, std::size_t per_matrix) {
         const std::size_t total = per_matrix * batch;
@@ -810,8 +813,8 @@ void make_resident(Group& g, HostInputs h, int batch, int nrhs, Context& ctx) {
         validation::upload(dst.data(), src.data(), unit, ctx.stream());
         replicate(dst.data(), unit, total, ctx.stream());
     };
-    put(g.a, h.a, n * n * es);
-    put(g.l, h.l, n * n * es);
+    if (g.needs_a) put(g.a, h.a, n * n * es);
+    if (g.needs_l) put(g.l, h.l, n * n * es);
     put(g.b, h.b, n * std::size_t(nrhs) * es);
     ctx.synchronize();
     g.resident = true;
@@ -843,6 +846,7 @@ public:
         return buffer_.data();
     }
     std::size_t size() const { return buffer_.size(); }
+    void release() { buffer_ = Buffer<std::byte>(); }  // the next get() allocates again
 
 private:
     Buffer<std::byte> buffer_;
@@ -1325,6 +1329,7 @@ void Tuner::plan_cases() {
                     c.plan = without(c.plan, opt_.skip_stages);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
+                    (r == Routine::potrs ? g->needs_l : g->needs_a) = true;
                     cases_.push_back(std::move(c));
                     any = true;
                 }
@@ -1350,8 +1355,19 @@ bool Tuner::ensure_resident(Group& g) {
     if (g.failed) return false;
     start_group(g);
     if (g.host.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    HostInputs host = g.host.get();
     try {
-        make_resident(g, g.host.get(), opt_.batch, opt_.nrhs, *ctx_);
+        try {
+            make_resident(g, host, opt_.batch, opt_.nrhs, *ctx_);
+        } catch (const std::exception&) {
+            // The previous case's input sets may hold most of the device (3 copies of the batch at
+            // least): they are rebuilt per stage anyway, so free them and try once more (d n = 128
+            // at batch 100000 failed this way on an 80 GB H100 in run 38).
+            if (workspace_.size() == 0) throw;
+            g.a = Buffer<std::byte>(), g.l = Buffer<std::byte>(), g.b = Buffer<std::byte>();
+            workspace_.release();
+            make_resident(g, host, opt_.batch, opt_.nrhs, *ctx_);
+        }
     } catch (const std::exception& e) {
         g.failed = true;
         g.error = e.what();
