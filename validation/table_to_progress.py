@@ -2,7 +2,7 @@
 """Writes a tuning table's entries as an autotuner resume file (autotune --resume), one line per case.
 
     python3 validation/table_to_progress.py TABLE.json [--routine potrf,posv] [--precision d]
-        [--layout column_major] [--n 24:128] --output progress.jsonl
+        [--layout column_major] [--n 24:128] [--device "NVIDIA H100 80GB HBM3"] --output progress.jsonl
 
 `autotune --revisit --revisit-stages STAGE --resume progress.jsonl` then times each selected case's
 committed winner against STAGE's candidates, side by side, without a full re-sweep. The resume files
@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--precision", help="comma list of s, d, c, z (default: every precision)")
     ap.add_argument("--layout", help="comma list of interleaved, chunked, column_major (default: every layout)")
     ap.add_argument("--n", help="sizes, e.g. 24:128 or 8:128:8,100 (default: every size)")
+    ap.add_argument("--device", help="GPU name the revisit runs on (default: the table's; autotune ignores resume "
+                    "lines of another GPU, and the revisit re-times the recorded winner there anyway)")
     ap.add_argument("--output", required=True)
     args = ap.parse_args()
 
@@ -67,7 +69,7 @@ def main():
         line["runner_up"] = e.get("runner_up")
         line["candidates"] = e.get("candidates", 0)
         line["batch"] = batch
-        line["device"] = device
+        line["device"] = args.device or device
         lines.append(json.dumps(line))
     if not lines:
         sys.exit(f"table_to_progress: no entry of {args.table} matches the selection")

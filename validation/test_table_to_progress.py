@@ -68,6 +68,11 @@ class TableToProgress(unittest.TestCase):
         p, lines = self.run_tool(TABLE, "--n", "24:128:104")  # 24 and 128
         self.assertEqual(sorted(x["n"] for x in lines), [24, 128])
 
+    def test_device_override(self):
+        p, lines = self.run_tool(TABLE, "--n", "24", "--device", "NVIDIA H100 80GB HBM3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual({x["device"] for x in lines}, {"NVIDIA H100 80GB HBM3"})
+
     def test_no_match_is_an_error(self):
         p, _ = self.run_tool(TABLE, "--precision", "s")
         self.assertNotEqual(p.returncode, 0)
