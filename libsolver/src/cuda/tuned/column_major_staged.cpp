@@ -62,7 +62,7 @@ BS_DEVICE void bs_unpack_tile(int q, int& bi, int& bj) {
   bi = b;
   bj = q - b * (b + 1) / 2;
 }
-
+@DIAGONAL_BLOCK@
 BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   const int N = @N@, NB = @NB@, TPM = @TPM@, G = @G@, NP = @N@ * (@N@ + 1) / 2, SP = @PITCH@;
   BS_DECLARE_SMEM(bs_smem);
@@ -81,25 +81,95 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   __syncthreads();
 @CONJ_IN@
 )";
+// The diagonal block of the panel at k0 (kb columns), factored by warp 0 of a group: lane i holds
+// row k0 + i in registers. Column c reaches the other lanes by shuffles or, for wide panels, through
+// shared memory (column_major_staged_shared_diagonal_min_nb): the pivot and L(c2, c) = A(c2, c) / l_cc.
+// Stores 1/l_cc of each column in inv; a non-positive or NaN pivot sets the group's failure flag to
+// its column (counted from 1) and leaves the later columns alone.
+constexpr const char* kDiagonalBlock = R"(
+BS_DEVICE void bs_diagonal_block(T* const s, R* const inv, int* const failed, const int k0, const int kb,
+                                 const int lane) {
+  const int NB = @NB@;
+  T r[NB];
+#pragma unroll
+  for (int c = 0; c < NB; ++c) r[c] = (lane < kb && c <= lane) ? s[bs_colstart(k0 + c) + lane - c] : bs_zero();
+  int fail = -1;
+#pragma unroll
+  for (int c = 0; c < NB; ++c) {
+    if (c < kb && fail < 0) {
+@SHARE_COLUMN@      const R piv = @PIVOT@;
+      if (!(piv > (R)0)) {
+        fail = c;  // the same in every lane
+      } else {
+        const R d = @SQRT@(piv);
+        const R rd = (R)1 / d;
+        r[c] = lane == c ? bs_from_real(d) : bs_scale(r[c], rd);
+        if (lane == 0) inv[c] = rd;
+#pragma unroll
+        for (int c2 = c + 1; c2 < NB; ++c2) {
+          const T l = @L_C2@;  // L(c2, c)
+          if (lane >= c2) r[c2] = bs_sub_mul_conj(r[c2], r[c], l);
+        }
+      }
+    }
+  }
+@LAST_READS_FENCE@  if (lane < kb) {
+#pragma unroll
+    for (int c = 0; c < NB; ++c)
+      if (c <= lane) s[bs_colstart(k0 + c) + lane - c] = r[c];
+  }
+  if (fail >= 0 && lane == 0) *failed = k0 + fail + 1;
+}
+)";
 // The diagonal block's column exchange through shared memory (panels of at least
 // column_major_staged_shared_diagonal_min_nb): lane i writes A(k0 + i, k0 + c) where it lives, and
 // after the __syncwarp every lane reads the pivot and the column as broadcasts.
-constexpr const char* kShareColumnThroughShared = R"(          T* const colc = s + bs_colstart(k0 + c) - k0 - c;  // colc[k0 + i] = A(k0 + i, k0 + c)
-          if (lane >= c && lane < kb) colc[k0 + lane] = r[c];
-          __syncwarp();
+constexpr const char* kShareColumnThroughShared = R"(      T* const colc = s + bs_colstart(k0 + c) - k0 - c;  // colc[k0 + i] = A(k0 + i, k0 + c)
+      if (lane >= c && lane < kb) colc[k0 + lane] = r[c];
+      __syncwarp();
 )";
 // ... and the last step's reads of A come before the stores of L over it.
-constexpr const char* kLastReadsFence = "      __syncwarp();  // the last step's reads of A come before the stores of L over it\n";
-// Step 3 of a panel, on the threads' register tiles: each thread takes RT x RT tiles of the trailing
-// triangle in turn (2 * RT shared loads feed RT^2 multiply-adds per column of the panel).
-constexpr const char* kTrailingUpdateScalar = R"(    // ---- 3. trailing update: A22 -= L21 L21^H, a tile of RT x RT entries at a time ----
-    if (live_group && f == 0) {
-      const int r0 = k0 + kb;
-      const int tiles = (N - r0 + @RT@ - 1) / @RT@;
-      for (int q = t; q < tiles * (tiles + 1) / 2; q += TPM) {
-        int bi, bj;
-        bs_unpack_tile(q, bi, bj);
-        const int i0 = r0 + bi * @RT@, j0 = r0 + bj * @RT@;
+constexpr const char* kLastReadsFence = "  __syncwarp();  // the last step's reads of A come before the stores of L over it\n";
+
+// The trailing update after panel k0 (A22 -= L21 L21^H, rows and columns from r0 = k0 + kb on) is
+// split in two sets of square tiles of side TS, tile (bi, bj) covering rows r0 + TS bi and columns
+// r0 + TS bj onwards (bj <= bi):
+//   next:  bj < BJ1, the tile columns that hold the next panel (kb_next columns), by every thread;
+//   rest:  bj >= BJ1, while warp 0 factors the next panel's diagonal block (it needs only the next
+//          set), by the other warps of the group (by warp 0 too, after its block, in a group of one warp).
+// Each loop below defines bi and bj for @TILE@, the tile's update. @WORKER@ and @WORKERS@ are the
+// index and count of the workers that share a set (threads for the scalar update, warps for the
+// tensor cores); the rest set's workers skip the first warp's.
+//
+// The next set, column by column (column bj has tiles - bj tiles): a walk of at most BJ1 steps.
+constexpr const char* kNextPanelTiles = R"(    if (live_group && f == 0 && kb_next > 0) {
+      const int tiles = (N - r0 + @TS@ - 1) / @TS@, BJ1 = (kb_next + @TS@ - 1) / @TS@;
+      const int count = BJ1 * tiles - BJ1 * (BJ1 - 1) / 2;
+@SETUP@      for (int q = @WORKER@; q < count; q += @WORKERS@) {
+        int bj = 0, bi = q;
+        while (bi >= tiles - bj) bi -= tiles - bj++;
+        bi += bj;
+@TILE@      }
+    }
+)";
+// The rest set, row by row over its triangle: unpacked once, then advanced by the stride (a row
+// bi holds bi + 1 tiles), which spares a square root and its corrections per tile.
+constexpr const char* kRestTiles = R"(    if (live_group && f == 0 && kb_next > 0 && @WORKER@ - @REST_SKIP@ >= 0) {
+      const int tiles = (N - r0 + @TS@ - 1) / @TS@, BJ1 = (kb_next + @TS@ - 1) / @TS@;
+      const int rest = tiles - BJ1, count = rest * (rest + 1) / 2, worker = @WORKER@ - @REST_SKIP@;
+      const int workers = @WORKERS@ - @REST_SKIP@;
+@SETUP@      int ri, rj;
+      bs_unpack_tile(worker, ri, rj);
+      for (int q = worker; q < count; q += workers) {
+        const int bi = BJ1 + ri, bj = BJ1 + rj;
+@TILE@        rj += workers;
+        while (rj > ri) rj -= ++ri;
+      }
+    }
+)";
+// A tile of the scalar update: the thread's RT x RT entries (2 * RT shared loads feed RT^2
+// multiply-adds per column of the panel).
+constexpr const char* kScalarTile = R"(        const int i0 = r0 + bi * @RT@, j0 = r0 + bj * @RT@;
         T acc[@RT@][@RT@];
 #pragma unroll
         for (int x = 0; x < @RT@; ++x)
@@ -130,20 +200,14 @@ constexpr const char* kTrailingUpdateScalar = R"(    // ---- 3. trailing update:
               if (i0 + x < N && i0 + x >= j) col[i0 + x] = bs_sub(col[i0 + x], acc[x][y]);
           }
         }
-      }
-    }
 )";
-// Step 3 on the FP64 tensor cores (config.tensor_cores, double precision): warp w of the group takes
-// 8 x 8 tiles of the trailing triangle in turn, 4 columns of the panel per mma. Lane (gi, tq) =
-// (lane / 4, lane % 4) loads A's entry L(i0 + gi, kk) and B's L(j0 + gi, kk), kk = k0 + p + tq (the
-// same pattern for both operands of L21 L21^H), and receives the sums for (i0 + gi, j0 + 2 tq + e).
-// Out-of-range rows and columns of the panel load zeros rather than branching: mma.sync needs the
-// whole warp. Every tile and loop bound is uniform over the warp (the group's failure flag too).
-constexpr const char* kTrailingUpdateTensorCores = R"(    // ---- 3. trailing update: A22 -= L21 L21^T, 8 x 8 tiles per warp on the tensor cores ----
-    if (live_group && f == 0) {
-      const int r0 = k0 + kb;
-      const int tiles = (N - r0 + 7) / 8;
-      const int lane = t & 31, gi = lane >> 2, tq = lane & 3;
+// The FP64 tensor cores (config.tensor_cores, double precision): a warp takes an 8 x 8 tile, 4
+// columns of the panel per mma. Lane (gi, tq) = (lane / 4, lane % 4) loads A's entry L(i0 + gi, kk)
+// and B's L(j0 + gi, kk), kk = k0 + p + tq (the same pattern for both operands of L21 L21^H), and
+// receives the sums for (i0 + gi, j0 + 2 tq + e). Out-of-range rows and columns of the panel load
+// zeros rather than branching: mma.sync needs the whole warp. Every tile and loop bound is uniform
+// over the warp (the group's failure flag too).
+constexpr const char* kTensorCoreSetup = R"(      const int lane = t & 31, gi = lane >> 2, tq = lane & 3;
       int colbase[(NB + 3) / 4];  // colbase[pp] + i = the place of L(i, k0 + 4 pp + tq)
       bool in_panel[(NB + 3) / 4];
 #pragma unroll
@@ -152,10 +216,8 @@ constexpr const char* kTrailingUpdateTensorCores = R"(    // ---- 3. trailing up
         in_panel[pp] = 4 * pp + tq < kb;
         colbase[pp] = in_panel[pp] ? bs_colstart(kk) - kk : 0;
       }
-      for (int q = t >> 5; q < tiles * (tiles + 1) / 2; q += TPM / 32) {
-        int bi, bj;
-        bs_unpack_tile(q, bi, bj);
-        const int i0 = r0 + 8 * bi, j0 = r0 + 8 * bj;
+)";
+constexpr const char* kTensorCoreTile = R"(        const int i0 = r0 + 8 * bi, j0 = r0 + 8 * bj;
         const int ia = i0 + gi, jb = j0 + gi;  // the row of A's entry, the column of B's
         double sum0 = 0.0, sum1 = 0.0;
 #pragma unroll
@@ -170,8 +232,6 @@ constexpr const char* kTrailingUpdateTensorCores = R"(    // ---- 3. trailing up
           if (j <= i) row_in_col[0] -= sum0;
           if (j + 1 <= i) row_in_col[N - j - 1] -= sum1;
         }
-      }
-    }
 )";
 // D = A B + D for one m8n8k4 tile in double precision (mma.sync; sm_80 and later): lane l holds
 // A(l / 4, l % 4), B(l % 4, l / 4) and D(l / 4, 2 (l % 4) + e), e = 0, 1. The host emulation and
@@ -197,47 +257,16 @@ BS_DEVICE void bs_mma_8x8x4(double& d0, double& d1, double a, double b) {
 }
 #endif
 )";
-// potrf, posv: the blocked factorisation in shared memory.
+// potrf, posv: the blocked factorisation in shared memory, one panel ahead: the next panel's
+// diagonal block (warp 0) runs beside the rest of this panel's trailing update (the other warps).
 constexpr const char* kFactor = R"(
+  // ---- the first panel's diagonal block ----
+  if (live_group && t < 32) bs_diagonal_block(s, inv, &failed_all[g], 0, N < NB ? N : NB, t);
+  __syncthreads();
   for (int k0 = 0; k0 < N; k0 += NB) {
     const int kb = N - k0 < NB ? N - k0 : NB;
-    // ---- 1. diagonal block: warp 0 of the group, lane i holds row k0 + i ----
-    if (live_group && failed_all[g] == 0 && t < 32) {
-      const int lane = t;
-      T r[NB];
-#pragma unroll
-      for (int c = 0; c < NB; ++c) r[c] = (lane < kb && c <= lane) ? s[bs_colstart(k0 + c) + lane - c] : bs_zero();
-      int fail = -1;
-      // Column c reaches the other lanes by shuffles or, for wide panels, through shared memory
-      // (column_major_staged_shared_diagonal_min_nb): the pivot and L(c2, c) = A(c2, c) / l_cc.
-#pragma unroll
-      for (int c = 0; c < NB; ++c) {
-        if (c < kb && fail < 0) {
-@SHARE_COLUMN@          const R piv = @PIVOT@;
-          if (!(piv > (R)0)) {
-            fail = c;  // the same in every lane
-          } else {
-            const R d = @SQRT@(piv);
-            const R rd = (R)1 / d;
-            r[c] = lane == c ? bs_from_real(d) : bs_scale(r[c], rd);
-            if (lane == 0) inv[c] = rd;
-#pragma unroll
-            for (int c2 = c + 1; c2 < NB; ++c2) {
-              const T l = @L_C2@;  // L(c2, c)
-              if (lane >= c2) r[c2] = bs_sub_mul_conj(r[c2], r[c], l);
-            }
-          }
-        }
-      }
-@LAST_READS_FENCE@      if (lane < kb) {
-#pragma unroll
-        for (int c = 0; c < NB; ++c)
-          if (c <= lane) s[bs_colstart(k0 + c) + lane - c] = r[c];
-      }
-      if (fail >= 0 && lane == 0) failed_all[g] = k0 + fail + 1;
-    }
-    __syncthreads();
-    // ---- 2. panel below: L21 = A21 L11^-H, one row per thread (a failed panel: its good columns) ----
+    const int r0 = k0 + kb, kb_next = N - r0 < NB ? N - r0 : NB;  // kb_next <= 0: the last panel
+    // ---- 1. panel below: L21 = A21 L11^-H, one row per thread (a failed panel: its good columns) ----
     const int f = failed_all[g];
     const int solved = f == 0 ? kb : (f - 1 >= k0 ? f - 1 - k0 : 0);
     if (live_group && solved > 0) {
@@ -262,7 +291,12 @@ constexpr const char* kFactor = R"(
       }
     }
     __syncthreads();
-@TRAILING_UPDATE@    __syncthreads();
+    // ---- 2. trailing update of the next panel's columns ----
+@NEXT_TILES@    __syncthreads();
+    // ---- 3. the next panel's diagonal block (warp 0) beside the rest of the update ----
+    if (live_group && t < 32 && kb_next > 0 && failed_all[g] == 0)
+      bs_diagonal_block(s, inv, &failed_all[g], r0, kb_next, t);
+@REST_TILES@    __syncthreads();
   }
 
 )";
@@ -398,9 +432,28 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
     const char* walk = n >= column_major_staged_copy_by_column_min_n ? kWalkByColumns : kWalkByElements;
     const bool shared_diagonal = nb >= column_major_staged_shared_diagonal_min_nb;
     const bool tensor_cores = spec.config.tensor_cores;  // column_major_spec_problem: d, potrf or posv
-    std::string text = std::string(tensor_cores ? kMma8x8x4 : "") + kHead;
-    if (r != ColumnMajorRoutine::potrs)
-        text += fill(kFactor, {{"TRAILING_UPDATE", tensor_cores ? kTrailingUpdateTensorCores : kTrailingUpdateScalar}}) + "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
+    std::string text = std::string(tensor_cores ? kMma8x8x4 : "") +
+                       fill(kHead, {{"DIAGONAL_BLOCK", r != ColumnMajorRoutine::potrs ? kDiagonalBlock : ""}});
+    if (r != ColumnMajorRoutine::potrs) {
+        // The two tile sets of the trailing update, by threads (scalar tiles) or by warps (tensor
+        // cores); in a group of more than one warp, warp 0 leaves the rest set to the others.
+        const bool one_warp = shape.threads_per_matrix <= 32;
+        const std::vector<std::pair<std::string, std::string>> update =
+            tensor_cores ? std::vector<std::pair<std::string, std::string>>{{"SETUP", kTensorCoreSetup},
+                                                                            {"TILE", kTensorCoreTile},
+                                                                            {"TS", "8"},
+                                                                            {"WORKER", "(t >> 5)"},
+                                                                            {"WORKERS", "(TPM / 32)"},
+                                                                            {"REST_SKIP", one_warp ? "0" : "1"}}
+                         : std::vector<std::pair<std::string, std::string>>{{"SETUP", ""},
+                                                                            {"TILE", kScalarTile},
+                                                                            {"TS", "@RT@"},
+                                                                            {"WORKER", "t"},
+                                                                            {"WORKERS", "TPM"},
+                                                                            {"REST_SKIP", one_warp ? "0" : "32"}};
+        text += fill(kFactor, {{"NEXT_TILES", fill(kNextPanelTiles, update)}, {"REST_TILES", fill(kRestTiles, update)}}) +
+                "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
+    }
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
     // before the placeholders the copies contain
