@@ -137,6 +137,7 @@ constexpr const char* kLastReadsFence = "  __syncwarp();  // the last step's rea
 //   next:  bj < BJ1, the tile columns that hold the next panel (kb_next columns), by every thread;
 //   rest:  bj >= BJ1, while warp 0 factors the next panel's diagonal block (it needs only the next
 //          set), by the other warps of the group (by warp 0 too, after its block, in a group of one warp).
+// (The tensor-core update; the scalar one takes every tile in step 2, kAllTiles.)
 // Each loop below defines bi and bj for @TILE@, the tile's update. @WORKER@ and @WORKERS@ are the
 // index and count of the workers that share a set (threads for the scalar update, warps for the
 // tensor cores); the rest set's workers skip the first warp's.
@@ -165,6 +166,16 @@ constexpr const char* kRestTiles = R"(    if (live_group && f == 0 && kb_next > 
 @TILE@        rj += workers;
         while (rj > ri) rj -= ++ri;
       }
+    }
+)";
+// Every tile, row by row over the triangle, each unpacked from its index: the scalar update (see
+// kFactor: it keeps the whole update before the next diagonal block).
+constexpr const char* kAllTiles = R"(    if (live_group && f == 0 && kb_next > 0) {
+      const int tiles = (N - r0 + @TS@ - 1) / @TS@;
+@SETUP@      for (int q = @WORKER@; q < tiles * (tiles + 1) / 2; q += @WORKERS@) {
+        int bi, bj;
+        bs_unpack_tile(q, bi, bj);
+@TILE@      }
     }
 )";
 // A tile of the scalar update: the thread's RT x RT entries (2 * RT shared loads feed RT^2
@@ -257,8 +268,11 @@ BS_DEVICE void bs_mma_8x8x4(double& d0, double& d1, double a, double b) {
 }
 #endif
 )";
-// potrf, posv: the blocked factorisation in shared memory, one panel ahead: the next panel's
-// diagonal block (warp 0) runs beside the rest of this panel's trailing update (the other warps).
+// potrf, posv: the blocked factorisation in shared memory. With the tensor cores it runs one panel
+// ahead: the next panel's diagonal block (warp 0) runs beside the rest of this panel's trailing
+// update (the other warps). The scalar update does all its tiles in step 2 (no rest set):
+// on the H100 the split made s potrf n = 100 and 128 11-15% slower (its update, four times the
+// instructions of the mma one, lost a warp) and d with tensor cores 5-17% faster (n = 64-128).
 constexpr const char* kFactor = R"(
   // ---- the first panel's diagonal block ----
   if (live_group && t < 32) bs_diagonal_block(s, inv, &failed_all[g], 0, N < NB ? N : NB, t);
@@ -438,21 +452,19 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
         // The two tile sets of the trailing update, by threads (scalar tiles) or by warps (tensor
         // cores); in a group of more than one warp, warp 0 leaves the rest set to the others.
         const bool one_warp = shape.threads_per_matrix <= 32;
-        const std::vector<std::pair<std::string, std::string>> update =
-            tensor_cores ? std::vector<std::pair<std::string, std::string>>{{"SETUP", kTensorCoreSetup},
-                                                                            {"TILE", kTensorCoreTile},
-                                                                            {"TS", "8"},
-                                                                            {"WORKER", "(t >> 5)"},
-                                                                            {"WORKERS", "(TPM / 32)"},
-                                                                            {"REST_SKIP", one_warp ? "0" : "1"}}
-                         : std::vector<std::pair<std::string, std::string>>{{"SETUP", ""},
-                                                                            {"TILE", kScalarTile},
-                                                                            {"TS", "@RT@"},
-                                                                            {"WORKER", "t"},
-                                                                            {"WORKERS", "TPM"},
-                                                                            {"REST_SKIP", one_warp ? "0" : "32"}};
-        text += fill(kFactor, {{"NEXT_TILES", fill(kNextPanelTiles, update)}, {"REST_TILES", fill(kRestTiles, update)}}) +
-                "  // ---- copy out ----" + fill(walk, {{"STEP", kCopyOutStep}});
+        std::string next_tiles, rest_tiles;
+        if (tensor_cores) {
+            const std::vector<std::pair<std::string, std::string>> update = {
+                {"SETUP", kTensorCoreSetup}, {"TILE", kTensorCoreTile},    {"TS", "8"},
+                {"WORKER", "(t >> 5)"},      {"WORKERS", "(TPM / 32)"}, {"REST_SKIP", one_warp ? "0" : "1"}};
+            next_tiles = fill(kNextPanelTiles, update);
+            rest_tiles = fill(kRestTiles, update);
+        } else {
+            next_tiles = fill(kAllTiles, {{"SETUP", ""}, {"TILE", kScalarTile}, {"TS", "@RT@"}, {"WORKER", "t"},
+                                          {"WORKERS", "TPM"}});
+        }
+        text += fill(kFactor, {{"NEXT_TILES", next_tiles}, {"REST_TILES", rest_tiles}}) + "  // ---- copy out ----" +
+                fill(walk, {{"STEP", kCopyOutStep}});
     }
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;

@@ -2,10 +2,14 @@
 // triangle is copied into shared memory (packed by columns, asynchronous copies), factorised there
 // by a group of warps_per_matrix warps and copied back. Blocked right-looking over panels of nb columns:
 //   1. one warp factors the nb x nb diagonal block in registers (lane i holds row i; the column's
-//      pivot and entries reach the other lanes by shuffles), and stores 1/l_kk of each column;
+//      pivot and entries reach the other lanes by shuffles or shared memory), and stores 1/l_kk of
+//      each column;
 //   2. every thread of the group solves rows of the panel below (L21 = A21 L11^-H, one row each);
 //   3. the group updates the trailing triangle, each thread a column_major_staged_tile square tile
-//      at a time (A22 -= L21 L21^H: 2 * tile shared loads feed tile^2 multiply-adds).
+//      at a time (A22 -= L21 L21^H: 2 * tile shared loads feed tile^2 multiply-adds), or each warp
+//      an 8 x 8 tile on the FP64 tensor cores (config.tensor_cores, double precision). The
+//      tensor-core update runs one panel ahead: the tiles of the next panel's columns first, then
+//      warp 0 factors the next diagonal block (step 1) while the other warps update the rest.
 // Three barriers per panel. A non-positive or NaN pivot stops that matrix (info = its column; the
 // panel's columns before it are solved, so every column before info holds L) and only that one.
 // posv (the fused solve) then solves L L^H X = B from the factor still in shared memory, one
@@ -39,8 +43,8 @@ inline constexpr int column_major_staged_copy_by_column_min_n = 64;
 // (each lane writes its entry, __syncwarp, broadcast reads) rather than by shuffles. Under the warp-0
 // branch the compiler cannot prove the shuffles convergent and emits collective sequences (about 9
 // instructions per value on sm_90), which cost more the wider the panel; the shared-memory exchange
-// adds a __syncwarp per column instead. Measured on the H200 (results/issue3-h200/run7): nb 16
-// went 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
+// adds a __syncwarp per column instead. Measured on the H200 (the fifth round's last run, whose
+// files were lost with that session's machine; the figures are from commit bbd8034): nb 16 went 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
 // (s n = 100 potrf 1.21 -> 1.32 ms).
 inline constexpr int column_major_staged_shared_diagonal_min_nb = 16;
 
