@@ -1369,19 +1369,12 @@ bool Tuner::ensure_resident(Group& g) {
     if (g.failed) return false;
     start_group(g);
     if (g.host.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-    HostInputs host = g.host.get();
     try {
-        try {
-            make_resident(g, host, opt_.batch, opt_.nrhs, *ctx_);
-        } catch (const std::exception&) {
-            // The previous case's input sets may hold most of the device (3 copies of the batch at
-            // least): they are rebuilt per stage anyway, so free them and try once more (d n = 128
-            // at batch 100000 failed this way on an 80 GB H100 in run 38).
-            if (workspace_.size() == 0) throw;
-            g.a = Buffer<std::byte>(), g.l = Buffer<std::byte>(), g.b = Buffer<std::byte>();
-            workspace_.release();
-            make_resident(g, host, opt_.batch, opt_.nrhs, *ctx_);
-        }
+        // The previous case's input sets (3 copies of its batch at least) are rebuilt by every stage
+        // anyway: freed first, they leave the device to the new inputs (d n = 128 at batch 100000
+        // ran out of an 80 GB H100 beside them in run 38).
+        workspace_.release();
+        make_resident(g, g.host.get(), opt_.batch, opt_.nrhs, *ctx_);
     } catch (const std::exception& e) {
         g.failed = true;
         g.error = e.what();

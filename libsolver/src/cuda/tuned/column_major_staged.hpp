@@ -44,7 +44,8 @@ inline constexpr int column_major_staged_copy_by_column_min_n = 64;
 // branch the compiler cannot prove the shuffles convergent and emits collective sequences (about 9
 // instructions per value on sm_90), which cost more the wider the panel; the shared-memory exchange
 // adds a __syncwarp per column instead. Measured on the H200 (the fifth round's last run, whose
-// files were lost with that session's machine; the figures are from commit bbd8034): nb 16 went 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
+// files were lost with that session's machine; the figures are from commit bbd8034): nb 16 went
+// 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
 // (s n = 100 potrf 1.21 -> 1.32 ms).
 inline constexpr int column_major_staged_shared_diagonal_min_nb = 16;
 
