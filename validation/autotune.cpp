@@ -141,6 +141,34 @@ constexpr int kSeedShapesPosv = 4;
 // 34%; 3: 1% and 16%). --revisit, which has no staged ranking, still times every staged shape.
 constexpr int kTensorCoreFromStaged = 4;
 constexpr int kSeedShapesChunked = 6;
+
+// ---- measured pruning: the default search leaves out what earlier full searches never picked ------
+// The rules below cut the compile work of a full s and d sweep, which bounds its time (see the tuning
+// README). Their evidence is every timed candidate of runs 3-40 (H200 and H100, batch 16384, logs in
+// results/autotune-h200), recomputed by validation/prune_evidence.py: "loss" is the best time a
+// rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
+// turns every rule off (the report's figures of the whole space, or a GPU unlike sm_90).
+//
+// Interleaved potrf/posv above n = 24: the kInterleavedLargestTiles largest tiles that fit in
+// registers, looking top and left, right-looking at the largest tile only (kept the best tile of
+// 100 of 100 cases per precision, loss 1.000; right-looking won no case above n = 2).
+constexpr int kInterleavedPrunedAboveN = 24;
+constexpr int kInterleavedLargestTiles = 3;
+// Interleaved potrs above n = 24: tiles of at least 7 (s: loss 1.000 in 86 of 86 cases; d: 85, one
+// case 5.7% slower).
+constexpr int kSolvePrunedMinTile = 7;
+// Column-major register kernels: at most 8 threads per row and 4 rows per thread (potrf 121 cases
+// per precision, posv 64 s and 75 d: loss 1.000 in all).
+constexpr int kColumnMajorPrunedMaxThreadsPerRow = 8;
+constexpr int kColumnMajorPrunedMaxRowsPerThread = 4;
+// Staged kernels: at most 4 warps per block (staged potrf 367 cases: at worst 1.1% slower; posv 226:
+// 2.4%; potrs 270: one case 3.8%, the rest within 3%; tensor cores 200: 0.3%).
+constexpr int kStagedPrunedMaxWarps = 4;
+// posv's staged stage times potrf's 4 best staged shapes of the same n (210 cases: the best of them
+// within 2.6% of posv's own best, equal in 90%), as its stage 1 starts from potrf's shapes.
+constexpr int kSeedStagedPosv = 4;
+// Cooperative potrf: no tile of 4 (its best in 0 of 495 cases; within 2% of the best in none).
+constexpr int kCoopPotrfPrunedTile = 4;
 // A candidate whose first timed run takes longer than this times the best median so far is not
 // timed again (its single sample is logged, flagged "pruned").
 constexpr double kPruneFactor = 1.5;
@@ -254,15 +282,26 @@ int estimated_registers(Routine r, Precision p, int n, int nb, int nrhs_block) {
     return live * words_per_element(p);
 }
 
-// Stage 1 of the interleaved kernels: tile size x looking order x unrolling, at kStage1ThreadsPerBlock.
-std::vector<CholeskyConfig> interleaved_shapes(Routine r, Precision p, int n) {
-    std::vector<CholeskyConfig> out;
+// Stage 1 of the interleaved kernels: tile size x looking order x unrolling, at kStage1ThreadsPerBlock
+// (pruned: see kInterleavedPrunedAboveN).
+std::vector<CholeskyConfig> interleaved_shapes(Routine r, Precision p, int n, bool exhaustive) {
+    std::vector<int> tiles;  // largest first
     for (int nb : tile_sizes(n)) {
         if (r == Routine::potrs && nb > kMaxSolveTile) continue;
         if (estimated_registers(r, p, n, nb, 1) > kMaxRegistersPerThread) continue;
+        if (!exhaustive && n > kInterleavedPrunedAboveN) {
+            if (r == Routine::potrs && nb < kSolvePrunedMinTile) continue;
+            if (r != Routine::potrs && int(tiles.size()) == kInterleavedLargestTiles) continue;
+        }
+        tiles.push_back(nb);
+    }
+    std::vector<CholeskyConfig> out;
+    for (int nb : tiles) {
         // One tile (nb = n) has no tile loops: every looking order and unrolling give the same code.
         std::vector<Looking> lookings = {Looking::top};
         if (r != Routine::potrs && nb < n) lookings = {Looking::top, Looking::left, Looking::right};
+        if (!exhaustive && r != Routine::potrs && n > kInterleavedPrunedAboveN && nb != tiles.front())
+            lookings.pop_back();  // right-looking
         std::vector<bool> unrolls = {false};
         if (nb < n && n <= kInterleavedMaxFullUnrollN && ceil_div(n, nb) <= kInterleavedMaxFullUnrollTiles)
             unrolls.push_back(true);
@@ -281,13 +320,15 @@ std::vector<CholeskyConfig> interleaved_shapes(Routine r, Precision p, int n) {
 int column_major_default_chunk(Precision p) { return p == Precision::s ? kColumnMajorChunkSingle : kColumnMajorChunkWide; }
 
 // Stage 1 of the column-major factorisations: thread shapes, blocked elimination.
-std::vector<CholeskyConfig> column_major_shapes(Precision p, int n) {
+std::vector<CholeskyConfig> column_major_shapes(Precision p, int n, bool exhaustive) {
     std::vector<CholeskyConfig> out;
     const int words = words_per_element(p);
     for (int tc : kColumnMajorThreadsPerRow) {
         if (tc > 1 && tc > n) continue;
+        if (!exhaustive && tc > kColumnMajorPrunedMaxThreadsPerRow) continue;
         for (int ra : kColumnMajorRowsPerThread) {
             if (ra > 1 && ra > n) continue;
+            if (!exhaustive && ra > kColumnMajorPrunedMaxRowsPerThread) continue;
             if (ceil_div(n, ra) * tc > kColumnMajorMaxThreadsPerMatrix) continue;
             if (ra * ceil_div(n, tc) * words > kColumnMajorMaxTileWords) continue;
             CholeskyConfig c;
@@ -323,12 +364,13 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
 constexpr int kCoopWarps[] = {2, 4, 8};
 constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
 constexpr int kCoopPosvRegisterCaps[] = {0, 168};
-std::vector<CholeskyConfig> coop_candidates(Routine routine, const CholeskyConfig& best) {
+std::vector<CholeskyConfig> coop_candidates(Routine routine, const CholeskyConfig& best, bool exhaustive) {
     std::vector<CholeskyConfig> out;
     for (int cap : kCoopPosvRegisterCaps) {
         if (cap != 0 && routine != Routine::posv) continue;
         for (int w : kCoopWarps)
             for (int nb : kCoopTileSizes) {
+                if (!exhaustive && routine == Routine::potrf && nb == kCoopPotrfPrunedTile) continue;
                 CholeskyConfig c;
                 c.warps_per_matrix = w, c.nb = nb;
                 c.threads_per_block = 32 * w;
@@ -445,7 +487,7 @@ struct CaseKey {
     }
 };
 
-std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
+std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive) {
     std::vector<CholeskyConfig> out;
     if (k.family != Family::column_major) return out;
     const double element = double(element_bytes(k.precision));
@@ -459,7 +501,7 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
         for (int w : kStagedWarps) {
             if (w > 1 && 32 * (w - 1) >= k.n) continue;  // warps with no row of the panel to solve
             for (int m : kStagedMatrices) {
-                if (w * m > kStagedMaxWarps) continue;
+                if (w * m > (exhaustive ? kStagedMaxWarps : kStagedPrunedMaxWarps)) continue;
                 if (m * (k.n * (k.n + 1) / 2.0 + 1) * element > kStagedMaxSharedBytes) continue;
                 CholeskyConfig c;
                 c.staged = true, c.nb = nb, c.warps_per_matrix = w, c.matrices_per_block = m;
@@ -472,10 +514,10 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k) {
 
 // Column-major potrf and posv in double precision, "tensor_cores" stage: the staged candidates again
 // with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
-std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k) {
+std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaustive) {
     std::vector<CholeskyConfig> out;
     if (k.routine == Routine::potrs || k.precision != Precision::d) return out;
-    for (CholeskyConfig c : staged_candidates(k)) {
+    for (CholeskyConfig c : staged_candidates(k, exhaustive)) {
         c.tensor_cores = true;
         out.push_back(c);
     }
@@ -499,15 +541,15 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
 
 // Stage-1 candidates of a case: the full list, or the seeds (a posv case keeps potrf's shapes; a
 // chunked case gets the stage-1 chunk size).
-std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::vector<CholeskyConfig>* seeds) {
+std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
     std::vector<CholeskyConfig> list;
     if (seeds != nullptr && !seeds->empty()) {
         const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
         list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
     } else if (k.family == Family::column_major) {
-        list = k.routine == Routine::potrs ? column_major_solve_shapes() : column_major_shapes(k.precision, k.n);
+        list = k.routine == Routine::potrs ? column_major_solve_shapes() : column_major_shapes(k.precision, k.n, exhaustive);
     } else {
-        list = interleaved_shapes(k.routine, k.precision, k.n);
+        list = interleaved_shapes(k.routine, k.precision, k.n, exhaustive);
     }
     for (CholeskyConfig& c : list) {
         c.chunk_size = k.family == Family::chunked ? kStage1Chunk : 0;
@@ -723,6 +765,7 @@ struct Options {
     std::vector<std::string> skip_stages;                      // --skip-stages: left out of every plan
     std::string candidates_from;  // --candidates-from: a tuning table whose winners are a case's only candidates
     int neighbours = 1;           // --neighbours: also the winners of this many tuned sizes below and above n
+    bool exhaustive = false;      // --exhaustive: none of the measured pruning (kInterleavedPrunedAboveN ...)
 };
 
 // One (precision, n): the distinct matrices A, their factors L and right-hand sides B on the host
@@ -1026,6 +1069,7 @@ struct Entry {
     std::optional<Winner> runner_up;
     int candidates = 0;
     std::vector<CholeskyConfig> stage1_top;  // seeds for posv / chunked after a resume
+    std::vector<CholeskyConfig> staged_top;  // column-major potrf: seeds of posv's staged stage
     double seconds = 0;
 };
 
@@ -1112,6 +1156,8 @@ struct CaseState {
     std::vector<std::shared_ptr<CompileJob>> jobs;
     std::vector<Measured> results;  // every candidate tried
     std::vector<CholeskyConfig> stage1_top;
+    std::vector<CholeskyConfig> staged_top;  // the best staged shapes (scalar update), fastest first
+    bool waiting = false;                    // the stage c.stage waits for another case (stage_ready)
     std::optional<CholeskyConfig> resumed_best;  // --revisit: the winner of the resumed entry, timed again
     bool stage1_done = false, started = false, done = false, skipped = false;
     std::string note;
@@ -1189,13 +1235,13 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             out.push_back(c);
         }
     } else if (stage == "coop") {
-        out = coop_candidates(k.routine, best);
+        out = coop_candidates(k.routine, best, opt.exhaustive);
     } else if (stage == "grid") {
         out = grid_candidates(best, opt.batch, sm_count);
     } else if (stage == "staged") {
-        out = staged_candidates(k);
+        out = staged_candidates(k, opt.exhaustive);
     } else if (stage == "tensor_cores") {
-        const std::vector<CholeskyConfig> all = tensor_core_candidates(k);  // none outside d potrf/posv
+        const std::vector<CholeskyConfig> all = tensor_core_candidates(k, opt.exhaustive);  // none outside d potrf/posv
         for (const Measured* m : r) {
             if (all.empty() || int(out.size()) == kTensorCoreFromStaged) break;
             if (!m->config.staged || m->config.tensor_cores) continue;
@@ -1234,6 +1280,9 @@ private:
     void start_case(CaseState& c);
     void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
     bool advance(CaseState& c);  // moves to the next non-empty stage; false when none is left
+    bool stage_ready(const CaseState& c) const;
+    bool submit_current(CaseState& c);
+    std::optional<CaseKey> staged_seed_source(const CaseState& c) const;
     std::vector<CholeskyConfig> through_candidates(const CaseKey& k) const;
     bool compiled(const CaseState& c) const;
     void run_stage(CaseState& c);
@@ -1300,6 +1349,7 @@ void Tuner::load_resume() {
             }
             e.candidates = j.value("candidates", 0);
             for (const json& s : j.value("stage1_top", json::array())) e.stage1_top.push_back(config_from_json(s));
+            for (const json& s : j.value("staged_top", json::array())) e.staged_top.push_back(config_from_json(s));
             e.seconds = j.value("seconds", 0.0);
             resumed_seeds_[e.key] = e.stage1_top;
             entries_[e.key] = e;
@@ -1443,9 +1493,9 @@ void Tuner::start_case(CaseState& c) {
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
-                                                  : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, *c.resumed_best)
-                                                  : c.plan[0] == "staged" ? staged_candidates(c.key)
-                                                  : c.plan[0] == "tensor_cores" ? tensor_core_candidates(c.key)
+                                                  : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, *c.resumed_best, opt_.exhaustive)
+                                                  : c.plan[0] == "staged" ? staged_candidates(c.key, opt_.exhaustive)
+                                                  : c.plan[0] == "tensor_cores" ? tensor_core_candidates(c.key, opt_.exhaustive)
                                                                           : grid_candidates(*c.resumed_best, opt_.batch,
                                                                                             gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
@@ -1465,7 +1515,7 @@ void Tuner::start_case(CaseState& c) {
     c.started = true;
     c.t0 = std::chrono::steady_clock::now();
     c.stage = 0;
-    submit_stage(c, stage1_candidates(c.key, have ? &seeds : nullptr));
+    submit_stage(c, stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive));
 }
 
 std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
@@ -1484,12 +1534,50 @@ std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
     return out;
 }
 
+// posv's staged stage starts from potrf's staged ranking (kSeedStagedPosv): the potrf case whose
+// ranking it takes, when the measured pruning is on and potrf is tuned in this run or resumed.
+std::optional<CaseKey> Tuner::staged_seed_source(const CaseState& c) const {
+    if (opt_.exhaustive || c.resumed_best || c.key.routine != Routine::posv || c.key.family != Family::column_major)
+        return std::nullopt;
+    if (c.stage < 0 || c.stage >= int(c.plan.size()) || c.plan[c.stage] != "staged") return std::nullopt;
+    CaseKey src = c.key;
+    src.routine = Routine::potrf;
+    if (case_index_.count(src) || entries_.count(src)) return src;
+    return std::nullopt;
+}
+
+// False while the case's current stage needs a case of this run that has not finished yet.
+bool Tuner::stage_ready(const CaseState& c) const {
+    const std::optional<CaseKey> src = staged_seed_source(c);
+    if (!src) return true;
+    const auto it = case_index_.find(*src);
+    return it == case_index_.end() || cases_[it->second].done || cases_[it->second].skipped;
+}
+
+// Submits the candidates of stage c.stage; false when it has none.
+bool Tuner::submit_current(CaseState& c) {
+    const std::string& stage = c.plan[c.stage];
+    std::vector<CholeskyConfig> configs;
+    if (const std::optional<CaseKey> src = staged_seed_source(c)) {
+        const auto e = entries_.find(*src);  // not there: potrf found no winner, so posv gets the full list
+        if (e != entries_.end())
+            for (const CholeskyConfig& s : e->second.staged_top)
+                if (int(configs.size()) < kSeedStagedPosv) configs.push_back(s);
+    }
+    if (configs.empty())
+        configs = stage == "through" ? through_candidates(c.key) : later_stage(stage, c.key, c.results, opt_, gpu_.sm_count);
+    submit_stage(c, configs);
+    return !c.pending.empty();
+}
+
 bool Tuner::advance(CaseState& c) {
     while (++c.stage < int(c.plan.size())) {
-        const std::string& stage = c.plan[c.stage];
-        submit_stage(c, stage == "through" ? through_candidates(c.key)
-                                           : later_stage(stage, c.key, c.results, opt_, gpu_.sm_count));
-        if (!c.pending.empty()) return true;
+        if (!stage_ready(c)) {
+            c.waiting = true;  // submitted by the main loop once the other case is done
+            c.pending.clear(), c.jobs.clear();
+            return true;
+        }
+        if (submit_current(c)) return true;
     }
     return false;
 }
@@ -1598,6 +1686,10 @@ void Tuner::run_stage(CaseState& c) {
         timing_s_ += seconds_since(t0);
         return;
     }
+    if (c.plan[c.stage] == "staged")
+        for (const Measured* m : ranking(c.results))
+            if (int(c.staged_top.size()) < kSeedStagedPosv && m->config.staged && !m->config.tensor_cores)
+                c.staged_top.push_back(m->config);
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
         for (const Measured* m : ranking(c.results))  // seeds are kernel shapes: not the through-interleaved route
@@ -1641,6 +1733,7 @@ void Tuner::finish_typed(CaseState& c) {
     if (first + 1 < r.size()) e.runner_up = Winner{r[first + 1]->config, r[first + 1]->ms, r[first + 1]->gflops};
     e.candidates = int(std::count_if(c.results.begin(), c.results.end(), [](const Measured& m) { return m.timed; }));
     e.stage1_top = c.stage1_top;
+    e.staged_top = c.staged_top;
     e.seconds = seconds_since(c.t0);
     record(e);
 }
@@ -1682,6 +1775,11 @@ void Tuner::record(const Entry& e) {
         json top = json::array();
         for (const CholeskyConfig& s : e.stage1_top) top.push_back(config_json(s));
         j["stage1_top"] = top;
+        if (!e.staged_top.empty()) {
+            json staged = json::array();
+            for (const CholeskyConfig& s : e.staged_top) staged.push_back(config_json(s));
+            j["staged_top"] = staged;
+        }
         resume_ << j.dump() << '\n';
         resume_.flush();
     }
@@ -1754,7 +1852,7 @@ int Tuner::run() {
         if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
         seed_ready(c, seeds, have);
         CompileRequest r;
-        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr)) {
+        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive)) {
             r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
             r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
             r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
@@ -1793,6 +1891,15 @@ int Tuner::run() {
                 bool have = false;
                 if (!seed_ready(c, seeds, have)) continue;
                 start_case(c);
+            }
+            if (c.waiting) {
+                if (!stage_ready(c)) continue;
+                c.waiting = false;
+                if (!submit_current(c) && !advance(c)) {
+                    finish(c);
+                    continue;
+                }
+                if (c.waiting) continue;
             }
             if (!compiled(c)) continue;
             Group& g = *groups_[c.group];
@@ -1872,7 +1979,7 @@ int dry_run(const Options& opt) {
                                                    opt.routines.end() &&
                                         std::find(opt.families.begin(), opt.families.end(), src->family) !=
                                             opt.families.end();
-                    std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr);
+                    std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr, opt.exhaustive);
                     const int seeds = f == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
                     const int stage1 = seeded ? std::min<int>(seeds, int(list.size())) : int(list.size());
                     // Kernels of their own: the chunked layout shares the interleaved kernels (chunk is
@@ -1895,9 +2002,7 @@ int dry_run(const Options& opt) {
                     int later = 0;
                     const std::vector<std::string> plan = without(stage_plan(r, f, opt.nrhs), opt.skip_stages);
                     for (const std::string& s : plan) {
-                        if (s == "coop")
-                            later += int(std::size(kCoopWarps) * std::size(kCoopTileSizes)) *
-                                     (r == Routine::posv ? int(std::size(kCoopPosvRegisterCaps)) : 1);
+                        if (s == "coop") later += int(coop_candidates(r, CholeskyConfig{}, opt.exhaustive).size());
                         if (s == "grid")
                             for (int g : kGridBlocksPerSm) later += static_cast<long long>(g) * kDryRunSmCount < ceil_div(opt.batch, 32);
                         if (s == "threads")
@@ -1906,9 +2011,12 @@ int dry_run(const Options& opt) {
                         if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
                         if (s == "prefetch") later += int(std::size(kColumnMajorPotrsPrefetch));
                         if (s == "nrhs_block") later += 3;
-                        if (s == "staged") later += int(staged_candidates(k).size());
+                        if (s == "staged")
+                            later += r == Routine::posv && !opt.exhaustive && seeded
+                                         ? std::min<int>(kSeedStagedPosv, int(staged_candidates(k, false).size()))
+                                         : int(staged_candidates(k, opt.exhaustive).size());
                         if (s == "tensor_cores") {
-                            const int all = int(tensor_core_candidates(k).size());
+                            const int all = int(tensor_core_candidates(k, opt.exhaustive).size());
                             const bool after_staged = std::find(plan.begin(), plan.end(), "staged") != plan.end();
                             later += after_staged ? std::min(all, kTensorCoreFromStaged) : all;
                         }
@@ -1962,6 +2070,10 @@ int main(int argc, char** argv) {
         ("seed", po::value(&opt.seed), "seed of the inputs (default: a fresh random one, printed)")
         ("cond", po::value(&opt.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
+        ("exhaustive", po::bool_switch(&opt.exhaustive),
+         "search the whole space: none of the measured pruning of the default search (the largest 3 interleaved "
+         "tiles above n = 24, column-major thread shapes, at most 4 warps per staged block, posv's staged stage "
+         "from potrf's, cooperative potrf tiles of 4), e.g. for the report's figures or on another GPU")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
          "interleaved winners through a converted workspace, then the staged kernel; interleaved and "

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Evidence for the autotuner's measured pruning (validation/autotune.cpp, "measured pruning").
+
+Reads every timed candidate of the committed sweep logs (results/autotune-h200: the first potrf
+sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only) and,
+for each pruning rule, compares per case and run the best time among the candidates the rule keeps
+with the best time among all candidates of that stage ("loss" = kept best / best, 1.000 = no loss).
+Prints one line per rule: cases, candidates kept, and the loss's median, 90th percentile and maximum.
+
+    validation/prune_evidence.py [--results results/autotune-h200]
+"""
+import argparse
+import collections
+import glob
+import json
+import lzma
+import os
+import statistics
+import sys
+
+TUNING_BATCH = 16384
+PRUNED_ABOVE_N = 24          # kInterleavedPrunedAboveN
+LARGEST_TILES = 3            # kInterleavedLargestTiles
+SOLVE_MIN_TILE = 7           # kSolvePrunedMinTile
+MAX_THREADS_PER_ROW = 8      # kColumnMajorPrunedMaxThreadsPerRow
+MAX_ROWS_PER_THREAD = 4      # kColumnMajorPrunedMaxRowsPerThread
+STAGED_MAX_WARPS = 4         # kStagedPrunedMaxWarps
+SEED_STAGED_POSV = 4         # kSeedStagedPosv
+COOP_POTRF_TILE = 4          # kCoopPotrfPrunedTile
+
+
+def read_logs(results):
+    """(file, routine, precision, layout, n, stage) -> {config key: ms}, timed candidates only."""
+    stages = collections.defaultdict(dict)
+    files = sorted(glob.glob(os.path.join(results, "candidates.jsonl.xz")) +
+                   glob.glob(os.path.join(results, "logs", "candidates-run*.jsonl.xz")))
+    for path in files:
+        batch = None
+        with lzma.open(path, "rt") as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("event") == "start":
+                    batch = r.get("batch")
+                    continue
+                if "routine" not in r or r.get("ms") is None or batch != TUNING_BATCH:
+                    continue
+                c = r["config"]
+                key = (os.path.basename(path), r["routine"], r["precision"], r["layout"], r["n"], r["stage"])
+                shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
+                         c.get("threads_per_row"), c.get("warps_per_matrix"), c.get("matrices_per_block"),
+                         c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")))
+                stages[key][shape] = r["ms"]
+    return files, stages
+
+
+def summary(losses, kept, total):
+    if not losses:
+        return "no cases"
+    losses.sort()
+    return (f"{len(losses)} cases, kept {kept}/{total} candidates, loss median {statistics.median(losses):.3f} "
+            f"p90 {losses[int(0.9 * (len(losses) - 1))]:.3f} max {losses[-1]:.3f}, "
+            f"{sum(x > 1.03 for x in losses)} cases over 3%")
+
+
+def evaluate(stages, select, keep, min_candidates=2, merge_runs=False):
+    """Loss of rule `keep(case, shape, shapes)` over the stages `select(case)` picks."""
+    if merge_runs:  # the stage-1 shapes of one case across runs: later runs re-timed few of them
+        merged = collections.defaultdict(dict)
+        for k, v in stages.items():
+            if select(k):
+                merged[k[1:]].update(v)
+        items = [((None,) + k, v) for k, v in merged.items()]
+    else:
+        items = [(k, v) for k, v in stages.items() if select(k)]
+    losses, kept, total = [], 0, 0
+    for k, v in items:
+        if len(v) < min_candidates:
+            continue
+        sub = [t for shape, t in v.items() if keep(k, shape, v)]
+        kept += len(sub)
+        total += len(v)
+        losses.append(min(sub) / min(v.values()) if sub else float("inf"))
+    return summary(losses, kept, total)
+
+
+def largest_tiles(v):
+    return sorted({s[0] for s in v})[-LARGEST_TILES:]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "..", "results", "autotune-h200"))
+    args = ap.parse_args()
+    files, stages = read_logs(args.results)
+    if not files:
+        sys.exit(f"prune_evidence: no candidate logs under {args.results}")
+    print(f"{len(files)} logs, {len(stages)} timed stages at batch {TUNING_BATCH}\n")
+
+    for routine in ("potrf", "potrs"):
+        for p in "sd":
+            def select(k, routine=routine, p=p):
+                return k[1] == routine and k[2] == p and k[3] == "interleaved" and k[4] > PRUNED_ABOVE_N and k[5] == "shape"
+            if routine == "potrf":
+                def keep(k, s, v):
+                    tiles = largest_tiles(v)
+                    return s[0] in tiles and (s[1] != "right" or s[0] == tiles[-1])
+                name = f"interleaved potrf {p}, n > {PRUNED_ABOVE_N}: {LARGEST_TILES} largest tiles, right at the largest"
+            else:
+                def keep(k, s, v):
+                    return s[0] >= SOLVE_MIN_TILE
+                name = f"interleaved potrs {p}, n > {PRUNED_ABOVE_N}: tiles >= {SOLVE_MIN_TILE}"
+            print(f"{name:78s} {evaluate(stages, select, keep, merge_runs=True)}")
+
+    for routine in ("potrf", "posv"):
+        for p in "sd":
+            def select(k, routine=routine, p=p):
+                return k[1] == routine and k[2] == p and k[3] == "column_major" and k[5] == "shape"
+            name = (f"column-major {routine} {p}: <= {MAX_THREADS_PER_ROW} threads per row, "
+                    f"<= {MAX_ROWS_PER_THREAD} rows per thread")
+            print(f"{name:78s} "
+                  f"{evaluate(stages, select, lambda k, s, v: s[4] <= MAX_THREADS_PER_ROW and s[3] <= MAX_ROWS_PER_THREAD, merge_runs=True)}")
+
+    for routine in ("potrf", "posv", "potrs"):
+        for stage in ("staged", "tensor_cores"):
+            if routine == "potrs" and stage == "tensor_cores":
+                continue
+            def select(k, routine=routine, stage=stage):
+                return k[1] == routine and k[5] == stage
+            # the recorded winner that --revisit times beside the stage (warps_per_matrix 0) is not a candidate
+            only = {k: {s: t for s, t in v.items() if s[5]} for k, v in stages.items()}
+            name = f"{stage} {routine}: <= {STAGED_MAX_WARPS} warps per block"
+            print(f"{name:78s} "
+                  f"{evaluate(only, select, lambda k, s, v: s[5] * s[6] <= STAGED_MAX_WARPS, min_candidates=6)}")
+
+    # posv's staged stage from potrf's best staged shapes of the same (precision, n): same run if any
+    by_case = collections.defaultdict(list)
+    for k, v in stages.items():
+        v = {s: t for s, t in v.items() if s[5]}
+        if k[3] == "column_major" and k[5] == "staged" and len(v) >= 6:
+            by_case[(k[1], k[2], k[4])].append((k[0], v))
+    losses, kept, total = [], 0, 0
+    for (routine, p, n), runs in by_case.items():
+        if routine != "posv" or ("potrf", p, n) not in by_case:
+            continue
+        run, posv = runs[-1]
+        potrf_runs = by_case[("potrf", p, n)]
+        same = [v for f, v in potrf_runs if f == run]
+        potrf = same[0] if same else potrf_runs[-1][1]
+        seeds = sorted(potrf, key=potrf.get)[:SEED_STAGED_POSV]
+        sub = [posv[s] for s in seeds if s in posv]
+        kept += len(sub)
+        total += len(posv)
+        losses.append(min(sub) / min(posv.values()) if sub else float("inf"))
+    name = f"staged posv: potrf's {SEED_STAGED_POSV} best staged shapes"
+    print(f"{name:78s} {summary(losses, kept, total)}")
+
+    def select(k):
+        return k[1] == "potrf" and k[5] == "coop"
+    only = {k: {s: t for s, t in v.items() if s[5]} for k, v in stages.items()}
+    name = f"cooperative potrf: no tile of {COOP_POTRF_TILE}"
+    print(f"{name:78s} {evaluate(only, select, lambda k, s, v: s[0] != COOP_POTRF_TILE, min_candidates=9)}")
+
+
+if __name__ == "__main__":
+    main()
