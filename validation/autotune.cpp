@@ -149,13 +149,15 @@ constexpr int kSeedShapesChunked = 6;
 // rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
 // turns every rule off (the report's figures of the whole space, or a GPU unlike sm_90).
 //
-// Interleaved potrf/posv above n = 24: the kInterleavedLargestTiles largest tiles that fit in
-// registers, looking top and left, right-looking at the largest tile only (kept the best tile of
-// 100 of 100 cases per precision, loss 1.000; right-looking won no case above n = 2).
-constexpr int kInterleavedPrunedAboveN = 24;
+// Interleaved potrf/posv above n = 12: the kInterleavedLargestTiles largest tiles that fit in
+// registers, looking top and left, right-looking at the largest tile only (111 cases per precision,
+// n = 13..128: loss 1.000 in all; right-looking won no case above n = 2). Below, up to 50 small
+// kernels per n; n = 3..12 would lose up to 2.6%.
+constexpr int kInterleavedPrunedAboveN = 12;
 constexpr int kInterleavedLargestTiles = 3;
 // Interleaved potrs above n = 24: tiles of at least 7 (s: loss 1.000 in 86 of 86 cases; d: 85, one
-// case 5.7% slower).
+// case 5.7% slower). Up to n = 24 the unrolled small tiles win (from n = 13: up to 23% lost).
+constexpr int kSolvePrunedAboveN = 24;
 constexpr int kSolvePrunedMinTile = 7;
 // Column-major register kernels: at most 8 threads per row and 4 rows per thread (potrf 121 cases
 // per precision, posv 64 s and 75 d: loss 1.000 in all).
@@ -283,16 +285,16 @@ int estimated_registers(Routine r, Precision p, int n, int nb, int nrhs_block) {
 }
 
 // Stage 1 of the interleaved kernels: tile size x looking order x unrolling, at kStage1ThreadsPerBlock
-// (pruned: see kInterleavedPrunedAboveN).
+// (pruned: see kInterleavedPrunedAboveN and kSolvePrunedAboveN).
 std::vector<CholeskyConfig> interleaved_shapes(Routine r, Precision p, int n, bool exhaustive) {
     std::vector<int> tiles;  // largest first
     for (int nb : tile_sizes(n)) {
         if (r == Routine::potrs && nb > kMaxSolveTile) continue;
         if (estimated_registers(r, p, n, nb, 1) > kMaxRegistersPerThread) continue;
-        if (!exhaustive && n > kInterleavedPrunedAboveN) {
-            if (r == Routine::potrs && nb < kSolvePrunedMinTile) continue;
-            if (r != Routine::potrs && int(tiles.size()) == kInterleavedLargestTiles) continue;
-        }
+        if (!exhaustive && r == Routine::potrs && n > kSolvePrunedAboveN && nb < kSolvePrunedMinTile) continue;
+        if (!exhaustive && r != Routine::potrs && n > kInterleavedPrunedAboveN &&
+            int(tiles.size()) == kInterleavedLargestTiles)
+            continue;
         tiles.push_back(nb);
     }
     std::vector<CholeskyConfig> out;
@@ -1821,7 +1823,8 @@ int Tuner::run() {
         log_.open(opt_.log, opt_.resume.empty() ? std::ios::trunc : std::ios::app);
         if (!log_) throw Error("cannot open --log " + opt_.log + " for writing");
         log_ << json({{"event", "start"}, {"command", command_}, {"device", gpu_.name}, {"date", utc_now()},
-                      {"seed", opt_.seed}, {"batch", opt_.batch}, {"repeat", opt_.repeat}, {"commit", opt_.commit}})
+                      {"seed", opt_.seed}, {"batch", opt_.batch}, {"repeat", opt_.repeat}, {"commit", opt_.commit},
+                      {"search", opt_.exhaustive ? "exhaustive" : "pruned"}})
                     .dump()
              << '\n';
     }

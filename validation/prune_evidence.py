@@ -19,7 +19,8 @@ import statistics
 import sys
 
 TUNING_BATCH = 16384
-PRUNED_ABOVE_N = 24          # kInterleavedPrunedAboveN
+PRUNED_ABOVE_N = 12          # kInterleavedPrunedAboveN
+SOLVE_PRUNED_ABOVE_N = 24    # kSolvePrunedAboveN
 LARGEST_TILES = 3            # kInterleavedLargestTiles
 SOLVE_MIN_TILE = 7           # kSolvePrunedMinTile
 MAX_THREADS_PER_ROW = 8      # kColumnMajorPrunedMaxThreadsPerRow
@@ -40,7 +41,9 @@ def read_logs(results):
             for line in f:
                 r = json.loads(line)
                 if r.get("event") == "start":
-                    batch = r.get("batch")
+                    # a pruned search (run 41 on: "search", or its commit) cannot judge the pruning
+                    pruned = r.get("search") == "pruned" or r.get("commit") == "da8c959"
+                    batch = None if pruned else r.get("batch")
                     continue
                 if "routine" not in r or r.get("ms") is None or batch != TUNING_BATCH:
                     continue
@@ -98,8 +101,9 @@ def main():
 
     for routine in ("potrf", "potrs"):
         for p in "sd":
-            def select(k, routine=routine, p=p):
-                return k[1] == routine and k[2] == p and k[3] == "interleaved" and k[4] > PRUNED_ABOVE_N and k[5] == "shape"
+            above = PRUNED_ABOVE_N if routine == "potrf" else SOLVE_PRUNED_ABOVE_N
+            def select(k, routine=routine, p=p, above=above):
+                return k[1] == routine and k[2] == p and k[3] == "interleaved" and k[4] > above and k[5] == "shape"
             if routine == "potrf":
                 def keep(k, s, v):
                     tiles = largest_tiles(v)
@@ -108,7 +112,7 @@ def main():
             else:
                 def keep(k, s, v):
                     return s[0] >= SOLVE_MIN_TILE
-                name = f"interleaved potrs {p}, n > {PRUNED_ABOVE_N}: tiles >= {SOLVE_MIN_TILE}"
+                name = f"interleaved potrs {p}, n > {SOLVE_PRUNED_ABOVE_N}: tiles >= {SOLVE_MIN_TILE}"
             print(f"{name:78s} {evaluate(stages, select, keep, merge_runs=True)}")
 
     for routine in ("potrf", "posv"):
