@@ -6,6 +6,7 @@ sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only)
 for each pruning rule, compares per case and run the best time among the candidates the rule keeps
 with the best time among all candidates of that stage ("loss" = kept best / best, 1.000 = no loss).
 Prints one line per rule: cases, candidates kept, and the loss's median, 90th percentile and maximum.
+The last line judges the sizes between anchors (kFillStep) against the committed table's winners.
 
     validation/prune_evidence.py [--results results/autotune-h200]
 """
@@ -28,6 +29,8 @@ MAX_ROWS_PER_THREAD = 4      # kColumnMajorPrunedMaxRowsPerThread
 STAGED_MAX_WARPS = 4         # kStagedPrunedMaxWarps
 SEED_STAGED_POSV = 4         # kSeedStagedPosv
 COOP_POTRF_TILE = 4          # kCoopPotrfPrunedTile
+FILL_ABOVE_N = 32            # kFillAboveN
+FILL_STEP = 4                # kFillStep
 
 
 def read_logs(results):
@@ -92,7 +95,10 @@ def largest_tiles(v):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--results", default=os.path.join(os.path.dirname(__file__), "..", "results", "autotune-h200"))
+    here = os.path.dirname(__file__)
+    ap.add_argument("--results", default=os.path.join(here, "..", "results", "autotune-h200"))
+    ap.add_argument("--table", default=os.path.join(here, "..", "libsolver", "tuning", "sm90.json"),
+                    help="the table whose winners the sizes between anchors are judged against")
     args = ap.parse_args()
     files, stages = read_logs(args.results)
     if not files:
@@ -163,6 +169,57 @@ def main():
     only = {k: {s: t for s, t in v.items() if s[5]} for k, v in stages.items()}
     name = f"cooperative potrf: no tile of {COOP_POTRF_TILE}"
     print(f"{name:78s} {evaluate(only, select, lambda k, s, v: s[0] != COOP_POTRF_TILE, min_candidates=9)}")
+
+    fill_sizes(args.results, args.table)
+
+
+def fill_sizes(results, table_path):
+    """Sizes between anchors: how often the anchors' winners and runners-up hold the table's winner,
+    and, where the logs timed them at that size, how far their best is from the winner."""
+    with open(table_path) as f:
+        table = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in json.load(f)["entries"]}
+    key_of = lambda c: json.dumps(c, sort_keys=True)
+    timed = collections.defaultdict(dict)
+    for path in sorted(glob.glob(os.path.join(results, "candidates.jsonl.xz")) +
+                       glob.glob(os.path.join(results, "logs", "candidates-run*.jsonl.xz"))):
+        batch = None
+        with lzma.open(path, "rt") as f:
+            for line in f:
+                r = json.loads(line)
+                if r.get("event") == "start":
+                    batch = r.get("batch")
+                    continue
+                if batch != TUNING_BATCH or r.get("ms") is None or r.get("pruned"):
+                    continue
+                at = timed[(r["routine"], r["precision"], r["layout"], r["n"])]
+                k = key_of(r["config"])
+                at[k] = min(at.get(k, float("inf")), r["ms"])
+    cases = held = 0
+    losses = []
+    for (routine, p, layout, n), e in table.items():
+        if n <= FILL_ABOVE_N or n % FILL_STEP == 0:
+            continue
+        cases += 1
+        below = n - n % FILL_STEP
+        candidates = []
+        for m in (below, below + FILL_STEP):
+            a = table.get((routine, p, layout, m))
+            if a:
+                candidates += [key_of(a["best"]["config"])] + ([key_of(a["runner_up"]["config"])] if a.get("runner_up") else [])
+        winner = key_of(e["best"]["config"])
+        if winner in candidates:
+            held += 1
+            losses.append(1.0)
+            continue
+        at = timed.get((routine, p, layout, n), {})
+        got = [at[c] for c in candidates if c in at]
+        if winner in at and got:
+            losses.append(min(got) / at[winner])
+    name = f"sizes between anchors (every {FILL_STEP}th n above {FILL_ABOVE_N}): the anchors' winners"
+    losses.sort()
+    print(f"{name:78s} {cases} cases, the winner among them in {held}; {len(losses)} judged (timed at n): "
+          f"loss p95 {losses[int(0.95 * (len(losses) - 1))]:.3f} max {losses[-1]:.3f}, "
+          f"{sum(x > 1.05 for x in losses)} cases over 5%")
 
 
 if __name__ == "__main__":
