@@ -1586,7 +1586,13 @@ std::optional<CaseKey> Tuner::staged_seed_source(const CaseState& c) const {
     if (c.stage < 0 || c.stage >= int(c.plan.size()) || c.plan[c.stage] != "staged") return std::nullopt;
     CaseKey src = c.key;
     src.routine = Routine::potrf;
-    if (case_index_.count(src) || entries_.count(src)) return src;
+    // only a potrf that ranks staged shapes: not one timing a table's or its anchors' winners
+    if (const auto it = case_index_.find(src); it != case_index_.end()) {
+        const std::vector<std::string>& plan = cases_[it->second].plan;
+        if (!cases_[it->second].resumed_best && std::find(plan.begin(), plan.end(), "staged") != plan.end()) return src;
+        return std::nullopt;
+    }
+    if (const auto e = entries_.find(src); e != entries_.end() && !e->second.staged_top.empty()) return src;
     return std::nullopt;
 }
 
@@ -1759,9 +1765,13 @@ void Tuner::run_stage(CaseState& c) {
                 c.staged_top.push_back(m->config);
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
-        for (const Measured* m : ranking(c.results))  // seeds are kernel shapes: not the through-interleaved route
-            if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked) && !m->config.through_interleaved)
-                c.stage1_top.push_back(m->config);
+        // Seeds come from a real stage 1 only: not from a revisit's or a table's or anchors' winners
+        // (staged, cooperative or grid-capped configurations, not shapes); without them the seeded
+        // case searches its full list.
+        if (!c.resumed_best && c.plan[0] != "known")
+            for (const Measured* m : ranking(c.results))  // seeds are kernel shapes: not the through-interleaved route
+                if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked) && !m->config.through_interleaved)
+                    c.stage1_top.push_back(m->config);
     }
     if (!advance(c)) finish(c);
     timing_s_ += seconds_since(t0);
@@ -1801,6 +1811,11 @@ void Tuner::finish_typed(CaseState& c) {
     e.candidates = int(std::count_if(c.results.begin(), c.results.end(), [](const Measured& m) { return m.timed; }));
     e.stage1_top = c.stage1_top;
     e.staged_top = c.staged_top;
+    if (c.resumed_best)  // --revisit: keep the seeds of the search that made the entry, unless it ran that stage
+        if (const auto old = entries_.find(c.key); old != entries_.end()) {
+            e.stage1_top = old->second.stage1_top;
+            if (e.staged_top.empty()) e.staged_top = old->second.staged_top;
+        }
     e.seconds = seconds_since(c.t0);
     record(e);
 }
@@ -2033,6 +2048,21 @@ int dry_run(const Options& opt) {
     std::map<CaseKey, std::vector<CholeskyConfig>> known;
     if (!opt.candidates_from.empty()) known = load_table_winners(opt.candidates_from);
     std::printf("%-34s %8s %8s %8s  %s\n", "case", "stage1", "later<=", "compile", "stages");
+    // Sizes whose anchors (kFillStep) are both in the run time the anchors' winners only.
+    const auto between_anchors = [&](int n) {
+        int anchors = 0;
+        for (int m : fill_anchors(n, opt.exhaustive)) anchors += std::find(opt.ns.begin(), opt.ns.end(), m) != opt.ns.end();
+        return known.empty() && anchors == 2;
+    };
+    // posv's staged stage takes potrf's ranking when potrf (in the run) searches its staged stage.
+    const auto potrf_ranks_staged = [&](const CaseKey& k) {
+        CaseKey src = k;
+        src.routine = Routine::potrf;
+        const std::vector<std::string> plan = without(stage_plan(Routine::potrf, k.family, opt.nrhs), opt.skip_stages);
+        return std::find(opt.routines.begin(), opt.routines.end(), Routine::potrf) != opt.routines.end() &&
+               known_candidates(src, known, opt.neighbours).empty() && !between_anchors(k.n) &&
+               std::find(plan.begin(), plan.end(), "staged") != plan.end();
+    };
     for (int n : opt.ns)
         for (Precision p : opt.precisions)
             for (Routine r : opt.routines)
@@ -2044,11 +2074,8 @@ int dry_run(const Options& opt) {
                         total1 += long(list.size()), compiles += long(list.size());
                         continue;
                     }
-                    int anchors = 0;  // a size between anchors: at most a winner and a runner-up of each
-                    if (known.empty())
-                        for (int m : fill_anchors(n, opt.exhaustive))
-                            anchors += std::find(opt.ns.begin(), opt.ns.end(), m) != opt.ns.end();
-                    if (anchors == 2) {
+                    if (between_anchors(n)) {  // at most a winner and a runner-up of each anchor
+                        const int anchors = 2;
                         const std::vector<std::string> plan = without(known_plan(f), opt.skip_stages);
                         const int through = std::find(plan.begin(), plan.end(), "through") != plan.end() ? 2 : 0;
                         std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), 2 * anchors, through, 2 * anchors,
@@ -2057,10 +2084,12 @@ int dry_run(const Options& opt) {
                         continue;
                     }
                     const std::optional<CaseKey> src = seed_source(k);
+                    // seeded by a source that runs a real stage 1 (not a table's winners)
                     const bool seeded = src && std::find(opt.routines.begin(), opt.routines.end(), src->routine) !=
                                                    opt.routines.end() &&
                                         std::find(opt.families.begin(), opt.families.end(), src->family) !=
-                                            opt.families.end();
+                                            opt.families.end() &&
+                                        known_candidates(*src, known, opt.neighbours).empty();
                     std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr, opt.exhaustive);
                     const int seeds = f == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
                     const int stage1 = seeded ? std::min<int>(seeds, int(list.size())) : int(list.size());
@@ -2094,7 +2123,7 @@ int dry_run(const Options& opt) {
                         if (s == "prefetch") later += int(std::size(kColumnMajorPotrsPrefetch));
                         if (s == "nrhs_block") later += 3;
                         if (s == "staged")
-                            later += r == Routine::posv && !opt.exhaustive && seeded
+                            later += r == Routine::posv && !opt.exhaustive && seeded && potrf_ranks_staged(k)
                                          ? std::min<int>(kSeedStagedPosv, int(staged_candidates(k, false).size()))
                                          : int(staged_candidates(k, opt.exhaustive).size());
                         if (s == "tensor_cores") {
