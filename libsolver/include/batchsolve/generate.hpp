@@ -10,7 +10,7 @@
 
 namespace batchsolve {
 
-// count matrices A = Q diag(d) Q^H, Q a random unitary (Householder product of Gaussian vectors),
+// count matrices A = Q diag(d) Q^H, Q a random unitary (the Q of the QR factorisation of a Gaussian matrix),
 // d log-spaced from 1 to 1/cond (then scaled so that the largest entry of |A| is about 1): the
 // 2-norm condition number of each matrix is `cond` up to rounding. Deterministic in `seed`.
 template <class T>

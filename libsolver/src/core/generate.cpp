@@ -10,6 +10,13 @@
 #include <string>
 #include <type_traits>
 
+// LAPACKE's complex arguments as std::complex (same memory layout as Fortran COMPLEX).
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "../reference/blas_threads.hpp"
 #include "backends.hpp"
 #include "checks.hpp"
 #include "extended.hpp"
@@ -53,45 +60,40 @@ W gaussian(std::mt19937_64& engine, std::normal_distribution<double>& normal) {
     }
 }
 
-// One n x n matrix Q diag(d) Q^H into `a` (packed, both triangles, n >= 1): Q is the product of n
-// Householder reflectors H = I - tau v v^H of Gaussian vectors v, each applied from both sides
-// (A <- H A H keeps A Hermitian and its eigenvalues d). Only the lower triangle is updated; the
-// upper one is its mirror image, written at the end.
+// LAPACK's QR of the Gaussian matrix and the rank-n update, in the working type.
+lapack_int geqrf(int n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, n, n, a, n, tau); }
+lapack_int geqrf(int n, std::complex<double>* a, std::complex<double>* tau) {
+    return LAPACKE_zgeqrf(LAPACK_COL_MAJOR, n, n, a, n, tau);
+}
+lapack_int form_q(int n, double* a, const double* tau) { return LAPACKE_dorgqr(LAPACK_COL_MAJOR, n, n, n, a, n, tau); }
+lapack_int form_q(int n, std::complex<double>* a, const std::complex<double>* tau) {
+    return LAPACKE_zungqr(LAPACK_COL_MAJOR, n, n, n, a, n, tau);
+}
+void lower_of_b_bh(int n, const double* b, double* a) {  // a = b b^T, lower triangle
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 1.0, b, n, 0.0, a, n);
+}
+void lower_of_b_bh(int n, const std::complex<double>* b, std::complex<double>* a) {  // a = b b^H, lower triangle
+    cblas_zherk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 1.0, b, n, 0.0, a, n);
+}
+
+// One n x n matrix Q diag(d) Q^H into `a` (packed, both triangles, n >= 1): Q is the unitary factor
+// of the QR factorisation of an n x n Gaussian matrix G (Haar-distributed up to the phases of its
+// columns, which Q diag(d) Q^H does not see), and A = B B^H with B = Q diag(sqrt(d)): LAPACK and a
+// rank-n update, 8-10x faster than applying n Householder reflectors from both sides by hand
+// (n = 128). `g` and `tau` are workspace (n * n and n).
 template <class W>
-void spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& v,
-                std::vector<W>& p) {
+void spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& g,
+                std::vector<W>& tau) {
     std::normal_distribution<double> normal(0.0, 1.0);
     auto at = [&a, n](int i, int j) -> W& { return a[std::size_t(j) * n + i]; };
-    std::fill(a.begin(), a.end(), W(0));
-    for (int i = 0; i < n; ++i) at(i, i) = n == 1 ? 1.0 : std::pow(cond, -double(i) / (n - 1));
-    for (int r = 0; r < n; ++r) {
-        double vnorm2 = 0;
-        for (int i = 0; i < n; ++i) {
-            v[i] = gaussian<W>(engine, normal);
-            vnorm2 += abs2(v[i]);
-        }
-        if (vnorm2 == 0) continue;  // probability zero; H = I then
-        const double tau = 2.0 / vnorm2;
-        // p = A v from the lower triangle (Hermitian), alpha = v^H A v (real).
-        std::fill(p.begin(), p.end(), W(0));
-        for (int j = 0; j < n; ++j) {
-            W upper_part = mul(at(j, j), v[j]);
-            for (int i = j + 1; i < n; ++i) {
-                p[i] += mul(at(i, j), v[j]);
-                upper_part += mul(conj_of(at(i, j)), v[i]);
-            }
-            p[j] += upper_part;
-        }
-        double alpha = 0;
-        for (int i = 0; i < n; ++i) alpha += std::real(mul(conj_of(v[i]), p[i]));
-        // p <- tau A v - (tau^2 alpha / 2) v, so that H A H = A - p v^H - v p^H.
-        const double half = tau * tau * alpha / 2;
-        for (int i = 0; i < n; ++i) p[i] = tau * p[i] - half * v[i];
-        for (int j = 0; j < n; ++j) {
-            const W vj = conj_of(v[j]), pj = conj_of(p[j]);
-            for (int i = j; i < n; ++i) at(i, j) -= mul(p[i], vj) + mul(v[i], pj);
-        }
+    for (W& x : g) x = gaussian<W>(engine, normal);
+    if (geqrf(n, g.data(), tau.data()) != 0 || form_q(n, g.data(), tau.data()) != 0)
+        throw Error("generate_spd_batch: LAPACK's QR of a Gaussian matrix failed (n = " + std::to_string(n) + ")");
+    for (int j = 0; j < n; ++j) {  // B = Q diag(sqrt(d))
+        const double scale = std::sqrt(n == 1 ? 1.0 : std::pow(cond, -double(j) / (n - 1)));
+        for (int i = 0; i < n; ++i) g[std::size_t(j) * n + i] *= scale;
     }
+    lower_of_b_bh(n, g.data(), a.data());
     // Exactly Hermitian with a real diagonal, largest |entry| 1.
     double largest2 = 0;
     for (int j = 0; j < n; ++j) {
@@ -132,13 +134,14 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
     const std::size_t nn = std::size_t(n) * n;
     std::vector<T> out(nn * count);
     if (nn == 0) return out;
+    reference::single_threaded_blas();  // one matrix per OpenMP thread, LAPACK on the calling thread
 #pragma omp parallel
     {
-        std::vector<Work<T>> a(nn), v(n), p(n);
+        std::vector<Work<T>> a(nn), g(nn), tau(n);
 #pragma omp for schedule(dynamic)
         for (int k = 0; k < count; ++k) {
             std::mt19937_64 engine = engine_for(seed, Stream::matrix, k);
-            spd_matrix(n, cond, engine, a, v, p);
+            spd_matrix(n, cond, engine, a, g, tau);
             T* dst = out.data() + nn * k;
             for (std::size_t e = 0; e < nn; ++e) {
                 if constexpr (is_complex_v<T>) dst[e] = T(R(a[e].real()), R(a[e].imag()));

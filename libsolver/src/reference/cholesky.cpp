@@ -21,20 +21,11 @@
 
 #include "../core/backends.hpp"
 #include "access.hpp"
+#include "blas_threads.hpp"
 
 namespace batchsolve::reference {
 
 namespace {
-
-// BLAS inside LAPACK stays on the calling thread: the parallelism is one matrix per OpenMP thread,
-// and OpenBLAS's own threads would oversubscribe the cores. Set once, before the first call.
-void single_threaded_blas() {
-    static const bool done = [] {
-        openblas_set_num_threads(1);
-        return true;
-    }();
-    (void)done;
-}
 
 // ---- LAPACKE, column-major, no NaN pre-check (the _work variants; NaN input is ours to report) ----
 char uplo_char(Uplo uplo) { return uplo == Uplo::lower ? 'L' : 'U'; }
