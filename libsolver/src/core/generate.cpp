@@ -3,6 +3,7 @@
 #include "batchsolve/generate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -80,15 +81,14 @@ void lower_of_b_bh(int n, const std::complex<double>* b, std::complex<double>* a
 // of the QR factorisation of an n x n Gaussian matrix G (Haar-distributed up to the phases of its
 // columns, which Q diag(d) Q^H does not see), and A = B B^H with B = Q diag(sqrt(d)): LAPACK and a
 // rank-n update, 8-10x faster than applying n Householder reflectors from both sides by hand
-// (n = 128). `g` and `tau` are workspace (n * n and n).
+// (n = 128). `g` and `tau` are workspace (n * n and n). False if LAPACK failed (out of memory).
 template <class W>
-void spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& g,
+bool spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& g,
                 std::vector<W>& tau) {
     std::normal_distribution<double> normal(0.0, 1.0);
     auto at = [&a, n](int i, int j) -> W& { return a[std::size_t(j) * n + i]; };
     for (W& x : g) x = gaussian<W>(engine, normal);
-    if (geqrf(n, g.data(), tau.data()) != 0 || form_q(n, g.data(), tau.data()) != 0)
-        throw Error("generate_spd_batch: LAPACK's QR of a Gaussian matrix failed (n = " + std::to_string(n) + ")");
+    if (geqrf(n, g.data(), tau.data()) != 0 || form_q(n, g.data(), tau.data()) != 0) return false;
     for (int j = 0; j < n; ++j) {  // B = Q diag(sqrt(d))
         const double scale = std::sqrt(n == 1 ? 1.0 : std::pow(cond, -double(j) / (n - 1)));
         for (int i = 0; i < n; ++i) g[std::size_t(j) * n + i] *= scale;
@@ -108,6 +108,7 @@ void spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, 
             at(j, i) = conj_of(at(i, j));
         }
     }
+    return true;
 }
 
 template <class T>
@@ -134,14 +135,18 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
     const std::size_t nn = std::size_t(n) * n;
     std::vector<T> out(nn * count);
     if (nn == 0) return out;
-    reference::single_threaded_blas();  // one matrix per OpenMP thread, LAPACK on the calling thread
+    const reference::ScopedSingleThreadedBlas one_thread;  // one matrix per OpenMP thread
+    std::atomic<bool> failed{false};
 #pragma omp parallel
     {
         std::vector<Work<T>> a(nn), g(nn), tau(n);
 #pragma omp for schedule(dynamic)
         for (int k = 0; k < count; ++k) {
             std::mt19937_64 engine = engine_for(seed, Stream::matrix, k);
-            spd_matrix(n, cond, engine, a, g, tau);
+            if (!spd_matrix(n, cond, engine, a, g, tau)) {  // no exception may leave the parallel region
+                failed = true;
+                continue;
+            }
             T* dst = out.data() + nn * k;
             for (std::size_t e = 0; e < nn; ++e) {
                 if constexpr (is_complex_v<T>) dst[e] = T(R(a[e].real()), R(a[e].imag()));
@@ -149,6 +154,7 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
             }
         }
     }
+    if (failed) throw Error(std::string(routine) + ": LAPACK's QR of a Gaussian matrix failed (n = " + std::to_string(n) + ")");
     return out;
 }
 

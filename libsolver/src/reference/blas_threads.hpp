@@ -5,7 +5,7 @@
 
 namespace batchsolve::reference {
 
-// Set once, before the first call (the setting is process-wide).
+// The CPU backend: set once, before its first call (the setting is process-wide).
 inline void single_threaded_blas() {
     static const bool done = [] {
         openblas_set_num_threads(1);
@@ -13,5 +13,18 @@ inline void single_threaded_blas() {
     }();
     (void)done;
 }
+
+// The generator: single-threaded for its parallel region, then the caller's setting again (a user of
+// the library may run their own OpenBLAS calls multi-threaded).
+class ScopedSingleThreadedBlas {
+public:
+    ScopedSingleThreadedBlas() : before_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+    ~ScopedSingleThreadedBlas() { openblas_set_num_threads(before_); }
+    ScopedSingleThreadedBlas(const ScopedSingleThreadedBlas&) = delete;
+    ScopedSingleThreadedBlas& operator=(const ScopedSingleThreadedBlas&) = delete;
+
+private:
+    int before_;
+};
 
 }  // namespace batchsolve::reference
