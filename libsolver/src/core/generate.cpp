@@ -79,9 +79,11 @@ void lower_of_b_bh(int n, const std::complex<double>* b, std::complex<double>* a
 
 // One n x n matrix Q diag(d) Q^H into `a` (packed, both triangles, n >= 1): Q is the unitary factor
 // of the QR factorisation of an n x n Gaussian matrix G (Haar-distributed up to the phases of its
-// columns, which Q diag(d) Q^H does not see), and A = B B^H with B = Q diag(sqrt(d)): LAPACK and a
-// rank-n update, 8-10x faster than applying n Householder reflectors from both sides by hand
-// (n = 128). `g` and `tau` are workspace (n * n and n). False if LAPACK failed (out of memory).
+// columns, which Q diag(d) Q^H does not see), and A = B B^H with B = Q diag(sqrt(d)), by LAPACK and
+// a rank-n update instead of n Householder reflectors applied from both sides by hand: 4096 d
+// matrices of n = 128 take 2.2 s instead of 3.2 s on two cores (1024 z: 1.1 s instead of 2.4 s),
+// about a third of it now drawing the Gaussian numbers. `g` and `tau` are workspace (n * n and n).
+// False if LAPACK failed (out of memory).
 template <class W>
 bool spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& g,
                 std::vector<W>& tau) {
