@@ -1091,6 +1091,13 @@ struct Entry {
     double seconds = 0;
 };
 
+// An entry's winner and runner-up (if any), fastest first.
+std::vector<CholeskyConfig> winners_of(const Entry& e) {
+    std::vector<CholeskyConfig> out = {e.best.config};
+    if (e.runner_up) out.push_back(e.runner_up->config);
+    return out;
+}
+
 json winner_json(const Winner& w) { return {{"config", config_json(w.config)}, {"gflops", w.gflops}, {"ms", w.ms}}; }
 
 json entry_json(const Entry& e) {
@@ -1302,6 +1309,7 @@ private:
     bool stage_ready(const CaseState& c) const;
     bool submit_current(CaseState& c);
     std::optional<CaseKey> staged_seed_source(const CaseState& c) const;
+    bool settled(const CaseKey& k) const;
     bool anchors_ready(const CaseState& c) const;
     std::vector<CholeskyConfig> anchor_candidates(const CaseState& c) const;
     std::vector<CholeskyConfig> through_candidates(const CaseKey& k) const;
@@ -1568,9 +1576,7 @@ std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
     std::vector<CholeskyConfig> out;
     const auto e = entries_.find(source);
     if (e == entries_.end()) return out;  // not tuned (yet): the stage is skipped
-    std::vector<CholeskyConfig> winners = {e->second.best.config};
-    if (e->second.runner_up) winners.push_back(e->second.runner_up->config);
-    for (CholeskyConfig c : winners) {
+    for (CholeskyConfig c : winners_of(e->second)) {
         c.chunk_size = 0;
         c.through_interleaved = true;
         out.push_back(c);
@@ -1596,35 +1602,30 @@ std::optional<CaseKey> Tuner::staged_seed_source(const CaseState& c) const {
     return std::nullopt;
 }
 
-// A size between anchors starts when the anchors tuned in this run are done.
-bool Tuner::anchors_ready(const CaseState& c) const {
-    for (const CaseKey& a : c.anchors)
-        if (const auto it = case_index_.find(a); it != case_index_.end() && !cases_[it->second].done && !cases_[it->second].skipped)
-            return false;
-    return true;
+// True unless case k is tuned in this run and still open.
+bool Tuner::settled(const CaseKey& k) const {
+    const auto it = case_index_.find(k);
+    return it == case_index_.end() || cases_[it->second].done || cases_[it->second].skipped;
 }
 
-// The winners and runners-up of a size's anchors (kFillStep), without duplicates.
+// A size between anchors starts when the anchors tuned in this run are done.
+bool Tuner::anchors_ready(const CaseState& c) const {
+    return std::all_of(c.anchors.begin(), c.anchors.end(), [this](const CaseKey& a) { return settled(a); });
+}
+
+// The winners and runners-up of a size's anchors (kFillStep), as --candidates-from takes a table's
+// at the nearest tuned size each side (an anchor without an entry found no winner).
 std::vector<CholeskyConfig> Tuner::anchor_candidates(const CaseState& c) const {
-    std::vector<CholeskyConfig> out;
-    std::set<std::string> seen;
-    for (const CaseKey& a : c.anchors) {
-        const auto e = entries_.find(a);
-        if (e == entries_.end()) continue;  // the anchor found no winner
-        std::vector<CholeskyConfig> winners = {e->second.best.config};
-        if (e->second.runner_up) winners.push_back(e->second.runner_up->config);
-        for (const CholeskyConfig& w : winners)
-            if (seen.insert(to_string(w)).second) out.push_back(w);
-    }
-    return out;
+    std::map<CaseKey, std::vector<CholeskyConfig>> anchors;
+    for (const CaseKey& a : c.anchors)
+        if (const auto e = entries_.find(a); e != entries_.end()) anchors[a] = winners_of(e->second);
+    return known_candidates(c.key, anchors, 1);
 }
 
 // False while the case's current stage needs a case of this run that has not finished yet.
 bool Tuner::stage_ready(const CaseState& c) const {
     const std::optional<CaseKey> src = staged_seed_source(c);
-    if (!src) return true;
-    const auto it = case_index_.find(*src);
-    return it == case_index_.end() || cases_[it->second].done || cases_[it->second].skipped;
+    return !src || settled(*src);
 }
 
 // Submits the candidates of stage c.stage; false when it has none.
@@ -2074,13 +2075,13 @@ int dry_run(const Options& opt) {
                         total1 += long(list.size()), compiles += long(list.size());
                         continue;
                     }
-                    if (between_anchors(n)) {  // at most a winner and a runner-up of each anchor
-                        const int anchors = 2;
+                    if (between_anchors(n)) {
+                        const int at_most = 4;  // a winner and a runner-up of each of the two anchors
                         const std::vector<std::string> plan = without(known_plan(f), opt.skip_stages);
                         const int through = std::find(plan.begin(), plan.end(), "through") != plan.end() ? 2 : 0;
-                        std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), 2 * anchors, through, 2 * anchors,
+                        std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), at_most, through, at_most,
                                     joined(plan).c_str());
-                        total1 += 2 * anchors, total_later += through, compiles += 2 * anchors, ++fills;
+                        total1 += at_most, total_later += through, compiles += at_most, ++fills;
                         continue;
                     }
                     const std::optional<CaseKey> src = seed_source(k);

@@ -33,30 +33,38 @@ FILL_ABOVE_N = 32            # kFillAboveN
 FILL_STEP = 4                # kFillStep
 
 
-def read_logs(results):
-    """(file, routine, precision, layout, n, stage) -> {config key: ms}, timed candidates only."""
-    stages = collections.defaultdict(dict)
-    files = sorted(glob.glob(os.path.join(results, "candidates.jsonl.xz")) +
-                   glob.glob(os.path.join(results, "logs", "candidates-run*.jsonl.xz")))
-    for path in files:
-        batch = None
+def log_files(results):
+    return sorted(glob.glob(os.path.join(results, "candidates.jsonl.xz")) +
+                  glob.glob(os.path.join(results, "logs", "candidates-run*.jsonl.xz")))
+
+
+def timed_candidates(results, pruned_searches):
+    """(log file, record) of every timed candidate at the tuning batch; with pruned_searches False,
+    not those of runs that searched the pruned space (run 41 on: "search", or its commit), which
+    cannot judge the pruning."""
+    for path in log_files(results):
+        use = False
         with lzma.open(path, "rt") as f:
             for line in f:
                 r = json.loads(line)
                 if r.get("event") == "start":
-                    # a pruned search (run 41 on: "search", or its commit) cannot judge the pruning
                     pruned = r.get("search") == "pruned" or r.get("commit") == "da8c959"
-                    batch = None if pruned else r.get("batch")
-                    continue
-                if "routine" not in r or r.get("ms") is None or batch != TUNING_BATCH:
-                    continue
-                c = r["config"]
-                key = (os.path.basename(path), r["routine"], r["precision"], r["layout"], r["n"], r["stage"])
-                shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
-                         c.get("threads_per_row"), c.get("warps_per_matrix"), c.get("matrices_per_block"),
-                         c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")))
-                stages[key][shape] = r["ms"]
-    return files, stages
+                    use = r.get("batch") == TUNING_BATCH and (pruned_searches or not pruned)
+                elif use and "routine" in r and r.get("ms") is not None:
+                    yield path, r
+
+
+def read_logs(results):
+    """(file, routine, precision, layout, n, stage) -> {config key: ms}, timed candidates only."""
+    stages = collections.defaultdict(dict)
+    for path, r in timed_candidates(results, pruned_searches=False):
+        c = r["config"]
+        key = (os.path.basename(path), r["routine"], r["precision"], r["layout"], r["n"], r["stage"])
+        shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
+                 c.get("threads_per_row"), c.get("warps_per_matrix"), c.get("matrices_per_block"),
+                 c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")))
+        stages[key][shape] = r["ms"]
+    return log_files(results), stages
 
 
 def summary(losses, kept, total):
@@ -180,20 +188,12 @@ def fill_sizes(results, table_path):
         table = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in json.load(f)["entries"]}
     key_of = lambda c: json.dumps(c, sort_keys=True)
     timed = collections.defaultdict(dict)
-    for path in sorted(glob.glob(os.path.join(results, "candidates.jsonl.xz")) +
-                       glob.glob(os.path.join(results, "logs", "candidates-run*.jsonl.xz"))):
-        batch = None
-        with lzma.open(path, "rt") as f:
-            for line in f:
-                r = json.loads(line)
-                if r.get("event") == "start":
-                    batch = r.get("batch")
-                    continue
-                if batch != TUNING_BATCH or r.get("ms") is None or r.get("pruned"):
-                    continue
-                at = timed[(r["routine"], r["precision"], r["layout"], r["n"])]
-                k = key_of(r["config"])
-                at[k] = min(at.get(k, float("inf")), r["ms"])
+    for _, r in timed_candidates(results, pruned_searches=True):
+        if r.get("pruned"):  # one sample only
+            continue
+        at = timed[(r["routine"], r["precision"], r["layout"], r["n"])]
+        k = key_of(r["config"])
+        at[k] = min(at.get(k, float("inf")), r["ms"])
     cases = held = 0
     losses = []
     for (routine, p, layout, n), e in table.items():

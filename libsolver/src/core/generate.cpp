@@ -11,13 +11,7 @@
 #include <string>
 #include <type_traits>
 
-// LAPACKE's complex arguments as std::complex (same memory layout as Fortran COMPLEX).
-#define lapack_complex_float std::complex<float>
-#define lapack_complex_double std::complex<double>
-#include <cblas.h>
-#include <lapacke.h>
-
-#include "../reference/blas_threads.hpp"
+#include "../reference/lapack.hpp"
 #include "backends.hpp"
 #include "checks.hpp"
 #include "extended.hpp"
@@ -61,14 +55,22 @@ W gaussian(std::mt19937_64& engine, std::normal_distribution<double>& normal) {
     }
 }
 
-// LAPACK's QR of the Gaussian matrix and the rank-n update, in the working type.
-lapack_int geqrf(int n, double* a, double* tau) { return LAPACKE_dgeqrf(LAPACK_COL_MAJOR, n, n, a, n, tau); }
-lapack_int geqrf(int n, std::complex<double>* a, std::complex<double>* tau) {
-    return LAPACKE_zgeqrf(LAPACK_COL_MAJOR, n, n, a, n, tau);
+// LAPACK's QR of the Gaussian matrix and the rank-n update, in the working type: the _work variants
+// with the caller's workspace (no allocation and no NaN scan per matrix). A workspace of
+// kLapackBlock * n elements lets geqrf and orgqr/ungqr run blocked (their block size is at most 64).
+constexpr int kLapackBlock = 64;
+lapack_int geqrf(int n, double* a, double* tau, std::vector<double>& work) {
+    return LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, n, n, a, n, tau, work.data(), lapack_int(work.size()));
 }
-lapack_int form_q(int n, double* a, const double* tau) { return LAPACKE_dorgqr(LAPACK_COL_MAJOR, n, n, n, a, n, tau); }
-lapack_int form_q(int n, std::complex<double>* a, const std::complex<double>* tau) {
-    return LAPACKE_zungqr(LAPACK_COL_MAJOR, n, n, n, a, n, tau);
+lapack_int geqrf(int n, std::complex<double>* a, std::complex<double>* tau, std::vector<std::complex<double>>& work) {
+    return LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, n, n, a, n, tau, work.data(), lapack_int(work.size()));
+}
+lapack_int form_q(int n, double* a, const double* tau, std::vector<double>& work) {
+    return LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, n, n, n, a, n, tau, work.data(), lapack_int(work.size()));
+}
+lapack_int form_q(int n, std::complex<double>* a, const std::complex<double>* tau,
+                  std::vector<std::complex<double>>& work) {
+    return LAPACKE_zungqr_work(LAPACK_COL_MAJOR, n, n, n, a, n, tau, work.data(), lapack_int(work.size()));
 }
 void lower_of_b_bh(int n, const double* b, double* a) {  // a = b b^T, lower triangle
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 1.0, b, n, 0.0, a, n);
@@ -82,15 +84,15 @@ void lower_of_b_bh(int n, const std::complex<double>* b, std::complex<double>* a
 // columns, which Q diag(d) Q^H does not see), and A = B B^H with B = Q diag(sqrt(d)), by LAPACK and
 // a rank-n update instead of n Householder reflectors applied from both sides by hand: 4096 d
 // matrices of n = 128 take 2.2 s instead of 3.2 s on two cores (1024 z: 1.1 s instead of 2.4 s),
-// about a third of it now drawing the Gaussian numbers. `g` and `tau` are workspace (n * n and n).
-// False if LAPACK failed (out of memory).
+// about a third of it now drawing the Gaussian numbers. `g`, `tau` and `work` are workspace (n * n,
+// n and kLapackBlock * n). False if LAPACK refused (it does not for n >= 1).
 template <class W>
 bool spd_matrix(int n, double cond, std::mt19937_64& engine, std::vector<W>& a, std::vector<W>& g,
-                std::vector<W>& tau) {
+                std::vector<W>& tau, std::vector<W>& work) {
     std::normal_distribution<double> normal(0.0, 1.0);
     auto at = [&a, n](int i, int j) -> W& { return a[std::size_t(j) * n + i]; };
     for (W& x : g) x = gaussian<W>(engine, normal);
-    if (geqrf(n, g.data(), tau.data()) != 0 || form_q(n, g.data(), tau.data()) != 0) return false;
+    if (geqrf(n, g.data(), tau.data(), work) != 0 || form_q(n, g.data(), tau.data(), work) != 0) return false;
     for (int j = 0; j < n; ++j) {  // B = Q diag(sqrt(d))
         const double scale = std::sqrt(n == 1 ? 1.0 : std::pow(cond, -double(j) / (n - 1)));
         for (int i = 0; i < n; ++i) g[std::size_t(j) * n + i] *= scale;
@@ -141,11 +143,11 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
     std::atomic<bool> failed{false};
 #pragma omp parallel
     {
-        std::vector<Work<T>> a(nn), g(nn), tau(n);
+        std::vector<Work<T>> a(nn), g(nn), tau(n), work(std::size_t(kLapackBlock) * n);
 #pragma omp for schedule(dynamic)
         for (int k = 0; k < count; ++k) {
             std::mt19937_64 engine = engine_for(seed, Stream::matrix, k);
-            if (!spd_matrix(n, cond, engine, a, g, tau)) {  // no exception may leave the parallel region
+            if (!spd_matrix(n, cond, engine, a, g, tau, work)) {  // no exception may leave the parallel region
                 failed = true;
                 continue;
             }

@@ -13,15 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-// LAPACKE's complex arguments as std::complex (same memory layout as Fortran COMPLEX).
-#define lapack_complex_float std::complex<float>
-#define lapack_complex_double std::complex<double>
-#include <cblas.h>  // OpenBLAS's: openblas_set_num_threads
-#include <lapacke.h>
-
 #include "../core/backends.hpp"
 #include "access.hpp"
-#include "blas_threads.hpp"
+#include "lapack.hpp"
 
 namespace batchsolve::reference {
 

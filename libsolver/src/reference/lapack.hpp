@@ -1,7 +1,15 @@
-// OpenBLAS on the calling thread only: the host code that calls BLAS or LAPACK per matrix (the CPU
-// reference backend, the test-matrix generator) runs one matrix per OpenMP thread, and OpenBLAS's
-// own threads would oversubscribe the cores. Include after <cblas.h> (OpenBLAS's).
+// OpenBLAS's CBLAS and LAPACKE for the host code that calls them per matrix (the CPU reference
+// backend, the test-matrix generator), and OpenBLAS kept on the calling thread: that code runs one
+// matrix per OpenMP thread, and OpenBLAS's own threads would oversubscribe the cores.
 #pragma once
+
+#include <complex>
+
+// LAPACKE's complex arguments as std::complex (same memory layout as Fortran COMPLEX).
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>  // OpenBLAS's: openblas_set_num_threads
+#include <lapacke.h>
 
 namespace batchsolve::reference {
 
