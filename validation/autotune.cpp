@@ -172,11 +172,13 @@ constexpr int kSeedStagedPosv = 4;
 // Cooperative potrf: no tile of 4 (its best in 0 of 495 cases; within 2% of the best in none).
 constexpr int kCoopPotrfPrunedTile = 4;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
-// between times the winners and runners-up of the anchors each side (as --candidates-from does
-// with a table; column-major: then the through stage), compiled for its own n. Over the 1296 cases
-// of sm90.json between anchors of 4 above n = 32, the anchors' candidates hold the case's winner in
-// 977; where the logs timed them at that n (1019 cases), they were within 5% of the winner in all
-// but 18 (worst 1.48x). The sizes in between then compile 2-6 kernels instead of 20-60.
+// between times the winners of the anchors each side (column-major: then the through stage),
+// compiled for its own n. Over the 1296 cases of sm90.json between anchors of 4 above n = 32, the
+// anchors' winners hold the case's winner in 851; where the logs timed them at that n (900 cases),
+// they were within 5% of the winner in all but 5 (worst 1.17x). The runners-up as well would hold it
+// in 977 (18 of 1019 judged over 5%, worst 1.48x) for 2.5 distinct configurations per case instead
+// of 1.6: too little for the compilations, which bound a sweep (run 42: compile-bound, 497 of 521 s
+// waiting). The sizes in between then compile 1-2 kernels instead of 20-60.
 constexpr int kFillAboveN = 32;
 constexpr int kFillStep = 4;
 // A candidate whose first timed run takes longer than this times the best median so far is not
@@ -726,12 +728,15 @@ private:
             }
             job->report = std::move(report);
             job->wall_seconds = seconds_since(t0);
-            if (!job->report.from_disk_cache && job->report.compile_seconds > 0) {
-                compiled_.fetch_add(1);
-                compile_microseconds_.fetch_add((long long)(job->report.compile_seconds * 1e6));
-            }
             {
                 std::lock_guard<std::mutex> lock(m_);
+                // A kernel that an earlier job compiled (the chunked layout's, or one a later stage
+                // asks for again) reports that compilation's time again: counted once, by name.
+                if (!job->report.from_disk_cache && job->report.compile_seconds > 0 &&
+                    compiled_names_.insert(job->report.name).second) {
+                    compiled_.fetch_add(1);
+                    compile_microseconds_.fetch_add((long long)(job->report.compile_seconds * 1e6));
+                }
                 job->done.store(true);
                 ++completed_;
             }
@@ -750,6 +755,7 @@ private:
     std::string error_;
     std::atomic<long> compiled_{0};
     std::atomic<long long> compile_microseconds_{0};
+    std::set<std::string> compiled_names_;  // guarded by m_
     std::vector<std::thread> threads_;
 };
 
@@ -1613,12 +1619,12 @@ bool Tuner::anchors_ready(const CaseState& c) const {
     return std::all_of(c.anchors.begin(), c.anchors.end(), [this](const CaseKey& a) { return settled(a); });
 }
 
-// The winners and runners-up of a size's anchors (kFillStep), as --candidates-from takes a table's
-// at the nearest tuned size each side (an anchor without an entry found no winner).
+// The winners of a size's anchors (kFillStep): --candidates-from's lookup of the nearest tuned size
+// each side, given the anchors' winners only (an anchor without an entry found no winner).
 std::vector<CholeskyConfig> Tuner::anchor_candidates(const CaseState& c) const {
     std::map<CaseKey, std::vector<CholeskyConfig>> anchors;
     for (const CaseKey& a : c.anchors)
-        if (const auto e = entries_.find(a); e != entries_.end()) anchors[a] = winners_of(e->second);
+        if (const auto e = entries_.find(a); e != entries_.end()) anchors[a] = {e->second.best.config};
     return known_candidates(c.key, anchors, 1);
 }
 
@@ -2076,7 +2082,7 @@ int dry_run(const Options& opt) {
                         continue;
                     }
                     if (between_anchors(n)) {
-                        const int at_most = 4;  // a winner and a runner-up of each of the two anchors
+                        const int at_most = 2;  // the winner of each of the two anchors
                         const std::vector<std::string> plan = without(known_plan(f), opt.skip_stages);
                         const int through = std::find(plan.begin(), plan.end(), "through") != plan.end() ? 2 : 0;
                         std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), at_most, through, at_most,

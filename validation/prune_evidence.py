@@ -182,8 +182,9 @@ def main():
 
 
 def fill_sizes(results, table_path):
-    """Sizes between anchors: how often the anchors' winners and runners-up hold the table's winner,
-    and, where the logs timed them at that size, how far their best is from the winner."""
+    """Sizes between anchors: how often the anchors' winners (the rule), and their winners and
+    runners-up (the rule before run 42), hold the table's winner, and, where the logs timed them at
+    that size, how far their best is from the winner."""
     with open(table_path) as f:
         table = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in json.load(f)["entries"]}
     key_of = lambda c: json.dumps(c, sort_keys=True)
@@ -194,32 +195,36 @@ def fill_sizes(results, table_path):
         at = timed[(r["routine"], r["precision"], r["layout"], r["n"])]
         k = key_of(r["config"])
         at[k] = min(at.get(k, float("inf")), r["ms"])
-    cases = held = 0
-    losses = []
-    for (routine, p, layout, n), e in table.items():
-        if n <= FILL_ABOVE_N or n % FILL_STEP == 0:
-            continue
-        cases += 1
-        below = n - n % FILL_STEP
-        candidates = []
-        for m in (below, below + FILL_STEP):
-            a = table.get((routine, p, layout, m))
-            if a:
-                candidates += [key_of(a["best"]["config"])] + ([key_of(a["runner_up"]["config"])] if a.get("runner_up") else [])
-        winner = key_of(e["best"]["config"])
-        if winner in candidates:
-            held += 1
-            losses.append(1.0)
-            continue
-        at = timed.get((routine, p, layout, n), {})
-        got = [at[c] for c in candidates if c in at]
-        if winner in at and got:
-            losses.append(min(got) / at[winner])
-    name = f"sizes between anchors (every {FILL_STEP}th n above {FILL_ABOVE_N}): the anchors' winners"
-    losses.sort()
-    print(f"{name:78s} {cases} cases, the winner among them in {held}; {len(losses)} judged (timed at n): "
-          f"loss p95 {losses[int(0.95 * (len(losses) - 1))]:.3f} max {losses[-1]:.3f}, "
-          f"{sum(x > 1.05 for x in losses)} cases over 5%")
+    for runners_up in (False, True):
+        cases = held = 0
+        losses = []
+        for (routine, p, layout, n), e in table.items():
+            if n <= FILL_ABOVE_N or n % FILL_STEP == 0:
+                continue
+            cases += 1
+            below = n - n % FILL_STEP
+            candidates = []
+            for m in (below, below + FILL_STEP):
+                a = table.get((routine, p, layout, m))
+                if a:
+                    candidates += [key_of(a["best"]["config"])]
+                    if runners_up and a.get("runner_up"):
+                        candidates.append(key_of(a["runner_up"]["config"]))
+            winner = key_of(e["best"]["config"])
+            if winner in candidates:
+                held += 1
+                losses.append(1.0)
+                continue
+            at = timed.get((routine, p, layout, n), {})
+            got = [at[c] for c in candidates if c in at]
+            if winner in at and got:
+                losses.append(min(got) / at[winner])
+        name = (f"sizes between anchors (every {FILL_STEP}th n above {FILL_ABOVE_N}): the anchors' winners" +
+                (" and runners-up" if runners_up else ""))
+        losses.sort()
+        print(f"{name:78s} {cases} cases, the winner among them in {held}; {len(losses)} judged (timed at n): "
+              f"loss p95 {losses[int(0.95 * (len(losses) - 1))]:.3f} max {losses[-1]:.3f}, "
+              f"{sum(x > 1.05 for x in losses)} cases over 5%")
 
 
 if __name__ == "__main__":

@@ -149,7 +149,8 @@ struct KernelReport {
     int threads_per_block = 0;   // of the launch
     int blocks_per_sm = 0;       // resident blocks per multiprocessor (occupancy calculator)
     bool from_disk_cache = false;
-    double compile_seconds = 0;  // NVRTC time spent by this call
+    double compile_seconds = 0;  // NVRTC time of the kernel when this process compiled it (repeated by
+                                 // later calls that reuse it; 0 when it came from the disk cache)
 };
 
 template <class T>
