@@ -173,7 +173,8 @@ constexpr int kSeedStagedPosv = 4;
 constexpr int kCoopPotrfPrunedTile = 4;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
 // between times the winners of the anchors each side (column-major: then the through stage),
-// compiled for its own n. Over the 1296 cases of sm90.json between anchors of 4 above n = 32, the
+// compiled for its own n. Over the 1296 cases between anchors of 4 above n = 32 of sm90.json before
+// run 42 (full searches; results/autotune-h200/logs/table-before-run42.json.xz), the
 // anchors' winners hold the case's winner in 851; where the logs timed them at that n (900 cases),
 // they were within 5% of the winner in all but 5 (worst 1.17x). The runners-up as well would hold it
 // in 977 (18 of 1019 judged over 5%, worst 1.48x) for 2.5 distinct configurations per case instead
@@ -1190,6 +1191,7 @@ struct CaseState {
     std::vector<CholeskyConfig> staged_top;  // the best staged shapes (scalar update), fastest first
     bool waiting = false;                    // the stage c.stage waits for another case (stage_ready)
     std::vector<CaseKey> anchors;            // a size between anchors: the cases it takes its candidates from
+    bool queued_ahead = false;               // ... whose kernels were queued before it started (queue_fills_ahead)
     std::optional<CholeskyConfig> resumed_best;  // --revisit: the winner of the resumed entry, timed again
     bool stage1_done = false, started = false, done = false, skipped = false;
     std::string note;
@@ -1310,7 +1312,9 @@ private:
     void close(CaseState& c, bool skipped);
     bool seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const;
     void start_case(CaseState& c);
+    CompileRequest request_of(const CaseKey& k, const CholeskyConfig& config) const;
     void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
+    void queue_fills_ahead();
     bool advance(CaseState& c);  // moves to the next non-empty stage; false when none is left
     bool stage_ready(const CaseState& c) const;
     bool submit_current(CaseState& c);
@@ -1518,6 +1522,28 @@ bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, b
     return true;
 }
 
+CompileRequest Tuner::request_of(const CaseKey& k, const CholeskyConfig& config) const {
+    CompileRequest r;
+    r.routine = k.routine, r.precision = k.precision, r.layout = layout_of(k.family);
+    r.n = k.n, r.count = opt_.batch, r.chunk = k.family == Family::chunked ? config.chunk_size : 0;
+    r.nrhs = k.routine == Routine::potrf ? 0 : opt_.nrhs;
+    r.config = config;
+    return r;
+}
+
+// The sizes between anchors wait for their anchors and then run in (precision, n) groups, a few
+// groups at a time (kGroupsAhead, for the inputs' memory); each compiles only 1-2 kernels, so the
+// compile threads would idle while the timing thread works through them one group after another
+// (run 42: its part of them used 6.6 of 16 threads). Their kernels are therefore queued as soon as
+// their anchors are settled, at the case's priority, while the timing thread waits.
+void Tuner::queue_fills_ahead() {
+    for (CaseState& c : cases_) {
+        if (c.queued_ahead || c.started || c.done || c.skipped || c.anchors.empty() || !anchors_ready(c)) continue;
+        c.queued_ahead = true;
+        for (const CholeskyConfig& config : anchor_candidates(c)) pool_->submit(request_of(c.key, config), c.index);
+    }
+}
+
 void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs) {
     c.pending.clear();
     c.jobs.clear();
@@ -1528,12 +1554,7 @@ void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& config
         Measured m;
         m.config = config;
         m.stage = c.plan[c.stage];
-        CompileRequest r;
-        r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
-        r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
-        r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
-        r.config = config;
-        c.jobs.push_back(pool_->submit(r, c.index));
+        c.jobs.push_back(pool_->submit(request_of(c.key, config), c.index));
         c.pending.push_back(std::move(m));
     }
 }
@@ -1943,14 +1964,8 @@ int Tuner::run() {
         if (c.resumed_best || c.plan.empty() || c.plan[0] == "known") continue;
         if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
         seed_ready(c, seeds, have);
-        CompileRequest r;
-        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive)) {
-            r.routine = c.key.routine, r.precision = c.key.precision, r.layout = layout_of(c.key.family);
-            r.n = c.key.n, r.count = opt_.batch, r.chunk = c.key.family == Family::chunked ? config.chunk_size : 0;
-            r.nrhs = c.key.routine == Routine::potrf ? 0 : opt_.nrhs;
-            r.config = config;
-            pool_->submit(r, c.index);
-        }
+        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive))
+            pool_->submit(request_of(c.key, config), c.index);
     }
 
     bool budget_hit = false;
@@ -2012,6 +2027,7 @@ int Tuner::run() {
             break;  // from the front again: earlier cases first
         }
         if (!ran) {
+            if (!budget_hit) queue_fills_ahead();
             const auto t0 = std::chrono::steady_clock::now();
             pool_->wait_for_progress(std::chrono::milliseconds(20));
             waiting_s_ += seconds_since(t0);

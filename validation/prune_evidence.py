@@ -6,7 +6,9 @@ sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only)
 for each pruning rule, compares per case and run the best time among the candidates the rule keeps
 with the best time among all candidates of that stage ("loss" = kept best / best, 1.000 = no loss).
 Prints one line per rule: cases, candidates kept, and the loss's median, 90th percentile and maximum.
-The last line judges the sizes between anchors (kFillStep) against the committed table's winners.
+The last lines judge the sizes between anchors (kFillStep) against the winners of the table as it
+was before run 42 (logs/table-before-run42.json.xz: full searches at every n; run 42's own entries
+for those sizes were chosen by the rule itself and cannot judge it).
 
     validation/prune_evidence.py [--results results/autotune-h200]
 """
@@ -105,8 +107,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(__file__)
     ap.add_argument("--results", default=os.path.join(here, "..", "results", "autotune-h200"))
-    ap.add_argument("--table", default=os.path.join(here, "..", "libsolver", "tuning", "sm90.json"),
-                    help="the table whose winners the sizes between anchors are judged against")
+    ap.add_argument("--table", default=os.path.join(here, "..", "results", "autotune-h200", "logs",
+                                                    "table-before-run42.json.xz"),
+                    help="the table (.json or .json.xz) whose winners the sizes between anchors are judged against")
     args = ap.parse_args()
     files, stages = read_logs(args.results)
     if not files:
@@ -185,7 +188,7 @@ def fill_sizes(results, table_path):
     """Sizes between anchors: how often the anchors' winners (the rule), and their winners and
     runners-up (the rule before run 42), hold the table's winner, and, where the logs timed them at
     that size, how far their best is from the winner."""
-    with open(table_path) as f:
+    with (lzma.open(table_path, "rt") if table_path.endswith(".xz") else open(table_path)) as f:
         table = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in json.load(f)["entries"]}
     key_of = lambda c: json.dumps(c, sort_keys=True)
     timed = collections.defaultdict(dict)

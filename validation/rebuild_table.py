@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Rebuilds tuning-table entries from the autotuner's candidate log (autotune --log FILE).
+"""Rebuilds tuning-table entries from the autotuner's candidate log (autotune --log FILE) or its
+progress file (autotune --resume FILE).
 
     python3 validation/rebuild_table.py BASE.json LOG.jsonl[.xz] [more logs] --output TABLE.json
+    python3 validation/rebuild_table.py BASE.json PROGRESS.jsonl [LOG.jsonl.xz ...] --output TABLE.json
 
 The GPU machine returns at most 8 files per call; when the table a run wrote is among those left
 behind, its candidate log still holds every timing. For each case (routine, precision, layout, n)
@@ -11,6 +13,13 @@ best, the second its runner-up. That case's entry in BASE is replaced (or added)
 of BASE is kept. A later log replaces the cases of an earlier one. The tuner also re-runs the winner
 once and drops it if any info != 0 (its sanity check): check the run's console log for "failed the
 sanity check" before trusting a rebuilt entry (this tool cannot repeat that check).
+
+A progress file holds one line per finished case with the tuner's own entry (its winner after the
+sanity check, runner-up, candidates, device): those lines become the entries as they are. Use it
+when a run's table was left behind but its progress file came back (a sweep split over several calls
+resumes from one). When the new entries replace every entry of BASE, the table's device becomes the
+progress file's and BASE's "retuned" list (the history of its entries) is dropped; otherwise record
+the partial re-tuning in "retuned" yourself (libsolver/tuning/README.md).
 
 The table's commit and date become those of the last log's start event.
 """
@@ -22,8 +31,9 @@ import sys
 
 
 def read_log(path):
+    """(start event or None, {case: [candidate records]}, {case: progress entry})."""
     opener = lzma.open if path.endswith(".xz") else open
-    start, cases = None, {}
+    start, cases, finished = None, {}, {}
     with opener(path, "rt") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -35,11 +45,14 @@ def read_log(path):
             if j.get("event") == "start":
                 start = j
                 continue
-            if "config" not in j or "routine" not in j:
+            if "routine" not in j:
                 continue
             key = (j["routine"], j["precision"], j["layout"], j["n"])
-            cases.setdefault(key, []).append(j)
-    return start, cases
+            if "best" in j:  # a progress line: the finished case's entry
+                finished[key] = j
+            elif "config" in j:
+                cases.setdefault(key, []).append(j)
+    return start, cases, finished
 
 
 def rank(candidates):
@@ -55,9 +68,19 @@ def main():
     args = ap.parse_args()
     table = json.load(open(args.base))
     entries = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in table["entries"]}
-    replaced = 0
+    replaced = set()
+    progress_device = None
     for path in args.logs:
-        start, cases = read_log(path)
+        start, cases, finished = read_log(path)
+        for key, p in finished.items():
+            entries[key] = {"routine": key[0], "precision": key[1], "layout": key[2], "n": key[3],
+                            "best": p["best"], "runner_up": p.get("runner_up"), "candidates": p.get("candidates")}
+            if p.get("batch") is not None and p["batch"] != table.get("batch"):
+                sys.exit("%s: batch %s for %s, but %s is a table of batch %s" %
+                         (path, p["batch"], " ".join(map(str, key)), args.base, table.get("batch")))
+            if p.get("device"):
+                progress_device = p["device"]
+            replaced.add(key)
         if start is not None and start.get("batch") != table.get("batch"):
             sys.exit("%s: batch %s, but %s is a table of batch %s" % (path, start.get("batch"), args.base, table.get("batch")))
         for key, candidates in cases.items():
@@ -69,16 +92,20 @@ def main():
             entries[key] = {"routine": key[0], "precision": key[1], "layout": key[2], "n": key[3],
                             "best": winner(r[0]), "runner_up": winner(r[1]) if len(r) > 1 else None,
                             "candidates": len(r)}
-            replaced += 1
+            replaced.add(key)
         if start is not None:
             table["commit"], table["date"] = start.get("commit", table.get("commit")), start.get("date", table.get("date"))
     # BASE's order, new cases at the end
     base_keys = [(e["routine"], e["precision"], e["layout"], e["n"]) for e in table["entries"]]
+    if set(base_keys) <= replaced:  # a new table: its device is the progress file's, no history
+        table.pop("retuned", None)
+        if progress_device:
+            table["device"] = progress_device
     table["entries"] = [entries[k] for k in base_keys] + [entries[k] for k in entries if k not in set(base_keys)]
     with open(args.output, "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")
-    print("%s: %d entries, %d rebuilt from %s" % (args.output, len(entries), replaced, ", ".join(args.logs)))
+    print("%s: %d entries, %d rebuilt from %s" % (args.output, len(entries), len(replaced), ", ".join(args.logs)))
 
 
 if __name__ == "__main__":
