@@ -171,6 +171,23 @@ constexpr int kStagedPrunedMaxWarps = 4;
 constexpr int kSeedStagedPosv = 4;
 // Cooperative potrf: no tile of 4 (its best in 0 of 495 cases; within 2% of the best in none).
 constexpr int kCoopPotrfPrunedTile = 4;
+// Cooperative posv: no tile of 4 either (301 cases of runs 3-42, whose posv cooperative stage was
+// always searched whole: loss at most 1.005). 6 of the stage's 24 kernels per case; in run 42 292
+// kernels and 2.1% of the sweep's NVRTC time (small tiles compile fastest).
+constexpr int kCoopPosvPrunedTile = 4;
+// Column-major potrf/posv above n = 64: the staged kernels only (stages staged and tensor_cores; no
+// register kernels, so no shape, unroll, threads or through stage). In runs 3-42 above n = 64 a
+// staged kernel was the case's best in all 294 s and 459 d cases (prune_evidence.py); the best
+// register kernel was at least 1.08x slower (median 1.5x), the through-interleaved route at least
+// 1.075x. At n = 57..64 register kernels still won 5 of 56 cases. The stages left out took 11% of
+// run 42's NVRTC time (677 kernels: the column-major register kernels compile slowest).
+constexpr int kColumnMajorRegisterMaxN = 64;
+// ... and up to n = 32 the register kernels only (no staged or tensor_cores stage): a register
+// kernel was the case's best in all 157 s and 155 d cases of runs 3-42 (prune_evidence.py), the
+// best staged one at least 1.12x slower where fully timed (median 1.5x; most were dropped after one
+// sample as 1.5x slower than the best, kPruneFactor). The stages left out took 5% of
+// run 42's NVRTC time (752 kernels).
+constexpr int kColumnMajorStagedMinN = 33;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
 // between times the winners of the anchors each side (column-major: then the through stage),
 // compiled for its own n. Over the 1296 cases between anchors of 4 above n = 32 of sm90.json before
@@ -377,13 +394,21 @@ std::vector<CholeskyConfig> column_major_solve_shapes() {
 constexpr int kCoopWarps[] = {2, 4, 8};
 constexpr int kCoopTileSizes[] = {0, 4, 6, 8};
 constexpr int kCoopPosvRegisterCaps[] = {0, 168};
-std::vector<CholeskyConfig> coop_candidates(Routine routine, const CholeskyConfig& best, bool exhaustive) {
+// Measured pruning: above n = 32 posv's cooperative kernels only at the cap of 168. Without the
+// uncapped ones (and grid caps built on them), the best of a case's whole search was the same in the
+// 48 s cases of runs 41-42 above n = 32 and at most 0.6% slower in the 48 d cases
+// (prune_evidence.py); at n <= 32 it would lose up to 3.7% (s) and 6.5% (d). Half of the stage's
+// kernels; the stage took 19% of run 42's NVRTC time above n = 36.
+constexpr int kCoopPosvUncappedMaxN = 32;
+std::vector<CholeskyConfig> coop_candidates(Routine routine, int n, const CholeskyConfig& best, bool exhaustive) {
     std::vector<CholeskyConfig> out;
     for (int cap : kCoopPosvRegisterCaps) {
         if (cap != 0 && routine != Routine::posv) continue;
+        if (cap == 0 && routine == Routine::posv && !exhaustive && n > kCoopPosvUncappedMaxN) continue;
         for (int w : kCoopWarps)
             for (int nb : kCoopTileSizes) {
                 if (!exhaustive && routine == Routine::potrf && nb == kCoopPotrfPrunedTile) continue;
+                if (!exhaustive && routine == Routine::posv && nb == kCoopPosvPrunedTile) continue;
                 CholeskyConfig c;
                 c.warps_per_matrix = w, c.nb = nb;
                 c.threads_per_block = 32 * w;
@@ -479,6 +504,27 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     return plan;
 }
 
+// The stages of a full search of case (r, f, n): stage_plan, less --skip-stages and, unless
+// exhaustive, for column-major potrf and posv the register stages above kColumnMajorRegisterMaxN
+// (the search then starts with the staged stage) and the staged ones below kColumnMajorStagedMinN.
+std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool exhaustive,
+                                     const std::vector<std::string>& skip) {
+    std::vector<std::string> plan = without(stage_plan(r, f, nrhs), skip);
+    if (exhaustive || f != Family::column_major || r == Routine::potrs) return plan;
+    const auto drop = [&](std::initializer_list<const char*> stages) {
+        plan.erase(std::remove_if(plan.begin(), plan.end(),
+                                  [&](const std::string& s) {
+                                      return std::any_of(stages.begin(), stages.end(), [&](const char* x) { return s == x; });
+                                  }),
+                   plan.end());
+    };
+    if (n > kColumnMajorRegisterMaxN && std::find(plan.begin(), plan.end(), "staged") != plan.end())
+        drop({"shape", "unroll", "threads", "through"});
+    else if (n < kColumnMajorStagedMinN && std::find(plan.begin(), plan.end(), "shape") != plan.end())
+        drop({"staged", "tensor_cores"});
+    return plan;
+}
+
 // --candidates-from: the table's winners only (column-major: and the interleaved winners of this run
 // through a converted workspace, as in the full search; --skip-stages through leaves them out).
 std::vector<std::string> known_plan(Family f) {
@@ -552,13 +598,17 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
     return std::nullopt;
 }
 
-// Stage-1 candidates of a case: the full list, or the seeds (a posv case keeps potrf's shapes; a
-// chunked case gets the stage-1 chunk size).
-std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
+// Stage-1 candidates of a case whose plan starts with `first`: the full list, or the seeds (a posv
+// case keeps potrf's shapes, or above kColumnMajorRegisterMaxN its staged shapes; a chunked case
+// gets the stage-1 chunk size).
+std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::string& first,
+                                              const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
     std::vector<CholeskyConfig> list;
     if (seeds != nullptr && !seeds->empty()) {
         const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
         list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
+    } else if (first == "staged") {
+        list = staged_candidates(k, exhaustive);
     } else if (k.family == Family::column_major) {
         list = k.routine == Routine::potrs ? column_major_solve_shapes() : column_major_shapes(k.precision, k.n, exhaustive);
     } else {
@@ -1269,7 +1319,7 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             out.push_back(c);
         }
     } else if (stage == "coop") {
-        out = coop_candidates(k.routine, best, opt.exhaustive);
+        out = coop_candidates(k.routine, k.n, best, opt.exhaustive);
     } else if (stage == "grid") {
         out = grid_candidates(best, opt.batch, sm_count);
     } else if (stage == "staged") {
@@ -1445,7 +1495,7 @@ void Tuner::plan_cases() {
                     else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
                         c.plan = known_plan(f);
                     else if (!c.anchors.empty()) c.plan = known_plan(f);
-                    else c.plan = stage_plan(r, f, opt_.nrhs);
+                    else c.plan = search_plan(r, f, n, opt_.nrhs, opt_.exhaustive, opt_.skip_stages);
                     c.plan = without(c.plan, opt_.skip_stages);
                     case_index_[c.key] = c.index;
                     ++g->open_cases;
@@ -1566,7 +1616,7 @@ void Tuner::start_case(CaseState& c) {
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
-                                                  : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, *c.resumed_best, opt_.exhaustive)
+                                                  : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, c.key.n, *c.resumed_best, opt_.exhaustive)
                                                   : c.plan[0] == "staged" ? staged_candidates(c.key, opt_.exhaustive)
                                                   : c.plan[0] == "tensor_cores" ? tensor_core_candidates(c.key, opt_.exhaustive)
                                                                           : grid_candidates(*c.resumed_best, opt_.batch,
@@ -1585,7 +1635,8 @@ void Tuner::start_case(CaseState& c) {
             submit_stage(c, configs);
             return;
         }
-        c.plan = without(stage_plan(c.key.routine, c.key.family, opt_.nrhs), opt_.skip_stages);  // anchors without an entry
+        c.plan = search_plan(c.key.routine, c.key.family, c.key.n, opt_.nrhs, opt_.exhaustive,
+                             opt_.skip_stages);  // anchors without an entry
         c.anchors.clear();
     }
     std::vector<CholeskyConfig> seeds;
@@ -1594,7 +1645,7 @@ void Tuner::start_case(CaseState& c) {
     c.started = true;
     c.t0 = std::chrono::steady_clock::now();
     c.stage = 0;
-    submit_stage(c, stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive));
+    submit_stage(c, stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive));
 }
 
 std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
@@ -1964,7 +2015,7 @@ int Tuner::run() {
         if (c.resumed_best || c.plan.empty() || c.plan[0] == "known") continue;
         if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
         seed_ready(c, seeds, have);
-        for (const CholeskyConfig& config : stage1_candidates(c.key, have ? &seeds : nullptr, opt_.exhaustive))
+        for (const CholeskyConfig& config : stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive))
             pool_->submit(request_of(c.key, config), c.index);
     }
 
@@ -2081,7 +2132,7 @@ int dry_run(const Options& opt) {
     const auto potrf_ranks_staged = [&](const CaseKey& k) {
         CaseKey src = k;
         src.routine = Routine::potrf;
-        const std::vector<std::string> plan = without(stage_plan(Routine::potrf, k.family, opt.nrhs), opt.skip_stages);
+        const std::vector<std::string> plan = search_plan(Routine::potrf, k.family, k.n, opt.nrhs, opt.exhaustive, opt.skip_stages);
         return std::find(opt.routines.begin(), opt.routines.end(), Routine::potrf) != opt.routines.end() &&
                known_candidates(src, known, opt.neighbours).empty() && !between_anchors(k.n) &&
                std::find(plan.begin(), plan.end(), "staged") != plan.end();
@@ -2113,7 +2164,8 @@ int dry_run(const Options& opt) {
                                         std::find(opt.families.begin(), opt.families.end(), src->family) !=
                                             opt.families.end() &&
                                         known_candidates(*src, known, opt.neighbours).empty();
-                    std::vector<CholeskyConfig> list = stage1_candidates(k, nullptr, opt.exhaustive);
+                    const std::vector<std::string> plan = search_plan(r, f, n, opt.nrhs, opt.exhaustive, opt.skip_stages);
+                    std::vector<CholeskyConfig> list = stage1_candidates(k, plan.empty() ? "" : plan[0], nullptr, opt.exhaustive);
                     const int seeds = f == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
                     const int stage1 = seeded ? std::min<int>(seeds, int(list.size())) : int(list.size());
                     // Kernels of their own: the chunked layout shares the interleaved kernels (chunk is
@@ -2134,9 +2186,9 @@ int dry_run(const Options& opt) {
                     int block_sizes = 0;
                     for (int t : kThreadsPerBlock) block_sizes += ceil_div(opt.batch, t) >= kMinBusySmFraction * kDryRunSmCount;
                     int later = 0;
-                    const std::vector<std::string> plan = without(stage_plan(r, f, opt.nrhs), opt.skip_stages);
-                    for (const std::string& s : plan) {
-                        if (s == "coop") later += int(coop_candidates(r, CholeskyConfig{}, opt.exhaustive).size());
+                    for (std::size_t si = 1; si < plan.size(); ++si) {  // stage 1 is `list`
+                        const std::string& s = plan[si];
+                        if (s == "coop") later += int(coop_candidates(r, n, CholeskyConfig{}, opt.exhaustive).size());
                         if (s == "grid")
                             for (int g : kGridBlocksPerSm) later += static_cast<long long>(g) * kDryRunSmCount < ceil_div(opt.batch, 32);
                         if (s == "threads")

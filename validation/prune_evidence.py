@@ -31,6 +31,10 @@ MAX_ROWS_PER_THREAD = 4      # kColumnMajorPrunedMaxRowsPerThread
 STAGED_MAX_WARPS = 4         # kStagedPrunedMaxWarps
 SEED_STAGED_POSV = 4         # kSeedStagedPosv
 COOP_POTRF_TILE = 4          # kCoopPotrfPrunedTile
+COOP_POSV_TILE = 4           # kCoopPosvPrunedTile
+COOP_POSV_UNCAPPED_MAX_N = 32  # kCoopPosvUncappedMaxN
+COLUMN_MAJOR_REGISTER_MAX_N = 64  # kColumnMajorRegisterMaxN
+COLUMN_MAJOR_STAGED_MIN_N = 33    # kColumnMajorStagedMinN
 FILL_ABOVE_N = 32            # kFillAboveN
 FILL_STEP = 4                # kFillStep
 
@@ -56,10 +60,10 @@ def timed_candidates(results, pruned_searches):
                     yield path, r
 
 
-def read_logs(results):
+def read_logs(results, pruned_searches=False):
     """(file, routine, precision, layout, n, stage) -> {config key: ms}, timed candidates only."""
     stages = collections.defaultdict(dict)
-    for path, r in timed_candidates(results, pruned_searches=False):
+    for path, r in timed_candidates(results, pruned_searches):
         c = r["config"]
         key = (os.path.basename(path), r["routine"], r["precision"], r["layout"], r["n"], r["stage"])
         shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
@@ -180,6 +184,45 @@ def main():
     only = {k: {s: t for s, t in v.items() if s[5]} for k, v in stages.items()}
     name = f"cooperative potrf: no tile of {COOP_POTRF_TILE}"
     print(f"{name:78s} {evaluate(only, select, lambda k, s, v: s[0] != COOP_POTRF_TILE, min_candidates=9)}")
+
+    # posv's cooperative stage is searched whole by the pruned searches too (runs 41-42): all runs
+    def select_posv(k):
+        return k[1] == "posv" and k[5] == "coop"
+    _, every_stage = read_logs(args.results, pruned_searches=True)
+    only = {k: {s: t for s, t in v.items() if s[5]} for k, v in every_stage.items()}
+    name = f"cooperative posv: no tile of {COOP_POSV_TILE}"
+    print(f"{name:78s} {evaluate(only, select_posv, lambda k, s, v: s[0] != COOP_POSV_TILE, min_candidates=12)}")
+
+    # Rules that drop whole stages: judged on the case's best over all its stages (all runs).
+    cases = collections.defaultdict(list)  # (file, routine, precision, layout, n) -> [(stage, shape, ms)]
+    for k, v in every_stage.items():
+        cases[k[:5]] += [(k[5], shape, ms) for shape, ms in v.items()]
+
+    def case_rule(name, select, keep, required):
+        losses, kept, total = [], 0, 0
+        for k, v in cases.items():
+            if not select(k) or not any(required(st, sh) for st, sh, _ in v):
+                continue
+            rest = [ms for st, sh, ms in v if keep(st, sh)]
+            if not rest:
+                continue
+            losses.append(min(rest) / min(ms for _, _, ms in v))
+            kept, total = kept + len(rest), total + len(v)
+        print(f"{name:78s} {summary(losses, kept, total)}")
+
+    for p in "sd":
+        case_rule(f"column-major potrf/posv {p}, n > {COLUMN_MAJOR_REGISTER_MAX_N}: staged kernels only",
+                  lambda k, p=p: k[1] in ("potrf", "posv") and k[2] == p and k[3] == "column_major" and
+                  k[4] > COLUMN_MAJOR_REGISTER_MAX_N,
+                  lambda st, sh: sh[8], lambda st, sh: sh[8])
+        case_rule(f"column-major potrf/posv {p}, n < {COLUMN_MAJOR_STAGED_MIN_N}: no staged kernels",
+                  lambda k, p=p: k[1] in ("potrf", "posv") and k[2] == p and k[3] == "column_major" and
+                  k[4] < COLUMN_MAJOR_STAGED_MIN_N,
+                  lambda st, sh: not sh[8], lambda st, sh: sh[8])
+        # (the grid caps of an uncapped cooperative winner go with it)
+        case_rule(f"interleaved/chunked posv {p}, n > {COOP_POSV_UNCAPPED_MAX_N}: cooperative only at the cap of 168",
+                  lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and k[4] > COOP_POSV_UNCAPPED_MAX_N,
+                  lambda st, sh: not (sh[5] and not sh[7]), lambda st, sh: st == "coop" and sh[7] == 168)
 
     fill_sizes(args.results, args.table)
 
