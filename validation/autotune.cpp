@@ -604,9 +604,13 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
 std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::string& first,
                                               const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
     std::vector<CholeskyConfig> list;
-    if (seeds != nullptr && !seeds->empty()) {
+    std::vector<CholeskyConfig> usable;  // a staged first stage takes staged seeds only (a resumed
+    if (seeds != nullptr)                // potrf entry of an older search may rank register shapes)
+        for (const CholeskyConfig& s : *seeds)
+            if (first != "staged" || s.staged) usable.push_back(s);
+    if (!usable.empty()) {
         const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
-        list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
+        list.assign(usable.begin(), usable.begin() + std::min(take, usable.size()));
     } else if (first == "staged") {
         list = staged_candidates(k, exhaustive);
     } else if (k.family == Family::column_major) {
