@@ -96,7 +96,10 @@ constexpr int kInterleavedMaxFullUnrollTiles = 12;
 // and their straight-line code explodes (s, n = 128: nb = 32 compiles in 6.6 s, nb = 64 in 89 s).
 constexpr int kMaxSolveTile = 16;
 // Block sizes of the one-thread-per-matrix kernels. __launch_bounds__ takes the block size, so each
-// is a kernel of its own (compiled). Stage 1 runs kStage1ThreadsPerBlock.
+// is a kernel of its own (compiled). One kernel for all four would save the threads stage's
+// compilations, but the bound changes the code even where it allows the same 255 registers: of 4
+// sampled kernels (NVRTC 13.0, sm_90), 2 compiled to other machine code at one of the block sizes.
+// Stage 1 runs kStage1ThreadsPerBlock.
 constexpr int kThreadsPerBlock[] = {32, 64, 128, 256};
 constexpr int kStage1ThreadsPerBlock = 64;
 // A block size is skipped when the batch would fill fewer than this fraction of the SMs with one
@@ -527,7 +530,10 @@ std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool 
 
 // --candidates-from: the table's winners only (column-major: and the interleaved winners of this run
 // through a converted workspace, as in the full search; --skip-stages through leaves them out).
-std::vector<std::string> known_plan(Family f) {
+std::vector<std::string> known_plan(Routine r, Family f, int n, bool exhaustive) {
+    // column-major potrf/posv above kColumnMajorRegisterMaxN: the through route never wins (search_plan)
+    if (!exhaustive && f == Family::column_major && r != Routine::potrs && n > kColumnMajorRegisterMaxN)
+        return {"known"};
     return f == Family::column_major ? std::vector<std::string>{"known", "through"} : std::vector<std::string>{"known"};
 }
 
@@ -604,13 +610,9 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
 std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::string& first,
                                               const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
     std::vector<CholeskyConfig> list;
-    std::vector<CholeskyConfig> usable;  // a staged first stage takes staged seeds only (a resumed
-    if (seeds != nullptr)                // potrf entry of an older search may rank register shapes)
-        for (const CholeskyConfig& s : *seeds)
-            if (first != "staged" || s.staged) usable.push_back(s);
-    if (!usable.empty()) {
+    if (seeds != nullptr && !seeds->empty()) {
         const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
-        list.assign(usable.begin(), usable.begin() + std::min(take, usable.size()));
+        list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
     } else if (first == "staged") {
         list = staged_candidates(k, exhaustive);
     } else if (k.family == Family::column_major) {
@@ -1497,8 +1499,8 @@ void Tuner::plan_cases() {
                     }
                     if (c.resumed_best) c.plan = revisit_stages(f, opt_.revisit_stages);
                     else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
-                        c.plan = known_plan(f);
-                    else if (!c.anchors.empty()) c.plan = known_plan(f);
+                        c.plan = known_plan(r, f, n, opt_.exhaustive);
+                    else if (!c.anchors.empty()) c.plan = known_plan(r, f, n, opt_.exhaustive);
                     else c.plan = search_plan(r, f, n, opt_.nrhs, opt_.exhaustive, opt_.skip_stages);
                     c.plan = without(c.plan, opt_.skip_stages);
                     case_index_[c.key] = c.index;
@@ -1561,18 +1563,24 @@ bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, b
     have = false;
     const std::optional<CaseKey> src = seed_source(c.key);
     if (!src) return true;
+    std::vector<CholeskyConfig> staged;  // the source's best staged shapes
     if (auto it = case_index_.find(*src); it != case_index_.end()) {
         const CaseState& s = cases_[it->second];
         if (s.skipped) return true;
         if (!s.stage1_done && !s.done) return false;
-        seeds = s.stage1_top;
-        have = !seeds.empty();
-        return true;
-    }
-    if (auto it = resumed_seeds_.find(*src); it != resumed_seeds_.end()) {
+        seeds = s.stage1_top, staged = s.staged_top;
+    } else if (auto it = resumed_seeds_.find(*src); it != resumed_seeds_.end()) {
         seeds = it->second;
-        have = !seeds.empty();
+        if (const auto e = entries_.find(*src); e != entries_.end()) staged = e->second.staged_top;
     }
+    // Seeds of the kind the case's first stage times: staged shapes for a staged first stage (search_plan),
+    // kernel shapes otherwise. The source may have searched the other way (a resumed entry of another
+    // search, or --exhaustive / --skip-stages on one side): then its staged ranking, or no seeds.
+    const bool want_staged = !c.plan.empty() && c.plan[0] == "staged";
+    seeds.erase(std::remove_if(seeds.begin(), seeds.end(), [&](const CholeskyConfig& s) { return s.staged != want_staged; }),
+                seeds.end());
+    if (want_staged && seeds.empty()) seeds = staged;
+    have = !seeds.empty();
     return true;
 }
 
@@ -2148,13 +2156,13 @@ int dry_run(const Options& opt) {
                     const CaseKey k{r, p, f, n};
                     if (const auto list = known_candidates(k, known, opt.neighbours); !list.empty()) {
                         std::printf("%-34s %8zu %8d %8zu  %s\n", k.text().c_str(), list.size(), 0, list.size(),
-                                    joined(without(known_plan(f), opt.skip_stages)).c_str());
+                                    joined(without(known_plan(r, f, n, opt.exhaustive), opt.skip_stages)).c_str());
                         total1 += long(list.size()), compiles += long(list.size());
                         continue;
                     }
                     if (between_anchors(n)) {
                         const int at_most = 2;  // the winner of each of the two anchors
-                        const std::vector<std::string> plan = without(known_plan(f), opt.skip_stages);
+                        const std::vector<std::string> plan = without(known_plan(r, f, n, opt.exhaustive), opt.skip_stages);
                         const int through = std::find(plan.begin(), plan.end(), "through") != plan.end() ? 2 : 0;
                         std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), at_most, through, at_most,
                                     joined(plan).c_str());
