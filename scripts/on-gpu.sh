@@ -6,6 +6,10 @@
 #   scripts/on-gpu.sh tester ARGS...            the tester with ARGS (JSON to $OUT/tester.json)
 #   scripts/on-gpu.sh baseline                  the cuSOLVER-vs-LAPACK baseline table (issue 2)
 #   scripts/on-gpu.sh autotune ARGS...          the autotuner (validation/autotune.cpp)
+#   scripts/on-gpu.sh sweep PART BUDGET_S       part PART of the full s and d sweep (libsolver/tuning/README.md),
+#                                               resuming .gpu-bundle/sweep/progress.jsonl when carried
+#   scripts/on-gpu.sh compare TABLE ARGS...     the tester twice with the same seed: the compiled-in tables,
+#                                               then TABLE (BATCHSOLVE_TUNING_FILE); compare_tester_runs.py
 #   scripts/on-gpu.sh profile REGEX ARGS...     Nsight Compute (full set, source lines) of the first
 #                                               kernel matching REGEX in `tester ARGS` -> $OUT/ncu.tar.gz
 # Several steps can be chained: scripts/on-gpu.sh tests -- baseline
@@ -79,6 +83,31 @@ while (($#)); do
       "$bundle/run" tester "${args[@]}" --json "$out/tester.json" 2>&1 | tee "$out/tester.log"; ((status |= PIPESTATUS[0])) ;;
     autotune)
       "$bundle/run" autotune "${args[@]}" 2>&1 | tee "$out/autotune.log"; ((status |= PIPESTATUS[0])) ;;
+    sweep)
+      # A call runs at most 10 minutes and returns at most 8 files, so a sweep runs in parts that
+      # resume one progress file: copy $OUT/progress.jsonl to .gpu-bundle/sweep/ for the next part.
+      # Its table stays behind (validation/rebuild_table.py makes it from the progress file); the
+      # disk cache is off, so that the parts' times add up to a sweep's. Set BATCHSOLVE_COMMIT to the
+      # bundle's commit: the machine's copy of the repository has answered another HEAD before.
+      part=${args[0]:?sweep needs PART}; budget=${args[1]:?sweep needs BUDGET_S}
+      [[ -f .gpu-bundle/sweep/progress.jsonl ]] && cp .gpu-bundle/sweep/progress.jsonl "$out/progress.jsonl"
+      BATCHSOLVE_CACHE_DIR= "$bundle/run" autotune --routine potrf,posv,potrs --precision s,d --n 1:128 \
+        --layout interleaved,chunked,column_major --batch 16384 --output /tmp/sweep-table.json \
+        --log "$out/candidates-part$part.jsonl" --resume "$out/progress.jsonl" --jobs "$(nproc)" --repeat 5 \
+        --budget-s "$budget" --commit "$BATCHSOLVE_COMMIT" > "$out/autotune-part$part.log" 2>&1
+      ((status |= $?))
+      grep -E "^autotune:" "$out/autotune-part$part.log" | head -n 3
+      xz -T0 "$out/candidates-part$part.jsonl" ;;
+    compare)
+      # The same binary and seed with the tables compiled in, then with TABLE: only a comparison in one
+      # call says whether a new table is faster (libsolver/tuning/README.md, "Re-tuning").
+      table=$(realpath "${args[0]:?compare needs a table}"); targs=("${args[@]:1}")
+      "$bundle/run" tester --seed 42 "${targs[@]}" --json "$out/compare-committed.json" > "$out/compare-committed.log" 2>&1
+      ((status |= $?))
+      BATCHSOLVE_TUNING_FILE=$table "$bundle/run" tester --seed 42 "${targs[@]}" --json "$out/compare-new.json" \
+        > "$out/compare-new.log" 2>&1
+      ((status |= $?))
+      tail -n 1 "$out/compare-committed.log" "$out/compare-new.log" ;;
     profile)
       # The generated sources go to a directory and are compiled with -lineinfo (BATCHSOLVE_JIT_SOURCE_DIR,
       # libsolver/README.md), so the report's SourceCounters name generated lines. Clocks stay as they
