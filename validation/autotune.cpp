@@ -147,7 +147,7 @@ constexpr int kSeedShapesChunked = 6;
 
 // ---- measured pruning: the default search leaves out what earlier full searches never picked ------
 // The rules below cut the compile work of a full s and d sweep, which bounds its time (see the tuning
-// README). Their evidence is every timed candidate of runs 3-40 (H200 and H100, batch 16384, logs in
+// README). Their evidence is every timed candidate of runs 3-42 (H200 and H100, batch 16384, logs in
 // results/autotune-h200), recomputed by validation/prune_evidence.py: "loss" is the best time a
 // rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
 // turns every rule off (the report's figures of the whole space, or a GPU unlike sm_90).
@@ -507,34 +507,34 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     return plan;
 }
 
-// The stages of a full search of case (r, f, n): stage_plan, less --skip-stages and, unless
-// exhaustive, for column-major potrf and posv the register stages above kColumnMajorRegisterMaxN
-// (the search then starts with the staged stage) and the staged ones below kColumnMajorStagedMinN.
+// Column-major potrf/posv of order n: only staged kernels are searched (kColumnMajorRegisterMaxN)
+// or none (kColumnMajorStagedMinN), unless exhaustive.
+bool column_major_staged_only(Routine r, Family f, int n, bool exhaustive) {
+    return !exhaustive && f == Family::column_major && r != Routine::potrs && n > kColumnMajorRegisterMaxN;
+}
+bool column_major_without_staged(Routine r, Family f, int n, bool exhaustive) {
+    return !exhaustive && f == Family::column_major && r != Routine::potrs && n < kColumnMajorStagedMinN;
+}
+
+// The stages of a full search of case (r, f, n): stage_plan less --skip-stages, and less the stages
+// the two rules above leave out (--skip-stages staged keeps the register stages at every n, so that
+// a plan always has a first stage).
 std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool exhaustive,
                                      const std::vector<std::string>& skip) {
-    std::vector<std::string> plan = without(stage_plan(r, f, nrhs), skip);
-    if (exhaustive || f != Family::column_major || r == Routine::potrs) return plan;
-    const auto drop = [&](std::initializer_list<const char*> stages) {
-        plan.erase(std::remove_if(plan.begin(), plan.end(),
-                                  [&](const std::string& s) {
-                                      return std::any_of(stages.begin(), stages.end(), [&](const char* x) { return s == x; });
-                                  }),
-                   plan.end());
-    };
-    if (n > kColumnMajorRegisterMaxN && std::find(plan.begin(), plan.end(), "staged") != plan.end())
-        drop({"shape", "unroll", "threads", "through"});
-    else if (n < kColumnMajorStagedMinN && std::find(plan.begin(), plan.end(), "shape") != plan.end())
-        drop({"staged", "tensor_cores"});
+    const std::vector<std::string> plan = without(stage_plan(r, f, nrhs), skip);
+    const auto has = [&](const char* stage) { return std::find(plan.begin(), plan.end(), stage) != plan.end(); };
+    if (column_major_staged_only(r, f, n, exhaustive) && has("staged"))
+        return without(plan, {"shape", "unroll", "threads", "through"});
+    if (column_major_without_staged(r, f, n, exhaustive)) return without(plan, {"staged", "tensor_cores"});
     return plan;
 }
 
 // --candidates-from: the table's winners only (column-major: and the interleaved winners of this run
-// through a converted workspace, as in the full search; --skip-stages through leaves them out).
+// through a converted workspace, as in the full search, where it searches them; --skip-stages
+// through leaves them out).
 std::vector<std::string> known_plan(Routine r, Family f, int n, bool exhaustive) {
-    // column-major potrf/posv above kColumnMajorRegisterMaxN: the through route never wins (search_plan)
-    if (!exhaustive && f == Family::column_major && r != Routine::potrs && n > kColumnMajorRegisterMaxN)
-        return {"known"};
-    return f == Family::column_major ? std::vector<std::string>{"known", "through"} : std::vector<std::string>{"known"};
+    if (f != Family::column_major || column_major_staged_only(r, f, n, exhaustive)) return {"known"};
+    return {"known", "through"};
 }
 
 struct CaseKey {
@@ -2270,10 +2270,11 @@ int main(int argc, char** argv) {
         ("cond", po::value(&opt.cond)->default_value(1e3), "2-norm condition number of the generated matrices")
         ("dry-run", po::bool_switch(&opt.dry_run), "list the candidates per case (no GPU needed) and stop")
         ("exhaustive", po::bool_switch(&opt.exhaustive),
-         "search the whole space at every n: none of the measured pruning of the default search (the largest 3 "
-         "interleaved tiles above n = 12, column-major thread shapes, at most 4 warps per staged block, posv's "
-         "staged stage from potrf's, cooperative potrf tiles of 4) and above n = 32 no sizes that only time the "
-         "winners of the anchors (every 4th n) each side; e.g. for the report's figures or on another GPU")
+         "search the whole space at every n: none of the measured pruning of the default search "
+         "(libsolver/tuning/README.md, \"Measured pruning\": e.g. the largest 3 interleaved tiles above n = 12, "
+         "column-major potrf/posv staged kernels only above n = 64 and none up to n = 32) and above n = 32 no "
+         "sizes that only time the winners of the anchors (every 4th n) each side; e.g. for the report's figures "
+         "or on another GPU")
         ("revisit", po::bool_switch(&opt.revisit),
          "cases already in --resume: time their winner against the stages added since (column-major: the "
          "interleaved winners through a converted workspace, then the staged kernel; interleaved and "

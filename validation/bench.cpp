@@ -99,12 +99,12 @@ Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
     const int n = c.n, count = c.batch, nrhs = c.nrhs;
     const std::size_t nn = std::size_t(n) * n;
     const bool with_rhs = c.routine != Routine::potrf;
+    const int distinct = std::min(count, s.distinct);  // matrix k repeats matrix k % distinct
     if (n > 0) {  // the generators run on all host threads themselves
-        const int distinct = std::min(count, s.distinct);
         in.a = generate_spd_batch<T>(n, distinct, s.cond, mix(c.seed, 0));
         in.a.resize(nn * count);
 #pragma omp parallel for
-        for (int k = distinct; k < count; ++k)  // matrix k repeats matrix k % distinct
+        for (int k = distinct; k < count; ++k)
             std::copy_n(in.a.begin() + nn * (k % distinct), nn, in.a.begin() + nn * k);
         if (with_rhs) {
             RhsWithSolution<T> rhs = generate_rhs_batch<T>(in.a, n, count, nrhs, mix(c.seed, 1));
@@ -121,7 +121,6 @@ Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
     if (c.routine == Routine::potrs) {
         // The distinct matrices are factored once and their factors repeated as the matrices are (at
         // batch 16384 and --distinct 1024 this is 16 times less CPU work per potrs row).
-        const int distinct = std::min(count, s.distinct);
         in.factor = in.a;
         std::vector<int> info(distinct, -1);
         if (distinct > 0)
