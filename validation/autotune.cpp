@@ -290,6 +290,9 @@ std::string short_text(const CholeskyConfig& c, Family f, Routine r) {
     }
     t += std::to_string(c.threads_per_block) + " threads/block";
     if (r != Routine::potrf && c.nrhs_block > 1) t += ", nrhs_block " + std::to_string(c.nrhs_block);
+    if (c.solve_warps_per_matrix > 0)
+        t += "; then potrs: " + (c.solve_nb > 0 ? "nb " + std::to_string(c.solve_nb) : std::string("default nb")) +
+             ", cooperative, " + std::to_string(c.solve_warps_per_matrix) + " warps";
     return t;
 }
 
@@ -457,14 +460,15 @@ constexpr int kStagedMaxWarps = 8;
 constexpr double kStagedMaxSharedBytes = 232448;  // 227 KB, sm_90's opt-in limit per block
 
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
-const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores"};
+const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores", "split"};
 
-// The stages --revisit runs on a finished case: those of kRevisitStages that apply to its family
-// (every routine has them) and are named in `wanted` (--revisit-stages).
-std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>& wanted) {
+// The stages --revisit runs on a finished case: those of kRevisitStages that apply to its routine and
+// family and are named in `wanted` (--revisit-stages).
+std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
     if (f == Family::column_major) apply = {"through", "staged", "tensor_cores"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
+    if (f != Family::column_major && r == Routine::posv) apply.push_back("split");
     std::vector<std::string> out;
     for (const std::string& s : apply)
         if (std::find(wanted.begin(), wanted.end(), s) != wanted.end()) out.push_back(s);
@@ -472,8 +476,8 @@ std::vector<std::string> revisit_stages(Family f, const std::vector<std::string>
 }
 
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
-const std::vector<std::string> kSkippableStages = {"unroll", "chunk",  "prefetch", "through",     "coop",
-                                                   "grid",   "staged", "tensor_cores", "nrhs_block"};
+const std::vector<std::string> kSkippableStages = {"unroll", "chunk",        "prefetch",   "through", "coop", "grid",
+                                                   "staged", "tensor_cores", "nrhs_block", "split"};
 
 // "a,b,c"
 std::string joined(const std::vector<std::string>& items, const char* separator = ",") {
@@ -503,6 +507,8 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
     if (f != Family::column_major) plan.insert(plan.end(), {"coop", "grid"});
+    // "split": posv as potrf's and potrs's winners of the same case, two kernels (split_candidates).
+    if (f != Family::column_major && r == Routine::posv) plan.push_back("split");
     if (r != Routine::potrf && nrhs > 1) plan.push_back("nrhs_block");
     return plan;
 }
@@ -532,8 +538,12 @@ std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool 
 // --candidates-from: the table's winners only (column-major: and the interleaved winners of this run
 // through a converted workspace, as in the full search, where it searches them; --skip-stages
 // through leaves them out).
+// Interleaved posv also times its split stage: the two-kernel form from this run's potrf and potrs
+// winners of the same n (kernels they compiled already).
 std::vector<std::string> known_plan(Routine r, Family f, int n, bool exhaustive) {
-    if (f != Family::column_major || column_major_staged_only(r, f, n, exhaustive)) return {"known"};
+    if (f != Family::column_major) return r == Routine::posv ? std::vector<std::string>{"known", "split"}
+                                                             : std::vector<std::string>{"known"};
+    if (column_major_staged_only(r, f, n, exhaustive)) return {"known"};
     return {"known", "through"};
 }
 
@@ -1379,6 +1389,7 @@ private:
     bool anchors_ready(const CaseState& c) const;
     std::vector<CholeskyConfig> anchor_candidates(const CaseState& c) const;
     std::vector<CholeskyConfig> through_candidates(const CaseKey& k) const;
+    std::vector<CholeskyConfig> split_candidates(const CaseKey& k) const;
     bool compiled(const CaseState& c) const;
     void run_stage(CaseState& c);
     template <class T>
@@ -1482,7 +1493,7 @@ void Tuner::plan_cases() {
                     CaseState c;
                     c.key = {r, p, f, n};
                     if (auto e = entries_.find(c.key); e != entries_.end()) {  // done in an earlier run
-                        if (!opt_.revisit || without(revisit_stages(f, opt_.revisit_stages), opt_.skip_stages).empty())
+                        if (!opt_.revisit || without(revisit_stages(r, f, opt_.revisit_stages), opt_.skip_stages).empty())
                             continue;
                         c.resumed_best = e->second.best.config;
                     }
@@ -1497,7 +1508,7 @@ void Tuner::plan_cases() {
                         }
                         if (c.anchors.size() < 2) c.anchors.clear();
                     }
-                    if (c.resumed_best) c.plan = revisit_stages(f, opt_.revisit_stages);
+                    if (c.resumed_best) c.plan = revisit_stages(r, f, opt_.revisit_stages);
                     else if (!known_.empty() && !known_candidates(c.key, known_, opt_.neighbours).empty())
                         c.plan = known_plan(r, f, n, opt_.exhaustive);
                     else if (!c.anchors.empty()) c.plan = known_plan(r, f, n, opt_.exhaustive);
@@ -1628,6 +1639,7 @@ void Tuner::start_case(CaseState& c) {
         c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
+                                                  : c.plan[0] == "split"  ? split_candidates(c.key)
                                                   : c.plan[0] == "coop"   ? coop_candidates(c.key.routine, c.key.n, *c.resumed_best, opt_.exhaustive)
                                                   : c.plan[0] == "staged" ? staged_candidates(c.key, opt_.exhaustive)
                                                   : c.plan[0] == "tensor_cores" ? tensor_core_candidates(c.key, opt_.exhaustive)
@@ -1674,6 +1686,28 @@ std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
     return out;
 }
 
+// Interleaved posv in two kernels (CholeskyConfig::solve_warps_per_matrix): potrf's winners (best and
+// runner-up) of the same case, each followed by the cooperative solve of potrs's winners there (the
+// one-thread potrs kernels have no two-kernel form), at the factorisation's chunk size. Their kernels
+// are potrf's and potrs's, compiled already: the stage only times. Empty until both are tuned.
+std::vector<CholeskyConfig> Tuner::split_candidates(const CaseKey& k) const {
+    CaseKey factor = k, solve = k;
+    factor.routine = Routine::potrf, solve.routine = Routine::potrs;
+    std::vector<CholeskyConfig> out;
+    const auto f = entries_.find(factor), s = entries_.find(solve);
+    if (k.routine != Routine::posv || k.family == Family::column_major || f == entries_.end() || s == entries_.end())
+        return out;
+    for (const CholeskyConfig& fc : winners_of(f->second))
+        for (const CholeskyConfig& sc : winners_of(s->second)) {
+            if (sc.warps_per_matrix <= 0) continue;
+            CholeskyConfig c = fc;
+            c.solve_warps_per_matrix = sc.warps_per_matrix, c.solve_nb = sc.nb;
+            c.nrhs_block = sc.nrhs_block;
+            out.push_back(c);
+        }
+    return out;
+}
+
 // posv's staged stage starts from potrf's staged ranking (kSeedStagedPosv): the potrf case whose
 // ranking it takes, when the measured pruning is on and potrf is tuned in this run or resumed.
 std::optional<CaseKey> Tuner::staged_seed_source(const CaseState& c) const {
@@ -1714,6 +1748,11 @@ std::vector<CholeskyConfig> Tuner::anchor_candidates(const CaseState& c) const {
 
 // False while the case's current stage needs a case of this run that has not finished yet.
 bool Tuner::stage_ready(const CaseState& c) const {
+    if (c.stage >= 0 && c.stage < int(c.plan.size()) && c.plan[c.stage] == "split") {
+        CaseKey factor = c.key, solve = c.key;
+        factor.routine = Routine::potrf, solve.routine = Routine::potrs;
+        return settled(factor) && settled(solve);
+    }
     const std::optional<CaseKey> src = staged_seed_source(c);
     return !src || settled(*src);
 }
@@ -1729,7 +1768,9 @@ bool Tuner::submit_current(CaseState& c) {
                 if (int(configs.size()) < kSeedStagedPosv) configs.push_back(s);
     }
     if (configs.empty())
-        configs = stage == "through" ? through_candidates(c.key) : later_stage(stage, c.key, c.results, opt_, gpu_.sm_count);
+        configs = stage == "through" ? through_candidates(c.key)
+                  : stage == "split" ? split_candidates(c.key)
+                                     : later_stage(stage, c.key, c.results, opt_, gpu_.sm_count);
     submit_stage(c, configs);
     return !c.pending.empty();
 }
@@ -2123,6 +2164,9 @@ int Tuner::run() {
 }
 
 // --dry-run: the stage-1 candidates per case, without a GPU, and the most later stages may add.
+// The split stage's candidates: potrf's best and runner-up, each with potrs's (if cooperative).
+constexpr int kSplitAtMost = 4;
+
 int dry_run(const Options& opt) {
     std::ofstream log;
     if (!opt.log.empty()) {
@@ -2164,9 +2208,10 @@ int dry_run(const Options& opt) {
                         const int at_most = 2;  // the winner of each of the two anchors
                         const std::vector<std::string> plan = without(known_plan(r, f, n, opt.exhaustive), opt.skip_stages);
                         const int through = std::find(plan.begin(), plan.end(), "through") != plan.end() ? 2 : 0;
-                        std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), at_most, through, at_most,
+                        const int split = std::find(plan.begin(), plan.end(), "split") != plan.end() ? kSplitAtMost : 0;
+                        std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), at_most, through + split, at_most,
                                     joined(plan).c_str());
-                        total1 += at_most, total_later += through, compiles += at_most, ++fills;
+                        total1 += at_most, total_later += through + split, compiles += at_most, ++fills;
                         continue;
                     }
                     const std::optional<CaseKey> src = seed_source(k);
@@ -2209,6 +2254,7 @@ int dry_run(const Options& opt) {
                         if (s == "unroll") later += n <= kColumnMajorMaxFullUnrollN ? 3 : 2;
                         if (s == "prefetch") later += int(std::size(kColumnMajorPotrsPrefetch));
                         if (s == "nrhs_block") later += 3;
+                        if (s == "split") later += kSplitAtMost;
                         if (s == "staged")
                             later += r == Routine::posv && !opt.exhaustive && seeded && potrf_ranks_staged(k)
                                          ? std::min<int>(kSeedStagedPosv, int(staged_candidates(k, false).size()))

@@ -88,6 +88,8 @@ CholeskyConfig config_from_json(const nlohmann::json& j) {
     get_bool("through_interleaved", c.through_interleaved);
     get_bool("staged", c.staged);
     get_bool("tensor_cores", c.tensor_cores);
+    get_int("solve_warps_per_matrix", c.solve_warps_per_matrix);
+    get_int("solve_nb", c.solve_nb);
     return c;
 }
 

@@ -117,7 +117,8 @@ void run_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& k
     const T* a_ptr = a_store.data();
     T* b_ptr = b_store.data();
     int nrhs_arg = nrhs, count_arg = count, chunk_arg = a_layout.chunk();
-    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &count_arg, &chunk_arg};
+    const int* no_info = nullptr;
+    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &no_info, &count_arg, &chunk_arg};
     ASSERT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1},
                                    shape.shared_bytes, args));
 
@@ -138,6 +139,31 @@ void run_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& k
             ADD_FAILURE() << "system " << k << ": ||X - X_lapack|| / ||X_lapack|| = " << d << " > " << tol;
             break;
         }
+    }
+
+    // Again with the info of a failed potrf (posv in two kernels): the systems with info != 0 keep B
+    // bit for bit, the others get bit for bit the X above (the lanes are independent).
+    std::vector<int> info(static_cast<std::size_t>(count), 0);
+    for (int k : {int(seed % unsigned(count)), int((seed / 7) % unsigned(count)), count - 1})
+        info[std::size_t(k)] = 1 + k % n;
+    std::vector<T> b_again = b_before;
+    T* b_again_ptr = b_again.data();
+    const int* info_ptr = info.data();
+    void* args_info[] = {&a_ptr, &b_again_ptr, &nrhs_arg, &info_ptr, &count_arg, &chunk_arg};
+    ASSERT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1},
+                                   shape.shared_bytes, args_info));
+    EXPECT_EQ(bitwise_differences(b_before, b_again, b_end), 0) << "written past the last system (with info)";
+    const std::vector<T> x_again = from_layout(b_again, b_layout);
+    for (int k = 0; k < count; ++k) {
+        const std::vector<T>& expected = info[std::size_t(k)] != 0 ? rhs.b : x;
+        int differ = 0;
+        for (int j = 0; j < nrhs; ++j)
+            for (int i = 0; i < n; ++i) {
+                const std::size_t e = packed_index(n, nrhs, k, i, j);
+                differ += !bitwise_equal(x_again[e], expected[e]);
+            }
+        EXPECT_EQ(differ, 0) << "system " << k << (info[std::size_t(k)] != 0 ? " (failed: B must stay as it was)"
+                                                                          : " (sound: X as without info)");
     }
 }
 
@@ -303,7 +329,8 @@ TEST(CoopEmulatedKernels, DetectAWrongFactor) {
     const double* a_ptr = a_store.data();
     double* b_ptr = b_store.data();
     int nrhs_arg = nrhs, count_arg = count, chunk_arg = count;
-    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &count_arg, &chunk_arg};
+    const int* no_info = nullptr;
+    void* args[] = {&a_ptr, &b_ptr, &nrhs_arg, &no_info, &count_arg, &chunk_arg};
     bs_emu::launch(kernel.entry, {shape.grid_x, shape.grid_y, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args);
     const std::vector<double> x = from_layout(b_store, b_layout);
     EXPECT_GT(max_or_nan(solve_backward_error(spec.uplo, a, x, rhs.b, n, nrhs, count)), kAcceptance);

@@ -126,9 +126,13 @@ protected:
         SCOPED_TRACE(::testing::Message() << "posv " << precision_letter(precision_v<T>) << " " << to_string(uplo)
                                           << " n " << n << " count " << count << " nrhs " << nrhs << " " << layout.name()
                                           << " config " << to_string(config));
+        // posv in two kernels (config.solve_warps_per_matrix): the factorisation is potrf's kernel
+        CholeskyConfig factor_config = config;
+        factor_config.solve_warps_per_matrix = 0, factor_config.solve_nb = 0;
         tuned::InterleavedKernelSpec spec;
-        spec.routine = tuned::Routine::posv, spec.precision = precision_v<T>, spec.uplo = uplo, spec.n = n;
-        spec.config = tuned::resolve_interleaved_config(spec.routine, spec.precision, n, config);
+        spec.routine = config.solve_warps_per_matrix != 0 ? tuned::Routine::potrf : tuned::Routine::posv;
+        spec.precision = precision_v<T>, spec.uplo = uplo, spec.n = n;
+        spec.config = tuned::resolve_interleaved_config(spec.routine, spec.precision, n, factor_config);
         BackendBatch<T> a_dev(gpu(), layout, n, n, count), b_dev(gpu(), layout, n, nrhs, count);
         BackendInfo info(gpu(), count);
         const std::string problem = tuned::interleaved_spec_problem(spec);
@@ -273,6 +277,25 @@ TEST_F(CoopGpu, PosvLargeBatchGridCapAndFastMath) {
     check_posv<float>(Uplo::lower, 48, 1000, 2, interleaved_layout(), fast);
 }
 
+// posv in two kernels: a factorisation (cooperative or one-thread left-looking), then the cooperative
+// potrs of solve_warps_per_matrix and solve_nb, which skips the failed matrices (check_posv: a not-SPD
+// and a NaN matrix get LAPACK's info and keep B bit for bit; the others match the CPU backend).
+TEST_F(CoopGpu, PosvInTwoKernelsMatchesTheCpuBackend) {
+    auto two_kernels = [](CholeskyConfig factor, int solve_warps, int solve_nb) {
+        factor.solve_warps_per_matrix = solve_warps, factor.solve_nb = solve_nb;
+        return factor;
+    };
+    CholeskyConfig one_thread_left;
+    one_thread_left.nb = 4, one_thread_left.looking = Looking::left, one_thread_left.threads_per_block = 64;
+    check_posv<double>(Uplo::lower, 100, 1000, 1, interleaved_layout(), two_kernels(coop_config(8, 8, 1), 4, 4));
+    check_posv<double>(Uplo::upper, 128, 2053, 1, chunked_layout(64), two_kernels(coop_config(2, 8, 1), 4, 0));
+    check_posv<float>(Uplo::lower, 64, 2053, 3, chunked_layout(32), two_kernels(coop_config(8, 6, 2), 8, 0));
+    check_posv<float>(Uplo::upper, 37, 70, 1, interleaved_layout(), two_kernels(one_thread_left, 2, 5));
+    check_posv<std::complex<double>>(Uplo::lower, 33, 70, 2, interleaved_layout(), two_kernels(coop_config(4, 0, 1), 2, 3));
+    check_posv<std::complex<float>>(Uplo::upper, 17, 33, 1, chunked_layout(32), two_kernels(coop_config(4, 0, 1), 4, 0));
+    check_posv<double>(Uplo::lower, 1, 31, 1, interleaved_layout(), two_kernels(coop_config(2, 0, 1), 2, 0));
+}
+
 // The fast-math variant and a batch large enough for many blocks per SM (the timing-relevant shape).
 TEST_F(CoopGpu, PotrfFastMathAndLargeBatch) {
     CholeskyConfig fast = coop_config(4, 0, 1);
@@ -313,6 +336,29 @@ TEST_F(CoopGpu, BadConfigurationsNameTheirField) {
     unrolled.full_unroll = true;
     expect_invalid_argument([&] { potrf_batched<double>(Uplo::lower, am, info.data(), unrolled, gpu()); },
                             "config.full_unroll");
+    // posv in two kernels: the solve's fields are named as such; potrf and potrs have no two-kernel form
+    CholeskyConfig split = coop_config(4, 0, 1);
+    split.solve_warps_per_matrix = 3;
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, bv, info.data(), split, gpu()); },
+                            "config.solve_warps_per_matrix");
+    split.solve_warps_per_matrix = 0, split.solve_nb = 4;
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, bv, info.data(), split, gpu()); },
+                            "config.solve_warps_per_matrix");
+    split.solve_warps_per_matrix = 4, split.solve_nb = 9;  // > n = 8
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, am, bv, info.data(), split, gpu()); },
+                            "config.solve_nb");
+    split.solve_nb = 0;
+    expect_invalid_argument([&] { potrf_batched<double>(Uplo::lower, am, info.data(), split, gpu()); },
+                            "config.solve_warps_per_matrix");
+    expect_invalid_argument([&] { potrs_batched<double>(Uplo::lower, av, bv, split, gpu()); },
+                            "config.solve_warps_per_matrix");
+    Buffer<double> cm_a(gpu(), 8 * 8 * 40), cm_b(gpu(), 8 * 40);
+    const auto cm_av = BatchView<double>::column_major(cm_a.data(), 8, 8, 40);
+    const auto cm_bv = BatchView<double>::column_major(cm_b.data(), 8, 1, 40);
+    CholeskyConfig cm_split;
+    cm_split.solve_warps_per_matrix = 4;
+    expect_invalid_argument([&] { posv_batched<double>(Uplo::lower, cm_av, cm_bv, info.data(), cm_split, gpu()); },
+                            "config.solve_warps_per_matrix");
 }
 
 // Registers, local memory and occupancy of the cooperative potrf kernels at n = 64 and 128 (the

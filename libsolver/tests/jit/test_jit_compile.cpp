@@ -360,6 +360,14 @@ TEST(InterleavedGenerator, RefusesConfigurationsItCannotRun) {
     s.routine = Routine::potrs;
     s.config.nrhs_block = 0;
     EXPECT_EQ(problem(s).rfind("nrhs_block:", 0), 0u);
+    for (Routine r : {Routine::potrf, Routine::potrs, Routine::posv}) {  // a kernel is one phase of a two-kernel posv
+        s = spec_of(16, 4, Looking::left, false);
+        s.routine = r;
+        s.config.solve_warps_per_matrix = 4;
+        EXPECT_EQ(problem(s).rfind("solve_warps_per_matrix:", 0), 0u) << to_string(r);
+        s.config.solve_warps_per_matrix = 0, s.config.solve_nb = 2;
+        EXPECT_EQ(problem(s).rfind("solve_warps_per_matrix:", 0), 0u) << to_string(r);
+    }
     try {
         tuned::check_interleaved_spec(spec_of(5, 6, Looking::top, false), "potrf_batched");
         FAIL() << "nb > n accepted";

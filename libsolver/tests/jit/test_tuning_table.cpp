@@ -113,6 +113,9 @@ CholeskyConfig random_config(std::mt19937_64& rng) {
     c.threads_per_row = pick(0, 16);
     c.through_interleaved = pick(0, 1);
     c.staged = pick(0, 1);
+    c.tensor_cores = pick(0, 1);
+    c.solve_warps_per_matrix = pick(0, 8);
+    c.solve_nb = pick(0, 128);
     return c;
 }
 

@@ -68,6 +68,9 @@ Resolved resolve(const ColumnMajorSpec& spec) {
         return fail("config.max_registers: 0 or 16..255 (got " + std::to_string(c.max_registers) + ")");
     if (c.tensor_cores && !c.staged)
         return fail("config.tensor_cores: only with config.staged (the staged kernels' trailing update)");
+    if (c.solve_warps_per_matrix != 0 || c.solve_nb != 0)
+        return fail("config.solve_warps_per_matrix: 0 for the column-major kernels (posv's two-kernel form is "
+                    "interleaved only; with config.through_interleaved it runs there)");
     s.words = element_bytes(spec.precision) / 4;
     s.vec = 16 / element_bytes(spec.precision);
     const int esize = element_bytes(spec.precision);

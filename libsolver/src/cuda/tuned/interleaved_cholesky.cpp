@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <complex>
 #include <map>
@@ -88,6 +89,49 @@ InterleavedKernelSpec make_spec(Routine routine, Precision precision, Uplo uplo,
     return spec;
 }
 
+// posv in two kernels (CholeskyConfig::solve_warps_per_matrix > 0): potrf of the configuration without
+// the solve fields, then the cooperative potrs of solve_nb, solve_warps_per_matrix and the config's
+// nrhs_block and fast_math. Both specs are checked before anything runs; a problem of the solve
+// kernel names the config's solve field.
+struct TwoKernelPosv {
+    InterleavedKernelSpec factor, solve;
+};
+
+bool is_two_kernel_posv(const CholeskyConfig& c) { return c.solve_warps_per_matrix != 0 || c.solve_nb != 0; }
+
+TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                    const CholeskyConfig& config, const char* name) {
+    if (config.solve_warps_per_matrix <= 0)
+        throw InvalidArgument(name, "config.solve_warps_per_matrix",
+                              "2, 4 or 8 when config.solve_nb is set (got " +
+                                  std::to_string(config.solve_warps_per_matrix) + ")");
+    CholeskyConfig f = config;
+    f.solve_warps_per_matrix = 0, f.solve_nb = 0;
+    CholeskyConfig s;
+    s.nb = config.solve_nb;
+    s.warps_per_matrix = config.solve_warps_per_matrix;
+    s.nrhs_block = config.nrhs_block;
+    s.fast_math = config.fast_math;
+    TwoKernelPosv out;
+    out.factor = make_spec(Routine::potrf, precision, uplo, n, 0, count, chunk, f, name);
+    out.solve.routine = Routine::potrs;
+    out.solve.precision = precision;
+    out.solve.uplo = uplo;
+    out.solve.n = n;
+    out.solve.config = resolve_interleaved_config(Routine::potrs, precision, n, s);
+    out.solve.wide_index = interleaved_needs_wide_index(n, nrhs, count, chunk);
+    if (const std::string problem = interleaved_spec_problem(out.solve); !problem.empty()) {
+        const std::string field = problem.substr(0, problem.find(':'));
+        const std::string why = problem.substr(problem.find(':') + 2);
+        const std::string named = field == "nb"                                             ? "solve_nb"
+                                  : field == "warps_per_matrix" || field == "threads_per_block" ? "solve_warps_per_matrix"
+                                  : field == "n"                                            ? "a.rows"
+                                                                                            : field;
+        throw InvalidArgument(name, named == "a.rows" ? named : "config." + named, why + " (the solve kernel of a two-kernel posv)");
+    }
+    return out;
+}
+
 unsigned grid_for(int count, int threads_per_block) {
     return static_cast<unsigned>((static_cast<long long>(count) + threads_per_block - 1) / threads_per_block);
 }
@@ -139,12 +183,14 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     const LaunchableKernel k = lookup(spec, ctx.device());
     const T* a_data = a.data;
     T* b_data = b.data;
+    const int* no_info = nullptr;  // the cooperative kernel skips systems with info != 0 (two-kernel posv)
     void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
+    void* coop_args[] = {&a_data, &b_data, &nrhs, &no_info, &count, &chunk};
     if (is_cooperative(spec)) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
         const CoopLaunchShape shape =
             coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
         jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
-                    ctx.stream(), args);
+                    ctx.stream(), coop_args);
         return;
     }
     jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
@@ -161,6 +207,24 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
         throw InvalidArgument(routine, "b.layout", "the same interleaved layout and chunk width as a");
     int nrhs = b.cols;
     if (count == 0) return;
+    if (is_two_kernel_posv(config)) {  // potrf, then potrs on the systems whose info is 0
+        if (a.rows == 0) return potrf_interleaved(uplo, a, info, CholeskyConfig{}, ctx);  // info = 0, as the fused form
+        const TwoKernelPosv specs =
+            two_kernel_posv_specs(precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk, config, routine);
+        potrf_interleaved(uplo, a, info, specs.factor.config, ctx);
+        if (nrhs == 0) return;
+        jit::ScopedDevice on(ctx.device());
+        const LaunchableKernel k = lookup(specs.solve, ctx.device());
+        const T* a_data = a.data;
+        T* b_data = b.data;
+        const int* failed = info;
+        void* args[] = {&a_data, &b_data, &nrhs, &failed, &count, &chunk};
+        const CoopLaunchShape shape =
+            coop_launch_shape(specs.solve, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
+        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+                    ctx.stream(), args);
+        return;
+    }
     if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
         // ... but a configuration posv would refuse (nrhs_block, the solve's shared memory or registers)
         // is refused here too. One posv accepts gives potrf the same factorisation: same nb (0 resolves
@@ -194,6 +258,22 @@ InterleavedKernelReport prepare_interleaved(Routine routine, Uplo uplo, int n, i
     if (count < 1) throw InvalidArgument(name, "count", ">= 1");
     if (chunk < 1) throw InvalidArgument(name, "chunk", ">= 1");
     if (n < 1) throw InvalidArgument(name, "n", ">= 1");
+    if (routine == Routine::posv && is_two_kernel_posv(config)) {  // both kernels; the report sums them up
+        const TwoKernelPosv specs = two_kernel_posv_specs(precision_v<T>, uplo, n, std::max(nrhs, 1), count, chunk, config, name);
+        const LaunchableKernel f = lookup(specs.factor, ctx.device()), s = lookup(specs.solve, ctx.device());
+        InterleavedKernelReport r;
+        r.name = f.kernel.name + " + " + s.kernel.name;
+        r.config = specs.factor.config;
+        r.config.solve_warps_per_matrix = specs.solve.config.warps_per_matrix;
+        r.config.solve_nb = specs.solve.config.nb;
+        r.registers = std::max(f.kernel.registers, s.kernel.registers);
+        r.local_bytes = std::max(f.kernel.local_bytes, s.kernel.local_bytes);
+        r.max_threads = std::min(f.kernel.max_threads, s.kernel.max_threads);
+        r.blocks_per_sm = std::min(f.blocks_per_sm, s.blocks_per_sm);
+        r.from_disk_cache = f.kernel.from_disk_cache && s.kernel.from_disk_cache;
+        r.compile_seconds = f.kernel.compile_seconds + s.kernel.compile_seconds;
+        return r;
+    }
     const InterleavedKernelSpec spec = make_spec(routine, precision_v<T>, uplo, n, nrhs, count, chunk, config, name);
     const LaunchableKernel k = lookup(spec, ctx.device());
     InterleavedKernelReport r;

@@ -705,6 +705,9 @@ private:
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec) {
     const CholeskyConfig& c = spec.config;
     const int n = spec.n;
+    // A kernel is one phase: posv_interleaved splits a two-kernel posv into its two specs first.
+    if (c.solve_warps_per_matrix != 0 || c.solve_nb != 0)
+        return "solve_warps_per_matrix: 0 here (with solve_nb: posv's two-kernel form, which runs two specs)";
     if (is_cooperative(spec)) return interleaved_coop_spec_problem(spec);
     if (n < 1 || n > max_n) return "n: 1 <= n <= " + std::to_string(max_n) + " (got " + std::to_string(n) + ")";
     if (c.nb < 1 || c.nb > n)

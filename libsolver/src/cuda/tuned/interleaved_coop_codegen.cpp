@@ -438,14 +438,18 @@ private:
         line("BS_DECLARE_SMEM(bs_smem);");
         declare_shared();
         frame(true, true);
-        solve_phase("active", false);
-        return finish_kernel(name, "(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk)");
+        // info (may be null): posv run as potrf then this kernel skips the systems whose factorisation
+        // failed, so their B stays untouched as with the fused kernel.
+        line("const bool solves = active && (info == nullptr || info[mat] == 0);");
+        solve_phase("solves", false);
+        return finish_kernel(name, "(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, "
+                                   "const int* __restrict__ info, int count, int chunk)");
     }
 
     std::string host_entry(const std::string& name) const {
         return "#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) {\n  " + name +
                "(*static_cast<const T**>(args[0]), *static_cast<T**>(args[1]), *static_cast<int*>(args[2]),\n"
-               "    *static_cast<int*>(args[3]), *static_cast<int*>(args[4]));\n}\n#endif\n";
+               "    *static_cast<const int**>(args[3]), *static_cast<int*>(args[4]), *static_cast<int*>(args[5]));\n}\n#endif\n";
     }
 
     std::string header_comment() const {

@@ -114,8 +114,9 @@ struct CoopLaunchShape {
 CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs, int multiprocessors);
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
 
-// The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, int count,
-// int chunk) for potrs, (T* a, int* info, int count, int chunk) for potrf, (T* a, T* b, int nrhs,
+// The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, const int* info,
+// int count, int chunk) for potrs (info null, or the potrf info of a posv in two kernels: systems
+// with info != 0 are skipped), (T* a, int* info, int count, int chunk) for potrf, (T* a, T* b, int nrhs,
 // int* info, int count, int chunk) for posv (as the one-thread kernels), chunk = count for plain
 // interleaved, and is launched with coop_launch_shape. For host
 // emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
