@@ -191,6 +191,12 @@ constexpr int kColumnMajorRegisterMaxN = 64;
 // sample as 1.5x slower than the best, kPruneFactor). The stages left out took 5% of
 // run 42's NVRTC time (752 kernels).
 constexpr int kColumnMajorStagedMinN = 33;
+// Interleaved and chunked posv above n = 64: the two-kernel form only (the split stage: potrf's and
+// potrs's winners of the case, nothing compiled), no fused kernel. In run 43 (H100, the first with
+// the split stage) two kernels were the best of all 128 s and 128 d cases above n = 64
+// (prune_evidence.py), the best fused kernel 1.01-1.24x slower; at n = 49..64 they won 48 of 128
+// cases, at n <= 48 none. The fused search above n = 64 took 8.7% of run 43's NVRTC time.
+constexpr int kPosvSplitOnlyAboveN = 64;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
 // between times the winners of the anchors each side (column-major: then the through stage),
 // compiled for its own n. Over the 1296 cases between anchors of 4 above n = 32 of sm90.json before
@@ -521,9 +527,13 @@ bool column_major_staged_only(Routine r, Family f, int n, bool exhaustive) {
 bool column_major_without_staged(Routine r, Family f, int n, bool exhaustive) {
     return !exhaustive && f == Family::column_major && r != Routine::potrs && n < kColumnMajorStagedMinN;
 }
+// Interleaved/chunked posv of order n: only the split stage is searched (kPosvSplitOnlyAboveN).
+bool posv_split_only(Routine r, Family f, int n, bool exhaustive) {
+    return !exhaustive && f != Family::column_major && r == Routine::posv && n > kPosvSplitOnlyAboveN;
+}
 
 // The stages of a full search of case (r, f, n): stage_plan less --skip-stages, and less the stages
-// the two rules above leave out (--skip-stages staged keeps the register stages at every n, so that
+// the three rules above leave out (--skip-stages staged keeps the register stages at every n, so that
 // a plan always has a first stage).
 std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool exhaustive,
                                      const std::vector<std::string>& skip) {
@@ -532,6 +542,7 @@ std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool 
     if (column_major_staged_only(r, f, n, exhaustive) && has("staged"))
         return without(plan, {"shape", "unroll", "threads", "through"});
     if (column_major_without_staged(r, f, n, exhaustive)) return without(plan, {"staged", "tensor_cores"});
+    if (posv_split_only(r, f, n, exhaustive) && has("split")) return without(plan, {"shape", "chunk", "threads", "coop", "grid"});
     return plan;
 }
 
@@ -1386,6 +1397,7 @@ private:
     bool submit_current(CaseState& c);
     std::optional<CaseKey> staged_seed_source(const CaseState& c) const;
     bool settled(const CaseKey& k) const;
+    bool split_ready(const CaseKey& k) const;
     bool anchors_ready(const CaseState& c) const;
     std::vector<CholeskyConfig> anchor_candidates(const CaseState& c) const;
     std::vector<CholeskyConfig> through_candidates(const CaseKey& k) const;
@@ -1663,6 +1675,18 @@ void Tuner::start_case(CaseState& c) {
                              opt_.skip_stages);  // anchors without an entry
         c.anchors.clear();
     }
+    if (c.plan[0] == "split") {  // posv_split_only: potrf's and potrs's winners, settled (split_ready)
+        const std::vector<CholeskyConfig> configs = split_candidates(c.key);
+        if (!configs.empty()) {
+            c.started = true;
+            c.t0 = std::chrono::steady_clock::now();
+            c.stage = 0;
+            submit_stage(c, configs);
+            return;
+        }
+        // neither tuned (or potrs has no cooperative winner): the fused search after all
+        c.plan = without(stage_plan(c.key.routine, c.key.family, opt_.nrhs), opt_.skip_stages);
+    }
     std::vector<CholeskyConfig> seeds;
     bool have = false;
     seed_ready(c, seeds, have);
@@ -1746,13 +1770,16 @@ std::vector<CholeskyConfig> Tuner::anchor_candidates(const CaseState& c) const {
     return known_candidates(c.key, anchors, 1);
 }
 
+// The split stage of posv needs potrf and potrs of the same case finished (or not in this run).
+bool Tuner::split_ready(const CaseKey& k) const {
+    CaseKey factor = k, solve = k;
+    factor.routine = Routine::potrf, solve.routine = Routine::potrs;
+    return settled(factor) && settled(solve);
+}
+
 // False while the case's current stage needs a case of this run that has not finished yet.
 bool Tuner::stage_ready(const CaseState& c) const {
-    if (c.stage >= 0 && c.stage < int(c.plan.size()) && c.plan[c.stage] == "split") {
-        CaseKey factor = c.key, solve = c.key;
-        factor.routine = Routine::potrf, solve.routine = Routine::potrs;
-        return settled(factor) && settled(solve);
-    }
+    if (c.stage >= 0 && c.stage < int(c.plan.size()) && c.plan[c.stage] == "split") return split_ready(c.key);
     const std::optional<CaseKey> src = staged_seed_source(c);
     return !src || settled(*src);
 }
@@ -2065,7 +2092,7 @@ int Tuner::run() {
         std::vector<CholeskyConfig> seeds;
         bool have = false;
         // --revisit, --candidates-from and sizes between anchors time other candidates than stage 1's
-        if (c.resumed_best || c.plan.empty() || c.plan[0] == "known") continue;
+        if (c.resumed_best || c.plan.empty() || c.plan[0] == "known" || c.plan[0] == "split") continue;
         if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
         seed_ready(c, seeds, have);
         for (const CholeskyConfig& config : stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive))
@@ -2101,6 +2128,7 @@ int Tuner::run() {
                 std::vector<CholeskyConfig> seeds;
                 bool have = false;
                 if (!seed_ready(c, seeds, have) || !anchors_ready(c)) continue;
+                if (!c.resumed_best && !c.plan.empty() && c.plan[0] == "split" && !split_ready(c.key)) continue;
                 start_case(c);
             }
             if (c.waiting) {
@@ -2222,6 +2250,12 @@ int dry_run(const Options& opt) {
                                             opt.families.end() &&
                                         known_candidates(*src, known, opt.neighbours).empty();
                     const std::vector<std::string> plan = search_plan(r, f, n, opt.nrhs, opt.exhaustive, opt.skip_stages);
+                    if (!plan.empty() && plan[0] == "split") {  // posv_split_only: potrf's and potrs's kernels
+                        const int later = std::find(plan.begin(), plan.end(), "nrhs_block") != plan.end() ? 3 : 0;
+                        std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), kSplitAtMost, later, 0, joined(plan).c_str());
+                        total1 += kSplitAtMost, total_later += later;
+                        continue;
+                    }
                     std::vector<CholeskyConfig> list = stage1_candidates(k, plan.empty() ? "" : plan[0], nullptr, opt.exhaustive);
                     const int seeds = f == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
                     const int stage1 = seeded ? std::min<int>(seeds, int(list.size())) : int(list.size());

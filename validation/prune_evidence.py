@@ -35,6 +35,7 @@ COOP_POSV_TILE = 4           # kCoopPosvPrunedTile
 COOP_POSV_UNCAPPED_MAX_N = 32  # kCoopPosvUncappedMaxN
 COLUMN_MAJOR_REGISTER_MAX_N = 64  # kColumnMajorRegisterMaxN
 COLUMN_MAJOR_STAGED_MIN_N = 33    # kColumnMajorStagedMinN
+POSV_SPLIT_ONLY_ABOVE_N = 64  # kPosvSplitOnlyAboveN
 FILL_ABOVE_N = 32            # kFillAboveN
 FILL_STEP = 4                # kFillStep
 
@@ -68,7 +69,8 @@ def read_logs(results, pruned_searches=False):
         key = (os.path.basename(path), r["routine"], r["precision"], r["layout"], r["n"], r["stage"])
         shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
                  c.get("threads_per_row"), c.get("warps_per_matrix"), c.get("matrices_per_block"),
-                 c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")))
+                 c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")),
+                 c.get("solve_warps_per_matrix", 0))  # > 0: posv in two kernels (run 43 on)
         stages[key][shape] = r["ms"]
     return log_files(results), stages
 
@@ -222,18 +224,26 @@ def main():
         # (the grid caps of an uncapped cooperative winner go with it)
         case_rule(f"interleaved/chunked posv {p}, n > {COOP_POSV_UNCAPPED_MAX_N}: cooperative only at the cap of 168",
                   lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and k[4] > COOP_POSV_UNCAPPED_MAX_N,
-                  lambda st, sh: not (sh[5] and not sh[7]), lambda st, sh: st == "coop" and sh[7] == 168)
+                  lambda st, sh: sh[10] or not (sh[5] and not sh[7]),  # two kernels: potrf's and potrs's
+                  lambda st, sh: st == "coop" and sh[7] == 168)
+
+        case_rule(f"interleaved/chunked posv {p}, n > {POSV_SPLIT_ONLY_ABOVE_N}: two kernels only (runs 43 on)",
+                  lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and
+                  k[4] > POSV_SPLIT_ONLY_ABOVE_N,
+                  lambda st, sh: sh[10] > 0, lambda st, sh: sh[10] > 0)
 
     fill_sizes(args.results, args.table)
 
 
-def fill_sizes(results, table_path):
+def fill_sizes(results, table_path, bands=((FILL_ABOVE_N, 128),)):
     """Sizes between anchors: how often the anchors' winners (the rule), and their winners and
     runners-up (the rule before run 42), hold the table's winner, and, where the logs timed them at
     that size, how far their best is from the winner."""
     with (lzma.open(table_path, "rt") if table_path.endswith(".xz") else open(table_path)) as f:
         table = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in json.load(f)["entries"]}
-    key_of = lambda c: json.dumps(c, sort_keys=True)
+    # run 43 added the two-kernel posv fields; at 0 they are the older logs' configurations
+    key_of = lambda c: json.dumps({k: v for k, v in c.items() if not (k.startswith("solve_") and v == 0)},
+                                  sort_keys=True)
     timed = collections.defaultdict(dict)
     for _, r in timed_candidates(results, pruned_searches=True):
         if r.get("pruned"):  # one sample only
@@ -241,11 +251,11 @@ def fill_sizes(results, table_path):
         at = timed[(r["routine"], r["precision"], r["layout"], r["n"])]
         k = key_of(r["config"])
         at[k] = min(at.get(k, float("inf")), r["ms"])
-    for runners_up in (False, True):
+    for (above, upto), runners_up in ((b, r) for b in bands for r in (False, True)):
         cases = held = 0
         losses = []
         for (routine, p, layout, n), e in table.items():
-            if n <= FILL_ABOVE_N or n % FILL_STEP == 0:
+            if n <= above or n > upto or n % FILL_STEP == 0:
                 continue
             cases += 1
             below = n - n % FILL_STEP
@@ -265,7 +275,7 @@ def fill_sizes(results, table_path):
             got = [at[c] for c in candidates if c in at]
             if winner in at and got:
                 losses.append(min(got) / at[winner])
-        name = (f"sizes between anchors (every {FILL_STEP}th n above {FILL_ABOVE_N}): the anchors' winners" +
+        name = (f"sizes between anchors (every {FILL_STEP}th n, {above} < n <= {upto}): the anchors' winners" +
                 (" and runners-up" if runners_up else ""))
         losses.sort()
         print(f"{name:78s} {cases} cases, the winner among them in {held}; {len(losses)} judged (timed at n): "

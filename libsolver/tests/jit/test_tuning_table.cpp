@@ -36,6 +36,20 @@ std::string problem_of(const std::string& routine, Precision p, const std::strin
         spec.n = n;
         CholeskyConfig k = c;
         k.through_interleaved = false;
+        if (spec.routine == tuned::Routine::posv && tuned::is_two_kernel_posv(k)) {  // its potrf and potrs kernels
+            const tuned::TwoKernelPosvConfigs two = tuned::split_two_kernel_posv(k);
+            if (two.solve.warps_per_matrix <= 0) return "solve_warps_per_matrix: 2, 4 or 8 with solve_nb";
+            std::string problem;
+            for (const auto& [routine_k, config_k] : {std::pair{tuned::Routine::potrf, two.factor},
+                                                      std::pair{tuned::Routine::potrs, two.solve}}) {
+                tuned::InterleavedKernelSpec part = spec;
+                part.routine = routine_k;
+                part.config = tuned::resolve_interleaved_config(routine_k, p, n, config_k);
+                part.config.chunk_size = 0;
+                problem += tuned::interleaved_spec_problem(part);
+            }
+            return problem;
+        }
         spec.config = tuned::resolve_interleaved_config(spec.routine, p, n, k);
         spec.config.chunk_size = 0;  // a run-time argument
         return tuned::interleaved_spec_problem(spec);

@@ -97,28 +97,20 @@ struct TwoKernelPosv {
     InterleavedKernelSpec factor, solve;
 };
 
-bool is_two_kernel_posv(const CholeskyConfig& c) { return c.solve_warps_per_matrix != 0 || c.solve_nb != 0; }
-
 TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
                                     const CholeskyConfig& config, const char* name) {
     if (config.solve_warps_per_matrix <= 0)
         throw InvalidArgument(name, "config.solve_warps_per_matrix",
                               "2, 4 or 8 when config.solve_nb is set (got " +
                                   std::to_string(config.solve_warps_per_matrix) + ")");
-    CholeskyConfig f = config;
-    f.solve_warps_per_matrix = 0, f.solve_nb = 0;
-    CholeskyConfig s;
-    s.nb = config.solve_nb;
-    s.warps_per_matrix = config.solve_warps_per_matrix;
-    s.nrhs_block = config.nrhs_block;
-    s.fast_math = config.fast_math;
+    const TwoKernelPosvConfigs configs = split_two_kernel_posv(config);
     TwoKernelPosv out;
-    out.factor = make_spec(Routine::potrf, precision, uplo, n, 0, count, chunk, f, name);
+    out.factor = make_spec(Routine::potrf, precision, uplo, n, 0, count, chunk, configs.factor, name);
     out.solve.routine = Routine::potrs;
     out.solve.precision = precision;
     out.solve.uplo = uplo;
     out.solve.n = n;
-    out.solve.config = resolve_interleaved_config(Routine::potrs, precision, n, s);
+    out.solve.config = resolve_interleaved_config(Routine::potrs, precision, n, configs.solve);
     out.solve.wide_index = interleaved_needs_wide_index(n, nrhs, count, chunk);
     if (const std::string problem = interleaved_spec_problem(out.solve); !problem.empty()) {
         const std::string field = problem.substr(0, problem.find(':'));

@@ -815,6 +815,17 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
     return c;
 }
 
+TwoKernelPosvConfigs split_two_kernel_posv(const CholeskyConfig& posv) {
+    TwoKernelPosvConfigs out;
+    out.factor = posv;
+    out.factor.solve_warps_per_matrix = 0, out.factor.solve_nb = 0;
+    out.solve.nb = posv.solve_nb;
+    out.solve.warps_per_matrix = posv.solve_warps_per_matrix;
+    out.solve.nrhs_block = posv.nrhs_block;
+    out.solve.fast_math = posv.fast_math;
+    return out;
+}
+
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config) {
     const CholeskyConfig d = default_interleaved_config(routine, precision, std::max(n, 1));
     CholeskyConfig c = config;

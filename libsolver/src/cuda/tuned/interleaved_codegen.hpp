@@ -82,6 +82,15 @@ CholeskyConfig default_interleaved_config(Routine routine, Precision precision, 
 // threads_per_block is 32 * warps_per_matrix and looking is left (the factorisation's only order).
 CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, int n, const CholeskyConfig& config);
 
+// posv in two kernels (config.solve_warps_per_matrix or solve_nb set): the configuration of its potrf
+// kernel (the config without the solve fields) and of its cooperative potrs kernel (nb = solve_nb,
+// warps_per_matrix = solve_warps_per_matrix, the config's nrhs_block and fast_math), both unresolved.
+struct TwoKernelPosvConfigs {
+    CholeskyConfig factor, solve;
+};
+inline bool is_two_kernel_posv(const CholeskyConfig& c) { return c.solve_warps_per_matrix != 0 || c.solve_nb != 0; }
+TwoKernelPosvConfigs split_two_kernel_posv(const CholeskyConfig& posv);
+
 // Estimated 32-bit registers per thread of the values a kernel keeps live (tiles, reciprocals,
 // streamed operands; addressing not included), used for defaults, for refusing hopeless tiles and for
 // documentation; the compiler's count comes from jit (LoadedKernel::registers). potrf, nb < n:
