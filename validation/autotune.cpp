@@ -1600,7 +1600,9 @@ bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, b
     // kernel shapes otherwise. The source may have searched the other way (a resumed entry of another
     // search, or --exhaustive / --skip-stages on one side): then its staged ranking, or no seeds.
     const bool want_staged = !c.plan.empty() && c.plan[0] == "staged";
-    seeds.erase(std::remove_if(seeds.begin(), seeds.end(), [&](const CholeskyConfig& s) { return s.staged != want_staged; }),
+    // Two-kernel posv configurations (a split-only source) seed nothing: stage 1 times kernel shapes.
+    seeds.erase(std::remove_if(seeds.begin(), seeds.end(),
+                               [&](const CholeskyConfig& s) { return s.staged != want_staged || s.solve_warps_per_matrix > 0; }),
                 seeds.end());
     if (want_staged && seeds.empty()) seeds = staged;
     have = !seeds.empty();
@@ -1674,6 +1676,7 @@ void Tuner::start_case(CaseState& c) {
         c.plan = search_plan(c.key.routine, c.key.family, c.key.n, opt_.nrhs, opt_.exhaustive,
                              opt_.skip_stages);  // anchors without an entry
         c.anchors.clear();
+        if (c.plan[0] == "split" && !split_ready(c.key)) return;  // not started: the main loop waits
     }
     if (c.plan[0] == "split") {  // posv_split_only: potrf's and potrs's winners, settled (split_ready)
         const std::vector<CholeskyConfig> configs = split_candidates(c.key);
@@ -1713,7 +1716,9 @@ std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
 // Interleaved posv in two kernels (CholeskyConfig::solve_warps_per_matrix): potrf's winners (best and
 // runner-up) of the same case, each followed by the cooperative solve of potrs's winners there (the
 // one-thread potrs kernels have no two-kernel form), at the factorisation's chunk size. Their kernels
-// are potrf's and potrs's, compiled already: the stage only times. Empty until both are tuned.
+// are potrf's and potrs's, compiled already: the stage only times. The solve part has no grid or
+// register cap of its own: a potrs winner with a register cap (another kernel) is left out, one with
+// a grid cap runs uncapped (the same kernel). Empty until both are tuned.
 std::vector<CholeskyConfig> Tuner::split_candidates(const CaseKey& k) const {
     CaseKey factor = k, solve = k;
     factor.routine = Routine::potrf, solve.routine = Routine::potrs;
@@ -1723,7 +1728,7 @@ std::vector<CholeskyConfig> Tuner::split_candidates(const CaseKey& k) const {
         return out;
     for (const CholeskyConfig& fc : winners_of(f->second))
         for (const CholeskyConfig& sc : winners_of(s->second)) {
-            if (sc.warps_per_matrix <= 0) continue;
+            if (sc.warps_per_matrix <= 0 || sc.max_registers != 0) continue;
             CholeskyConfig c = fc;
             c.solve_warps_per_matrix = sc.warps_per_matrix, c.solve_nb = sc.nb;
             c.nrhs_block = sc.nrhs_block;
@@ -2130,6 +2135,7 @@ int Tuner::run() {
                 if (!seed_ready(c, seeds, have) || !anchors_ready(c)) continue;
                 if (!c.resumed_best && !c.plan.empty() && c.plan[0] == "split" && !split_ready(c.key)) continue;
                 start_case(c);
+                if (!c.started) continue;  // its plan fell back to one that waits (start_case)
             }
             if (c.waiting) {
                 if (!stage_ready(c)) continue;

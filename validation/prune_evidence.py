@@ -70,7 +70,7 @@ def read_logs(results, pruned_searches=False):
         shape = (c.get("nb"), c.get("looking"), c.get("full_unroll"), c.get("rows_per_thread"),
                  c.get("threads_per_row"), c.get("warps_per_matrix"), c.get("matrices_per_block"),
                  c.get("max_registers"), bool(c.get("staged")), bool(c.get("tensor_cores")),
-                 c.get("solve_warps_per_matrix", 0))  # > 0: posv in two kernels (run 43 on)
+                 c.get("solve_warps_per_matrix", 0), c.get("solve_nb", 0))  # posv in two kernels (run 43 on)
         stages[key][shape] = r["ms"]
     return log_files(results), stages
 

@@ -117,7 +117,10 @@ template <class T>
 void posv_through_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info,
                               const CholeskyConfig& config, Context& ctx) {
     if (a.count == 0) return;
-    if (a.rows == 0 || b.cols == 0) return potrf_through_interleaved(uplo, a, info, config, ctx);
+    if (a.rows == 0 || b.cols == 0)  // the factorisation alone: potrf's part of a two-kernel configuration
+        return potrf_through_interleaved(uplo, a, info,
+                                         tuned::is_two_kernel_posv(config) ? tuned::split_two_kernel_posv(config).factor : config,
+                                         ctx);
     const CholeskyConfig kc = kernel_config(config);
     through_workspace<T>("posv_batched", uplo, a, &b, true, ctx, [&](const BatchView<T>& wa, const BatchView<T>& wb, int first) {
         tuned::posv_interleaved(uplo, wa, wb, info + first, kc, ctx);

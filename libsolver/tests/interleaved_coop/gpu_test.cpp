@@ -294,6 +294,24 @@ TEST_F(CoopGpu, PosvInTwoKernelsMatchesTheCpuBackend) {
     check_posv<std::complex<double>>(Uplo::lower, 33, 70, 2, interleaved_layout(), two_kernels(coop_config(4, 0, 1), 2, 3));
     check_posv<std::complex<float>>(Uplo::upper, 17, 33, 1, chunked_layout(32), two_kernels(coop_config(4, 0, 1), 4, 0));
     check_posv<double>(Uplo::lower, 1, 31, 1, interleaved_layout(), two_kernels(coop_config(2, 0, 1), 2, 0));
+    // column-major batches through a converted interleaved workspace (through_interleaved)
+    CholeskyConfig through = two_kernels(coop_config(4, 6, 1), 4, 0);
+    through.through_interleaved = true;
+    check_posv<double>(Uplo::lower, 72, 1000, 2, padded_column_major(), through);
+    check_posv<float>(Uplo::upper, 40, 70, 1, pointer_array_layout(), through);
+    // ... and without right-hand sides: the factorisation alone, under the two-kernel configuration
+    const int n = 17, count = 70;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const PotrfInput<double> in = potrf_input<double>(Uplo::lower, n, count, seed, true);
+    BackendBatch<double> a_dev(gpu(), packed_column_major(), n, n, count);
+    a_dev.upload(in.a);
+    BackendInfo info(gpu(), count);
+    Buffer<double> b(gpu(), 1);
+    const auto b0 = BatchView<double>::column_major(b.data(), n, 0, count);
+    ASSERT_NO_THROW(posv_batched<double>(Uplo::lower, a_dev.view(), b0, info.data(), through, gpu()));
+    gpu().synchronize();
+    check_potrf_output(cpu(), Uplo::lower, n, count, 6, in, a_dev.download(), info.download());
 }
 
 // The fast-math variant and a batch large enough for many blocks per SM (the timing-relevant shape).

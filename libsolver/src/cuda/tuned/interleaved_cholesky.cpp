@@ -103,6 +103,9 @@ TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int n
         throw InvalidArgument(name, "config.solve_warps_per_matrix",
                               "2, 4 or 8 when config.solve_nb is set (got " +
                                   std::to_string(config.solve_warps_per_matrix) + ")");
+    if (config.solve_nb < 0)
+        throw InvalidArgument(name, "config.solve_nb", ">= 0, 0 for the default tile (got " +
+                                                            std::to_string(config.solve_nb) + ")");
     const TwoKernelPosvConfigs configs = split_two_kernel_posv(config);
     TwoKernelPosv out;
     out.factor = make_spec(Routine::potrf, precision, uplo, n, 0, count, chunk, configs.factor, name);
@@ -203,10 +206,12 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
         if (a.rows == 0) return potrf_interleaved(uplo, a, info, CholeskyConfig{}, ctx);  // info = 0, as the fused form
         const TwoKernelPosv specs =
             two_kernel_posv_specs(precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk, config, routine);
+        jit::ScopedDevice on(ctx.device());
+        // both kernels ready (compiled, launchable) before the first runs: a failure leaves A and info as they were
+        lookup(specs.factor, ctx.device());
+        const LaunchableKernel k = lookup(specs.solve, ctx.device());
         potrf_interleaved(uplo, a, info, specs.factor.config, ctx);
         if (nrhs == 0) return;
-        jit::ScopedDevice on(ctx.device());
-        const LaunchableKernel k = lookup(specs.solve, ctx.device());
         const T* a_data = a.data;
         T* b_data = b.data;
         const int* failed = info;
