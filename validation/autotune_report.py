@@ -85,14 +85,28 @@ def short_config(c, layout, routine):
             parts.append("unrolled" if c.get("full_unroll") else "blocked")
     else:
         parts.append(f"nb {c.get('nb')}")
-        if routine != "potrs":
-            parts.append(c.get("looking", "?"))
+        if routine != "potrs":  # the cooperative kernels are left-looking whatever the field says
+            parts.append("left" if c.get("warps_per_matrix", 0) > 0 else c.get("looking", "?"))
         parts.append("unrolled" if c.get("full_unroll") else "partial")
         if layout == "chunked":
             parts.append(f"chunk {c.get('chunk_size')}")
     parts.append(f"{c.get('threads_per_block')} t/b")
     if routine != "potrf" and c.get("nrhs_block", 1) > 1:
         parts.append(f"nrhs_block {c.get('nrhs_block')}")
+    if c.get("staged"):  # the column-major fields above do not apply
+        parts = [f"staged, panel {c.get('nb')}, {c.get('warps_per_matrix')} warps x {c.get('matrices_per_block')} matrices"]
+        if c.get("tensor_cores"):
+            parts.append("tensor cores")
+    elif c.get("warps_per_matrix", 0) > 0 and layout != "column_major":
+        parts.append(f"cooperative {c.get('warps_per_matrix')} warps")
+        if c.get("grid_blocks_per_sm", 0) > 0:
+            parts.append(f"grid {c.get('grid_blocks_per_sm')}/SM")
+    if c.get("max_registers", 0) > 0:
+        parts.append(f"cap {c.get('max_registers')} regs")
+    if c.get("through_interleaved"):
+        parts.append("through interleaved")
+    if c.get("solve_warps_per_matrix", 0) > 0:  # posv in two kernels
+        parts.append(f"then potrs nb {c.get('solve_nb') or 'default'}, {c.get('solve_warps_per_matrix')} warps")
     return ", ".join(parts)
 
 
