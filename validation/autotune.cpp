@@ -180,7 +180,8 @@ constexpr int kCoopPotrfPrunedTile = 4;
 constexpr int kCoopPosvPrunedTile = 4;
 // Column-major potrf/posv above n = 64: the staged kernels only (stages staged and tensor_cores; no
 // register kernels, so no shape, unroll, threads or through stage). In runs 3-42 above n = 64 a
-// staged kernel was the case's best in all 294 s and 459 d cases (prune_evidence.py); the best
+// staged kernel was the case's best in all 164 s and 181 d cases that timed both kinds
+// (prune_evidence.py; runs that timed only staged kernels there cannot judge the rule); the best
 // register kernel was at least 1.08x slower (median 1.5x), the through-interleaved route at least
 // 1.075x. At n = 57..64 register kernels still won 5 of 56 cases. The stages left out took 11% of
 // run 42's NVRTC time (677 kernels: the column-major register kernels compile slowest).
@@ -193,8 +194,9 @@ constexpr int kColumnMajorRegisterMaxN = 64;
 constexpr int kColumnMajorStagedMinN = 33;
 // Interleaved and chunked posv above n = 64: the two-kernel form only (the split stage: potrf's and
 // potrs's winners of the case, nothing compiled), no fused kernel. In run 43 (H100, the first with
-// the split stage) two kernels were the best of all 128 s and 128 d cases above n = 64
-// (prune_evidence.py), the best fused kernel 1.01-1.24x slower; at n = 49..64 they won 48 of 128
+// the split stage) two kernels were the best in all 32 s and 32 d anchor cases above n = 64, where
+// both were timed (prune_evidence.py), the best fused kernel 1.006-1.24x slower (the 96 + 96 sizes
+// between anchors took two-kernel winners from their anchors); at n = 49..64 they won 48 of 128
 // cases, at n <= 48 none. The fused search above n = 64 took 8.7% of run 43's NVRTC time.
 constexpr int kPosvSplitOnlyAboveN = 64;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in

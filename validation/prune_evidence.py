@@ -203,7 +203,8 @@ def main():
     def case_rule(name, select, keep, required):
         losses, kept, total = [], 0, 0
         for k, v in cases.items():
-            if not select(k) or not any(required(st, sh) for st, sh, _ in v):
+            needs = required if isinstance(required, tuple) else (required,)  # each met by some candidate
+            if not select(k) or not all(any(r(st, sh) for st, sh, _ in v) for r in needs):
                 continue
             rest = [ms for st, sh, ms in v if keep(st, sh)]
             if not rest:
@@ -216,7 +217,7 @@ def main():
         case_rule(f"column-major potrf/posv {p}, n > {COLUMN_MAJOR_REGISTER_MAX_N}: staged kernels only",
                   lambda k, p=p: k[1] in ("potrf", "posv") and k[2] == p and k[3] == "column_major" and
                   k[4] > COLUMN_MAJOR_REGISTER_MAX_N,
-                  lambda st, sh: sh[8], lambda st, sh: sh[8])
+                  lambda st, sh: sh[8], (lambda st, sh: sh[8], lambda st, sh: not sh[8]))  # both kinds timed
         case_rule(f"column-major potrf/posv {p}, n < {COLUMN_MAJOR_STAGED_MIN_N}: no staged kernels",
                   lambda k, p=p: k[1] in ("potrf", "posv") and k[2] == p and k[3] == "column_major" and
                   k[4] < COLUMN_MAJOR_STAGED_MIN_N,
@@ -225,12 +226,13 @@ def main():
         case_rule(f"interleaved/chunked posv {p}, n > {COOP_POSV_UNCAPPED_MAX_N}: cooperative only at the cap of 168",
                   lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and k[4] > COOP_POSV_UNCAPPED_MAX_N,
                   lambda st, sh: sh[10] or not (sh[5] and not sh[7]),  # two kernels: potrf's and potrs's
-                  lambda st, sh: st == "coop" and sh[7] == 168)
+                  # judged where both caps were timed (not before the cap existed, nor where the rule applied)
+                  (lambda st, sh: st == "coop" and sh[7] == 168, lambda st, sh: st == "coop" and sh[5] and not sh[7]))
 
         case_rule(f"interleaved/chunked posv {p}, n > {POSV_SPLIT_ONLY_ABOVE_N}: two kernels only (runs 43 on)",
                   lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and
                   k[4] > POSV_SPLIT_ONLY_ABOVE_N,
-                  lambda st, sh: sh[10] > 0, lambda st, sh: sh[10] > 0)
+                  lambda st, sh: sh[10] > 0, (lambda st, sh: sh[10] > 0, lambda st, sh: sh[10] == 0))  # both timed
 
     fill_sizes(args.results, args.table)
 
