@@ -1391,6 +1391,7 @@ private:
     void close(CaseState& c, bool skipped);
     bool seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const;
     void start_case(CaseState& c);
+    void begin(CaseState& c, const std::vector<CholeskyConfig>& first_stage);
     CompileRequest request_of(const CaseKey& k, const CholeskyConfig& config) const;
     void submit_stage(CaseState& c, const std::vector<CholeskyConfig>& configs);
     void queue_fills_ahead();
@@ -1648,11 +1649,16 @@ void Tuner::submit_stage(CaseState& c, const std::vector<CholeskyConfig>& config
     }
 }
 
+// The case starts: its first stage (c.plan[0]) with these candidates.
+void Tuner::begin(CaseState& c, const std::vector<CholeskyConfig>& first_stage) {
+    c.started = true;
+    c.t0 = std::chrono::steady_clock::now();
+    c.stage = 0;
+    submit_stage(c, first_stage);
+}
+
 void Tuner::start_case(CaseState& c) {
     if (c.resumed_best) {  // --revisit: the recorded winner and the new stage's candidates, side by side
-        c.started = true;
-        c.t0 = std::chrono::steady_clock::now();
-        c.stage = 0;
         std::vector<CholeskyConfig> configs = {*c.resumed_best};
         const std::vector<CholeskyConfig> added = c.plan[0] == "through"  ? through_candidates(c.key)
                                                   : c.plan[0] == "split"  ? split_candidates(c.key)
@@ -1662,43 +1668,27 @@ void Tuner::start_case(CaseState& c) {
                                                                           : grid_candidates(*c.resumed_best, opt_.batch,
                                                                                             gpu_.sm_count);
         configs.insert(configs.end(), added.begin(), added.end());
-        submit_stage(c, configs);
-        return;
+        return begin(c, configs);
     }
     if (c.plan[0] == "known") {
         const std::vector<CholeskyConfig> configs =
             c.anchors.empty() ? known_candidates(c.key, known_, opt_.neighbours) : anchor_candidates(c);
-        if (!configs.empty()) {
-            c.started = true;
-            c.t0 = std::chrono::steady_clock::now();
-            c.stage = 0;
-            submit_stage(c, configs);
-            return;
-        }
+        if (!configs.empty()) return begin(c, configs);
         c.plan = search_plan(c.key.routine, c.key.family, c.key.n, opt_.nrhs, opt_.exhaustive,
                              opt_.skip_stages);  // anchors without an entry
         c.anchors.clear();
-        if (c.plan[0] == "split" && !split_ready(c.key)) return;  // not started: the main loop waits
     }
-    if (c.plan[0] == "split") {  // posv_split_only: potrf's and potrs's winners, settled (split_ready)
+    if (c.plan[0] == "split") {  // posv_split_only: potrf's and potrs's winners of this case
+        if (!split_ready(c.key)) return;  // not started: the main loop comes back
         const std::vector<CholeskyConfig> configs = split_candidates(c.key);
-        if (!configs.empty()) {
-            c.started = true;
-            c.t0 = std::chrono::steady_clock::now();
-            c.stage = 0;
-            submit_stage(c, configs);
-            return;
-        }
+        if (!configs.empty()) return begin(c, configs);
         // neither tuned (or potrs has no cooperative winner): the fused search after all
         c.plan = without(stage_plan(c.key.routine, c.key.family, opt_.nrhs), opt_.skip_stages);
     }
     std::vector<CholeskyConfig> seeds;
     bool have = false;
     seed_ready(c, seeds, have);
-    c.started = true;
-    c.t0 = std::chrono::steady_clock::now();
-    c.stage = 0;
-    submit_stage(c, stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive));
+    begin(c, stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive));
 }
 
 std::vector<CholeskyConfig> Tuner::through_candidates(const CaseKey& k) const {
@@ -2135,9 +2125,8 @@ int Tuner::run() {
                 std::vector<CholeskyConfig> seeds;
                 bool have = false;
                 if (!seed_ready(c, seeds, have) || !anchors_ready(c)) continue;
-                if (!c.resumed_best && !c.plan.empty() && c.plan[0] == "split" && !split_ready(c.key)) continue;
                 start_case(c);
-                if (!c.started) continue;  // its plan fell back to one that waits (start_case)
+                if (!c.started) continue;  // a first stage that waits for other cases (start_case)
             }
             if (c.waiting) {
                 if (!stage_ready(c)) continue;

@@ -115,6 +115,24 @@ protected:
         check_potrf_output(cpu(), uplo, n, count, spec.config.nb, in, a_dev.download(), info.download());
     }
 
+    // posv without right-hand sides (packed column-major or interleaved A): the factorisation alone,
+    // as potrf with tile nb leaves it (info, A; a not-SPD and a NaN matrix among 70).
+    void check_posv_without_rhs(const LayoutSpec& layout, const CholeskyConfig& config, int nb) {
+        const int n = 17, count = 70;
+        const std::uint64_t seed = fresh_seed();
+        BATCHSOLVE_TRACE_SEED(seed);
+        const PotrfInput<double> in = potrf_input<double>(Uplo::lower, n, count, seed, true);
+        BackendBatch<double> a_dev(gpu(), layout, n, n, count);
+        a_dev.upload(in.a);
+        BackendInfo info(gpu(), count);
+        Buffer<double> b(gpu(), 1);
+        const auto b0 = layout.column_major_family() ? BatchView<double>::column_major(b.data(), n, 0, count)
+                                                     : BatchView<double>::interleaved(b.data(), n, 0, count);
+        ASSERT_NO_THROW(posv_batched<double>(Uplo::lower, a_dev.view(), b0, info.data(), config, gpu()));
+        gpu().synchronize();
+        check_potrf_output(cpu(), Uplo::lower, n, count, nb, in, a_dev.download(), info.download());
+    }
+
     // One posv call with `config` on the GPU vs LAPACKE potrf + potrs on the CPU (check_posv_output):
     // a not-SPD and a NaN matrix at random lanes; A, B and info poisoned outside what is uploaded (and
     // info entirely) before the call; then the same call without the failures, whose sound lanes must
@@ -300,18 +318,7 @@ TEST_F(CoopGpu, PosvInTwoKernelsMatchesTheCpuBackend) {
     check_posv<double>(Uplo::lower, 72, 1000, 2, padded_column_major(), through);
     check_posv<float>(Uplo::upper, 40, 70, 1, pointer_array_layout(), through);
     // ... and without right-hand sides: the factorisation alone, under the two-kernel configuration
-    const int n = 17, count = 70;
-    const std::uint64_t seed = fresh_seed();
-    BATCHSOLVE_TRACE_SEED(seed);
-    const PotrfInput<double> in = potrf_input<double>(Uplo::lower, n, count, seed, true);
-    BackendBatch<double> a_dev(gpu(), packed_column_major(), n, n, count);
-    a_dev.upload(in.a);
-    BackendInfo info(gpu(), count);
-    Buffer<double> b(gpu(), 1);
-    const auto b0 = BatchView<double>::column_major(b.data(), n, 0, count);
-    ASSERT_NO_THROW(posv_batched<double>(Uplo::lower, a_dev.view(), b0, info.data(), through, gpu()));
-    gpu().synchronize();
-    check_potrf_output(cpu(), Uplo::lower, n, count, 6, in, a_dev.download(), info.download());
+    check_posv_without_rhs(packed_column_major(), through, 6);
 }
 
 // The fast-math variant and a batch large enough for many blocks per SM (the timing-relevant shape).
@@ -405,21 +412,7 @@ TEST_F(CoopGpu, ReportsResourcesOfThePotrfKernels) {
 }
 
 // posv without right-hand sides: the cooperative factorisation alone, as potrf leaves it (info, A).
-TEST_F(CoopGpu, PosvWithoutRightHandSidesFactors) {
-    const int n = 17, count = 70;
-    const std::uint64_t seed = fresh_seed();
-    BATCHSOLVE_TRACE_SEED(seed);
-    const CholeskyConfig config = coop_config(4, 4, 1);
-    const PotrfInput<double> in = potrf_input<double>(Uplo::lower, n, count, seed, true);
-    BackendBatch<double> a_dev(gpu(), interleaved_layout(), n, n, count);
-    a_dev.upload(in.a);
-    BackendInfo info(gpu(), count);
-    Buffer<double> b(gpu(), 1);
-    const auto b0 = BatchView<double>::interleaved(b.data(), n, 0, count);
-    ASSERT_NO_THROW(posv_batched<double>(Uplo::lower, a_dev.view(), b0, info.data(), config, gpu()));
-    gpu().synchronize();
-    check_potrf_output(cpu(), Uplo::lower, n, count, 4, in, a_dev.download(), info.download());
-}
+TEST_F(CoopGpu, PosvWithoutRightHandSidesFactors) { check_posv_without_rhs(interleaved_layout(), coop_config(4, 4, 1), 4); }
 
 // Registers, local memory and occupancy of the cooperative posv kernels at n = 64 and 128 (W = 4,
 // default tile; informational, the union of both phases).

@@ -75,8 +75,9 @@ LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
     return k;
 }
 
-InterleavedKernelSpec make_spec(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
-                                const CholeskyConfig& config, const char* name) {
+// The spec of a call, resolved but not checked (make_spec checks it).
+InterleavedKernelSpec resolved_spec(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                    const CholeskyConfig& config) {
     InterleavedKernelSpec spec;
     spec.routine = routine;
     spec.precision = precision;
@@ -85,6 +86,12 @@ InterleavedKernelSpec make_spec(Routine routine, Precision precision, Uplo uplo,
     spec.config = resolve_interleaved_config(routine, precision, n, config);
     spec.config.chunk_size = 0;  // a run-time argument, not part of the generated text
     spec.wide_index = interleaved_needs_wide_index(n, routine == Routine::potrf ? 0 : nrhs, count, chunk);
+    return spec;
+}
+
+InterleavedKernelSpec make_spec(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                const CholeskyConfig& config, const char* name) {
+    const InterleavedKernelSpec spec = resolved_spec(routine, precision, uplo, n, nrhs, count, chunk, config);
     check_interleaved_spec(spec, name);
     return spec;
 }
@@ -109,26 +116,37 @@ TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int n
     const TwoKernelPosvConfigs configs = split_two_kernel_posv(config);
     TwoKernelPosv out;
     out.factor = make_spec(Routine::potrf, precision, uplo, n, 0, count, chunk, configs.factor, name);
-    out.solve.routine = Routine::potrs;
-    out.solve.precision = precision;
-    out.solve.uplo = uplo;
-    out.solve.n = n;
-    out.solve.config = resolve_interleaved_config(Routine::potrs, precision, n, configs.solve);
-    out.solve.wide_index = interleaved_needs_wide_index(n, nrhs, count, chunk);
+    out.solve = resolved_spec(Routine::potrs, precision, uplo, n, nrhs, count, chunk, configs.solve);
     if (const std::string problem = interleaved_spec_problem(out.solve); !problem.empty()) {
-        const std::string field = problem.substr(0, problem.find(':'));
-        const std::string why = problem.substr(problem.find(':') + 2);
-        const std::string named = field == "nb"                                             ? "solve_nb"
-                                  : field == "warps_per_matrix" || field == "threads_per_block" ? "solve_warps_per_matrix"
-                                  : field == "n"                                            ? "a.rows"
-                                                                                            : field;
-        throw InvalidArgument(name, named == "a.rows" ? named : "config." + named, why + " (the solve kernel of a two-kernel posv)");
+        const std::size_t colon = problem.find(':');
+        const std::string field = problem.substr(0, colon);
+        const std::string config_field = field == "nb"                                              ? "solve_nb"
+                                         : field == "warps_per_matrix" || field == "threads_per_block" ? "solve_warps_per_matrix"
+                                                                                                     : field;
+        throw InvalidArgument(name, field == "n" ? "a.rows" : "config." + config_field,
+                              problem.substr(colon + 2) + " (the solve kernel of a two-kernel posv)");
     }
     return out;
 }
 
 unsigned grid_for(int count, int threads_per_block) {
     return static_cast<unsigned>((static_cast<long long>(count) + threads_per_block - 1) / threads_per_block);
+}
+
+// Launches the kernel of `spec` over `count` systems on the context's stream: cooperative kernels in
+// the shape coop_launch_shape gives (W warps per 32 systems; potrs: groups of right-hand sides on
+// grid.y), the others one thread per matrix.
+void launch_interleaved(const InterleavedKernelSpec& spec, const LaunchableKernel& k, int count, int nrhs, void** args,
+                        const char* routine, Context& ctx) {
+    cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
+    if (is_cooperative(spec)) {
+        const CoopLaunchShape shape = coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
+        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+                    stream, args);
+        return;
+    }
+    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0, stream,
+                args);
 }
 
 }  // namespace
@@ -151,15 +169,7 @@ void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const Choles
     const LaunchableKernel k = lookup(spec, ctx.device());
     T* data = a.data;
     void* args[] = {&data, &info, &count, &chunk};
-    if (is_cooperative(spec)) {  // W warps per 32 matrices; the tile rows of each shared out between them
-        const CoopLaunchShape shape =
-            coop_launch_shape(spec, count, 0, detail::resources_of(ctx, routine).sm_count_);
-        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
-                    stream, args);
-        return;
-    }
-    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
-                stream, args);
+    launch_interleaved(spec, k, count, 0, args, routine, ctx);
 }
 
 template <class T>
@@ -181,15 +191,7 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     const int* no_info = nullptr;  // the cooperative kernel skips systems with info != 0 (two-kernel posv)
     void* args[] = {&a_data, &b_data, &nrhs, &count, &chunk};
     void* coop_args[] = {&a_data, &b_data, &nrhs, &no_info, &count, &chunk};
-    if (is_cooperative(spec)) {  // cooperative: W warps per 32 systems, groups of columns on grid.y
-        const CoopLaunchShape shape =
-            coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
-        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
-                    ctx.stream(), coop_args);
-        return;
-    }
-    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
-                ctx.stream(), args);
+    launch_interleaved(spec, k, count, nrhs, is_cooperative(spec) ? coop_args : args, routine, ctx);
 }
 
 template <class T>
@@ -208,18 +210,15 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
             two_kernel_posv_specs(precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk, config, routine);
         jit::ScopedDevice on(ctx.device());
         // both kernels ready (compiled, launchable) before the first runs: a failure leaves A and info as they were
-        lookup(specs.factor, ctx.device());
-        const LaunchableKernel k = lookup(specs.solve, ctx.device());
-        potrf_interleaved(uplo, a, info, specs.factor.config, ctx);
-        if (nrhs == 0) return;
-        const T* a_data = a.data;
+        const LaunchableKernel factor = lookup(specs.factor, ctx.device()), solve = lookup(specs.solve, ctx.device());
+        T* a_data = a.data;
         T* b_data = b.data;
+        void* factor_args[] = {&a_data, &info, &count, &chunk};
+        launch_interleaved(specs.factor, factor, count, 0, factor_args, routine, ctx);
+        if (nrhs == 0) return;
         const int* failed = info;
-        void* args[] = {&a_data, &b_data, &nrhs, &failed, &count, &chunk};
-        const CoopLaunchShape shape =
-            coop_launch_shape(specs.solve, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
-        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
-                    ctx.stream(), args);
+        void* solve_args[] = {&a_data, &b_data, &nrhs, &failed, &count, &chunk};
+        launch_interleaved(specs.solve, solve, count, nrhs, solve_args, routine, ctx);
         return;
     }
     if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
@@ -237,15 +236,7 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &info, &count, &chunk};
-    if (is_cooperative(spec)) {  // W warps per 32 systems: factor, barrier, solve; grid.y is 1
-        const CoopLaunchShape shape =
-            coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
-        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
-                    ctx.stream(), args);
-        return;
-    }
-    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0,
-                ctx.stream(), args);
+    launch_interleaved(spec, k, count, nrhs, args, routine, ctx);  // cooperative: factor, barrier, solve; grid.y 1
 }
 
 template <class T>
