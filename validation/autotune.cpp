@@ -147,7 +147,7 @@ constexpr int kSeedShapesChunked = 6;
 
 // ---- measured pruning: the default search leaves out what earlier full searches never picked ------
 // The rules below cut the compile work of a full s and d sweep, which bounds its time (see the tuning
-// README). Their evidence is every timed candidate of runs 3-42 (H200 and H100, batch 16384, logs in
+// README). Their evidence is every timed candidate of runs 3-43 (H200 and H100, batch 16384, logs in
 // results/autotune-h200), recomputed by validation/prune_evidence.py: "loss" is the best time a
 // rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
 // turns every rule off (the report's figures of the whole space, or a GPU unlike sm_90).
@@ -172,12 +172,38 @@ constexpr int kStagedPrunedMaxWarps = 4;
 // posv's staged stage times potrf's 4 best staged shapes of the same n (210 cases: the best of them
 // within 2.6% of posv's own best, equal in 90%), as its stage 1 starts from potrf's shapes.
 constexpr int kSeedStagedPosv = 4;
-// Cooperative potrf: no tile of 4 (its best in 0 of 495 cases; within 2% of the best in none).
-constexpr int kCoopPotrfPrunedTile = 4;
-// Cooperative posv: no tile of 4 either (301 cases of runs 3-42, whose posv cooperative stage was
-// always searched whole: loss at most 1.005). 6 of the stage's 24 kernels per case; in run 42 292
-// kernels and 2.1% of the sweep's NVRTC time (small tiles compile fastest).
-constexpr int kCoopPosvPrunedTile = 4;
+// Cooperative kernels (warps per 32 matrices x tile, coop_candidates): the shapes left out, by routine
+// and n (kAnyCoop: every warp count or tile).
+//   potrf, tile 4: its best in 0 of 495 cases; within 2% of the best in none.
+//   posv, tile 4: 301 cases of runs 3-42, whose posv cooperative stage was always searched whole,
+//     loss at most 1.005; in run 42 292 kernels and 2.1% of the sweep's NVRTC time.
+//   posv at n = 17..64, tile 8: 253 cases of runs 3-43, loss 1.000 but one (run 15, s chunked n = 32:
+//     1.019); run 43: 3.9% of the NVRTC time. Above n = 64 tile 8 still won (up to 8% lost without).
+//   potrs above n = 32, 2 warps: 644 cases, loss 1.000; run 43: 2.3%.
+//   potrf at n = 17..32, 8 warps: 242 cases, loss 1.000; run 43: 0.6%. Above n = 32 8 warps won
+//     cases (up to 25% lost without).
+constexpr int kAnyCoop = -1;
+struct CoopPruned {
+    Routine routine;
+    int min_n, max_n;
+    int warps, nb;
+};
+constexpr CoopPruned kCoopPruned[] = {
+    {Routine::potrf, 1, 128, kAnyCoop, 4}, {Routine::posv, 1, 128, kAnyCoop, 4},
+    {Routine::posv, 17, 64, kAnyCoop, 8},  {Routine::potrs, 33, 128, 2, kAnyCoop},
+    {Routine::potrf, 17, 32, 8, kAnyCoop},
+};
+bool coop_pruned(Routine r, int n, int warps, int nb) {
+    for (const CoopPruned& p : kCoopPruned)
+        if (p.routine == r && p.min_n <= n && n <= p.max_n && (p.warps == kAnyCoop || p.warps == warps) &&
+            (p.nb == kAnyCoop || p.nb == nb))
+            return true;
+    return false;
+}
+// Column-major staged kernels: panels wider than 16 only up to n = 32 (kStagedWideMaxN allows 48;
+// potrf and posv search staged kernels from n = 33, kColumnMajorStagedMinN): at n = 33..48 a panel of
+// 32 was the best in none of 114 cases (loss 1.000); run 43: 40 kernels of 12 s each, 2.8%.
+constexpr int kStagedWidePrunedMaxN = 32;
 // Column-major potrf/posv above n = 64: the staged kernels only (stages staged and tensor_cores; no
 // register kernels, so no shape, unroll, threads or through stage). In runs 3-42 above n = 64 a
 // staged kernel was the case's best in all 164 s and 181 d cases that timed both kinds
@@ -199,6 +225,13 @@ constexpr int kColumnMajorStagedMinN = 33;
 // between anchors took two-kernel winners from their anchors); at n = 49..64 they won 48 of 128
 // cases, at n <= 48 none. The fused search above n = 64 took 8.7% of run 43's NVRTC time.
 constexpr int kPosvSplitOnlyAboveN = 64;
+// Interleaved and chunked potrs and posv above n = 32 (posv up to kPosvSplitOnlyAboveN): the
+// cooperative kernels only (stages coop and grid, posv then split), no one-thread kernels. Above
+// n = 32 a one-thread kernel was never a case's best where a search timed both kinds (runs 3-43,
+// prune_evidence.py): potrs 508 cases, posv 72. The cooperative stage then starts the case and, in
+// the chunked layout, times every chunk size (a run-time argument: nothing more to compile) instead
+// of taking the one-thread winner's. The stages left out took 3.9% of run 43's NVRTC time.
+constexpr int kCoopOnlyAboveN = 32;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
 // between times the winners of the anchors each side (column-major: then the through stage),
 // compiled for its own n. Over the 1296 cases between anchors of 4 above n = 32 of sm90.json before
@@ -421,8 +454,7 @@ std::vector<CholeskyConfig> coop_candidates(Routine routine, int n, const Choles
         if (cap == 0 && routine == Routine::posv && !exhaustive && n > kCoopPosvUncappedMaxN) continue;
         for (int w : kCoopWarps)
             for (int nb : kCoopTileSizes) {
-                if (!exhaustive && routine == Routine::potrf && nb == kCoopPotrfPrunedTile) continue;
-                if (!exhaustive && routine == Routine::posv && nb == kCoopPosvPrunedTile) continue;
+                if (!exhaustive && coop_pruned(routine, n, w, nb)) continue;
                 CholeskyConfig c;
                 c.warps_per_matrix = w, c.nb = nb;
                 c.threads_per_block = 32 * w;
@@ -533,9 +565,13 @@ bool column_major_without_staged(Routine r, Family f, int n, bool exhaustive) {
 bool posv_split_only(Routine r, Family f, int n, bool exhaustive) {
     return !exhaustive && f != Family::column_major && r == Routine::posv && n > kPosvSplitOnlyAboveN;
 }
+// Interleaved/chunked potrs and posv of order n: only cooperative kernels (kCoopOnlyAboveN).
+bool cooperative_only(Routine r, Family f, int n, bool exhaustive) {
+    return !exhaustive && f != Family::column_major && r != Routine::potrf && n > kCoopOnlyAboveN;
+}
 
 // The stages of a full search of case (r, f, n): stage_plan less --skip-stages, and less the stages
-// the three rules above leave out (--skip-stages staged keeps the register stages at every n, so that
+// the four rules above leave out (--skip-stages staged keeps the register stages at every n, so that
 // a plan always has a first stage).
 std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool exhaustive,
                                      const std::vector<std::string>& skip) {
@@ -545,6 +581,7 @@ std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool 
         return without(plan, {"shape", "unroll", "threads", "through"});
     if (column_major_without_staged(r, f, n, exhaustive)) return without(plan, {"staged", "tensor_cores"});
     if (posv_split_only(r, f, n, exhaustive) && has("split")) return without(plan, {"shape", "chunk", "threads", "coop", "grid"});
+    if (cooperative_only(r, f, n, exhaustive) && has("coop")) return without(plan, {"shape", "chunk", "threads"});
     return plan;
 }
 
@@ -584,7 +621,7 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive)
                                         ? std::vector<int>{0}
                                         : std::vector<int>(std::begin(kStagedPanels), std::end(kStagedPanels));
     for (int nb : panels) {
-        if (nb > 16 && k.n > kStagedWideMaxN) continue;
+        if (nb > 16 && k.n > (exhaustive ? kStagedWideMaxN : kStagedWidePrunedMaxN)) continue;
         if (nb > k.n && nb != kStagedPanels[0]) continue;  // a panel wider than n: the same kernel as nb = n
         for (int w : kStagedWarps) {
             if (w > 1 && 32 * (w - 1) >= k.n) continue;  // warps with no row of the panel to solve
@@ -612,6 +649,10 @@ std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaus
     return out;
 }
 
+// A plan whose first stage is the cooperative one (cooperative_only) takes no seeds: they are
+// one-thread kernel shapes.
+bool takes_no_seeds(const std::vector<std::string>& plan) { return !plan.empty() && plan[0] == "coop"; }
+
 // Whose stage-1 ranking seeds a case: posv from potrf (same family; chunked from interleaved
 // first), chunked from interleaved (same routine). None for the rest.
 std::optional<CaseKey> seed_source(const CaseKey& k) {
@@ -629,10 +670,21 @@ std::optional<CaseKey> seed_source(const CaseKey& k) {
 
 // Stage-1 candidates of a case whose plan starts with `first`: the full list, or the seeds (a posv
 // case keeps potrf's shapes, or above kColumnMajorRegisterMaxN its staged shapes; a chunked case
-// gets the stage-1 chunk size).
+// gets the stage-1 chunk size). A cooperative first stage (cooperative_only) takes no seeds and, in
+// the chunked layout, times its shapes at every chunk size.
 std::vector<CholeskyConfig> stage1_candidates(const CaseKey& k, const std::string& first,
                                               const std::vector<CholeskyConfig>* seeds, bool exhaustive) {
     std::vector<CholeskyConfig> list;
+    if (first == "coop") {
+        const std::vector<int> chunks = k.family == Family::chunked ? std::vector<int>(std::begin(kChunkSizes), std::end(kChunkSizes))
+                                                                    : std::vector<int>{0};
+        for (int chunk : chunks) {
+            CholeskyConfig at;
+            at.chunk_size = chunk;
+            for (const CholeskyConfig& c : coop_candidates(k.routine, k.n, at, exhaustive)) list.push_back(c);
+        }
+        return list;
+    }
     if (seeds != nullptr && !seeds->empty()) {
         const std::size_t take = k.family == Family::chunked ? kSeedShapesChunked : kSeedShapesPosv;
         list.assign(seeds->begin(), seeds->begin() + std::min(take, seeds->size()));
@@ -1588,7 +1640,7 @@ void Tuner::close(CaseState& c, bool skipped) {
 bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const {
     have = false;
     const std::optional<CaseKey> src = seed_source(c.key);
-    if (!src) return true;
+    if (!src || takes_no_seeds(c.plan)) return true;
     std::vector<CholeskyConfig> staged;  // the source's best staged shapes
     if (auto it = case_index_.find(*src); it != case_index_.end()) {
         const CaseState& s = cases_[it->second];
@@ -1921,10 +1973,10 @@ void Tuner::run_stage(CaseState& c) {
                 c.staged_top.push_back(m->config);
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
-        // Seeds come from a real stage 1 only: not from a revisit's or a table's or anchors' winners
-        // (staged, cooperative or grid-capped configurations, not shapes); without them the seeded
-        // case searches its full list.
-        if (!c.resumed_best && c.plan[0] != "known")
+        // Seeds come from a real stage 1 only: not from a revisit's, a table's or anchors' winners,
+        // nor from a cooperative first stage (staged, cooperative or grid-capped configurations, not
+        // shapes); without them the seeded case searches its full list.
+        if (!c.resumed_best && c.plan[0] != "known" && !takes_no_seeds(c.plan))
             for (const Measured* m : ranking(c.results))  // seeds are kernel shapes: not the through-interleaved route
                 if (int(c.stage1_top.size()) < std::max(kSeedShapesPosv, kSeedShapesChunked) && !m->config.through_interleaved)
                     c.stage1_top.push_back(m->config);
@@ -2090,7 +2142,8 @@ int Tuner::run() {
         bool have = false;
         // --revisit, --candidates-from and sizes between anchors time other candidates than stage 1's
         if (c.resumed_best || c.plan.empty() || c.plan[0] == "known" || c.plan[0] == "split") continue;
-        if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
+        if (seed_source(c.key) && !takes_no_seeds(c.plan) && case_index_.count(*seed_source(c.key)))
+            continue;  // waits for its seeds
         seed_ready(c, seeds, have);
         for (const CholeskyConfig& config : stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive))
             pool_->submit(request_of(c.key, config), c.index);
@@ -2239,14 +2292,14 @@ int dry_run(const Options& opt) {
                         total1 += at_most, total_later += through + split, compiles += at_most, ++fills;
                         continue;
                     }
+                    const std::vector<std::string> plan = search_plan(r, f, n, opt.nrhs, opt.exhaustive, opt.skip_stages);
                     const std::optional<CaseKey> src = seed_source(k);
                     // seeded by a source that runs a real stage 1 (not a table's winners)
-                    const bool seeded = src && std::find(opt.routines.begin(), opt.routines.end(), src->routine) !=
+                    const bool seeded = src && !takes_no_seeds(plan) && std::find(opt.routines.begin(), opt.routines.end(), src->routine) !=
                                                    opt.routines.end() &&
                                         std::find(opt.families.begin(), opt.families.end(), src->family) !=
                                             opt.families.end() &&
                                         known_candidates(*src, known, opt.neighbours).empty();
-                    const std::vector<std::string> plan = search_plan(r, f, n, opt.nrhs, opt.exhaustive, opt.skip_stages);
                     if (!plan.empty() && plan[0] == "split") {  // posv_split_only: potrf's and potrs's kernels
                         const int later = std::find(plan.begin(), plan.end(), "nrhs_block") != plan.end() ? 3 : 0;
                         std::printf("%-34s %8d %8d %8d  %s\n", k.text().c_str(), kSplitAtMost, later, 0, joined(plan).c_str());

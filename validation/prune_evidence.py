@@ -33,9 +33,16 @@ SEED_STAGED_POSV = 4         # kSeedStagedPosv
 COOP_POTRF_TILE = 4          # kCoopPotrfPrunedTile
 COOP_POSV_TILE = 4           # kCoopPosvPrunedTile
 COOP_POSV_UNCAPPED_MAX_N = 32  # kCoopPosvUncappedMaxN
+ANY = -1                     # kAnyCoop
+COOP_PRUNED = [("potrf", 1, 128, ANY, 4), ("posv", 1, 128, ANY, 4), ("posv", 17, 64, ANY, 8),
+               ("potrs", 33, 128, 2, ANY), ("potrf", 17, 32, 8, ANY)]  # kCoopPruned
+POTRF_FULL_UNROLL_MAX_N = 16     # kPotrfFullUnrollPrunedMaxN (kInterleavedMaxFullUnrollN: 24)
+POTRF_TOP_LOOKING_ABOVE_N = 64   # kPotrfTopLookingPrunedAboveN
+STAGED_WIDE_MAX_N = 32           # kStagedWidePrunedMaxN (kStagedWideMaxN: 48)
 COLUMN_MAJOR_REGISTER_MAX_N = 64  # kColumnMajorRegisterMaxN
 COLUMN_MAJOR_STAGED_MIN_N = 33    # kColumnMajorStagedMinN
 POSV_SPLIT_ONLY_ABOVE_N = 64  # kPosvSplitOnlyAboveN
+COOP_ONLY_ABOVE_N = 32       # kCoopOnlyAboveN
 FILL_ABOVE_N = 32            # kFillAboveN
 FILL_STEP = 4                # kFillStep
 
@@ -233,6 +240,50 @@ def main():
                   lambda k, p=p: k[1] == "posv" and k[2] == p and k[3] != "column_major" and
                   k[4] > POSV_SPLIT_ONLY_ABOVE_N,
                   lambda st, sh: sh[10] > 0, (lambda st, sh: sh[10] > 0, lambda st, sh: sh[10] == 0))  # both timed
+
+    # Rules of run 44 on: judged where the candidates they drop were timed (with others).
+    for routine, lo, hi, warps, nb in COOP_PRUNED[2:]:  # the tiles of 4 are judged per stage above
+        def dropped(st, sh, warps=warps, nb=nb):  # a grid cap runs the cooperative winner's kernel
+            return st in ("coop", "grid") and sh[5] > 0 and warps in (ANY, sh[5]) and nb in (ANY, sh[0])
+        what = f"{warps} warps" if warps != ANY else f"tile {nb}"
+        case_rule(f"cooperative {routine}, n = {lo}..{hi}: no {what}",
+                  lambda k, routine=routine, lo=lo, hi=hi: k[1] == routine and k[3] != "column_major" and lo <= k[4] <= hi,
+                  lambda st, sh, dropped=dropped: not dropped(st, sh), dropped)
+    cooperative = lambda st, sh: sh[5] > 0 or sh[10] > 0  # (posv in two kernels: a cooperative potrs)
+    for routine, upto in (("potrs", 128), ("posv", POSV_SPLIT_ONLY_ABOVE_N)):
+        case_rule(f"interleaved/chunked {routine}, n = {COOP_ONLY_ABOVE_N + 1}..{upto}: cooperative kernels only",
+                  lambda k, routine=routine, upto=upto: k[1] == routine and k[3] != "column_major" and
+                  COOP_ONLY_ABOVE_N < k[4] <= upto,
+                  # both kinds timed by a search (a size between anchors also times the anchors' winners,
+                  # which the rule leaves as they are: n = 32's one-thread winner at n = 33 won there twice)
+                  cooperative, (cooperative, lambda st, sh: st != "known" and not cooperative(st, sh)))
+    wide = lambda st, sh: sh[8] and sh[0] > 16
+    case_rule(f"column-major staged, n > {STAGED_WIDE_MAX_N}: panels of at most 16",
+              lambda k: k[3] == "column_major" and k[4] > STAGED_WIDE_MAX_N,
+              lambda st, sh: not wide(st, sh), wide)
+
+    # Run 43's rules at once (kPosvSplitOnlyAboveN, kCoopOnlyAboveN, kCoopPruned's last three,
+    # kStagedWidePrunedMaxN), per case over every run; the one-thread kernels a size between anchors
+    # times as its anchors' winners stay.
+    def run43_drops(k, st, sh):
+        routine, interleaved, n = k[1], k[3] != "column_major", k[4]
+        if interleaved and routine == "posv" and n > POSV_SPLIT_ONLY_ABOVE_N and not sh[10] and st != "known":
+            return True
+        if interleaved and routine != "potrf" and n > COOP_ONLY_ABOVE_N and not cooperative(st, sh) and st != "known":
+            return True
+        if interleaved and st in ("coop", "grid") and sh[5] > 0:
+            for r, lo, hi, warps, nb in COOP_PRUNED[2:]:
+                if r == routine and lo <= n <= hi and warps in (ANY, sh[5]) and nb in (ANY, sh[0]):
+                    return True
+        return n > STAGED_WIDE_MAX_N and wide(st, sh)
+    losses, kept, total = [], 0, 0
+    for k, v in cases.items():
+        rest = [ms for st, sh, ms in v if not run43_drops(k, st, sh)]
+        if len(rest) == len(v) or not rest:  # nothing dropped, or no search of the kind kept
+            continue
+        losses.append(min(rest) / min(ms for _, _, ms in v))
+        kept, total = kept + len(rest), total + len(v)
+    print(f"{'the rules from run 43 on, together':78s} {summary(losses, kept, total)}")
 
     fill_sizes(args.results, args.table)
 

@@ -52,6 +52,7 @@ TYPED_TEST(Potrs, EverySizeEveryLayout) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
+    compile_every_size_ahead<T>(TypeParam::backend, "potrs", {1, 3});
     for (int n : size_spread()) {
         const int count = batch_count_for(n);
         const std::vector<T> a = test_matrices<T>(n, count, seed + n);

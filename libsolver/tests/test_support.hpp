@@ -11,13 +11,18 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
+#include "batchsolve/tuning.hpp"
 
 namespace batchsolve::test {
 
@@ -392,6 +397,72 @@ void expect_invalid_argument(F&& f, const std::string& argument) {
         ADD_FAILURE() << "expected InvalidArgument naming '" << argument << "', got: " << e.what();
     }
 }
+
+// ---- compiling ahead -------------------------------------------------------------------------------
+
+// NVRTC compiles each generated kernel on its first use (0.1-10 s). A GPU test that meets a few
+// hundred of them one after another spends minutes on one core (the every-size tests took longer
+// than 150 s each that way on the H100 host, with the other tests compiling beside them), so such a
+// test compiles them first with compile_ahead, on several host threads with a CUDA context each.
+// A job that throws (a configuration the test expects to be refused, say) is left for the test
+// itself to meet and report.
+constexpr int kCompileAheadThreads = 8;  // per test process: the GPU tests run side by side
+using CompileJob = std::function<void(Context&)>;
+
+inline void compile_ahead(const std::vector<CompileJob>& jobs) {
+    std::mutex m;
+    std::size_t next = 0;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < std::min<int>(kCompileAheadThreads, int(jobs.size())); ++t)
+        threads.emplace_back([&] {
+            try {
+                Context ctx(Backend::cuda);
+                for (;;) {
+                    std::size_t i;
+                    {
+                        std::lock_guard<std::mutex> lock(m);
+                        if (next == jobs.size()) return;
+                        i = next++;
+                    }
+                    try {
+                        jobs[i](ctx);
+                    } catch (const std::exception&) {
+                    }
+                }
+            } catch (const std::exception&) {  // no context: the test meets the kernels itself
+            }
+        });
+    for (std::thread& t : threads) t.join();
+}
+
+// A job that compiles the kernel `routine` runs for A of order n in `layout`: the configuration the
+// tuning table gives, or `config`.
+template <class T>
+CompileJob kernel_of(const std::string& routine, Uplo uplo, const LayoutSpec& layout, int n, int count, int nrhs,
+                     const std::optional<CholeskyConfig>& config = std::nullopt) {
+    return [=](Context& ctx) {
+        BackendBatch<T> a(ctx, layout, n, n, count);  // a pointer array needs its pointers on the device
+        const BatchView<const T> shape = a.view();
+        if (config) prepare_kernel<T>(routine, uplo, shape, nrhs, *config, ctx);
+        else prepare_kernel<T>(routine, uplo, shape, nrhs, ctx);
+    };
+}
+
+// The tuning table's kernels of an every-size test (size_spread x all_layouts x both triangles x
+// `nrhs_list`), compiled ahead; nothing on the CPU backend.
+template <class T>
+void compile_every_size_ahead(Backend backend, const std::string& routine, const std::vector<int>& nrhs_list) {
+    if (backend != Backend::cuda) return;
+    std::vector<CompileJob> jobs;
+    for (int n : size_spread())
+        for (int nrhs : nrhs_list)
+            for (const LayoutSpec& layout : all_layouts())
+                for (Uplo uplo : {Uplo::lower, Uplo::upper})
+                    jobs.push_back(kernel_of<T>(routine, uplo, layout, n, batch_count_for(n), nrhs));
+    compile_ahead(jobs);
+}
+
+// ---- tolerances ------------------------------------------------------------------------------------
 
 // Largest relative difference of the good matrices' results that two backends may show: both are
 // backward stable, so their outputs differ by a forward error of order n u cond.

@@ -240,45 +240,68 @@ void complex_sample(int z_warps, const std::array<int, 2>& nrhs, const Run& run)
     }
 }
 
+// The kernels of a sample (`routine` at each case's configuration), compiled ahead: a sample meets
+// some 80 kernels.
+template <class Sample>
+void compile_sample_ahead(const std::string& routine, const Sample& sample) {
+    std::vector<CompileJob> jobs;
+    sample([&](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout, const CholeskyConfig& config) {
+        jobs.push_back(kernel_of<decltype(element)>(routine, uplo, layout, n, count, nrhs, config));
+    });
+    compile_ahead(jobs);
+}
+
 TEST_F(CoopGpu, RealPrecisionsMatchTheCpuBackend) {
-    real_sample({1, 3, 2}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
-                                  const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { real_sample({1, 3, 2}, run); };
+    compile_sample_ahead("potrs", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check<decltype(element)>(uplo, n, count, nrhs, layout, config);
     });
 }
 
 TEST_F(CoopGpu, ComplexPrecisionsMatchTheCpuBackend) {
-    complex_sample(4, {2, 3}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
-                                     const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { complex_sample(4, {2, 3}, run); };
+    compile_sample_ahead("potrs", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check<decltype(element)>(uplo, n, count, nrhs, layout, config);
     });
 }
 
 TEST_F(CoopGpu, PotrfRealPrecisionsMatchTheCpuBackend) {
-    real_sample({0, 0, 0}, [this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
-                                  const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { real_sample({0, 0, 0}, run); };
+    compile_sample_ahead("potrf", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check_potrf<decltype(element)>(uplo, n, count, layout, config);
     });
 }
 
 TEST_F(CoopGpu, PotrfComplexPrecisionsMatchTheCpuBackend) {
-    complex_sample(2, {0, 0}, [this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
-                                     const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { complex_sample(2, {0, 0}, run); };
+    compile_sample_ahead("potrf", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check_potrf<decltype(element)>(uplo, n, count, layout, config);
     });
 }
 
 TEST_F(CoopGpu, PosvRealPrecisionsMatchTheCpuBackend) {
     // nrhs 5 in the nrhs_block 2 case: 2 groups of 2 and a partial one
-    real_sample({1, 5, 2}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
-                                  const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { real_sample({1, 5, 2}, run); };
+    compile_sample_ahead("posv", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check_posv<decltype(element)>(uplo, n, count, nrhs, layout, config);
     });
 }
 
 TEST_F(CoopGpu, PosvComplexPrecisionsMatchTheCpuBackend) {
-    complex_sample(4, {2, 3}, [this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
-                                     const CholeskyConfig& config) {
+    const auto sample = [](const auto& run) { complex_sample(4, {2, 3}, run); };
+    compile_sample_ahead("posv", sample);
+    sample([this](auto element, Uplo uplo, int n, int count, int nrhs, const LayoutSpec& layout,
+           const CholeskyConfig& config) {
         this->template check_posv<decltype(element)>(uplo, n, count, nrhs, layout, config);
     });
 }
