@@ -6,8 +6,9 @@
 #   scripts/on-gpu.sh tester ARGS...            the tester with ARGS (JSON to $OUT/tester.json)
 #   scripts/on-gpu.sh baseline                  the cuSOLVER-vs-LAPACK baseline table (issue 2)
 #   scripts/on-gpu.sh autotune ARGS...          the autotuner (validation/autotune.cpp)
-#   scripts/on-gpu.sh sweep PART BUDGET_S       part PART of the full s and d sweep (libsolver/tuning/README.md),
-#                                               resuming .gpu-bundle/sweep/progress.jsonl when carried
+#   scripts/on-gpu.sh sweep WAIT_S              the full s and d sweep (libsolver/tuning/README.md) in the
+#                                               background: starts it (resuming .gpu-bundle/sweep/progress.jsonl
+#                                               when carried) or waits on it, at most WAIT_S seconds
 #   scripts/on-gpu.sh compare TABLE ARGS...     the tester twice with the same seed: the compiled-in tables,
 #                                               then TABLE (BATCHSOLVE_TUNING_FILE); compare_tester_runs.py
 #   scripts/on-gpu.sh profile REGEX ARGS...     Nsight Compute (full set, source lines) of the first
@@ -96,20 +97,39 @@ while (($#)); do
     autotune)
       "$bundle/run" autotune "${args[@]}" 2>&1 | tee "$out/autotune.log"; ((status |= PIPESTATUS[0])) ;;
     sweep)
-      # A call runs at most 10 minutes and returns at most 8 files, so a sweep runs in parts that
-      # resume one progress file: copy $OUT/progress.jsonl to .gpu-bundle/sweep/ for the next part.
-      # Its table stays behind (validation/rebuild_table.py makes it from the progress file); the
-      # disk cache is off, so that the parts' times add up to a sweep's. Set BATCHSOLVE_COMMIT to the
-      # bundle's commit: the machine's copy of the repository has answered another HEAD before.
-      part=${args[0]:?sweep needs PART}; budget=${args[1]:?sweep needs BUDGET_S}
-      [[ -f .gpu-bundle/sweep/progress.jsonl ]] && cp .gpu-bundle/sweep/progress.jsonl "$out/progress.jsonl"
-      BATCHSOLVE_CACHE_DIR= "$bundle/run" autotune --routine potrf,posv,potrs --precision s,d --n 1:128 \
-        --layout interleaved,chunked,column_major --batch 16384 --output /tmp/sweep-table.json \
-        --log "$out/candidates-part$part.jsonl" --resume "$out/progress.jsonl" --jobs "$(nproc)" --repeat 5 \
-        --budget-s "$budget" --commit "$BATCHSOLVE_COMMIT" > "$out/autotune-part$part.log" 2>&1
-      ((status |= $?))
-      grep -E "^autotune:" "$out/autotune-part$part.log" | head -n 3
-      xz -T0 "$out/candidates-part$part.jsonl" ;;
+      # The full s and d sweep (libsolver/tuning/README.md) as one process that outlives the call: a
+      # call runs at most 10 minutes, and a sweep cut into parts idles its compile threads at every
+      # part's end. The first call on a machine starts the tuner in a session of its own (setsid; it
+      # then runs until the machine goes back), resuming .gpu-bundle/sweep/progress.jsonl when
+      # carried; every call, the first included, waits up to WAIT_S seconds for it and brings back
+      # its progress file and console log (the candidate log, compressed, once it has ended). Call
+      # again within the machine's idle time to wait on; on a fresh machine, copy the last
+      # $OUT/progress.jsonl to .gpu-bundle/sweep/ first and it resumes there. The disk cache is off,
+      # so that the sweep compiles what a sweep compiles. Set BATCHSOLVE_COMMIT to the bundle's
+      # commit: the machine's copy of the repository has answered another HEAD before.
+      wait_s=${args[0]:?sweep needs WAIT_S}
+      run_dir=/tmp/sweep
+      if [[ ! -f $run_dir/pid ]]; then
+        mkdir -p "$run_dir"
+        [[ -f .gpu-bundle/sweep/progress.jsonl ]] && cp .gpu-bundle/sweep/progress.jsonl "$run_dir/progress.jsonl"
+        start=$(date -u +%Y%m%dT%H%M%SZ); echo "$start" > "$run_dir/start"
+        BATCHSOLVE_CACHE_DIR= setsid "$bundle/run" autotune --routine potrf,posv,potrs --precision s,d --n 1:128 \
+          --layout interleaved,chunked,column_major --batch 16384 --output "$run_dir/table.json" \
+          --log "$run_dir/candidates-$start.jsonl" --resume "$run_dir/progress.jsonl" --jobs "$(nproc)" --repeat 5 \
+          --commit "$BATCHSOLVE_COMMIT" > "$run_dir/autotune-$start.log" 2>&1 < /dev/null &
+        echo $! > "$run_dir/pid"
+        echo "sweep: started $start (pid $(cat "$run_dir/pid"))"
+      fi
+      start=$(cat "$run_dir/start"); pid=$(cat "$run_dir/pid")
+      for ((waited = 0; waited < wait_s; waited += 5)); do kill -0 "$pid" 2>/dev/null || break; sleep 5; done
+      cp "$run_dir/progress.jsonl" "$run_dir/autotune-$start.log" "$out/" 2>/dev/null
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "sweep: still running after this call's $wait_s s; $(wc -l < "$run_dir/progress.jsonl" 2>/dev/null || echo 0) cases in the progress file"
+      else
+        echo "sweep: ended"; grep -E "^autotune:" "$run_dir/autotune-$start.log" | head -n 3
+        xz -T0 -c "$run_dir/candidates-$start.jsonl" > "$out/candidates-$start.jsonl.xz"
+        grep -q "^autotune: [0-9]* entries" "$run_dir/autotune-$start.log" || status=1
+      fi ;;
     compare)
       # The same binary and seed with the tables compiled in, then with TABLE: only a comparison in one
       # call says whether a new table is faster (libsolver/tuning/README.md, "Re-tuning").
