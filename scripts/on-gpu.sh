@@ -64,7 +64,7 @@ while (($#)); do
         "$bundle/run" "$t" --gtest_list_tests "${args[@]}" |
           awk -v t="$t" '/^[^ ]/ { s = $1; cpu = /TypeParam = cpu_/ } /^  / && !cpu { print t, s $1 }' >> "$list"
       done
-      { grep -E "Every|Precisions" "$list"; grep -vE "Every|Precisions" "$list"; } > "$list.sorted" && mv "$list.sorted" "$list"
+      { grep -E "Every|Precisions" "$list"; grep -vE "Every|Precisions" "$list"; } > "$list.sorted"; mv "$list.sorted" "$list"
       export bundle out
       export TEST_TIMEOUT=${TEST_TIMEOUT:-300}
       export DEADLINE=$(( $(date +%s) + ${GPU_TESTS_BUDGET_S:-480} ))
@@ -102,7 +102,7 @@ while (($#)); do
       # part's end. The first call on a machine starts the tuner in a session of its own (setsid; it
       # then runs until the machine goes back), resuming .gpu-bundle/sweep/progress.jsonl when
       # carried; every call, the first included, waits up to WAIT_S seconds for it and brings back
-      # its progress file and console log (the candidate log, compressed, once it has ended). Call
+      # its progress file, console log and candidate log (compressed) as written so far. Call
       # again within the machine's idle time to wait on; on a fresh machine, copy the last
       # $OUT/progress.jsonl to .gpu-bundle/sweep/ first and it resumes there. The disk cache is off,
       # so that the sweep compiles what a sweep compiles. Set BATCHSOLVE_COMMIT to the bundle's
@@ -113,22 +113,26 @@ while (($#)); do
         mkdir -p "$run_dir"
         [[ -f .gpu-bundle/sweep/progress.jsonl ]] && cp .gpu-bundle/sweep/progress.jsonl "$run_dir/progress.jsonl"
         start=$(date -u +%Y%m%dT%H%M%SZ); echo "$start" > "$run_dir/start"
-        BATCHSOLVE_CACHE_DIR= setsid "$bundle/run" autotune --routine potrf,posv,potrs --precision s,d --n 1:128 \
-          --layout interleaved,chunked,column_major --batch 16384 --output "$run_dir/table.json" \
-          --log "$run_dir/candidates-$start.jsonl" --resume "$run_dir/progress.jsonl" --jobs "$(nproc)" --repeat 5 \
-          --commit "$BATCHSOLVE_COMMIT" > "$run_dir/autotune-$start.log" 2>&1 < /dev/null &
+        # (bash -c keeps the tuner's exit status in $run_dir/rc)
+        BATCHSOLVE_CACHE_DIR= setsid bash -c '"$@"; echo $? > "$0"' "$run_dir/rc" "$bundle/run" autotune \
+          --routine potrf,posv,potrs --precision s,d --n 1:128 --layout interleaved,chunked,column_major --batch 16384 \
+          --output "$run_dir/table.json" --log "$run_dir/candidates-$start.jsonl" --resume "$run_dir/progress.jsonl" \
+          --jobs "$(nproc)" --repeat 5 --commit "$BATCHSOLVE_COMMIT" > "$run_dir/autotune-$start.log" 2>&1 < /dev/null &
         echo $! > "$run_dir/pid"
         echo "sweep: started $start (pid $(cat "$run_dir/pid"))"
       fi
       start=$(cat "$run_dir/start"); pid=$(cat "$run_dir/pid")
       for ((waited = 0; waited < wait_s; waited += 5)); do kill -0 "$pid" 2>/dev/null || break; sleep 5; done
+      # every call brings back what the sweep wrote so far (a machine given back keeps nothing)
       cp "$run_dir/progress.jsonl" "$run_dir/autotune-$start.log" "$out/" 2>/dev/null
+      nice -n 19 xz -T2 -c "$run_dir/candidates-$start.jsonl" > "$out/candidates-$start.jsonl.xz" 2>/dev/null
       if kill -0 "$pid" 2>/dev/null; then
         echo "sweep: still running after this call's $wait_s s; $(wc -l < "$run_dir/progress.jsonl" 2>/dev/null || echo 0) cases in the progress file"
       else
-        echo "sweep: ended"; grep -E "^autotune:" "$run_dir/autotune-$start.log" | head -n 3
-        xz -T0 -c "$run_dir/candidates-$start.jsonl" > "$out/candidates-$start.jsonl.xz"
-        grep -q "^autotune: [0-9]* entries" "$run_dir/autotune-$start.log" || status=1
+        rc=$(cat "$run_dir/rc" 2>/dev/null || echo "unknown")
+        echo "sweep: ended, exit status $rc (a new sweep on this machine: rm -rf $run_dir first)"
+        grep -E "^autotune:" "$run_dir/autotune-$start.log" | head -n 3
+        [[ $rc == 0 ]] || status=1
       fi ;;
     compare)
       # The same binary and seed with the tables compiled in, then with TABLE: only a comparison in one

@@ -38,6 +38,7 @@
 #include <functional>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -183,14 +184,15 @@ constexpr int kSeedStagedPosv = 4;
 //   potrf at n = 17..32, 8 warps: 242 cases, loss 1.000; run 43: 0.6%. Above n = 32 8 warps won
 //     cases (up to 25% lost without).
 constexpr int kAnyCoop = -1;
+constexpr int kEveryLargerN = std::numeric_limits<int>::max();
 struct CoopPruned {
     Routine routine;
     int min_n, max_n;
     int warps, nb;
 };
 constexpr CoopPruned kCoopPruned[] = {
-    {Routine::potrf, 1, 128, kAnyCoop, 4}, {Routine::posv, 1, 128, kAnyCoop, 4},
-    {Routine::posv, 17, 64, kAnyCoop, 8},  {Routine::potrs, 33, 128, 2, kAnyCoop},
+    {Routine::potrf, 1, kEveryLargerN, kAnyCoop, 4}, {Routine::posv, 1, kEveryLargerN, kAnyCoop, 4},
+    {Routine::posv, 17, 64, kAnyCoop, 8},             {Routine::potrs, 33, kEveryLargerN, 2, kAnyCoop},
     {Routine::potrf, 17, 32, 8, kAnyCoop},
 };
 bool coop_pruned(Routine r, int n, int warps, int nb) {
@@ -516,6 +518,7 @@ std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<s
 }
 
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
+// Leaving out coop also leaves out cooperative_only, whose plan starts with it.
 const std::vector<std::string> kSkippableStages = {"unroll", "chunk",        "prefetch",   "through", "coop", "grid",
                                                    "staged", "tensor_cores", "nrhs_block", "split"};
 
@@ -650,7 +653,9 @@ std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaus
 }
 
 // A plan whose first stage is the cooperative one (cooperative_only) takes no seeds: they are
-// one-thread kernel shapes.
+// one-thread kernel shapes. It still waits for its seed source's stage 1: a chunked case's
+// cooperative kernels are its interleaved source's (the chunk is a run-time argument), and queued
+// beside them they would be compiled twice at once.
 bool takes_no_seeds(const std::vector<std::string>& plan) { return !plan.empty() && plan[0] == "coop"; }
 
 // Whose stage-1 ranking seeds a case: posv from potrf (same family; chunked from interleaved
@@ -1640,13 +1645,16 @@ void Tuner::close(CaseState& c, bool skipped) {
 bool Tuner::seed_ready(const CaseState& c, std::vector<CholeskyConfig>& seeds, bool& have) const {
     have = false;
     const std::optional<CaseKey> src = seed_source(c.key);
-    if (!src || takes_no_seeds(c.plan)) return true;
+    if (!src) return true;
     std::vector<CholeskyConfig> staged;  // the source's best staged shapes
     if (auto it = case_index_.find(*src); it != case_index_.end()) {
         const CaseState& s = cases_[it->second];
         if (s.skipped) return true;
         if (!s.stage1_done && !s.done) return false;
+        if (takes_no_seeds(c.plan)) return true;  // waited all the same: a chunked case runs its source's kernels
         seeds = s.stage1_top, staged = s.staged_top;
+    } else if (takes_no_seeds(c.plan)) {
+        return true;
     } else if (auto it = resumed_seeds_.find(*src); it != resumed_seeds_.end()) {
         seeds = it->second;
         if (const auto e = entries_.find(*src); e != entries_.end()) staged = e->second.staged_top;
@@ -1734,8 +1742,11 @@ void Tuner::start_case(CaseState& c) {
         if (!split_ready(c.key)) return;  // not started: the main loop comes back
         const std::vector<CholeskyConfig> configs = split_candidates(c.key);
         if (!configs.empty()) return begin(c, configs);
-        // neither tuned (or potrs has no cooperative winner): the fused search after all
-        c.plan = without(stage_plan(c.key.routine, c.key.family, opt_.nrhs), opt_.skip_stages);
+        // neither tuned (or potrs has no cooperative winner): the fused search after all, under the
+        // other rules
+        std::vector<std::string> skip = opt_.skip_stages;
+        skip.push_back("split");
+        c.plan = search_plan(c.key.routine, c.key.family, c.key.n, opt_.nrhs, opt_.exhaustive, skip);
     }
     std::vector<CholeskyConfig> seeds;
     bool have = false;
@@ -1971,6 +1982,14 @@ void Tuner::run_stage(CaseState& c) {
         for (const Measured* m : ranking(c.results))
             if (int(c.staged_top.size()) < kSeedStagedPosv && m->config.staged && !m->config.tensor_cores)
                 c.staged_top.push_back(m->config);
+    if (c.stage == 0 && takes_no_seeds(c.plan) && ranking(c.results).empty()) {
+        // a cooperative first stage (cooperative_only) that timed nothing (every shape refused): the
+        // search without the rule after all
+        c.plan = without(stage_plan(c.key.routine, c.key.family, opt_.nrhs), opt_.skip_stages);
+        begin(c, stage1_candidates(c.key, c.plan[0], nullptr, opt_.exhaustive));
+        timing_s_ += seconds_since(t0);
+        return;
+    }
     if (c.plan[c.stage] == "shape" || c.stage == 0) {
         c.stage1_done = true;
         // Seeds come from a real stage 1 only: not from a revisit's, a table's or anchors' winners,
@@ -2142,8 +2161,7 @@ int Tuner::run() {
         bool have = false;
         // --revisit, --candidates-from and sizes between anchors time other candidates than stage 1's
         if (c.resumed_best || c.plan.empty() || c.plan[0] == "known" || c.plan[0] == "split") continue;
-        if (seed_source(c.key) && !takes_no_seeds(c.plan) && case_index_.count(*seed_source(c.key)))
-            continue;  // waits for its seeds
+        if (seed_source(c.key) && case_index_.count(*seed_source(c.key))) continue;  // waits for its seeds
         seed_ready(c, seeds, have);
         for (const CholeskyConfig& config : stage1_candidates(c.key, c.plan[0], have ? &seeds : nullptr, opt_.exhaustive))
             pool_->submit(request_of(c.key, config), c.index);

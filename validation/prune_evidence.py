@@ -30,14 +30,12 @@ MAX_THREADS_PER_ROW = 8      # kColumnMajorPrunedMaxThreadsPerRow
 MAX_ROWS_PER_THREAD = 4      # kColumnMajorPrunedMaxRowsPerThread
 STAGED_MAX_WARPS = 4         # kStagedPrunedMaxWarps
 SEED_STAGED_POSV = 4         # kSeedStagedPosv
-COOP_POTRF_TILE = 4          # kCoopPotrfPrunedTile
-COOP_POSV_TILE = 4           # kCoopPosvPrunedTile
+COOP_POTRF_TILE = 4          # kCoopPruned's first row
+COOP_POSV_TILE = 4           # kCoopPruned's second row
 COOP_POSV_UNCAPPED_MAX_N = 32  # kCoopPosvUncappedMaxN
 ANY = -1                     # kAnyCoop
 COOP_PRUNED = [("potrf", 1, 128, ANY, 4), ("posv", 1, 128, ANY, 4), ("posv", 17, 64, ANY, 8),
-               ("potrs", 33, 128, 2, ANY), ("potrf", 17, 32, 8, ANY)]  # kCoopPruned
-POTRF_FULL_UNROLL_MAX_N = 16     # kPotrfFullUnrollPrunedMaxN (kInterleavedMaxFullUnrollN: 24)
-POTRF_TOP_LOOKING_ABOVE_N = 64   # kPotrfTopLookingPrunedAboveN
+               ("potrs", 33, 128, 2, ANY), ("potrf", 17, 32, 8, ANY)]  # kCoopPruned (128: every larger n)
 STAGED_WIDE_MAX_N = 32           # kStagedWidePrunedMaxN (kStagedWideMaxN: 48)
 COLUMN_MAJOR_REGISTER_MAX_N = 64  # kColumnMajorRegisterMaxN
 COLUMN_MAJOR_STAGED_MIN_N = 33    # kColumnMajorStagedMinN
