@@ -17,7 +17,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out"
-bundle=/tmp/bundle
+# (BATCHSOLVE_BUNDLE_DIR and BATCHSOLVE_SWEEP_DIR: another place, for scripts/test_on_gpu.sh)
+bundle=${BATCHSOLVE_BUNDLE_DIR:-/tmp/bundle}
 [[ -x $bundle/run ]] || tar -xJf .gpu-bundle/bundle.tar.xz -C /tmp || exit 1
 # NVRTC's compiled kernels persist between calls of the device tool (each starts a bare machine)
 # when the previous call's $OUT/jit-cache.tar.xz is carried back as .jit-cache/jit-cache.tar.xz.
@@ -108,7 +109,7 @@ while (($#)); do
       # so that the sweep compiles what a sweep compiles. Set BATCHSOLVE_COMMIT to the bundle's
       # commit: the machine's copy of the repository has answered another HEAD before.
       wait_s=${args[0]:?sweep needs WAIT_S}
-      run_dir=/tmp/sweep
+      run_dir=${BATCHSOLVE_SWEEP_DIR:-/tmp/sweep}
       if [[ ! -f $run_dir/pid ]]; then
         mkdir -p "$run_dir"
         [[ -f .gpu-bundle/sweep/progress.jsonl ]] && cp .gpu-bundle/sweep/progress.jsonl "$run_dir/progress.jsonl"
