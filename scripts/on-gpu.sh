@@ -74,7 +74,7 @@ while (($#)); do
       xargs -P "${JOBS:-$(nproc)}" -L 1 bash -c 'log="$out/$0.${1//\//_}.log"
         left=$(( DEADLINE - $(date +%s) ))
         (( left > 0 )) || { echo "nr $0 $1"; exit 0; }
-        timeout "$(( left < TEST_TIMEOUT ? left : TEST_TIMEOUT ))" stdbuf -oL -eL "$bundle/run" "$0" --gtest_filter="$1" > "$log" 2>&1
+        timeout -k 10 "$(( left < TEST_TIMEOUT ? left : TEST_TIMEOUT ))" stdbuf -oL -eL "$bundle/run" "$0" --gtest_filter="$1" > "$log" 2>&1
         echo "$? $0 $1"' < "$list" > "$out/gpu-tests.rc"
       echo "=== gpu-tests: $(wc -l < "$list") tests: $(awk '$1 == 0' "$out/gpu-tests.rc" | wc -l) passed," \
            "$(awk '$1 == 124' "$out/gpu-tests.rc" | wc -l) timed out (TEST_TIMEOUT $TEST_TIMEOUT s or the step's budget)," \
