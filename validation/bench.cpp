@@ -99,13 +99,17 @@ Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
     const int n = c.n, count = c.batch, nrhs = c.nrhs;
     const std::size_t nn = std::size_t(n) * n;
     const bool with_rhs = c.routine != Routine::potrf;
-    const int distinct = std::min(count, s.distinct);  // matrix k repeats matrix k % distinct
+    const int distinct = std::min(count, s.distinct);
+    // matrix k of `batch` (count matrices of nn elements) := matrix k % distinct
+    const auto repeat_distinct = [&](std::vector<T>& batch) {
+#pragma omp parallel for
+        for (int k = distinct; k < count; ++k)
+            std::copy_n(batch.begin() + nn * (k % distinct), nn, batch.begin() + nn * k);
+    };
     if (n > 0) {  // the generators run on all host threads themselves
         in.a = generate_spd_batch<T>(n, distinct, s.cond, mix(c.seed, 0));
         in.a.resize(nn * count);
-#pragma omp parallel for
-        for (int k = distinct; k < count; ++k)
-            std::copy_n(in.a.begin() + nn * (k % distinct), nn, in.a.begin() + nn * k);
+        repeat_distinct(in.a);
         if (with_rhs) {
             RhsWithSolution<T> rhs = generate_rhs_batch<T>(in.a, n, count, nrhs, mix(c.seed, 1));
             in.x = std::move(rhs.x), in.b = std::move(rhs.b);
@@ -130,9 +134,7 @@ Inputs<T> make_inputs(const CaseSpec& c, const Settings& s, Context& cpu) {
         if (bad > 0)
             throw Error("the CPU reference could not factor " + std::to_string(bad) + " of the " +
                         std::to_string(distinct) + " distinct generated matrices for potrs (lower --cond)");
-#pragma omp parallel for
-        for (int k = distinct; k < count; ++k)
-            std::copy_n(in.factor.begin() + nn * (k % distinct), nn, in.factor.begin() + nn * k);
+        repeat_distinct(in.factor);
     }
     return in;
 }

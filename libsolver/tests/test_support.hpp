@@ -404,14 +404,19 @@ void expect_invalid_argument(F&& f, const std::string& argument) {
 // hundred of them one after another spends minutes on one core (the every-size tests took longer
 // than 150 s each that way on the H100 host, with the other tests compiling beside them), so such a
 // test compiles them first with compile_ahead, on several host threads with a CUDA context each.
-// A job that throws (a configuration the test expects to be refused, say) is left for the test
-// itself to meet and report.
+// Returns what the jobs threw: a test that expects some configurations to be refused ignores it
+// (and meets the refusal itself), one that expects none reports it.
 constexpr int kCompileAheadThreads = 8;  // per test process: the GPU tests run side by side
 using CompileJob = std::function<void(Context&)>;
 
-inline void compile_ahead(const std::vector<CompileJob>& jobs) {
+inline std::vector<std::string> compile_ahead(const std::vector<CompileJob>& jobs) {
     std::mutex m;
     std::size_t next = 0;
+    std::vector<std::string> errors;
+    auto fail = [&](const std::string& what) {
+        std::lock_guard<std::mutex> lock(m);
+        errors.push_back(what);
+    };
     std::vector<std::thread> threads;
     for (int t = 0; t < std::min<int>(kCompileAheadThreads, int(jobs.size())); ++t)
         threads.emplace_back([&] {
@@ -426,13 +431,16 @@ inline void compile_ahead(const std::vector<CompileJob>& jobs) {
                     }
                     try {
                         jobs[i](ctx);
-                    } catch (const std::exception&) {
+                    } catch (const std::exception& e) {
+                        fail(e.what());
                     }
                 }
-            } catch (const std::exception&) {  // no context: the test meets the kernels itself
+            } catch (const std::exception& e) {  // no context: the test meets the kernels itself
+                fail(std::string("compile_ahead: no CUDA context: ") + e.what());
             }
         });
     for (std::thread& t : threads) t.join();
+    return errors;
 }
 
 // A job that compiles the kernel `routine` runs for A of order n in `layout`: the configuration the
@@ -463,7 +471,7 @@ void compile_every_size_ahead(Backend backend, const std::string& routine, const
                 for (Uplo uplo : {Uplo::lower, Uplo::upper})
                     jobs.push_back(kernel_of<T>(routine, uplo, layout, n, batch_count_for(n), nrhs));
             }
-    compile_ahead(jobs);
+    compile_ahead(jobs);  // a kernel that fails here fails the test's own call too
 }
 
 // ---- tolerances ------------------------------------------------------------------------------------

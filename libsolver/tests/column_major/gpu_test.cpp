@@ -2,15 +2,12 @@
 // both triangles, potrf / posv / potrs), batch sizes 1, 31, 33 and 1000 (and 100000 for small n),
 // strided batches with ld > n and stride > ld * n, pointer arrays, NaN / indefinite members at random
 // positions, nrhs 1, 3 and 17, other thread shapes and complex types at sampled n. Skips without a
-// GPU. Kernels are compiled up front on all cores (NVRTC), so the sweep is not compile-bound.
+// GPU. Kernels are compiled up front on several threads (compile_ahead), so the sweep is not compile-bound.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <complex>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "cuda/jit/jit.hpp"
@@ -131,26 +128,14 @@ RunPotrs<T> through_potrs(Context& ctx, Uplo uplo) {
     };
 }
 
-// Compiles (or loads from the disk cache) every kernel of `specs` on all cores before the sweep.
+// Compiles (or loads from the disk cache) every kernel of `specs` ahead of the sweep; none may fail.
 void precompile(const std::vector<ColumnMajorSpec>& specs, int device) {
-    std::atomic<std::size_t> next{0};
-    std::mutex m;
-    std::vector<std::string> failures;
-    auto worker = [&] {
-        for (std::size_t i; (i = next++) < specs.size();) {
-            try {
-                cuda_backend::jit::get_kernel(tuned::generate_column_major_kernel(specs[i]), device);
-            } catch (const std::exception& e) {
-                std::lock_guard<std::mutex> lock(m);
-                failures.push_back(e.what());
-            }
-        }
-    };
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-    for (const auto& f : failures) ADD_FAILURE() << f;
+    std::vector<CompileJob> jobs;
+    for (const ColumnMajorSpec& spec : specs)
+        jobs.push_back([spec, device](Context&) {
+            cuda_backend::jit::get_kernel(tuned::generate_column_major_kernel(spec), device);
+        });
+    for (const std::string& e : compile_ahead(jobs)) ADD_FAILURE() << e;
 }
 
 class ColumnMajorGpu : public ::testing::Test {
