@@ -295,7 +295,8 @@ TEST(CoopGenerator, NamesSharedMemoryAndTextAreConsistent) {
 }
 
 // The fused posv kernel: name, launch shape (grid.y 1 whatever nrhs), shared memory (the larger phase's
-// buffers plus the flags), the kernel arguments of the one-thread posv kernel, and its barriers.
+// buffers, the first group's rows of B when the forward substitution is folded, the flags), the kernel
+// arguments of the one-thread posv kernel, and its barriers.
 TEST(CoopGenerator, PosvNamesSharedMemoryAndTextAreConsistent) {
     const InterleavedKernelSpec s = make_posv_spec(Precision::d, Uplo::lower, 64, 6, 4, 1);
     const jit::KernelSource k = tuned::generate_interleaved_kernel(s);
@@ -310,22 +311,32 @@ TEST(CoopGenerator, PosvNamesSharedMemoryAndTextAreConsistent) {
     EXPECT_EQ(shape.grid_x, 32u);
     EXPECT_EQ(shape.grid_y, 1u) << "the factorisation must run once per group of systems";
     EXPECT_EQ(shape.block_x, 128u);
-    // potrf: 2 x 21 x 32 doubles (L_KK, nb = 6) > potrs: 2 x 6 x 1 x 32; + 2 x 32 int flags
-    EXPECT_EQ(shape.shared_bytes, 2u * 21 * 32 * 8 + 2 * 32 * 4);
-    EXPECT_NE(k.source.find("bs_smem + " + std::to_string(2 * 21 * 32 * 8) + ")"), std::string::npos)
-        << "the flags must lie after both phases' buffers";
-    // a solve with larger buffers than the factorisation's: nb = 2, nrhs_block = 8 (z)
+    // potrf: 2 x 21 x 32 doubles (L_KK, nb = 6) > potrs: 2 x 6 x 1 x 32; then the folded rows of B
+    // (64 x 1 x 32 doubles); + 2 x 32 int flags
+    EXPECT_TRUE(tuned::coop_posv_folds_forward(s));
+    EXPECT_EQ(tuned::coop_posv_rhs_offset(s), 2u * 21 * 32 * 8);
+    EXPECT_EQ(shape.shared_bytes, 2u * 21 * 32 * 8 + 64 * 32 * 8 + 2 * 32 * 4);
+    EXPECT_NE(k.source.find("bs_smem + " + std::to_string(2 * 21 * 32 * 8) + ");  // [64][1][32]"), std::string::npos)
+        << "the rows of B must lie after both phases' buffers";
+    EXPECT_NE(k.source.find("bs_smem + " + std::to_string(2 * 21 * 32 * 8 + 64 * 32 * 8) + ")"), std::string::npos)
+        << "the flags must lie after the rows of B";
+    // a solve with larger buffers than the factorisation's: nb = 2, nrhs_block = 8 (z); its rows of B
+    // (9 x 8 x 32 x 16 bytes) do not fit beside them: not folded
     const InterleavedKernelSpec wide = make_posv_spec(Precision::z, Uplo::upper, 9, 2, 2, 8);
+    EXPECT_FALSE(tuned::coop_posv_folds_forward(wide));
     EXPECT_EQ(tuned::coop_shared_bytes(wide), 2u * 2 * 8 * 32 * 16 + 2 * 32 * 4);
     const std::string wide_text = tuned::generate_interleaved_kernel(wide).source;
     EXPECT_NE(wide_text.find("bs_smem + " + std::to_string(2 * 2 * 8 * 32 * 16) + ")"), std::string::npos);
-    // T = 11 tiles: potrf's step loop (1 site), the barrier between the phases, potrs' forward loop,
-    // last step and backward loop (3), and the one closing each group of 32 systems
+    EXPECT_EQ(wide_text.find("bsh"), std::string::npos);
+    EXPECT_NE(wide_text.find("for (int g = 0; g < groups; ++g)"), std::string::npos) << "every group: the potrs solve";
+    // T = 11 tiles: potrf's step loop (1 site), the barrier between the phases, the folded group's
+    // backward loop (1), the other groups' potrs forward loop, last step and backward loop (3), and the
+    // one closing each group of 32 systems
     std::size_t sites = 0;
     for (std::size_t at = k.source.find("__syncthreads()"); at != std::string::npos; at = k.source.find("__syncthreads()", at + 1))
         ++sites;
-    EXPECT_EQ(sites, 6u);
-    EXPECT_NE(k.source.find("for (int g = 0; g < groups; ++g)"), std::string::npos) << "every group of right-hand sides";
+    EXPECT_EQ(sites, 7u);
+    EXPECT_NE(k.source.find("for (int g = 1; g < groups; ++g)"), std::string::npos) << "the groups after the folded one";
     EXPECT_EQ(k.source.find("blockIdx.y"), std::string::npos);
     // the register cap holds the larger of the two phases
     InterleavedKernelSpec f = s, v = s;

@@ -40,18 +40,34 @@
 // matrix thus keeps L in the tile columns before K and A elsewhere -- exactly what the one-thread
 // left-looking kernel leaves -- and never affects its neighbours (the lanes are independent).
 //
-// posv. One kernel, per group of 32 systems: the potrf steps above (the same writer's text), one
-// __syncthreads, then the potrs solve above (the same writer's text, every group of nrhs_block
-// right-hand sides in turn: grid.y is 1, since the factorisation must run once per group). The solve
-// reads the L this block has just written: visible to every warp after the barrier, and a_batch is
+// posv. One kernel, per group of 32 systems: the potrf steps above (the same writer's text) with the
+// forward substitution of the first group of nrhs_block right-hand sides folded in, one
+// __syncthreads, the backward substitution of that group, then the potrs solve above (the same
+// writer's text) for the other groups in turn (grid.y is 1: the factorisation must run once per
+// group of systems). Folded forward substitution: the first group's rows of B lie in shared memory
+// (bsh, [n][nrhs_block][32]); warp w loads the rows of the tile rows it owns, and only the owner of a
+// row ever writes it. In step K the owner of row K, once L_KK is in its registers, solves y_K :=
+// L_KK^{-1} b_K in place (b_K has had every update of the steps before K, all made by this warp);
+// after step K's barrier every warp, right after computing a tile L_IK of its rows, subtracts L_IK y_K
+// from b_I with that tile still in registers. The forward pass thus reads no L from global memory and
+// adds no barrier. The owner of the last diagonal tile solves its backward step too. After the
+// barrier between the phases, step I = T - 1 .. 1 of the backward pass: the owner of row I solves
+// x_I := L_II^{-H} y_I (L_II from global memory; I = T - 1 is done), a barrier publishes x_I, and every
+// warp subtracts L_IJ^H x_I from its rows J < I. Row 0's diagonal closes it, and each warp writes
+// its rows of X back to B. So the first group costs T - 2 barriers beyond the factorisation's (the
+// unfolded solve: 2T - 2) and one read of L (unfolded: two). The fold needs n x nrhs_block x 32
+// elements of shared memory beside the factorisation's buffers; where they do not fit
+// (coop_posv_folds_forward), every group runs the potrs solve.
+// The solve reads the L this block has just written: visible to every warp after the barrier, and a_batch is
 // not __restrict__, so those loads never take the non-coherent read-only path. The owner of the last
 // diagonal tile also publishes the lane's final state in flag buffer (T - 1) % 2 (last read, as flag
 // buffer T - 3, before barrier T - 2); every warp reads it after the barrier between the phases and
 // solves only for the lanes that did not fail, so a failed matrix keeps A as potrf leaves it and B
-// bit for bit. The solve's y / x buffers reuse the L_KK buffers' memory (all of their reads precede
-// that barrier); the flags lie after both, so the solve's publications never overwrite them. The
-// barrier that closes each group of 32 systems keeps the next group's first publications (L_KK, the
-// flags) behind the last reads of this group's solve.
+// bit for bit (its shared rows are never written back). The potrs solve's y / x buffers reuse the
+// L_KK buffers' memory (all of their reads precede that barrier); the flags lie after both, so the
+// solve's publications never overwrite them. The barrier that closes each group of 32 systems keeps
+// the next group's first publications (L_KK, the flags, the rows of B) behind the last reads of this
+// group's solve.
 #include "interleaved_coop_codegen.hpp"
 
 #include <algorithm>
@@ -223,7 +239,7 @@ public:
     // registers and the loop over groups of nrhs_block right-hand sides (strided by grid.y, or all of
     // them in turn when `every_group`: the fused posv kernel runs with grid.y = 1). Only lanes where
     // `guard` (a bool in scope) holds touch memory; every lane reaches every barrier.
-    void solve_phase(const std::string& guard, bool every_group) {
+    void solve_phase(const std::string& guard, bool every_group, int first_group = 0) {
         guard_ = guard;
         for (int t = 0; t < slots_; ++t)
             line("const int " + row_of(t) + " = warp + " + S(t * w_) + ";  // tile row of slot " + S(t));
@@ -240,7 +256,7 @@ public:
                 }
         if (!decl.empty()) line("T " + decl + ";");
         line("const int groups = (nrhs + " + S(nrb_ - 1) + ") / " + S(nrb_) + ";");
-        open(every_group ? "for (int g = 0; g < groups; ++g)" : "for (int g = blockIdx.y; g < groups; g += gridDim.y)");
+        open(every_group ? "for (int g = " + S(first_group) + "; g < groups; ++g)" : "for (int g = blockIdx.y; g < groups; g += gridDim.y)");
         solve_group();
         close();
     }
@@ -475,8 +491,14 @@ class CoopPotrfGenerator : CoopWriter {
 public:
     // `publish_last`: the owner of the last diagonal tile also publishes the lane's state (flag buffer
     // (T - 1) % 2, final_flag), which the fused posv kernel's solve reads after a barrier.
-    CoopPotrfGenerator(const InterleavedKernelSpec& spec, CoopText& text, bool publish_last = false)
-        : CoopWriter(spec, text), tri_(spec.config.nb * (spec.config.nb + 1) / 2), publish_last_(publish_last) {}
+    // `fold_nrb` > 0: the forward substitution of nrhs_block right-hand sides rides along (fused posv,
+    // see the top of the file): their rows lie in shared memory at `bsh` (rows_of_b), the owner of
+    // diagonal tile K solves y_K there once L_KK is in its registers, every warp subtracts L_IK y_K
+    // from its rows I with the tile it has just computed, and the owner of the last diagonal tile
+    // also solves that tile's backward step.
+    CoopPotrfGenerator(const InterleavedKernelSpec& spec, CoopText& text, bool publish_last = false, int fold_nrb = 0)
+        : CoopWriter(spec, text), tri_(spec.config.nb * (spec.config.nb + 1) / 2), publish_last_(publish_last),
+          fold_nrb_(fold_nrb) {}
 
     jit::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
@@ -565,6 +587,11 @@ private:
         line("int bad = " + before + ";  // failed at an earlier step");
         if (!last) line("T* const lw = ls + (" + k + " % 2) * " + S(tri_ * coop_systems_per_block) + ";");
         open("if (active && !bad)");
+        if (fold_nrb_ > 0) {
+            std::string decl;
+            for (int j = 0; j < s; ++j) decl += (j ? ", " : "") + rd(j);
+            line("R " + decl + ";  // 1 / L(j, j), for the folded forward substitution");
+        }
         {
             const Tile t = tile(k, k);
             for (int c = 0; c < s; ++c)
@@ -602,6 +629,7 @@ private:
                 line(d(j, j) + " = " + real_value("sj") + ";");
             }
             if (!last) line(shared_at("lw", j, j) + " = " + real_value("rj") + ";  // the solves multiply by it");
+            if (fold_nrb_ > 0) line(rd(j) + " = rj;");
             for (int i = j + 1; i < s; ++i) line(d(i, j) + " *= rj;");
             close();
             for (int c = j + 1; c < s; ++c)
@@ -619,6 +647,7 @@ private:
         } else {
             line("info[mat] = 0;");
         }
+        if (fold_nrb_ > 0) fold_diagonal(k, s, last);
         close();
         close();
         if (!last || publish_last_) line(flag_at("(" + k + " % 2)") + " = bad;");
@@ -670,6 +699,7 @@ private:
             for (int c = 0; c < nb_; ++c)
                 for (int r = 0; r < s; ++r) store(t, r, c, x(r, c));
         }
+        if (fold_nrb_ > 0) fold_panel(row, s);
         close();
     }
 
@@ -702,20 +732,77 @@ private:
         return h.str();
     }
 
+    // The right-hand sides' rows of tile row `tile` in shared memory (fold): element (i, c) of the tile
+    // at rhs_at(name, i, c).
+    void rows_of_b(const std::string& name, const std::string& tile, bool writable = true) {
+        line(std::string(writable ? "T* const " : "const T* const ") + name + " = bsh + (" + tile + ") * " +
+             S(nb_ * fold_nrb_ * coop_systems_per_block) + ";");
+    }
+    std::string rhs_at(const std::string& name, int i, int c) const {
+        return name + "[" + S((i * fold_nrb_ + c) * coop_systems_per_block) + " + sys]";
+    }
+    static std::string rd(int j) { return "rd_" + S(j); }
+
+    // Fold, diagonal step k (s x s, L_KK in d_r_c, 1 / L(j, j) in rd_j): y_k := L_kk^{-1} b_k in
+    // shared memory (its rows are this warp's, and final: the earlier steps' updates are in); the
+    // last tile also x_k := L_kk^{-H} y_k (the backward pass starts above it).
+    void fold_diagonal(const std::string& k, int s, bool last) {
+        open("");
+        rows_of_b("bk", k);
+        for (int c = 0; c < fold_nrb_; ++c)
+            for (int i = 0; i < s; ++i) line("T f" + S(i) + "_" + S(c) + " = " + rhs_at("bk", i, c) + ";");
+        for (int i = 0; i < s; ++i)
+            for (int c = 0; c < fold_nrb_; ++c) {
+                const std::string f = "f" + S(i) + "_" + S(c);
+                for (int p = 0; p < i; ++p) line(f + " -= " + d(i, p) + " * f" + S(p) + "_" + S(c) + ";");
+                line(f + " *= " + rd(i) + ";");
+            }
+        if (last)
+            for (int i = s - 1; i >= 0; --i)
+                for (int c = 0; c < fold_nrb_; ++c) {
+                    const std::string f = "f" + S(i) + "_" + S(c);
+                    for (int p = i + 1; p < s; ++p) line(f + " -= " + conj(d(p, i)) + " * f" + S(p) + "_" + S(c) + ";");
+                    line(f + " *= " + rd(i) + ";");
+                }
+        for (int c = 0; c < fold_nrb_; ++c)
+            for (int i = 0; i < s; ++i) line(rhs_at("bk", i, c) + " = f" + S(i) + "_" + S(c) + ";");
+        close();
+    }
+
+    // Fold, panel tile (row, K) just computed (s x nb in x_r_c): b_row -= L_row,K y_K, y_K published in
+    // shared memory by the owner of row K before this step's barrier.
+    void fold_panel(const std::string& row, int s) {
+        open("");
+        rows_of_b("bi", row);
+        rows_of_b("bk", "K", false);
+        for (int c = 0; c < fold_nrb_; ++c)
+            for (int p = 0; p < nb_; ++p) line("const T z" + S(p) + "_" + S(c) + " = " + rhs_at("bk", p, c) + ";");
+        for (int r = 0; r < s; ++r)
+            for (int c = 0; c < fold_nrb_; ++c) {
+                open("");
+                line("T v = " + rhs_at("bi", r, c) + ";");
+                for (int p = 0; p < nb_; ++p) line("v -= " + x(r, p) + " * z" + S(p) + "_" + S(c) + ";");
+                line(rhs_at("bi", r, c) + " = v;");
+                close();
+            }
+        close();
+    }
+
     const int tri_;  // elements of a packed nb x nb lower triangle
     const bool publish_last_;
+    const int fold_nrb_;  // right-hand sides solved along (fused posv), 0 = none
 };
 
-// The fused cooperative posv kernel: per group of 32 systems, CoopPotrfGenerator's steps on A, one
-// barrier, then CoopPotrsGenerator's solve over every group of nrhs_block right-hand sides with the L
-// just written, for the lanes whose factorisation succeeded. Both writers add to this kernel's text.
-// Shared memory: the solve's y / x buffers reuse the L_KK buffers (every read of those precedes the
-// barrier between the phases); the flags lie after both, so the lane's final state, published by the
-// owner of the last diagonal tile, survives the solve's first publications.
+// The fused cooperative posv kernel (algorithm: see the top of this file). Both writers add to this
+// kernel's text. Shared memory, in order: the L_KK buffers (the solve's y / x buffers reuse them: every
+// read of L_KK precedes the barrier between the phases), then, when the forward substitution is folded,
+// the rows of the first group of right-hand sides (bsh), then the flags (the lane's final state,
+// published by the owner of the last diagonal tile, survives the solve's publications).
 class CoopPosvGenerator : CoopWriter {
 public:
     CoopPosvGenerator(const InterleavedKernelSpec& spec, CoopText& text)
-        : CoopWriter(spec, text), factor_(spec, text, true), solve_(spec, text) {}
+        : CoopWriter(spec, text), fold_(coop_posv_folds_forward(spec)), nrb_(spec.config.nrhs_block),
+          factor_(spec, text, true, fold_ ? spec.config.nrhs_block : 0), solve_(spec, text) {}
 
     jit::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
@@ -723,19 +810,164 @@ public:
     }
 
 private:
+    std::string bsh_at(int i, int c) const { return "bj[" + S((i * nrb_ + c) * coop_systems_per_block) + " + sys]"; }
+    std::string bsh_rows(const std::string& tile) const {
+        return "bsh + (" + tile + ") * " + S(nb_ * nrb_ * coop_systems_per_block);
+    }
+    // Column c of the first group of right-hand sides (columns past nrhs: a copy of column 0, never stored).
+    void rhs_columns() {
+        for (int c = 0; c < nrb_; ++c)
+            line("T* const bc" + S(c) + " = b + (idx_t)(" + S(c) + " < nrhs ? " + S(c) + " : 0) * (N * w);");
+    }
+    // Every tile row this warp owns (J = warp, warp + W, ...: the rows of b it keeps in shared memory),
+    // body(rows) for the full ones and, when nb does not divide n, for the narrower last one.
+    template <class Body>
+    void for_owned_rows(const Body& body) {
+        const int full_rows = last_ == nb_ ? tiles_ : tiles_ - 1;
+        open("for (int J = warp; J < " + S(full_rows) + "; J += " + S(w_) + ")");
+        body(nb_);
+        close();
+        if (last_ != nb_) {
+            open("if (warp == " + S((tiles_ - 1) % w_) + ")");
+            line("const int J = " + S(tiles_ - 1) + ";");
+            body(last_);
+            close();
+        }
+    }
+
+    // Backward substitution L^H X = Y of the first group, in shared memory: tile row T - 1 was solved
+    // by its owner in the factorisation; step I (T - 1 .. 1): the owner of row I solves its diagonal
+    // tile (I < T - 1), one barrier publishes x_I, then every warp subtracts L_IJ^H x_I from its rows
+    // J < I. Row 0's diagonal closes it. A row of b is only ever written by its owner.
+    void shared_backward() {
+        if (tiles_ == 1) return;
+        open("for (int I = " + S(tiles_ - 1) + "; I >= 1; --I)");
+        line("// x of the last tile row was published by the barrier between the phases");
+        open("if (I < " + S(tiles_ - 1) + ")");
+        open("if (solving && warp == I % " + S(w_) + ")");
+        backward_diagonal("I");
+        close();
+        line("__syncthreads();  // x_I visible to every warp");
+        close();
+        open("for (int J = warp; solving && J < I; J += " + S(w_) + ")");
+        if (last_ != nb_) {
+            open("if (I == " + S(tiles_ - 1) + ")");
+            backward_update(last_);
+            close();
+            open("else");
+            backward_update(nb_);
+            close();
+        } else {
+            backward_update(nb_);
+        }
+        close();
+        close();
+        open("if (solving && warp == 0)");
+        backward_diagonal("0");
+        close();
+    }
+    // x_I := L_II^{-H} y_I (a full tile; L_II from global memory).
+    void backward_diagonal(const std::string& ti) {
+        line("T* const bj = " + bsh_rows(ti) + ";");
+        const Tile dg = tile(ti, ti);
+        for (int i = nb_ - 1; i >= 0; --i) {
+            open("");
+            line("const R rc = " + one_ + " / " + load_real(dg, i) + ";");
+            for (int p = i + 1; p < nb_; ++p) line("const T l" + S(p) + " = " + load(dg, p, i, true) + ";");
+            for (int c = 0; c < nrb_; ++c) {
+                open("");
+                line("T v = " + bsh_at(i, c) + ";");
+                for (int p = i + 1; p < nb_; ++p) {
+                    const std::string xp = "bj[" + S((p * nrb_ + c) * coop_systems_per_block) + " + sys]";
+                    line("v -= l" + S(p) + " * " + xp + ";");
+                }
+                line("v *= rc;");
+                line(bsh_at(i, c) + " = v;");
+                close();
+            }
+            close();
+        }
+    }
+    // Rows of tile J -= L_IJ^H x_I (x_I: `rows` rows at tile row I), the factor values of a batch of
+    // columns loaded before their FMAs (as the potrs update).
+    void backward_update(int rows) {
+        line("T* const bj = " + bsh_rows("J") + ";");
+        line("const T* const bi = " + bsh_rows("I") + ";");
+        for (int i = 0; i < nb_; ++i)
+            for (int c = 0; c < nrb_; ++c) line("T a" + S(i) + "_" + S(c) + " = " + bsh_at(i, c) + ";");
+        const Tile f = tile("I", "J");
+        const int batch = prefetch_columns(nb_, nb_, s_.precision);
+        for (int p0 = 0; p0 < rows; p0 += batch) {
+            const int p1 = std::min(rows, p0 + batch);
+            open("");
+            for (int p = p0; p < p1; ++p)
+                for (int i = 0; i < nb_; ++i) line("const T l" + S(i) + "_" + S(p) + " = " + load(f, p, i, true) + ";");
+            for (int p = p0; p < p1; ++p)
+                for (int c = 0; c < nrb_; ++c)
+                    line("const T z" + S(p) + "_" + S(c) + " = bi[" + S((p * nrb_ + c) * coop_systems_per_block) + " + sys];");
+            for (int p = p0; p < p1; ++p)
+                for (int i = 0; i < nb_; ++i)
+                    for (int c = 0; c < nrb_; ++c)
+                        line("a" + S(i) + "_" + S(c) + " -= l" + S(i) + "_" + S(p) + " * z" + S(p) + "_" + S(c) + ";");
+            close();
+            if (p1 < rows) line("BS_FENCE();  // the next batch's loads stay behind these FMAs");
+        }
+        for (int i = 0; i < nb_; ++i)
+            for (int c = 0; c < nrb_; ++c) line(bsh_at(i, c) + " = a" + S(i) + "_" + S(c) + ";");
+    }
+
     std::string kernel(const std::string& name) {
         text_.indent = 1;
         line("BS_DECLARE_SMEM(bs_smem);");
         factor_.declare_shared(coop_shared_bytes(s_) - 2 * coop_systems_per_block * sizeof(int));
         solve_.declare_shared();
+        if (fold_)
+            line("T* const bsh = reinterpret_cast<T*>(bs_smem + " + S(static_cast<long long>(coop_posv_rhs_offset(s_))) +
+                 ");  // [" + S(n_) + "][" + S(nrb_) + "][" + S(coop_systems_per_block) +
+                 "]: the first group of right-hand sides, B then Y then X");
         frame(false, true);
-        line("// (1) A = L L^H, the cooperative potrf steps");
+        if (fold_) {
+            line("// the first group of right-hand sides into shared memory: each warp the rows of the tile rows it owns");
+            open("");
+            rhs_columns();
+            open("if (active && nrhs > 0)");
+            for_owned_rows([&](int rows) {
+                line("T* const bj = " + bsh_rows("J") + ";");
+                for (int c = 0; c < nrb_; ++c) {
+                    line("const T* const q" + S(c) + " = bc" + S(c) + " + (J * " + S(nb_) + ") * w;");
+                    for (int i = 0; i < rows; ++i) line(bsh_at(i, c) + " = q" + S(c) + "[" + scaled(i, "w") + "];");
+                }
+            });
+            close();
+            close();
+            line("// (1) A = L L^H, the cooperative potrf steps, with the forward substitution L Y = B of that group");
+        } else {
+            line("// (1) A = L L^H, the cooperative potrf steps");
+        }
         factor_.factor_steps();
         line("__syncthreads();  // L and the lanes' final flags visible to every warp");
         line("// (2) the solve with that L, for the lanes whose factorisation succeeded (a failed lane's B is never touched)");
         open("");
         line("const bool solving = active && " + factor_.final_flag() + " == 0;");
-        solve_.solve_phase("solving", true);
+        if (fold_) {
+            line("// the first group: backward substitution in shared memory, then X back to B");
+            shared_backward();
+            open("");
+            rhs_columns();
+            open("if (solving && nrhs > 0)");
+            for_owned_rows([&](int rows) {
+                line("const T* const bj = " + bsh_rows("J") + ";");
+                for (int c = 0; c < nrb_; ++c) {
+                    line("T* const q" + S(c) + " = bc" + S(c) + " + (J * " + S(nb_) + ") * w;");
+                    const std::string guard = c == 0 ? "" : "if (" + S(c) + " < nrhs) ";
+                    for (int i = 0; i < rows; ++i) line(guard + "q" + S(c) + "[" + scaled(i, "w") + "] = " + bsh_at(i, c) + ";");
+                }
+            });
+            close();
+            close();
+            line("// the other groups (nrhs > " + S(nrb_) + "): the potrs solve, L read from global memory");
+        }
+        solve_.solve_phase("solving", true, fold_ ? 1 : 0);
         close();
         // a_batch without __restrict__: the solve reads tiles of L that other warps wrote (after a barrier)
         return finish_kernel(name, "(T* a_batch, T* __restrict__ b_batch, int nrhs, int* __restrict__ info, int count, int chunk)");
@@ -759,6 +991,8 @@ private:
         return h.str();
     }
 
+    const bool fold_;  // coop_posv_folds_forward
+    const int nrb_;
     CoopPotrfGenerator factor_;
     CoopPotrsGenerator solve_;
 };
@@ -788,8 +1022,23 @@ std::size_t solve_buffer_bytes(const InterleavedKernelSpec& spec) {  // the two 
            bytes_of(spec.precision);
 }
 constexpr std::size_t flag_buffer_bytes = 2 * coop_systems_per_block * sizeof(int);
+// posv: the rows of the first group of right-hand sides, when the forward substitution is folded.
+std::size_t folded_rhs_bytes(const InterleavedKernelSpec& spec) {
+    return static_cast<std::size_t>(spec.n) * spec.config.nrhs_block * coop_systems_per_block * bytes_of(spec.precision);
+}
+std::size_t unfolded_posv_bytes(const InterleavedKernelSpec& spec) {
+    return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec)) + flag_buffer_bytes;
+}
 
 }  // namespace
+
+bool coop_posv_folds_forward(const InterleavedKernelSpec& spec) {
+    return spec.routine == Routine::posv && unfolded_posv_bytes(spec) + folded_rhs_bytes(spec) <= coop_max_shared_bytes;
+}
+
+std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec) {
+    return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec));
+}
 
 bool is_cooperative(const InterleavedKernelSpec& spec) {
     return spec.config.warps_per_matrix != 0;  // every routine has a cooperative kernel
@@ -830,7 +1079,8 @@ std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
     switch (spec.routine) {
         case Routine::potrf: return factor_buffer_bytes(spec) + flag_buffer_bytes;
         case Routine::potrs: return solve_buffer_bytes(spec);
-        case Routine::posv: return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec)) + flag_buffer_bytes;
+        case Routine::posv:
+            return unfolded_posv_bytes(spec) + (coop_posv_folds_forward(spec) ? folded_rhs_bytes(spec) : 0);
     }
     return 0;
 }

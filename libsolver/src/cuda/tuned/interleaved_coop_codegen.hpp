@@ -6,9 +6,11 @@
 //   potrf: left-looking by tile columns; the owner of tile row K factors the diagonal tile and
 //          publishes L_KK (and which matrices failed) through shared memory, then every warp solves
 //          the tiles of column K in the rows it owns.
-//   posv:  the potrf steps, one barrier, then the potrs solve (all groups of nrhs_block right-hand
-//          sides in turn, grid.y = 1) with the L the block has just written, for the matrices that
-//          did not fail (a failed matrix's B is never touched).
+//   posv:  the potrf steps with the forward substitution of the first nrhs_block right-hand sides
+//          folded in (their rows in shared memory), one barrier, the backward substitution; the
+//          other groups of right-hand sides then run the potrs solve (grid.y = 1) with the L the block
+//          has just written. Only the matrices that did not fail are solved (a failed matrix's B is
+//          never touched).
 //
 // Pure C++ (no CUDA header), like interleaved_codegen.hpp: CI compiles the variants with NVRTC
 // without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
@@ -105,7 +107,8 @@ int coop_min_blocks(const InterleavedKernelSpec& spec);
 // min(groups of nrhs_block columns, 65535), potrf and posv: 1), block 32 * W threads, dynamic shared
 // memory (coop_shared_bytes) potrs: 2 * nb * nrhs_block * 32 * sizeof(T) bytes; potrf: 2 * nb(nb+1)/2
 // * 32 * sizeof(T) (L_KK, double-buffered) + 2 * 32 ints (the failed-matrix flags, double-buffered);
-// posv: the larger of the two phases' element buffers (they are separated by a barrier) + the flags.
+// posv: the larger of the two phases' element buffers (they are separated by a barrier) + the flags,
+// + n * nrhs_block * 32 * sizeof(T) for the first group's rows when coop_posv_folds_forward.
 // nrhs is ignored for potrf and posv.
 struct CoopLaunchShape {
     unsigned grid_x = 0, grid_y = 0, block_x = 0;
@@ -113,6 +116,14 @@ struct CoopLaunchShape {
 };
 CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, int nrhs, int multiprocessors);
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
+
+// posv: whether the kernel folds the forward substitution of the first nrhs_block right-hand sides
+// into the factorisation (interleaved_coop_codegen.cpp explains how): when their rows (n x
+// nrhs_block x 32 elements) fit in shared memory beside the factorisation's buffers
+// (coop_max_shared_bytes). Otherwise, and for the later groups, the solve re-reads L.
+bool coop_posv_folds_forward(const InterleavedKernelSpec& spec);
+// Byte offset of those rows in the posv kernel's shared memory (after the L_KK / y / x buffers).
+std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec);
 
 // The complete source (deterministic). The kernel takes (const T* a, T* b, int nrhs, const int* info,
 // int count, int chunk) for potrs (info null, or the potrf info of a posv in two kernels: systems
