@@ -167,6 +167,16 @@ protected:
     }
     std::string conj(const std::string& v) const { return complex_ ? "bs_conj(" + v + ")" : v; }
 
+    // ---- the fused posv kernel's first group of right-hand sides in shared memory ------------------
+    // bsh holds [n][nrb][32] elements (row, right-hand side, system): the first row of tile row `tile`,
+    // and element (i, c) of the tile whose first row is `rows`.
+    std::string shared_rows_of_b(const std::string& tile, int nrb) const {
+        return "bsh + (" + tile + ") * " + S(nb_ * nrb * coop_systems_per_block);
+    }
+    static std::string shared_b_at(const std::string& rows, int i, int c, int nrb) {
+        return rows + "[" + S((i * nrb + c) * coop_systems_per_block) + " + sys]";
+    }
+
     // ---- the kernel frame --------------------------------------------------------------------------
     // The loop over the groups of 32 systems this block serves (blockIdx.x, + gridDim.x, ...: one
     // group unless config.grid_blocks_per_sm caps the grid), then, inside it, this lane's matrix, the
@@ -732,15 +742,11 @@ private:
         return h.str();
     }
 
-    // The right-hand sides' rows of tile row `tile` in shared memory (fold): element (i, c) of the tile
-    // at rhs_at(name, i, c).
+    // The right-hand sides' rows of tile row `tile` in shared memory (fold), as `name`.
     void rows_of_b(const std::string& name, const std::string& tile, bool writable = true) {
-        line(std::string(writable ? "T* const " : "const T* const ") + name + " = bsh + (" + tile + ") * " +
-             S(nb_ * fold_nrb_ * coop_systems_per_block) + ";");
+        line(std::string(writable ? "T* const " : "const T* const ") + name + " = " + shared_rows_of_b(tile, fold_nrb_) + ";");
     }
-    std::string rhs_at(const std::string& name, int i, int c) const {
-        return name + "[" + S((i * fold_nrb_ + c) * coop_systems_per_block) + " + sys]";
-    }
+    std::string rhs_at(const std::string& name, int i, int c) const { return shared_b_at(name, i, c, fold_nrb_); }
     static std::string rd(int j) { return "rd_" + S(j); }
 
     // Fold, diagonal step k (s x s, L_KK in d_r_c, 1 / L(j, j) in rd_j): y_k := L_kk^{-1} b_k in
@@ -810,10 +816,8 @@ public:
     }
 
 private:
-    std::string bsh_at(int i, int c) const { return "bj[" + S((i * nrb_ + c) * coop_systems_per_block) + " + sys]"; }
-    std::string bsh_rows(const std::string& tile) const {
-        return "bsh + (" + tile + ") * " + S(nb_ * nrb_ * coop_systems_per_block);
-    }
+    std::string bsh_at(int i, int c) const { return shared_b_at("bj", i, c, nrb_); }
+    std::string bsh_rows(const std::string& tile) const { return shared_rows_of_b(tile, nrb_); }
     // Column c of the first group of right-hand sides (columns past nrhs: a copy of column 0, never stored).
     void rhs_columns() {
         for (int c = 0; c < nrb_; ++c)
@@ -877,10 +881,7 @@ private:
             for (int c = 0; c < nrb_; ++c) {
                 open("");
                 line("T v = " + bsh_at(i, c) + ";");
-                for (int p = i + 1; p < nb_; ++p) {
-                    const std::string xp = "bj[" + S((p * nrb_ + c) * coop_systems_per_block) + " + sys]";
-                    line("v -= l" + S(p) + " * " + xp + ";");
-                }
+                for (int p = i + 1; p < nb_; ++p) line("v -= l" + S(p) + " * " + bsh_at(p, c) + ";");
                 line("v *= rc;");
                 line(bsh_at(i, c) + " = v;");
                 close();
@@ -904,7 +905,7 @@ private:
                 for (int i = 0; i < nb_; ++i) line("const T l" + S(i) + "_" + S(p) + " = " + load(f, p, i, true) + ";");
             for (int p = p0; p < p1; ++p)
                 for (int c = 0; c < nrb_; ++c)
-                    line("const T z" + S(p) + "_" + S(c) + " = bi[" + S((p * nrb_ + c) * coop_systems_per_block) + " + sys];");
+                    line("const T z" + S(p) + "_" + S(c) + " = " + shared_b_at("bi", p, c, nrb_) + ";");
             for (int p = p0; p < p1; ++p)
                 for (int i = 0; i < nb_; ++i)
                     for (int c = 0; c < nrb_; ++c)
