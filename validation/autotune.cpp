@@ -226,6 +226,10 @@ constexpr int kColumnMajorStagedMinN = 33;
 // both were timed (prune_evidence.py), the best fused kernel 1.006-1.24x slower (the 96 + 96 sizes
 // between anchors took two-kernel winners from their anchors); at n = 49..64 they won 48 of 128
 // cases, at n <= 48 none. The fused search above n = 64 took 8.7% of run 43's NVRTC time.
+// That evidence predates the fused cooperative kernel's folded forward substitution (2f7dcc4, posv
+// 0.81-0.96x its earlier time at n = 24..64) and is from batch 16384: at batch 100000 (run 46, H200,
+// --revisit-stages split) the recorded fused winners beat two kernels in 104 of 128 s cases above
+// n = 64. To be judged again with an --exhaustive posv search above n = 64 at batch 16384.
 constexpr int kPosvSplitOnlyAboveN = 64;
 // Interleaved and chunked potrs and posv above n = 32 (posv up to kPosvSplitOnlyAboveN): the
 // cooperative kernels only (stages coop and grid, posv then split), no one-thread kernels. Above
