@@ -14,6 +14,10 @@ rule, per (routine, precision, layout):
     untested sizes are not taken on trust either).
 Entries NEW lacks are kept. The header's `retuned` list gets a record of the run with the cases taken
 and kept. Prints one line per group.
+
+--control ROUTINE: that routine's entries are the same in both tables, and its rows measure the
+drift between the two tester processes (compare_tester_runs.py); the other groups are judged on
+their ratios divided by it, and the control routine's entries are kept.
 """
 
 import argparse
@@ -25,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_tester_runs import compare, load  # noqa: E402
+from compare_tester_runs import compare, drift_corrected, load  # noqa: E402
 
 
 def case_key(entry):
@@ -71,12 +75,16 @@ def main():
     p.add_argument("--device", required=True)
     p.add_argument("--commit", required=True)
     p.add_argument("--how", required=True, help="what was run and how it was judged")
+    p.add_argument("--control", help="a routine whose entries did not change: its rows measure the drift")
     a = p.parse_args()
     with open(a.base) as f:
         base = json.load(f)
     with open(a.new) as f:
         new = json.load(f)
     ratio, _ = compare(load(a.before), load(a.after), a.threshold)
+    if a.control:
+        ratio, drift = drift_corrected(ratio, a.control)
+        print(f"drift ({a.control} rows): " + ", ".join(f"{p} {l} {d:.3f}" for (p, l), d in sorted(drift.items())))
     merged, lines, taken = adopt(base, new, ratio, a.threshold)
     print("\n".join(lines))
     out = dict(base)

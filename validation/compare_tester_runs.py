@@ -10,6 +10,11 @@ with status ok by (routine, precision, layout, uplo, n, batch, nrhs) and prints,
 layout, the geometric mean and range of time(AFTER) / time(BEFORE), then every row where either is
 more than --threshold slower than the other. Both runs must come from the same GPU. With --output,
 writes compare.md (the same as a table) and compare.png (the ratios against n).
+
+Separate tester processes on one GPU differ by about 5% overall (round 11,
+results/issue3-h200/posv-fold-2f7dcc4/), as much as the usual threshold. With --control ROUTINE,
+the rows of a routine whose entries the new table leaves alone measure that drift per precision and
+layout, and the other routines' ratios are also reported divided by it.
 """
 
 import argparse
@@ -36,6 +41,39 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def summary_lines(ratio, threshold):
+    """Per routine and layout: rows, geometric mean, range, and rows beyond the threshold either way."""
+    lines = ["| routine | layout | rows | geometric mean | min | max | slower > {0:.0%} | faster > {0:.0%} |".format(threshold),
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    groups = collections.defaultdict(list)
+    for k, r in ratio.items():
+        groups[(k[0], k[2])].append(r)
+    for (routine, layout), v in sorted(groups.items()) + [(("all", ""), list(ratio.values()))]:
+        lines.append(f"| {routine} | {layout} | {len(v)} | {geomean(v):.3f} | {min(v):.3f} | {max(v):.3f} | "
+                     f"{sum(x > 1 + threshold for x in v)} | {sum(x < 1 / (1 + threshold) for x in v)} |")
+    return lines
+
+
+def drift_corrected(ratio, control):
+    """(the other routines' ratios divided by the drift, the drift by (precision, layout)): the drift
+    is the geometric mean ratio of the `control` routine's rows of that precision and layout."""
+    groups = collections.defaultdict(list)
+    for k, r in ratio.items():
+        if k[0] == control:
+            groups[(k[1], k[2])].append(r)
+    if not groups:
+        raise SystemExit(f"--control {control}: no {control} rows in both runs, so nothing measures the drift")
+    drift = {g: geomean(v) for g, v in groups.items()}
+    corrected = {}
+    for k, r in ratio.items():
+        if k[0] == control:
+            continue
+        if (k[1], k[2]) not in drift:
+            raise SystemExit(f"--control {control}: no {control} rows of {k[1]} {k[2]}, so its drift is not measured")
+        corrected[k] = r / drift[(k[1], k[2])]
+    return corrected, drift
+
+
 def compare(before, after, threshold):
     """(ratios by key, lines of the report)."""
     (hb, rb), (ha, ra) = before, after
@@ -47,15 +85,7 @@ def compare(before, after, threshold):
         raise SystemExit("no row with status ok in both runs")
     ratio = {k: ra[k] / rb[k] for k in keys}
     lines = [f"GPU: {ga}; {len(keys)} rows in both runs ({len(rb)} and {len(ra)} in each); "
-             f"time(after) / time(before):", "",
-             "| routine | layout | rows | geometric mean | min | max | slower > {0:.0%} | faster > {0:.0%} |".format(threshold),
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    groups = collections.defaultdict(list)
-    for k in keys:
-        groups[(k[0], k[2])].append(ratio[k])
-    for (routine, layout), v in sorted(groups.items()) + [(("all", ""), list(ratio.values()))]:
-        lines.append(f"| {routine} | {layout} | {len(v)} | {geomean(v):.3f} | {min(v):.3f} | {max(v):.3f} | "
-                     f"{sum(x > 1 + threshold for x in v)} | {sum(x < 1 / (1 + threshold) for x in v)} |")
+             f"time(after) / time(before):", ""] + summary_lines(ratio, threshold)
     lines += ["", f"Rows more than {threshold:.0%} apart (ms):", "",
               "| routine | precision | layout | n | batch | before | after | ratio |", "|---|---|---|---:|---:|---:|---:|---:|"]
     for k in keys:
@@ -94,10 +124,17 @@ def main():
     ap.add_argument("after")
     ap.add_argument("--output", help="directory for compare.md and compare.png")
     ap.add_argument("--threshold", type=float, default=0.05, help="relative difference listed row by row")
+    ap.add_argument("--control", help="a routine whose entries did not change: its rows measure the drift")
     args = ap.parse_args()
     if not args.threshold > 0:
         sys.exit("--threshold must be > 0")
     ratio, lines = compare(load(args.before), load(args.after), args.threshold)
+    if args.control:
+        corrected, drift = drift_corrected(ratio, args.control)
+        lines += ["", f"Drift between the runs ({args.control} rows, whose entries did not change): " +
+                  ", ".join(f"{p} {l} {d:.3f}" for (p, l), d in sorted(drift.items())), "",
+                  "The other routines' ratios divided by the drift of their precision and layout:", ""]
+        lines += summary_lines(corrected, args.threshold)
     print("\n".join(lines))
     if args.output:
         os.makedirs(args.output, exist_ok=True)

@@ -64,6 +64,31 @@ class AdoptTable(unittest.TestCase):
         self.assertTrue(merged["retuned"][1]["cases"].endswith("potrf d interleaved: 3"))
         self.assertIn("kept (not faster)", p.stdout)
 
+    def test_control_rows(self):
+        # posv measured 5% faster, but potrf (the same entries) 10% faster too: posv is slower, kept
+        cases = [("potrf", "interleaved", 8), ("posv", "interleaved", 8)]
+        base = {"entries": [entry(*c, "base") for c in cases]}
+        new = {"entries": [entry(*c, "new") for c in cases]}
+        before = [row("potrf", "interleaved", 8, 1.0), row("posv", "interleaved", 8, 1.0)]
+        after = [row("potrf", "interleaved", 8, 0.9), row("posv", "interleaved", 8, 0.95)]
+        for control, posv_tag in ((None, "new"), ("potrf", "base")):
+            with tempfile.TemporaryDirectory() as d:
+                paths = {}
+                for name, j in (("base", base), ("new", new), ("before", tester(before)), ("after", tester(after))):
+                    paths[name] = os.path.join(d, name + ".json")
+                    with open(paths[name], "w") as f:
+                        json.dump(j, f)
+                out = os.path.join(d, "out.json")
+                extra = ["--control", control] if control else []
+                p = subprocess.run([sys.executable, TOOL, paths["base"], paths["new"], paths["before"], paths["after"],
+                                    "--output", out, "--run", "1", "--device", "GPU A", "--commit", "abc", "--how", "t",
+                                    *extra], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(out) as f:
+                    tags = {e["routine"]: e["best"]["tag"] for e in json.load(f)["entries"]}
+            self.assertEqual(tags["posv"], posv_tag, f"control {control}")
+            self.assertEqual(tags["potrf"], "new" if control is None else "base", f"control {control}")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -42,6 +42,21 @@ class CompareTesterRuns(unittest.TestCase):
         listed = [l for l in p.stdout.splitlines() if l.startswith("| potrf | d |")]
         self.assertEqual([l.split("|")[4].strip() for l in listed], ["8", "16"], "n = 32 is within 5%")
 
+    def test_control_rows_correct_the_drift(self):
+        # potrf (unchanged entries) ran 10% faster in the second run: posv's 0.9 is no change, its 0.8 is
+        def both(potrf_ms, posv8, posv16):
+            return run([row(8, potrf_ms), row(16, potrf_ms), row(8, posv8, routine="posv"), row(16, posv16, routine="posv")])
+        p = self.tool(both(1.0, 1.0, 1.0), both(0.9, 0.9, 0.8), "--control", "potrf")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("d interleaved 0.900", p.stdout)
+        corrected = p.stdout.split("divided by the drift")[1]
+        # geometric mean of 1.0 and 0.8 / 0.9
+        self.assertIn("| posv | interleaved | 2 | 0.943 | 0.889 | 1.000 | 0 | 1 |", corrected)
+        self.assertNotIn("| potrf |", corrected)
+        p = self.tool(both(1.0, 1.0, 1.0), both(0.9, 0.9, 0.8), "--control", "potrs")
+        self.assertNotEqual(p.returncode, 0, "no potrs rows: the drift is not measured")
+        self.assertIn("nothing measures the drift", p.stdout + p.stderr)
+
     def test_other_gpu_is_refused(self):
         p = self.tool(run([row(8, 1.0)]), run([row(8, 1.0)], gpu="GPU B"))
         self.assertNotEqual(p.returncode, 0)
