@@ -23,13 +23,12 @@ their ratios divided by it, and the control routine's entries are kept.
 import argparse
 import collections
 import json
-import math
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_tester_runs import compare, drift_corrected, load  # noqa: E402
+from compare_tester_runs import compare, drift_corrected, geomean, load  # noqa: E402
 
 
 def case_key(entry):
@@ -46,7 +45,7 @@ def adopt(base, new, ratio, threshold):
     merged, lines, taken = [], [], collections.Counter()
     decided = {}
     for group, rows in sorted(by_group.items()):
-        g = math.exp(sum(math.log(r) for r in rows.values()) / len(rows))
+        g = geomean(list(rows.values()))
         kept = sorted(n for n, r in rows.items() if r > 1 + threshold)
         decided[group] = (g < 1, set(kept))
         verdict = "taken" if g < 1 else "kept (not faster)"

@@ -27,6 +27,23 @@ def tester(rows):
     return {"header": {"gpu": {"name": "GPU A"}}, "rows": rows}
 
 
+def adopt(base, new, before, after, *extra):
+    """Runs the tool on these tables and tester rows: (the finished process, the merged table)."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for name, j in (("base", base), ("new", new), ("before", tester(before)), ("after", tester(after))):
+            paths.append(os.path.join(d, name + ".json"))
+            with open(paths[-1], "w") as f:
+                json.dump(j, f)
+        out = os.path.join(d, "out.json")
+        p = subprocess.run([sys.executable, TOOL, *paths, "--output", out, "--run", "44", "--device", "GPU A",
+                            "--commit", "abc", "--how", "test", *extra], capture_output=True, text=True)
+        if p.returncode != 0:
+            return p, None
+        with open(out) as f:
+            return p, json.load(f)
+
+
 class AdoptTable(unittest.TestCase):
     def test_rule(self):
         cases = [("potrf", "interleaved", n) for n in (8, 12, 16, 24, 32)] + [("potrs", "chunked", n) for n in (8, 12, 16)]
@@ -37,19 +54,8 @@ class AdoptTable(unittest.TestCase):
                   row("potrf", "interleaved", 24, 1.0), row("potrs", "chunked", 8, 1.0), row("potrs", "chunked", 16, 1.0)]
         after = [row("potrf", "interleaved", 8, 0.8), row("potrf", "interleaved", 16, 0.9),
                  row("potrf", "interleaved", 24, 1.1), row("potrs", "chunked", 8, 0.97), row("potrs", "chunked", 16, 1.04)]
-        with tempfile.TemporaryDirectory() as d:
-            paths = {}
-            for name, j in (("base", base), ("new", new), ("before", tester(before)), ("after", tester(after))):
-                paths[name] = os.path.join(d, name + ".json")
-                with open(paths[name], "w") as f:
-                    json.dump(j, f)
-            out = os.path.join(d, "out.json")
-            p = subprocess.run([sys.executable, TOOL, paths["base"], paths["new"], paths["before"], paths["after"],
-                                "--output", out, "--run", "44", "--device", "GPU A", "--commit", "abc", "--how", "test"],
-                               capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(out) as f:
-                merged = json.load(f)
+        p, merged = adopt(base, new, before, after)
+        self.assertEqual(p.returncode, 0, p.stderr)
         tags = {(e["routine"], e["n"]): e["best"]["tag"] for e in merged["entries"]}
         self.assertEqual(tags[("potrf", 8)], "new")
         self.assertEqual(tags[("potrf", 12)], "new", "an unmeasured size of a faster group is taken")
@@ -72,20 +78,9 @@ class AdoptTable(unittest.TestCase):
         before = [row("potrf", "interleaved", 8, 1.0), row("posv", "interleaved", 8, 1.0)]
         after = [row("potrf", "interleaved", 8, 0.9), row("posv", "interleaved", 8, 0.95)]
         for control, posv_tag in ((None, "new"), ("potrf", "base")):
-            with tempfile.TemporaryDirectory() as d:
-                paths = {}
-                for name, j in (("base", base), ("new", new), ("before", tester(before)), ("after", tester(after))):
-                    paths[name] = os.path.join(d, name + ".json")
-                    with open(paths[name], "w") as f:
-                        json.dump(j, f)
-                out = os.path.join(d, "out.json")
-                extra = ["--control", control] if control else []
-                p = subprocess.run([sys.executable, TOOL, paths["base"], paths["new"], paths["before"], paths["after"],
-                                    "--output", out, "--run", "1", "--device", "GPU A", "--commit", "abc", "--how", "t",
-                                    *extra], capture_output=True, text=True)
-                self.assertEqual(p.returncode, 0, p.stderr)
-                with open(out) as f:
-                    tags = {e["routine"]: e["best"]["tag"] for e in json.load(f)["entries"]}
+            p, merged = adopt(base, new, before, after, *(["--control", control] if control else []))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            tags = {e["routine"]: e["best"]["tag"] for e in merged["entries"]}
             self.assertEqual(tags["posv"], posv_tag, f"control {control}")
             self.assertEqual(tags["potrf"], "new" if control is None else "base", f"control {control}")
 

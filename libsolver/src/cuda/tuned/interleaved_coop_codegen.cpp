@@ -839,6 +839,29 @@ private:
         }
     }
 
+    // The first group's rows of B between global and shared memory, each warp the tile rows it owns:
+    // `load`: B into bsh (the active lanes); else X back to B (the lanes solved; columns past nrhs,
+    // copies of column 0, are never stored).
+    void move_first_group(bool load) {
+        open("");
+        rhs_columns();
+        open(std::string("if (") + (load ? "active" : "solving") + " && nrhs > 0)");
+        for_owned_rows([&](int rows) {
+            line(std::string(load ? "T* const" : "const T* const") + " bj = " + bsh_rows("J") + ";");
+            for (int c = 0; c < nrb_; ++c) {
+                line(std::string(load ? "const T* const q" : "T* const q") + S(c) + " = bc" + S(c) + " + (J * " + S(nb_) +
+                     ") * w;");
+                const std::string guard = load || c == 0 ? "" : "if (" + S(c) + " < nrhs) ";
+                for (int i = 0; i < rows; ++i) {
+                    const std::string global = "q" + S(c) + "[" + scaled(i, "w") + "]";
+                    line(guard + (load ? bsh_at(i, c) + " = " + global : global + " = " + bsh_at(i, c)) + ";");
+                }
+            }
+        });
+        close();
+        close();
+    }
+
     // Backward substitution L^H X = Y of the first group, in shared memory: tile row T - 1 was solved
     // by its owner in the factorisation; step I (T - 1 .. 1): the owner of row I solves its diagonal
     // tile (I < T - 1), one barrier publishes x_I, then every warp subtracts L_IJ^H x_I from its rows
@@ -929,18 +952,7 @@ private:
         frame(false, true);
         if (fold_) {
             line("// the first group of right-hand sides into shared memory: each warp the rows of the tile rows it owns");
-            open("");
-            rhs_columns();
-            open("if (active && nrhs > 0)");
-            for_owned_rows([&](int rows) {
-                line("T* const bj = " + bsh_rows("J") + ";");
-                for (int c = 0; c < nrb_; ++c) {
-                    line("const T* const q" + S(c) + " = bc" + S(c) + " + (J * " + S(nb_) + ") * w;");
-                    for (int i = 0; i < rows; ++i) line(bsh_at(i, c) + " = q" + S(c) + "[" + scaled(i, "w") + "];");
-                }
-            });
-            close();
-            close();
+            move_first_group(true);
             line("// (1) A = L L^H, the cooperative potrf steps, with the forward substitution L Y = B of that group");
         } else {
             line("// (1) A = L L^H, the cooperative potrf steps");
@@ -953,19 +965,7 @@ private:
         if (fold_) {
             line("// the first group: backward substitution in shared memory, then X back to B");
             shared_backward();
-            open("");
-            rhs_columns();
-            open("if (solving && nrhs > 0)");
-            for_owned_rows([&](int rows) {
-                line("const T* const bj = " + bsh_rows("J") + ";");
-                for (int c = 0; c < nrb_; ++c) {
-                    line("T* const q" + S(c) + " = bc" + S(c) + " + (J * " + S(nb_) + ") * w;");
-                    const std::string guard = c == 0 ? "" : "if (" + S(c) + " < nrhs) ";
-                    for (int i = 0; i < rows; ++i) line(guard + "q" + S(c) + "[" + scaled(i, "w") + "] = " + bsh_at(i, c) + ";");
-                }
-            });
-            close();
-            close();
+            move_first_group(false);
             line("// the other groups (nrhs > " + S(nrb_) + "): the potrs solve, L read from global memory");
         }
         solve_.solve_phase("solving", true, fold_ ? 1 : 0);
