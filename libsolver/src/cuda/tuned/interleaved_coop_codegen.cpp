@@ -1027,19 +1027,19 @@ constexpr std::size_t flag_buffer_bytes = 2 * coop_systems_per_block * sizeof(in
 std::size_t folded_rhs_bytes(const InterleavedKernelSpec& spec) {
     return static_cast<std::size_t>(spec.n) * spec.config.nrhs_block * coop_systems_per_block * bytes_of(spec.precision);
 }
-std::size_t unfolded_posv_bytes(const InterleavedKernelSpec& spec) {
-    return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec)) + flag_buffer_bytes;
+// posv: the larger of the two phases' element buffers (a barrier separates the phases, so they share).
+std::size_t posv_phase_bytes(const InterleavedKernelSpec& spec) {
+    return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec));
 }
 
 }  // namespace
 
 bool coop_posv_folds_forward(const InterleavedKernelSpec& spec) {
-    return spec.routine == Routine::posv && unfolded_posv_bytes(spec) + folded_rhs_bytes(spec) <= coop_max_shared_bytes;
+    return spec.routine == Routine::posv &&
+           posv_phase_bytes(spec) + folded_rhs_bytes(spec) + flag_buffer_bytes <= coop_max_shared_bytes;
 }
 
-std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec) {
-    return std::max(factor_buffer_bytes(spec), solve_buffer_bytes(spec));
-}
+std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec) { return posv_phase_bytes(spec); }
 
 bool is_cooperative(const InterleavedKernelSpec& spec) {
     return spec.config.warps_per_matrix != 0;  // every routine has a cooperative kernel
@@ -1081,7 +1081,7 @@ std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec) {
         case Routine::potrf: return factor_buffer_bytes(spec) + flag_buffer_bytes;
         case Routine::potrs: return solve_buffer_bytes(spec);
         case Routine::posv:
-            return unfolded_posv_bytes(spec) + (coop_posv_folds_forward(spec) ? folded_rhs_bytes(spec) : 0);
+            return posv_phase_bytes(spec) + (coop_posv_folds_forward(spec) ? folded_rhs_bytes(spec) : 0) + flag_buffer_bytes;
     }
     return 0;
 }
