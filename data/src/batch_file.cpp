@@ -1,7 +1,6 @@
 // HDF5 implementation of the batch and solution files of batch_file.hpp (schema: data/README.md).
 #include "batchsolve_io/batch_file.hpp"
 
-#include <fcntl.h>
 #include <hdf5.h>
 #include <unistd.h>
 
@@ -16,89 +15,19 @@
 #include <new>
 #include <utility>
 
+#include "batchsolve/checked_size.hpp"
+#include "hdf5_detail.hpp"
+
 namespace batchsolve::io {
 
 namespace {
 
-// Messages must stay on one line whatever HDF5 or the OS put into them.
-std::string one_line(std::string s) {
-    for (char& c : s)
-        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
-}  // namespace
-
-FileError::FileError(std::string file, std::string dataset, std::string reason)
-    : Error(one_line(file + ": " + dataset + ": " + reason)),
-      file_(std::move(file)), dataset_(std::move(dataset)), reason_(one_line(std::move(reason))) {}
-
-namespace {
-
-// ---- HDF5 plumbing ---------------------------------------------------------------------------------
-
-// Owns one hid_t and closes it with the matching H5?close, so that every exit path releases it.
-class Handle {
-public:
-    Handle() = default;
-    Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-    ~Handle() { reset(); }
-    Handle(const Handle&) = delete;
-    Handle& operator=(const Handle&) = delete;
-    Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, -1)), close_(o.close_) {}
-    Handle& operator=(Handle&& o) noexcept {
-        if (this != &o) reset(), id_ = std::exchange(o.id_, -1), close_ = o.close_;
-        return *this;
-    }
-    hid_t get() const { return id_; }
-    bool valid() const { return id_ >= 0; }
-    void reset() {
-        if (id_ >= 0 && close_ != nullptr) close_(id_);
-        id_ = -1;
-    }
-    hid_t release() { return std::exchange(id_, -1); }
-
-private:
-    hid_t id_ = -1;
-    herr_t (*close_)(hid_t) = nullptr;
-};
-
-// HDF5 prints its whole error stack to stderr by default; we turn its failures into one-line
-// FileErrors instead, and give the caller's own setting back afterwards.
-class QuietHdf5 {
-public:
-    QuietHdf5() {
-        H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    }
-    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-    QuietHdf5(const QuietHdf5&) = delete;
-    QuietHdf5& operator=(const QuietHdf5&) = delete;
-
-private:
-    H5E_auto2_t func_ = nullptr;
-    void* data_ = nullptr;
-};
-
-herr_t keep_innermost(unsigned, const H5E_error2_t* err, void* out) {
-    if (err->desc != nullptr && err->desc[0] != '\0') *static_cast<std::string*>(out) = err->desc;
-    return 0;
-}
-
-// The innermost (most specific) description on HDF5's error stack, which is then cleared.
-std::string hdf5_message() {
-    std::string msg;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &msg);
-    H5Eclear2(H5E_DEFAULT);
-    return msg.empty() ? "HDF5 gave no reason" : one_line(msg);
-}
-
-std::string shape_text(const std::vector<hsize_t>& dims) {
-    std::string s = "(";
-    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-    return s + (dims.size() == 1 ? ",)" : ")");
-}
+using detail::describe_type;
+using detail::Handle;
+using detail::hdf5_message;
+using detail::is_complex_compound;
+using detail::QuietHdf5;
+using detail::shape_text;
 
 const char* dtype_name(Precision p) {
     switch (p) {
@@ -108,44 +37,6 @@ const char* dtype_name(Precision p) {
         case Precision::z: return "complex128";
     }
     return "?";
-}
-
-// A compound of two floats named r and i of equal size: h5py's (and our) complex number.
-bool is_complex_compound(hid_t type, std::size_t* part_size) {
-    if (H5Tget_class(type) != H5T_COMPOUND || H5Tget_nmembers(type) != 2) return false;
-    const int ir = H5Tget_member_index(type, "r"), ii = H5Tget_member_index(type, "i");
-    if (ir < 0 || ii < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return false;
-    }
-    Handle tr(H5Tget_member_type(type, unsigned(ir)), H5Tclose), ti(H5Tget_member_type(type, unsigned(ii)), H5Tclose);
-    if (!tr.valid() || !ti.valid() || H5Tget_class(tr.get()) != H5T_FLOAT || H5Tget_class(ti.get()) != H5T_FLOAT)
-        return false;
-    const std::size_t sr = H5Tget_size(tr.get()), si = H5Tget_size(ti.get());
-    if (sr != si) return false;
-    if (part_size != nullptr) *part_size = sr;
-    return true;
-}
-
-// numpy-style name of a file type, for messages.
-std::string describe_type(hid_t type) {
-    const std::size_t bits = 8 * H5Tget_size(type);
-    std::size_t part = 0;
-    switch (H5Tget_class(type)) {
-        case H5T_INTEGER: return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
-        case H5T_FLOAT: return "float" + std::to_string(bits);
-        case H5T_STRING: return "string";
-        case H5T_COMPOUND:
-            if (is_complex_compound(type, &part)) return "complex" + std::to_string(16 * part);
-            return "compound (not {r, i} of floats)";
-        case H5T_ENUM: return "enum";
-        case H5T_ARRAY: return "array";
-        case H5T_VLEN: return "variable-length";
-        case H5T_OPAQUE: return "opaque";
-        case H5T_BITFIELD: return "bitfield";
-        case H5T_REFERENCE: return "reference";
-        default: return "unknown type";
-    }
 }
 
 bool type_matches(hid_t type, Precision p) {
@@ -164,10 +55,7 @@ Handle memory_type() {
     if constexpr (!is_complex_v<T>) {
         return Handle(H5Tcopy(scalar), H5Tclose);
     } else {
-        Handle t(H5Tcreate(H5T_COMPOUND, sizeof(T)), H5Tclose);
-        H5Tinsert(t.get(), "r", 0, scalar);
-        H5Tinsert(t.get(), "i", sizeof(R), scalar);
-        return t;
+        return detail::complex_type(scalar, sizeof(R));
     }
 }
 
@@ -179,10 +67,7 @@ Handle file_type() {
     if constexpr (!is_complex_v<T>) {
         return Handle(H5Tcopy(scalar), H5Tclose);
     } else {
-        Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(R)), H5Tclose);
-        H5Tinsert(t.get(), "r", 0, scalar);
-        H5Tinsert(t.get(), "i", sizeof(R), scalar);
-        return t;
+        return detail::complex_type(scalar, sizeof(R));
     }
 }
 
@@ -191,29 +76,7 @@ Handle file_type() {
 // An open file plus its path, so that every check can name both in its error.
 class Reader {
 public:
-    explicit Reader(std::string path) : path_(std::move(path)) {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        const fs::file_status st = fs::status(path_, ec);
-        if (ec && ec != std::errc::no_such_file_or_directory) fail("/", "cannot access: " + ec.message());
-        if (!fs::exists(st)) fail("/", "no such file");
-        if (fs::is_directory(st)) fail("/", "is a directory");
-        {
-            std::ifstream probe(path_, std::ios::binary);
-            if (!probe) fail("/", std::string("cannot open for reading: ") + std::strerror(errno));
-        }
-        const htri_t is_hdf5 = H5Fis_hdf5(path_.c_str());
-        if (is_hdf5 == 0) fail("/", "not an HDF5 file (no HDF5 signature: another format, empty or truncated)");
-        if (is_hdf5 < 0) fail("/", "cannot read as HDF5 (truncated or corrupt file?): " + hdf5_message());
-        Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-#if H5_VERSION_GE(1, 10, 7)
-        // We only read, and never alongside a single-writer process: no lock, so that files on
-        // read-only mounts and file systems without flock() open too.
-        H5Pset_file_locking(fapl.get(), false, true);
-#endif
-        file_ = Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-        if (!file_.valid()) fail("/", "cannot open as HDF5 (truncated or corrupt file): " + hdf5_message());
-    }
+    explicit Reader(std::string path) : path_(std::move(path)), file_(detail::open_for_reading(path_)) {}
 
     [[noreturn]] void fail(const std::string& dataset, const std::string& reason) const {
         H5Eclear2(H5E_DEFAULT);
@@ -348,15 +211,10 @@ public:
 
     // A dataset with its shape checked for rank; its dims are returned.
     Handle open_dataset(const std::string& name, int rank, const char* shape_doc, std::vector<hsize_t>* dims) const {
-        if (!has_dataset(name)) fail(name, "missing dataset");
-        Handle d(H5Dopen2(file(), name.c_str(), H5P_DEFAULT), H5Dclose);
-        if (!d.valid()) fail(name, "exists but is not a dataset (a group or a broken link?)");
-        Handle space(H5Dget_space(d.get()), H5Sclose);
-        if (!space.valid()) fail(name, "cannot read the shape: " + hdf5_message());
-        const int got = H5Sget_simple_extent_ndims(space.get());
+        Handle d = detail::open_dataset_checked(file(), path_, name);
+        *dims = detail::dataset_dims(d.get(), path_, name);
+        const int got = int(dims->size());
         if (got < 0) fail(name, "cannot read the shape: " + hdf5_message());
-        dims->assign(std::size_t(got), 0);
-        if (got > 0) H5Sget_simple_extent_dims(space.get(), dims->data(), nullptr);
         if (got != rank)
             fail(name, "rank " + std::to_string(got) + " (shape " + shape_text(*dims) + "), expected rank " +
                            std::to_string(rank) + " " + shape_doc);
@@ -383,17 +241,18 @@ public:
             fail(name, "dtype " + describe_type(type.get()) + ", expected an integer type (int32)");
     }
 
+    // Reads a whole dataset after checking its size against memory and against what the file stores.
     template <class T>
-    std::vector<T> read_all(hid_t dataset, const std::string& name, hid_t mem_type, std::size_t elements) const {
+    std::vector<T> read_all(hid_t dataset, const std::string& name, hid_t mem_type,
+                            const std::vector<hsize_t>& dims) const {
+        const std::size_t bytes = detail::check_dataset_size(dataset, path_, name, dims, sizeof(T), 0);
         std::vector<T> v;
         try {
-            v.resize(elements);
+            v.resize(bytes / sizeof(T));
         } catch (const std::bad_alloc&) {
-            fail(name, "too large to load (" + std::to_string(elements * sizeof(T)) + " bytes)");
-        } catch (const std::length_error&) {
-            fail(name, "too large to load (" + std::to_string(elements) + " elements)");
+            fail(name, "out of memory loading it (needs " + bytes_text(bytes) + ")");
         }
-        if (elements > 0 && H5Dread(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+        if (!v.empty() && H5Dread(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
             fail(name, "read failed (corrupt or truncated data?): " + hdf5_message());
         return v;
     }
@@ -402,12 +261,6 @@ private:
     std::string path_;
     Handle file_;
 };
-
-std::size_t product(const std::vector<hsize_t>& dims) {
-    std::size_t p = 1;
-    for (hsize_t d : dims) p *= std::size_t(d);
-    return p;
-}
 
 // Checks a batch file completely except for the values, and returns what it holds.
 BatchFileInfo check_batch(const Reader& r) {
@@ -459,13 +312,13 @@ std::vector<T> read_values(const Reader& r, const std::string& name) {
     std::vector<hsize_t> dims;
     Handle d = r.open_dataset(name, 3, "", &dims);
     Handle mem = memory_type<T>();
-    return r.read_all<T>(d.get(), name, mem.get(), product(dims));
+    return r.read_all<T>(d.get(), name, mem.get(), dims);
 }
 
 std::vector<int> read_ints(const Reader& r, const std::string& name) {
     std::vector<hsize_t> dims;
     Handle d = r.open_dataset(name, 1, "", &dims);
-    return r.read_all<int>(d.get(), name, H5T_NATIVE_INT, product(dims));
+    return r.read_all<int>(d.get(), name, H5T_NATIVE_INT, dims);
 }
 
 template <class T>
@@ -477,61 +330,16 @@ void require_precision(const Reader& r, Precision file_p) {
 
 // ---- writing ---------------------------------------------------------------------------------------
 
-// Builds the file in memory (HDF5's core driver, no backing store) and writes the finished image
-// itself to "<target>.tmp-<pid>", renamed over the target by commit(). The temporary file is removed
-// if anything fails. HDF5 never touches the disk: after a failed disk write (full disk, file size
-// limit) HDF5 1.10 cannot close a file and crashes at exit, whereas our own write() fails cleanly.
-// The price is the file image held in memory once more while it is being written.
+// A batch or solution file under construction: detail::OutputFile (checked target, in-memory image,
+// temporary renamed over the target by commit(), removed on any failure) plus typed writers.
 class AtomicWriter {
 public:
-    AtomicWriter(std::string target, std::size_t expected_bytes)
-        : target_(std::move(target)), temp_(target_ + ".tmp-" + std::to_string(::getpid())) {
-        namespace fs = std::filesystem;
-        if (fs::is_directory(target_)) fail("/", "is a directory");
-        const fs::path dir = fs::path(target_).parent_path();
-        if (!dir.empty() && !fs::is_directory(dir)) fail("/", "the directory '" + dir.string() + "' does not exist");
-        Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-        // One allocation for the whole image: the data plus room for the metadata.
-        const std::size_t increment = expected_bytes + (std::size_t(1) << 20);
-        if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), increment, false) < 0)
-            fail("/", "cannot set up HDF5's in-memory driver: " + hdf5_message());
-        // SEMI close degree: closing fails while anything is still open instead of deferring the flush.
-        H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI);
-        file_ = Handle(H5Fcreate(temp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
-        if (!file_.valid()) fail("/", "cannot create the file in memory: " + hdf5_message());
-    }
-    ~AtomicWriter() {
-        file_.reset();
-        if (created_ && !committed_) ::unlink(temp_.c_str());
-    }
-    AtomicWriter(const AtomicWriter&) = delete;
-    AtomicWriter& operator=(const AtomicWriter&) = delete;
+    AtomicWriter(std::string target, std::size_t expected_bytes, const OutputOptions& options)
+        : out_(std::move(target), expected_bytes, options) {}
 
-    hid_t file() const { return file_.get(); }
-
-    [[noreturn]] void fail(const std::string& dataset, const std::string& reason) const {
-        H5Eclear2(H5E_DEFAULT);
-        throw FileError(target_, dataset, reason);
-    }
-
-    void commit() {
-        if (H5Fflush(file(), H5F_SCOPE_GLOBAL) < 0) fail("/", "cannot finish the file in memory: " + hdf5_message());
-        const ssize_t size = H5Fget_file_image(file(), nullptr, 0);
-        if (size < 0) fail("/", "cannot get the file image: " + hdf5_message());
-        std::vector<char> image;
-        try {
-            image.resize(std::size_t(size));
-        } catch (const std::bad_alloc&) {
-            fail("/", "out of memory for the file image (" + std::to_string(size) + " bytes)");
-        }
-        if (H5Fget_file_image(file(), image.data(), image.size()) != size)
-            fail("/", "cannot get the file image: " + hdf5_message());
-        if (H5Fclose(file_.release()) < 0) fail("/", "cannot close the file in memory: " + hdf5_message());
-        write_temporary(image);
-        if (std::rename(temp_.c_str(), target_.c_str()) != 0)
-            fail("/", "cannot rename '" + temp_ + "' to the target: " + std::strerror(errno));
-        committed_ = true;
-    }
+    hid_t file() const { return out_.file(); }
+    [[noreturn]] void fail(const std::string& dataset, const std::string& reason) const { out_.fail(dataset, reason); }
+    void commit() { out_.commit(); }
 
     void string_attribute(const char* name, const std::string& value) const {
         Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -567,28 +375,6 @@ public:
     }
 
 private:
-    // Writes the image to the temporary file, synced to disk before the rename makes it visible.
-    void write_temporary(const std::vector<char>& image) {
-        const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) fail("/", "cannot create the temporary file '" + temp_ + "': " + std::strerror(errno));
-        created_ = true;
-        auto fail_closing = [&](const std::string& what) {
-            const int err = errno;
-            ::close(fd);
-            fail("/", what + " '" + temp_ + "' failed: " + std::strerror(err));
-        };
-        std::size_t done = 0;
-        while (done < image.size()) {
-            const std::size_t chunk = std::min<std::size_t>(image.size() - done, std::size_t(1) << 30);
-            const ssize_t w = ::write(fd, image.data() + done, chunk);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) fail_closing("writing");
-            done += std::size_t(w);
-        }
-        if (::fsync(fd) != 0) fail_closing("syncing");
-        if (::close(fd) != 0) fail("/", "closing '" + temp_ + "' failed: " + std::strerror(errno));
-    }
-
     void write_attribute(const char* name, hid_t file_t, hid_t mem_t, const void* value) const {
         Handle space(H5Screate(H5S_SCALAR), H5Sclose);
         Handle attr(H5Acreate2(file(), name, file_t, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
@@ -603,19 +389,21 @@ private:
         Handle d(H5Dcreate2(file(), name.c_str(), file_t, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose);
         if (!d.valid()) fail(name, "cannot create the dataset: " + hdf5_message());
-        if (product(dims) > 0 && H5Dwrite(d.get(), mem_t, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+        if (checked_product(dims).value_or(1) > 0 && H5Dwrite(d.get(), mem_t, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
             fail(name, "write failed: " + hdf5_message());
     }
 
-    std::string target_, temp_;
-    Handle file_;
-    bool created_ = false;
-    bool committed_ = false;
+    detail::OutputFile out_;
 };
 
-void require_size(std::size_t got, std::size_t want, const char* routine, const char* field, const char* formula) {
-    if (got != want)
-        throw InvalidArgument(routine, field, std::string("size ") + formula + " = " + std::to_string(want) +
+// `want` is nullopt when the product overflowed: no vector can be that large.
+void require_size(std::size_t got, std::optional<std::uint64_t> want, const char* routine, const char* field,
+                  const char* formula) {
+    if (!want)
+        throw InvalidArgument(routine, field, std::string("size ") + formula + " overflows 64 bits (got " +
+                                                  std::to_string(got) + ")");
+    if (got != *want)
+        throw InvalidArgument(routine, field, std::string("size ") + formula + " = " + std::to_string(*want) +
                                                   " (got " + std::to_string(got) + ")");
 }
 
@@ -695,17 +483,18 @@ AnyBatchProblem read_any_batch(const std::string& path) {
 }
 
 template <class T>
-void write_batch(const std::string& path, const BatchProblem<T>& p) {
+void write_batch(const std::string& path, const BatchProblem<T>& p, const OutputOptions& options) {
     constexpr const char* routine = "write_batch";
     require_sizes_valid(p.n, p.count, p.nrhs, routine);
     const std::size_t n = std::size_t(p.n), count = std::size_t(p.count), nrhs = std::size_t(p.nrhs);
-    require_size(p.a.size(), count * n * n, routine, "problem.a", "count * n * n");
-    require_size(p.b.size(), count * n * nrhs, routine, "problem.b", "count * n * nrhs");
-    if (!p.x_true.empty()) require_size(p.x_true.size(), count * n * nrhs, routine, "problem.x_true", "count * n * nrhs");
-    if (!p.expected_info.empty()) require_size(p.expected_info.size(), count, routine, "problem.expected_info", "count");
+    require_size(p.a.size(), checked_product({count, n, n}), routine, "problem.a", "count * n * n");
+    require_size(p.b.size(), checked_product({count, n, nrhs}), routine, "problem.b", "count * n * nrhs");
+    if (!p.x_true.empty()) require_size(p.x_true.size(), checked_product({count, n, nrhs}), routine, "problem.x_true", "count * n * nrhs");
+    if (!p.expected_info.empty()) require_size(p.expected_info.size(), std::uint64_t(count), routine, "problem.expected_info", "count");
 
     QuietHdf5 quiet;
-    AtomicWriter w(path, (p.a.size() + p.b.size() + p.x_true.size()) * sizeof(T) + p.expected_info.size() * sizeof(int));
+    AtomicWriter w(path, (p.a.size() + p.b.size() + p.x_true.size()) * sizeof(T) + p.expected_info.size() * sizeof(int),
+                   options);
     write_common_identity(w, batch_format, precision_v<T>, p.uplo);
     if (!p.generator.name.empty()) w.string_attribute("generator", p.generator.name);
     if (p.generator.cond) w.double_attribute("generator_cond", *p.generator.cond);
@@ -720,19 +509,19 @@ void write_batch(const std::string& path, const BatchProblem<T>& p) {
 }
 
 template <class T>
-void write_solution(const std::string& path, const BatchSolution<T>& s) {
+void write_solution(const std::string& path, const BatchSolution<T>& s, const OutputOptions& options) {
     constexpr const char* routine = "write_solution";
     require_sizes_valid(s.n, s.count, s.nrhs, routine);
     const std::size_t n = std::size_t(s.n), count = std::size_t(s.count), nrhs = std::size_t(s.nrhs);
-    require_size(s.x.size(), count * n * nrhs, routine, "solution.x", "count * n * nrhs");
-    require_size(s.info.size(), count, routine, "solution.info", "count");
-    if (!s.factor.empty()) require_size(s.factor.size(), count * n * n, routine, "solution.factor", "count * n * n");
+    require_size(s.x.size(), checked_product({count, n, nrhs}), routine, "solution.x", "count * n * nrhs");
+    require_size(s.info.size(), std::uint64_t(count), routine, "solution.info", "count");
+    if (!s.factor.empty()) require_size(s.factor.size(), checked_product({count, n, n}), routine, "solution.factor", "count * n * n");
 
     std::int64_t failed = 0;
     for (int v : s.info) failed += v != 0;
 
     QuietHdf5 quiet;
-    AtomicWriter w(path, (s.x.size() + s.factor.size()) * sizeof(T) + s.info.size() * sizeof(int));
+    AtomicWriter w(path, (s.x.size() + s.factor.size()) * sizeof(T) + s.info.size() * sizeof(int), options);
     write_common_identity(w, solution_format, precision_v<T>, s.uplo);
     const SolveRecord& rec = s.record;
     w.string_attribute("source", rec.source);
@@ -795,8 +584,8 @@ BatchSolution<T> read_solution(const std::string& path) {
 
 #define BATCHSOLVE_IO_INSTANTIATE(T)                                                   \
     template BatchProblem<T> read_batch<T>(const std::string&);                       \
-    template void write_batch<T>(const std::string&, const BatchProblem<T>&);         \
-    template void write_solution<T>(const std::string&, const BatchSolution<T>&);     \
+    template void write_batch<T>(const std::string&, const BatchProblem<T>&, const OutputOptions&);     \
+    template void write_solution<T>(const std::string&, const BatchSolution<T>&, const OutputOptions&); \
     template BatchSolution<T> read_solution<T>(const std::string&);
 BATCHSOLVE_IO_INSTANTIATE(float)
 BATCHSOLVE_IO_INSTANTIATE(double)

@@ -35,6 +35,18 @@ private:
     std::string file_, dataset_, reason_;
 };
 
+// What to do when an output file already exists.
+enum class Existing { refuse, replace };
+
+// The rules an output file is written by. Always: the target must be a regular file (a device, a
+// directory or a FIFO is refused, never replaced), not read-only (no write permission bit) and none of
+// `inputs` (the same file by device and inode, whatever the path); an existing target is replaced
+// only with Existing::replace, keeping its permissions. The write is atomic (temporary + rename).
+struct OutputOptions {
+    Existing existing = Existing::replace;
+    std::vector<std::string> inputs;  // the files the same run reads
+};
+
 // Where a generated batch came from (root attributes generator, generator_cond, generator_seed);
 // every field is optional in the file.
 struct GeneratorInfo {
@@ -81,11 +93,12 @@ BatchProblem<T> read_batch(const std::string& path);
 // Reads a batch in whatever precision the file holds.
 AnyBatchProblem read_any_batch(const std::string& path);
 
-// Writes atomically: into "<path>.tmp-<pid>" beside the target, renamed over `path` on success and
-// removed on any failure, so no half-written file is ever left. Sizes that disagree with n, count and
-// nrhs throw InvalidArgument before anything is created.
+// Writes atomically: into "<path>.tmp-<pid>-<k>" beside the target, renamed over `path` on success
+// and removed on any failure, so no half-written file is ever left; the target is checked by
+// `options` (OutputOptions) before anything is written. Sizes that disagree with n, count and nrhs
+// throw InvalidArgument before anything is created.
 template <class T>
-void write_batch(const std::string& path, const BatchProblem<T>& problem);
+void write_batch(const std::string& path, const BatchProblem<T>& problem, const OutputOptions& options = {});
 
 // How a solution was obtained (root attributes of a solution file).
 struct SolveRecord {
@@ -114,7 +127,8 @@ struct BatchSolution {
 };
 
 template <class T>
-void write_solution(const std::string& path, const BatchSolution<T>& solution);  // atomic, as write_batch
+void write_solution(const std::string& path, const BatchSolution<T>& solution,
+                    const OutputOptions& options = {});  // atomic and checked, as write_batch
 template <class T>
 BatchSolution<T> read_solution(const std::string& path);
 

@@ -32,8 +32,8 @@ std::uint64_t available_host_bytes();
 // "(3, 4)" / "(5,)" as numpy prints shapes, for messages.
 std::string shape_text(const Shape& shape);
 
-// What to do when the output file already exists.
-enum class Existing { refuse, replace };
+// What to do when the output file already exists (batchsolve::io::Existing, shared with write_batch).
+using Existing = batchsolve::io::Existing;
 
 class File {
 public:
@@ -97,6 +97,7 @@ public:
 private:
     struct State;
     explicit File(std::unique_ptr<State> state);
+    State& state() const;  // throws batchsolve::Error on a moved-from File
     std::unique_ptr<State> state_;
 };
 
