@@ -8,4 +8,5 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/generate.hpp"
 #include "batchsolve/layout.hpp"
+#include "batchsolve/tuning.hpp"  // kernel configurations, expert overloads, prepare_kernel
 #include "batchsolve/types.hpp"

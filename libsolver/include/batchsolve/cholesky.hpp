@@ -14,6 +14,8 @@
 //    interleaved with the same chunk size.
 #pragma once
 
+#include <type_traits>
+
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
 #include "batchsolve/types.hpp"
@@ -29,6 +31,13 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
 template <class T>
 void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx);
 
+// potrs with the factor in a non-const view (the view potrf wrote it through): T is deduced from
+// both arguments, which the const overload above cannot do without an explicit potrs_batched<T>.
+template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
+void potrs_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, Context& ctx) {
+    potrs_batched<T>(uplo, BatchView<const T>(a), b, ctx);
+}
+
 // The vendor baseline: cuSOLVER's potrfBatched / potrsBatched path, on column-major batches only
 // (strided or pointer array; interleaved layouts throw InvalidArgument). It is what the tuned
 // kernels are measured against. Same semantics as above (LAPACK info, any nrhs, only the uplo
@@ -39,6 +48,10 @@ template <class T>
 void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx);
 template <class T>
 void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
+template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
+void potrs_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, Context& ctx) {
+    potrs_batched<T>(uplo, BatchView<const T>(a), b, ctx);
+}
 }  // namespace vendor
 
 }  // namespace batchsolve

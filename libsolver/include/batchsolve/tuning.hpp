@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
@@ -144,6 +145,13 @@ template <class T>
 void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig& config,
                   Context& ctx);
 
+// potrs with the factor in a non-const view (T deduced from both views).
+template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
+void potrs_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, const CholeskyConfig& config,
+                   Context& ctx) {
+    potrs_batched<T>(uplo, BatchView<const T>(a), b, config, ctx);
+}
+
 // What the kernel of a call would be, compiled (or loaded from the disk cache) without running it:
 // lets a tuner compile its candidates in parallel and keep NVRTC out of timed loops, and reports the
 // compiler's resource use. `shape` describes the call (layout, n, count, chunk size; its pointers are
@@ -173,5 +181,15 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
 template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             Context& ctx);
+// Both with the shape given as a non-const view (T deduced from it).
+template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx) {
+    return prepare_kernel<T>(routine, uplo, BatchView<const T>(shape), nrhs, config, ctx);
+}
+template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
+KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<T>& shape, int nrhs, Context& ctx) {
+    return prepare_kernel<T>(routine, uplo, BatchView<const T>(shape), nrhs, ctx);
+}
 
 }  // namespace batchsolve

@@ -45,6 +45,30 @@ int main() {
     std::printf("zposv, %d systems of order %d: %d failed, backward error %.3g (threshold 30)\n", count, n, failed, error);
     if (failed != 0 || !(error < 30)) ++failures;
 
+    // The natural calls with non-const views (T deduced from them): potrf, then potrs with the same
+    // view of the factor, a layout conversion, and prepare_kernel from the umbrella header. They
+    // must compile without writing potrs_batched<double>; the answers are checked as above.
+    {
+        std::vector<double> a2 = {4, 2, 2, 3, 9, 3, 3, 5}, b2 = {2, 1, 6, -2}, interleaved(8, -1.0);
+        std::vector<int> info2(2, -1);
+        auto A = bs::BatchView<double>::column_major(a2.data(), 2, 2, 2);
+        auto B = bs::BatchView<double>::column_major(b2.data(), 2, 1, 2);
+        auto I = bs::BatchView<double>::interleaved(interleaved.data(), 2, 2, 2);
+        bs::convert_layout(A, I, ctx);
+        if (interleaved[0] != 4 || interleaved[1] != 9 || interleaved[6] != 3 || interleaved[7] != 5)
+            std::printf("FAILED: convert_layout(A, I, ctx) to interleaved\n"), ++failures;
+        bs::potrf_batched(bs::Uplo::lower, A, info2.data(), ctx);
+        bs::potrs_batched(bs::Uplo::lower, A, B, ctx);
+        for (int k = 0; k < 2; ++k)
+            for (int i = 0; i < 2; ++i)
+                if (info2[k] != 0 || !(std::abs(b2[2 * k + i] - expected[2 * k + i]) <= tolerance))
+                    std::printf("FAILED: potrf + potrs(uplo, A, B, ctx) system %d: info %d, x[%d] = %.17g\n", k,
+                                info2[k], i, b2[2 * k + i]),
+                        ++failures;
+        const bs::KernelReport report = bs::prepare_kernel("potrf", bs::Uplo::lower, A, 0, ctx);
+        if (report.supported) std::printf("FAILED: prepare_kernel on the CPU backend reports a kernel\n"), ++failures;
+    }
+
     std::printf("%s\n", failures == 0 ? "consumer: ok" : "consumer: FAILED");
     return failures == 0 ? 0 : 1;
 }
