@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Evidence for the autotuner's measured pruning (validation/autotune.cpp, "measured pruning").
+"""Evidence for the autotuner's measured pruning (tools/autotune/search_space.hpp, "measured pruning").
 
 Reads every timed candidate of the committed sweep logs (results/autotune-h200: the first potrf
 sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only) and,
@@ -10,7 +10,7 @@ The last lines judge the sizes between anchors (kFillStep) against the winners o
 was before run 42 (logs/table-before-run42.json.xz: full searches at every n; run 42's own entries
 for those sizes were chosen by the rule itself and cannot judge it).
 
-    validation/prune_evidence.py [--results results/autotune-h200]
+    tools/autotune/prune_evidence.py [--results results/autotune-h200]
 """
 import argparse
 import collections
@@ -117,8 +117,8 @@ def largest_tiles(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(__file__)
-    ap.add_argument("--results", default=os.path.join(here, "..", "results", "autotune-h200"))
-    ap.add_argument("--table", default=os.path.join(here, "..", "results", "autotune-h200", "logs",
+    ap.add_argument("--results", default=os.path.join(here, "..", "..", "results", "autotune-h200"))
+    ap.add_argument("--table", default=os.path.join(here, "..", "..", "results", "autotune-h200", "logs",
                                                     "table-before-run42.json.xz"),
                     help="the table (.json or .json.xz) whose winners the sizes between anchors are judged against")
     args = ap.parse_args()

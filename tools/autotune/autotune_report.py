@@ -2,7 +2,7 @@
 """Report of an autotuner run: a Markdown table of the winners and plots like Figs. 15-19 of the seed
 paper (Dongarra et al., Proc. IEEE 2018), from the tuning table and the candidates log of `autotune`.
 
-    validation/autotune_report.py --table libsolver/tuning/sm90.json --log candidates*.jsonl.xz --out report/
+    tools/autotune/autotune_report.py --table libsolver/tuning/sm90.json --log candidates*.jsonl.xz --out report/
 
 Logs may be plain, .xz or .gz, and several (a sweep split over resumed runs writes one each).
 

@@ -2,12 +2,12 @@
 """Rebuilds tuning-table entries from the autotuner's candidate log (autotune --log FILE) or its
 progress file (autotune --resume FILE).
 
-    python3 validation/rebuild_table.py BASE.json LOG.jsonl[.xz] [more logs] --output TABLE.json
-    python3 validation/rebuild_table.py BASE.json PROGRESS.jsonl [LOG.jsonl.xz ...] --output TABLE.json
+    python3 tools/autotune/rebuild_table.py BASE.json LOG.jsonl[.xz] [more logs] --output TABLE.json
+    python3 tools/autotune/rebuild_table.py BASE.json PROGRESS.jsonl [LOG.jsonl.xz ...] --output TABLE.json
 
 The GPU machine returns at most 8 files per call; when the table a run wrote is among those left
 behind, its candidate log still holds every timing. For each case (routine, precision, layout, n)
-that appears in a log, this applies the tuner's own ranking (validation/autotune.cpp, `ranking`):
+that appears in a log, this applies the tuner's own ranking (tools/autotune/stages.cpp, `ranking`):
 the timed candidates, fully timed before pruned ones, fastest median first; the first is the entry's
 best, the second its runner-up. That case's entry in BASE is replaced (or added); every other entry
 of BASE is kept. A later log replaces the cases of an earlier one. The tuner also re-runs the winner

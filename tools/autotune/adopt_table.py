@@ -2,7 +2,7 @@
 """Merges a re-tuned table into the committed one where a tester comparison says it is faster: the
 last step of a re-tuning (libsolver/tuning/README.md, "Re-tuning").
 
-    python3 validation/adopt_table.py BASE.json NEW.json BEFORE.json AFTER.json --output TABLE.json \\
+    python3 tools/autotune/adopt_table.py BASE.json NEW.json BEFORE.json AFTER.json --output TABLE.json \\
         --run 44 --device "NVIDIA H200" --commit abc1234 --how "the full s and d sweep ..." [--threshold 0.05]
 
 BEFORE.json and AFTER.json are the tester's --json runs of `scripts/on-gpu.sh compare` (the same

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a tuning table's entries as an autotuner resume file (autotune --resume), one line per case.
 
-    python3 validation/table_to_progress.py TABLE.json [--routine potrf,posv] [--precision d]
+    python3 tools/autotune/table_to_progress.py TABLE.json [--routine potrf,posv] [--precision d]
         [--layout column_major] [--n 24:128] [--device "NVIDIA H100 80GB HBM3"] --output progress.jsonl
 
 `autotune --revisit --revisit-stages STAGE --resume progress.jsonl` then times each selected case's
@@ -9,7 +9,7 @@ committed winner against STAGE's candidates, side by side, without a full re-swe
 the sweeps left behind no longer match the committed tables (tables were rebuilt from candidate
 logs and re-tuned in parts, libsolver/tuning/README.md), so a revisit started from them would time
 stale winners; a resume file made from the table itself cannot. Merge the run's candidate log back
-with validation/rebuild_table.py TABLE.json LOG.jsonl --output TABLE.json.
+with tools/autotune/rebuild_table.py TABLE.json LOG.jsonl --output TABLE.json.
 """
 import argparse
 import json

@@ -3,7 +3,7 @@
 against the committed one (the same tester binary and seed, once with the tables compiled in and
 once with BATCHSOLVE_TUNING_FILE=new.json; libsolver/tuning/README.md).
 
-    python3 validation/compare_tester_runs.py BEFORE.json AFTER.json [--output DIR] [--threshold 0.05]
+    python3 tools/autotune/compare_tester_runs.py BEFORE.json AFTER.json [--output DIR] [--threshold 0.05]
 
 Reads the tester's --json files (a run cut short still has the rows it finished), pairs the rows
 with status ok by (routine, precision, layout, uplo, n, batch, nrhs) and prints, per routine and
