@@ -5,12 +5,12 @@
 #   scripts/on-gpu.sh gpu-tests [gtest args]    the suites that use the GPU, one process per test, in parallel
 #   scripts/on-gpu.sh tester ARGS...            the tester with ARGS (JSON to $OUT/tester.json)
 #   scripts/on-gpu.sh baseline                  the cuSOLVER-vs-LAPACK baseline table (issue 2)
-#   scripts/on-gpu.sh autotune ARGS...          the autotuner (validation/autotune.cpp)
+#   scripts/on-gpu.sh autotune ARGS...          the autotuner (tools/autotune/)
 #   scripts/on-gpu.sh sweep WAIT_S              the full s and d sweep (libsolver/tuning/README.md) in the
 #                                               background: starts it (resuming .gpu-bundle/sweep/progress.jsonl
 #                                               when carried) or waits on it, at most WAIT_S seconds
 #   scripts/on-gpu.sh compare TABLE ARGS...     the tester twice with the same seed: the compiled-in tables,
-#                                               then TABLE (BATCHSOLVE_TUNING_FILE); compare_tester_runs.py
+#                                               then TABLE (BATCHSOLVE_TUNING_FILE); tools/autotune/compare_tester_runs.py
 #   scripts/on-gpu.sh profile REGEX ARGS...     Nsight Compute (full set, source lines) of the first
 #                                               kernel matching REGEX in `tester ARGS` -> $OUT/ncu.tar.gz
 # Several steps can be chained: scripts/on-gpu.sh tests -- baseline
