@@ -1,0 +1,546 @@
+// Subcommands of `dvc`: generate (a speckle pair with its truth), correlate (a pair to HDF5, VTK
+// and PNG) and bench (IC-GN speed on the GPU and CPU backends side by side).
+#include "commands.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <batchsolve/context.hpp>
+#include <batchsolve/types.hpp>
+
+#include "batchsolve_io/hdf5.hpp"
+#include "correlate.hpp"
+#include "generate.hpp"
+#include "output.hpp"
+#include "strain.hpp"
+
+namespace po = boost::program_options;
+namespace h5 = batchsolve::io::h5;
+
+namespace dvc {
+namespace {
+
+constexpr int exit_ok = 0, exit_check = 1, exit_usage = 2, exit_file = 3, exit_backend = 4;
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+const char* const main_help =
+    "dvc: digital volume correlation (local IC-GN, 12-parameter warp, ZNSSD) on batched 12x12 solves\n"
+    "\n"
+    "usage: dvc <command> [options]     (dvc <command> --help for its options)\n"
+    "\n"
+    "commands:\n"
+    "  generate   a synthetic speckle pair deformed by a known field, the field stored beside it\n"
+    "  correlate  displacement, strain, ZNCC and a status per grid point of a volume pair\n"
+    "  bench      IC-GN points per second on a synthetic pair, GPU and CPU side by side\n"
+    "\n"
+    "exit codes: 0 ok, 1 finished but failed its check, 2 usage error, 3 file or input error,\n"
+    "            4 backend error. Errors are one line: 'dvc: error: <file>: <reason>'.\n";
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc) {
+    po::variables_map vm;
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(desc).style(style).run(), vm);
+    po::notify(vm);
+    return vm;
+}
+
+std::array<double, 3> parse_triple(const std::string& text, const std::string& what) {
+    std::array<double, 3> v{0, 0, 0};
+    std::stringstream ss(text);
+    std::string part;
+    int i = 0;
+    while (std::getline(ss, part, ',')) {
+        if (i == 3) throw UsageError(what + ": '" + text + "' has more than three values (z,y,x)");
+        try {
+            std::size_t used = 0;
+            v[i] = std::stod(part, &used);
+            if (used != part.size()) throw std::invalid_argument(part);
+        } catch (const std::exception&) {
+            throw UsageError(what + ": '" + part + "' is not a number");
+        }
+        ++i;
+    }
+    if (i == 1) v[1] = v[2] = v[0];
+    else if (i != 3) throw UsageError(what + ": '" + text + "' needs one value or three (z,y,x)");
+    return v;
+}
+
+std::string join_args(const std::vector<std::string>& args) {
+    std::string s = "dvc";
+    for (auto& a : args) s += " " + a;
+    return s;
+}
+
+// ---- generate -------------------------------------------------------------------------------------
+
+int cmd_generate(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "dvc generate: a speckle volume pair deformed by a known field, written as one HDF5 file\n"
+        "(/reference, /deformed: z,y,x; /truth: the field's attributes; schema in README.md)\n\noptions");
+    desc.add_options()
+        ("help,h", "this help")
+        ("output,o", po::value<std::string>(), "HDF5 file to write (required)")
+        ("force", "replace the output if it exists")
+        ("size", po::value<std::string>()->default_value("128x128x128"), "dimensions ZxYxX (or one number for a cube)")
+        ("speckle", po::value<std::string>()->default_value("noise"), "noise (Gaussian-smoothed white noise) | blobs (random Gaussian blobs)")
+        ("sigma", po::value<double>()->default_value(2.0), "speckle smoothing / blob radius, voxels")
+        ("seed", po::value<std::uint64_t>()->default_value(1), "random seed of the speckle")
+        ("translation", po::value<std::string>()->default_value("0"), "rigid translation z,y,x (voxels; one value: all three)")
+        ("strain", po::value<std::string>()->default_value("0"), "uniform normal strain e_zz,e_yy,e_xx (one value: all three)")
+        ("shear", po::value<double>()->default_value(0.0), "engineering shear gamma_yx added to the gradient (du_x/dy = gamma)")
+        ("rotation", po::value<double>()->default_value(0.0), "rotation in degrees about the volume centre")
+        ("rotation-axis", po::value<std::string>()->default_value("z"), "z | y | x")
+        ("sinusoid", po::value<std::string>()->default_value("0,32"), "amplitude,wavelength of a sinusoidal field (voxels)")
+        ("noise", po::value<double>()->default_value(0.0), "grey-level noise sigma added to both volumes")
+        ("brightness", po::value<double>()->default_value(0.0), "deformed = contrast * f + brightness")
+        ("contrast", po::value<double>()->default_value(1.0), "see --brightness")
+        ("dtype", po::value<std::string>()->default_value("float32"), "stored type: float32 | uint16 | uint8 (rounded, clamped)");
+    const auto vm = parse(args, desc);
+    if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
+    if (!vm.count("output")) throw UsageError("--output is required");
+    SpeckleOptions so;
+    std::string size = vm["size"].as<std::string>();
+    if (size.find_first_of("x,") == std::string::npos) size = size + "x" + size + "x" + size;
+    so.dims = parse_dims(size, "--size");
+    so.kind = parse_speckle_kind(vm["speckle"].as<std::string>());
+    so.sigma = vm["sigma"].as<double>();
+    so.seed = vm["seed"].as<std::uint64_t>();
+    const VoxelType dtype = parse_voxel_type(vm["dtype"].as<std::string>());
+    const std::array<double, 3> centre{0.5 * (so.dims[0] - 1), 0.5 * (so.dims[1] - 1), 0.5 * (so.dims[2] - 1)};
+    DisplacementField field;
+    const double degrees = vm["rotation"].as<double>();
+    if (degrees != 0) {
+        const std::string axis = vm["rotation-axis"].as<std::string>();
+        if (axis.size() != 1) throw UsageError("--rotation-axis: '" + axis + "' is not one of z, y, x");
+        field = rotation_field(degrees, axis[0], centre);
+    }
+    field.centre = centre;
+    field.translation = parse_triple(vm["translation"].as<std::string>(), "--translation");
+    const auto strain = parse_triple(vm["strain"].as<std::string>(), "--strain");
+    for (int i = 0; i < 3; ++i) field.gradient[4 * i] += strain[i];
+    field.gradient[7] += vm["shear"].as<double>();
+    const auto sinusoid = parse_triple(vm["sinusoid"].as<std::string>() + ",0", "--sinusoid");
+    field.amplitude = sinusoid[0], field.wavelength = sinusoid[1];
+    if (field.amplitude != 0 && !(field.wavelength > 0)) throw UsageError("--sinusoid: the wavelength must be positive");
+    double gmax = 0;
+    for (double g : field.gradient) gmax = std::max(gmax, std::fabs(g));
+    if (gmax + std::fabs(field.amplitude) * 2 * M_PI / std::max(field.wavelength, 1e-9) >= 0.5)
+        throw UsageError("the field's gradient reaches 0.5 or more: the inverse map is not a contraction");
+    field.kind = degrees != 0 ? "rotation" : field.amplitude != 0 ? "sinusoidal" : (strain[0] || strain[1] || strain[2] || field.gradient[7]) ? "strain" : "translation";
+    DeformOptions d;
+    d.noise_sigma = vm["noise"].as<double>();
+    d.brightness = vm["brightness"].as<double>();
+    d.contrast = vm["contrast"].as<double>();
+    d.noise_seed = so.seed + 7;
+    const std::string out = vm["output"].as<std::string>();
+    auto file = h5::File::create(out, vm.count("force") ? h5::Existing::replace : h5::Existing::refuse);
+    Volume ref = make_speckle(so);
+    Volume def = deform(ref, field, d);
+    const h5::Shape shape{std::uint64_t(so.dims[0]), std::uint64_t(so.dims[1]), std::uint64_t(so.dims[2])};
+    for (int which = 0; which < 2; ++which) {
+        const Volume& v = which == 0 ? ref : def;
+        const std::string name = which == 0 ? "/reference" : "/deformed";
+        if (dtype == VoxelType::float32) file.write(name, v.data.data(), shape);
+        else if (dtype == VoxelType::uint8) {
+            std::vector<std::uint8_t> q(v.voxels());
+            for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint8_t(std::clamp(std::lround(v.data[i]), 0L, 255L));
+            file.write(name, q.data(), shape);
+        } else {
+            std::vector<std::uint16_t> q(v.voxels());
+            for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint16_t(std::clamp(std::lround(v.data[i] * 256.0), 0L, 65535L));
+            file.write(name, q.data(), shape);
+        }
+        file.set_attribute(name, "voxel_size", 1.0);
+    }
+    write_field_attributes(file, "/truth", field);
+    file.set_attribute("/truth", "noise_sigma", d.noise_sigma);
+    file.set_attribute("/truth", "brightness", d.brightness);
+    file.set_attribute("/truth", "contrast", d.contrast);
+    file.set_attribute("/", "command", join_args(args));
+    file.set_attribute("/", "speckle_sigma", so.sigma);
+    file.set_attribute("/", "seed", std::int64_t(so.seed));
+    file.commit();
+    std::cout << "dvc generate: " << out << ": " << dims_text(so.dims) << " " << to_string(dtype) << " pair, field " << field.kind << "\n";
+    return exit_ok;
+}
+
+// ---- correlate ------------------------------------------------------------------------------------
+
+void add_correlation_options(po::options_description& desc) {
+    desc.add_options()
+        ("subset", po::value<int>()->default_value(32), "subset edge, voxels")
+        ("spacing", po::value<int>()->default_value(8), "grid spacing, voxels")
+        ("interpolation", po::value<std::string>()->default_value("cubic"), "cubic (B-spline, prefiltered) | trilinear")
+        ("max-iterations", po::value<int>()->default_value(50), "IC-GN iterations per point at most")
+        ("tolerance", po::value<double>()->default_value(1e-4, "1e-4"), "convergence: ||dp|| (translation and half-subset-weighted gradient), voxels")
+        ("guess", po::value<std::string>()->default_value("seeded"), "seeded (FFT at seed points, neighbours from them) | fft (at every point) | none")
+        ("search-radius", po::value<int>()->default_value(8), "FFT search: integer shifts up to this many voxels per axis")
+        ("seed-stride", po::value<int>()->default_value(3), "seeded: every n-th grid point per axis is a seed")
+        ("retries", po::value<int>()->default_value(2), "neighbour-seeded retries of points that failed")
+        ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda");
+}
+
+CorrelationOptions correlation_options(const po::variables_map& vm) try {
+    CorrelationOptions o;
+    o.icgn.subset = vm["subset"].as<int>();
+    o.spacing = vm["spacing"].as<int>();
+    o.icgn.interpolation = parse_interpolation(vm["interpolation"].as<std::string>());
+    o.icgn.max_iterations = vm["max-iterations"].as<int>();
+    o.icgn.tolerance = vm["tolerance"].as<double>();
+    o.guess = parse_guess_mode(vm["guess"].as<std::string>());
+    o.search_radius = vm["search-radius"].as<int>();
+    o.seed_stride = vm["seed-stride"].as<int>();
+    o.retry_passes = vm["retries"].as<int>();
+    if (o.seed_stride < 1) throw UsageError("--seed-stride: must be at least 1");
+    if (o.retry_passes < 0) throw UsageError("--retries: must not be negative");
+    return o;
+} catch (const Error& e) {
+    throw UsageError(e.what());  // a bad option value (--interpolation, --guess) is a usage error
+}
+
+struct Summary {
+    std::int64_t points = 0, counts[kPointStatusCount] = {};
+    double zncc_median = 0;
+    bool truth = false;
+    double rmse[3] = {0, 0, 0}, rmse_total = 0, bias[3] = {0, 0, 0}, max_error = 0;
+    std::int64_t truth_points = 0;
+};
+
+// Errors over converged points whose subset lies `interior` voxels inside the volume.
+Summary summarise(const CorrelationResult& r, const TruthComparison* truth) {
+    Summary s;
+    s.points = std::int64_t(r.status.size());
+    std::vector<float> z;
+    for (std::size_t k = 0; k < r.status.size(); ++k) {
+        ++s.counts[r.status[k]];
+        if (r.status[k] == 0) z.push_back(r.zncc[k]);
+    }
+    if (!z.empty()) {
+        std::nth_element(z.begin(), z.begin() + z.size() / 2, z.end());
+        s.zncc_median = z[z.size() / 2];
+    }
+    if (truth && truth->present) {
+        s.truth = true;
+        double sq[3] = {0, 0, 0};
+        for (std::size_t k = 0; k < r.status.size(); ++k) {
+            if (r.status[k] != 0) continue;
+            ++s.truth_points;
+            for (int i = 0; i < 3; ++i) {
+                const double e = truth->error[3 * k + i];
+                sq[i] += e * e, s.bias[i] += e;
+                s.max_error = std::max(s.max_error, std::fabs(e));
+            }
+        }
+        if (s.truth_points)
+            for (int i = 0; i < 3; ++i) {
+                s.rmse[i] = std::sqrt(sq[i] / s.truth_points), s.bias[i] /= s.truth_points;
+                s.rmse_total += sq[i] / s.truth_points;
+            }
+        s.rmse_total = std::sqrt(s.rmse_total);
+    }
+    return s;
+}
+
+nlohmann::json summary_json(const Summary& s, const CorrelationResult& r) {
+    nlohmann::json j;
+    j["points"] = s.points;
+    for (int i = 0; i < kPointStatusCount; ++i) j["status"][to_string(PointStatus(i))] = s.counts[i];
+    j["zncc_median_converged"] = s.zncc_median;
+    j["backend"] = r.backend;
+    j["timings_s"] = {{"fft_guess", r.guess.fft_s},          {"prepare", r.icgn.prepare_s},  {"hessian", r.icgn.hessian_s},
+                      {"factor", r.icgn.factor_s},           {"interpolation", r.icgn.interpolation_s},
+                      {"solve", r.icgn.solve_s},             {"update", r.icgn.update_s},    {"icgn", r.icgn.icgn_s()},
+                      {"total", r.total_s}};
+    j["fft_points"] = r.guess.fft_points;
+    j["point_iterations"] = r.icgn.point_iterations;
+    j["device_bytes"] = r.icgn.device_bytes;
+    if (s.truth) {
+        j["truth_points"] = s.truth_points;
+        j["rmse_zyx"] = {s.rmse[0], s.rmse[1], s.rmse[2]};
+        j["rmse"] = s.rmse_total;
+        j["bias_zyx"] = {s.bias[0], s.bias[1], s.bias[2]};
+        j["max_abs_error"] = s.max_error;
+    }
+    return j;
+}
+
+void print_summary(const Summary& s, const CorrelationResult& r) {
+    std::printf("points %lld:", (long long)s.points);
+    for (int i = 0; i < kPointStatusCount - 1; ++i) std::printf(" %s %lld", to_string(PointStatus(i)), (long long)s.counts[i]);
+    std::printf("\nmedian ZNCC (converged) %.4f; backend %s\n", s.zncc_median, r.backend.c_str());
+    std::printf("time: FFT guess %.3f s (%lld points), prepare %.3f s, IC-GN %.3f s (Hessian %.3f, factor %.3f, interpolation %.3f, solve %.3f, update %.3f), total %.3f s\n",
+                r.guess.fft_s, (long long)r.guess.fft_points, r.icgn.prepare_s, r.icgn.icgn_s(), r.icgn.hessian_s, r.icgn.factor_s,
+                r.icgn.interpolation_s, r.icgn.solve_s, r.icgn.update_s, r.total_s);
+    if (s.truth)
+        std::printf("error against the truth (%lld converged points): RMSE %.3e voxel (z %.3e, y %.3e, x %.3e), bias z %.2e y %.2e x %.2e, max |e| %.3e\n",
+                    (long long)s.truth_points, s.rmse_total, s.rmse[0], s.rmse[1], s.rmse[2], s.bias[0], s.bias[1], s.bias[2], s.max_error);
+}
+
+VolumeSource volume_source(const std::string& text, const po::variables_map& vm) {
+    VolumeSource s = parse_volume_source(text);
+    if (vm.count("dims")) s.raw_dims = parse_dims(vm["dims"].as<std::string>(), "--dims");
+    s.raw_type = parse_voxel_type(vm["dtype"].as<std::string>());
+    s.raw_offset = vm["offset"].as<std::uint64_t>();
+    return s;
+}
+
+int cmd_correlate(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "dvc correlate: displacement, strain, ZNCC and a status per grid point between two volumes\n"
+        "Inputs: HDF5 (file.h5 or file.h5:/dataset), TIFF stacks (.tif/.tiff), raw (--dims, --dtype)\n\noptions");
+    desc.add_options()
+        ("help,h", "this help")
+        ("pair", po::value<std::string>(), "an HDF5 pair from dvc generate (/reference, /deformed, /truth)")
+        ("reference", po::value<std::string>(), "reference volume (instead of --pair)")
+        ("deformed", po::value<std::string>(), "deformed volume (instead of --pair)")
+        ("dims", po::value<std::string>(), "raw inputs: ZxYxX")
+        ("dtype", po::value<std::string>()->default_value("uint8"), "raw inputs: uint8 | uint16 | float32")
+        ("offset", po::value<std::uint64_t>()->default_value(0), "raw inputs: header bytes to skip")
+        ("mask", po::value<std::string>(), "volume (same dims): points whose centre voxel is 0 are left out")
+        ("region", po::value<std::string>(), "z0:z1,y0:y1,x0:x1 voxel box the subsets stay in")
+        ("output,o", po::value<std::string>(), "HDF5 results (required; schema in README.md)")
+        ("force", "replace existing outputs")
+        ("vti", po::value<std::string>(), "VTK image data of the grid (ParaView)")
+        ("vtu", po::value<std::string>(), "VTK unstructured points")
+        ("png", po::value<std::string>(), "PNG: a z slice of a displacement component beside ZNCC")
+        ("png-component", po::value<std::string>()->default_value("magnitude"), "z | y | x | magnitude")
+        ("png-slice", po::value<std::int64_t>()->default_value(-1), "grid z index (-1: the middle)")
+        ("png-scale", po::value<int>()->default_value(8), "pixels per grid point")
+        ("strain-sigma", po::value<double>()->default_value(1.0), "Gaussian smoothing of the field before differentiating, grid spacings")
+        ("summary-json", po::value<std::string>(), "write the summary (counts, errors, timings) as JSON")
+        ("quiet,q", "no progress bars");
+    add_correlation_options(desc);
+    const auto vm = parse(args, desc);
+    if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
+    if (!vm.count("output")) throw UsageError("--output is required");
+    if (vm.count("pair") == (vm.count("reference") || vm.count("deformed")))
+        throw UsageError("give either --pair or both --reference and --deformed");
+    if (!vm.count("pair") && !(vm.count("reference") && vm.count("deformed")))
+        throw UsageError("--reference and --deformed go together");
+    CorrelationOptions o = correlation_options(vm);
+    o.progress = !vm.count("quiet");
+    if (vm.count("region")) {
+        const std::string t = vm["region"].as<std::string>();
+        long long v[6];
+        if (std::sscanf(t.c_str(), "%lld:%lld,%lld:%lld,%lld:%lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+            throw UsageError("--region: '" + t + "' is not z0:z1,y0:y1,x0:x1");
+        for (int i = 0; i < 3; ++i) {
+            if (v[2 * i] < 0 || v[2 * i + 1] <= v[2 * i]) throw UsageError("--region: each range needs 0 <= lo < hi");
+            o.region_lo[i] = v[2 * i], o.region_hi[i] = v[2 * i + 1];
+        }
+    }
+    const std::string out = vm["output"].as<std::string>();
+    const bool force = vm.count("force") > 0;
+    std::string ref_name, def_name;
+    VolumeSource rs, ds;
+    if (vm.count("pair")) {
+        ref_name = vm["pair"].as<std::string>() + ":/reference";
+        def_name = vm["pair"].as<std::string>() + ":/deformed";
+    } else {
+        ref_name = vm["reference"].as<std::string>(), def_name = vm["deformed"].as<std::string>();
+    }
+    rs = volume_source(ref_name, vm), ds = volume_source(def_name, vm);
+    const std::vector<std::string> inputs{rs.path, ds.path};
+    // Outputs that would overwrite an input are refused before any work.
+    for (const char* key : {"vti", "vtu", "png"})
+        if (vm.count(key))
+            for (auto& in : inputs)
+                if (vm[key].as<std::string>() == in) throw UsageError(std::string("--") + key + ": would overwrite the input " + in);
+    const Volume ref = read_volume(rs);
+    const Volume def = read_volume(ds);
+    Volume mask;
+    if (vm.count("mask")) {
+        mask = read_volume(volume_source(vm["mask"].as<std::string>(), vm));
+        o.mask = &mask;
+    }
+    TruthComparison truth;
+    DisplacementField field;
+    bool have_truth = false;
+    if (vm.count("pair")) {
+        auto f = h5::File::open(vm["pair"].as<std::string>());
+        if (f.exists("/truth")) field = read_field_attributes(f, "/truth"), have_truth = true;
+    }
+    const int component = [&] {
+        const std::string c = vm["png-component"].as<std::string>();
+        if (c == "z") return 0;
+        if (c == "y") return 1;
+        if (c == "x") return 2;
+        if (c == "magnitude") return 3;
+        throw UsageError("--png-component: '" + c + "' is not one of z, y, x, magnitude");
+    }();
+    batchsolve::Context ctx(batchsolve::parse_backend(vm["backend"].as<std::string>()));
+    const CorrelationResult r = correlate(ref, def, o, ctx);
+    const FieldStrain fs = strain_from_field(r, vm["strain-sigma"].as<double>());
+    if (have_truth) truth = compare_with_truth(r, field);
+    RunDescription run{ref_name, def_name, o, join_args(args)};
+    write_results_h5(out, force, inputs, r, fs, truth, run);
+    if (vm.count("vti")) write_vti(vm["vti"].as<std::string>(), r, fs);
+    if (vm.count("vtu")) write_vtu(vm["vtu"].as<std::string>(), r, fs);
+    const Summary s = summarise(r, &truth);
+    print_summary(s, r);
+    if (vm.count("png")) {
+        const auto range = write_slice_png(vm["png"].as<std::string>(), r, component, vm["png-slice"].as<std::int64_t>(), vm["png-scale"].as<int>());
+        std::printf("png: grid slice z=%lld, left: displacement %s from %.4g (dark) to %.4g (bright) voxels, right: ZNCC %.2f..%.2f, grey: not converged\n",
+                    (long long)range.slice, vm["png-component"].as<std::string>().c_str(), range.lo, range.hi, range.zncc_lo, range.zncc_hi);
+    }
+    if (vm.count("summary-json")) {
+        std::ofstream j(vm["summary-json"].as<std::string>());
+        j << summary_json(s, r).dump(2) << "\n";
+        if (!j) throw Error(vm["summary-json"].as<std::string>() + ": write failed");
+    }
+    return exit_ok;
+}
+
+// ---- bench ----------------------------------------------------------------------------------------
+
+int cmd_bench(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "dvc bench: IC-GN speed on a synthetic speckle pair (sub-voxel translation + 1% strain),\n"
+        "the GPU and CPU backends side by side; points per second of the IC-GN stage (Hessians,\n"
+        "factorisation, iterations), the time split and the error against the truth\n\noptions");
+    desc.add_options()
+        ("help,h", "this help")
+        ("pair", po::value<std::string>(), "an HDF5 pair from dvc generate (default: generated in memory)")
+        ("size", po::value<int>()->default_value(512), "edge of the generated cube, voxels")
+        ("subsets", po::value<std::string>()->default_value("16,32,48"), "subset edges to time")
+        ("backends", po::value<std::string>()->default_value("auto"), "comma list of cuda, cpu (auto: cuda when available, and cpu)")
+        ("cpu-points", po::value<std::int64_t>()->default_value(2000), "the CPU backend correlates an evenly spread subset of this many points (0: all)")
+        ("gpu-points", po::value<std::int64_t>()->default_value(0), "the same for the GPU backend (0: all)")
+        ("json", po::value<std::string>(), "write the results as JSON")
+        ("quiet,q", "no progress bars");
+    add_correlation_options(desc);
+    const auto vm = parse(args, desc);
+    if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
+    CorrelationOptions base = correlation_options(vm);
+    base.progress = !vm.count("quiet");
+    Volume ref, def;
+    DisplacementField field;
+    const auto t_gen = std::chrono::steady_clock::now();
+    if (vm.count("pair")) {
+        ref = read_hdf5_volume(vm["pair"].as<std::string>(), "/reference");
+        def = read_hdf5_volume(vm["pair"].as<std::string>(), "/deformed");
+        auto f = h5::File::open(vm["pair"].as<std::string>());
+        field = read_field_attributes(f, "/truth");
+    } else {
+        const int n = vm["size"].as<int>();
+        if (n < 24) throw UsageError("--size: at least 24 voxels");
+        SpeckleOptions so;
+        so.dims = {n, n, n};
+        ref = make_speckle(so);
+        field.kind = "translation+strain";
+        field.centre = {0.5 * (n - 1), 0.5 * (n - 1), 0.5 * (n - 1)};
+        field.translation = {0.4, -0.3, 0.2};
+        field.gradient = {0.01, 0, 0, 0, 0.01, 0, 0, 0, 0.01};
+        def = deform(ref, field, DeformOptions{});
+    }
+    const double generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
+    std::vector<batchsolve::Backend> backends;
+    {
+        std::stringstream ss(vm["backends"].as<std::string>());
+        std::string b;
+        while (std::getline(ss, b, ',')) {
+            if (b == "auto") {
+                if (batchsolve::Context::cuda_available()) backends.push_back(batchsolve::Backend::cuda);
+                backends.push_back(batchsolve::Backend::cpu);
+            } else backends.push_back(batchsolve::parse_backend(b));
+        }
+    }
+    std::vector<int> subsets;
+    {
+        std::stringstream ss(vm["subsets"].as<std::string>());
+        std::string b;
+        while (std::getline(ss, b, ',')) subsets.push_back(std::stoi(b));
+    }
+    nlohmann::json j;
+    j["volume"] = dims_text(ref.dims);
+    j["field"] = field.kind;
+    j["generate_s"] = generate_s;
+    j["spacing"] = base.spacing;
+    j["interpolation"] = to_string(base.icgn.interpolation);
+    j["guess"] = to_string(base.guess);
+    std::printf("dvc bench: %s pair (%s), spacing %d, %s interpolation, guess %s\n", dims_text(ref.dims).c_str(), field.kind.c_str(),
+                base.spacing, to_string(base.icgn.interpolation), to_string(base.guess));
+    std::printf("%-6s %-7s %-8s %9s %12s %9s %9s %9s %9s %9s %9s %9s %10s %9s\n", "subset", "backend", "device", "points", "IC-GN pts/s",
+                "guess s", "hess s", "factor s", "interp s", "solve s", "update s", "conv %", "RMSE vox", "GPU MiB");
+    for (int s : subsets) {
+        for (auto b : backends) {
+            batchsolve::Context ctx(b);
+            CorrelationOptions o = base;
+            o.icgn.subset = s;
+            o.max_points = b == batchsolve::Backend::cpu ? vm["cpu-points"].as<std::int64_t>() : vm["gpu-points"].as<std::int64_t>();
+            const CorrelationResult r = correlate(ref, def, o, ctx);
+            const TruthComparison truth = compare_with_truth(r, field);
+            const Summary sm = summarise(r, &truth);
+            const double pps = double(r.status.size()) / std::max(r.icgn.icgn_s(), 1e-12);
+            const double conv = 100.0 * double(sm.counts[0]) / double(std::max<std::int64_t>(sm.points, 1));
+            std::printf("%-6d %-7s %-8.8s %9lld %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.3e %9.0f\n", s, r.backend.c_str(),
+                        ctx.device_name().c_str(), (long long)sm.points, pps, r.guess.fft_s, r.icgn.hessian_s, r.icgn.factor_s,
+                        r.icgn.interpolation_s, r.icgn.solve_s, r.icgn.update_s, conv, sm.rmse_total, r.icgn.device_bytes / 1048576.0);
+            auto row = summary_json(sm, r);
+            row["subset"] = s;
+            row["device"] = ctx.device_name();
+            row["icgn_points_per_s"] = pps;
+            j["runs"].push_back(row);
+        }
+    }
+    if (vm.count("json")) {
+        std::ofstream out(vm["json"].as<std::string>());
+        out << j.dump(2) << "\n";
+        if (!out) throw Error(vm["json"].as<std::string>() + ": write failed");
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args) {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        std::cout << main_help;
+        return args.empty() ? exit_usage : exit_ok;
+    }
+    const std::string command = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    try {
+        if (command == "generate") return cmd_generate(rest);
+        if (command == "correlate") return cmd_correlate(rest);
+        if (command == "bench") return cmd_bench(rest);
+        throw UsageError("unknown command '" + command + "' (generate, correlate, bench)");
+    } catch (const UsageError& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_usage;
+    } catch (const po::error& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_usage;
+    } catch (const batchsolve::InvalidArgument& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_usage;
+    } catch (const batchsolve::NotCompiled& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_backend;
+    } catch (const Error& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_file;
+    } catch (const batchsolve::io::FileError& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_file;
+    } catch (const batchsolve::Error& e) {
+        std::cerr << "dvc: error: " << e.what() << "\n";
+        return exit_backend;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "dvc: error: out of memory\n";
+        return exit_backend;
+    }
+}
+
+}  // namespace dvc

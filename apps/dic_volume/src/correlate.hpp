@@ -1,0 +1,80 @@
+// Local DVC of a volume pair: the grid of points, the integer initial guess (FFT cross-correlation),
+// IC-GN from that guess with neighbour seeding, and the per-point results.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <batchsolve/context.hpp>
+
+#include "icgn.hpp"
+#include "volume.hpp"
+
+namespace dvc {
+
+enum class GuessMode {
+    seeded,  // FFT guess at a coarse subgrid of seed points, IC-GN there, the rest started from the
+             // nearest converged seed's affine map; failures retried from converged neighbours
+    fft,     // FFT guess at every point, then the neighbour retry
+    none,    // start from zero displacement (no retry)
+};
+GuessMode parse_guess_mode(const std::string& text);
+const char* to_string(GuessMode g);
+
+struct CorrelationOptions {
+    IcgnSettings icgn;
+    int spacing = 8;           // between grid points, voxels
+    GuessMode guess = GuessMode::seeded;
+    int search_radius = 8;     // FFT search: integer shifts up to +-radius per axis
+    int seed_stride = 3;       // seeded: every seed_stride-th grid point per axis is a seed
+    int retry_passes = 2;      // neighbour-seeded retries of failed points
+    // Region of interest (voxels, z, y, x; hi exclusive; hi <= 0 means the volume's end): point
+    // subsets lie inside it.
+    std::array<std::int64_t, 3> region_lo{0, 0, 0}, region_hi{0, 0, 0};
+    const Volume* mask = nullptr;  // points whose centre voxel is 0 here are left out
+    std::int64_t max_points = 0;   // > 0: keep an evenly spread subset of this many grid points (benchmarks)
+    bool progress = true;
+};
+
+// Points on a regular grid (grid_shape points per axis); `grid_index` maps each kept point to its
+// flat index in the grid (z slowest), -1-free (masked points are simply not in the list).
+struct PointGrid {
+    std::array<std::int64_t, 3> grid_shape{0, 0, 0};
+    std::array<double, 3> origin{0, 0, 0};  // centre of grid point (0, 0, 0)
+    int spacing = 0;
+    std::vector<Point3> centres;
+    std::vector<std::int64_t> grid_index;
+};
+PointGrid make_point_grid(const Dims& dims, const CorrelationOptions& options);
+
+struct GuessTimings {
+    double fft_s = 0;  // FFT cross-correlation (initial integer shifts)
+    std::int64_t fft_points = 0;
+};
+
+struct CorrelationResult {
+    PointGrid grid;
+    std::vector<double> params;          // 12 per point (icgn.hpp)
+    std::vector<float> zncc;
+    std::vector<std::int32_t> iterations;
+    std::vector<std::int8_t> status;
+    std::vector<std::int32_t> initial_shift;  // 3 per point: the FFT integer shift (0 where none was computed)
+    std::vector<std::int8_t> pass;            // 0: seed / first pass, 1: seeded from a seed, 2+: retry pass
+    IcgnTimings icgn;
+    GuessTimings guess;
+    std::string backend;
+    double total_s = 0;
+};
+
+CorrelationResult correlate(const Volume& reference, const Volume& deformed, const CorrelationOptions& options,
+                            batchsolve::Context& ctx);
+
+// Integer shifts (z, y, x per point) maximising the zero-normalised cross-correlation of each
+// reference subset against the deformed volume within +-radius, by FFT (FFTW, OpenMP over points).
+// Shifts that would move the subset outside the volume are not considered.
+std::vector<std::int32_t> fft_integer_shifts(const Volume& reference, const Volume& deformed,
+                                             const std::vector<Point3>& centres, int subset, int radius, bool progress);
+
+}  // namespace dvc

@@ -1,0 +1,445 @@
+// The GPU IC-GN engine: reference statistics and Hessians by one thread block per point, the
+// Hessians factored once by batchsolve::potrf_batched, then per iteration one block per active
+// point interpolates its deformed subset and forms the right-hand side, batchsolve::potrs_batched
+// solves all active points through a pointer array, and one thread per point composes the warp,
+// tests convergence and compacts the active list. Only the active count crosses to the host.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include <batchsolve/batch.hpp>
+#include <batchsolve/cholesky.hpp>
+
+#include "icgn.hpp"
+#include "icgn_math.hpp"
+
+namespace dvc {
+namespace {
+
+#define DVC_CUDA_CHECK(call)                                                                                \
+    do {                                                                                                    \
+        const cudaError_t err_ = (call);                                                                    \
+        if (err_ != cudaSuccess) throw Error(std::string("CUDA: ") + #call + ": " + cudaGetErrorString(err_)); \
+    } while (0)
+
+// Threads per point block: a 32-voxel row of a subset is one warp's coalesced read.
+constexpr int kBlock = 256;
+
+// The reference sums of one point: 78 upper-triangle Hessian entries, sum J f~, sum J, sum f~^2.
+constexpr int kHessianSums = 78 + 12 + 12 + 1;
+// The deformed sums of one point per iteration: sum J g~ (12), sum g~, sum g~^2, sum f~ g~.
+constexpr int kRhsSums = 15;
+
+template <int Count>
+__device__ void block_sum(float (&acc)[Count], double* shared /* Count doubles, zeroed */) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int q = 0; q < Count; ++q) {
+        float v = acc[q];
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0) atomicAdd(&shared[q], double(v));
+    }
+    __syncthreads();
+}
+
+struct DeviceVolumes {
+    const float* image;         // reference samples
+    const float* gz;            // reference gradient
+    const float* gy;
+    const float* gx;
+    const float* deformed;      // deformed coefficients (cubic) or samples (trilinear)
+    long long ny, nx;
+};
+
+__global__ void reference_mean_kernel(DeviceVolumes v, const double* centres, int s, double* fmean) {
+    __shared__ double total[1];
+    if (threadIdx.x == 0) total[0] = 0;
+    __syncthreads();
+    const int k = blockIdx.x;
+    const double half = 0.5 * (s - 1);
+    const long long z0 = llround(centres[3 * k] - half), y0 = llround(centres[3 * k + 1] - half), x0 = llround(centres[3 * k + 2] - half);
+    float acc[1] = {0.0f};
+    const int n = s * s * s;
+    for (int i = threadIdx.x; i < n; i += kBlock) {
+        const int x = i % s, y = (i / s) % s, z = i / (s * s);
+        acc[0] += v.image[((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x)];
+    }
+    block_sum(acc, total);
+    if (threadIdx.x == 0) fmean[k] = total[0] / double(n);
+}
+
+__global__ void reference_statistics_kernel(DeviceVolumes v, const double* centres, int s, const double* fmean,
+                                            double* hessians, double* jf, double* j1, double* df) {
+    __shared__ double sums[kHessianSums];
+    for (int q = threadIdx.x; q < kHessianSums; q += kBlock) sums[q] = 0;
+    __syncthreads();
+    const int k = blockIdx.x;
+    const float half = 0.5f * (s - 1);
+    const long long z0 = llround(centres[3 * k] - half), y0 = llround(centres[3 * k + 1] - half), x0 = llround(centres[3 * k + 2] - half);
+    const float mean = float(fmean[k]);
+    float acc[kHessianSums];
+#pragma unroll
+    for (int q = 0; q < kHessianSums; ++q) acc[q] = 0.0f;
+    const int n = s * s * s;
+    for (int i = threadIdx.x; i < n; i += kBlock) {
+        const int x = i % s, y = (i / s) % s, z = i / (s * s);
+        const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
+        const float d[3] = {z - half, y - half, x - half};
+        const float g[3] = {v.gz[at], v.gy[at], v.gx[at]};
+        float J[12];
+#pragma unroll
+        for (int a = 0; a < 3; ++a) {
+            J[a] = g[a];
+#pragma unroll
+            for (int b = 0; b < 3; ++b) J[3 + 3 * a + b] = g[a] * d[b];
+        }
+        const float f = v.image[at] - mean;
+        int q = 0;
+#pragma unroll
+        for (int a = 0; a < 12; ++a)
+#pragma unroll
+            for (int b = a; b < 12; ++b) acc[q++] += J[a] * J[b];
+#pragma unroll
+        for (int a = 0; a < 12; ++a) acc[78 + a] += J[a] * f, acc[90 + a] += J[a];
+        acc[102] += f * f;
+    }
+    block_sum(acc, sums);
+    double* H = hessians + 144ll * k;
+    for (int q = threadIdx.x; q < 78; q += kBlock) {
+        // Row a, column b >= a of the q-th upper-triangle entry.
+        int a = 0, rest = q;
+        while (rest >= 12 - a) rest -= 12 - a, ++a;
+        const int b = a + rest;
+        H[a * 12 + b] = sums[q];
+        H[b * 12 + a] = sums[q];
+    }
+    if (threadIdx.x < 12) {
+        jf[12 * k + threadIdx.x] = sums[78 + threadIdx.x];
+        j1[12 * k + threadIdx.x] = sums[90 + threadIdx.x];
+    }
+    if (threadIdx.x == 0) df[k] = sqrt(sums[102]);
+}
+
+template <bool Cubic>
+__global__ void rhs_kernel(DeviceVolumes v, const double* centres, int s, const int* active, const double* params,
+                           const double* fmean, const double* jf, const double* j1, const double* df, double* rhs,
+                           float* zncc, int* usable) {
+    __shared__ double sums[kRhsSums];
+    if (threadIdx.x < kRhsSums) sums[threadIdx.x] = 0;
+    __syncthreads();
+    const int a = blockIdx.x;
+    const int k = active[a];
+    const double* p = params + 12ll * k;
+    const double* c = centres + 3ll * k;
+    const float half = 0.5f * (s - 1);
+    const long long z0 = llround(c[0] - half), y0 = llround(c[1] - half), x0 = llround(c[2] - half);
+    // Sample position = centre + t + (I + G) d, in float relative to a double base.
+    const float base[3] = {float(c[0] + p[0]), float(c[1] + p[1]), float(c[2] + p[2])};
+    float M[9];
+#pragma unroll
+    for (int q = 0; q < 9; ++q) M[q] = float(p[3 + q] + (q % 4 == 0 ? 1.0 : 0.0));
+    const float shift = float(fmean[k]);
+    float acc[kRhsSums];
+#pragma unroll
+    for (int q = 0; q < kRhsSums; ++q) acc[q] = 0.0f;
+    const int n = s * s * s;
+    for (int i = threadIdx.x; i < n; i += kBlock) {
+        const int x = i % s, y = (i / s) % s, z = i / (s * s);
+        const float d[3] = {z - half, y - half, x - half};
+        const float pz = base[0] + M[0] * d[0] + M[1] * d[1] + M[2] * d[2];
+        const float py = base[1] + M[3] * d[0] + M[4] * d[1] + M[5] * d[2];
+        const float px = base[2] + M[6] * d[0] + M[7] * d[1] + M[8] * d[2];
+        const float g = (Cubic ? sample_cubic(v.deformed, v.ny, v.nx, pz, py, px) : sample_trilinear(v.deformed, v.ny, v.nx, pz, py, px)) - shift;
+        const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
+        const float f = v.image[at] - shift;
+        const float w[3] = {v.gz[at] * g, v.gy[at] * g, v.gx[at] * g};
+#pragma unroll
+        for (int r = 0; r < 3; ++r) {
+            acc[r] += w[r];
+            acc[3 + 3 * r] += w[r] * d[0], acc[4 + 3 * r] += w[r] * d[1], acc[5 + 3 * r] += w[r] * d[2];
+        }
+        acc[12] += g, acc[13] += g * g, acc[14] += f * g;
+    }
+    block_sum(acc, sums);
+    if (threadIdx.x == 0) {
+        double b[12];
+        float z = 0.0f;
+        const bool ok = znssd_rhs(jf + 12ll * k, sums, j1 + 12ll * k, sums[12], sums[13], sums[14], double(n), df[k], b, &z);
+        for (int q = 0; q < 12; ++q) rhs[12ll * a + q] = ok ? b[q] : 0.0;
+        zncc[k] = z;
+        usable[a] = ok ? 1 : 0;
+    }
+}
+
+struct UpdateArgs {
+    const double* centres;
+    const int* active;
+    int count;
+    const double* rhs;
+    const int* usable;
+    double* params;
+    const double* initial;
+    std::int8_t* status;
+    int* iterations;
+    int iteration;
+    double half, tolerance, max_change, max_gradient, reach_lower, reach_upper;
+    long long dims[3];
+    const double* hessians;
+    int* next_active;
+    const double** next_factors;
+    int* next_count;
+};
+
+__global__ void update_kernel(UpdateArgs u) {
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= u.count) return;
+    const int k = u.active[a];
+    double* p = u.params + 12ll * k;
+    const double* dp = u.rhs + 12ll * a;
+    u.iterations[k] = u.iteration;
+    PointStatus outcome = PointStatus::not_run;
+    bool finite = true;
+    for (int i = 0; i < 12; ++i) finite = finite && isfinite(dp[i]);
+    if (!u.usable[a] || !finite || !compose_inverse(p, dp)) {
+        outcome = PointStatus::diverged;
+    } else {
+        const double* t0 = u.initial + 12ll * k;
+        const double moved = sqrt((p[0] - t0[0]) * (p[0] - t0[0]) + (p[1] - t0[1]) * (p[1] - t0[1]) + (p[2] - t0[2]) * (p[2] - t0[2]));
+        double gmax = 0;
+        for (int i = 3; i < 12; ++i) gmax = fmax(gmax, fabs(p[i]));
+        if (!(moved <= u.max_change) || !(gmax <= u.max_gradient)) outcome = PointStatus::diverged;
+        else if (!warped_subset_inside(p, u.centres + 3ll * k, u.half, reinterpret_cast<const std::int64_t*>(u.dims), u.reach_lower, u.reach_upper))
+            outcome = PointStatus::outside_volume;
+        else if (step_norm(dp, u.half) < u.tolerance) outcome = PointStatus::converged;
+    }
+    if (outcome == PointStatus::not_run) {
+        const int slot = atomicAdd(u.next_count, 1);
+        u.next_active[slot] = k;
+        u.next_factors[slot] = u.hessians + 144ll * k;
+    } else {
+        u.status[k] = std::int8_t(outcome);
+    }
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Device memory owned by the engine, counted for the benchmark's memory column.
+class DeviceArena {
+public:
+    ~DeviceArena() { release(); }
+    template <class T>
+    T* allocate(std::size_t count) {
+        void* p = nullptr;
+        DVC_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
+        blocks_.push_back(p);
+        bytes_ += count * sizeof(T);
+        peak_ = std::max(peak_, bytes_);
+        return static_cast<T*>(p);
+    }
+    void release() {
+        for (void* p : blocks_) cudaFree(p);
+        blocks_.clear();
+        bytes_ = 0;
+    }
+    std::size_t peak() const { return peak_; }
+
+private:
+    std::vector<void*> blocks_;
+    std::size_t bytes_ = 0, peak_ = 0;
+};
+
+class CudaEngine final : public IcgnEngine {
+public:
+    CudaEngine(const Volume& reference, const Volume& deformed, const IcgnSettings& settings, batchsolve::Context& ctx,
+               IcgnTimings& timings)
+        : ref_(reference), s_(settings), ctx_(ctx), stream_(static_cast<cudaStream_t>(ctx.stream())) {
+        check_icgn_inputs(reference, deformed, settings);
+        const auto t0 = Clock::now();
+        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
+        std::vector<float> ref_coefficients, def_samples, gz, gy, gx;
+        if (cubic) ref_coefficients = bspline_coefficients(reference, 3);
+        image_gradients(reference, cubic ? &ref_coefficients : nullptr, s_.interpolation, gz, gy, gx);
+        ref_coefficients.clear();
+        ref_coefficients.shrink_to_fit();
+        const std::vector<float>& def_data = cubic ? (def_samples = bspline_coefficients(deformed, 3)) : deformed.data;
+        const std::size_t voxels = reference.voxels();
+        float* image = volumes_.allocate<float>(voxels);
+        float* dz = volumes_.allocate<float>(voxels);
+        float* dy = volumes_.allocate<float>(voxels);
+        float* dx = volumes_.allocate<float>(voxels);
+        float* def = volumes_.allocate<float>(voxels);
+        DVC_CUDA_CHECK(cudaMemcpy(image, reference.data.data(), voxels * 4, cudaMemcpyHostToDevice));
+        DVC_CUDA_CHECK(cudaMemcpy(dz, gz.data(), voxels * 4, cudaMemcpyHostToDevice));
+        DVC_CUDA_CHECK(cudaMemcpy(dy, gy.data(), voxels * 4, cudaMemcpyHostToDevice));
+        DVC_CUDA_CHECK(cudaMemcpy(dx, gx.data(), voxels * 4, cudaMemcpyHostToDevice));
+        DVC_CUDA_CHECK(cudaMemcpy(def, def_data.data(), voxels * 4, cudaMemcpyHostToDevice));
+        dev_ = DeviceVolumes{image, dz, dy, dx, def, reference.ny(), reference.nx()};
+        timings.prepare_s += seconds_since(t0);
+        timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak());
+    }
+
+    std::string backend_name() const override { return "cuda"; }
+
+    void run(const std::vector<Point3>& centres, std::vector<double>& params, std::vector<float>& zncc,
+             std::vector<std::int32_t>& iterations, std::vector<std::int8_t>& status, IcgnTimings& timings) override {
+        const int count = int(centres.size());
+        if (std::int64_t(params.size()) != std::int64_t(count) * kParams) throw Error("IC-GN: params holds the wrong number of values");
+        zncc.assign(count, 0.0f);
+        iterations.assign(count, 0);
+        status.assign(count, std::int8_t(PointStatus::not_run));
+        if (count == 0) return;
+        const int s = s_.subset;
+        const double half = subset_half(s);
+        const double n = double(s) * s * s;
+        const auto reach = sampler_reach(s_.interpolation);
+        const std::int64_t dims[3] = {ref_.nz(), ref_.ny(), ref_.nx()};
+
+        // Points whose reference subset leaves the volume never reach the device kernels.
+        const double zero_p[12] = {};
+        std::vector<double> flat_centres(3 * std::size_t(count));
+        for (int k = 0; k < count; ++k) {
+            for (int i = 0; i < 3; ++i) flat_centres[3 * k + i] = centres[k][i];
+            if (!warped_subset_inside(zero_p, centres[k].data(), half, dims, 1.0, 1.0)) {
+                status[k] = std::int8_t(PointStatus::outside_volume);
+                for (int i = 0; i < 3; ++i) flat_centres[3 * k + i] = 0.5 * (dims[i] - 1);  // harmless stand-in for the kernels
+            }
+        }
+        DeviceArena arena;
+        double* d_centres = arena.allocate<double>(3 * std::size_t(count));
+        double* d_params = arena.allocate<double>(12 * std::size_t(count));
+        double* d_initial = arena.allocate<double>(12 * std::size_t(count));
+        double* d_hessians = arena.allocate<double>(144 * std::size_t(count));
+        double* d_jf = arena.allocate<double>(12 * std::size_t(count));
+        double* d_j1 = arena.allocate<double>(12 * std::size_t(count));
+        double* d_fmean = arena.allocate<double>(count);
+        double* d_df = arena.allocate<double>(count);
+        double* d_rhs = arena.allocate<double>(12 * std::size_t(count));
+        float* d_zncc = arena.allocate<float>(count);
+        int* d_iterations = arena.allocate<int>(count);
+        std::int8_t* d_status = arena.allocate<std::int8_t>(count);
+        int* d_info = arena.allocate<int>(count);
+        int* d_usable = arena.allocate<int>(count);
+        int* d_active[2] = {arena.allocate<int>(count), arena.allocate<int>(count)};
+        const double** d_factors[2] = {arena.allocate<const double*>(count), arena.allocate<const double*>(count)};
+        int* d_count = arena.allocate<int>(1);
+        timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + arena.peak());
+
+        DVC_CUDA_CHECK(cudaMemcpyAsync(d_centres, flat_centres.data(), flat_centres.size() * 8, cudaMemcpyHostToDevice, stream_));
+        DVC_CUDA_CHECK(cudaMemcpyAsync(d_params, params.data(), params.size() * 8, cudaMemcpyHostToDevice, stream_));
+        DVC_CUDA_CHECK(cudaMemcpyAsync(d_initial, params.data(), params.size() * 8, cudaMemcpyHostToDevice, stream_));
+        DVC_CUDA_CHECK(cudaMemsetAsync(d_zncc, 0, count * sizeof(float), stream_));
+        DVC_CUDA_CHECK(cudaMemsetAsync(d_iterations, 0, count * sizeof(int), stream_));
+
+        auto t0 = Clock::now();
+        reference_mean_kernel<<<count, kBlock, 0, stream_>>>(dev_, d_centres, s, d_fmean);
+        reference_statistics_kernel<<<count, kBlock, 0, stream_>>>(dev_, d_centres, s, d_fmean, d_hessians, d_jf, d_j1, d_df);
+        DVC_CUDA_CHECK(cudaGetLastError());
+        DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        timings.hessian_s += seconds_since(t0);
+
+        t0 = Clock::now();
+        batchsolve::potrf_batched(batchsolve::Uplo::lower, batchsolve::BatchView<double>::column_major(d_hessians, 12, 12, count), d_info, ctx_);
+        ctx_.synchronize();
+        timings.factor_s += seconds_since(t0);
+
+        // The first active list: points with a factor, texture and an initial warp inside the volume.
+        std::vector<int> info(count);
+        std::vector<double> fmean(count), df(count);
+        DVC_CUDA_CHECK(cudaMemcpy(info.data(), d_info, count * sizeof(int), cudaMemcpyDeviceToHost));
+        DVC_CUDA_CHECK(cudaMemcpy(fmean.data(), d_fmean, count * 8, cudaMemcpyDeviceToHost));
+        DVC_CUDA_CHECK(cudaMemcpy(df.data(), d_df, count * 8, cudaMemcpyDeviceToHost));
+        std::vector<int> active;
+        std::vector<const double*> factors;
+        for (int k = 0; k < count; ++k) {
+            if (status[k] != std::int8_t(PointStatus::not_run)) continue;
+            if (info[k] != 0 || !(df[k] > 1e-6 * std::sqrt(n) * (std::fabs(fmean[k]) + 1e-30))) {
+                status[k] = std::int8_t(PointStatus::flat_subset);
+                continue;
+            }
+            if (!warped_subset_inside(&params[12 * std::size_t(k)], centres[k].data(), half, dims, reach.lower, reach.upper)) {
+                status[k] = std::int8_t(PointStatus::outside_volume);
+                continue;
+            }
+            active.push_back(k);
+            factors.push_back(d_hessians + 144ll * k);
+        }
+        DVC_CUDA_CHECK(cudaMemcpy(d_status, status.data(), count, cudaMemcpyHostToDevice));
+        int m = int(active.size());
+        if (m) {
+            DVC_CUDA_CHECK(cudaMemcpy(d_active[0], active.data(), m * sizeof(int), cudaMemcpyHostToDevice));
+            DVC_CUDA_CHECK(cudaMemcpy(d_factors[0], factors.data(), m * sizeof(void*), cudaMemcpyHostToDevice));
+        }
+
+        UpdateArgs u{};
+        u.centres = d_centres, u.rhs = d_rhs, u.usable = d_usable, u.params = d_params, u.initial = d_initial;
+        u.status = d_status, u.iterations = d_iterations, u.half = half, u.tolerance = s_.tolerance;
+        u.max_change = s_.max_displacement_change < 0 ? 0.5 * s : s_.max_displacement_change;
+        u.max_gradient = s_.max_gradient, u.reach_lower = reach.lower, u.reach_upper = reach.upper;
+        for (int i = 0; i < 3; ++i) u.dims[i] = dims[i];
+        u.hessians = d_hessians, u.next_count = d_count;
+        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
+        int iteration = 0, current = 0;
+        while (m > 0 && iteration < s_.max_iterations) {
+            ++iteration;
+            t0 = Clock::now();
+            if (cubic)
+                rhs_kernel<true><<<m, kBlock, 0, stream_>>>(dev_, d_centres, s, d_active[current], d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
+            else
+                rhs_kernel<false><<<m, kBlock, 0, stream_>>>(dev_, d_centres, s, d_active[current], d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
+            DVC_CUDA_CHECK(cudaGetLastError());
+            DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+            timings.interpolation_s += seconds_since(t0);
+
+            t0 = Clock::now();
+            batchsolve::potrs_batched(batchsolve::Uplo::lower,
+                                      batchsolve::BatchView<const double>::pointer_array(d_factors[current], 12, 12, 12, m),
+                                      batchsolve::BatchView<double>::column_major(d_rhs, 12, 1, m), ctx_);
+            ctx_.synchronize();
+            timings.solve_s += seconds_since(t0);
+
+            t0 = Clock::now();
+            u.active = d_active[current], u.count = m, u.iteration = iteration;
+            u.next_active = d_active[1 - current], u.next_factors = d_factors[1 - current];
+            DVC_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(int), stream_));
+            update_kernel<<<(m + 127) / 128, 128, 0, stream_>>>(u);
+            DVC_CUDA_CHECK(cudaGetLastError());
+            DVC_CUDA_CHECK(cudaMemcpyAsync(&m, d_count, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+            DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+            current = 1 - current;
+            timings.update_s += seconds_since(t0);
+        }
+        std::vector<std::int8_t> device_status(count);
+        DVC_CUDA_CHECK(cudaMemcpy(device_status.data(), d_status, count, cudaMemcpyDeviceToHost));
+        DVC_CUDA_CHECK(cudaMemcpy(params.data(), d_params, params.size() * 8, cudaMemcpyDeviceToHost));
+        DVC_CUDA_CHECK(cudaMemcpy(zncc.data(), d_zncc, count * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<int> its(count);
+        DVC_CUDA_CHECK(cudaMemcpy(its.data(), d_iterations, count * sizeof(int), cudaMemcpyDeviceToHost));
+        for (int k = 0; k < count; ++k) {
+            status[k] = device_status[k] == std::int8_t(PointStatus::not_run) ? std::int8_t(PointStatus::iteration_limit) : device_status[k];
+            iterations[k] = its[k];
+            timings.point_iterations += its[k];
+        }
+        timings.iterations += iteration;
+    }
+
+private:
+    const Volume& ref_;
+    IcgnSettings s_;
+    batchsolve::Context& ctx_;
+    cudaStream_t stream_;
+    DeviceArena volumes_;
+    DeviceVolumes dev_{};
+};
+
+}  // namespace
+
+std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume& reference, const Volume& deformed,
+                                                  const IcgnSettings& settings, batchsolve::Context& ctx, IcgnTimings& timings) {
+    if (ctx.backend() != batchsolve::Backend::cuda) throw Error("the GPU IC-GN engine needs a CUDA context");
+    return std::make_unique<CudaEngine>(reference, deformed, settings, ctx, timings);
+}
+
+}  // namespace dvc

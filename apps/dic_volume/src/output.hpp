@@ -1,0 +1,50 @@
+// Result files of `dvc correlate`: the HDF5 file (schema in README.md), VTK XML image data (.vti)
+// and unstructured points (.vtu) that ParaView opens, and a PNG slice for a quick look.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "batchsolve_io/hdf5.hpp"
+#include "correlate.hpp"
+#include "generate.hpp"
+#include "strain.hpp"
+
+namespace dvc {
+
+struct RunDescription {
+    std::string reference, deformed;  // input names as given
+    CorrelationOptions options;
+    std::string command_line;
+};
+
+// Errors against a known field (per point, z y x), filled when the pair carries its truth.
+struct TruthComparison {
+    bool present = false;
+    DisplacementField field;
+    std::vector<double> displacement;  // 3 per point
+    std::vector<double> error;         // measured - true, 3 per point
+};
+TruthComparison compare_with_truth(const CorrelationResult& r, const DisplacementField& field);
+
+void write_results_h5(const std::string& path, bool force, const std::vector<std::string>& inputs, const CorrelationResult& r,
+                      const FieldStrain& field_strain, const TruthComparison& truth, const RunDescription& run);
+void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain);
+void write_vtu(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain);
+// A z slice of the grid (index `slice`, -1: middle): displacement component `component` (0 z, 1
+// y, 2 x, 3 magnitude) beside ZNCC, each grid point a square of `scale` pixels; points that did not
+// converge are grey. Colour maps span the converged points' range (printed by the caller).
+struct SliceRange {
+    double lo = 0, hi = 0, zncc_lo = 0, zncc_hi = 1;
+    std::int64_t slice = 0;
+};
+SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, int component, std::int64_t slice, int scale);
+
+// A minimal PNG writer (8-bit RGB, zlib), for the slice plot.
+void write_png_rgb(const std::string& path, int width, int height, const std::vector<unsigned char>& rgb);
+
+// Deformation field description as HDF5 attributes of `group` and back.
+void write_field_attributes(batchsolve::io::h5::File& file, const std::string& group, const DisplacementField& f);
+DisplacementField read_field_attributes(const batchsolve::io::h5::File& file, const std::string& group);
+
+}  // namespace dvc

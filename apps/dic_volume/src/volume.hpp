@@ -1,0 +1,75 @@
+// Volumes (3D scalar images in z, y, x order) and their readers and writers: HDF5 datasets, raw
+// files with given dimensions and type, and TIFF stacks (one page per z slice).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dvc {
+
+// Every failure of the application that a user can cause (bad file, bad option, impossible size):
+// the message names the file or option and the reason.
+class Error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Dimensions in z, y, x order (z slowest, x fastest in memory).
+using Dims = std::array<std::int64_t, 3>;
+
+struct Volume {
+    Dims dims{0, 0, 0};
+    double voxel_size = 1.0;  // physical edge length of a voxel (any unit); 1 when unknown
+    std::vector<float> data;  // dims[0] * dims[1] * dims[2] values, x fastest
+
+    std::int64_t nz() const { return dims[0]; }
+    std::int64_t ny() const { return dims[1]; }
+    std::int64_t nx() const { return dims[2]; }
+    std::size_t voxels() const { return std::size_t(dims[0]) * std::size_t(dims[1]) * std::size_t(dims[2]); }
+    std::size_t index(std::int64_t z, std::int64_t y, std::int64_t x) const {
+        return (std::size_t(z) * std::size_t(dims[1]) + std::size_t(y)) * std::size_t(dims[2]) + std::size_t(x);
+    }
+    float& at(std::int64_t z, std::int64_t y, std::int64_t x) { return data[index(z, y, x)]; }
+    float at(std::int64_t z, std::int64_t y, std::int64_t x) const { return data[index(z, y, x)]; }
+};
+
+// Stored element types a reader accepts (converted to float on reading).
+enum class VoxelType { uint8, uint16, float32 };
+VoxelType parse_voxel_type(const std::string& text);  // "uint8" | "uint16" | "float32"
+const char* to_string(VoxelType t);
+std::size_t bytes_of(VoxelType t);
+
+// "1x2x3" or "1,2,3" (z, y, x); every dimension >= 1, the product checked for overflow. `what`
+// names the option in errors.
+Dims parse_dims(const std::string& text, const std::string& what);
+std::string dims_text(const Dims& d);  // "192x192x192"
+
+// Product of the dimensions times `element_bytes`, refusing overflow and non-positive dimensions.
+std::uint64_t checked_volume_bytes(const Dims& d, std::uint64_t element_bytes, const std::string& what);
+
+// Where a volume comes from. The format follows the extension unless given: .h5/.hdf5 (dataset
+// `dataset`, default "/volume"; "file.h5:/group/name" also names it), .tif/.tiff (a stack), anything
+// else raw (dims and type required).
+struct VolumeSource {
+    std::string path;
+    std::string dataset;           // HDF5 only; empty: "/volume"
+    Dims raw_dims{0, 0, 0};        // raw only
+    VoxelType raw_type = VoxelType::uint8;
+    std::uint64_t raw_offset = 0;  // raw only: bytes to skip (a header)
+};
+// Splits "file.h5:/dataset" into path and dataset (a path without ':' keeps an empty dataset).
+VolumeSource parse_volume_source(const std::string& text);
+
+Volume read_volume(const VolumeSource& source);
+Volume read_raw(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset = 0);
+Volume read_tiff_stack(const std::string& path);
+Volume read_hdf5_volume(const std::string& path, const std::string& dataset);
+
+// Writes a TIFF stack of float32 pages (tests and examples; readers accept uint8/uint16/float32).
+void write_tiff_stack(const std::string& path, const Volume& v, VoxelType type);
+
+}  // namespace dvc
