@@ -1,0 +1,310 @@
+// The subcommands of the bem tool (app.hpp): solve, validate and bench, and mesh loading.
+#include "app.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace bem {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string utc_now() {
+    char buf[32];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+void report_resonance(const SolveResult& r, std::size_t n) {
+    if (looks_resonant(r, n))
+        std::fprintf(stderr,
+                     "warning: condition estimate %.3g exceeds %.0f x n (n = %zu): the wavenumber is probably close to an "
+                     "interior resonance of the surface; the solution may be inaccurate (README, 'Interior resonances')\n",
+                     1.0 / r.rcond, resonance_condition_per_unknown, n);
+}
+
+}  // namespace
+
+bool is_sphere_spec(const std::string& spec) {
+    return spec.rfind("ico:", 0) == 0 || spec.rfind("octa:", 0) == 0 || spec.rfind("gmsh:", 0) == 0;
+}
+
+Mesh make_sphere_from_spec(const std::string& spec, double radius) {
+    const auto colon = spec.find(':');
+    if (colon == std::string::npos || !is_sphere_spec(spec)) throw std::invalid_argument("sphere spec: expected ico:L, octa:L or gmsh:h, got '" + spec + "'");
+    const std::string kind = spec.substr(0, colon), value = spec.substr(colon + 1);
+    try {
+        if (kind == "gmsh") return make_gmsh_sphere(std::stod(value), radius);
+        std::size_t used = 0;
+        const int level = std::stoi(value, &used);
+        if (used != value.size()) throw std::invalid_argument("");
+        return make_refined_sphere(level, radius, kind == "ico" ? SphereBase::icosahedron : SphereBase::octahedron);
+    } catch (const MeshError&) {
+        throw;
+    } catch (const std::exception&) {
+        throw std::invalid_argument("sphere spec: bad number in '" + spec + "'");
+    }
+}
+
+Mesh load_mesh(const std::string& spec, double unit_scale) {
+    Mesh mesh = is_sphere_spec(spec) ? make_sphere_from_spec(spec, unit_scale) : read_mesh(spec, unit_scale);
+    const SurfaceReport report = check_surface(mesh);
+    if (report.flipped_to_outward) std::fprintf(stderr, "note: %s: normals pointed inward; all triangles reversed\n", mesh.source.c_str());
+    if (report.removed_unused_vertices)
+        std::fprintf(stderr, "note: %s: %zu vertices used by no triangle were dropped\n", mesh.source.c_str(), report.removed_unused_vertices);
+    return mesh;
+}
+
+double warn_resolution(const MeshStats& stats, double k) {
+    const double epw = elements_per_wavelength(stats, k);
+    if (epw < 6)
+        std::fprintf(stderr, "warning: %.1f elements per wavelength at k = %g (mean edge %.3g): under 6, the solution will be inaccurate\n", epw, k,
+                     stats.mean_edge);
+    return epw;
+}
+
+// ---- solve --------------------------------------------------------------------------------------
+
+int run_solve(const SolveOptions& o) {
+    Mesh mesh = load_mesh(o.mesh, o.unit_scale);
+    const MeshStats stats = mesh_stats(mesh);
+    const Geometry g = make_geometry(mesh);
+    std::filesystem::create_directories(o.output_dir);
+    const std::string dir = o.output_dir + "/";
+    if (o.gpu_assembly && o.formulation != Formulation::soft_p0) throw std::invalid_argument("--assembly gpu: only soft-p0 is assembled on the GPU");
+    std::printf("mesh %s: %zu triangles, %zu vertices, mean edge %.4g m\n", mesh.source.c_str(), mesh.triangle_count(), mesh.vertex_count(), stats.mean_edge);
+    std::vector<RunInfo> runs;
+    std::vector<std::vector<cd>> solutions;
+    int failures = 0;
+    for (std::size_t f = 0; f < o.wavenumbers.size(); ++f) {
+        const double k = o.wavenumbers[f];
+        const double epw = warn_resolution(stats, k);
+        RunInfo info;
+        info.mesh_source = mesh.source;
+        info.command_line = o.command_line;
+        info.formulation = o.formulation;
+        info.wavenumber = k;
+        info.speed_of_sound = o.speed_of_sound;
+        info.frequency = k * o.speed_of_sound / (2 * M_PI);
+        info.incident = o.incident;
+        auto t0 = std::chrono::steady_clock::now();
+        Matrix a;
+        if (o.gpu_assembly) {
+            GpuAssemblyTiming timing;
+            a = assemble_p0_single_layer_gpu(g, k, {}, &timing);
+        } else {
+            a = assemble(o.formulation, mesh, g, k);
+        }
+        info.assembly_seconds = seconds_since(t0);
+        const std::vector<cd> b = right_hand_side(o.formulation, mesh, g, o.incident, k);
+        if (f == 0 && !o.matrix_path.empty()) write_matrix_h5(o.matrix_path, a, info, b, o.force, {});
+        SolveResult r = solve(o.solver, a, b);
+        info.solve = r;
+        std::printf("k = %.6g (f = %.1f Hz, %.1f elements/wavelength): n = %zu, assembly %.3f s; %s: %.3f s, scaled residual %.2e, "
+                    "iterations %d, rcond %.2e\n",
+                    k, info.frequency, epw, a.n, info.assembly_seconds, r.path.c_str(), r.seconds, r.scaled_residual, r.iterations, r.rcond);
+        report_resonance(r, a.n);
+        if (!(r.scaled_residual < 1e-10)) {
+            std::fprintf(stderr, "error: scaled residual %.2e: the solve failed\n", r.scaled_residual);
+            ++failures;
+        }
+        FarFieldTable table = far_field_directions(o.incident.direction, o.angles, true);
+        table.values = far_field(o.formulation, mesh, g, r.x, k, table.directions);
+        if (o.mie_radius > 0 && !o.incident.point_source) {
+            for (double deg : table.angles_deg)
+                table.reference.push_back(mie_far_field(o.formulation == Formulation::hard_p1, k, o.mie_radius, deg * M_PI / 180));
+            std::printf("  far field vs Mie (radius %g): relative L2 error %.3e over %d angles\n", o.mie_radius,
+                        relative_l2_error(table.values, table.reference), o.angles);
+        }
+        const std::string tag = "_f" + std::to_string(f);
+        write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0);
+        write_surface_vtu(dir + "surface" + tag + ".vtu", mesh, o.formulation, r.x);
+        if (!o.grid.empty()) {
+            const PlaneGrid grid = parse_plane_grid(o.grid);
+            const auto pts = grid.points();
+            std::vector<cd> inc(pts.size());
+            for (std::size_t p = 0; p < pts.size(); ++p) inc[p] = o.incident.value(pts[p].data(), k);
+            const std::vector<cd> sc = scattered_field(o.formulation, mesh, g, r.x, k, pts);
+            write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {});
+            write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc);
+        }
+        solutions.push_back(std::move(r.x));
+        runs.push_back(info);
+    }
+    write_surface_h5(dir + "surface.h5", mesh, runs, solutions, o.force, {o.mesh});
+    std::printf("results in %s (surface.h5, surface_f*.vtu, far_field_f*.csv%s)\n", o.output_dir.c_str(), o.grid.empty() ? "" : ", grid_f*.h5/.vtk");
+    return failures ? 1 : 0;
+}
+
+// ---- validate -----------------------------------------------------------------------------------
+
+ValidationRow validate_sphere(Formulation f, const std::string& spec, double k, int angles, const QuadratureOptions& q, bool gpu_assembly) {
+    Mesh mesh = load_mesh(spec, 1.0);
+    const MeshStats stats = mesh_stats(mesh);
+    const Geometry g = make_geometry(mesh);
+    ValidationRow row;
+    row.mesh = spec;
+    row.triangles = mesh.triangle_count();
+    row.wavenumber = k;
+    row.mean_edge = stats.mean_edge;
+    row.elements_per_wavelength = warn_resolution(stats, k);
+    auto t0 = std::chrono::steady_clock::now();
+    Matrix a;
+    if (gpu_assembly) {
+        if (f != Formulation::soft_p0) throw std::invalid_argument("validate: GPU assembly is P0 only");
+        a = assemble_p0_single_layer_gpu(g, k, q, nullptr);
+    } else if (f == Formulation::soft_p0) {
+        a = assemble_p0_single_layer(g, k, q);
+    } else {
+        a = assemble_p1(mesh, g, k, f == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, q);
+    }
+    row.assembly_s = seconds_since(t0);
+    row.unknowns = a.n;
+    Incident inc;  // plane wave along +x
+    const std::vector<cd> b = right_hand_side(f, mesh, g, inc, k);
+    const SolveResult r = solve(SolveMethod::cpu_lu, a, b);
+    row.solve_s = r.seconds;
+    row.scaled_residual = r.scaled_residual;
+    row.rcond = r.rcond;
+    report_resonance(r, a.n);
+    FarFieldTable table = far_field_directions(inc.direction, angles, false);
+    table.values = far_field(f, mesh, g, r.x, k, table.directions);
+    for (double deg : table.angles_deg) table.reference.push_back(mie_far_field(f == Formulation::hard_p1, k, 1.0, deg * M_PI / 180));
+    row.far_field_error = relative_l2_error(table.values, table.reference);
+    return row;
+}
+
+int run_validate(const ValidateOptions& o) {
+    std::vector<ValidationRow> rows;
+    std::printf("%-12s %9s %9s %8s %9s %7s %12s %10s %9s %10s %10s\n", "mesh", "triangles", "unknowns", "k", "h", "el/wl", "far-field err",
+                "assembly s", "solve s", "residual", "cond est");
+    for (std::size_t m = 0; m < o.meshes.size(); ++m) {
+        const double k = o.wavenumbers.size() == 1 ? o.wavenumbers[0] : o.wavenumbers[m];
+        const ValidationRow r = validate_sphere(o.formulation, o.meshes[m], k, o.angles, o.quadrature, o.assembly == "gpu");
+        std::printf("%-12s %9zu %9zu %8.3g %9.4f %7.1f %12.3e %10.2f %9.2f %10.2e %10.2e\n", r.mesh.c_str(), r.triangles, r.unknowns, r.wavenumber,
+                    r.mean_edge, r.elements_per_wavelength, r.far_field_error, r.assembly_s, r.solve_s, r.scaled_residual, 1.0 / r.rcond);
+        std::fflush(stdout);
+        rows.push_back(r);
+    }
+    if (!o.csv.empty()) {
+        std::ofstream out(o.csv);
+        if (!out) throw std::runtime_error(o.csv + ": open: cannot create the file");
+        out << "formulation,mesh,triangles,unknowns,wavenumber,mean_edge,elements_per_wavelength,far_field_error,assembly_s,solve_s,scaled_residual,"
+               "condition_estimate\n";
+        out.precision(10);
+        for (const auto& r : rows)
+            out << to_string(o.formulation) << ',' << r.mesh << ',' << r.triangles << ',' << r.unknowns << ',' << r.wavenumber << ',' << r.mean_edge
+                << ',' << r.elements_per_wavelength << ',' << r.far_field_error << ',' << r.assembly_s << ',' << r.solve_s << ','
+                << r.scaled_residual << ',' << 1.0 / r.rcond << '\n';
+        if (!out) throw std::runtime_error(o.csv + ": write failed");
+    }
+    return 0;
+}
+
+// ---- bench --------------------------------------------------------------------------------------
+
+int run_bench(const BenchOptions& o) {
+    if (!gpu_available()) throw std::runtime_error("bench: needs a CUDA device (GPU assembly and cuSOLVER)");
+    Mesh mesh = load_mesh(o.mesh, o.unit_scale);
+    const MeshStats stats = mesh_stats(mesh);
+    const Geometry g = make_geometry(mesh);
+    const std::size_t n = g.n;
+    const QuadratureOptions q;
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    // GPU memory first: the assembly holds one n x n complex double matrix; each solver uploads it
+    // again (after the assembly's copy is freed) with its own workspace.
+    std::uint64_t solver_bytes = 0;
+    for (SolveMethod m : o.solvers) solver_bytes = std::max(solver_bytes, gpu_solve_bytes(m, n));
+    const double gib = double(1 << 30);
+    std::printf("bench: %s, %zu triangles (P0 n = %zu), mean edge %.3g m; GPU memory: assembly %.2f GiB, largest solver %.2f GiB\n",
+                mesh.source.c_str(), n, n, stats.mean_edge, double(n) * n * 16 / gib, double(solver_bytes) / gib);
+    nlohmann::json out;
+    out["mesh"] = mesh.source;
+    out["triangles"] = n;
+    out["mean_edge_m"] = stats.mean_edge;
+    out["date"] = utc_now();
+    out["singular_pairs"] = g.singular_i.size();
+    const char* commit = std::getenv("BEM_COMMIT");
+    out["commit"] = commit ? commit : "unknown";
+    int failures = 0;
+    for (double f : o.frequencies) {
+        const double k = 2 * M_PI * f / o.speed_of_sound;
+        const double epw = warn_resolution(stats, k);
+        nlohmann::json row;
+        row["frequency_hz"] = f;
+        row["wavenumber"] = k;
+        row["elements_per_wavelength"] = epw;
+        GpuAssemblyTiming best;
+        best.total_s = 1e300;
+        Matrix a;
+        for (int r = 0; r < std::max(1, o.repeat); ++r) {
+            GpuAssemblyTiming t;
+            a = assemble_p0_single_layer_gpu(g, k, q, &t);
+            if (t.total_s < best.total_s) best = t;
+        }
+        out["device"] = best.device;
+        const double entries = double(n) * double(n + 1) / 2;
+        row["assembly"] = {{"regular_s", best.regular_s}, {"singular_s", best.singular_s}, {"mirror_s", best.mirror_s}, {"total_s", best.total_s},
+                           {"upload_s", best.upload_s}, {"lower_entries_per_s", entries / best.total_s}, {"target_s", 0.25}};
+        std::printf("f = %.0f Hz (k = %.4g, %.1f el/wl): GPU assembly %.4f s (regular %.4f, singular %.4f, mirror %.4f), %.3g lower entries/s [%s]\n", f,
+                    k, epw, best.total_s, best.regular_s, best.singular_s, best.mirror_s, entries / best.total_s, best.device.c_str());
+        // CPU/GPU agreement on spread rows, and symmetry of the GPU matrix.
+        if (o.cpu_check_rows > 0) {
+            double diff = 0, scale = 0, asym = 0;
+            const int rows = std::min<int>(o.cpu_check_rows, int(n));
+            for (int r = 0; r < rows; ++r) {
+                const std::size_t i = std::size_t((double(r) + 0.5) * double(n) / rows);
+                for (std::size_t j = 0; j < n; ++j) {
+                    const cd cpu = p0_single_layer_entry(g, rules, std::max(i, j), std::min(i, j), k, q);
+                    diff = std::max(diff, std::abs(a(i, j) - cpu));
+                    scale = std::max(scale, std::abs(cpu));
+                    asym = std::max(asym, std::abs(a(i, j) - a(j, i)));
+                }
+            }
+            row["cpu_gpu_max_rel_diff"] = diff / scale;
+            row["symmetry_max_rel_diff"] = asym / scale;
+            std::printf("  CPU vs GPU on %d rows: max |diff| / max |a| = %.2e; symmetry %.2e\n", rows, diff / scale, asym / scale);
+            if (!(diff / scale < 1e-10)) ++failures;
+        }
+        Incident inc;
+        const std::vector<cd> b = right_hand_side(Formulation::soft_p0, mesh, g, inc, k);
+        for (SolveMethod m : o.solvers) {
+            nlohmann::json s;
+            s["solver"] = to_string(m);
+            try {
+                const SolveResult r = solve(m, a, b, false);
+                s["seconds"] = r.seconds;
+                s["scaled_residual"] = r.scaled_residual;
+                s["iterations"] = r.iterations;
+                s["path"] = r.path;
+                std::printf("  %-10s %8.4f s  scaled residual %.2e  iterations %d  (%s)\n", to_string(m), r.seconds, r.scaled_residual, r.iterations,
+                            r.path.c_str());
+                if (!(r.scaled_residual < 1e-10)) ++failures;
+            } catch (const std::exception& e) {
+                s["error"] = e.what();
+                std::printf("  %-10s failed: %s\n", to_string(m), e.what());
+                ++failures;
+            }
+            row["solvers"].push_back(s);
+        }
+        out["runs"].push_back(row);
+    }
+    if (!o.json.empty()) {
+        std::ofstream file(o.json);
+        file << out.dump(2) << '\n';
+        if (!file) throw std::runtime_error(o.json + ": write failed");
+    }
+    return failures ? 1 : 0;
+}
+
+}  // namespace bem

@@ -1,0 +1,88 @@
+// Galerkin assembly of the Helmholtz single-layer (P0, P1) and hypersingular (P1, Maue's form)
+// operators: the quadrature rules, the per-mesh geometry both backends read, the CPU (OpenMP)
+// assembly, and the CUDA assembly's interface (assembly_cuda.cu, or a stub that throws).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+#include "mesh.hpp"
+
+namespace bem {
+
+using cd = std::complex<double>;
+
+// Every quadrature choice in one place (why: accuracy against the Mie series at 10 elements per
+// wavelength is set by P0/P1 discretisation, ~1e-2; these rules keep quadrature error well below).
+struct QuadratureOptions {
+    int singular_order = 4;      // Gauss points per dimension of the 4-D Sauter–Schwab rules
+    double near_factor = 2.0;    // a disjoint pair is "near" when its centroid distance < factor x larger diameter
+    // Regular pairs: the 6-point degree-4 rule on each panel (36 kernel evaluations per pair); near
+    // pairs: the same rule on the 4 midpoint subtriangles (24 points, 576 evaluations).
+};
+
+// Gauss–Legendre nodes and weights on [0, 1].
+void gauss_legendre_01(int order, std::vector<double>& nodes, std::vector<double>& weights);
+
+// Sauter–Schwab rules as flat (x1, x2, y1, y2, w) lists on the reference triangle, per case:
+// 3 coincident, 2 common edge, 1 common vertex. Each integrates a smooth f over T x T to the
+// reference measure (sum of w for f = 1 is 1/4).
+struct SingularRules {
+    std::vector<double> coincident, edge, vertex;
+    const std::vector<double>& of_case(int shared) const { return shared == 3 ? coincident : shared == 2 ? edge : vertex; }
+};
+SingularRules make_singular_rules(int order);
+
+// Per-panel regular rules in reference coordinates (x1, x2, w), weights summing to 1/2.
+std::vector<double> triangle_rule_regular();  // 6 points, degree 4
+std::vector<double> triangle_rule_near();     // 24 points: the regular rule on 4 subtriangles
+
+// Everything the assembly reads about a mesh, computed once.
+struct Geometry {
+    std::size_t n = 0;                        // triangles
+    std::vector<kern::Panel> panels;          // original vertex order
+    std::vector<int> tri;                     // 3 per triangle
+    std::vector<double> normal, centroid;     // 3 per triangle (outward unit normal)
+    std::vector<double> jacobian, diameter;   // per triangle (jacobian = 2 x area)
+    int regular_count = 0, near_count = 0;    // points per panel of each rule
+    std::vector<double> regular_points, regular_weights;  // physical points (3 per point), weights x jacobian
+    std::vector<double> near_points, near_weights;
+    std::vector<double> regular_ref, near_ref;            // the rules in reference coordinates (x1, x2, w)
+    // Pairs (test i >= trial j) that share a vertex, with their case 1..3, for the singular pass.
+    std::vector<std::int32_t> singular_i, singular_j, singular_case;
+};
+Geometry make_geometry(const Mesh& mesh);
+
+// Dense column-major matrices, n x n.
+struct Matrix {
+    std::size_t n = 0;
+    std::vector<cd> a;
+    cd& operator()(std::size_t i, std::size_t j) { return a[i + j * n]; }
+    cd operator()(std::size_t i, std::size_t j) const { return a[i + j * n]; }
+};
+
+// P0 single layer V_ij = int_Ti int_Tj G(x, y) dy dx: lower triangle computed, mirrored.
+Matrix assemble_p0_single_layer(const Geometry& g, double k, const QuadratureOptions& q = {});
+
+// One P0 entry exactly as both assemblies compute it (spot checks of the GPU matrix).
+cd p0_single_layer_entry(const Geometry& g, const SingularRules& rules, std::size_t i, std::size_t j, double k, const QuadratureOptions& q);
+
+// P1 operators on the vertices: single layer V and hypersingular W (Maue: int int G [curl u . curl v
+// - k^2 (n_x . n_y) u v]). Element pairs i >= j are integrated, each contributing to (a, b) and (b, a).
+enum class P1Operator { single_layer, hypersingular };
+Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q = {});
+
+// GPU assembly of the P0 single layer (assembly_cuda.cu): the regular pass one thread per (test,
+// trial) pair of the lower triangle, the singular pairs in a second pass, then the mirror.
+struct GpuAssemblyTiming {
+    double regular_s = 0, singular_s = 0, mirror_s = 0, total_s = 0;  // device time (CUDA events)
+    double upload_s = 0;
+    std::string device;
+};
+bool gpu_available();  // false when built without CUDA or no device is present
+Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing);
+
+}  // namespace bem

@@ -1,0 +1,165 @@
+// CUDA assembly of the P0 single layer: regular pass (one thread per (test, trial) pair of the
+// lower triangle), singular pass (one thread per vertex-sharing pair, Sauter–Schwab rules), then a
+// tiled mirror of the lower triangle into the upper. The integrals are kernels.hpp's, the same code
+// the CPU assembly runs.
+#include "assembly.hpp"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace bem {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA assembly: ") + what + ": " + cudaGetErrorString(e));
+}
+
+template <class T>
+struct DeviceArray {
+    T* data = nullptr;
+    explicit DeviceArray(std::size_t count) { check(cudaMalloc(&data, count * sizeof(T) + 1), "cudaMalloc"); }
+    DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) {
+        check(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+    }
+    ~DeviceArray() { cudaFree(data); }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+// Threads of a block take consecutive test panels i (rows of the column-major matrix), so a warp
+// writes 32 consecutive entries of column j; blocks wholly above the diagonal leave at once.
+constexpr int regular_block_x = 32, regular_block_y = 8;
+
+__global__ void p0_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, double near_factor,
+                                const double* regular_points, const double* regular_weights, int regular_count,
+                                const double* near_points, const double* near_weights, int near_count, double k, double2* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= n || j >= n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb) > 0) return;  // the singular pass writes these
+    const double d = kern::distance(centroid + 3 * i, centroid + 3 * j);
+    const bool near = d < near_factor * fmax(diameter[i], diameter[j]);
+    const int cnt = near ? near_count : regular_count;
+    const double* pts = near ? near_points : regular_points;
+    const double* wts = near ? near_weights : regular_weights;
+    const kern::Cplx v = kern::p0_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), cnt,
+                                              pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j), cnt, k);
+    a[std::size_t(i) + std::size_t(j) * n] = make_double2(v.re, v.im);
+}
+
+__global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
+                                 const double* jacobian, const double* coincident, int coincident_count, const double* edge,
+                                 int edge_count, const double* vertex, int vertex_count, double k, double2* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    int pa[3], pb[3];
+    const int shared = kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb);
+    kern::Panel ti, tj;
+    for (int v = 0; v < 3; ++v)
+        for (int c = 0; c < 3; ++c) {
+            ti.p[v][c] = panels[i].p[pa[v]][c];
+            tj.p[v][c] = panels[j].p[pb[v]][c];
+        }
+    const double* rule = shared == 3 ? coincident : shared == 2 ? edge : vertex;
+    const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
+    const kern::Cplx v = kern::p0_pair_rule(ti, tj, rule, count, k);
+    const double jac = jacobian[i] * jacobian[j];
+    a[std::size_t(i) + std::size_t(j) * n] = make_double2(jac * v.re, jac * v.im);
+}
+
+// Copies the strictly lower triangle to the upper through 32x32 shared-memory tiles, so that both
+// the reads and the writes are coalesced.
+constexpr int mirror_tile = 32;
+__global__ void mirror_lower_to_upper(int n, double2* a) {
+    if (blockIdx.x < blockIdx.y) return;  // tile row >= tile column: lower tiles only
+    __shared__ double2 tile[mirror_tile][mirror_tile + 1];
+    const int row0 = blockIdx.x * mirror_tile, col0 = blockIdx.y * mirror_tile;
+    for (int c = threadIdx.y; c < mirror_tile; c += blockDim.y) {
+        const int i = row0 + threadIdx.x, j = col0 + c;
+        if (i < n && j < n) tile[c][threadIdx.x] = a[std::size_t(i) + std::size_t(j) * n];
+    }
+    __syncthreads();
+    for (int c = threadIdx.y; c < mirror_tile; c += blockDim.y) {
+        // write entry (col0 + threadIdx.x, row0 + c) = lower entry (row0 + c, col0 + threadIdx.x)
+        const int i = col0 + threadIdx.x, j = row0 + c;
+        if (i < n && j < n && j > i) a[std::size_t(i) + std::size_t(j) * n] = tile[threadIdx.x][c];
+    }
+}
+
+}  // namespace
+
+bool gpu_available() {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+    const std::size_t n = g.n;
+    const double matrix_bytes = double(n) * double(n) * sizeof(double2);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const double geometry_bytes = double(n) * (3 * 4 + 16 * 8 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
+    if (matrix_bytes + geometry_bytes > double(free_bytes))
+        throw std::runtime_error("GPU assembly: the P0 matrix of order " + std::to_string(n) + " needs " +
+                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
+                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    cudaEvent_t e0, e1, e2, e3, e4;
+    for (cudaEvent_t* e : {&e0, &e1, &e2, &e3, &e4}) check(cudaEventCreate(e), "cudaEventCreate");
+
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    cudaEventRecord(e0);
+    DeviceArray<int> tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j);
+    DeviceArray<double> centroid(g.centroid), diameter(g.diameter), jacobian(g.jacobian);
+    DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
+    DeviceArray<kern::Panel> panels(g.panels);
+    DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
+    DeviceArray<double2> a(n * n);
+    cudaEventRecord(e1);
+    const dim3 block(regular_block_x, regular_block_y);
+    const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
+    p0_regular_pass<<<grid, block>>>(int(n), tri.data, centroid.data, diameter.data, q.near_factor, reg_pts.data, reg_w.data,
+                                     g.regular_count, near_pts.data, near_w.data, g.near_count, k, a.data);
+    check(cudaGetLastError(), "regular pass launch");
+    cudaEventRecord(e2);
+    const int pairs = int(g.singular_i.size());
+    p0_singular_pass<<<(pairs + 127) / 128, 128>>>(pairs, int(n), pair_i.data, pair_j.data, tri.data, panels.data, jacobian.data,
+                                                   coincident.data, int(rules.coincident.size() / 5), edge.data,
+                                                   int(rules.edge.size() / 5), vertex.data, int(rules.vertex.size() / 5), k, a.data);
+    check(cudaGetLastError(), "singular pass launch");
+    cudaEventRecord(e3);
+    const unsigned tiles = unsigned((n + mirror_tile - 1) / mirror_tile);
+    mirror_lower_to_upper<<<dim3(tiles, tiles), dim3(mirror_tile, 8)>>>(int(n), a.data);
+    check(cudaGetLastError(), "mirror launch");
+    cudaEventRecord(e4);
+    check(cudaEventSynchronize(e4), "assembly");
+    float ms[4];
+    cudaEventElapsedTime(&ms[0], e0, e1);
+    cudaEventElapsedTime(&ms[1], e1, e2);
+    cudaEventElapsedTime(&ms[2], e2, e3);
+    cudaEventElapsedTime(&ms[3], e3, e4);
+    if (timing) {
+        timing->upload_s = ms[0] / 1e3;
+        timing->regular_s = ms[1] / 1e3;
+        timing->singular_s = ms[2] / 1e3;
+        timing->mirror_s = ms[3] / 1e3;
+        timing->total_s = (ms[1] + ms[2] + ms[3]) / 1e3;
+        timing->device = prop.name;
+    }
+    Matrix m;
+    m.n = n;
+    m.a.resize(n * n);
+    check(cudaMemcpy(m.a.data(), a.data, n * n * sizeof(double2), cudaMemcpyDeviceToHost), "download");
+    for (cudaEvent_t e : {e0, e1, e2, e3, e4}) cudaEventDestroy(e);
+    return m;
+}
+
+}  // namespace bem

@@ -1,0 +1,19 @@
+// CPU-only builds: the GPU entry points of assembly.hpp and solver.hpp say that CUDA is missing.
+#include <stdexcept>
+
+#include "assembly.hpp"
+#include "solver.hpp"
+
+namespace bem {
+
+bool gpu_available() { return false; }
+
+Matrix assemble_p0_single_layer_gpu(const Geometry&, double, const QuadratureOptions&, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
+SolveResult solve_gpu(SolveMethod method, const Matrix&, const std::vector<cd>&) {
+    throw std::runtime_error(std::string("solver ") + to_string(method) + ": bem_acoustics was built without CUDA");
+}
+
+}  // namespace bem

@@ -1,0 +1,53 @@
+// One small interface for the dense complex symmetric BEM systems: LAPACK LU (zgesv) and
+// Bunch–Kaufman (zsysv) on the CPU, cuSOLVER LU (Zgetrf/Zgetrs) and iterative refinement (ZCgesv,
+// ZYgesv) on the GPU; the mixed-precision LDL^T of issue 25 plugs in here as another method.
+// Every result carries the seed's scaled residual ||b - Ax||_inf / (N ||A||_inf ||x||_inf), the path
+// taken, iterations and a condition estimate where the method gives one.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "assembly.hpp"
+
+namespace bem {
+
+enum class SolveMethod {
+    cpu_lu,         // LAPACK zgesv (partial pivoting)
+    cpu_symmetric,  // LAPACK zsysv (Bunch–Kaufman, complex symmetric A^T = A)
+    gpu_lu,         // cuSOLVER cusolverDnZgetrf + Zgetrs
+    gpu_irs_c,      // cuSOLVER cusolverDnZCgesv: factor in complex single, refine in double
+    gpu_irs_y,      // cuSOLVER cusolverDnZYgesv: factor with TF32 tensor cores, refine in double
+};
+const char* to_string(SolveMethod m);
+SolveMethod parse_solve_method(const std::string& text);  // cpu-lu, cpu-sym, gpu-lu, gpu-irs-c, gpu-irs-y
+bool is_gpu(SolveMethod m);
+
+struct SolveResult {
+    std::vector<cd> x;
+    SolveMethod method{};
+    std::string path;              // what actually ran (e.g. "ZYgesv: refinement converged")
+    int iterations = 0;            // refinement iterations (0 for a direct solve)
+    double scaled_residual = 0;    // ||b - Ax||_inf / (N ||A||_inf ||x||_inf), computed in double on the host
+    double seconds = 0;            // factor + solve (device time for GPU methods, matrix already resident)
+    double rcond = -1;             // 1-norm reciprocal condition estimate (LAPACK ?gecon/?sycon); -1 if not computed
+};
+
+SolveResult solve(SolveMethod method, const Matrix& a, const std::vector<cd>& b, bool estimate_condition = true);
+double scaled_residual(const Matrix& a, const std::vector<cd>& x, const std::vector<cd>& b);
+
+// Bytes of GPU memory a method needs for order n (matrix, factor copy, right-hand side, solution,
+// cuSOLVER workspace estimate); solve() checks it against the free memory before allocating.
+std::uint64_t gpu_solve_bytes(SolveMethod method, std::size_t n);
+// GPU half (solver_cuda.cu or the stub).
+SolveResult solve_gpu(SolveMethod method, const Matrix& a, const std::vector<cd>& b);
+
+// Interior-resonance heuristic: a 1-norm condition number above this multiple of the matrix order
+// is reported as a likely interior resonance (the P0/P1 sphere matrices away from resonances
+// measured cond_1 < 30 n here, see README "Interior resonances").
+constexpr double resonance_condition_per_unknown = 1000.0;
+bool looks_resonant(const SolveResult& r, std::size_t n);
+
+}  // namespace bem
