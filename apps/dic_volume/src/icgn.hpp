@@ -61,6 +61,8 @@ struct IcgnTimings {
 
 using Point3 = std::array<double, 3>;  // z, y, x
 
+constexpr int kMaxSubset = 128;  // the largest subset edge either engine accepts
+
 // Subset geometry: the subset of a point with centre c covers voxels c - (s-1)/2 ... c + (s-1)/2
 // per axis, so a centre is an integer for odd s and a half-integer for even s.
 inline double subset_half(int subset) { return 0.5 * (subset - 1); }

@@ -30,7 +30,8 @@ void check_icgn_inputs(const Volume& reference, const Volume& deformed, const Ic
     if (reference.dims != deformed.dims)
         throw Error("the reference (" + dims_text(reference.dims) + ") and deformed (" + dims_text(deformed.dims) +
                     ") volumes differ in size");
-    if (s.subset < 3) throw Error("--subset: " + std::to_string(s.subset) + " is below 3 voxels");
+    if (s.subset < 3 || s.subset > kMaxSubset)
+        throw Error("--subset: " + std::to_string(s.subset) + " is outside 3.." + std::to_string(kMaxSubset) + " voxels");
     for (int i = 0; i < 3; ++i)
         if (s.subset + 4 > reference.dims[i])
             throw Error("--subset: " + std::to_string(s.subset) + " voxels (plus 2 of margin on each side) do not fit in the volume of " +

@@ -24,8 +24,10 @@ namespace {
         if (err_ != cudaSuccess) throw Error(std::string("CUDA: ") + #call + ": " + cudaGetErrorString(err_)); \
     } while (0)
 
-// Threads per point block: a 32-voxel row of a subset is one warp's coalesced read.
+// Threads per point block: each thread keeps one x of the subset and walks kBlock / s rows at a
+// time, so a 32-voxel row of a subset is one warp's coalesced read (subsets up to kMaxSubset).
 constexpr int kBlock = 256;
+static_assert(kBlock >= kMaxSubset, "a block must cover one row of the largest subset");
 
 // The reference sums of one point: 78 upper-triangle Hessian entries, sum J f~, sum J, sum f~^2.
 constexpr int kHessianSums = 78 + 12 + 12 + 1;
@@ -62,10 +64,9 @@ __global__ void reference_mean_kernel(DeviceVolumes v, const double* centres, in
     const long long z0 = llround(centres[3 * k] - half), y0 = llround(centres[3 * k + 1] - half), x0 = llround(centres[3 * k + 2] - half);
     float acc[1] = {0.0f};
     const int n = s * s * s;
-    for (int i = threadIdx.x; i < n; i += kBlock) {
-        const int x = i % s, y = (i / s) % s, z = i / (s * s);
-        acc[0] += v.image[((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x)];
-    }
+    const int rows_per_pass = kBlock / s, x = threadIdx.x % s;
+    for (int row = threadIdx.x / s; threadIdx.x < rows_per_pass * s && row < s * s; row += rows_per_pass)
+        acc[0] += v.image[((z0 + row / s) * v.ny + (y0 + row % s)) * v.nx + (x0 + x)];
     block_sum(acc, total);
     if (threadIdx.x == 0) fmean[k] = total[0] / double(n);
 }
@@ -82,9 +83,9 @@ __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centr
     float acc[kHessianSums];
 #pragma unroll
     for (int q = 0; q < kHessianSums; ++q) acc[q] = 0.0f;
-    const int n = s * s * s;
-    for (int i = threadIdx.x; i < n; i += kBlock) {
-        const int x = i % s, y = (i / s) % s, z = i / (s * s);
+    const int rows_per_pass = kBlock / s, x = threadIdx.x % s;
+    for (int row = threadIdx.x / s; threadIdx.x < rows_per_pass * s && row < s * s; row += rows_per_pass) {
+        const int y = row % s, z = row / s;
         const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
         const float d[3] = {z - half, y - half, x - half};
         const float g[3] = {v.gz[at], v.gy[at], v.gx[at]};
@@ -145,8 +146,10 @@ __global__ void rhs_kernel(DeviceVolumes v, const double* centres, int s, const 
 #pragma unroll
     for (int q = 0; q < kRhsSums; ++q) acc[q] = 0.0f;
     const int n = s * s * s;
-    for (int i = threadIdx.x; i < n; i += kBlock) {
-        const int x = i % s, y = (i / s) % s, z = i / (s * s);
+    // A thread keeps its x and walks rows (y, z): no division per voxel, coalesced rows.
+    const int rows_per_pass = kBlock / s, x = threadIdx.x % s;
+    for (int row = threadIdx.x / s; threadIdx.x < rows_per_pass * s && row < s * s; row += rows_per_pass) {
+        const int y = row % s, z = row / s;
         const float d[3] = {z - half, y - half, x - half};
         const float pz = base[0] + M[0] * d[0] + M[1] * d[1] + M[2] * d[2];
         const float py = base[1] + M[3] * d[0] + M[4] * d[1] + M[5] * d[2];
