@@ -12,7 +12,7 @@ more than --threshold slower than the other. Both runs must come from the same G
 writes compare.md (the same as a table) and compare.png (the ratios against n).
 
 Separate tester processes on one GPU differ by about 5% overall (round 11,
-results/issue3-h200/posv-fold-2f7dcc4/), as much as the usual threshold. With --control ROUTINE,
+results/2026-11-26-h200-2f7dcc4-posv-fold-run45/), as much as the usual threshold. With --control ROUTINE,
 the rows of a routine whose entries the new table leaves alone measure that drift per precision and
 layout, and the other routines' ratios are also reported divided by it.
 """

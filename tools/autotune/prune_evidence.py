@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Evidence for the autotuner's measured pruning (tools/autotune/search_space.hpp, "measured pruning").
 
-Reads every timed candidate of the committed sweep logs (results/autotune-h200: the first potrf
-sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only) and,
+Reads every timed candidate of the committed sweep logs (results/2026-11-25-h100-5787a87-autotune-runs-1-43:
+the first potrf sweep's candidates.jsonl.xz and logs/candidates-run*.jsonl.xz; batch 16384 only) and,
 for each pruning rule, compares per case and run the best time among the candidates the rule keeps
 with the best time among all candidates of that stage ("loss" = kept best / best, 1.000 = no loss).
 Prints one line per rule: cases, candidates kept, and the loss's median, 90th percentile and maximum.
@@ -10,7 +10,7 @@ The last lines judge the sizes between anchors (kFillStep) against the winners o
 was before run 42 (logs/table-before-run42.json.xz: full searches at every n; run 42's own entries
 for those sizes were chosen by the rule itself and cannot judge it).
 
-    tools/autotune/prune_evidence.py [--results results/autotune-h200]
+    tools/autotune/prune_evidence.py [--results results/2026-11-25-h100-5787a87-autotune-runs-1-43]
 """
 import argparse
 import collections
@@ -21,6 +21,8 @@ import os
 import statistics
 import sys
 
+# The results folder of the tuner's runs 1-43 (their candidate logs and the tables they were judged against).
+AUTOTUNE_RUNS = "2026-11-25-h100-5787a87-autotune-runs-1-43"
 TUNING_BATCH = 16384
 PRUNED_ABOVE_N = 12          # kInterleavedPrunedAboveN
 SOLVE_PRUNED_ABOVE_N = 24    # kSolvePrunedAboveN
@@ -117,8 +119,8 @@ def largest_tiles(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(__file__)
-    ap.add_argument("--results", default=os.path.join(here, "..", "..", "results", "autotune-h200"))
-    ap.add_argument("--table", default=os.path.join(here, "..", "..", "results", "autotune-h200", "logs",
+    ap.add_argument("--results", default=os.path.join(here, "..", "..", "results", AUTOTUNE_RUNS))
+    ap.add_argument("--table", default=os.path.join(here, "..", "..", "results", AUTOTUNE_RUNS, "logs",
                                                     "table-before-run42.json.xz"),
                     help="the table (.json or .json.xz) whose winners the sizes between anchors are judged against")
     args = ap.parse_args()

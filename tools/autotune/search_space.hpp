@@ -81,8 +81,8 @@ constexpr int kSeedShapesChunked = 6;
 // ---- measured pruning: the default search leaves out what earlier full searches never picked ------
 // The rules below cut the compile work of a full s and d sweep, which bounds its time (see the tuning
 // README). Their evidence is every timed candidate of runs 3-43 (H200 and H100, batch 16384, logs in
-// results/autotune-h200), recomputed by prune_evidence.py: "loss" is the best time a
-// rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
+// results/2026-11-25-h100-5787a87-autotune-runs-1-43), recomputed by prune_evidence.py: "loss" is the
+// best time a rule keeps over the best time of the candidates it was chosen from, per case and run. --exhaustive
 // turns every rule off (the report's figures of the whole space, or a GPU unlike sm_90).
 //
 // Interleaved potrf/posv above n = 12: the kInterleavedLargestTiles largest tiles that fit in
@@ -168,8 +168,8 @@ constexpr int kCoopOnlyAboveN = 32;
 // Fill sizes: above n = 32 only every kFillStep-th n (the anchors) gets the full search; a size in
 // between times the winners of the anchors each side (column-major: then the through stage),
 // compiled for its own n. Over the 1296 cases between anchors of 4 above n = 32 of sm90.json before
-// run 42 (full searches; results/autotune-h200/logs/table-before-run42.json.xz), the
-// anchors' winners hold the case's winner in 851; where the logs timed them at that n (900 cases),
+// run 42 (full searches; logs/table-before-run42.json.xz of results/2026-11-25-h100-5787a87-autotune-runs-1-43),
+// the anchors' winners hold the case's winner in 851; where the logs timed them at that n (900 cases),
 // they were within 5% of the winner in all but 5 (worst 1.17x). The runners-up as well would hold it
 // in 977 (18 of 1019 judged over 5%, worst 1.48x) for 2.5 distinct configurations per case instead
 // of 1.6: too little for the compilations, which bound a sweep (run 42: compile-bound, 497 of 521 s
