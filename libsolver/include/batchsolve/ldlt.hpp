@@ -1,0 +1,139 @@
+// Symmetric indefinite solvers for one large dense matrix per call (n in the thousands): LDL^T
+// without pivoting (sytrf_nopiv / sytrs_nopiv), the symmetric random butterfly transformation (RBT)
+// that makes it safe, and sysv_mixed, which factors in the lower precision, refines in the higher one
+// and falls back (RBT, then a pivoted factorisation) when it must, saying which path it took.
+//
+// Conventions (LAPACK's, one matrix instead of a batch):
+//  * Matrices are column-major with a leading dimension, in the backend's memory (device memory for a
+//    CUDA context, host memory for a CPU one). Only the LOWER triangle of A is read; Uplo::upper is
+//    refused with InvalidArgument (not implemented).
+//  * Symmetry says what A^T = A means for complex data: `symmetric` is A^T = A (complex symmetric,
+//    e.g. BEM matrices; factor A = L D L^T with complex D), `hermitian` is A^H = A (A = L D L^H with
+//    real D; imaginary parts of the diagonal are ignored, as in LAPACK's ?hetrf). For real data the
+//    two are the same factorisation.
+//  * `info` (one int, in the backend's memory): 0 success; k > 0 the pivot d_k (1-based column k) was
+//    zero, tiny (|d_k| <= n u max|a_ij|, indistinguishable from zero at A's rounding level), or not
+//    finite. The factorisation then carries on without stopping (it never leaves the device) but its
+//    output is meaningless: check info before using it.
+//  * Argument errors throw InvalidArgument naming the argument, before any work.
+//  * Every routine that needs scratch memory has a *_workspace_size query (bytes); the routine takes
+//    that much from ctx.workspace(), so calling the query and ctx.workspace(bytes) first keeps a
+//    timed call free of allocations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve {
+
+enum class Symmetry { symmetric, hermitian };
+const char* to_string(Symmetry s);
+Symmetry parse_symmetry(const std::string& text);  // "symmetric" | "hermitian"
+
+// ---- LDL^T without pivoting ------------------------------------------------------------------------
+
+// Scratch bytes of sytrf_nopiv for order n (the trailing updates keep a copy of L21 D, at most
+// (n/2)^2 elements, and the breakdown threshold).
+template <class T>
+std::size_t sytrf_nopiv_workspace_size(int n, Context& ctx);
+
+// A = L D L^T (symmetric) or L D L^H (hermitian), L unit lower triangular, D diagonal: L overwrites
+// the strict lower triangle of A and D its diagonal; the strict upper triangle is not touched.
+template <class T>
+void sytrf_nopiv(Symmetry symmetry, Uplo uplo, int n, T* a, int lda, int* info, Context& ctx);
+
+// Solves A X = B with the factor of sytrf_nopiv; B (n x nrhs, ldb) is overwritten with X.
+template <class T>
+void sytrs_nopiv(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);
+
+// ---- random butterfly transformation -----------------------------------------------------------------
+
+// U = W_1 W_2 ... W_depth of order n_padded = n rounded up to a multiple of 2^depth. Level k is block
+// diagonal with 2^(k-1) butterflies B = 1/sqrt(2) [R0 R1; R0 -R1] of order n_padded / 2^(k-1), each
+// with random diagonal R0, R1 of entries exp(r/10), r uniform in [-1/2, 1/2] (Parker's butterflies
+// as the seed paper uses them). U is real, so U^T A U keeps A symmetric and Hermitian alike; A is
+// padded as diag(A, I) and b with zeros. `diagonals` holds depth x n_padded entries (level k's
+// R0 and R1 of butterfly p at [(k-1) n_padded + p m + (0 | m/2)], m = n_padded / 2^(k-1)).
+struct Butterfly {
+    int n = 0;
+    int depth = 0;
+    int n_padded = 0;
+    std::uint64_t seed = 0;
+    std::vector<double> diagonals;
+};
+constexpr int kDefaultButterflyDepth = 2;
+Butterfly make_butterfly(int n, int depth, std::uint64_t seed);  // InvalidArgument for n < 0, depth < 0 or > 20
+
+// ---- mixed-precision solver with fallback --------------------------------------------------------------
+
+// How sysv_mixed ended up with its solution, in the order the chain tries them.
+enum class SolvePath {
+    nopiv_low,           // LDL^T without pivoting in the lower precision + refinement
+    rbt_nopiv_low,       // the same on U^T A U (random butterflies) + refinement
+    pivoted_high_sytrf,  // Bunch-Kaufman ?sytrf/?sytrs (?hetrf on the CPU) in the working precision
+    pivoted_high_getrf,  // LU with partial pivoting in the working precision (where no sytrf fits)
+    none                 // nothing ran (n == 0 or nrhs == 0)
+};
+const char* to_string(SolvePath p);
+
+// Why one step of the chain ended.
+enum class StepOutcome {
+    converged,          // refinement met the stopping criterion: this step's X is the answer
+    solved,             // a direct pivoted solve returned (no refinement): this step's X is the answer
+    overflow,           // A or a residual does not fit the lower precision
+    breakdown,          // zero, tiny or non-finite pivot (column in `column`)
+    stalled,            // the residual stopped shrinking (refinement too slow: A too ill-conditioned)
+    diverged,           // the residual grew or became non-finite
+    too_many_iterations,
+    singular            // the pivoted factorisation found an exactly singular matrix
+};
+const char* to_string(StepOutcome o);
+
+struct SolveStep {
+    SolvePath path = SolvePath::none;
+    StepOutcome outcome = StepOutcome::converged;
+    int column = 0;        // breakdown / singular: the 1-based column
+    int iterations = 0;    // refinement iterations (corrections applied)
+    double residual = 0;   // max over right-hand sides of ||b - A x||_inf / (||x||_inf ||A||_inf) at the end
+};
+
+struct SysvOptions {
+    bool allow_rbt = true;                 // the second step of the chain
+    bool allow_pivoted = true;             // the last step
+    bool start_with_rbt = false;           // skip the plain no-pivot attempt
+    int butterfly_depth = kDefaultButterflyDepth;
+    std::uint64_t seed = 0x5eedba77e7f1ULL;  // of the butterflies
+    int max_iterations = 30;               // LAPACK ?cgesv's ITERMAX
+    // Refinement stops for stagnation when a correction shrinks the residual by less than this
+    // factor (one iteration of classic refinement gains a factor ~ kappa u_low, < 1 when it works).
+    double stall_ratio = 0.5;
+};
+
+struct SysvResult {
+    SolvePath path = SolvePath::none;       // the step whose X was returned
+    int iterations = 0;                     // its refinement iterations
+    double backward_error = 0;              // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
+    double normwise_residual = 0;           // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
+    std::vector<SolveStep> steps;           // every step tried, in order, the returned one last
+    std::string describe() const;           // "nopiv_low: breakdown at column 3 -> rbt_nopiv_low: converged in 2"
+};
+
+// Scratch bytes of sysv_mixed for order n with nrhs right-hand sides (the lower-precision copy of
+// the padded A, the pivoted fallback's copy of A and its library workspace, vectors).
+template <class T>
+std::size_t sysv_mixed_workspace_size(Symmetry symmetry, int n, int nrhs, const SysvOptions& options, Context& ctx);
+
+// Solves A X = B for T = double (factor in float) and std::complex<double> (factor in complex<float>).
+// A (lower triangle) and B are read only; X (n x nrhs, ldx) must not overlap them. Throws
+// InvalidArgument for argument errors; a system that every allowed step fails on returns with
+// path == none and X filled with NaN (never silently wrong).
+template <class T>
+SysvResult sysv_mixed(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x,
+                      int ldx, const SysvOptions& options, Context& ctx);
+
+}  // namespace batchsolve

@@ -1,0 +1,118 @@
+// The primitives of the symmetric indefinite solvers (ldlt.hpp) that each backend implements: the
+// no-pivot LDL^T and its solve, the butterfly transforms, precision conversions, residuals and norms,
+// and the pivoted fallback. src/core/ldlt.cpp checks arguments and runs sysv_mixed's chain on top of
+// them; src/reference/ldlt.cpp implements them on the CPU, src/cuda/ldlt/ on the GPU, and
+// src/stub/ldlt_stub.cpp throws NotCompiled in a CPU-only build. Pointers are in the backend's memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/ldlt.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve::ldlt_detail {
+
+// Order at or below which the recursive LDL^T factors a diagonal block directly (one fused kernel on
+// the GPU, whose shared memory holds the block: 64 x 65 complex<double> = 66.5 KB, within the H100's
+// 227 KB opt-in). Larger leaves mean fewer launches but a longer serial chain inside one block.
+constexpr int kLeafOrder = 64;
+
+// The recursion splits order m into m1 + (m - m1) with m1 a multiple of the leaf order near m / 2,
+// so that every leaf but the last is full and the top trailing update is the largest product.
+inline int split_order(int m) {
+    const int half_leaves = ((m + kLeafOrder - 1) / kLeafOrder) / 2;
+    return half_leaves * kLeafOrder;
+}
+
+// Elements of the scratch copy of L21 D kept for the trailing update (the top level is the largest).
+inline std::size_t factor_scratch_elements(int n) {
+    if (n <= kLeafOrder) return 0;
+    const int n1 = split_order(n);
+    return std::size_t(n1) * std::size_t(n - n1);
+}
+
+// n rounded up to a multiple of 2^depth.
+inline int padded_order(int n, int depth) {
+    const std::int64_t step = std::int64_t(1) << depth;
+    return int((std::int64_t(n) + step - 1) / step * step);
+}
+
+inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// sytrf_nopiv's workspace in bytes: the breakdown threshold's slot, then the L21 D copy.
+template <class T>
+std::size_t factor_workspace_bytes(int n) {
+    return align_up(sizeof(double)) + align_up(factor_scratch_elements(n) * sizeof(T));
+}
+
+}  // namespace batchsolve::ldlt_detail
+
+// Explicit instantiations over s, d, c, z.
+#define BATCHSOLVE_LDLT_FOR_EACH_PRECISION(MACRO) \
+    MACRO(float)                                 \
+    MACRO(double)                                \
+    MACRO(std::complex<float>)                   \
+    MACRO(std::complex<double>)
+
+// Same declarations in both backend namespaces (same names in every backend folder).
+#define BATCHSOLVE_LDLT_BACKEND_DECLARATIONS                                                                    \
+    /* A = L D L^T|H in the lower triangle; info (backend memory) 0 or the first bad column. */                \
+    template <class T>                                                                                         \
+    void ldlt_factor(Symmetry symmetry, int n, T* a, int lda, int* info, void* workspace, Context& ctx);       \
+    template <class T>                                                                                         \
+    void ldlt_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);     \
+    /* dst (npad x npad, full storage) = diag(A, I) from A's lower triangle, rounded to Lo; *overflow set  \
+       to 1 (never cleared) when an entry is not finite in Lo. */                                           \
+    template <class Hi, class Lo>                                                                              \
+    void expand_lower(Symmetry symmetry, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, int* overflow, \
+                      Context& ctx);                                                                           \
+    /* A <- U^T A U in place (full storage), r: the butterfly diagonals (depth x npad). */                     \
+    template <class T>                                                                                         \
+    void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context& ctx);                     \
+    /* X <- U^T X (transpose) or U X. */                                                                       \
+    template <class T>                                                                                         \
+    void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* r, T* x, int ldx,        \
+                     Context& ctx);                                                                            \
+    /* dst (rows_padded x cols) = src rounded to Lo, rows beyond `rows` zero; *overflow as above. */          \
+    template <class Hi, class Lo>                                                                              \
+    void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd,          \
+                      int* overflow, Context& ctx);                                                            \
+    /* x += d. */                                                                                              \
+    template <class Hi, class Lo>                                                                              \
+    void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx);              \
+    /* r = b - A x (A: lower triangle, symmetric or Hermitian). */                                             \
+    template <class T>                                                                                         \
+    void residual(Symmetry symmetry, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b,     \
+                  int ldb, T* r, int ldr, Context& ctx);                                                       \
+    /* out[j] = max_i |x_ij| (out: cols reals). */                                                             \
+    template <class T>                                                                                         \
+    void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx);              \
+    /* sums[i] = sum_k |a_ik| |x_k| for the full matrix from its lower triangle (x == nullptr: all ones). */ \
+    template <class T>                                                                                         \
+    void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx);            \
+    /* out = max_i |r_i| / (s_i + |b_i|) for one right-hand side (0/0 counts as 0). */                        \
+    template <class T>                                                                                         \
+    void componentwise_ratio(int n, const T* r, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx);\
+    /* out = max_i v_i. */                                                                                     \
+    template <class T>                                                                                         \
+    void max_of(int n, const T* v, T* out, Context& ctx);                                                      \
+    template <class T>                                                                                         \
+    void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx);               \
+    template <class T>                                                                                         \
+    void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx);                                           \
+    /* Bunch-Kaufman (or LU, see SolvePath) in the working precision on a copy of A; x holds B on entry and \
+       X on return. Returns the path taken; *info_host the library's info (k > 0: singular at k). */       \
+    template <class T>                                                                                         \
+    std::size_t pivoted_workspace_bytes(Symmetry symmetry, int n, int nrhs, Context& ctx);                   \
+    template <class T>                                                                                         \
+    SolvePath pivoted_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* x, int ldx,           \
+                            void* workspace, int* info_host, Context& ctx);
+
+namespace batchsolve::reference {
+BATCHSOLVE_LDLT_BACKEND_DECLARATIONS
+}
+namespace batchsolve::cuda_backend {
+BATCHSOLVE_LDLT_BACKEND_DECLARATIONS
+}

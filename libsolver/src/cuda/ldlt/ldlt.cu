@@ -1,0 +1,855 @@
+// The CUDA backend of the symmetric indefinite solvers, entirely on the GPU: the recursive no-pivot
+// LDL^T (a fused shared-memory kernel per diagonal leaf, cuBLAS TRSM for the panel, one kernel that
+// keeps L21 D and scales by D^-1, cuBLAS SYRKX/HERKX for the trailing update), the butterfly
+// transforms in O(depth n^2), conversions, residuals (SYMM/HEMM), norms, and cuSOLVER's
+// Bunch-Kaufman (or LU) for the pivoted fallback. Nothing returns to the host inside a factorisation.
+#include <cuda/std/complex>
+#include <cuda/std/limits>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "../../core/ldlt_backend.hpp"
+#include "../resources.hpp"
+
+namespace batchsolve::cuda_backend {
+
+using detail::CudaResources;
+using detail::DeviceGuard;
+using ldlt_detail::kLeafOrder;
+
+namespace {
+
+// ---- device scalar types --------------------------------------------------------------------------
+
+template <class T> struct device_type { using type = T; };
+template <class R> struct device_type<std::complex<R>> { using type = cuda::std::complex<R>; };
+template <class T> using dev_t = typename device_type<T>::type;
+
+template <class T> dev_t<T>* dev(T* p) { return reinterpret_cast<dev_t<T>*>(p); }
+template <class T> const dev_t<T>* dev(const T* p) { return reinterpret_cast<const dev_t<T>*>(p); }
+
+template <class D> struct real_of { using type = D; };
+template <class R> struct real_of<cuda::std::complex<R>> { using type = R; };
+template <class D> using real_of_t = typename real_of<D>::type;
+template <class D> inline constexpr bool is_complex_dev = !std::is_same_v<real_of_t<D>, D>;
+
+template <class D> __device__ __forceinline__ real_of_t<D> abs_of(D v) {
+    if constexpr (is_complex_dev<D>) return hypot(v.real(), v.imag());
+    else return fabs(v);
+}
+template <class D> __device__ __forceinline__ D conj_if(D v, bool conjugate) {
+    if constexpr (is_complex_dev<D>) return conjugate ? cuda::std::conj(v) : v;
+    else return v;
+}
+template <class D> __device__ __forceinline__ D real_part_only(D v) {
+    if constexpr (is_complex_dev<D>) return D(v.real(), 0);
+    else return v;
+}
+template <class D> __device__ __forceinline__ bool finite_value(D v) {
+    if constexpr (is_complex_dev<D>) return isfinite(v.real()) && isfinite(v.imag());
+    else return isfinite(v);
+}
+// A converted value from a higher precision (complex<double> -> complex<float> as well).
+template <class L, class H> __device__ __forceinline__ L convert_to(H v) {
+    if constexpr (is_complex_dev<H>) return L(real_of_t<L>(v.real()), real_of_t<L>(v.imag()));
+    else return L(v);
+}
+template <class D> __device__ __forceinline__ D nan_of() {
+    const real_of_t<D> q = nan("");
+    if constexpr (is_complex_dev<D>) return D(q, q);
+    else return q;
+}
+// Max that keeps NaN (any NaN makes the result NaN).
+template <class R> __device__ __forceinline__ R max_nan(R a, R b) { return (isnan(a) || isnan(b)) ? R(nan("")) : (a > b ? a : b); }
+
+// The unsigned integer whose order matches the order of non-negative floating-point values of R
+// (the bits of a non-negative IEEE value compare like the value; NaN above Inf).
+template <class R> struct ordered_bits;
+template <> struct ordered_bits<float> { using type = unsigned int; };
+template <> struct ordered_bits<double> { using type = unsigned long long; };
+
+__device__ __forceinline__ void atomic_max_bits(unsigned int* p, float v) { atomicMax(p, __float_as_uint(v)); }
+__device__ __forceinline__ void atomic_max_bits(unsigned long long* p, double v) {
+    atomicMax(p, static_cast<unsigned long long>(__double_as_longlong(v)));
+}
+__device__ __forceinline__ float from_bits(const unsigned int* p) { return __uint_as_float(*p); }
+__device__ __forceinline__ double from_bits(const unsigned long long* p) { return __longlong_as_double((long long)*p); }
+
+constexpr int kThreads = 256;
+// Tile of the square-tiled kernels (expand_lower, abs_matrix_times): 32 x 32 elements, 32 x 8 threads.
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;
+// Rows of the reduction over columns in max_abs_lower: one block reads kMaxAbsColumns columns.
+constexpr int kMaxAbsColumns = 64;
+
+unsigned blocks_for(std::int64_t count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
+
+// ---- kernels of the factorisation -------------------------------------------------------------------
+
+// max |a_ij| over the lower triangle, into *bits (zero beforehand).
+template <class D>
+__global__ void max_abs_lower_kernel(int n, const D* a, int lda, typename ordered_bits<real_of_t<D>>::type* bits) {
+    using R = real_of_t<D>;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j0 = blockIdx.y * kMaxAbsColumns;
+    R m = 0;
+    if (i < n)
+        for (int j = j0; j < min(j0 + kMaxAbsColumns, i + 1); ++j) m = max_nan(m, abs_of(a[std::size_t(j) * lda + i]));
+    __shared__ R partial[kThreads];
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) partial[threadIdx.x] = max_nan(partial[threadIdx.x], partial[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && partial[0] != R(0)) atomic_max_bits(bits, fabs(partial[0]));
+}
+
+// LDL^T of one diagonal leaf (m <= kLeafOrder) in shared memory, by one thread block: for each column,
+// the pivot (checked against n u max|a_ij|), the column of L, then the rank-1 update of the rest.
+// info receives column_offset + j + 1 for the first bad pivot unless an earlier leaf set it (leaves
+// run in column order on one stream).
+template <class D, bool Conjugate>
+__global__ void __launch_bounds__(kThreads)
+factor_leaf_kernel(int m, D* a, int lda, const typename ordered_bits<real_of_t<D>>::type* max_bits, int n_total,
+                   int column_offset, int* info) {
+    using R = real_of_t<D>;
+    extern __shared__ unsigned char shared_bytes[];
+    D* s = reinterpret_cast<D*>(shared_bytes);
+    constexpr int ld = kLeafOrder + 1;  // odd stride: a column walk and a row walk hit different banks
+    __shared__ int bad;
+    for (int idx = threadIdx.x; idx < m * m; idx += blockDim.x) {
+        const int i = idx % m, j = idx / m;
+        if (i >= j) s[j * ld + i] = a[std::size_t(j) * lda + i];
+    }
+    if (threadIdx.x == 0) bad = 0;
+    const R threshold = R(n_total) * (cuda::std::numeric_limits<R>::epsilon() / 2) * from_bits(max_bits);
+    __syncthreads();
+    for (int j = 0; j < m; ++j) {
+        D d = s[j * ld + j];
+        if (Conjugate) d = real_part_only(d);
+        const D inverse = D(1) / d;
+        __syncthreads();  // every thread has read the pivot before it is rewritten
+        if (threadIdx.x == 0) {
+            s[j * ld + j] = d;
+            if (bad == 0 && (!(abs_of(d) > threshold) || !finite_value(d))) bad = column_offset + j + 1;
+        }
+        for (int i = j + 1 + threadIdx.x; i < m; i += blockDim.x) s[j * ld + i] *= inverse;
+        __syncthreads();
+        const int r = m - j - 1;
+        for (int idx = threadIdx.x; idx < r * r; idx += blockDim.x) {
+            const int ii = idx % r, kk = idx / r;
+            if (ii < kk) continue;
+            const int i = j + 1 + ii, k = j + 1 + kk;
+            s[k * ld + i] -= s[j * ld + i] * (d * conj_if(s[j * ld + k], Conjugate));
+        }
+        __syncthreads();
+    }
+    for (int idx = threadIdx.x; idx < m * m; idx += blockDim.x) {
+        const int i = idx % m, j = idx / m;
+        if (i >= j) a[std::size_t(j) * lda + i] = s[j * ld + i];
+    }
+    if (threadIdx.x == 0 && bad != 0 && *info == 0) *info = bad;
+}
+
+// After the TRSM: A21 holds W = L21 D1. Keep W for the trailing update and leave L21 = W D1^-1.
+template <class D>
+__global__ void keep_and_scale_kernel(int rows, int cols, D* a21, int lda, const D* a11, D* w, int ldw) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y;
+    if (i >= rows) return;
+    const D value = a21[std::size_t(j) * lda + i];
+    w[std::size_t(j) * ldw + i] = value;
+    a21[std::size_t(j) * lda + i] = value / a11[std::size_t(j) * lda + j];
+}
+
+template <class D>
+__global__ void scale_rows_kernel(int n, int nrhs, const D* a, int lda, D* b, int ldb) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y;
+    if (i < n) b[std::size_t(j) * ldb + i] /= a[std::size_t(i) * lda + i];
+}
+
+// ---- conversions and transforms ----------------------------------------------------------------------
+
+// dst = diag(A, I) (full storage) from A's lower triangle: a 32 x 32 output tile reads its own tile
+// for the lower part and the mirrored tile (through shared memory, so both reads are coalesced) for
+// the upper part.
+template <class H, class L, bool Conjugate>
+__global__ void expand_lower_kernel(int n, const H* a, int lda, int npad, L* dst, int ldd, int* overflow) {
+    __shared__ H mirror[kTile][kTile + 1];
+    const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
+    const int tx = threadIdx.x;
+    bool bad = false;
+    for (int ty = threadIdx.y; ty < kTile; ty += kTileRows) {
+        // mirror[ty][tx] = a(j0 + tx, i0 + ty): the element (i0 + ty, j0 + tx) of the upper part.
+        const int r = j0 + tx, c = i0 + ty;
+        if (r < n && c < n && r >= c) mirror[ty][tx] = a[std::size_t(c) * lda + r];
+    }
+    __syncthreads();
+    for (int ty = threadIdx.y; ty < kTile; ty += kTileRows) {
+        const int i = i0 + tx, j = j0 + ty;
+        if (i >= npad || j >= npad) continue;
+        L v;
+        if (i < n && j < n) {
+            const H h = i >= j ? a[std::size_t(j) * lda + i] : conj_if(mirror[tx][ty], Conjugate);
+            v = convert_to<L>(i == j && Conjugate ? real_part_only(h) : h);
+            bad = bad || !finite_value(v);
+        } else {
+            v = L(i == j ? 1 : 0);
+        }
+        dst[std::size_t(j) * ldd + i] = v;
+    }
+    if (bad) *overflow = 1;
+}
+
+// One level of U^T A U: thread (ii, jj) of [0, npad/2)^2 owns the four entries its row pair and column
+// pair of the level's butterflies meet at.
+template <class D>
+__global__ void rbt_matrix_kernel(int npad, int m, const real_of_t<D>* r, D* a, int lda) {
+    using R = real_of_t<D>;
+    const int half = npad / 2, h = m / 2;
+    const int ii = blockIdx.x * blockDim.x + threadIdx.x;
+    const int jj = blockIdx.y;
+    if (ii >= half) return;
+    const int p = ii / h, u = ii % h, q = jj / h, v = jj % h;
+    const int i0 = p * m + u, i1 = i0 + h, j0 = q * m + v, j1 = j0 + h;
+    const R r0 = r[p * m + u], r1 = r[p * m + h + u];
+    const R half_scale = R(0.5);  // (1/sqrt 2)^2: one factor from each side
+    const R c0 = r[q * m + v] * half_scale, c1 = r[q * m + h + v] * half_scale;
+    D& x00 = a[std::size_t(j0) * lda + i0];
+    D& x01 = a[std::size_t(j1) * lda + i0];
+    D& x10 = a[std::size_t(j0) * lda + i1];
+    D& x11 = a[std::size_t(j1) * lda + i1];
+    const D t00 = (x00 + x10) * r0, t01 = (x01 + x11) * r0;
+    const D t10 = (x00 - x10) * r1, t11 = (x01 - x11) * r1;
+    x00 = (t00 + t01) * c0;
+    x01 = (t00 - t01) * c1;
+    x10 = (t10 + t11) * c0;
+    x11 = (t10 - t11) * c1;
+}
+
+template <class D>
+__global__ void rbt_vectors_kernel(bool transpose, int npad, int m, const real_of_t<D>* r, D* x, int ldx) {
+    using R = real_of_t<D>;
+    const int h = m / 2;
+    const int ii = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ii >= npad / 2) return;
+    const int p = ii / h, u = ii % h;
+    const int i0 = p * m + u, i1 = i0 + h;
+    const R scale = R(0.70710678118654752440);
+    const R r0 = r[p * m + u] * scale, r1 = r[p * m + h + u] * scale;
+    D* col = x + std::size_t(blockIdx.y) * ldx;
+    const D top = col[i0], bottom = col[i1];
+    if (transpose) {
+        col[i0] = (top + bottom) * r0;
+        col[i1] = (top - bottom) * r1;
+    } else {
+        col[i0] = top * r0 + bottom * r1;
+        col[i1] = top * r0 - bottom * r1;
+    }
+}
+
+template <class H, class L>
+__global__ void convert_down_kernel(int rows, int rows_padded, const H* src, int lds, L* dst, int ldd, int* overflow) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y;
+    if (i >= rows_padded) return;
+    const L v = i < rows ? convert_to<L>(src[std::size_t(j) * lds + i]) : L(0);
+    if (!finite_value(v)) *overflow = 1;
+    dst[std::size_t(j) * ldd + i] = v;
+}
+
+template <class H, class L>
+__global__ void add_correction_kernel(int rows, const L* d, int ldd, H* x, int ldx) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y;
+    if (i >= rows) return;
+    const L v = d[std::size_t(j) * ldd + i];
+    if constexpr (is_complex_dev<H>) x[std::size_t(j) * ldx + i] += H(v.real(), v.imag());
+    else x[std::size_t(j) * ldx + i] += H(v);
+}
+
+// ---- norms ---------------------------------------------------------------------------------------------
+
+template <class R>
+__device__ R block_max(R v) {
+    __shared__ R partial[kThreads];
+    partial[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) partial[threadIdx.x] = max_nan(partial[threadIdx.x], partial[threadIdx.x + s]);
+        __syncthreads();
+    }
+    return partial[0];
+}
+
+template <class D>
+__global__ void column_max_abs_kernel(int rows, const D* x, int ldx, real_of_t<D>* out) {
+    using R = real_of_t<D>;
+    const D* col = x + std::size_t(blockIdx.x) * ldx;
+    R m = 0;
+    for (int i = threadIdx.x; i < rows; i += blockDim.x) m = max_nan(m, abs_of(col[i]));
+    m = block_max(m);
+    if (threadIdx.x == 0) out[blockIdx.x] = m;
+}
+
+// sums += |A| |x| from the lower triangle: a tile adds its row sums (a_ij |x_j|) and, below the
+// diagonal, the mirrored column sums (a_ij |x_i| into row j).
+template <class D>
+__global__ void abs_matrix_times_kernel(int n, const D* a, int lda, const D* x, real_of_t<D>* sums) {
+    using R = real_of_t<D>;
+    if (blockIdx.x < blockIdx.y) return;  // upper tiles: nothing stored there
+    __shared__ R row_part[kTileRows][kTile];
+    const int i = blockIdx.x * kTile + threadIdx.x;
+    const R xi = (x == nullptr || i >= n) ? R(1) : abs_of(x[i]);
+    R row_sum = 0;
+    for (int c = threadIdx.y; c < kTile; c += kTileRows) {
+        const int j = blockIdx.y * kTile + c;
+        R column_value = 0;
+        if (i < n && j < n && i >= j) {
+            const R v = abs_of(a[std::size_t(j) * lda + i]);
+            row_sum += v * (x == nullptr ? R(1) : abs_of(x[j]));
+            if (i > j) column_value = v * xi;
+        }
+        for (int offset = 16; offset > 0; offset /= 2) column_value += __shfl_down_sync(0xffffffffu, column_value, offset);
+        if (threadIdx.x == 0 && j < n && column_value != R(0)) atomicAdd(sums + j, column_value);
+    }
+    row_part[threadIdx.y][threadIdx.x] = row_sum;
+    __syncthreads();
+    if (threadIdx.y == 0 && i < n) {
+        R total = 0;
+        for (int k = 0; k < kTileRows; ++k) total += row_part[k][threadIdx.x];
+        if (total != R(0)) atomicAdd(sums + i, total);
+    }
+}
+
+template <class D>
+__global__ void componentwise_ratio_kernel(int n, const D* r, const real_of_t<D>* s, const D* b, real_of_t<D>* out) {
+    using R = real_of_t<D>;
+    R m = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const R num = abs_of(r[i]);
+        m = max_nan(m, num == R(0) ? R(0) : num / (s[i] + abs_of(b[i])));
+    }
+    m = block_max(m);
+    if (threadIdx.x == 0) *out = m;
+}
+
+template <class R>
+__global__ void max_of_kernel(int n, const R* v, R* out) {
+    R m = n > 0 ? v[0] : R(0);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) m = max_nan(m, v[i]);
+    m = block_max(m);
+    if (threadIdx.x == 0) *out = m;
+}
+
+template <class D>
+__global__ void fill_nan_kernel(int rows, D* x, int ldx) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows) x[std::size_t(blockIdx.y) * ldx + i] = nan_of<D>();
+}
+
+__global__ void widen_pivots_kernel(int n, const int* ipiv, std::int64_t* wide) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) wide[i] = ipiv[i];
+}
+
+// ---- cuBLAS / cuSOLVER by type --------------------------------------------------------------------
+
+template <class T> struct cuda_scalar { using type = T; };
+template <> struct cuda_scalar<std::complex<float>> { using type = cuComplex; };
+template <> struct cuda_scalar<std::complex<double>> { using type = cuDoubleComplex; };
+template <class T> using cu_t = typename cuda_scalar<T>::type;
+template <class T> cu_t<T>* cu(T* p) { return reinterpret_cast<cu_t<T>*>(p); }
+template <class T> const cu_t<T>* cu(const T* p) { return reinterpret_cast<const cu_t<T>*>(p); }
+
+cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t op, int m, int n, const float* a, int lda,
+                    float* b, int ldb) {
+    const float one = 1;
+    return cublasStrsm(h, side, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, m, n, &one, a, lda, b, ldb);
+}
+cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t op, int m, int n, const double* a,
+                    int lda, double* b, int ldb) {
+    const double one = 1;
+    return cublasDtrsm(h, side, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, m, n, &one, a, lda, b, ldb);
+}
+cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t op, int m, int n,
+                    const std::complex<float>* a, int lda, std::complex<float>* b, int ldb) {
+    const cuComplex one{1, 0};
+    return cublasCtrsm(h, side, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, m, n, &one, cu(a), lda, cu(b), ldb);
+}
+cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t op, int m, int n,
+                    const std::complex<double>* a, int lda, std::complex<double>* b, int ldb) {
+    const cuDoubleComplex one{1, 0};
+    return cublasZtrsm(h, side, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, m, n, &one, cu(a), lda, cu(b), ldb);
+}
+
+// C (lower) -= L W^T (symmetric: SYRKX) or L W^H (Hermitian: HERKX, a real beta).
+cublasStatus_t lower_update(cublasHandle_t h, Symmetry, int n, int k, const float* l, int ldl, const float* w, int ldw,
+                            float* c, int ldc) {
+    const float minus_one = -1, one = 1;
+    return cublasSsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, l, ldl, w, ldw, &one, c, ldc);
+}
+cublasStatus_t lower_update(cublasHandle_t h, Symmetry, int n, int k, const double* l, int ldl, const double* w, int ldw,
+                            double* c, int ldc) {
+    const double minus_one = -1, one = 1;
+    return cublasDsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, l, ldl, w, ldw, &one, c, ldc);
+}
+cublasStatus_t lower_update(cublasHandle_t h, Symmetry s, int n, int k, const std::complex<float>* l, int ldl,
+                            const std::complex<float>* w, int ldw, std::complex<float>* c, int ldc) {
+    const cuComplex minus_one{-1, 0}, one{1, 0};
+    const float real_one = 1;
+    if (s == Symmetry::hermitian)
+        return cublasCherkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, cu(l), ldl, cu(w), ldw, &real_one,
+                            cu(c), ldc);
+    return cublasCsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, cu(l), ldl, cu(w), ldw, &one, cu(c), ldc);
+}
+cublasStatus_t lower_update(cublasHandle_t h, Symmetry s, int n, int k, const std::complex<double>* l, int ldl,
+                            const std::complex<double>* w, int ldw, std::complex<double>* c, int ldc) {
+    const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
+    const double real_one = 1;
+    if (s == Symmetry::hermitian)
+        return cublasZherkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, cu(l), ldl, cu(w), ldw, &real_one,
+                            cu(c), ldc);
+    return cublasZsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, cu(l), ldl, cu(w), ldw, &one, cu(c), ldc);
+}
+
+// R (n x nrhs) -= A X with A symmetric (SYMM) or Hermitian (HEMM) from its lower triangle.
+cublasStatus_t symm_minus(cublasHandle_t h, Symmetry, int n, int nrhs, const float* a, int lda, const float* x, int ldx,
+                          float* r, int ldr) {
+    const float minus_one = -1, one = 1;
+    return cublasSsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
+}
+cublasStatus_t symm_minus(cublasHandle_t h, Symmetry, int n, int nrhs, const double* a, int lda, const double* x, int ldx,
+                          double* r, int ldr) {
+    const double minus_one = -1, one = 1;
+    return cublasDsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
+}
+cublasStatus_t symm_minus(cublasHandle_t h, Symmetry s, int n, int nrhs, const std::complex<float>* a, int lda,
+                          const std::complex<float>* x, int ldx, std::complex<float>* r, int ldr) {
+    const cuComplex minus_one{-1, 0}, one{1, 0};
+    auto f = s == Symmetry::hermitian ? cublasChemm : cublasCsymm;
+    return f(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one, cu(r), ldr);
+}
+cublasStatus_t symm_minus(cublasHandle_t h, Symmetry s, int n, int nrhs, const std::complex<double>* a, int lda,
+                          const std::complex<double>* x, int ldx, std::complex<double>* r, int ldr) {
+    const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
+    auto f = s == Symmetry::hermitian ? cublasZhemm : cublasZsymm;
+    return f(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one, cu(r), ldr);
+}
+
+cudaDataType data_type(float) { return CUDA_R_32F; }
+cudaDataType data_type(double) { return CUDA_R_64F; }
+cudaDataType data_type(std::complex<float>) { return CUDA_C_32F; }
+cudaDataType data_type(std::complex<double>) { return CUDA_C_64F; }
+
+cusolverStatus_t sytrf_size(cusolverDnHandle_t h, int n, float* a, int* lwork) { return cusolverDnSsytrf_bufferSize(h, n, a, n, lwork); }
+cusolverStatus_t sytrf_size(cusolverDnHandle_t h, int n, double* a, int* lwork) { return cusolverDnDsytrf_bufferSize(h, n, a, n, lwork); }
+cusolverStatus_t sytrf_size(cusolverDnHandle_t h, int n, std::complex<float>* a, int* lwork) { return cusolverDnCsytrf_bufferSize(h, n, cu(a), n, lwork); }
+cusolverStatus_t sytrf_size(cusolverDnHandle_t h, int n, std::complex<double>* a, int* lwork) { return cusolverDnZsytrf_bufferSize(h, n, cu(a), n, lwork); }
+cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, float* a, int* ipiv, float* work, int lwork, int* info) {
+    return cusolverDnSsytrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, ipiv, work, lwork, info);
+}
+cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, double* a, int* ipiv, double* work, int lwork, int* info) {
+    return cusolverDnDsytrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, ipiv, work, lwork, info);
+}
+cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, std::complex<float>* a, int* ipiv, std::complex<float>* work, int lwork, int* info) {
+    return cusolverDnCsytrf(h, CUBLAS_FILL_MODE_LOWER, n, cu(a), n, ipiv, cu(work), lwork, info);
+}
+cusolverStatus_t sytrf(cusolverDnHandle_t h, int n, std::complex<double>* a, int* ipiv, std::complex<double>* work, int lwork, int* info) {
+    return cusolverDnZsytrf(h, CUBLAS_FILL_MODE_LOWER, n, cu(a), n, ipiv, cu(work), lwork, info);
+}
+cusolverStatus_t getrf_size(cusolverDnHandle_t h, int n, float* a, int* lwork) { return cusolverDnSgetrf_bufferSize(h, n, n, a, n, lwork); }
+cusolverStatus_t getrf_size(cusolverDnHandle_t h, int n, double* a, int* lwork) { return cusolverDnDgetrf_bufferSize(h, n, n, a, n, lwork); }
+cusolverStatus_t getrf_size(cusolverDnHandle_t h, int n, std::complex<float>* a, int* lwork) { return cusolverDnCgetrf_bufferSize(h, n, n, cu(a), n, lwork); }
+cusolverStatus_t getrf_size(cusolverDnHandle_t h, int n, std::complex<double>* a, int* lwork) { return cusolverDnZgetrf_bufferSize(h, n, n, cu(a), n, lwork); }
+cusolverStatus_t getrf(cusolverDnHandle_t h, int n, float* a, float* work, int* ipiv, int* info) { return cusolverDnSgetrf(h, n, n, a, n, work, ipiv, info); }
+cusolverStatus_t getrf(cusolverDnHandle_t h, int n, double* a, double* work, int* ipiv, int* info) { return cusolverDnDgetrf(h, n, n, a, n, work, ipiv, info); }
+cusolverStatus_t getrf(cusolverDnHandle_t h, int n, std::complex<float>* a, std::complex<float>* work, int* ipiv, int* info) {
+    return cusolverDnCgetrf(h, n, n, cu(a), n, cu(work), ipiv, info);
+}
+cusolverStatus_t getrf(cusolverDnHandle_t h, int n, std::complex<double>* a, std::complex<double>* work, int* ipiv, int* info) {
+    return cusolverDnZgetrf(h, n, n, cu(a), n, cu(work), ipiv, info);
+}
+cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const float* a, const int* ipiv, float* b, int ldb, int* info) {
+    return cusolverDnSgetrs(h, CUBLAS_OP_N, n, nrhs, a, n, ipiv, b, ldb, info);
+}
+cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const double* a, const int* ipiv, double* b, int ldb, int* info) {
+    return cusolverDnDgetrs(h, CUBLAS_OP_N, n, nrhs, a, n, ipiv, b, ldb, info);
+}
+cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const std::complex<float>* a, const int* ipiv, std::complex<float>* b, int ldb, int* info) {
+    return cusolverDnCgetrs(h, CUBLAS_OP_N, n, nrhs, cu(a), n, ipiv, cu(b), ldb, info);
+}
+cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const std::complex<double>* a, const int* ipiv, std::complex<double>* b, int ldb, int* info) {
+    return cusolverDnZgetrs(h, CUBLAS_OP_N, n, nrhs, cu(a), n, ipiv, cu(b), ldb, info);
+}
+
+cublasOperation_t transpose_of(Symmetry s) { return s == Symmetry::hermitian ? CUBLAS_OP_C : CUBLAS_OP_T; }
+
+CudaResources& prepare(Context& ctx, const char* routine) {
+    CudaResources& r = detail::resources_of(ctx, routine);
+    BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
+    return r;
+}
+
+// ---- the recursive factorisation --------------------------------------------------------------------
+
+template <class T>
+void launch_leaf(Symmetry s, int m, T* a, int lda, const void* max_bits, int n_total, int column_offset, int* info,
+                 cudaStream_t stream) {
+    using D = dev_t<T>;
+    using Bits = typename ordered_bits<real_t<T>>::type;
+    const std::size_t shared = std::size_t(kLeafOrder) * (kLeafOrder + 1) * sizeof(D);
+    // Above 48 KB a kernel must opt in to its dynamic shared memory, once per kernel.
+    static std::once_flag opted_in[2];
+    auto opt_in = [&](auto kernel, std::once_flag& flag) {
+        std::call_once(flag, [&] {
+            BATCHSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+        });
+    };
+    if (s == Symmetry::hermitian && is_complex_v<T>) {
+        opt_in(factor_leaf_kernel<D, true>, opted_in[1]);
+        factor_leaf_kernel<D, true><<<1, kThreads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
+                                                                        n_total, column_offset, info);
+    } else {
+        opt_in(factor_leaf_kernel<D, false>, opted_in[0]);
+        factor_leaf_kernel<D, false><<<1, kThreads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
+                                                                         n_total, column_offset, info);
+    }
+    BATCHSOLVE_LAUNCH_CHECK("factor_leaf_kernel");
+}
+
+template <class T>
+void factor_recursive(CudaResources& r, Symmetry s, int m, T* a, int lda, T* w, const void* max_bits, int n_total,
+                      int column_offset, int* info) {
+    if (m <= kLeafOrder) {
+        launch_leaf(s, m, a, lda, max_bits, n_total, column_offset, info, r.stream());
+        return;
+    }
+    const int n1 = ldlt_detail::split_order(m), n2 = m - n1;
+    factor_recursive(r, s, n1, a, lda, w, max_bits, n_total, column_offset, info);
+    T* a21 = a + n1;
+    BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_RIGHT, transpose_of(s), n2, n1, a, lda, a21, lda));
+    keep_and_scale_kernel<<<dim3(blocks_for(n2), n1), kThreads, 0, r.stream()>>>(n2, n1, dev(a21), lda, dev(a), dev(w), n2);
+    BATCHSOLVE_LAUNCH_CHECK("keep_and_scale_kernel");
+    T* a22 = a + std::size_t(n1) * lda + n1;
+    BATCHSOLVE_CUBLAS_CHECK(lower_update(r.cublas(), s, n2, n1, a21, lda, w, n2, a22, lda));
+    factor_recursive(r, s, n2, a22, lda, w, max_bits, n_total, column_offset + n1, info);
+}
+
+}  // namespace
+
+template <class T>
+void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sytrf_nopiv");
+    DeviceGuard guard(r.device_);
+    r.require_device_memory(a, "sytrf_nopiv", "a");
+    r.require_device_memory(info, "sytrf_nopiv", "info");
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+    if (n == 0) return;
+    using Bits = typename ordered_bits<real_t<T>>::type;
+    auto* max_bits = static_cast<Bits*>(workspace);
+    T* w = reinterpret_cast<T*>(static_cast<char*>(workspace) + ldlt_detail::align_up(sizeof(double)));
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(max_bits, 0, sizeof(Bits), r.stream()));
+    max_abs_lower_kernel<<<dim3(blocks_for(n), unsigned((n + kMaxAbsColumns - 1) / kMaxAbsColumns)), kThreads, 0,
+                           r.stream()>>>(n, dev(a), lda, max_bits);
+    BATCHSOLVE_LAUNCH_CHECK("max_abs_lower_kernel");
+    factor_recursive(r, s, n, a, lda, w, max_bits, n, 0, info);
+}
+
+template <class T>
+void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sytrs_nopiv");
+    DeviceGuard guard(r.device_);
+    BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, n, nrhs, a, lda, b, ldb));
+    scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, nrhs, dev(a), lda, dev(b), ldb);
+    BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
+    BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, transpose_of(s), n, nrhs, a, lda, b, ldb));
+}
+
+template <class Hi, class Lo>
+void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, int* overflow, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    const unsigned tiles = unsigned((npad + kTile - 1) / kTile);
+    const dim3 grid(tiles, tiles), block(kTile, kTileRows);
+    if (s == Symmetry::hermitian && is_complex_v<Hi>)
+        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, true><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, overflow);
+    else
+        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, false><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, overflow);
+    BATCHSOLVE_LAUNCH_CHECK("expand_lower_kernel");
+}
+
+template <class T>
+void rbt_matrix(int npad, int depth, const real_t<T>* rd, T* a, int lda, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    for (int level = 0; level < depth; ++level) {
+        const int m = npad >> level;
+        rbt_matrix_kernel<<<dim3(blocks_for(npad / 2), unsigned(npad / 2)), kThreads, 0, r.stream()>>>(
+            npad, m, rd + std::size_t(level) * npad, dev(a), lda);
+        BATCHSOLVE_LAUNCH_CHECK("rbt_matrix_kernel");
+    }
+}
+
+template <class T>
+void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* rd, T* x, int ldx, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    for (int step = 0; step < depth; ++step) {
+        const int level = transpose ? step : depth - 1 - step;  // U^T: W_1^T first; U: W_d first
+        rbt_vectors_kernel<<<dim3(blocks_for(npad / 2), nrhs), kThreads, 0, r.stream()>>>(
+            transpose, npad, npad >> level, rd + std::size_t(level) * npad, dev(x), ldx);
+        BATCHSOLVE_LAUNCH_CHECK("rbt_vectors_kernel");
+    }
+}
+
+template <class Hi, class Lo>
+void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    convert_down_kernel<<<dim3(blocks_for(rows_padded), cols), kThreads, 0, r.stream()>>>(rows, rows_padded, dev(src), lds,
+                                                                                          dev(dst), ldd, overflow);
+    BATCHSOLVE_LAUNCH_CHECK("convert_down_kernel");
+}
+
+template <class Hi, class Lo>
+void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    add_correction_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(d), ldd, dev(x), ldx);
+    BATCHSOLVE_LAUNCH_CHECK("add_correction_kernel");
+}
+
+template <class T>
+void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    if (rows == 0 || cols == 0) return;
+    BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(ldd) * sizeof(T), src, std::size_t(lds) * sizeof(T),
+                                            std::size_t(rows) * sizeof(T), cols, cudaMemcpyDeviceToDevice, r.stream()));
+}
+
+template <class T>
+void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, int ldb, T* res, int ldr,
+              Context& ctx) {
+    copy_matrix(n, nrhs, b, ldb, res, ldr, ctx);
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    BATCHSOLVE_CUBLAS_CHECK(symm_minus(r.cublas(), s, n, nrhs, a, lda, x, ldx, res, ldr));
+}
+
+template <class T>
+void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    column_max_abs_kernel<<<cols, kThreads, 0, r.stream()>>>(rows, dev(x), ldx, out);
+    BATCHSOLVE_LAUNCH_CHECK("column_max_abs_kernel");
+}
+
+template <class T>
+void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(sums, 0, std::size_t(n) * sizeof(real_t<T>), r.stream()));
+    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
+    abs_matrix_times_kernel<<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(n, dev(a), lda, dev(x), sums);
+    BATCHSOLVE_LAUNCH_CHECK("abs_matrix_times_kernel");
+}
+
+template <class T>
+void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    componentwise_ratio_kernel<<<1, kThreads, 0, r.stream()>>>(n, dev(res), s, dev(b), out);
+    BATCHSOLVE_LAUNCH_CHECK("componentwise_ratio_kernel");
+}
+
+template <class T>
+void max_of(int n, const T* v, T* out, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    max_of_kernel<<<1, kThreads, 0, r.stream()>>>(n, v, out);
+    BATCHSOLVE_LAUNCH_CHECK("max_of_kernel");
+}
+
+template <class T>
+void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    if (rows == 0 || cols == 0) return;
+    fill_nan_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(x), ldx);
+    BATCHSOLVE_LAUNCH_CHECK("fill_nan_kernel");
+}
+
+// ---- the pivoted fallback ----------------------------------------------------------------------------
+
+namespace {
+
+// The pieces of the pivoted fallback's workspace: a full copy of A, pivots (32- and 64-bit), info,
+// and cuSOLVER's own buffer (the largest of sytrf's, sytrs's and getrf's).
+template <class T>
+struct PivotedLayout {
+    std::size_t copy = 0, ipiv = 0, ipiv64 = 0, info = 0, library = 0, library_bytes = 0, host_bytes = 0, total = 0;
+    PivotedLayout(CudaResources& r, int n, int nrhs) {
+        using ldlt_detail::align_up;
+        std::size_t at = 0;
+        copy = at, at += align_up(std::size_t(n) * n * sizeof(T));
+        ipiv = at, at += align_up(std::size_t(n) * sizeof(int));
+        ipiv64 = at, at += align_up(std::size_t(n) * sizeof(std::int64_t));
+        info = at, at += align_up(sizeof(int));
+        int lwork_sytrf = 0, lwork_getrf = 0;
+        BATCHSOLVE_CUSOLVER_CHECK(sytrf_size(r.cusolver(), n, static_cast<T*>(nullptr), &lwork_sytrf));
+        BATCHSOLVE_CUSOLVER_CHECK(getrf_size(r.cusolver(), n, static_cast<T*>(nullptr), &lwork_getrf));
+        std::size_t sytrs_device = 0;
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type(T{}),
+                                                              nullptr, std::max(1, n), nullptr, data_type(T{}), nullptr,
+                                                              std::max(1, n), &sytrs_device, &host_bytes));
+        library_bytes = std::max({std::size_t(lwork_sytrf) * sizeof(T), std::size_t(lwork_getrf) * sizeof(T), sytrs_device,
+                                  std::size_t(1)});
+        library = at, at += align_up(library_bytes);
+        total = at;
+    }
+};
+
+// Whether cuSOLVER's sytrf/sytrs treat complex input as complex symmetric (A^T = A), checked once
+// per process on a 2 x 2 system whose symmetric and Hermitian readings have different solutions.
+template <class T>
+bool sytrf_is_complex_symmetric(CudaResources& r) {
+    if constexpr (!is_complex_v<T>) {
+        (void)r;
+        return true;
+    } else {
+        static std::once_flag once;
+        static bool symmetric = false;
+        std::call_once(once, [&] {
+            // A = [1+i 2; 2 3-i] (lower stored), x = (1, 1): b = A x = (3+i, 5-i) when A^T = A. Read as
+            // Hermitian (real diagonal, A12 = conj(A21)) the solution would differ.
+            const T host_a[4] = {T(1, 1), T(2, 0), T(0, 0), T(3, -1)};
+            T host_b[2] = {T(3, 1), T(5, -1)};
+            PivotedLayout<T> layout(r, 2, 1);
+            std::size_t bytes = layout.total + ldlt_detail::align_up(sizeof(host_b));
+            void* memory = detail::device_allocate(bytes, "sytrf probe");
+            char* base = static_cast<char*>(memory);
+            T* a = reinterpret_cast<T*>(base + layout.copy);
+            T* b = reinterpret_cast<T*>(base + layout.total);
+            int* info = reinterpret_cast<int*>(base + layout.info);
+            std::vector<char> host(layout.host_bytes + 1);
+            bool ok = false;
+            try {
+                BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(a, host_a, sizeof(host_a), cudaMemcpyHostToDevice, r.stream()));
+                BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(b, host_b, sizeof(host_b), cudaMemcpyHostToDevice, r.stream()));
+                BATCHSOLVE_CUSOLVER_CHECK(sytrf(r.cusolver(), 2, a, reinterpret_cast<int*>(base + layout.ipiv),
+                                                reinterpret_cast<T*>(base + layout.library), int(layout.library_bytes / sizeof(T)), info));
+                widen_pivots_kernel<<<1, 32, 0, r.stream()>>>(2, reinterpret_cast<int*>(base + layout.ipiv),
+                                                              reinterpret_cast<std::int64_t*>(base + layout.ipiv64));
+                BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs(r.cusolver(), CUBLAS_FILL_MODE_LOWER, 2, 1, data_type(T{}), a, 2,
+                                                           reinterpret_cast<std::int64_t*>(base + layout.ipiv64), data_type(T{}),
+                                                           b, 2, base + layout.library, layout.library_bytes, host.data(),
+                                                           layout.host_bytes, info));
+                BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(host_b, b, sizeof(host_b), cudaMemcpyDeviceToHost, r.stream()));
+                BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+                ok = std::abs(host_b[0] - T(1)) < 1e-4 && std::abs(host_b[1] - T(1)) < 1e-4;
+            } catch (...) {
+                cudaFree(memory);
+                throw;
+            }
+            cudaFree(memory);
+            symmetric = ok;
+        });
+        return symmetric;
+    }
+}
+
+}  // namespace
+
+template <class T>
+std::size_t pivoted_workspace_bytes(Symmetry, int n, int nrhs, Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed_workspace_size");
+    DeviceGuard guard(r.device_);
+    return PivotedLayout<T>(r, n, nrhs).total;
+}
+
+template <class T>
+SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, int ldx, void* workspace, int* info_host,
+                        Context& ctx) {
+    CudaResources& r = prepare(ctx, "sysv_mixed");
+    DeviceGuard guard(r.device_);
+    const PivotedLayout<T> layout(r, n, nrhs);
+    char* base = static_cast<char*>(workspace);
+    T* copy = reinterpret_cast<T*>(base + layout.copy);
+    int* ipiv = reinterpret_cast<int*>(base + layout.ipiv);
+    auto* ipiv64 = reinterpret_cast<std::int64_t*>(base + layout.ipiv64);
+    int* info = reinterpret_cast<int*>(base + layout.info);
+    T* work = reinterpret_cast<T*>(base + layout.library);
+    const int lwork = int(layout.library_bytes / sizeof(T));
+    const bool use_sytrf = !(is_complex_v<T> && s == Symmetry::hermitian) && sytrf_is_complex_symmetric<T>(r);
+    if (use_sytrf) {
+        copy_matrix(n, n, a, lda, copy, n, ctx);
+        BATCHSOLVE_CUSOLVER_CHECK(sytrf(r.cusolver(), n, copy, ipiv, work, lwork, info));
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(info_host, info, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+        if (*info_host != 0) return SolvePath::pivoted_high_sytrf;
+        widen_pivots_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, ipiv, ipiv64);
+        BATCHSOLVE_LAUNCH_CHECK("widen_pivots_kernel");
+        std::vector<char> host(layout.host_bytes + 1);
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type(T{}), copy, n,
+                                                   ipiv64, data_type(T{}), x, ldx, work, layout.library_bytes, host.data(),
+                                                   layout.host_bytes, info));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+        return SolvePath::pivoted_high_sytrf;
+    }
+    // LU on the full matrix: Hermitian input (cuSOLVER has no hetrf), or a sytrf that read complex
+    // input as Hermitian.
+    int* overflow = info;  // T -> T cannot overflow; getrf overwrites the slot with its info
+    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
+    if (s == Symmetry::hermitian && is_complex_v<T>)
+        expand_lower_kernel<dev_t<T>, dev_t<T>, true><<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(
+            n, dev(a), lda, n, dev(copy), n, overflow);
+    else
+        expand_lower_kernel<dev_t<T>, dev_t<T>, false><<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(
+            n, dev(a), lda, n, dev(copy), n, overflow);
+    BATCHSOLVE_LAUNCH_CHECK("expand_lower_kernel");
+    BATCHSOLVE_CUSOLVER_CHECK(getrf(r.cusolver(), n, copy, work, ipiv, info));
+    BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(info_host, info, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+    BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+    if (*info_host != 0) return SolvePath::pivoted_high_getrf;
+    BATCHSOLVE_CUSOLVER_CHECK(getrs(r.cusolver(), n, nrhs, copy, ipiv, x, ldx, info));
+    return SolvePath::pivoted_high_getrf;
+}
+
+#define INSTANTIATE(T)                                                                                       \
+    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, Context&);                             \
+    template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
+    template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
+    template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \
+    template void residual<T>(Symmetry, int, int, const T*, int, const T*, int, const T*, int, T*, int, Context&); \
+    template void column_max_abs<T>(int, int, const T*, int, real_t<T>*, Context&);                          \
+    template void abs_matrix_times<T>(int, const T*, int, const T*, real_t<T>*, Context&);                   \
+    template void componentwise_ratio<T>(int, const T*, const real_t<T>*, const T*, real_t<T>*, Context&);   \
+    template void copy_matrix<T>(int, int, const T*, int, T*, int, Context&);                                \
+    template void fill_nan<T>(int, int, T*, int, Context&);                                                  \
+    template std::size_t pivoted_workspace_bytes<T>(Symmetry, int, int, Context&);                           \
+    template SolvePath pivoted_solve<T>(Symmetry, int, int, const T*, int, T*, int, void*, int*, Context&);
+BATCHSOLVE_LDLT_FOR_EACH_PRECISION(INSTANTIATE)
+#undef INSTANTIATE
+
+template void max_of<float>(int, const float*, float*, Context&);
+template void max_of<double>(int, const double*, double*, Context&);
+
+#define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
+    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, int*, Context&);     \
+    template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
+    template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
+INSTANTIATE_PAIR(double, float)
+INSTANTIATE_PAIR(std::complex<double>, std::complex<float>)
+#undef INSTANTIATE_PAIR
+
+}  // namespace batchsolve::cuda_backend
