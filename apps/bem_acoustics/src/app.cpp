@@ -262,6 +262,7 @@ int run_bench(const BenchOptions& o) {
         if (o.cpu_check_rows > 0) {
             double diff = 0, scale = 0, asym = 0;
             const int rows = std::min<int>(o.cpu_check_rows, int(n));
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : diff, scale, asym)
             for (int r = 0; r < rows; ++r) {
                 const std::size_t i = std::size_t((double(r) + 0.5) * double(n) / rows);
                 for (std::size_t j = 0; j < n; ++j) {

@@ -44,10 +44,12 @@ std::uint64_t gpu_solve_bytes(SolveMethod method, std::size_t n);
 // GPU half (solver_cuda.cu or the stub).
 SolveResult solve_gpu(SolveMethod method, const Matrix& a, const std::vector<cd>& b);
 
-// Interior-resonance heuristic: a 1-norm condition number above this multiple of the matrix order
-// is reported as a likely interior resonance (the P0/P1 sphere matrices away from resonances
-// measured cond_1 < 30 n here, see README "Interior resonances").
-constexpr double resonance_condition_per_unknown = 1000.0;
+// Interior-resonance heuristic: a 1-norm condition estimate above this multiple of the matrix order
+// is reported as a likely interior resonance. Measured on the icosphere (README, 'Interior
+// resonances'): cond_1 / n = 0.07-0.16 (P0 V), 0.76 (P1 V), 0.26 (P1 W) away from resonances; 4.3
+// for P0 V at k = 3.15 (near pi, the first zero of j_0) and 3.7 for P1 W at k = 2.08 (near 2.0816,
+// the first zero of j_1').
+constexpr double resonance_condition_per_unknown = 2.0;
 bool looks_resonant(const SolveResult& r, std::size_t n);
 
 }  // namespace bem
