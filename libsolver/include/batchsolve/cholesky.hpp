@@ -50,7 +50,7 @@ template <class T>
 void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context& ctx);
 template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
 void potrs_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, Context& ctx) {
-    potrs_batched<T>(uplo, BatchView<const T>(a), b, ctx);
+    vendor::potrs_batched<T>(uplo, BatchView<const T>(a), b, ctx);  // qualified: ADL would add batchsolve's
 }
 }  // namespace vendor
 
