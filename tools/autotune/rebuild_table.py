@@ -60,6 +60,13 @@ def rank(candidates):
     return sorted(timed, key=lambda c: (bool(c.get("pruned")), c["ms"]))
 
 
+def refuse_compact(table, path, tool):
+    """A shipped table keeps only what the library reads; its evidence (times, runners-up) is in results/."""
+    if table.get("entries") and "ms" not in table["entries"][0].get("best", {}):
+        sys.exit(f"{tool}: {path} is a compact table (no times): expand it with its evidence first, "
+                 f"tools/autotune/shelve_table.py expand {path} --output FULL.json")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("base")
@@ -67,6 +74,7 @@ def main():
     ap.add_argument("--output", required=True)
     args = ap.parse_args()
     table = json.load(open(args.base))
+    refuse_compact(table, args.base, "rebuild_table")
     entries = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in table["entries"]}
     replaced = set()
     progress_device = None

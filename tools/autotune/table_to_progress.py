@@ -31,6 +31,13 @@ def parse_sizes(text):
     return sizes
 
 
+def refuse_compact(table, path, tool):
+    """A shipped table keeps only what the library reads; its evidence (times, runners-up) is in results/."""
+    if table.get("entries") and "ms" not in table["entries"][0].get("best", {}):
+        sys.exit(f"{tool}: {path} is a compact table (no times): expand it with its evidence first, "
+                 f"tools/autotune/shelve_table.py expand {path} --output FULL.json")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("table")
@@ -47,6 +54,7 @@ def main():
         with open(args.table) as f:
             table = json.load(f)
         entries = table["entries"]
+        refuse_compact(table, args.table, "table_to_progress")
         batch, device = table["batch"], table["device"]
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"table_to_progress: {args.table}: not a tuning table ({e})")

@@ -45,6 +45,17 @@ class TableToProgress(unittest.TestCase):
                     lines = [json.loads(x) for x in f if x.strip()]
             return p, lines
 
+    def test_compact_table_refused(self):
+        # a shipped table keeps only the best configurations (shelve_table.py): no times to resume from
+        compact = dict(TABLE, entries=[{k: v for k, v in e.items() if k not in ("runner_up", "candidates")}
+                                       for e in TABLE["entries"]])
+        for e in compact["entries"]:
+            e["best"] = {"config": e["best"]["config"]}
+        p, _ = self.run_tool(compact)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("compact table", p.stderr)
+        self.assertIn("shelve_table.py expand", p.stderr)
+
     def test_selection_and_fields(self):
         p, lines = self.run_tool(TABLE, "--routine", "potrf,posv", "--layout", "column_major", "--n", "100:128")
         self.assertEqual(p.returncode, 0, p.stderr)
