@@ -131,8 +131,11 @@ private:
 };
 
 std::int32_t checked_index(double v, std::size_t vertex_count, const std::string& file, const std::string& where) {
-    if (!(v >= 0) || v >= double(vertex_count) || v != std::floor(v))
-        fail(file, where, "vertex index " + std::to_string(v) + " outside 0.." + std::to_string(vertex_count) + " (exclusive)");
+    if (!(v >= 0) || v >= double(vertex_count) || v != std::floor(v)) {
+        std::ostringstream text;
+        text << "vertex index " << v << " outside 0.." << vertex_count - 1;
+        fail(file, where, text.str());
+    }
     return std::int32_t(v);
 }
 
@@ -365,7 +368,7 @@ struct GmshSession {
         gmsh::initialize(0, nullptr, false);
         gmsh::option::setNumber("General.Terminal", 0);
         gmsh::option::setNumber("General.AbortOnError", 0);
-        gmsh::option::setNumber("General.Verbosity", 0);
+        gmsh::option::setNumber("General.Verbosity", 1);  // errors only, into the logger (Terminal is off)
     }
     ~GmshSession() { gmsh::finalize(); }
 };
@@ -407,14 +410,22 @@ Mesh read_msh(const std::string& path) {
     }
     std::lock_guard<std::mutex> lock(gmsh_mutex);
     GmshSession session;
+    // Gmsh reports most read errors through its logger rather than by throwing: collect them.
+    gmsh::logger::start();
     try {
         gmsh::open(path);
     } catch (const std::exception& e) {
+        gmsh::logger::stop();
         fail(path, "gmsh", e.what());
     } catch (...) {
+        gmsh::logger::stop();
         fail(path, "gmsh", "Gmsh could not read the file");
     }
     std::vector<std::string> log;
+    gmsh::logger::get(log);
+    gmsh::logger::stop();
+    for (const std::string& line : log)
+        if (line.rfind("Error: ", 0) == 0) fail(path, "gmsh", line.substr(7));
     return mesh_from_gmsh_model(path);
 }
 

@@ -197,7 +197,7 @@ TEST(Mesh, MalformedPlyIsReportedWithFileAndPlace) {
         read_ply((dir / "i.ply").string());
         FAIL() << "out-of-range index accepted";
     } catch (const MeshError& e) {
-        EXPECT_NE(std::string(e.what()).find("face 0: vertex index 7"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("face 0: vertex index 7 outside 0..2"), std::string::npos) << e.what();
     }
     std::ofstream(dir / "c.ply") << "ply\nformat binary_little_endian 1.0\nelement vertex 99999999999\nproperty float x\nend_header\n";
     EXPECT_THROW(read_ply((dir / "c.ply").string()), MeshError);  // count beyond the file: refused before allocating
@@ -230,6 +230,17 @@ TEST(Mesh, GmshMshFileIsReadThroughTheSdk) {
     EXPECT_NO_THROW(check_surface(m));
     std::ofstream(dir / "x.msh") << "not a mesh\n";
     EXPECT_THROW(read_msh((dir / "x.msh").string()), MeshError);
+    // Gmsh's own diagnosis comes through: an element naming a node that does not exist.
+    std::ifstream in(dir / "o.msh");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("8 2 2 1 1 1 4 6"), 15, "8 2 2 1 1 1 4 60");
+    std::ofstream(dir / "bad.msh") << text;
+    try {
+        read_msh((dir / "bad.msh").string());
+        FAIL() << "a missing node was accepted";
+    } catch (const MeshError& e) {
+        EXPECT_NE(std::string(e.what()).find("bad.msh: gmsh: Wrong node index 60"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Mesh, HeadMeshFromSharedData) {
