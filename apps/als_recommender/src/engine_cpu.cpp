@@ -1,0 +1,145 @@
+// The CPU engine: each system built by one OpenMP thread (BLAS ssyrk on the gathered rows), then the
+// slice solved by the reference backend's posv_batched (LAPACK per matrix under OpenMP).
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "batchsolve/batchsolve.hpp"
+#include "engine.hpp"
+
+namespace als {
+
+SystemLayout parse_layout(const std::string& text) {
+    if (text == "column_major") return SystemLayout::column_major;
+    if (text == "interleaved") return SystemLayout::interleaved;
+    if (text == "chunked") return SystemLayout::chunked;
+    throw Error("--layout must be column_major, interleaved or chunked (got '" + text + "')");
+}
+const char* to_string(SystemLayout l) {
+    return l == SystemLayout::column_major ? "column_major" : l == SystemLayout::interleaved ? "interleaved" : "chunked";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+class CpuEngine final : public Engine {
+public:
+    CpuEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s)
+        : by_user_(by_user), by_item_(by_item), s_(s), ctx_(batchsolve::Backend::cpu) {}
+
+    void set_factors(const std::vector<float>& users, const std::vector<float>& items) override {
+        users_ = users, items_ = items;
+    }
+    void get_factors(std::vector<float>& users, std::vector<float>& items) override { users = users_, items = items_; }
+    HalfTiming solve_users() override { return solve_side(by_user_, items_, users_); }
+    HalfTiming solve_items() override { return solve_side(by_item_, users_, items_); }
+    std::string device() const override { return "CPU (" + std::to_string(omp_get_max_threads()) + " threads)"; }
+
+private:
+    HalfTiming solve_side(const Csr& rows, const std::vector<float>& other, std::vector<float>& out) {
+        const int s = s_.width;
+        const std::int64_t ss = std::int64_t(s) * s;
+        HalfTiming t;
+        // Gram matrix of the other side (implicit only), lower triangle, one BLAS call.
+        std::vector<float> gram(static_cast<std::size_t>(ss), 0.f);
+        auto t0 = Clock::now();
+        if (s_.implicit && rows.cols > 0)
+            cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, s, int(rows.cols), 1.f, other.data(), s, 0.f,
+                        gram.data(), s);
+        t.build_s += seconds_since(t0);
+        const std::int64_t per_slice =
+            s_.slice_bytes == 0 ? rows.rows : std::max<std::int64_t>(1, std::int64_t(s_.slice_bytes / (ss * sizeof(float))));
+        std::vector<float> a, b;
+        std::vector<int> info;
+        for (std::int64_t first = 0; first < rows.rows; first += per_slice) {
+            const std::int64_t count = std::min(per_slice, rows.rows - first);
+            t0 = Clock::now();
+            a.resize(std::size_t(count * ss));
+            b.resize(std::size_t(count * s));
+            build(rows, other, gram, first, count, a.data(), b.data());
+            t.build_s += seconds_since(t0);
+            t0 = Clock::now();
+            info.assign(std::size_t(count), 0);
+            auto A = batchsolve::BatchView<float>::column_major(a.data(), s, s, int(count));
+            auto B = batchsolve::BatchView<float>::column_major(b.data(), s, 1, int(count));
+            batchsolve::posv_batched(batchsolve::Uplo::lower, A, B, info.data(), ctx_);
+            for (std::int64_t r = 0; r < count; ++r) {
+                float* x = &out[std::size_t((first + r) * s)];
+                if (info[std::size_t(r)] != 0) {
+                    std::fill(x, x + s, 0.f);
+                    ++t.failed;
+                } else {
+                    std::copy(&b[std::size_t(r * s)], &b[std::size_t(r * s)] + s, x);
+                }
+            }
+            t.solve_s += seconds_since(t0);
+        }
+        return t;
+    }
+
+    // Systems of rows [first, first + count) into a (packed column-major, lower triangle) and b.
+    void build(const Csr& rows, const std::vector<float>& other, const std::vector<float>& gram, std::int64_t first,
+               std::int64_t count, float* a, float* b) const {
+        const int s = s_.width;
+        const std::int64_t ss = std::int64_t(s) * s;
+        // One BLAS thread per OpenMP thread: OpenBLAS's own threads would oversubscribe the cores.
+        const int blas_threads = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+#pragma omp parallel
+        {
+            std::vector<float> gathered;  // the row's d_j scaled by sqrt(weight), column-major s x n
+#pragma omp for schedule(dynamic, 64)
+            for (std::int64_t r = 0; r < count; ++r) {
+                const std::int64_t row = first + r, begin = rows.indptr[row], n = rows.row_length(row);
+                float* A = a + r * ss;
+                float* x = b + r * s;
+                std::fill(x, x + s, 0.f);
+                if (s_.implicit) std::copy(gram.begin(), gram.end(), A);
+                else std::fill(A, A + ss, 0.f);
+                gathered.resize(std::size_t(n * s));
+                for (std::int64_t e = 0; e < n; ++e) {
+                    const float* d = &other[std::size_t(rows.indices[begin + e]) * std::size_t(s)];
+                    float* g = &gathered[std::size_t(e * s)];
+                    const float value = rows.values[begin + e];
+                    float weight, target;
+                    if (s_.implicit) {
+                        weight = value - 1.f, target = value;  // value = confidence c = 1 + alpha * f(r)
+                    } else {
+                        weight = 1.f, target = s_.biases ? value - d[s - 1] : value;
+                    }
+                    const float root = std::sqrt(std::max(weight, 0.f));
+                    for (int i = 0; i < s; ++i) {
+                        const float di = (s_.biases && i == s - 1) ? 1.f : d[i];
+                        g[i] = root * di;
+                        x[i] += target * di;
+                    }
+                }
+                if (n > 0) cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, s, int(n), 1.f, gathered.data(), s, 1.f, A, s);
+                const float ridge = s_.implicit ? s_.lambda : s_.lambda * float(std::max<std::int64_t>(n, 1));
+                for (int i = 0; i < s; ++i) A[std::int64_t(i) * s + i] += ridge;
+            }
+        }
+        openblas_set_num_threads(blas_threads);
+    }
+
+    const Csr& by_user_;
+    const Csr& by_item_;
+    EngineSettings s_;
+    batchsolve::Context ctx_;
+    std::vector<float> users_, items_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cpu_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings) {
+    if (settings.width < 1) throw Error("factors must be >= 1");
+    if (std::int64_t(by_user.rows) > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");
+    return std::make_unique<CpuEngine>(by_user, by_item, settings);
+}
+
+}  // namespace als

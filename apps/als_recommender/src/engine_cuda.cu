@@ -1,0 +1,405 @@
+// The CUDA engine: the Gram matrix by cuBLAS SSYRK, each row's own entries gathered and accumulated
+// by a kernel straight into the solver's layout, then one batched FP32 posv per slice of rows.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "batchsolve/batchsolve.hpp"
+#include "engine.hpp"
+
+namespace als {
+
+namespace {
+
+// Entries of one row accumulated by one thread block; longer rows (popular items) are cut into
+// segments of this many entries whose blocks add into the same system with atomics, so that one
+// item with a million users does not keep a single block busy for the whole half-iteration.
+constexpr std::int64_t kSegmentEntries = 1024;
+// Rows of the other side staged in shared memory per step of the accumulation.
+constexpr int kStagedRows = 32;
+// Each thread owns a kTile x kTile block of the lower triangle of the system.
+constexpr int kTile = 4;
+// One thread per tile in a block of at most 1024 threads: 44 * 45 / 2 = 990 tiles, i.e. width 176.
+constexpr int kMaxWidth = 176;
+
+void check(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) throw Error(std::string("CUDA: ") + call + ": " + cudaGetErrorString(status));
+}
+void check(cublasStatus_t status, const char* call) {
+    if (status != CUBLAS_STATUS_SUCCESS) throw Error(std::string("cuBLAS: ") + call + " failed with status " + std::to_string(int(status)));
+}
+
+struct Segment {
+    std::int64_t begin, end;  // entries [begin, end) of the CSR
+    std::int32_t row;
+};
+
+// The batched solver's index formula (batchsolve/batch.hpp) for packed column-major (chunk = 0) and
+// chunked interleaved storage (plain interleaved: chunk = count).
+struct Layout {
+    std::int64_t count;
+    std::int64_t chunk;  // 0: packed column-major
+    __host__ __device__ std::int64_t offset(std::int64_t k, int i, int j, int rows, int cols) const {
+        if (chunk == 0) return k * rows * cols + std::int64_t(j) * rows + i;
+        const std::int64_t c = k / chunk, q = k % chunk;
+        const std::int64_t width = (c + 1) * chunk <= count ? chunk : count - c * chunk;
+        return c * chunk * rows * cols + (std::int64_t(j) * rows + i) * width + q;
+    }
+};
+
+struct BuildArgs {
+    const Segment* segments;
+    const std::int64_t* indptr;
+    const std::int32_t* indices;
+    const float* values;
+    const float* other;   // other side's factors, rows x s
+    const float* gram;    // s x s column-major lower (implicit), else nullptr
+    float* a;             // systems of the slice
+    float* b;             // right-hand sides of the slice
+    Layout layout;
+    std::int64_t first_row;
+    int s, tiles_per_side;
+    float lambda;
+    bool implicit, biases;
+};
+
+// One block per segment. kFirst: the segment that starts its row writes the whole system (Gram
+// matrix or zero, ridge, its sum) with plain stores; later segments add theirs with atomics (they run
+// in a second launch, after every first segment).
+template <bool kFirst>
+__global__ void build_systems_kernel(BuildArgs p) {
+    extern __shared__ float shared[];
+    const int s = p.s, padded = p.tiles_per_side * kTile;
+    float* rows = shared;                              // kStagedRows x padded
+    float* weight = rows + kStagedRows * padded;       // kStagedRows
+    float* target = weight + kStagedRows;              // kStagedRows
+    const Segment seg = p.segments[blockIdx.x];
+    const std::int64_t local = seg.row - p.first_row;
+
+    // This thread's tile (ti, tj), ti >= tj, of the lower triangle, by its linear index.
+    const int t = threadIdx.x;
+    const int n_tiles = p.tiles_per_side * (p.tiles_per_side + 1) / 2;
+    int ti = 0, tj = 0;
+    const bool has_tile = t < n_tiles;
+    if (has_tile) {
+        ti = int((sqrtf(8.f * t + 1.f) - 1.f) * 0.5f);
+        while ((ti + 1) * (ti + 2) / 2 <= t) ++ti;
+        while (ti * (ti + 1) / 2 > t) --ti;
+        tj = t - ti * (ti + 1) / 2;
+    }
+    float acc[kTile][kTile] = {};
+    float rhs = 0.f;
+
+    for (std::int64_t start = seg.begin; start < seg.end; start += kStagedRows) {
+        const int n = int(min(std::int64_t(kStagedRows), seg.end - start));
+        for (int e = t; e < kStagedRows * padded; e += blockDim.x) {
+            const int r = e / padded, c = e % padded;
+            float v = 0.f;
+            if (r < n && c < s) {
+                const std::int64_t j = p.indices[start + r];
+                v = (p.biases && c == s - 1) ? 1.f : p.other[j * s + c];
+            }
+            rows[e] = v;
+        }
+        if (t < kStagedRows) {
+            float w = 0.f, g = 0.f;
+            if (t < n) {
+                const float value = p.values[start + t];
+                if (p.implicit) {
+                    w = value - 1.f, g = value;
+                } else {
+                    w = 1.f, g = p.biases ? value - p.other[std::int64_t(p.indices[start + t]) * s + s - 1] : value;
+                }
+            }
+            weight[t] = w, target[t] = g;
+        }
+        __syncthreads();
+        if (has_tile)
+            for (int r = 0; r < n; ++r) {
+                const float4 x = *reinterpret_cast<const float4*>(&rows[r * padded + ti * kTile]);
+                const float4 y = *reinterpret_cast<const float4*>(&rows[r * padded + tj * kTile]);
+                const float w = weight[r];
+                const float xs[kTile] = {w * x.x, w * x.y, w * x.z, w * x.w};
+                const float ys[kTile] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+                for (int a = 0; a < kTile; ++a)
+#pragma unroll
+                    for (int c = 0; c < kTile; ++c) acc[a][c] += xs[a] * ys[c];
+            }
+        if (t < s)
+            for (int r = 0; r < n; ++r) rhs += target[r] * rows[r * padded + t];
+        __syncthreads();
+    }
+
+    const std::int64_t row_length = p.indptr[seg.row + 1] - p.indptr[seg.row];
+    const float ridge = p.implicit ? p.lambda : p.lambda * float(max(row_length, std::int64_t(1)));
+    if (has_tile)
+#pragma unroll
+        for (int a = 0; a < kTile; ++a)
+#pragma unroll
+            for (int c = 0; c < kTile; ++c) {
+                const int i = ti * kTile + a, j = tj * kTile + c;
+                if (i >= s || j >= s || i < j) continue;
+                float v = acc[a][c];
+                float* dst = p.a + p.layout.offset(local, i, j, s, s);
+                if (kFirst) {
+                    if (p.gram) v += p.gram[std::int64_t(j) * s + i];
+                    if (i == j) v += ridge;
+                    *dst = v;
+                } else {
+                    atomicAdd(dst, v);
+                }
+            }
+    if (t < s) {
+        float* dst = p.b + p.layout.offset(local, t, 0, s, 1);
+        if (kFirst) *dst = rhs;
+        else atomicAdd(dst, rhs);
+    }
+}
+
+// Solutions back into the factor rows; a system that failed (info != 0) gives a zero row.
+__global__ void scatter_solutions_kernel(const float* b, const int* info, Layout layout, int s, std::int64_t count,
+                                         float* out) {
+    const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= count * s) return;
+    const std::int64_t k = e / s;
+    const int i = int(e % s);
+    out[e] = info[k] == 0 ? b[layout.offset(k, i, 0, s, 1)] : 0.f;
+}
+
+__global__ void count_failed_kernel(const int* info, std::int64_t count, unsigned long long* failed) {
+    const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < count && info[k] != 0) atomicAdd(failed, 1ull);
+}
+
+struct Side {
+    std::int64_t rows = 0;
+    batchsolve::Buffer<std::int64_t> indptr;
+    batchsolve::Buffer<std::int32_t> indices;
+    batchsolve::Buffer<float> values;
+    batchsolve::Buffer<Segment> first_segments, extra_segments;
+    std::vector<std::int64_t> extra_start;  // host: extra segments of rows [0, r) precede index extra_start[r]
+    batchsolve::Buffer<float> factors;
+};
+
+std::int64_t rows_per_slice(std::int64_t rows, int s, std::uint64_t slice_bytes) {
+    const std::uint64_t per_row = std::uint64_t(s) * std::uint64_t(s) * sizeof(float);
+    if (slice_bytes == 0) return std::max<std::int64_t>(rows, 1);
+    return std::clamp<std::int64_t>(std::int64_t(slice_bytes / per_row), 1, std::max<std::int64_t>(rows, 1));
+}
+
+class CudaEngine final : public Engine {
+public:
+    CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s)
+        : s_(s), ctx_(batchsolve::Backend::cuda) {
+        const std::uint64_t needed = cuda_engine_bytes(by_user, by_item, s);
+        std::size_t free_bytes = 0, total_bytes = 0;
+        check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+        if (needed > free_bytes)
+            throw Error("the data needs " + gib(needed) + " of GPU memory, " + gib(free_bytes) + " of " + gib(total_bytes) +
+                        " is free on " + ctx_.device_name() + " (lower --slice-mb or use --backend cpu)");
+        stream_ = static_cast<cudaStream_t>(ctx_.stream());
+        check(cublasCreate(&cublas_), "cublasCreate");
+        check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+        check(cudaEventCreate(&e0_), "cudaEventCreate");
+        check(cudaEventCreate(&e1_), "cudaEventCreate");
+        check(cudaEventCreate(&e2_), "cudaEventCreate");
+        upload(users_, by_user);
+        upload(items_, by_item);
+        const std::int64_t slice = std::max(rows_per_slice(by_user.rows, s.width, s.slice_bytes),
+                                            rows_per_slice(by_item.rows, s.width, s.slice_bytes));
+        const std::int64_t ss = std::int64_t(s.width) * s.width;
+        systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * ss));
+        rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
+        info_ = batchsolve::Buffer<int>(ctx_, std::size_t(slice));
+        gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
+        failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
+        sample_memory();
+        // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration.
+        for (const Side* side : {&users_, &items_}) {
+            const std::int64_t per = rows_per_slice(side->rows, s.width, s.slice_bytes);
+            for (std::int64_t count : {per, side->rows % per}) {
+                if (count == 0) continue;
+                const auto views = make_views(count);
+                batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx_);
+            }
+        }
+    }
+    ~CudaEngine() override {
+        if (cublas_) cublasDestroy(cublas_);
+        for (cudaEvent_t e : {e0_, e1_, e2_})
+            if (e) cudaEventDestroy(e);
+    }
+
+    void set_factors(const std::vector<float>& users, const std::vector<float>& items) override {
+        users_.factors = batchsolve::Buffer<float>(ctx_, users);
+        items_.factors = batchsolve::Buffer<float>(ctx_, items);
+        sample_memory();
+    }
+    void get_factors(std::vector<float>& users, std::vector<float>& items) override {
+        users = users_.factors.to_host();
+        items = items_.factors.to_host();
+    }
+    HalfTiming solve_users() override { return solve_side(users_, items_); }
+    HalfTiming solve_items() override { return solve_side(items_, users_); }
+    std::string device() const override { return ctx_.device_name(); }
+    std::uint64_t peak_device_bytes() const override { return peak_bytes_; }
+
+private:
+    static std::string gib(std::uint64_t bytes) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(1ull << 30));
+        return buf;
+    }
+    void sample_memory() {
+        std::size_t free_bytes = 0, total_bytes = 0;
+        if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+            peak_bytes_ = std::max<std::uint64_t>(peak_bytes_, total_bytes - free_bytes);
+    }
+
+    void upload(Side& side, const Csr& m) {
+        side.rows = m.rows;
+        side.indptr = batchsolve::Buffer<std::int64_t>(ctx_, m.indptr);
+        side.indices = batchsolve::Buffer<std::int32_t>(ctx_, m.indices.empty() ? std::vector<std::int32_t>{0} : m.indices);
+        side.values = batchsolve::Buffer<float>(ctx_, m.values.empty() ? std::vector<float>{0.f} : m.values);
+        std::vector<Segment> first(static_cast<std::size_t>(m.rows)), extra;
+        side.extra_start.assign(std::size_t(m.rows + 1), 0);
+        for (std::int64_t r = 0; r < m.rows; ++r) {
+            const std::int64_t b = m.indptr[r], e = m.indptr[r + 1];
+            first[std::size_t(r)] = {b, std::min(e, b + kSegmentEntries), std::int32_t(r)};
+            for (std::int64_t x = b + kSegmentEntries; x < e; x += kSegmentEntries)
+                extra.push_back({x, std::min(e, x + kSegmentEntries), std::int32_t(r)});
+            side.extra_start[std::size_t(r + 1)] = std::int64_t(extra.size());
+        }
+        if (first.empty()) first.push_back({0, 0, 0});
+        if (extra.empty()) extra.push_back({0, 0, 0});
+        side.first_segments = batchsolve::Buffer<Segment>(ctx_, first);
+        side.extra_segments = batchsolve::Buffer<Segment>(ctx_, extra);
+    }
+
+    Layout layout_for(std::int64_t count) const {
+        switch (s_.layout) {
+            case SystemLayout::column_major: return {count, 0};
+            case SystemLayout::interleaved: return {count, count};
+            case SystemLayout::chunked: return {count, s_.chunk_size};
+        }
+        return {count, 0};
+    }
+    std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> make_views(std::int64_t count) {
+        const int s = s_.width, n = int(count);
+        using V = batchsolve::BatchView<float>;
+        switch (s_.layout) {
+            case SystemLayout::interleaved:
+                return {V::interleaved(systems_.data(), s, s, n), V::interleaved(rhs_.data(), s, 1, n)};
+            case SystemLayout::chunked:
+                return {V::chunked(systems_.data(), s, s, n, s_.chunk_size), V::chunked(rhs_.data(), s, 1, n, s_.chunk_size)};
+            default:
+                return {V::column_major(systems_.data(), s, s, n), V::column_major(rhs_.data(), s, 1, n)};
+        }
+    }
+
+    HalfTiming solve_side(Side& rows, Side& other) {
+        const int s = s_.width;
+        HalfTiming timing;
+        float build_ms = 0, solve_ms = 0, ms = 0;
+        check(cudaMemsetAsync(failed_.data(), 0, sizeof(unsigned long long), stream_), "cudaMemsetAsync");
+        check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+        if (s_.implicit) {
+            const float one = 1.f, zero = 0.f;
+            // Factors are row-major rows x s, i.e. column-major s x rows: G = F F^T in that view.
+            check(cublasSsyrk(cublas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(other.rows), &one, other.factors.data(), s,
+                              &zero, gram_.data(), s),
+                  "cublasSsyrk");
+        }
+        check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+        check(cudaEventSynchronize(e1_), "cudaEventSynchronize");
+        check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
+        build_ms += ms;
+
+        const int tiles = (s + kTile - 1) / kTile;
+        const int threads = std::min(1024, std::max((tiles * (tiles + 1) / 2 + 31) / 32 * 32, (s + 31) / 32 * 32));
+        const std::size_t shared = (std::size_t(kStagedRows) * tiles * kTile + 2 * kStagedRows) * sizeof(float);
+        const std::int64_t per = rows_per_slice(rows.rows, s, s_.slice_bytes);
+        for (std::int64_t first = 0; first < rows.rows; first += per) {
+            const std::int64_t count = std::min(per, rows.rows - first);
+            const Layout layout = layout_for(count);
+            BuildArgs args{rows.first_segments.data() + first, rows.indptr.data(), rows.indices.data(), rows.values.data(),
+                           other.factors.data(), s_.implicit ? gram_.data() : nullptr, systems_.data(), rhs_.data(), layout,
+                           first, s, tiles, s_.lambda, s_.implicit, s_.biases};
+            check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+            build_systems_kernel<true><<<unsigned(count), threads, shared, stream_>>>(args);
+            check(cudaGetLastError(), "build_systems_kernel<first>");
+            const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
+            if (extra_end > extra_begin) {
+                args.segments = rows.extra_segments.data() + extra_begin;
+                build_systems_kernel<false><<<unsigned(extra_end - extra_begin), threads, shared, stream_>>>(args);
+                check(cudaGetLastError(), "build_systems_kernel<later>");
+            }
+            check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+            auto views = make_views(count);
+            batchsolve::posv_batched(batchsolve::Uplo::lower, views.first, views.second, info_.data(), ctx_);
+            const std::int64_t elements = count * s;
+            scatter_solutions_kernel<<<unsigned((elements + 255) / 256), 256, 0, stream_>>>(
+                rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + first * s);
+            count_failed_kernel<<<unsigned((count + 255) / 256), 256, 0, stream_>>>(info_.data(), count, failed_.data());
+            check(cudaGetLastError(), "scatter_solutions_kernel");
+            check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
+            check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
+            check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
+            build_ms += ms;
+            check(cudaEventElapsedTime(&ms, e1_, e2_), "cudaEventElapsedTime");
+            solve_ms += ms;
+        }
+        sample_memory();
+        unsigned long long failed = 0;
+        check(cudaMemcpy(&failed, failed_.data(), sizeof failed, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        timing.build_s = build_ms * 1e-3, timing.solve_s = solve_ms * 1e-3, timing.failed = std::int64_t(failed);
+        return timing;
+    }
+
+    EngineSettings s_;
+    batchsolve::Context ctx_;
+    cudaStream_t stream_ = nullptr;
+    cublasHandle_t cublas_ = nullptr;
+    cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr;
+    Side users_, items_;
+    batchsolve::Buffer<float> systems_, rhs_, gram_;
+    batchsolve::Buffer<int> info_;
+    batchsolve::Buffer<unsigned long long> failed_;
+    std::uint64_t peak_bytes_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& s) {
+    const std::uint64_t w = std::uint64_t(s.width);
+    auto side = [&](const Csr& m) {
+        const std::uint64_t segments = std::uint64_t(m.rows) + std::uint64_t(m.nnz()) / kSegmentEntries + 1;
+        return std::uint64_t(m.rows + 1) * 8 + std::uint64_t(m.nnz()) * 8 + segments * sizeof(Segment) + std::uint64_t(m.rows) * w * 4;
+    };
+    const std::uint64_t slice = std::uint64_t(std::max(rows_per_slice(by_user.rows, s.width, s.slice_bytes),
+                                                       rows_per_slice(by_item.rows, s.width, s.slice_bytes)));
+    // Systems, right-hand sides, info, the Gram matrix, plus 256 MiB for cuBLAS and the solver's kernels.
+    return side(by_user) + side(by_item) + slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
+}
+
+bool cuda_engine_available() { return batchsolve::Context::cuda_available(); }
+
+std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings) {
+    if (settings.width < 1 || settings.width > kMaxWidth)
+        throw Error("the CUDA engine takes at most " + std::to_string(kMaxWidth) + " factors per row (got " +
+                    std::to_string(settings.width) + "); --backend cpu goes to 1024");
+    if (settings.layout != SystemLayout::column_major && settings.width > 128)
+        throw Error("--layout interleaved/chunked needs factors <= 128 (the tuned kernels' limit); use column_major");
+    if (by_user.rows > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");
+    try {
+        return std::make_unique<CudaEngine>(by_user, by_item, settings);
+    } catch (const batchsolve::Error& e) {
+        throw Error(std::string("CUDA engine: ") + e.what());
+    }
+}
+
+}  // namespace als

@@ -1,0 +1,724 @@
+// als: the ALS recommender's command line (import, split, train, evaluate, recommend, generate, bench).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "batchsolve_io/hdf5.hpp"
+#include "batchsolve_io/progress.hpp"
+#include "model.hpp"
+#include "ratings.hpp"
+
+namespace po = boost::program_options;
+using namespace als;
+
+namespace {
+
+constexpr int exit_ok = 0, exit_usage = 2, exit_error = 3;
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+const char* const main_help =
+    "als: alternating least squares recommender on batched exact Cholesky solves (batchsolve posv)\n"
+    "\n"
+    "usage: als <command> [options]      (als <command> --help for its options)\n"
+    "\n"
+    "commands:\n"
+    "  import     ratings text file (MovieLens, Last.fm, generic CSV/TSV) -> HDF5 ratings file\n"
+    "  split      ratings file -> train and test files (random per interaction, or leave-k-out per user)\n"
+    "  train      explicit ALS-WR or implicit ALS on a ratings file -> HDF5 model\n"
+    "  evaluate   RMSE/MAE (explicit) or P@k, MAP@k, NDCG@k, AUC (implicit) of a model on a test file,\n"
+    "             with the baselines beside\n"
+    "  recommend  top-N items for users (seen items excluded) or items similar to an item\n"
+    "  generate   a synthetic rating set (power-law item popularity, planted low-rank signal)\n"
+    "  bench      generate (or read) a set, train ours on each backend and, when available, `implicit`,\n"
+    "             and print seconds per iteration and P@10 side by side (table + JSON)\n"
+    "\n"
+    "exit codes: 0 success, 2 usage error, 3 input/output or runtime error (one line on stderr)\n";
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc) {
+    po::variables_map vm;
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(desc).style(style).run(), vm);
+    po::notify(vm);
+    return vm;
+}
+
+bool wants_help(const std::vector<std::string>& args) {
+    return std::find(args.begin(), args.end(), "--help") != args.end() || std::find(args.begin(), args.end(), "-h") != args.end();
+}
+
+void require(const po::variables_map& vm, std::initializer_list<const char*> names, const char* command) {
+    for (const char* n : names)
+        if (!vm.count(n)) throw UsageError(std::string("--") + n + " is required (see 'als " + command + " --help')");
+}
+
+std::uint64_t seed_from(const po::variables_map& vm) {
+    if (vm.count("seed")) {
+        const std::string t = vm["seed"].as<std::string>();
+        std::size_t used = 0;
+        unsigned long long v = 0;
+        try {
+            v = std::stoull(t, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != t.size() || t.empty() || t[0] == '-') throw UsageError("--seed must be a non-negative integer (got '" + t + "')");
+        return v;
+    }
+    const std::uint64_t s = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::cerr << "als: seed " << s << " (pass --seed " << s << " to repeat)\n";
+    return s;
+}
+
+std::string command_line_text(const char* command, const std::vector<std::string>& args) {
+    std::string s = std::string("als ") + command;
+    for (const auto& a : args) s += " " + a;
+    return s;
+}
+
+std::string fmt(double v, const char* f = "%.4f") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// ---- import --------------------------------------------------------------------------------------
+
+int run_import(const std::vector<std::string>& args) {
+    po::options_description d(
+        "als import: a ratings text file -> HDF5 ratings file (schema: apps/als_recommender/README.md)\n\n"
+        "Formats: movielens-csv (ratings.csv: userId,movieId,rating,timestamp with a header),\n"
+        "movielens-100k (u.data: tab, no header), movielens-dat (ratings.dat: '::'), lastfm\n"
+        "(user_artists.dat: tab, header, implicit play counts, duplicates summed), csv / tsv (generic:\n"
+        "--columns and --header say the rest). Malformed lines stop the import with file:line and the\n"
+        "reason, or are skipped and counted with --skip-bad. Repeated (user, item) pairs: --duplicates.\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("input,i", po::value<std::string>(), "text file to read")
+        ("format", po::value<std::string>()->default_value("movielens-csv"), "movielens-csv | movielens-100k | movielens-dat | lastfm | csv | tsv")
+        ("output,o", po::value<std::string>(), "HDF5 ratings file to write")
+        ("columns", po::value<std::string>(), "csv/tsv: USER,ITEM[,RATING] 0-based column numbers (default 0,1,2; no RATING: every line counts 1)")
+        ("header", po::value<bool>(), "csv/tsv: the first line is a header (default false)")
+        ("delimiter", po::value<std::string>(), "override the format's field separator (\"space\" for runs of blanks)")
+        ("feedback", po::value<std::string>(), "explicit | implicit (default: the format's: lastfm implicit, others explicit)")
+        ("duplicates", po::value<std::string>(), "sum | last | error (default: lastfm sum, others last: a re-rating replaces the earlier)")
+        ("skip-bad", "skip malformed lines (counted and the first one printed) instead of stopping")
+        ("force", "replace the output file if it exists");
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"input", "output"}, "import");
+    TextFormat f = named_format(vm["format"].as<std::string>());
+    if (vm.count("columns")) {
+        if (f.name != "csv" && f.name != "tsv") throw UsageError("--columns is for --format csv or tsv");
+        std::vector<int> cols;
+        std::stringstream ss(vm["columns"].as<std::string>());
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            std::size_t used = 0;
+            int v = -1;
+            try {
+                v = std::stoi(item, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != item.size() || v < 0) throw UsageError("--columns: '" + item + "' is not a column number >= 0");
+            cols.push_back(v);
+        }
+        if (cols.size() < 2 || cols.size() > 3) throw UsageError("--columns takes USER,ITEM or USER,ITEM,RATING");
+        f.user_column = cols[0], f.item_column = cols[1], f.rating_column = cols.size() == 3 ? cols[2] : -1;
+    }
+    if (vm.count("header")) f.header = vm["header"].as<bool>();
+    if (vm.count("delimiter")) f.delimiter = vm["delimiter"].as<std::string>() == "space" ? " " : vm["delimiter"].as<std::string>();
+    if (f.delimiter.empty()) throw UsageError("--delimiter must not be empty");
+    if (vm.count("feedback")) f.feedback = parse_feedback(vm["feedback"].as<std::string>());
+    if (vm.count("duplicates")) f.duplicates = parse_duplicates(vm["duplicates"].as<std::string>());
+    ImportReport rep;
+    const std::string input = vm["input"].as<std::string>(), output = vm["output"].as<std::string>();
+    Ratings r = import_text(input, f, vm.count("skip-bad") > 0, &rep);
+    write_ratings(output, r, vm.count("force") > 0, {input}, command_line_text("import", args));
+    std::cout << "imported " << r.nnz() << " " << to_string(r.feedback) << " ratings: " << r.users() << " users, " << r.items()
+              << " items, " << rep.lines << " data lines, " << rep.duplicates_merged << " duplicate pairs merged ("
+              << to_string(f.duplicates) << "), " << rep.bad_lines << " malformed lines skipped\n";
+    if (rep.bad_lines) std::cout << "first skipped line: " << rep.first_bad << "\n";
+    std::cout << "wrote " << output << "\n";
+    return exit_ok;
+}
+
+// ---- split ---------------------------------------------------------------------------------------
+
+int run_split(const std::vector<std::string>& args) {
+    po::options_description d("als split: a ratings file -> train and test files with the same id maps\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("input,i", po::value<std::string>(), "ratings file")
+        ("train", po::value<std::string>(), "training file to write")
+        ("test", po::value<std::string>(), "test file to write")
+        ("mode", po::value<std::string>()->default_value("random"), "random (each interaction to test with probability --test-fraction) | leave-k-out (k per user; users with <= k keep all in train)")
+        ("test-fraction", po::value<double>()->default_value(0.2), "random: fraction of interactions in the test set")
+        ("leave-k", po::value<int>()->default_value(1), "leave-k-out: test interactions per user")
+        ("seed", po::value<std::string>(), "random seed (default: a fresh one, printed)")
+        ("force", "replace the outputs if they exist");
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"input", "train", "test"}, "split");
+    SplitOptions o;
+    const std::string mode = vm["mode"].as<std::string>();
+    if (mode == "random") o.mode = SplitMode::random;
+    else if (mode == "leave-k-out") o.mode = SplitMode::leave_k_out;
+    else throw UsageError("--mode must be random or leave-k-out (got '" + mode + "')");
+    o.test_fraction = vm["test-fraction"].as<double>();
+    o.leave_k = vm["leave-k"].as<int>();
+    o.seed = seed_from(vm);
+    const std::string in = vm["input"].as<std::string>(), tr = vm["train"].as<std::string>(), te = vm["test"].as<std::string>();
+    if (tr == te) throw UsageError("--train and --test must be different files");
+    const Ratings all = read_ratings(in);
+    auto [train_set, test_set] = split(all, o);
+    const std::string cl = command_line_text("split", args);
+    write_ratings(tr, train_set, vm.count("force") > 0, {in}, cl);
+    write_ratings(te, test_set, vm.count("force") > 0, {in, tr}, cl);
+    std::cout << "split " << all.nnz() << " ratings (seed " << o.seed << "): train " << train_set.nnz() << ", test "
+              << test_set.nnz() << "\nwrote " << tr << " and " << te << "\n";
+    return exit_ok;
+}
+
+// ---- train ---------------------------------------------------------------------------------------
+
+void add_hyper_options(po::options_description& d) {
+    d.add_options()
+        ("factors,k", po::value<int>()->default_value(64), "latent factors k (GPU: posv's tuned kernels take systems up to 128, cuSOLVER "
+                                                           "beyond; the CUDA engine goes to 176 (175 with --biases), the CPU to 1024)")
+        ("iterations", po::value<int>()->default_value(15), "ALS iterations (each: users then items)")
+        ("lambda", po::value<float>(), "regularisation (default 0.01 implicit, 0.05 explicit; explicit is scaled by each row's count: ALS-WR)")
+        ("alpha", po::value<float>()->default_value(1.f), "implicit: confidence c = 1 + alpha * f(r)")
+        ("weighting", po::value<std::string>()->default_value("none"), "implicit: f(r) = r (none), log(1 + r / eps) (log), or BM25 (bm25, K1 100, B 0.8)")
+        ("log-epsilon", po::value<float>()->default_value(1.f), "implicit log weighting: eps")
+        ("biases", "explicit: learn user and item biases beside the global mean")
+        ("seed", po::value<std::string>(), "random seed of the initial factors (default: a fresh one, printed)")
+        ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda (auto: the GPU when present)")
+        ("layout", po::value<std::string>()->default_value("column_major"), "GPU systems' layout for posv: column_major | interleaved | chunked")
+        ("chunk-size", po::value<int>()->default_value(32), "chunked layout: systems per chunk")
+        ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)");
+}
+
+Hyper hyper_from(const po::variables_map& vm, Feedback feedback) {
+    Hyper h;
+    h.feedback = feedback;
+    h.factors = vm["factors"].as<int>();
+    h.iterations = vm["iterations"].as<int>();
+    h.lambda = vm.count("lambda") ? vm["lambda"].as<float>() : (feedback == Feedback::implicit_counts ? 0.01f : 0.05f);
+    h.alpha = vm["alpha"].as<float>();
+    h.weighting = parse_weighting(vm["weighting"].as<std::string>());
+    h.log_epsilon = vm["log-epsilon"].as<float>();
+    h.biases = vm.count("biases") > 0;
+    h.seed = seed_from(vm);
+    return h;
+}
+
+TrainOptions train_options_from(const po::variables_map& vm) {
+    TrainOptions o;
+    o.backend = vm["backend"].as<std::string>();
+    o.layout = parse_layout(vm["layout"].as<std::string>());
+    o.chunk_size = vm["chunk-size"].as<int>();
+    if (o.chunk_size < 1) throw UsageError("--chunk-size must be >= 1");
+    const int mb = vm["slice-mb"].as<int>();
+    if (mb < 0) throw UsageError("--slice-mb must be >= 0");
+    o.slice_bytes = std::uint64_t(mb) << 20;
+    return o;
+}
+
+int run_train(const std::vector<std::string>& args) {
+    po::options_description d(
+        "als train: ALS on a ratings file -> HDF5 model. Each half-iteration builds one k x k system per user\n"
+        "(item) and solves them all with one batched FP32 Cholesky posv; per iteration it prints the time\n"
+        "spent building and solving, the training loss and the test metric (RMSE or P@10).\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("train", po::value<std::string>(), "training ratings file")
+        ("test", po::value<std::string>(), "test ratings file (from als split) for the per-iteration metric")
+        ("output,o", po::value<std::string>(), "model file to write")
+        ("resume", po::value<std::string>(), "continue from this model (same factors, biases, feedback and ids); --iterations more")
+        ("eval-every", po::value<int>()->default_value(1), "test metric every N iterations (0: never)")
+        ("no-loss", "skip the training loss (it costs a pass over the data per iteration)")
+        ("force", "replace the output file if it exists");
+    add_hyper_options(d);
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"train", "output"}, "train");
+    const std::string train_path = vm["train"].as<std::string>(), out = vm["output"].as<std::string>();
+    const Ratings train_set = read_ratings(train_path);
+    std::unique_ptr<Ratings> test_set;
+    if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings(vm["test"].as<std::string>()));
+    std::unique_ptr<Model> resume;
+    if (vm.count("resume")) resume = std::make_unique<Model>(read_model(vm["resume"].as<std::string>()));
+    Hyper h = hyper_from(vm, train_set.feedback);
+    TrainOptions o = train_options_from(vm);
+    o.compute_loss = vm.count("no-loss") == 0;
+    o.eval_every = vm["eval-every"].as<int>();
+    std::cout << "training " << to_string(h.feedback) << " ALS: " << train_set.users() << " users, " << train_set.items() << " items, "
+              << train_set.nnz() << " ratings; k " << h.factors << ", lambda " << h.lambda
+              << (h.feedback == Feedback::implicit_counts ? ", alpha " + fmt(h.alpha, "%g") + ", weighting " + to_string(h.weighting) : "")
+              << (h.biases ? ", biases" : "") << "\n";
+    batchsolve::io::Progress progress("train", std::uint64_t(std::max(h.iterations, 0)));
+    o.on_iteration = [&](const IterationLog& l) {
+        std::ostringstream line;
+        line << "iter " << l.iteration << "  build " << fmt(l.build_s) << " s  solve " << fmt(l.solve_s) << " s";
+        if (!std::isnan(l.loss)) line << "  loss " << fmt(l.loss, "%.6g");
+        if (!std::isnan(l.test_metric)) line << (h.feedback == Feedback::explicit_ratings ? "  test RMSE " : "  test P@10 ") << fmt(l.test_metric);
+        if (l.failed) line << "  (" << l.failed << " systems not positive definite: rows set to 0)";
+        if (isatty(fileno(stderr))) std::cerr << "\r\033[K";  // clear the progress bar's line before printing
+        std::cout << line.str() << std::endl;
+        progress.advance();
+    };
+    Model m = train(train_set, h, o, test_set.get(), resume.get());
+    progress.finish();
+    m.command_line = command_line_text("train", args);
+    std::vector<std::string> inputs{train_path};
+    if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
+    if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
+    write_model(out, m, vm.count("force") > 0, inputs);
+    std::cout << "backend " << m.backend << " (" << m.device << "); wrote " << out << "\n";
+    return exit_ok;
+}
+
+// ---- evaluate ------------------------------------------------------------------------------------
+
+int run_evaluate(const std::vector<std::string>& args) {
+    po::options_description d(
+        "als evaluate: a model on a test file. Explicit: RMSE and MAE, beside the global mean and damped\n"
+        "user + item biases (these need --train). Implicit: precision@k, MAP@k, NDCG@k (definitions of\n"
+        "implicit.evaluation.ranking_metrics_at_k) and AUC, the model's training items excluded, beside\n"
+        "item popularity.\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("model,m", po::value<std::string>(), "model file")
+        ("test", po::value<std::string>(), "test ratings file")
+        ("train", po::value<std::string>(), "training file (explicit baselines; implicit popularity uses the model's seen items)")
+        ("k", po::value<int>()->default_value(10), "cut-off of the ranking metrics")
+        ("json", po::value<std::string>(), "also write the numbers to this JSON file");
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"model", "test"}, "evaluate");
+    const Model m = read_model(vm["model"].as<std::string>());
+    const Ratings test = read_ratings(vm["test"].as<std::string>());
+    nlohmann::json j;
+    if (m.hyper.feedback == Feedback::explicit_ratings) {
+        const auto r = evaluate_explicit(m, test);
+        std::cout << "model            RMSE " << fmt(r.rmse) << "  MAE " << fmt(r.mae) << "  (" << r.count << " test ratings)\n";
+        j["model"] = {{"rmse", r.rmse}, {"mae", r.mae}, {"count", r.count}};
+        if (vm.count("train")) {
+            const Ratings train_set = read_ratings(vm["train"].as<std::string>());
+            const auto g = baseline_global_mean(train_set, test), b = baseline_biases(train_set, test);
+            std::cout << "global mean      RMSE " << fmt(g.rmse) << "  MAE " << fmt(g.mae) << "\n";
+            std::cout << "user+item biases RMSE " << fmt(b.rmse) << "  MAE " << fmt(b.mae) << "\n";
+            j["global_mean"] = {{"rmse", g.rmse}, {"mae", g.mae}};
+            j["biases"] = {{"rmse", b.rmse}, {"mae", b.mae}};
+        } else {
+            std::cout << "(pass --train for the global-mean and bias baselines)\n";
+        }
+    } else {
+        const int k = vm["k"].as<int>();
+        const auto r = evaluate_ranking(m, test, k);
+        Ratings seen_only;
+        seen_only.by_user = m.seen;
+        seen_only.by_user.values.assign(m.seen.indices.size(), 1.f);
+        seen_only.by_item = transpose(seen_only.by_user);
+        const auto p = baseline_popularity(seen_only, test, k);
+        auto row = [&](const char* name, const RankingMetrics& x) {
+            std::cout << name << "  P@" << k << " " << fmt(x.precision) << "  MAP@" << k << " " << fmt(x.map) << "  NDCG@" << k << " "
+                      << fmt(x.ndcg) << "  AUC " << fmt(x.auc) << "  (" << x.users << " users)\n";
+            return nlohmann::json{{"precision", x.precision}, {"map", x.map}, {"ndcg", x.ndcg}, {"auc", x.auc}, {"users", x.users}};
+        };
+        j["k"] = k;
+        j["model"] = row("model     ", r);
+        j["popularity"] = row("popularity", p);
+    }
+    if (vm.count("json")) {
+        std::ofstream f(vm["json"].as<std::string>());
+        f << j.dump(2) << "\n";
+        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
+    }
+    return exit_ok;
+}
+
+// ---- recommend -----------------------------------------------------------------------------------
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error(path + ": cannot open for reading");
+    std::vector<std::string> out;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty()) out.push_back(line);
+    }
+    return out;
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+int run_recommend(const std::vector<std::string>& args) {
+    po::options_description d(
+        "als recommend: top-N items for users (their training items excluded) or, with --similar-to, the\n"
+        "items closest to an item by the cosine of their factors. Ids are those of the source file.\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("model,m", po::value<std::string>(), "model file")
+        ("users", po::value<std::string>(), "comma-separated user ids")
+        ("users-file", po::value<std::string>(), "file with one user id per line")
+        ("similar-to", po::value<std::string>(), "comma-separated item ids: similar items instead of recommendations")
+        ("n", po::value<int>()->default_value(10), "items per user (or per item)")
+        ("items-allowed", po::value<std::string>(), "file with one item id per line: recommend only these")
+        ("format", po::value<std::string>()->default_value("csv"), "csv | json")
+        ("output,o", po::value<std::string>(), "file to write (default: standard output)");
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"model"}, "recommend");
+    const std::string model_path = vm["model"].as<std::string>();
+    const std::string format = vm["format"].as<std::string>();
+    if (format != "csv" && format != "json") throw UsageError("--format must be csv or json");
+    const int n = vm["n"].as<int>();
+    if (n < 1) throw UsageError("--n must be >= 1");
+    const Model m = read_model(model_path);
+    struct Query {
+        std::string id;
+        std::vector<Scored> result;
+    };
+    std::vector<Query> queries;
+    const bool similar = vm.count("similar-to") > 0;
+    if (similar) {
+        for (const auto& id : split_list(vm["similar-to"].as<std::string>()))
+            queries.push_back({id, similar_items(m, find_id(m.item_ids, id, "item", model_path), n)});
+    } else {
+        std::vector<std::string> users;
+        if (vm.count("users")) users = split_list(vm["users"].as<std::string>());
+        if (vm.count("users-file")) {
+            const auto more = read_lines(vm["users-file"].as<std::string>());
+            users.insert(users.end(), more.begin(), more.end());
+        }
+        if (users.empty()) throw UsageError("--users, --users-file or --similar-to is required");
+        std::vector<char> allowed;
+        if (vm.count("items-allowed")) {
+            allowed.assign(std::size_t(m.items()), 0);
+            for (const auto& id : read_lines(vm["items-allowed"].as<std::string>()))
+                allowed[std::size_t(find_id(m.item_ids, id, "item", model_path))] = 1;
+        }
+        for (const auto& id : users)
+            queries.push_back({id, recommend(m, find_id(m.user_ids, id, "user", model_path), n, allowed.empty() ? nullptr : &allowed)});
+    }
+    std::ostringstream out;
+    const char* key = similar ? "item" : "user";
+    if (format == "csv") {
+        out << key << ",rank,item,score\n";
+        for (const auto& q : queries)
+            for (std::size_t r = 0; r < q.result.size(); ++r)
+                out << csv_field(q.id) << "," << r + 1 << "," << csv_field(m.item_ids[std::size_t(q.result[r].index)]) << ","
+                    << q.result[r].score << "\n";
+    } else {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& q : queries) {
+            nlohmann::json items = nlohmann::json::array();
+            for (const auto& s : q.result) items.push_back({{"item", m.item_ids[std::size_t(s.index)]}, {"score", s.score}});
+            j.push_back({{key, q.id}, {"items", items}});
+        }
+        out << j.dump(2) << "\n";
+    }
+    if (vm.count("output")) {
+        std::ofstream f(vm["output"].as<std::string>());
+        f << out.str();
+        if (!f) throw Error(vm["output"].as<std::string>() + ": cannot write");
+    } else {
+        std::cout << out.str();
+    }
+    return exit_ok;
+}
+
+// ---- generate ------------------------------------------------------------------------------------
+
+void add_generate_options(po::options_description& d) {
+    d.add_options()
+        ("shape", po::value<std::string>(), "ml20m (138,493 x 26,744, 20.0 M) | netflix (480,189 x 17,770, 100 M); --users etc. override")
+        ("users", po::value<std::int64_t>(), "users (default 1000)")
+        ("items", po::value<std::int64_t>(), "items (default 500)")
+        ("interactions", po::value<std::int64_t>(), "interactions wanted (default 20000; the result is close, printed)")
+        ("rank", po::value<int>()->default_value(16), "rank of the planted signal")
+        ("zipf", po::value<double>()->default_value(1.0), "item popularity exponent")
+        ("noise", po::value<double>()->default_value(0.3), "noise on the planted affinity of each draw")
+        ("feedback", po::value<std::string>()->default_value("implicit"), "implicit (counts) | explicit (1..5 stars)");
+}
+
+GenerateOptions generate_options_from(const po::variables_map& vm) {
+    GenerateOptions o;
+    if (vm.count("shape")) {
+        const std::string s = vm["shape"].as<std::string>();
+        if (s == "ml20m") o.users = 138493, o.items = 26744, o.interactions = 20000263;
+        else if (s == "netflix") o.users = 480189, o.items = 17770, o.interactions = 100480507;
+        else throw UsageError("--shape must be ml20m or netflix (got '" + s + "')");
+    }
+    if (vm.count("users")) o.users = vm["users"].as<std::int64_t>();
+    if (vm.count("items")) o.items = vm["items"].as<std::int64_t>();
+    if (vm.count("interactions")) o.interactions = vm["interactions"].as<std::int64_t>();
+    o.rank = vm["rank"].as<int>();
+    o.zipf = vm["zipf"].as<double>();
+    o.noise = vm["noise"].as<double>();
+    o.feedback = parse_feedback(vm["feedback"].as<std::string>());
+    return o;
+}
+
+int run_generate(const std::vector<std::string>& args) {
+    po::options_description d("als generate: a synthetic rating set -> HDF5 ratings file\n\nOptions");
+    d.add_options()("help,h", "this help")("output,o", po::value<std::string>(), "ratings file to write")
+        ("seed", po::value<std::string>(), "random seed (default: a fresh one, printed)")("force", "replace the output if it exists");
+    add_generate_options(d);
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    require(vm, {"output"}, "generate");
+    GenerateOptions o = generate_options_from(vm);
+    o.seed = seed_from(vm);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Ratings r = generate(o);
+    write_ratings(vm["output"].as<std::string>(), r, vm.count("force") > 0, {}, command_line_text("generate", args));
+    std::cout << "generated " << r.nnz() << " " << to_string(r.feedback) << " ratings, " << r.users() << " users x " << r.items()
+              << " items in " << fmt(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "%.1f")
+              << " s; wrote " << vm["output"].as<std::string>() << "\n";
+    return exit_ok;
+}
+
+// ---- bench ---------------------------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+int run_bench(const std::vector<std::string>& args) {
+    po::options_description d(
+        "als bench: implicit ALS on a synthetic set (or --input) split 80/20 per interaction, trained by ours on\n"
+        "each backend and, with --implicit-script, by `implicit` (CPU, and GPU when its CUDA extension and rmm\n"
+        "load) in a Python subprocess on the same files with the same k, lambda, alpha and iterations. Prints\n"
+        "seconds per iteration (median of iterations 2..N, wall clock; ours also split into build and solve),\n"
+        "speed-ups over `implicit` and P@10 of every model by the same evaluation code, and writes JSON and a\n"
+        "markdown table. Confidence: ours 1 + alpha r; `implicit` is given the same values (1 + alpha r as its\n"
+        "data, alpha 1) so that both fit the same objective.\n\nOptions");
+    d.add_options()("help,h", "this help")
+        ("input,i", po::value<std::string>(), "ratings file to use instead of generating one")
+        ("factors-list", po::value<std::string>()->default_value("64"), "comma-separated k values")
+        ("iterations", po::value<int>()->default_value(5), "iterations per fit")
+        ("lambda", po::value<float>()->default_value(0.01f), "regularisation")
+        ("alpha", po::value<float>()->default_value(1.f), "confidence 1 + alpha r")
+        ("backends", po::value<std::string>()->default_value("cuda,cpu"), "our backends to run (cuda is skipped without a GPU)")
+        ("layouts", po::value<std::string>()->default_value("column_major"), "GPU: comma-separated layouts to time (column_major, interleaved, chunked)")
+        ("cpu-max-interactions", po::value<std::int64_t>()->default_value(30000000), "skip CPU fits (ours and implicit's) above this many interactions")
+        ("implicit-script", po::value<std::string>(), "scripts/bench_implicit.py: run `implicit` beside ours")
+        ("python", po::value<std::string>()->default_value("python3"), "Python interpreter for the script")
+        ("work-dir", po::value<std::string>()->default_value("."), "where the generated files go")
+        ("json", po::value<std::string>(), "results JSON to write")
+        ("markdown", po::value<std::string>(), "results table (markdown) to write")
+        ("seed", po::value<std::string>(), "seed of the generator, split and initial factors (default: fresh, printed)");
+    add_generate_options(d);
+    if (wants_help(args)) return std::cout << d << "\n", exit_ok;
+    const auto vm = parse(args, d);
+    const std::uint64_t seed = seed_from(vm);
+    namespace fs = std::filesystem;
+    const fs::path work = vm["work-dir"].as<std::string>();
+    fs::create_directories(work);
+    const auto t0 = std::chrono::steady_clock::now();
+    Ratings all;
+    std::string data_name;
+    if (vm.count("input")) {
+        all = read_ratings(vm["input"].as<std::string>());
+        data_name = vm["input"].as<std::string>();
+    } else {
+        GenerateOptions g = generate_options_from(vm);
+        g.seed = seed;
+        all = generate(g);
+        data_name = vm.count("shape") ? vm["shape"].as<std::string>() : std::string("synthetic");
+    }
+    if (all.feedback != Feedback::implicit_counts) throw UsageError("bench runs implicit ALS: the ratings must be implicit");
+    SplitOptions so;
+    so.seed = seed + 1;
+    auto [train_set, test_set] = split(all, so);
+    const fs::path train_path = work / "bench_train.h5", test_path = work / "bench_test.h5";
+    write_ratings(train_path.string(), train_set, true, {}, command_line_text("bench", args));
+    write_ratings(test_path.string(), test_set, true, {}, command_line_text("bench", args));
+    std::cout << "data " << data_name << ": " << all.users() << " users x " << all.items() << " items, " << all.nnz()
+              << " interactions (train " << train_set.nnz() << ", test " << test_set.nnz() << "), prepared in "
+              << fmt(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "%.1f") << " s\n";
+
+    const int iterations = vm["iterations"].as<int>();
+    if (iterations < 2) throw UsageError("--iterations must be >= 2 (the first is a warm-up in the median)");
+    const float lambda = vm["lambda"].as<float>(), alpha = vm["alpha"].as<float>();
+    const bool cpu_ok = train_set.nnz() <= vm["cpu-max-interactions"].as<std::int64_t>();
+    nlohmann::json results = nlohmann::json::array();
+    std::vector<int> ks;
+    for (const auto& k : split_list(vm["factors-list"].as<std::string>())) ks.push_back(std::stoi(k));
+    std::vector<std::string> layouts = split_list(vm["layouts"].as<std::string>());
+    for (int k : ks) {
+        for (const auto& backend : split_list(vm["backends"].as<std::string>())) {
+            if (backend == "cuda" && !cuda_engine_available()) {
+                std::cout << "ours cuda: skipped: no GPU\n";
+                continue;
+            }
+            if (backend == "cpu" && !cpu_ok) {
+                std::cout << "ours cpu: skipped (more than --cpu-max-interactions)\n";
+                continue;
+            }
+            for (const auto& layout : backend == "cuda" ? layouts : std::vector<std::string>{"column_major"}) {
+                Hyper h;
+                h.feedback = Feedback::implicit_counts, h.factors = k, h.iterations = iterations, h.lambda = lambda, h.alpha = alpha;
+                h.seed = seed + 2;
+                TrainOptions o;
+                o.backend = backend, o.layout = parse_layout(layout), o.compute_loss = false, o.eval_every = 0;
+                std::vector<double> wall, build, solve;
+                auto last = std::chrono::steady_clock::now();
+                const auto start = last;
+                o.on_iteration = [&](const IterationLog& l) {
+                    const auto now = std::chrono::steady_clock::now();
+                    wall.push_back(std::chrono::duration<double>(now - last).count());
+                    last = now;
+                    build.push_back(l.build_s), solve.push_back(l.solve_s);
+                };
+                const Model m = train(train_set, h, o);
+                const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                double iter_sum = 0;
+                for (double w : wall) iter_sum += w;
+                std::vector<double> tail(wall.begin() + 1, wall.end()), tb(build.begin() + 1, build.end()), ts(solve.begin() + 1, solve.end());
+                const auto metrics = evaluate_ranking(m, test_set, 10);
+                nlohmann::json r{{"tool", "ours"}, {"backend", backend}, {"layout", layout}, {"device", m.device}, {"factors", k},
+                                 {"iterations", iterations}, {"seconds_per_iteration", median(tail)}, {"build_seconds", median(tb)},
+                                 {"solve_seconds", median(ts)}, {"iteration_seconds", wall}, {"setup_seconds", total - iter_sum},
+                                 {"p_at_10", metrics.precision}, {"map_at_10", metrics.map}, {"ndcg_at_10", metrics.ndcg}, {"auc", metrics.auc}};
+                std::cout << "ours " << backend << (backend == "cuda" ? " " + layout : "") << " k " << k << ": " << fmt(median(tail))
+                          << " s/iter (build " << fmt(median(tb)) << ", solve " << fmt(median(ts)) << "), setup " << fmt(total - iter_sum, "%.2f")
+                          << " s, P@10 " << fmt(metrics.precision) << std::endl;
+                results.push_back(r);
+            }
+        }
+        if (vm.count("implicit-script")) {
+            const fs::path out_json = work / ("implicit_k" + std::to_string(k) + ".json");
+            const fs::path factors = work / ("implicit_k" + std::to_string(k) + "_factors.h5");
+            std::ostringstream cmd;
+            cmd << vm["python"].as<std::string>() << " " << vm["implicit-script"].as<std::string>() << " --train " << train_path
+                << " --factors " << k << " --iterations " << iterations << " --lambda " << lambda << " --alpha " << alpha << " --seed "
+                << seed + 3 << " --json " << out_json << " --factors-out " << factors << (cpu_ok ? "" : " --no-cpu");
+            std::cout << "running: " << cmd.str() << std::endl;
+            const int status = std::system(cmd.str().c_str());
+            if (status != 0) {
+                std::cout << "implicit: the script failed (status " << status << "); its rows are left out\n";
+            } else {
+                std::ifstream in(out_json);
+                const nlohmann::json runs = nlohmann::json::parse(in);
+                for (auto r : runs) {
+                    // P@10 of implicit's factors by our evaluation code, on the same test set.
+                    if (r.value("factors_group", std::string()).size()) {
+                        batchsolve::io::h5::File f = batchsolve::io::h5::File::open(factors.string());
+                        const std::string g = r["factors_group"];
+                        Model im;
+                        im.hyper.factors = k, im.user_ids = train_set.user_ids, im.item_ids = train_set.item_ids;
+                        im.seen = train_set.by_user;
+                        im.user_factors = f.read_exact<float>(g + "/users", {std::uint64_t(train_set.users()), std::uint64_t(k)});
+                        im.item_factors = f.read_exact<float>(g + "/items", {std::uint64_t(train_set.items()), std::uint64_t(k)});
+                        const auto met = evaluate_ranking(im, test_set, 10);
+                        r["p_at_10"] = met.precision, r["map_at_10"] = met.map, r["ndcg_at_10"] = met.ndcg, r["auc"] = met.auc;
+                    }
+                    std::cout << "implicit " << r.value("backend", "?") << " k " << k << ": " << fmt(r.value("seconds_per_iteration", double(NAN)))
+                              << " s/iter, setup " << fmt(r.value("setup_seconds", double(NAN)), "%.2f") << " s, P@10 " << fmt(r.value("p_at_10", double(NAN)))
+                              << std::endl;
+                    results.push_back(r);
+                }
+            }
+        }
+    }
+    // The table: every row with its speed-up over implicit's GPU and CPU fits of the same k.
+    std::ostringstream md;
+    md << "| tool | backend | layout | k | s/iter | build s | solve s | setup s | vs implicit GPU | vs implicit CPU | P@10 | MAP@10 | NDCG@10 | AUC |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (auto& r : results) {
+        auto peer = [&](const char* backend) {
+            for (const auto& p : results)
+                if (p["tool"] == "implicit" && p["backend"] == backend && p["factors"] == r["factors"])
+                    return p.value("seconds_per_iteration", double(NAN));
+            return double(NAN);
+        };
+        const double s = r.value("seconds_per_iteration", double(NAN)), g = peer("gpu"), c = peer("cpu");
+        r["speedup_vs_implicit_gpu"] = g / s, r["speedup_vs_implicit_cpu"] = c / s;
+        auto num = [&](const char* key, const char* f) { return r.contains(key) && r[key].is_number() ? fmt(r[key].get<double>(), f) : std::string("-"); };
+        md << "| " << r.value("tool", "?") << " | " << r.value("backend", "?") << " (" << r.value("device", "?") << ") | " << r.value("layout", "-")
+           << " | " << r["factors"] << " | " << num("seconds_per_iteration", "%.4f") << " | " << num("build_seconds", "%.4f") << " | "
+           << num("solve_seconds", "%.4f") << " | " << num("setup_seconds", "%.2f") << " | "
+           << (std::isnan(g / s) ? std::string("-") : fmt(g / s, "%.2fx")) << " | " << (std::isnan(c / s) ? std::string("-") : fmt(c / s, "%.2fx"))
+           << " | " << num("p_at_10", "%.4f") << " | " << num("map_at_10", "%.4f") << " | " << num("ndcg_at_10", "%.4f") << " | " << num("auc", "%.4f") << " |\n";
+    }
+    std::cout << "\n" << md.str();
+    nlohmann::json doc{{"data", data_name}, {"users", all.users()}, {"items", all.items()}, {"interactions", all.nnz()},
+                       {"train_interactions", train_set.nnz()}, {"lambda", lambda}, {"alpha", alpha}, {"iterations", iterations},
+                       {"seed", seed}, {"results", results}};
+    if (vm.count("json")) {
+        std::ofstream f(vm["json"].as<std::string>());
+        f << doc.dump(2) << "\n";
+        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
+    }
+    if (vm.count("markdown")) {
+        std::ofstream f(vm["markdown"].as<std::string>());
+        f << md.str();
+        if (!f) throw Error(vm["markdown"].as<std::string>() + ": cannot write");
+    }
+    return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) return std::cerr << main_help, exit_usage;
+    const std::string command = args.front();
+    args.erase(args.begin());
+    try {
+        if (command == "--help" || command == "-h" || command == "help") return std::cout << main_help, exit_ok;
+        if (command == "import") return run_import(args);
+        if (command == "split") return run_split(args);
+        if (command == "train") return run_train(args);
+        if (command == "evaluate") return run_evaluate(args);
+        if (command == "recommend") return run_recommend(args);
+        if (command == "generate") return run_generate(args);
+        if (command == "bench") return run_bench(args);
+        std::cerr << "als: error: unknown command '" << command << "' (see als --help)\n";
+        return exit_usage;
+    } catch (const po::error& e) {
+        std::cerr << "als: error: " << e.what() << " (see 'als " << command << " --help')\n";
+        return exit_usage;
+    } catch (const UsageError& e) {
+        std::cerr << "als: error: " << e.what() << "\n";
+        return exit_usage;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "als: error: out of host memory\n";
+        return exit_error;
+    } catch (const std::exception& e) {
+        std::string what = e.what();
+        std::replace(what.begin(), what.end(), '\n', ' ');
+        std::cerr << "als: error: " << what << "\n";
+        return exit_error;
+    }
+}

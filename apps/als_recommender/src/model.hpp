@@ -1,0 +1,125 @@
+// ALS models: hyperparameters, training (explicit ALS-WR and implicit Hu-Koren-Volinsky), the
+// evaluation metrics with their baselines, recommendations, and the HDF5 model file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine.hpp"
+#include "ratings.hpp"
+
+namespace als {
+
+// Implicit confidence c = 1 + alpha * f(r): f(r) = r (none), log(1 + r / log_epsilon) (log), or the
+// BM25 weight of the entry (bm25, items as terms and users as documents, as `implicit` does).
+enum class Weighting { none, log, bm25 };
+Weighting parse_weighting(const std::string& text);
+const char* to_string(Weighting w);
+
+struct Hyper {
+    Feedback feedback = Feedback::implicit_counts;
+    int factors = 64;
+    int iterations = 15;
+    float lambda = 0.01f;
+    float alpha = 1.f;
+    Weighting weighting = Weighting::none;
+    float log_epsilon = 1.f;
+    float bm25_k1 = 100.f, bm25_b = 0.8f;  // `implicit`'s bm25_weight defaults
+    bool biases = false;                   // explicit only: user and item biases beside the global mean
+    std::uint64_t seed = 1;
+    float init_scale = 0.01f;              // initial factors uniform in [0, init_scale) (as `implicit`)
+};
+
+struct IterationLog {
+    int iteration = 0;
+    double build_s = 0, solve_s = 0;
+    double loss = 0;         // NaN where not computed
+    double test_metric = 0;  // RMSE (explicit) or P@10 (implicit) on the test set; NaN without one
+    std::int64_t failed = 0; // systems that were not positive definite
+};
+
+struct Model {
+    Hyper hyper;
+    float global_mean = 0;  // explicit with biases: subtracted before fitting
+    std::vector<std::string> user_ids, item_ids;
+    std::vector<float> user_factors, item_factors;  // rows x width(), bias in the last column with biases
+    Csr seen;                // training interactions by user (values unused): excluded from recommendations
+    float rating_min = 0, rating_max = 0;  // explicit: predictions are clamped to the training range
+    int iterations_done = 0;
+    std::vector<IterationLog> history;
+    std::string backend, device, command_line, train_provenance;
+
+    int width() const { return hyper.factors + (hyper.biases ? 1 : 0); }
+    std::int64_t users() const { return std::int64_t(user_ids.size()); }
+    std::int64_t items() const { return std::int64_t(item_ids.size()); }
+    float predict(std::int64_t user, std::int64_t item) const;  // explicit rating
+    float score(std::int64_t user, std::int64_t item) const;    // x_u . y_i (ranking score)
+};
+
+// ---- training ------------------------------------------------------------------------------------
+
+struct TrainOptions {
+    std::string backend = "auto";  // auto | cpu | cuda
+    SystemLayout layout = SystemLayout::column_major;
+    int chunk_size = 32;
+    std::uint64_t slice_bytes = 0;   // 0: the engine's default
+    bool compute_loss = true;
+    int eval_every = 1;              // test metric every N iterations (0: never; needs a test set)
+    // Called after each iteration (progress, printing); the log holds the iteration's numbers.
+    std::function<void(const IterationLog&)> on_iteration;
+};
+
+// Trains `hyper.iterations` iterations on `train`, starting from `resume` when it is given (its
+// factors, global mean, and iteration count; its ids must be those of `train`).
+Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test = nullptr,
+            const Model* resume = nullptr);
+
+// Objective of the current factors: implicit sum_all c (p - x.y)^2 + lambda (|X|^2 + |Y|^2), divided
+// by users * items; explicit sum_obs (r - prediction)^2 + lambda sum (n_u |x_u|^2 + n_i |y_i|^2), divided
+// by the number of ratings.
+double training_loss(const Model& model, const Ratings& train);
+
+// ---- evaluation ----------------------------------------------------------------------------------
+
+struct ExplicitMetrics {
+    double rmse = 0, mae = 0;
+    std::int64_t count = 0;
+};
+struct RankingMetrics {
+    double precision = 0, map = 0, ndcg = 0, auc = 0;
+    std::int64_t users = 0;  // users with at least one test item
+};
+
+ExplicitMetrics evaluate_explicit(const Model& model, const Ratings& test);
+// Top-k ranking metrics with the training items of each user excluded from the ranking, with the
+// definitions of implicit.evaluation.ranking_metrics_at_k for precision, MAP and NDCG (denominators
+// min(k, test items)); AUC is the full one: the chance that a test item outranks a random item that
+// is neither seen nor in the test set.
+RankingMetrics evaluate_ranking(const Model& model, const Ratings& test, int k);
+
+// Baselines: the global mean and damped user + item biases (explicit); item popularity (implicit).
+ExplicitMetrics baseline_global_mean(const Ratings& train, const Ratings& test);
+ExplicitMetrics baseline_biases(const Ratings& train, const Ratings& test, double damping = 10);
+RankingMetrics baseline_popularity(const Ratings& train, const Ratings& test, int k);
+
+// ---- recommendations -----------------------------------------------------------------------------
+
+struct Scored {
+    std::int64_t index;
+    float score;
+};
+// Top-n items for a user (index), seen items excluded, optionally only items with allowed[i] != 0.
+std::vector<Scored> recommend(const Model& model, std::int64_t user, int n, const std::vector<char>* allowed = nullptr);
+// The n items most similar to an item by the cosine of their factors (the item itself left out).
+std::vector<Scored> similar_items(const Model& model, std::int64_t item, int n);
+// Index of an original id, or an Error naming the id and the model file.
+std::int64_t find_id(const std::vector<std::string>& ids, const std::string& id, const char* side, const std::string& where);
+
+// ---- model file ----------------------------------------------------------------------------------
+
+void write_model(const std::string& path, const Model& model, bool force, const std::vector<std::string>& inputs);
+Model read_model(const std::string& path);
+
+}  // namespace als
