@@ -188,6 +188,8 @@ void add_correlation_options(po::options_description& desc) {
         ("search-radius", po::value<int>()->default_value(8), "FFT search: integer shifts up to this many voxels per axis")
         ("seed-stride", po::value<int>()->default_value(3), "seeded: every n-th grid point per axis is a seed")
         ("retries", po::value<int>()->default_value(2), "neighbour-seeded retries of points that failed")
+        ("min-zncc", po::value<double>()->default_value(0.9), "converged points below this ZNCC get status low_correlation (5)")
+        ("presmooth", po::value<double>()->default_value(0.0), "Gaussian pre-smoothing sigma of both volumes, voxels (reduces the sub-voxel bias)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda");
 }
 
@@ -202,6 +204,9 @@ CorrelationOptions correlation_options(const po::variables_map& vm) try {
     o.search_radius = vm["search-radius"].as<int>();
     o.seed_stride = vm["seed-stride"].as<int>();
     o.retry_passes = vm["retries"].as<int>();
+    o.min_zncc = vm["min-zncc"].as<double>();
+    o.presmooth_sigma = vm["presmooth"].as<double>();
+    if (!(o.min_zncc >= -1 && o.min_zncc <= 1)) throw UsageError("--min-zncc: must lie in [-1, 1]");
     if (o.seed_stride < 1) throw UsageError("--seed-stride: must be at least 1");
     if (o.retry_passes < 0) throw UsageError("--retries: must not be negative");
     return o;

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "batchsolve_io/progress.hpp"
+#include "generate.hpp"
 
 namespace dvc {
 
@@ -180,7 +181,7 @@ namespace {
 
 bool retry_worthy(std::int8_t s) {
     return s == std::int8_t(PointStatus::iteration_limit) || s == std::int8_t(PointStatus::diverged) ||
-           s == std::int8_t(PointStatus::outside_volume);
+           s == std::int8_t(PointStatus::outside_volume) || s == std::int8_t(PointStatus::low_correlation);
 }
 
 // Parameters of point `to` extrapolated from the converged affine map of point `from`.
@@ -192,9 +193,18 @@ void extrapolate(const double* from_params, const Point3& from, const Point3& to
 
 }  // namespace
 
-CorrelationResult correlate(const Volume& ref, const Volume& def, const CorrelationOptions& o, batchsolve::Context& ctx) {
+CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const CorrelationOptions& o, batchsolve::Context& ctx) {
     const auto start = Clock::now();
-    check_icgn_inputs(ref, def, o.icgn);
+    check_icgn_inputs(ref_in, def_in, o.icgn);
+    if (o.presmooth_sigma < 0 || o.presmooth_sigma > 10) throw Error("--presmooth: must lie in [0, 10] voxels");
+    Volume ref_smooth, def_smooth;
+    if (o.presmooth_sigma > 0) {
+        ref_smooth = ref_in, def_smooth = def_in;
+        gaussian_smooth(ref_smooth, o.presmooth_sigma);
+        gaussian_smooth(def_smooth, o.presmooth_sigma);
+    }
+    const Volume& ref = o.presmooth_sigma > 0 ? ref_smooth : ref_in;
+    const Volume& def = o.presmooth_sigma > 0 ? def_smooth : def_in;
     CorrelationResult r;
     r.grid = make_point_grid(ref.dims, o);
     const std::int64_t count = std::int64_t(r.grid.centres.size());
@@ -226,6 +236,9 @@ CorrelationResult correlate(const Volume& ref, const Volume& def, const Correlat
         std::vector<std::int32_t> iterations;
         std::vector<std::int8_t> status;
         engine->run(centres, params, zncc, iterations, status, r.icgn);
+        for (std::size_t i = 0; i < points.size(); ++i)
+            if (status[i] == std::int8_t(PointStatus::converged) && !(zncc[i] >= o.min_zncc))
+                status[i] = std::int8_t(PointStatus::low_correlation);
         for (std::size_t i = 0; i < points.size(); ++i) {
             const std::int64_t k = points[i];
             if (only_improve && status[i] != std::int8_t(PointStatus::converged)) continue;

@@ -30,6 +30,11 @@ struct CorrelationOptions {
     int search_radius = 8;     // FFT search: integer shifts up to +-radius per axis
     int seed_stride = 3;       // seeded: every seed_stride-th grid point per axis is a seed
     int retry_passes = 2;      // neighbour-seeded retries of failed points
+    double min_zncc = 0.9;     // converged points below this ZNCC get status low_correlation
+    // Gaussian pre-smoothing of both volumes (voxels; 0: none). It damps the high frequencies
+    // that the cubic interpolant reproduces worst, the main source of the sub-voxel bias (the
+    // S-curve), and some noise (Pan et al. 2013, Gaussian pre-filtering for DIC).
+    double presmooth_sigma = 0.0;
     // Region of interest (voxels, z, y, x; hi exclusive; hi <= 0 means the volume's end): point
     // subsets lie inside it.
     std::array<std::int64_t, 3> region_lo{0, 0, 0}, region_hi{0, 0, 0};

@@ -16,8 +16,6 @@ SpeckleKind parse_speckle_kind(const std::string& text) {
     throw Error("--speckle: '" + text + "' is not one of noise, blobs");
 }
 
-namespace {
-
 void gaussian_smooth(Volume& v, double sigma) {
     if (sigma <= 0) return;
     const int radius = int(std::ceil(3 * sigma));
@@ -49,6 +47,8 @@ void gaussian_smooth(Volume& v, double sigma) {
         }
     }
 }
+
+namespace {
 
 void normalise(Volume& v, double mean, double contrast) {
     double s = 0, ss = 0;

@@ -24,6 +24,9 @@ struct SpeckleOptions {
 };
 Volume make_speckle(const SpeckleOptions& options);
 
+// Separable Gaussian filter in place (radius 3 sigma, mirrored borders); sigma <= 0 leaves v as is.
+void gaussian_smooth(Volume& v, double sigma);
+
 // u(X) = t + L (X - c) + a * (sin(2 pi X_x / w), sin(2 pi X_z / w), sin(2 pi X_y / w)) for a
 // reference point X (z, y, x): a translation, a homogeneous gradient L (strain, rotation), and a
 // sinusoid of amplitude a and wavelength w. All in voxels.

@@ -26,10 +26,11 @@ enum class PointStatus : std::int8_t {
     diverged = 2,         // non-finite step, displacement or gradient beyond the plausible, flat deformed subset
     flat_subset = 3,      // reference subset without texture: Hessian not positive definite (potrf info) or no contrast
     outside_volume = 4,   // the warped subset (or the reference subset) leaves the volume
-    not_run = 5,          // not correlated (only seen in intermediate results)
+    low_correlation = 5,  // converged, but ZNCC below the acceptance threshold (a crack, a bad match)
+    not_run = 6,          // not correlated (only seen in intermediate results)
 };
 const char* to_string(PointStatus s);
-constexpr int kPointStatusCount = 6;
+constexpr int kPointStatusCount = 7;
 
 // Parameter vector p of a point (12 values): p[0..2] the translation t of the subset centre
 // (z, y, x), p[3 + 3 i + j] = G_ij = du_i/dx_j (i, j in z, y, x), the displacement gradient. A

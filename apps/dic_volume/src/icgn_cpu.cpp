@@ -21,6 +21,7 @@ const char* to_string(PointStatus s) {
     case PointStatus::diverged: return "diverged";
     case PointStatus::flat_subset: return "flat_subset";
     case PointStatus::outside_volume: return "outside_volume";
+    case PointStatus::low_correlation: return "low_correlation";
     case PointStatus::not_run: return "not_run";
     }
     return "?";

@@ -91,7 +91,7 @@ void write_results_h5(const std::string& path, bool force, const std::vector<std
     f.write("/points/status", status.data(), {n});
     f.write("/points/initial_shift", r.initial_shift.data(), {n, 3});
     f.write("/points/pass", pass.data(), {n});
-    f.set_attribute("/points/status", "codes", "0 converged, 1 iteration_limit, 2 diverged, 3 flat_subset, 4 outside_volume, 5 not_run");
+    f.set_attribute("/points/status", "codes", "0 converged, 1 iteration_limit, 2 diverged, 3 flat_subset, 4 outside_volume, 5 low_correlation");
     f.set_attribute("/points/parameters", "order", "t_z t_y t_x G_zz G_zy G_zx G_yz G_yy G_yx G_xz G_xy G_xx (G_ij = du_i/dx_j)");
     f.create_group("/grid");
     f.set_attribute("/grid", "shape", std::vector<double>{double(r.grid.grid_shape[0]), double(r.grid.grid_shape[1]), double(r.grid.grid_shape[2])});
