@@ -278,6 +278,10 @@ BatchFileInfo check_batch(const Reader& r) {
         r.fail("/A", "non-square matrices: shape " + shape_text(da) + " is (count, n, m) with n != m");
     info.count = int(da[0]);
     info.n = int(da[1]);
+    // Each extent fits an int, their product need not fit 64 bits: refused here, before any reader
+    // sizes a buffer by it.
+    if (!checked_product(da))
+        r.fail("/A", "shape " + shape_text(da) + " has more elements than 2^64: refused");
 
     Handle b = r.open_dataset("/B", 3, "(count, nrhs, n)", &db);
     r.check_dtype(b.get(), "/B", info.precision);
@@ -288,6 +292,8 @@ BatchFileInfo check_batch(const Reader& r) {
         r.fail("/B", "shape " + shape_text(db) + " is (count, nrhs, n) but n = " + std::to_string(db[2]) +
                          " does not match /A's n = " + std::to_string(da[1]));
     info.nrhs = int(db[1]);
+    if (!checked_product(db))
+        r.fail("/B", "shape " + shape_text(db) + " has more elements than 2^64: refused");
 
     info.has_x_true = r.has_dataset("/X_true");
     if (info.has_x_true) {

@@ -18,7 +18,9 @@
 #include <boost/program_options.hpp>
 
 #include "batchsolve/batchsolve.hpp"
+#include "batchsolve/checked_size.hpp"
 #include "batchsolve_io/batch_file.hpp"
+#include "batchsolve_io/hdf5.hpp"
 
 namespace po = boost::program_options;
 using namespace batchsolve;
@@ -62,8 +64,11 @@ const char* const main_help =
     "  1  solve finished and wrote its output, but some matrices failed (info != 0), info differs from\n"
     "     the file's /expected_info, or a backward error exceeds 30\n"
     "  2  usage error (unknown command or option, bad option value)\n"
-    "  3  file error (missing, unreadable or malformed input; output not writable)\n"
+    "  3  file error (missing, unreadable or malformed input; output not writable, existing without\n"
+    "     --force, the input itself, a device or read-only)\n"
     "  4  backend or solver error (e.g. --backend cuda without a CUDA build or device, out of memory)\n"
+    "Outputs: an existing output file is replaced only with --force (atomically, keeping its\n"
+    "permissions); an output that is the input, a device, a directory or read-only is refused.\n"
     "Errors are one line on stderr: 'bsolve: error: <file>: <dataset>: <reason>' for files.\n";
 
 std::string sci(double v, int digits = 3) {
@@ -139,15 +144,18 @@ std::uint64_t parse_seed(const std::string& text) {
     return v;
 }
 
-// Every option check that does not need the file happens before the output path is touched.
-void check_output_directory(const std::string& path) {
+// Every option check that does not need the file happens before the output path is touched; the
+// output rules (data/README.md) are applied here, before any lengthy work, and again on writing.
+void check_output_target(const std::string& path, const io::OutputOptions& rules) {
     namespace fs = std::filesystem;
+    io::check_output(path, rules);  // what the target is comes first: "/dev/null is a device", not "/dev is not writable"
     const fs::path dir = fs::path(path).parent_path();
     const fs::path d = dir.empty() ? fs::path(".") : dir;
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) throw io::FileError(path, "/", "the directory '" + d.string() + "' does not exist");
     if (::access(d.c_str(), W_OK) != 0) throw io::FileError(path, "/", "the directory '" + d.string() + "' is not writable");
-    if (fs::is_directory(path, ec)) throw io::FileError(path, "/", "is a directory");
+}
+
+io::Existing existing_rule(const po::variables_map& vm) {
+    return vm["force"].as<bool>() ? io::Existing::replace : io::Existing::refuse;
 }
 
 // ---- generate --------------------------------------------------------------------------------------
@@ -160,7 +168,26 @@ struct GenerateOptions {
     std::uint64_t seed = 0;
     Uplo uplo = Uplo::lower;
     std::vector<BadSpec> bad_indefinite, bad_nan;
+    io::OutputOptions rules;
 };
+
+// Host memory generate needs at its peak: A, B and X_true, the HDF5 image built in memory and its
+// copy written out (each about the size of the data), and room for OpenBLAS's buffers and threads.
+constexpr std::uint64_t blas_headroom_bytes = std::uint64_t(256) << 20;
+
+void require_generate_memory(const GenerateOptions& o) {
+    const std::size_t element = o.precision == Precision::s ? 4 : o.precision == Precision::z ? 16 : 8;
+    const auto a = checked_product({std::uint64_t(o.count), std::uint64_t(o.n), std::uint64_t(o.n), element});
+    const auto b = checked_product({std::uint64_t(o.count), std::uint64_t(o.n), std::uint64_t(o.nrhs), element});
+    std::optional<std::uint64_t> data = a && b ? checked_add(*a, checked_mul(*b, 2).value_or(UINT64_MAX)) : std::nullopt;
+    std::optional<std::uint64_t> peak = data ? checked_mul(*data, 3) : std::nullopt;
+    if (peak) peak = checked_add(*peak, blas_headroom_bytes);
+    const std::string what = "generate: a batch of " + std::to_string(o.count) + " matrices of order " +
+                             std::to_string(o.n) + " with " + std::to_string(o.nrhs) + " right-hand sides (precision " +
+                             precision_letter(o.precision) + ")";
+    if (!peak) throw Error(what + " has more than 2^64 bytes: refused");
+    require_host_memory(*peak, what);
+}
 
 template <class T>
 void generate_batch(const GenerateOptions& o) {
@@ -187,7 +214,7 @@ void generate_batch(const GenerateOptions& o) {
     p.generator.name = "bsolve generate " BSOLVE_VERSION;
     p.generator.cond = o.cond;
     p.generator.seed = o.seed;
-    io::write_batch(o.output, p);
+    io::write_batch(o.output, p, o.rules);
 }
 
 int run_generate(const std::vector<std::string>& args) {
@@ -198,7 +225,8 @@ int run_generate(const std::vector<std::string>& args) {
     // clang-format off
     desc.add_options()
         ("help,h", "print this help")
-        ("output,o", po::value<std::string>(), "batch file to write (replaced atomically if it exists)")
+        ("output,o", po::value<std::string>(), "batch file to write (an existing one only with --force)")
+        ("force", po::bool_switch(), "replace an existing output file (atomically, keeping its permissions)")
         ("n", po::value<int>(), "order of each matrix (>= 0)")
         ("count", po::value<int>(), "number of matrices (>= 0)")
         ("nrhs", po::value<int>()->default_value(1), "right-hand sides per matrix (>= 0)")
@@ -243,7 +271,9 @@ int run_generate(const std::vector<std::string>& args) {
                               : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
     o.bad_indefinite = parse_bad_list(vm["bad-indefinite"].as<std::string>(), "bad-indefinite", o.n, o.count);
     o.bad_nan = parse_bad_list(vm["bad-nan"].as<std::string>(), "bad-nan", o.n, o.count);
-    check_output_directory(o.output);
+    o.rules.existing = existing_rule(vm);
+    check_output_target(o.output, o.rules);
+    require_generate_memory(o);
 
     switch (o.precision) {
         case Precision::s: generate_batch<float>(o); break;
@@ -309,6 +339,19 @@ int run_inspect(const std::vector<std::string>& args) {
     }
     require_options(vm, {"input"}, "inspect");
     const std::string path = vm["input"].as<std::string>();
+    // Read once in a child process: a crash or hang of HDF5 on a crafted file is reported, not suffered.
+    io::h5::probe_in_child(path, [&] {
+        if (io::file_format(path) == io::solution_format) {
+            switch (io::file_precision(path)) {
+                case Precision::s: io::read_solution<float>(path); break;
+                case Precision::d: io::read_solution<double>(path); break;
+                case Precision::c: io::read_solution<std::complex<float>>(path); break;
+                case Precision::z: io::read_solution<std::complex<double>>(path); break;
+            }
+        } else {
+            io::inspect_batch(path);
+        }
+    });
     if (io::file_format(path) == io::solution_format) {
         switch (io::file_precision(path)) {
             case Precision::s: print_solution(path, io::read_solution<float>(path)); break;
@@ -343,6 +386,7 @@ struct SolveOptions {
     int chunk = 32;
     bool save_factor = false;
     bool warmup = true;
+    io::OutputOptions rules;
 };
 
 // Where a batch lives on the backend while it is solved: the packed column-major copy, plus the
@@ -515,7 +559,7 @@ int solve_batch(io::BatchProblem<T>& p, const SolveOptions& o) {
     s.record.time_s = solve_s;
     s.record.max_backward_error = max_berr;
     if (!p.x_true.empty()) s.record.max_forward_error = max_ferr;
-    io::write_solution(o.output, s);
+    io::write_solution(o.output, s, o.rules);
 
     // potrf n^3/3 plus potrs 2 n^2 per right-hand side; complex arithmetic costs four times as much.
     const double flops = (is_complex_v<T> ? 4.0 : 1.0) * count *
@@ -566,7 +610,8 @@ int run_solve(const std::vector<std::string>& args) {
     desc.add_options()
         ("help,h", "print this help")
         ("input,i", po::value<std::string>(), "batch file to solve")
-        ("output,o", po::value<std::string>(), "solution file to write (replaced atomically; never left half-written)")
+        ("output,o", po::value<std::string>(), "solution file to write (never the input; never left half-written)")
+        ("force", po::bool_switch(), "replace an existing output file (atomically, keeping its permissions)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda (auto: cuda when built and a GPU is present)")
         ("device", po::value<int>()->default_value(0), "CUDA device number")
         ("layout", po::value<std::string>()->default_value("column_major"),
@@ -603,7 +648,11 @@ int run_solve(const std::vector<std::string>& args) {
     o.save_factor = vm["save-factor"].as<bool>();
     o.warmup = !vm["no-warmup"].as<bool>();
 
-    check_output_directory(o.output);
+    o.rules.existing = existing_rule(vm);
+    o.rules.inputs = {o.input};
+    check_output_target(o.output, o.rules);
+    // Read once in a child process: a crash or hang of HDF5 on a crafted file is reported, not suffered.
+    io::h5::probe_in_child(o.input, [&] { io::read_any_batch(o.input); });
     io::AnyBatchProblem problem = io::read_any_batch(o.input);
     return std::visit([&](auto& p) { return solve_batch(p, o); }, problem);
 }

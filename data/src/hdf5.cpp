@@ -2,6 +2,16 @@
 // (checked target, temporary renamed over it on commit); lossless type conversions only.
 #include "batchsolve_io/hdf5.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -20,6 +30,105 @@ std::uint64_t available_host_bytes() { return batchsolve::available_host_bytes()
 
 std::string shape_text(const Shape& shape) {
     return detail::shape_text(std::vector<hsize_t>(shape.begin(), shape.end()));
+}
+
+namespace {
+
+// Writes all of `text` to fd (the child's report to its parent); errors are ignored: the parent
+// then sees a failure without a message.
+void write_all(int fd, const std::string& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        done += std::size_t(w);
+    }
+}
+
+// "SIGSEGV", or "signal 11" where the C library has no name for it.
+std::string signal_name(int signal) {
+    const char* abbrev = sigabbrev_np(signal);
+    return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+[[noreturn]] void run_probe_child(int report_fd, const std::string& path, const std::function<void()>& read) {
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // a crash here is the expected outcome of a bad file
+    int status = 0;
+    std::string report;
+    try {
+        read();
+    } catch (const FileError& e) {
+        status = 3, report = e.file() + '\0' + e.dataset() + '\0' + e.reason();
+    } catch (const std::exception& e) {
+        status = 4, report = path + '\0' + "/" + '\0' + detail::one_line(e.what());
+    } catch (...) {
+        status = 4, report = path + '\0' + "/" + '\0' + "reading it threw an unknown exception";
+    }
+    write_all(report_fd, report);
+    ::_exit(status);
+}
+
+}  // namespace
+
+void probe_in_child(const std::string& path, const std::function<void()>& read, double timeout_s) {
+    if (timeout_s <= 0) timeout_s = 60 + double(detail::file_bytes_on_disk(path)) / 50e6;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw FileError(path, "/", std::string("cannot create a pipe to check the file: ") + std::strerror(errno));
+    std::fflush(nullptr);  // nothing buffered is written twice
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int err = errno;
+        ::close(fds[0]), ::close(fds[1]);
+        throw FileError(path, "/", std::string("cannot start a process to check the file: ") + std::strerror(err));
+    }
+    if (pid == 0) {
+        ::close(fds[0]);
+        run_probe_child(fds[1], path, read);
+    }
+    ::close(fds[1]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    std::string report;
+    bool timed_out = false;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int ready = ::poll(&p, 1, int(std::min<long long>(left.count(), 1000)));
+        if (ready < 0 && errno != EINTR) break;
+        if (ready <= 0) continue;
+        char buffer[4096];
+        const ssize_t got = ::read(fds[0], buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;  // the child closed its end: it has finished
+        report.append(buffer, std::size_t(got));
+    }
+    ::close(fds[0]);
+    if (timed_out) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.0f", timeout_s);
+    if (timed_out)
+        throw FileError(path, "/", std::string("reading it did not finish in ") + seconds +
+                                       " s: the HDF5 library is stuck on a corrupt or crafted file (or the file is "
+                                       "unusually slow to read)");
+    if (WIFSIGNALED(status))
+        throw FileError(path, "/", "the HDF5 library crashed (" + signal_name(WTERMSIG(status)) +
+                                       ") reading it: a corrupt or crafted file");
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code == 0) return;
+    const std::size_t first = report.find('\0'), second = first == std::string::npos ? first : report.find('\0', first + 1);
+    if ((code == 3 || code == 4) && second != std::string::npos)
+        throw FileError(report.substr(0, first), report.substr(first + 1, second - first - 1), report.substr(second + 1));
+    throw FileError(path, "/", "the HDF5 library failed reading it (the checking process ended with status " +
+                                   std::to_string(code) + "): a corrupt or crafted file");
 }
 
 namespace {

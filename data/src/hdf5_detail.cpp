@@ -266,6 +266,11 @@ OutputFile::OutputFile(std::string target, std::size_t expected_bytes, OutputOpt
     if (!file_.valid()) fail("/", "cannot create the file in memory: " + hdf5_message());
 }
 
+void OutputFile::check_only(const std::string& target, const OutputOptions& rules) {
+    OutputFile probe(target, rules, NoFile{});
+    probe.check_target();
+}
+
 OutputFile::~OutputFile() {
     file_.reset();
     if (temp_created_ && !committed_) ::unlink(temp_.c_str());
@@ -375,4 +380,9 @@ void OutputFile::write_temporary(const std::vector<char>& image) {
 }
 
 }  // namespace detail
+
+void check_output(const std::string& path, const OutputOptions& options) {
+    detail::OutputFile::check_only(path, options);
+}
+
 }  // namespace batchsolve::io

@@ -130,8 +130,13 @@ public:
     [[noreturn]] void fail(const std::string& object, const std::string& reason) const;
     void commit();
 
+    // The checks of the constructor alone, without creating anything (io::check_output).
+    static void check_only(const std::string& target, const OutputOptions& rules);
+
 private:
-    // Refuses the target by the rules; fills existing_ (and its status) when it exists.
+    struct NoFile {};
+    OutputFile(std::string target, OutputOptions rules, NoFile) : target_(std::move(target)), rules_(std::move(rules)) {}
+    // Refuses the target by the rules; fills target_exists_ (and its status) when it exists.
     void check_target();
     void write_temporary(const std::vector<char>& image);
 

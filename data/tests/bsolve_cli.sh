@@ -103,9 +103,9 @@ generate_solve_cpu)
 precisions_and_layouts)
   for p in s d c z; do
     for uplo in lower upper; do
-      run 0 generate --output b_$p.h5 --n 9 --count 37 --nrhs 3 --precision $p --uplo $uplo --cond 1e2 || continue
+      run 0 generate --output b_$p.h5 --n 9 --count 37 --nrhs 3 --precision $p --uplo $uplo --cond 1e2 --force || continue
       for layout in column_major pointer_array interleaved chunked; do
-        run 0 solve --input b_$p.h5 --output x_$p.h5 --backend cpu --layout $layout --chunk 8 --save-factor
+        run 0 solve --input b_$p.h5 --output x_$p.h5 --backend cpu --layout $layout --chunk 8 --save-factor --force
         contains out.txt "precision $p, uplo $uplo, layout $layout"
         contains out.txt "failed       0 of 37 matrices"
         contains out.txt "(ok, threshold 30)"
@@ -115,7 +115,7 @@ precisions_and_layouts)
   # Empty batches are valid: n = 0 and count = 0.
   run 0 generate --output empty_n.h5 --n 0 --count 5 && run 0 solve --input empty_n.h5 --output xe.h5 --backend cpu
   contains out.txt "failed       0 of 5 matrices"
-  run 0 generate --output empty_k.h5 --n 6 --count 0 && run 0 solve --input empty_k.h5 --output xe.h5 --backend cpu
+  run 0 generate --output empty_k.h5 --n 6 --count 0 && run 0 solve --input empty_k.h5 --output xe.h5 --backend cpu --force
   ;;
 
 bad_matrices)
@@ -129,7 +129,7 @@ bad_matrices)
   [[ -s x.h5 ]] || fail "x.h5 must be written even when some matrices failed"
   run 0 inspect x.h5 && contains out.txt "failed 4 of 64: matrix 3 info 7, matrix 17 info 6, matrix 42 info 1, matrix 50 info 7"
   for layout in interleaved chunked; do
-    run 1 solve --input bad.h5 --output x.h5 --backend cpu --layout $layout --chunk 5
+    run 1 solve --input bad.h5 --output x.h5 --backend cpu --layout $layout --chunk 5 --force
     contains out.txt "matrix 3 info 7, matrix 17 info 6, matrix 42 info 1, matrix 50 info 7"
   done
   ;;
@@ -146,7 +146,7 @@ bad_input_leaves_nothing)
   # A failed solve leaves an existing output file exactly as it was.
   "$bsolve" solve --input good.h5 --output keep.h5 --backend cpu >/dev/null || fail "cannot solve good.h5"
   before=$(cksum <keep.h5)
-  run 3 solve --input truncated.h5 --output keep.h5 --backend cpu
+  run 3 solve --input truncated.h5 --output keep.h5 --backend cpu --force
   [[ $(cksum <keep.h5) == "$before" ]] || fail "keep.h5 changed after a failed solve"
   compgen -G "*.tmp-*" >/dev/null && fail "a temporary file was left: $(compgen -G '*.tmp-*')"
   run 3 inspect truncated.h5 && one_error_line "bsolve: error: truncated.h5: /: "
@@ -158,6 +158,67 @@ unwritable_output)
   run 3 generate --output no/such/dir/b.h5 --n 4 --count 5 && one_error_line "bsolve: error: no/such/dir/b.h5: /: "
   mkdir -p adir
   run 3 solve --input good.h5 --output adir --backend cpu && one_error_line "bsolve: error: adir: /: "
+  ;;
+
+output_safety)
+  # Issue 22: outputs never destroy what they should not.
+  run 0 generate --output in.h5 --n 4 --count 5 || fail "cannot generate in.h5"
+  before=$(cksum <in.h5)
+  run 3 generate --output in.h5 --n 4 --count 5 && one_error_line "bsolve: error: in.h5: /: exists; pass --force to replace it"
+  run 0 solve --input in.h5 --output x.h5 --backend cpu
+  run 3 solve --input in.h5 --output x.h5 --backend cpu && contains err.txt "x.h5: /: exists; pass --force"
+  run 0 solve --input in.h5 --output x.h5 --backend cpu --force
+  # The input itself, by name, through a hard link and through a symbolic link: refused even with --force.
+  ln in.h5 hard.h5 && ln -s in.h5 soft.h5
+  for out in in.h5 ./in.h5 hard.h5 soft.h5; do
+    run 3 solve --input in.h5 --output $out --backend cpu --force && contains err.txt "is the input file 'in.h5'"
+  done
+  [[ $(cksum <in.h5) == "$before" ]] || fail "the input changed"
+  [[ -L soft.h5 ]] || fail "soft.h5 is no longer a symbolic link"
+  # Devices, FIFOs and directories are never replaced.
+  mkfifo fifo.h5
+  for out in /dev/null /dev/full fifo.h5; do
+    [[ -e $out ]] || continue
+    kind=$(stat -c %F "$out")
+    run 3 solve --input in.h5 --output $out --backend cpu --force && contains err.txt "not a regular file: refused"
+    [[ $(stat -c %F "$out") == "$kind" ]] || fail "$out is no longer a $kind"
+  done
+  run 3 generate --output /dev/null --n 4 --count 5 --force && contains err.txt "/dev/null: /: is a character device"
+  # A read-only target is refused and kept; a replaced file keeps its permissions.
+  chmod 0444 x.h5
+  run 3 solve --input in.h5 --output x.h5 --backend cpu --force && contains err.txt "is read-only (mode 0444)"
+  [[ $(stat -c %a x.h5) == 444 ]] || fail "x.h5's mode changed to $(stat -c %a x.h5)"
+  chmod 0640 x.h5
+  run 0 solve --input in.h5 --output x.h5 --backend cpu --force
+  [[ $(stat -c %a x.h5) == 640 ]] || fail "the replaced x.h5 has mode $(stat -c %a x.h5), expected 640"
+  compgen -G "*.tmp-*" >/dev/null && fail "a temporary file was left: $(compgen -G '*.tmp-*')"
+  # The same rules for an unprivileged user (root bypasses permission bits, not these checks).
+  if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    chmod 0777 . && chmod 0644 in.h5 && cp x.h5 theirs.h5 && chmod 0444 theirs.h5 && chown nobody theirs.h5
+    as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$bsolve" "$@" >out.txt 2>err.txt </dev/null; }
+    as_nobody solve --input in.h5 --output /dev/null --backend cpu --force
+    [[ $? == 3 ]] && contains err.txt "not a regular file" || fail "nobody: /dev/null not refused"
+    as_nobody solve --input in.h5 --output theirs.h5 --backend cpu --force
+    [[ $? == 3 ]] && contains err.txt "is read-only" || fail "nobody: read-only theirs.h5 not refused"
+    as_nobody solve --input in.h5 --output mine.h5 --backend cpu
+    [[ $? == 0 ]] || fail "nobody could not write mine.h5: $(cat err.txt)"
+    [[ $(stat -c %U mine.h5) == nobody ]] || fail "mine.h5 is owned by $(stat -c %U mine.h5)"
+  else
+    echo "skipped: the unprivileged part needs root, setpriv and the user nobody"
+  fi
+  ;;
+
+huge_sizes)
+  # Issue 22, defect 4: sizes are checked before anything is allocated, in words.
+  run 4 generate --output h.h5 --n 1048576 --count 16777216 && contains err.txt "has more than 2^64 bytes: refused"
+  run 4 generate --output h.h5 --n 30000 --count 1000 && contains err.txt "needs 19.6 TiB, "
+  contains err.txt " available"
+  no_leftovers h.h5
+  # Defect 5: under ulimit -v the check counts the address-space limit (no endless OpenBLAS retries).
+  (ulimit -v 1500000 && timeout 120 "$bsolve" generate --output v.h5 --n 1000 --count 130 >out.txt 2>err.txt)
+  rc=$?
+  [[ $rc == 4 ]] && contains err.txt "available" || fail "generate under ulimit -v exited $rc: $(cat err.txt)"
+  no_leftovers v.h5
   ;;
 
 *)

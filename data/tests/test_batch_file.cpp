@@ -353,6 +353,7 @@ public:
         EXPECT_GE(file_, 0) << "cannot open " << path;
     }
     ~Hdf5Edit() { H5Fclose(file_); }
+    hid_t file() const { return file_; }
     Hdf5Edit(const Hdf5Edit&) = delete;
     Hdf5Edit& operator=(const Hdf5Edit&) = delete;
 
@@ -368,6 +369,19 @@ public:
         const hid_t d = H5Dcreate2(file_, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         EXPECT_GE(d, 0);
         H5Dclose(d);
+        H5Sclose(space);
+    }
+    // Like dataset(), chunked (1, 1, ...) so that any shape can be declared without storage behind it.
+    void chunked_dataset(const char* name, hid_t type, std::vector<hsize_t> dims) {
+        remove(name);
+        const hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        const std::vector<hsize_t> chunk(dims.size(), 1);
+        H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+        const hid_t d = H5Dcreate2(file_, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        EXPECT_GE(d, 0);
+        H5Dclose(d);
+        H5Pclose(dcpl);
         H5Sclose(space);
     }
     void group(const char* name) {
@@ -600,4 +614,59 @@ TEST_F(MalformedFile, ExpectedInfoOfWrongType) {
 TEST_F(MalformedFile, ExpectedInfoOfWrongLength) {
     Hdf5Edit(bad_).dataset("/expected_info", H5T_STD_I32LE, {3});
     expect_refused("/expected_info", "does not match /A's count 4");
+}
+
+// ---- issue 22: sizes checked, never wrapped ------------------------------------------------------------
+
+// Defect 1: a 6 KB file declaring (313248009, 999942535, 999942535) loaded 48 MB and posv read past it.
+TEST_F(MalformedFile, ShapeWhoseElementCountWrapsIsRefused) {
+    {
+        Hdf5Edit edit(bad_);
+        edit.chunked_dataset("/A", H5T_IEEE_F64LE, {313248009, 999942535, 999942535});
+        edit.chunked_dataset("/B", H5T_IEEE_F64LE, {313248009, 2, 999942535});
+        edit.remove("/X_true");
+        edit.remove("/expected_info");
+    }
+    expect_refused("/A", "(313248009, 999942535, 999942535) has more elements than 2^64");
+}
+
+// ... and when the count wrapped to exactly 0 the message was "'a.data': non-null".
+TEST_F(MalformedFile, ShapeWhoseElementCountWrapsToZeroIsRefused) {
+    {
+        Hdf5Edit edit(bad_);
+        edit.chunked_dataset("/A", H5T_IEEE_F64LE, {1u << 30, 1u << 30, 1u << 30});
+        edit.chunked_dataset("/B", H5T_IEEE_F64LE, {1u << 30, 2, 1u << 30});
+        edit.remove("/X_true");
+        edit.remove("/expected_info");
+    }
+    expect_refused("/A", "more elements than 2^64");
+}
+
+// A shape that fits 64 bits but not this machine: refused before allocating, in words.
+TEST_F(MalformedFile, ShapeBeyondMemoryIsRefusedBeforeAllocating) {
+    {
+        Hdf5Edit edit(bad_);
+        edit.chunked_dataset("/A", H5T_IEEE_F64LE, {1u << 20, 4096, 4096});
+        edit.chunked_dataset("/B", H5T_IEEE_F64LE, {1u << 20, 2, 4096});
+        edit.remove("/X_true");
+        edit.remove("/expected_info");
+    }
+    EXPECT_NO_THROW(io::inspect_batch(bad_));  // shapes only: nothing to allocate
+    expect_file_error([&] { io::read_batch<double>(bad_); }, bad_, "/A", "needs 128.0 TiB, ");
+}
+
+// A contiguous dataset the file does not store (declared, never written): refused, not read as zeros.
+TEST_F(MalformedFile, DeclaredButUnstoredDataIsRefused) {
+    Hdf5Edit(bad_).dataset("/A", H5T_IEEE_F64LE, {4, 3, 3});
+    expect_file_error([&] { io::read_batch<double>(bad_); }, bad_, "/A", "stores 0 bytes");
+}
+
+// Data kept in another file is not followed.
+TEST_F(MalformedFile, ExternalLinkIsRefused) {
+    {
+        Hdf5Edit edit(bad_);
+        edit.remove("/A");
+        ASSERT_GE(H5Lcreate_external(good_.c_str(), "/A", edit.file(), "/A", H5P_DEFAULT, H5P_DEFAULT), 0);
+    }
+    expect_refused("/A", "external link");
 }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <complex>
 #include <cstring>
 #include <filesystem>
@@ -533,6 +535,37 @@ TEST(Hdf5Output, NoTemporaryIsLeftBehind) {
     }
     EXPECT_EQ(dir.entries(), (std::vector<std::string>{"t.h5", "u.h5"}));
     EXPECT_TRUE(fs::is_empty(other));
+}
+
+}  // namespace
+
+// ---- reading in a child process first ----------------------------------------------------------------------
+
+namespace {
+
+TEST(ProbeInChild, SuccessReturnsAndErrorsComeBackAsTheyWere) {
+    ScratchDir dir;
+    const std::string path = dir.path("p.h5");
+    write_values(path, {1, 2});
+    EXPECT_NO_THROW(h5::probe_in_child(path, [&] { h5::File::open(path).read<double>("/v"); }));
+    expect_file_error([&] { h5::probe_in_child(path, [&] { h5::File::open(path).read<float>("/nope"); }); }, path,
+                      "/nope", {"missing dataset"});
+    expect_file_error([&] { h5::probe_in_child(path, [] { throw std::runtime_error("odd\nfailure"); }); }, path, "/",
+                      {"odd failure"});
+}
+
+TEST(ProbeInChild, CrashAndHangBecomeFileErrors) {
+    ScratchDir dir;
+    const std::string path = dir.path("c.h5");
+    write_values(path, {1});
+    // What HDF5 1.10 does on some crafted files (docs/input-checks.md): the caller survives both.
+    expect_file_error([&] { h5::probe_in_child(path, [] { std::raise(SIGSEGV); }); }, path, "/",
+                      {"crashed (SIGSEGV)", "corrupt or crafted"});
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_file_error([&] { h5::probe_in_child(path, [] { for (;;) ::pause(); }, 1.0); }, path, "/",
+                      {"did not finish in 1 s"});
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+    expect_file_error([&] { h5::probe_in_child(path, [] { std::_Exit(7); }); }, path, "/", {"status 7"});
 }
 
 }  // namespace

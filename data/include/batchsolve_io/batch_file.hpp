@@ -47,6 +47,10 @@ struct OutputOptions {
     std::vector<std::string> inputs;  // the files the same run reads
 };
 
+// Applies the rules of `options` to `path` without writing anything: a program calls it before
+// lengthy work so that a refused output is reported at once (write_batch checks again).
+void check_output(const std::string& path, const OutputOptions& options);
+
 // Where a generated batch came from (root attributes generator, generator_cond, generator_seed);
 // every field is optional in the file.
 struct GeneratorInfo {

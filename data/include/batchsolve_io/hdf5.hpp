@@ -16,6 +16,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ std::uint64_t available_host_bytes();
 
 // "(3, 4)" / "(5,)" as numpy prints shapes, for messages.
 std::string shape_text(const Shape& shape);
+
+// Runs `read` (which reads `path` with h5::File or the batch readers) in a child process first, so
+// that a crash, an endless loop or a runaway allocation inside the HDF5 library on a corrupt or
+// crafted file (HDF5 1.10 has such defects: see docs/input-checks.md) becomes a FileError
+// "<path>: /: the HDF5 library crashed (SIGSEGV) reading it ..." instead of killing or hanging the
+// caller. A FileError thrown by `read` in the child is rethrown as is; success returns, and the
+// caller then reads the file itself. timeout_s = 0: 60 s plus 1 s per 50 MB of file.
+void probe_in_child(const std::string& path, const std::function<void()>& read, double timeout_s = 0);
 
 // What to do when the output file already exists (batchsolve::io::Existing, shared with write_batch).
 using Existing = batchsolve::io::Existing;

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a bounded time and sorts what it found by whose code failed.
+#
+#   scripts/sanitize-fuzz.sh FUZZER SEED_CORPUS WORK_DIR SECONDS
+#
+# The fuzzer runs in libFuzzer's fork mode, which survives crashes, timeouts and out-of-memory inputs
+# and goes on fuzzing; new inputs go to WORK_DIR/corpus (the committed SEED_CORPUS is only read),
+# failing inputs to WORK_DIR/artifacts. Each failing input is then replayed alone and attributed to
+# the innermost stack frame outside the sanitizer runtime and libc:
+#   ours  - a frame of batchsolve (or any code but the HDF5 library): a bug to fix, exit status 1;
+#   hdf5  - a frame of libhdf5 itself: a defect of the system HDF5 library (1.10.x crashes, loops or
+#           allocates without bound on some crafted files), counted and listed, not failed here; the
+#           programs protect their users from it (h5::probe_in_child, docs/input-checks.md).
+# The last lines are a one-line summary: execs, inputs in the corpus, failures by owner.
+set -uo pipefail
+if (($# != 4)); then
+  echo "usage: $0 FUZZER SEED_CORPUS WORK_DIR SECONDS" >&2
+  exit 2
+fi
+fuzzer=$1 seeds=$2 work=$3 seconds=$4
+[[ -x $fuzzer ]] || { echo "sanitize-fuzz: $fuzzer is not an executable" >&2; exit 2; }
+[[ -d $seeds ]] || { echo "sanitize-fuzz: seed corpus $seeds is not a folder" >&2; exit 2; }
+name=$(basename "$fuzzer")
+mkdir -p "$work/corpus" "$work/artifacts" "$work/replays"
+# Leaks: HDF5 keeps free lists for the life of the process (reported on every exit); our own leaks are
+# caught by the sanitizer build's unit tests instead.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:allocator_may_return_null=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+per_input_timeout=10
+
+log=$work/fuzz.log
+"$fuzzer" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$seconds" \
+  -timeout=$per_input_timeout -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$work/artifacts/" \
+  "$work/corpus" "$seeds" >"$log" 2>&1
+fuzz_status=$?
+execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+corpus_size=$(find "$work/corpus" -type f | wc -l)
+
+# Owner of one failing input: replay it and read the first frame that is not the sanitizer's, the
+# fuzzer driver's or libc's.
+owner_of() {
+  local input=$1 out=$work/replays/$(basename "$1").txt
+  timeout $((per_input_timeout * 3)) "$fuzzer" -timeout=$per_input_timeout -rss_limit_mb=2048 \
+    -malloc_limit_mb=2048 "$input" >"$out" 2>&1
+  local frame
+  # Frames of the fuzzer binary without a source line are the sanitizer's interceptors (strdup, memcpy).
+  frame=$(grep -E '^ +#[0-9]+ 0x' "$out" | grep -vE "/$name\+0x" |
+    grep -vE '__interceptor_|__asan|__sanitizer|__ubsan|in (malloc|calloc|realloc|free|memcpy|memmove|memset|operator new)\b|fuzzer::|libc\.so|libstdc\+\+|LLVMFuzzerTestOneInput|in main ' |
+    head -1)
+  if [[ -z $frame ]]; then
+    if grep -q 'Done 1 runs\|Executed .* in' "$out"; then echo "none"; else echo "ours"; fi  # no stack: ours to look at
+  elif [[ $frame == *libhdf5* || $frame =~ \ in\ H5[A-Za-z_]+ ]]; then
+    echo "hdf5 $(sed -E 's/.* in ([^ ]+).*/\1/; s/.*\((.*)\+0x.*/\1/' <<<"$frame")"
+  else
+    echo "ours $(sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ //' <<<"$frame")"
+  fi
+}
+
+ours=0 hdf5=0 gone=0 skipped=0
+max_replays=${SANITIZE_FUZZ_MAX_REPLAYS:-40}  # bounds the triage time (a hang costs its timeout)
+declare -A hdf5_stacks=()
+for input in "$work"/artifacts/*; do
+  [[ -f $input ]] || continue
+  if ((ours + hdf5 + gone >= max_replays)); then ((skipped++)); continue; fi
+  kind=$(basename "$input" | cut -d- -f1)
+  read -r owner where < <(owner_of "$input")
+  case $owner in
+    hdf5) ((hdf5++)); hdf5_stacks["$kind in $where"]=1 ;;
+    none) ((gone++)) ;;  # did not fail again alone (a slow input under load): listed, not counted
+    *) ((ours++)); echo "sanitize-fuzz: OURS: $kind $(basename "$input"): ${where:-no stack} (replay: $work/replays/$(basename "$input").txt)" ;;
+  esac
+done
+for s in "${!hdf5_stacks[@]}"; do echo "sanitize-fuzz: HDF5 library: $s"; done | sort
+echo "fuzz $name: ${seconds} s, ${execs:-0} execs, corpus ${corpus_size} new inputs, failures: ours ${ours}, inside HDF5 ${hdf5} (${#hdf5_stacks[@]} distinct), not reproduced alone ${gone}, not replayed ${skipped}; libFuzzer exit ${fuzz_status}"
+if ((fuzz_status != 0)) && ! grep -q 'INFO: exiting\|INFO: fuzzed for' "$log"; then
+  echo "sanitize-fuzz: libFuzzer itself failed (see $log)"; exit 1
+fi
+((ours == 0))
