@@ -27,8 +27,8 @@ cmake --build build -j"$jobs"
 
 demo_dir=build/demo
 mkdir -p "$demo_dir"
-build/data/bsolve generate --output "$demo_dir/spd_batch.h5" --n 32 --count 10000 --nrhs 1 --precision d --cond 1e6 --seed 1
-build/data/bsolve solve --input "$demo_dir/spd_batch.h5" --output "$demo_dir/solution.h5" --backend auto
+build/data/bsolve generate --output "$demo_dir/spd_batch.h5" --n 32 --count 10000 --nrhs 1 --precision d --cond 1e6 --seed 1 --force
+build/data/bsolve solve --input "$demo_dir/spd_batch.h5" --output "$demo_dir/solution.h5" --backend auto --force
 
 if [[ $mode == test ]]; then
   ctest --preset default -j"$jobs"
