@@ -258,6 +258,41 @@ int run_bench(const BenchOptions& o) {
                            {"upload_s", best.upload_s}, {"lower_entries_per_s", entries / best.total_s}, {"target_s", 0.25}};
         std::printf("f = %.0f Hz (k = %.4g, %.1f el/wl): GPU assembly %.4f s (regular %.4f, singular %.4f, mirror %.4f), %.3g lower entries/s [%s]\n", f,
                     k, epw, best.total_s, best.regular_s, best.singular_s, best.mirror_s, entries / best.total_s, best.device.c_str());
+        std::size_t nonfinite = 0;
+#pragma omp parallel for reduction(+ : nonfinite)
+        for (std::int64_t e = 0; e < std::int64_t(a.a.size()); ++e) nonfinite += std::isfinite(a.a[std::size_t(e)].real()) && std::isfinite(a.a[std::size_t(e)].imag()) ? 0 : 1;
+        row["assembly"]["nonfinite_entries"] = nonfinite;
+        if (nonfinite) {
+            std::printf("  error: %zu entries of the GPU matrix are not finite (unwritten or overflow)\n", nonfinite);
+            ++failures;
+        }
+        // The lower triangle in complex single (what a single-precision LDL^T reads): half the bytes.
+        {
+            GpuAssemblyTiming single;
+            single.total_s = 1e300;
+            std::vector<std::complex<float>> lower;
+            for (int r = 0; r < std::max(1, o.repeat); ++r) {
+                GpuAssemblyTiming t;
+                lower = assemble_p0_lower_single_gpu(g, k, q, &t);
+                if (t.total_s < single.total_s) single = t;
+            }
+            double diff = 0, scale = 0;
+            std::size_t bad = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(max : diff, scale) reduction(+ : bad)
+            for (std::int64_t j = 0; j < std::int64_t(n); ++j)
+                for (std::size_t i = std::size_t(j); i < n; ++i) {
+                    const std::complex<float> v = lower[i + std::size_t(j) * n];
+                    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) { ++bad; continue; }
+                    diff = std::max(diff, std::abs(cd(v) - a(i, std::size_t(j))));
+                    scale = std::max(scale, std::abs(a(i, std::size_t(j))));
+                }
+            row["assembly_single_lower"] = {{"regular_s", single.regular_s}, {"singular_s", single.singular_s}, {"total_s", single.total_s},
+                                            {"lower_entries_per_s", entries / single.total_s}, {"max_rel_diff_vs_double", diff / scale},
+                                            {"nonfinite_lower_entries", bad}, {"target_s", 0.25}};
+            std::printf("  single-precision lower triangle: %.4f s (regular %.4f, singular %.4f); max |c - z| / max |z| = %.2e\n", single.total_s,
+                        single.regular_s, single.singular_s, diff / scale);
+            if (bad || !(diff / scale < 1e-6)) ++failures;
+        }
         // CPU/GPU agreement on spread rows, and symmetry of the GPU matrix.
         if (o.cpu_check_rows > 0) {
             double diff = 0, scale = 0, asym = 0;

@@ -84,5 +84,10 @@ struct GpuAssemblyTiming {
 };
 bool gpu_available();  // false when built without CUDA or no device is present
 Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing);
+// The same integrals stored as complex single, lower triangle only (entries above the diagonal are
+// left as NaN): what a single-precision LDL^T factorisation reads, in half the bytes of a double
+// triangle. Column-major n x n.
+std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g, double k, const QuadratureOptions& q,
+                                                              GpuAssemblyTiming* timing);
 
 }  // namespace bem

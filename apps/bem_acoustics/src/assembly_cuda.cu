@@ -32,9 +32,13 @@ struct DeviceArray {
 // writes 32 consecutive entries of column j; blocks wholly above the diagonal leave at once.
 constexpr int regular_block_x = 32, regular_block_y = 8;
 
+__device__ inline void store(double2* a, std::size_t at, double re, double im) { a[at] = make_double2(re, im); }
+__device__ inline void store(float2* a, std::size_t at, double re, double im) { a[at] = make_float2(float(re), float(im)); }
+
+template <class Stored>
 __global__ void p0_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, double near_factor,
                                 const double* regular_points, const double* regular_weights, int regular_count,
-                                const double* near_points, const double* near_weights, int near_count, double k, double2* a) {
+                                const double* near_points, const double* near_weights, int near_count, double k, Stored* a) {
     const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
     if (block_last_row < int(blockIdx.y * blockDim.y)) return;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -49,12 +53,13 @@ __global__ void p0_regular_pass(int n, const int* tri, const double* centroid, c
     const double* wts = near ? near_weights : regular_weights;
     const kern::Cplx v = kern::p0_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), cnt,
                                               pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j), cnt, k);
-    a[std::size_t(i) + std::size_t(j) * n] = make_double2(v.re, v.im);
+    store(a, std::size_t(i) + std::size_t(j) * n, v.re, v.im);
 }
 
+template <class Stored>
 __global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
                                  const double* jacobian, const double* coincident, int coincident_count, const double* edge,
-                                 int edge_count, const double* vertex, int vertex_count, double k, double2* a) {
+                                 int edge_count, const double* vertex, int vertex_count, double k, Stored* a) {
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= pairs) return;
     const int i = pair_i[s], j = pair_j[s];
@@ -70,15 +75,16 @@ __global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int*
     const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
     const kern::Cplx v = kern::p0_pair_rule(ti, tj, rule, count, k);
     const double jac = jacobian[i] * jacobian[j];
-    a[std::size_t(i) + std::size_t(j) * n] = make_double2(jac * v.re, jac * v.im);
+    store(a, std::size_t(i) + std::size_t(j) * n, jac * v.re, jac * v.im);
 }
 
 // Copies the strictly lower triangle to the upper through 32x32 shared-memory tiles, so that both
 // the reads and the writes are coalesced.
 constexpr int mirror_tile = 32;
-__global__ void mirror_lower_to_upper(int n, double2* a) {
+template <class Stored>
+__global__ void mirror_lower_to_upper(int n, Stored* a) {
     if (blockIdx.x < blockIdx.y) return;  // tile row >= tile column: lower tiles only
-    __shared__ double2 tile[mirror_tile][mirror_tile + 1];
+    __shared__ Stored tile[mirror_tile][mirror_tile + 1];
     const int row0 = blockIdx.x * mirror_tile, col0 = blockIdx.y * mirror_tile;
     for (int c = threadIdx.y; c < mirror_tile; c += blockDim.y) {
         const int i = row0 + threadIdx.x, j = col0 + c;
@@ -99,10 +105,15 @@ bool gpu_available() {
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+namespace {
+
+// Assembles into device memory of `Stored` (double2: full matrix, lower triangle mirrored; float2:
+// the lower triangle only, what a single-precision factorisation reads) and copies it to `host`.
+template <class Stored>
+void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q, bool mirror, GpuAssemblyTiming* timing, Stored* host) {
     if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
     const std::size_t n = g.n;
-    const double matrix_bytes = double(n) * double(n) * sizeof(double2);
+    const double matrix_bytes = double(n) * double(n) * sizeof(Stored);
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const double geometry_bytes = double(n) * (3 * 4 + 16 * 8 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
@@ -122,7 +133,9 @@ Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const Quadratur
     DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
     DeviceArray<kern::Panel> panels(g.panels);
     DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
-    DeviceArray<double2> a(n * n);
+    DeviceArray<Stored> a(n * n);
+    // Poisoned first (NaN bytes), so that an entry no pass writes shows up in every check.
+    check(cudaMemset(a.data, 0xff, n * n * sizeof(Stored)), "poison");
     cudaEventRecord(e1);
     const dim3 block(regular_block_x, regular_block_y);
     const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
@@ -136,9 +149,11 @@ Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const Quadratur
                                                    int(rules.edge.size() / 5), vertex.data, int(rules.vertex.size() / 5), k, a.data);
     check(cudaGetLastError(), "singular pass launch");
     cudaEventRecord(e3);
-    const unsigned tiles = unsigned((n + mirror_tile - 1) / mirror_tile);
-    mirror_lower_to_upper<<<dim3(tiles, tiles), dim3(mirror_tile, 8)>>>(int(n), a.data);
-    check(cudaGetLastError(), "mirror launch");
+    if (mirror) {
+        const unsigned tiles = unsigned((n + mirror_tile - 1) / mirror_tile);
+        mirror_lower_to_upper<<<dim3(tiles, tiles), dim3(mirror_tile, 8)>>>(int(n), a.data);
+        check(cudaGetLastError(), "mirror launch");
+    }
     cudaEventRecord(e4);
     check(cudaEventSynchronize(e4), "assembly");
     float ms[4];
@@ -154,12 +169,24 @@ Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const Quadratur
         timing->total_s = (ms[1] + ms[2] + ms[3]) / 1e3;
         timing->device = prop.name;
     }
-    Matrix m;
-    m.n = n;
-    m.a.resize(n * n);
-    check(cudaMemcpy(m.a.data(), a.data, n * n * sizeof(double2), cudaMemcpyDeviceToHost), "download");
+    check(cudaMemcpy(host, a.data, n * n * sizeof(Stored), cudaMemcpyDeviceToHost), "download");
     for (cudaEvent_t e : {e0, e1, e2, e3, e4}) cudaEventDestroy(e);
+}
+
+}  // namespace
+
+Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+    Matrix m;
+    m.n = g.n;
+    m.a.resize(g.n * g.n);
+    assemble_on_device(g, k, q, true, timing, reinterpret_cast<double2*>(m.a.data()));
     return m;
+}
+
+std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+    std::vector<std::complex<float>> lower(g.n * g.n);
+    assemble_on_device(g, k, q, false, timing, reinterpret_cast<float2*>(lower.data()));
+    return lower;
 }
 
 }  // namespace bem

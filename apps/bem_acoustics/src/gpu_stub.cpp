@@ -12,6 +12,10 @@ Matrix assemble_p0_single_layer_gpu(const Geometry&, double, const QuadratureOpt
     throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
 }
 
+std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry&, double, const QuadratureOptions&, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
 SolveResult solve_gpu(SolveMethod method, const Matrix&, const std::vector<cd>&) {
     throw std::runtime_error(std::string("solver ") + to_string(method) + ": bem_acoustics was built without CUDA");
 }

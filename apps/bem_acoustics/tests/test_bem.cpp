@@ -446,6 +446,27 @@ TEST(Gpu, AssemblyAgreesWithCpu) {
     EXPECT_LT(max_asymmetry(gpu), 4 * eps);
 }
 
+TEST(Gpu, SingleLowerTriangleMatchesDouble) {
+    if (!gpu_available()) GTEST_SKIP() << "skipped: no GPU";
+    Mesh m = make_refined_sphere(2);
+    check_surface(m);
+    const Geometry g = make_geometry(m);
+    const Matrix z = assemble_p0_single_layer(g, 3.0);
+    const std::vector<std::complex<float>> c = assemble_p0_lower_single_gpu(g, 3.0, {}, nullptr);
+    double diff = 0, scale = 0;
+    for (std::size_t j = 0; j < z.n; ++j)
+        for (std::size_t i = 0; i < z.n; ++i) {
+            const std::complex<float> v = c[i + j * z.n];
+            if (i < j) {
+                EXPECT_TRUE(std::isnan(v.real())) << "upper entry (" << i << ", " << j << ") was written";
+                continue;
+            }
+            diff = std::max(diff, std::abs(cd(v) - z(i, j)));
+            scale = std::max(scale, std::abs(z(i, j)));
+        }
+    EXPECT_LT(diff / scale, 4 * std::numeric_limits<float>::epsilon());
+}
+
 TEST(Gpu, SolversReachDoubleAccuracy) {
     if (!gpu_available()) GTEST_SKIP() << "skipped: no GPU";
     Mesh m = make_refined_sphere(3);
