@@ -71,7 +71,8 @@ struct BuildArgs {
 // in a second launch, after every first segment).
 template <bool kFirst>
 __global__ void build_systems_kernel(BuildArgs p) {
-    extern __shared__ float shared[];
+    extern __shared__ float4 shared_storage[];  // float4: the tiles are read as aligned float4
+    float* shared = reinterpret_cast<float*>(shared_storage);
     const int s = p.s, padded = p.tiles_per_side * kTile;
     float* rows = shared;                              // kStagedRows x padded
     float* weight = rows + kStagedRows * padded;       // kStagedRows

@@ -219,6 +219,7 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
         if (options.on_iteration) options.on_iteration(log);
     }
     engine->get_factors(m.user_factors, m.item_factors);
+    m.peak_device_bytes = engine->peak_device_bytes();
     for (float v : m.user_factors)
         if (!std::isfinite(v)) throw Error("training produced a non-finite user factor (a bug: please report it)");
     for (float v : m.item_factors)

@@ -50,6 +50,7 @@ struct Model {
     int iterations_done = 0;
     std::vector<IterationLog> history;
     std::string backend, device, command_line, train_provenance;
+    std::uint64_t peak_device_bytes = 0;  // GPU memory in use at its peak during training (0 on the CPU)
 
     int width() const { return hyper.factors + (hyper.biases ? 1 : 0); }
     std::int64_t users() const { return std::int64_t(user_ids.size()); }
