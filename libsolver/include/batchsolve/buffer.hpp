@@ -12,6 +12,12 @@
 namespace batchsolve {
 
 namespace detail {
+// count * element_size, checked: InvalidArgument("Buffer", "count", ...) when it does not fit 64 bits
+// (what a pointer can address), instead of a wrapped size and a too-small allocation.
+std::size_t buffer_bytes(std::size_t count, std::size_t element_size);
+// A copy of `count` elements into or out of a Buffer of `size`: InvalidArgument(routine, "count", ...)
+// when count > size.
+void require_within(const char* routine, std::size_t count, std::size_t size);
 void* backend_allocate(Context& ctx, std::size_t bytes);
 void backend_free(Backend backend, void* p) noexcept;
 void backend_copy_to_backend(Context& ctx, void* dst, const void* host_src, std::size_t bytes);
@@ -25,7 +31,7 @@ public:
     Buffer() = default;
     Buffer(Context& ctx, std::size_t count)
         : ctx_(&ctx), backend_(ctx.backend()), size_(count),
-          data_(static_cast<T*>(detail::backend_allocate(ctx, count * sizeof(T)))) {}
+          data_(static_cast<T*>(detail::backend_allocate(ctx, detail::buffer_bytes(count, sizeof(T))))) {}
     Buffer(Context& ctx, const std::vector<T>& host) : Buffer(ctx, host.size()) { upload(host); }
     ~Buffer() { detail::backend_free(backend_, data_); }
     Buffer(const Buffer&) = delete;
@@ -38,10 +44,12 @@ public:
 
     // Synchronous copies (the context's stream is synchronised first).
     void upload(const T* host, std::size_t count) {
+        detail::require_within("Buffer::upload", count, size_);
         detail::backend_copy_to_backend(*ctx_, data_, host, count * sizeof(T));
     }
     void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
     void download(T* host, std::size_t count) const {
+        detail::require_within("Buffer::download", count, size_);
         detail::backend_copy_to_host(*ctx_, host, data_, count * sizeof(T));
     }
     std::vector<T> to_host() const {

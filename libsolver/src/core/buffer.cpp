@@ -95,11 +95,29 @@ void require_host_memory(std::uint64_t bytes, const std::string& what) {
 
 namespace batchsolve::detail {
 
+std::size_t buffer_bytes(std::size_t count, std::size_t element_size) {
+    const auto bytes = checked_bytes(count, element_size);
+    if (!bytes)
+        throw InvalidArgument("Buffer", "count",
+                              "count * " + std::to_string(element_size) + " bytes within 2^63 (got count " +
+                                  std::to_string(count) + ")");
+    return *bytes;
+}
+
+void require_within(const char* routine, std::size_t count, std::size_t size) {
+    if (count > size)
+        throw InvalidArgument(routine, "count",
+                              "count <= the buffer's size " + std::to_string(size) + " (got " + std::to_string(count) + ")");
+}
+
 void* backend_allocate(Context& ctx, std::size_t bytes) {
     if (bytes == 0) return nullptr;
     if (ctx.backend() == Backend::cuda) return cuda_backend::allocate(ctx.cuda(), bytes);
+    // Refused in words before malloc: under ulimit -v a failed allocation here would leave OpenBLAS
+    // no address space for its own buffers later (it retries for minutes instead of failing).
+    require_host_memory(bytes, "Buffer: " + bytes_text(bytes) + " of host memory");
     void* p = std::malloc(bytes);
-    if (p == nullptr) throw Error("Buffer: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    if (p == nullptr) throw Error("Buffer: out of host memory allocating " + bytes_text(bytes));
     return p;
 }
 

@@ -66,13 +66,16 @@ private:
 };
 
 // OpenBLAS 0.3.21's xPOTRF tests only `ajj <= 0`, so a NaN pivot goes unreported (newer LAPACK also
-// tests isnan). A NaN pivot leaves a NaN on the factor's diagonal from its column on, so the first
-// NaN diagonal entry among the columns LAPACK completed is the 1-based column to report.
+// tests isnan), and an Inf on the diagonal passes as a pivot of Inf (sqrt(Inf) = Inf; the column below
+// becomes 0): info 0 and an Inf in the factor. A non-finite entry of the referenced triangle always
+// leaves a non-finite or non-positive pivot at its column or later (an Inf below the diagonal drives
+// the later pivot to -Inf or NaN), so the first non-finite diagonal entry of the factor among the
+// columns LAPACK completed is the 1-based column to report (docs/input-checks.md, info > 0).
 template <class T>
-int first_nan_pivot(const T* a, int lda, int n, int lapack_info) {
+int first_nonfinite_pivot(const T* a, int lda, int n, int lapack_info) {
     const int done = lapack_info > 0 ? lapack_info - 1 : n;
     for (int j = 0; j < done; ++j)
-        if (std::isnan(std::real(a[std::int64_t(j) * lda + j]))) return j + 1;
+        if (!std::isfinite(std::real(a[std::int64_t(j) * lda + j]))) return j + 1;
     return lapack_info;
 }
 
@@ -84,7 +87,7 @@ int factor_one(Uplo uplo, int n, T* a, int lda, InternalError& internal) {
         internal.record(code);
         return 0;
     }
-    return first_nan_pivot(a, lda, n, int(code));
+    return first_nonfinite_pivot(a, lda, n, int(code));
 }
 
 template <class T>
