@@ -1,6 +1,7 @@
-// autotune: the command line of the autotuner, which times the kernel configurations of the batched Cholesky routines (tile size, looking
-// order, unrolling, thread shape, block size, chunk size) on the GPU and writes the fastest one per
-// routine, precision, layout family and n to a tuning table (libsolver/tuning/sm<arch>.json).
+// autotune's command line. The autotuner times the kernel configurations of the batched Cholesky
+// routines (tile size, looking order, unrolling, thread shape, block size, chunk size) on the GPU and
+// writes the fastest one per routine, precision, layout family and n to a tuning table
+// (libsolver/tuning/sm<arch>.json).
 //
 // How a full sweep fits a GPU budget of minutes (see libsolver/tuning/README.md):
 //  * Candidates are compiled by NVRTC on --jobs host threads (batchsolve::prepare_kernel, each thread
