@@ -7,6 +7,8 @@
 #     come back as one archive;
 #   sweep: the first call starts the tuner in the background and returns while it runs, with the
 #     progress file and the logs so far; a later call waits for the end and reports its exit status.
+#     The fake tuner ends when the test says so (a gate file), never on a timer: the test cannot
+#     flake on a loaded machine (ctest -j2 beside builds).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -21,9 +23,14 @@ cat > "$work/bundle/run" <<'FAKE'
 #!/usr/bin/env bash
 # the fake bundle: "run NAME ARGS..."
 name=$1; shift
-if [[ $name == autotune ]]; then  # a progress line and a log line at 0, 2, 4 and 6 s
+if [[ $name == autotune ]]; then
+  # One progress line and log line, then three more once the test opens the gate ($FAKE_GATE exists):
+  # the test decides when the "tuner" ends, so no timing on a loaded machine can reorder the steps
+  # (it used to sleep 2 s between lines, and the first call's 5 s wait raced with its 6 s; issue 22).
   while (($#)); do case $1 in --resume) progress=$2; shift;; --log) log=$2; shift;; esac; shift; done
-  for i in 1 2 3 4; do echo "{\"case\": $i}" >> "$progress"; echo "{}" >> "$log"; ((i < 4)) && sleep 2; done
+  echo '{"case": 1}' >> "$progress"; echo "{}" >> "$log"
+  for ((tenths = 0; tenths < 1200; tenths++)); do [[ -e $FAKE_GATE ]] && break; sleep 0.1; done
+  for i in 2 3 4; do echo "{\"case\": $i}" >> "$progress"; echo "{}" >> "$log"; done
   echo "autotune: 4 entries in table.json"
   exit "${FAKE_TUNER_RC:-0}"
 fi
@@ -37,6 +44,7 @@ esac
 FAKE
 chmod +x "$work/bundle/run"
 export BATCHSOLVE_BUNDLE_DIR=$work/bundle BATCHSOLVE_SWEEP_DIR=$work/sweep BATCHSOLVE_COMMIT=test
+export FAKE_GATE=$work/gate  # the fake tuner finishes once this file exists
 export SUITES=batchsolve_posv_test
 on_gpu() {  # on_gpu OUT_DIR ARGS...: the step's console output in OUT_DIR/console, its status returned
   local out=$1; shift
@@ -62,14 +70,15 @@ check "gpu-tests with no budget left runs nothing" grep -q "0 passed, 0 timed ou
 on_gpu "$work/s1" sweep 1; rc=$?
 check "sweep starts the tuner and returns while it runs" grep -q "sweep: still running" "$work/s1/console"
 check "sweep brings back the progress file so far" test -s "$work/s1/progress.jsonl"
-on_gpu "$work/s2" sweep 30; rc=$?
+touch "$FAKE_GATE"  # the tuner may end now
+on_gpu "$work/s2" sweep 60; rc=$?
 check "a later call waits for the end" grep -q "sweep: ended, exit status 0" "$work/s2/console"
 check "the ended sweep passes" test "$rc" -eq 0
 check "the whole progress file comes back" test "$(wc -l < "$work/s2/progress.jsonl")" -eq 4
 check "the candidate log comes back compressed" test -s "$(ls "$work"/s2/candidates-*.jsonl.xz)"
 
 rm -rf "$work/sweep"
-FAKE_TUNER_RC=2 on_gpu "$work/s3" sweep 30; rc=$?
+FAKE_TUNER_RC=2 on_gpu "$work/s3" sweep 60; rc=$?
 check "a tuner that fails fails the step" test "$rc" -ne 0
 check "... and says so" grep -q "sweep: ended, exit status 2" "$work/s3/console"
 
