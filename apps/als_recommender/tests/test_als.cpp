@@ -164,6 +164,29 @@ TEST(Import, RealMovieLensAndLastFmWhenPresent) {
     EXPECT_EQ(b.items(), 17632);
 }
 
+TEST(Import, FuzzSeedCorpusEitherImportsOrThrowsTheClearError) {
+    // What the fuzz targets run on each input, replayed on the committed seeds without a fuzz build.
+    for (const auto& entry : fs::directory_iterator(fs::path(ALS_FUZZ_CORPUS) / "import"))
+        for (const char* format : {"movielens-csv", "movielens-dat", "lastfm", "tsv"})
+            for (bool skip_bad : {false, true}) {
+                try {
+                    import_text(entry.path().string(), named_format(format), skip_bad);
+                } catch (const Error& e) {
+                    EXPECT_NE(std::string(e.what()).find(entry.path().string()), std::string::npos) << e.what();
+                }
+            }
+    int valid = 0;
+    for (const auto& entry : fs::directory_iterator(fs::path(ALS_FUZZ_CORPUS) / "ratings")) {
+        try {
+            read_ratings(entry.path().string());
+            ++valid;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(entry.path().string()), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_GE(valid, 1);
+}
+
 // ---- files and split -----------------------------------------------------------------------------
 
 TEST(RatingsFile, RoundTripAndBadFiles) {
