@@ -1,6 +1,7 @@
 // The CUDA backend's context functions: devices, the stream, library handles, scratch, and the
 // memory primitives behind batchsolve::Buffer.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "../core/backends.hpp"
@@ -27,6 +28,37 @@ const char* cusolver_status_name(cusolverStatus_t s) {
         case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
         default: return "cuSOLVER status (see cusolver_common.h)";
     }
+}
+// "12.4" from the runtime's and driver's 12040.
+std::string cuda_version_text(int version) {
+    return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+// Why there is no device to use, in words. The runtime says "CUDA driver version is insufficient"
+// both when the driver is too old and when there is no driver at all (cudaDriverGetVersion then
+// gives 0), which sent users looking for a driver update on machines without a GPU.
+[[noreturn]] void throw_no_usable_device(cudaError_t status) {
+    cudaGetLastError();
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    std::string why;
+    if (status == cudaErrorInsufficientDriver && driver == 0) {
+        why = "no CUDA device/driver found: the NVIDIA driver (libcuda.so.1) is not installed or cannot be loaded, "
+              "so there is no GPU for the cuda backend (use --backend cpu or auto)";
+    } else if (status == cudaErrorInsufficientDriver) {
+        why = "the NVIDIA driver is too old: it supports CUDA up to " + cuda_version_text(driver) +
+              ", this build of batchsolve needs CUDA " + cuda_version_text(CUDART_VERSION) + " (update the driver)";
+    } else if (status == cudaErrorNoDevice || status == cudaSuccess) {
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        why = "no CUDA device found: the driver (CUDA " + cuda_version_text(driver) + ") sees no GPU" +
+              (visible != nullptr ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')" : std::string());
+    } else if (status == cudaErrorSystemDriverMismatch) {
+        why = "the NVIDIA kernel module and the user-space driver (libcuda) have different versions: reload "
+              "the module or reboot";
+    } else {
+        why = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+    }
+    throw CudaError("cudaGetDeviceCount", int(status), why);
 }
 }  // namespace
 
@@ -74,8 +106,7 @@ DeviceGuard::~DeviceGuard() {
 CudaResources::CudaResources(int device) : device_(device) {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) throw_cuda_error("cudaGetDeviceCount(&count)", status);
-    if (count == 0) throw CudaError("cudaGetDeviceCount", int(cudaErrorNoDevice), "no CUDA device is visible");
+    if (status != cudaSuccess || count == 0) throw_no_usable_device(status);
     if (device >= count)
         throw InvalidArgument("Context", "device",
                               "device < " + std::to_string(count) + " (the number of visible CUDA devices; got " +
