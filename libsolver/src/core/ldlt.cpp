@@ -61,6 +61,7 @@ std::string SysvResult::describe() const {
         text << to_string(s.path) << ": " << to_string(s.outcome);
         if (s.outcome == StepOutcome::breakdown || s.outcome == StepOutcome::singular) text << " at column " << s.column;
         if (s.path == SolvePath::nopiv_low || s.path == SolvePath::rbt_nopiv_low) text << " after " << s.iterations << " iterations";
+        if (s.residual != 0) text << " (residual " << s.residual << ")";
     }
     if (steps.empty()) text << "nothing to solve";
     return text.str();
@@ -247,7 +248,9 @@ public:
 
 private:
     // max over right-hand sides of ||r_j|| / (||A|| ||x_j||), and whether every one meets the seed's
-    // criterion ||r_j|| <= ||x_j|| ||A|| eps sqrt(n) (eps: the working precision's unit roundoff).
+    // criterion ||r_j|| <= ||x_j|| ||A|| eps sqrt(n), eps the working precision's machine epsilon
+    // (2^-52 in double: with the unit roundoff 2^-53 the criterion sits at the rounding floor of the
+    // residual itself for small n, and refinement would stall just short of it).
     struct Measure {
         double scaled = 0;
         bool met = true;
@@ -259,7 +262,7 @@ private:
         std::vector<R> host(2 * std::size_t(nrhs_));
         fetch(ctx_, host.data(), norms_, host.size());
         Measure m;
-        const double eps = double(unit_roundoff<T>());
+        const double eps = double(std::numeric_limits<R>::epsilon());
         for (int j = 0; j < nrhs_; ++j) {
             const double r = host[j], x = host[nrhs_ + j];
             if (!std::isfinite(r) || !std::isfinite(x)) {
@@ -291,7 +294,7 @@ private:
         ctx_.synchronize();
         detail::backend_fill_bytes(ctx_, flags_, 0, 2 * sizeof(int));
 
-        LDLT_DISPATCH(ctx_, expand_lower<T, Lo>(symmetry_, n_, a_, lda_, npad, low, npad, overflow, ctx_));
+        LDLT_DISPATCH(ctx_, expand_lower<T, Lo>(symmetry_, n_, a_, lda_, npad, low, npad, norm_a_, overflow, ctx_));
         if (rbt) {
             const Butterfly u = make_butterfly(n_, options_.butterfly_depth, options_.seed);
             std::vector<RLo> values(u.diagonals.begin(), u.diagonals.end());
@@ -357,7 +360,7 @@ private:
         int info = 0;
         LDLT_DISPATCH(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, x_, ldx_, ctx_));
         step.path = LDLT_DISPATCH(ctx_, pivoted_solve<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_,
-                                                         piece<char>(base_, layout_.matrix_region), &info, ctx_));
+                                                         piece<char>(base_, layout_.pivoted), &info, ctx_));
         if (info > 0) {
             step.outcome = StepOutcome::singular;
             step.column = info;

@@ -12,6 +12,13 @@
 #include "batchsolve/ldlt.hpp"
 #include "batchsolve/types.hpp"
 
+// padding_value below runs in the CUDA backend's kernels too.
+#ifdef __CUDACC__
+#define BATCHSOLVE_LDLT_HOST_DEVICE __host__ __device__
+#else
+#define BATCHSOLVE_LDLT_HOST_DEVICE
+#endif
+
 namespace batchsolve::ldlt_detail {
 
 // Order at or below which the recursive LDL^T factors a diagonal block directly (one fused kernel on
@@ -39,6 +46,15 @@ inline int padded_order(int n, int depth) {
     return int((std::int64_t(n) + step - 1) / step * step);
 }
 
+// Diagonal entry k (0-based, counted from the first padded row) of the butterflies' padding P in
+// diag(A, P): pad_scale (||A||_inf) times values spread over [1, 2) by the golden ratio. Not the
+// identity: a butterfly adds the two halves of D's diagonal blocks, and diag(A, I) turns singular
+// under it whenever A has the eigenvalue -1 in the wrong place (seen with +-1 test spectra).
+BATCHSOLVE_LDLT_HOST_DEVICE inline double padding_value(int k, double pad_scale) {
+    const double spread = (k + 1) * 0.6180339887498949;
+    return pad_scale * (1 + (spread - static_cast<long long>(spread)));
+}
+
 inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // sytrf_nopiv's workspace in bytes: the breakdown threshold's slot, then the L21 D copy.
@@ -63,11 +79,11 @@ std::size_t factor_workspace_bytes(int n) {
     void ldlt_factor(Symmetry symmetry, int n, T* a, int lda, int* info, void* workspace, Context& ctx);       \
     template <class T>                                                                                         \
     void ldlt_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);     \
-    /* dst (npad x npad, full storage) = diag(A, I) from A's lower triangle, rounded to Lo; *overflow set  \
-       to 1 (never cleared) when an entry is not finite in Lo. */                                           \
+    /* dst (npad x npad, full storage) = diag(A, P) from A's lower triangle, rounded to Lo, P the padding  \
+       (padding_value); *overflow set to 1 (never cleared) when an entry is not finite in Lo. */           \
     template <class Hi, class Lo>                                                                              \
-    void expand_lower(Symmetry symmetry, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, int* overflow, \
-                      Context& ctx);                                                                           \
+    void expand_lower(Symmetry symmetry, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd,             \
+                      double pad_scale, int* overflow, Context& ctx);                                          \
     /* A <- U^T A U in place (full storage), r: the butterfly diagonals (depth x npad). */                     \
     template <class T>                                                                                         \
     void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context& ctx);                     \

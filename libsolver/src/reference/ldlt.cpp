@@ -164,16 +164,15 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, C
     *info = 0;
     if (n == 0) return;
     ScopedAllThreadsBlas threads;
+    // A pivot at or below n u max|a_ij| is zero at A's rounding level. Non-finite entries are left out
+    // of the maximum: they make their own pivot (or a later one) non-finite, reported at its column.
     double max_abs = 0;
-    bool all_finite = true;
     for (int j = 0; j < n; ++j)
         for (int i = j; i < n; ++i) {
             const T v = a[std::size_t(j) * lda + i];
-            all_finite = all_finite && finite(v);
-            max_abs = std::max(max_abs, double(std::abs(v)));
+            if (finite(v)) max_abs = std::max(max_abs, double(std::abs(v)));
         }
-    // A pivot at or below n u max|a_ij| is zero at A's rounding level.
-    const double threshold = all_finite ? n * double(unit_roundoff<T>()) * max_abs : std::numeric_limits<double>::infinity();
+    const double threshold = n * double(unit_roundoff<T>()) * max_abs;
     T* w = reinterpret_cast<T*>(static_cast<char*>(workspace) + ldlt_detail::align_up(sizeof(double)));
     factor_recursive(s, n, a, lda, w, threshold, 0, info);
 }
@@ -188,7 +187,8 @@ void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb,
 }
 
 template <class Hi, class Lo>
-void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, int* overflow, Context&) {
+void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, double pad_scale, int* overflow,
+                  Context&) {
     const bool herm = s == Symmetry::hermitian;
     bool bad = false;
 #pragma omp parallel for reduction(|| : bad) schedule(static)
@@ -201,7 +201,7 @@ void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, in
                 if (i == j) v = pivot_value(v, s);
                 bad = bad || !finite(v);
             } else if (i == j) {
-                v = Lo(1);
+                v = Lo(real_t<Lo>(ldlt_detail::padding_value(i - n, pad_scale)));
             }
             dst[std::size_t(j) * ldd + i] = v;
         }
@@ -449,7 +449,7 @@ template void max_of<float>(int, const float*, float*, Context&);
 template void max_of<double>(int, const double*, double*, Context&);
 
 #define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
-    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, int*, Context&);     \
+    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&);     \
     template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
     template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
 INSTANTIATE_PAIR(double, float)

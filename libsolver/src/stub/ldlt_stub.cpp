@@ -10,7 +10,7 @@ namespace {
 
 template <class T> void ldlt_factor(Symmetry, int, T*, int, int*, void*, Context&) { not_compiled("sytrf_nopiv"); }
 template <class T> void ldlt_solve(Symmetry, int, int, const T*, int, T*, int, Context&) { not_compiled("sytrs_nopiv"); }
-template <class Hi, class Lo> void expand_lower(Symmetry, int, const Hi*, int, int, Lo*, int, int*, Context&) { not_compiled("sysv_mixed"); }
+template <class Hi, class Lo> void expand_lower(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&) { not_compiled("sysv_mixed"); }
 template <class T> void rbt_matrix(int, int, const real_t<T>*, T*, int, Context&) { not_compiled("sysv_mixed"); }
 template <class T> void rbt_vectors(bool, int, int, int, const real_t<T>*, T*, int, Context&) { not_compiled("sysv_mixed"); }
 template <class Hi, class Lo> void convert_down(int, int, int, const Hi*, int, Lo*, int, int*, Context&) { not_compiled("sysv_mixed"); }
@@ -45,7 +45,7 @@ template void max_of<float>(int, const float*, float*, Context&);
 template void max_of<double>(int, const double*, double*, Context&);
 
 #define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
-    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, int*, Context&);     \
+    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&);     \
     template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
     template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
 INSTANTIATE_PAIR(double, float)

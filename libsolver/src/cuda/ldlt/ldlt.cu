@@ -92,7 +92,7 @@ unsigned blocks_for(std::int64_t count, int threads = kThreads) { return unsigne
 
 // ---- kernels of the factorisation -------------------------------------------------------------------
 
-// max |a_ij| over the lower triangle, into *bits (zero beforehand).
+// max |a_ij| over the finite entries of the lower triangle, into *bits (zero beforehand).
 template <class D>
 __global__ void max_abs_lower_kernel(int n, const D* a, int lda, typename ordered_bits<real_of_t<D>>::type* bits) {
     using R = real_of_t<D>;
@@ -100,15 +100,19 @@ __global__ void max_abs_lower_kernel(int n, const D* a, int lda, typename ordere
     const int j0 = blockIdx.y * kMaxAbsColumns;
     R m = 0;
     if (i < n)
-        for (int j = j0; j < min(j0 + kMaxAbsColumns, i + 1); ++j) m = max_nan(m, abs_of(a[std::size_t(j) * lda + i]));
+        for (int j = j0; j < min(j0 + kMaxAbsColumns, i + 1); ++j) {
+            // Non-finite entries are left out: they surface as a non-finite pivot at their own column.
+            const D v = a[std::size_t(j) * lda + i];
+            if (finite_value(v)) m = fmax(m, abs_of(v));
+        }
     __shared__ R partial[kThreads];
     partial[threadIdx.x] = m;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s) partial[threadIdx.x] = max_nan(partial[threadIdx.x], partial[threadIdx.x + s]);
+        if (threadIdx.x < s) partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + s]);
         __syncthreads();
     }
-    if (threadIdx.x == 0 && partial[0] != R(0)) atomic_max_bits(bits, fabs(partial[0]));
+    if (threadIdx.x == 0 && partial[0] != R(0)) atomic_max_bits(bits, partial[0]);
 }
 
 // LDL^T of one diagonal leaf (m <= kLeafOrder) in shared memory, by one thread block: for each column,
@@ -182,7 +186,7 @@ __global__ void scale_rows_kernel(int n, int nrhs, const D* a, int lda, D* b, in
 // for the lower part and the mirrored tile (through shared memory, so both reads are coalesced) for
 // the upper part.
 template <class H, class L, bool Conjugate>
-__global__ void expand_lower_kernel(int n, const H* a, int lda, int npad, L* dst, int ldd, int* overflow) {
+__global__ void expand_lower_kernel(int n, const H* a, int lda, int npad, L* dst, int ldd, double pad_scale, int* overflow) {
     __shared__ H mirror[kTile][kTile + 1];
     const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
     const int tx = threadIdx.x;
@@ -202,7 +206,7 @@ __global__ void expand_lower_kernel(int n, const H* a, int lda, int npad, L* dst
             v = convert_to<L>(i == j && Conjugate ? real_part_only(h) : h);
             bad = bad || !finite_value(v);
         } else {
-            v = L(i == j ? 1 : 0);
+            v = L(i == j ? real_of_t<L>(ldlt_detail::padding_value(i - n, pad_scale)) : real_of_t<L>(0));
         }
         dst[std::size_t(j) * ldd + i] = v;
     }
@@ -575,15 +579,16 @@ void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb,
 }
 
 template <class Hi, class Lo>
-void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, int* overflow, Context& ctx) {
+void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, double pad_scale, int* overflow,
+                  Context& ctx) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     const unsigned tiles = unsigned((npad + kTile - 1) / kTile);
     const dim3 grid(tiles, tiles), block(kTile, kTileRows);
     if (s == Symmetry::hermitian && is_complex_v<Hi>)
-        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, true><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, overflow);
+        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, true><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, pad_scale, overflow);
     else
-        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, false><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, overflow);
+        expand_lower_kernel<dev_t<Hi>, dev_t<Lo>, false><<<grid, block, 0, r.stream()>>>(n, dev(a), lda, npad, dev(dst), ldd, pad_scale, overflow);
     BATCHSOLVE_LAUNCH_CHECK("expand_lower_kernel");
 }
 
@@ -812,10 +817,10 @@ SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, 
     const unsigned tiles = unsigned((n + kTile - 1) / kTile);
     if (s == Symmetry::hermitian && is_complex_v<T>)
         expand_lower_kernel<dev_t<T>, dev_t<T>, true><<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(
-            n, dev(a), lda, n, dev(copy), n, overflow);
+            n, dev(a), lda, n, dev(copy), n, 1.0, overflow);
     else
         expand_lower_kernel<dev_t<T>, dev_t<T>, false><<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(
-            n, dev(a), lda, n, dev(copy), n, overflow);
+            n, dev(a), lda, n, dev(copy), n, 1.0, overflow);
     BATCHSOLVE_LAUNCH_CHECK("expand_lower_kernel");
     BATCHSOLVE_CUSOLVER_CHECK(getrf(r.cusolver(), n, copy, work, ipiv, info));
     BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(info_host, info, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
@@ -845,7 +850,7 @@ template void max_of<float>(int, const float*, float*, Context&);
 template void max_of<double>(int, const double*, double*, Context&);
 
 #define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
-    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, int*, Context&);     \
+    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&);     \
     template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
     template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
 INSTANTIATE_PAIR(double, float)
