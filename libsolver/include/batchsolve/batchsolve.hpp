@@ -8,5 +8,6 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/generate.hpp"
 #include "batchsolve/layout.hpp"
+#include "batchsolve/ldlt.hpp"
 #include "batchsolve/tuning.hpp"  // kernel configurations, expert overloads, prepare_kernel
 #include "batchsolve/types.hpp"
