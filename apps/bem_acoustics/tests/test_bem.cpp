@@ -364,6 +364,29 @@ TEST(Scattering, SoundHardP1MatchesMieWithinOnePercent) {
     EXPECT_LT(r.scaled_residual, 10 * r.unknowns * eps);
 }
 
+// A point source inside a closed scatterer: outside, the unique radiating solution is u_s = -u_inc
+// whatever the boundary condition, which checks the point source, both formulations and the
+// near-field potentials at once.
+TEST(Scattering, InteriorPointSourceIsCancelledOutside) {
+    const double k = 1.5;  // below the first soft (pi) and hard (2.08) interior resonances
+    Mesh m = make_refined_sphere(3);
+    check_surface(m);
+    const Geometry g = make_geometry(m);
+    Incident inc;
+    inc.point_source = true;
+    inc.source = {0.1, 0.2, -0.15};
+    const std::vector<std::array<double, 3>> points = {{2, 0, 0}, {0, -3, 1}, {1.5, 1.5, 1.5}};
+    for (Formulation f : {Formulation::soft_p0, Formulation::hard_p1}) {
+        const Matrix a = assemble(f, m, g, k);
+        const SolveResult r = solve(SolveMethod::cpu_lu, a, right_hand_side(f, m, g, inc, k));
+        const std::vector<cd> us = scattered_field(f, m, g, r.x, k, points);
+        for (std::size_t p = 0; p < points.size(); ++p) {
+            const cd expected = -inc.value(points[p].data(), k);
+            EXPECT_LT(std::abs(us[p] - expected) / std::abs(expected), 2e-2) << to_string(f) << " at point " << p;
+        }
+    }
+}
+
 TEST(Solver, LuAndBunchKaufmanAgree) {
     Mesh m = make_refined_sphere(2);
     check_surface(m);
@@ -412,6 +435,8 @@ TEST(Output, SolveWritesEveryResultFile) {
     o.grid = "plane=xz,extent=2,n=11";
     o.angles = 36;
     o.force = true;
+    o.matrix_path = (dir / "A.h5").string();
+    fs::create_directories(dir);
     ASSERT_EQ(run_solve(o), 0);
     for (const char* f : {"surface.h5", "surface_f0.vtu", "surface_f1.vtu", "far_field_f0.csv", "grid_f1.h5", "grid_f1.vtk"})
         EXPECT_TRUE(fs::exists(dir / f)) << f;
@@ -420,6 +445,11 @@ TEST(Output, SolveWritesEveryResultFile) {
     EXPECT_EQ(file.string_attribute("/f1", "formulation"), "soft-p0");
     EXPECT_NEAR(file.double_attribute("/f0", "wavenumber"), 1.5, 0);
     EXPECT_LT(file.double_attribute("/f0", "scaled_residual"), 1e-12);
+    const auto matrix = batchsolve::io::h5::File::open((dir / "A.h5").string());
+    const auto a = matrix.read_exact<cd>("/A", {320, 320});
+    EXPECT_EQ(a[3 + 7 * 320], a[7 + 3 * 320]);
+    EXPECT_EQ(matrix.read<cd>("/b").size(), 320u);
+    EXPECT_EQ(matrix.string_attribute("/", "symmetry"), "complex_symmetric");
     const auto grid = batchsolve::io::h5::File::open((dir / "grid_f1.h5").string());
     const auto total = grid.read<cd>("/total");
     ASSERT_EQ(total.size(), 121u);
