@@ -287,6 +287,60 @@ double gemm_gflops(int n, cudaStream_t stream, cublasHandle_t blas, int repeat) 
     return flops / (median(ms) * 1e-3) / 1e9;
 }
 
+// GFLOP/s of the lower triangle's update C -= A B^T (cuBLAS ?syrkx, what sytrf_nopiv's trailing
+// updates call) at order m = min(n, 8192) / 2 and rank m, counting only the triangle's flops: beside the
+// GEMM rate it says how much of GEMM's speed the trailing updates can reach.
+// The same triangle's update split recursively: C11 and C22 (recursion, ?syrkx at or below `leaf`) and
+// the square C21 by one GEMM, as an alternative for sytrf_nopiv's trailing updates.
+template <class T>
+void lower_update_split(cublasHandle_t blas, int m, int k, const T* a, const T* b, T* c, int ld, int leaf) {
+    const T minus_one(-1), one(1);
+    if (m <= leaf) {
+        if constexpr (std::is_same_v<T, double>)
+            CHECK(cublasDsyrkx(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, &minus_one, a, ld, b, ld, &one, c, ld));
+        else
+            CHECK(cublasZsyrkx(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, as_cu(&minus_one), as_cu(a), ld, as_cu(b), ld, as_cu(&one),
+                               as_cu(c), ld));
+        return;
+    }
+    const int m1 = m / 2, m2 = m - m1;
+    lower_update_split(blas, m1, k, a, b, c, ld, leaf);
+    if constexpr (std::is_same_v<T, double>)
+        CHECK(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, m2, m1, k, &minus_one, a + m1, ld, b, ld, &one, c + m1, ld));
+    else
+        CHECK(cublasZgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, m2, m1, k, as_cu(&minus_one), as_cu(a + m1), ld, as_cu(b), ld, as_cu(&one),
+                          as_cu(c + m1), ld));
+    lower_update_split(blas, m2, k, a + m1, b + m1, c + std::size_t(m1) * ld + m1, ld, leaf);
+}
+
+// GFLOP/s of the triangle's update at order and rank min(n, 8192) / 2: leaf == 0 one ?syrkx call,
+// else lower_update_split with that leaf.
+template <class T>
+double syrkx_gflops(int n, cudaStream_t stream, cublasHandle_t blas, int repeat, int leaf) {
+    const int m = std::min(n, 8192) / 2;
+    DeviceArray<T> a(std::size_t(m) * m), b(std::size_t(m) * m), c(std::size_t(m) * m);
+    CHECK(cudaMemsetAsync(a.get(), 0, std::size_t(m) * m * sizeof(T), stream));
+    CHECK(cudaMemsetAsync(b.get(), 0, std::size_t(m) * m * sizeof(T), stream));
+    CHECK(cudaMemsetAsync(c.get(), 0, std::size_t(m) * m * sizeof(T), stream));
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    std::vector<double> ms;
+    for (int k = 0; k <= repeat; ++k) {
+        CHECK(cudaEventRecord(start, stream));
+        lower_update_split<T>(blas, m, m, a.get(), b.get(), c.get(), m, leaf == 0 ? m : leaf);
+        CHECK(cudaEventRecord(stop, stream));
+        CHECK(cudaEventSynchronize(stop));
+        float e = 0;
+        CHECK(cudaEventElapsedTime(&e, start, stop));
+        if (k) ms.push_back(e);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    const double flops = (std::is_same_v<T, double> ? 1.0 : 4.0) * double(m) * (m + 1) * m;
+    return flops / (median(ms) * 1e-3) / 1e9;
+}
+
 struct Settings {
     std::vector<int> sizes{2048, 4096, 10424, 15135};
     std::vector<std::string> precisions{"z", "d"};
@@ -488,6 +542,13 @@ int main(int argc, char** argv) {
                                      : gemm_gflops<double>(largest, stream, blas, settings.repeat);
         gemm_rates[p] = rate;
         std::printf("%sGEMM rate (order %d): %.1f GFLOP/s\n", p == "z" ? "Z" : "D", std::min(largest, 8192), rate);
+        for (int leaf : {0, 256, 512, 1024}) {
+            const double syrkx_rate = p == "z" ? syrkx_gflops<std::complex<double>>(largest, stream, blas, settings.repeat, leaf)
+                                               : syrkx_gflops<double>(largest, stream, blas, settings.repeat, leaf);
+            gemm_rates[p + "_lower_update_leaf" + std::to_string(leaf)] = syrkx_rate;
+            std::printf("  lower-triangle update, order and rank %d, %s: %.1f GFLOP/s (triangle's flops)\n", std::min(largest, 8192) / 2,
+                        leaf == 0 ? "one SYRKX" : ("GEMM split, SYRKX at <= " + std::to_string(leaf)).c_str(), syrkx_rate);
+        }
         for (int n : settings.sizes) {
             if (p == "z") run_size<std::complex<double>>(settings, n, ctx, blas, solver, rate, rows);
             else run_size<double>(settings, n, ctx, blas, solver, rate, rows);

@@ -711,11 +711,15 @@ struct PivotedLayout {
         ipiv64 = at, at += align_up(std::size_t(n) * sizeof(std::int64_t));
         info = at, at += align_up(sizeof(int));
         int lwork_sytrf = 0, lwork_getrf = 0;
-        BATCHSOLVE_CUSOLVER_CHECK(sytrf_size(r.cusolver(), n, static_cast<T*>(nullptr), &lwork_sytrf));
-        BATCHSOLVE_CUSOLVER_CHECK(getrf_size(r.cusolver(), n, static_cast<T*>(nullptr), &lwork_getrf));
+        // The size queries read no data, but a library may refuse null pointers: hand them scratch.
+        void* dummy = r.scratch(256);
+        T* dummy_t = static_cast<T*>(dummy);
+        BATCHSOLVE_CUSOLVER_CHECK(sytrf_size(r.cusolver(), std::max(1, n), dummy_t, &lwork_sytrf));
+        BATCHSOLVE_CUSOLVER_CHECK(getrf_size(r.cusolver(), std::max(1, n), dummy_t, &lwork_getrf));
         std::size_t sytrs_device = 0;
-        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type(T{}),
-                                                              nullptr, std::max(1, n), nullptr, data_type(T{}), nullptr,
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, std::max(1, nrhs),
+                                                              data_type(T{}), dummy, std::max(1, n),
+                                                              static_cast<const std::int64_t*>(dummy), data_type(T{}), dummy,
                                                               std::max(1, n), &sytrs_device, &host_bytes));
         library_bytes = std::max({std::size_t(lwork_sytrf) * sizeof(T), std::size_t(lwork_getrf) * sizeof(T), sytrs_device,
                                   std::size_t(1)});
