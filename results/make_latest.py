@@ -19,6 +19,10 @@ timed in the same process, and the folder it came from; then the index of every 
     results/make_latest.py            check the shelf, then write LATEST.md
     results/make_latest.py --check    check the shelf, and that LATEST.md is what this would write
     results/make_latest.py --root DIR a shelf elsewhere (the tests' fixtures)
+    results/make_latest.py --draft-manifest results/FOLDER
+                                      a first manifest.json for a new run folder, from its tester
+                                      JSON headers and its file names (edit the topic and the files'
+                                      descriptions, then run the script)
 
 Also checked: every relative link of the shelf's Markdown files ([text](path) and `../path` in code
 spans) names a file or folder that exists. Exit code 1, with every problem listed, when a check fails.
@@ -88,6 +92,8 @@ def check_manifest(root, folder, problems):
     if len(problems) > bad:
         return None
     date, gpu, commit, _ = m.groups()
+    if "TODO" in json.dumps(man):
+        problems.append(f"{where}/manifest.json: still has TODOs (a drafted manifest: say what the run and its files are)")
     if man["date"] != date:
         problems.append(f"{where}/manifest.json: date {man['date']} but the folder says {date}")
     if gpu not in man["gpu"].lower():
@@ -200,6 +206,57 @@ def render(root, manifests):
     return "\n".join(out) + "\n"
 
 
+# What the usual files of a run are (make_latest.py --draft-manifest).
+DRAFT_FILES = {
+    "README.md": "what was measured, how, and what it showed",
+    "gpu.txt": "nvidia-smi at the start of the call (GPU, driver, clocks, temperature)",
+    "*.json": "tester output (header: GPU, CUDA, commit, date, command line; one row per case)",
+    "*.log": "console log of the run of the same name",
+    "*.log.xz": "console log of the run of the same name (xz)",
+    "*.png": "TODO: what the plot shows",
+    "targets.md": "the targets met or missed, row by row (validation/target_report.py)",
+    "*.tar.gz": "logs of the GPU test suites (scripts/on-gpu.sh gpu-tests)",
+    "*.jsonl.xz": "TODO: the tuner's candidate log or resume file (xz)",
+}
+
+
+def draft_manifest(folder):
+    """A manifest from the folder's name, its tester JSON headers and its files; TODO where a person must say."""
+    name = os.path.basename(os.path.normpath(folder))
+    m = FOLDER.match(name)
+    if not m:
+        sys.exit(f"make_latest: {folder}: name it YYYY-MM-DD-<h100|h200>-<commit>-<topic> first")
+    date, gpu, commit, topic = m.groups()
+    headers, figures = [], []
+    for rel in folder_files(folder):
+        if rel.endswith(".json") and rel != "manifest.json":
+            try:
+                with open(os.path.join(folder, rel)) as f:
+                    doc = json.load(f)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and "header" in doc and "rows" in doc:
+                headers.append(doc["header"])
+                figures.append(rel)
+    files = {}
+    for rel in folder_files(folder):
+        if rel == "manifest.json" or covered(rel, files):
+            continue
+        pattern = next((p for p in DRAFT_FILES if covered(rel, [p])), None)
+        files[pattern or rel] = DRAFT_FILES.get(pattern, "TODO: what this file is")
+    commands = []
+    for h in headers:
+        c = re.sub(r" --json \S+", "", re.sub(r"^\S*/", "", h.get("command_line", "")))
+        if c and c not in commands:
+            commands.append(c)
+    gpus = sorted({h.get("gpu", {}).get("name", "") for h in headers} - {""})
+    cudas = sorted({h.get("gpu", {}).get("cuda_runtime_version", "") for h in headers} - {""})
+    return {"date": date, "gpu": ", ".join(gpus) or f"TODO: the {gpu.upper()}'s name (gpu.txt)", "commit": commit,
+            "cuda": ", ".join(cudas) or "TODO", "topic": f"TODO: one sentence on {topic.replace('-', ' ')}",
+            "command": commands or ["TODO"], "files": files,
+            "figures": figures, "formerly": ""}
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -207,7 +264,18 @@ def main():
     ap.add_argument("--check", action="store_true", help="write nothing; fail when LATEST.md is out of date")
     ap.add_argument("--links-also", action="append", default=[],
                     help="another folder whose Markdown links are checked too (e.g. experiments/)")
+    ap.add_argument("--draft-manifest", metavar="FOLDER", help="write a first manifest.json for a new run folder")
     args = ap.parse_args()
+    if args.draft_manifest:
+        path = os.path.join(args.draft_manifest, "manifest.json")
+        if os.path.exists(path):
+            sys.exit(f"make_latest: {path} exists; not replaced")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(draft_manifest(args.draft_manifest), f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        print(f"make_latest: {path} drafted: fill in the TODOs and drop from \"figures\" what is not the "
+              "shipped library (before/after comparisons), then run make_latest.py")
+        return 0
     root = os.path.abspath(args.root)
     problems = []
     manifests = {}

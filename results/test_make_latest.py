@@ -97,6 +97,18 @@ def main():
                lambda c: shutil.rmtree(os.path.join(c, "2026-01-01-h200-aaaaaaa-test")) or
                edit_manifest(c, "figures", ["t.json"]),
                "which does not exist")
+        # a drafted manifest has the folder's provenance and the figures, and fails until its TODOs are done
+        case = os.path.join(tmp, "draft")
+        shutil.copytree(root, case)
+        d = os.path.join(case, "2026-02-01-h200-bbbbbbb-test")
+        os.remove(os.path.join(d, "manifest.json"))
+        p = subprocess.run([sys.executable, TOOL, "--draft-manifest", d], capture_output=True, text=True)
+        m = json.load(open(os.path.join(d, "manifest.json"))) if p.returncode == 0 else {}
+        expect("a drafted manifest takes date, commit, GPU and figures from the folder",
+               m.get("date") == "2026-02-01" and m.get("commit") == "bbbbbbb" and m.get("gpu") == "NVIDIA H200"
+               and m.get("figures") == ["t.json"], p.stdout + p.stderr + json.dumps(m))
+        rc, out = run(case)
+        expect("... and fails the check until its TODOs are filled in", rc == 1 and "still has TODOs" in out, out)
     print(f"test_make_latest: {'all checks passed' if not failures else f'{len(failures)} failed'}")
     return 1 if failures else 0
 
