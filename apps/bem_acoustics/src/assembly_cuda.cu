@@ -31,13 +31,14 @@ struct DeviceArray {
 // Threads of a block take consecutive test panels i (rows of the column-major matrix), so a warp
 // writes 32 consecutive entries of column j; blocks wholly above the diagonal leave at once.
 constexpr int regular_block_x = 32, regular_block_y = 8;
+constexpr int regular_points_per_panel = 6;  // triangle_rule_regular(); checked against the geometry at run time
 
 __device__ inline void store(double2* a, std::size_t at, double re, double im) { a[at] = make_double2(re, im); }
 __device__ inline void store(float2* a, std::size_t at, double re, double im) { a[at] = make_float2(float(re), float(im)); }
 
 template <class Stored>
 __global__ void p0_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, double near_factor,
-                                const double* regular_points, const double* regular_weights, int regular_count,
+                                const double* __restrict__ regular_points, const double* __restrict__ regular_weights,
                                 const double* near_points, const double* near_weights, int near_count, double k, Stored* a) {
     const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
     if (block_last_row < int(blockIdx.y * blockDim.y)) return;
@@ -48,11 +49,36 @@ __global__ void p0_regular_pass(int n, const int* tri, const double* centroid, c
     if (kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb) > 0) return;  // the singular pass writes these
     const double d = kern::distance(centroid + 3 * i, centroid + 3 * j);
     const bool near = d < near_factor * fmax(diameter[i], diameter[j]);
-    const int cnt = near ? near_count : regular_count;
-    const double* pts = near ? near_points : regular_points;
-    const double* wts = near ? near_weights : regular_weights;
-    const kern::Cplx v = kern::p0_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), cnt,
-                                              pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j), cnt, k);
+    kern::Cplx v;
+    if (near) {
+        v = kern::p0_tensor_rule(near_points + 3 * near_count * std::size_t(i), near_weights + near_count * std::size_t(i), near_count,
+                                 near_points + 3 * near_count * std::size_t(j), near_weights + near_count * std::size_t(j), near_count, k);
+    } else {
+        // The common case with its point count known at compile time: the test panel's points in
+        // registers, the trial panel's read once per warp (all 32 threads share j). Same summation
+        // order as kern::p0_tensor_rule, so CPU and GPU agree to rounding.
+        double tp[regular_points_per_panel][3], tw[regular_points_per_panel];
+#pragma unroll
+        for (int q = 0; q < regular_points_per_panel; ++q) {
+            for (int c = 0; c < 3; ++c) tp[q][c] = regular_points[3 * (regular_points_per_panel * std::size_t(i) + q) + c];
+            tw[q] = regular_weights[regular_points_per_panel * std::size_t(i) + q];
+        }
+        const double* sp = regular_points + 3 * regular_points_per_panel * std::size_t(j);
+        const double* sw = regular_weights + regular_points_per_panel * std::size_t(j);
+        kern::Cplx row[regular_points_per_panel];
+#pragma unroll
+        for (int q = 0; q < regular_points_per_panel; ++q) row[q] = {0, 0};
+#pragma unroll 1
+        for (int r = 0; r < regular_points_per_panel; ++r) {
+            const double y[3] = {sp[3 * r], sp[3 * r + 1], sp[3 * r + 2]};
+            const double w = sw[r];
+#pragma unroll
+            for (int q = 0; q < regular_points_per_panel; ++q) row[q] = row[q] + w * kern::green(kern::distance(tp[q], y), k);
+        }
+        v = {0, 0};
+#pragma unroll
+        for (int q = 0; q < regular_points_per_panel; ++q) v = v + tw[q] * row[q];
+    }
     store(a, std::size_t(i) + std::size_t(j) * n, v.re, v.im);
 }
 
@@ -112,6 +138,7 @@ namespace {
 template <class Stored>
 void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q, bool mirror, GpuAssemblyTiming* timing, Stored* host) {
     if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+    if (g.regular_count != regular_points_per_panel) throw std::logic_error("GPU assembly: the regular rule changed size; update regular_points_per_panel");
     const std::size_t n = g.n;
     const double matrix_bytes = double(n) * double(n) * sizeof(Stored);
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -140,7 +167,7 @@ void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q,
     const dim3 block(regular_block_x, regular_block_y);
     const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
     p0_regular_pass<<<grid, block>>>(int(n), tri.data, centroid.data, diameter.data, q.near_factor, reg_pts.data, reg_w.data,
-                                     g.regular_count, near_pts.data, near_w.data, g.near_count, k, a.data);
+                                     near_pts.data, near_w.data, g.near_count, k, a.data);
     check(cudaGetLastError(), "regular pass launch");
     cudaEventRecord(e2);
     const int pairs = int(g.singular_i.size());
