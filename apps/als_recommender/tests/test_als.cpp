@@ -362,9 +362,12 @@ TEST(Train, RecoversAPlantedLowRankMatrixToTheNoiseLevel) {
     o.backend = "cpu";
     const Model m = train(tr, h, o, &te);
     const double rmse = evaluate_explicit(m, te).rmse;
-    // The noise floor is sigma; a well-fitted rank-4 model sits just above it (a few parameters per
-    // observation), far below the bias-only baseline.
-    EXPECT_LT(rmse, 1.5 * sigma) << "baseline " << baseline_biases(tr, te).rmse;
+    // The noise floor is sigma; a fitted rank-4 model sits above it by the estimation error of its
+    // (U + I)(k + 1) parameters from ~5,800 ratings and by 30 iterations from a random start (up to
+    // 1.57 sigma seen over a dozen fresh seeds); the bias-only model, which cannot see the signal, is >10 sigma.
+    const double baseline = baseline_biases(tr, te).rmse;
+    EXPECT_LT(rmse, 2 * sigma) << "baseline " << baseline;
+    EXPECT_GT(baseline, 10 * sigma);
     EXPECT_LT(m.history.back().loss, m.history.front().loss);
 }
 
@@ -524,5 +527,5 @@ TEST(Gpu, RecoversThePlantedMatrix) {
     TrainOptions o;
     o.backend = "cuda";
     const Model m = train(tr, h, o, &te);
-    EXPECT_LT(evaluate_explicit(m, te).rmse, 1.5 * sigma);
+    EXPECT_LT(evaluate_explicit(m, te).rmse, 2 * sigma);  // as the CPU test above
 }
