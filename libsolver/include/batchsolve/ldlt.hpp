@@ -112,6 +112,11 @@ struct SysvOptions {
     // Refinement stops for stagnation when a correction shrinks the residual by less than this
     // factor (one iteration of classic refinement gains a factor ~ kappa u_low, < 1 when it works).
     double stall_ratio = 0.5;
+    // CUDA: the single-precision factorisation's trailing updates on TF32 tensor cores (products with
+    // 10-bit mantissas: the factor is then accurate to about 1e-3 relative instead of 1e-7, so each
+    // correction gains ~ kappa(A) 1e-3, refinement takes more iterations and stalls for kappa(A) above
+    // ~1e3, where the chain falls back). The CPU backend ignores it.
+    bool tensor_core_updates = false;
 };
 
 struct SysvResult {

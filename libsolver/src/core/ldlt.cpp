@@ -134,7 +134,7 @@ void sytrf_nopiv(Symmetry symmetry, Uplo uplo, int n, T* a, int lda, int* info, 
     check_matrix_arguments<T>(routine, uplo, n, a, lda);
     checks::require(info != nullptr, routine, "info", "non-null");
     void* workspace = ctx.workspace(ldlt_detail::factor_workspace_bytes<T>(n));
-    LDLT_DISPATCH(ctx, ldlt_factor<T>(effective<T>(symmetry), n, a, lda, info, workspace, ctx));
+    LDLT_DISPATCH(ctx, ldlt_factor<T>(effective<T>(symmetry), n, a, lda, info, workspace, false, ctx));
 }
 
 template <class T>
@@ -305,7 +305,8 @@ private:
             step.outcome = StepOutcome::overflow;
             return step;
         }
-        LDLT_DISPATCH(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch), ctx_));
+        LDLT_DISPATCH(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch),
+                                             options_.tensor_core_updates, ctx_));
         step.column = fetch_flag(1);
         if (step.column != 0) {
             step.outcome = StepOutcome::breakdown;

@@ -75,8 +75,10 @@ std::size_t factor_workspace_bytes(int n) {
 // Same declarations in both backend namespaces (same names in every backend folder).
 #define BATCHSOLVE_LDLT_BACKEND_DECLARATIONS                                                                    \
     /* A = L D L^T|H in the lower triangle; info (backend memory) 0 or the first bad column. */                \
+    /* tensor_cores: TF32 trailing updates of a single-precision factor (CUDA; the CPU ignores it). */      \
     template <class T>                                                                                         \
-    void ldlt_factor(Symmetry symmetry, int n, T* a, int lda, int* info, void* workspace, Context& ctx);       \
+    void ldlt_factor(Symmetry symmetry, int n, T* a, int lda, int* info, void* workspace, bool tensor_cores,  \
+                     Context& ctx);                                                                            \
     template <class T>                                                                                         \
     void ldlt_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);     \
     /* dst (npad x npad, full storage) = diag(A, P) from A's lower triangle, rounded to Lo, P the padding  \

@@ -160,7 +160,7 @@ void factor_recursive(Symmetry s, int m, T* a, int lda, T* w, double threshold, 
 }  // namespace
 
 template <class T>
-void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, Context&) {
+void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, bool, Context&) {
     *info = 0;
     if (n == 0) return;
     ScopedAllThreadsBlas threads;
@@ -430,7 +430,7 @@ SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, 
 }
 
 #define INSTANTIATE(T)                                                                                       \
-    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, Context&);                             \
+    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, bool, Context&);                             \
     template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
     template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
     template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \

@@ -8,7 +8,7 @@ namespace {
 [[noreturn]] void not_compiled(const char* routine) { throw NotCompiled(routine, "cuda"); }
 }  // namespace
 
-template <class T> void ldlt_factor(Symmetry, int, T*, int, int*, void*, Context&) { not_compiled("sytrf_nopiv"); }
+template <class T> void ldlt_factor(Symmetry, int, T*, int, int*, void*, bool, Context&) { not_compiled("sytrf_nopiv"); }
 template <class T> void ldlt_solve(Symmetry, int, int, const T*, int, T*, int, Context&) { not_compiled("sytrs_nopiv"); }
 template <class Hi, class Lo> void expand_lower(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&) { not_compiled("sysv_mixed"); }
 template <class T> void rbt_matrix(int, int, const real_t<T>*, T*, int, Context&) { not_compiled("sysv_mixed"); }
@@ -26,7 +26,7 @@ template <class T> std::size_t pivoted_workspace_bytes(Symmetry, int, int, Conte
 template <class T> SolvePath pivoted_solve(Symmetry, int, int, const T*, int, T*, int, void*, int*, Context&) { not_compiled("sysv_mixed"); }
 
 #define INSTANTIATE(T)                                                                                       \
-    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, Context&);                             \
+    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, bool, Context&);                             \
     template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
     template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
     template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \

@@ -244,8 +244,12 @@ TYPED_TEST(Ldlt, FactorReconstructsAndLeavesUpperTriangle) {
     BATCHSOLVE_TRACE_SEED(seed);
     for (Symmetry s : {Symmetry::symmetric, Symmetry::hermitian}) {
         if (!is_complex_v<T> && s == Symmetry::hermitian) continue;
-        // Around the leaf order (one leaf, a full and a partial second), odd, and a deeper recursion.
-        for (int n : {1, 2, 17, 63, 64, 65, 130, 257}) {
+        // Around the leaf order (one leaf, a full and a partial second), odd, and a deeper recursion;
+        // on the GPU also an order whose trailing update is split into GEMMs (above 512), in d and z
+        // (the host-side check is O(n^3)).
+        std::vector<int> sizes{1, 2, 17, 63, 64, 65, 130, 257};
+        if (this->is_cuda && std::is_same_v<real_t<T>, double> && s == Symmetry::symmetric) sizes.push_back(1100);
+        for (int n : sizes) {
             SCOPED_TRACE(::testing::Message() << to_string(s) << " n = " << n);
             const int lda = n + 3;
             const Matrix exact = indefinite_matrix<T>(s, n, 100, seed + n);
@@ -566,6 +570,26 @@ TYPED_TEST(SysvMixed, ConvergesInFewIterationsWhenWellConditioned) {
             EXPECT_LT(normwise, kAcceptance);
             EXPECT_LT(r.backward_error, kAcceptance * n * double(unit_roundoff<T>())) << "componentwise";
         }
+    }
+}
+
+TYPED_TEST(SysvMixed, TensorCoreUpdatesStillConverge) {
+    using T = typename TypeParam::value_type;
+    const auto seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    // Large enough for the trailing updates to be split into GEMMs (above 512), where TF32 applies;
+    // diagonally dominant (kappa ~ 10), so refinement converges even from a 1e-3 factor.
+    const int n = this->is_cuda ? 1200 : 300;  // the CPU ignores the option: a quick run of the same path
+    SysvOptions options;
+    options.tensor_core_updates = true;
+    for (Symmetry s : {Symmetry::symmetric, Symmetry::hermitian}) {
+        if (!is_complex_v<T> && s == Symmetry::hermitian) continue;
+        SCOPED_TRACE(to_string(s));
+        double normwise = 0;
+        const SysvResult r = run_mixed<T>(this->ctx(), s, dominant_indefinite<T>(s, n, seed), n, 2, options, seed, &normwise);
+        EXPECT_EQ(r.path, SolvePath::nopiv_low) << r.describe();
+        EXPECT_LE(r.iterations, 10) << r.describe();
+        EXPECT_LT(normwise, kAcceptance) << r.describe();
     }
 }
 

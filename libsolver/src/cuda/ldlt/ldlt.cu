@@ -87,6 +87,10 @@ constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 // Rows of the reduction over columns in max_abs_lower: one block reads kMaxAbsColumns columns.
 constexpr int kMaxAbsColumns = 64;
+// Order at or below which a trailing update of the lower triangle is one cuBLAS ?syrkx/?herkx call
+// (lower_update_split): below it the split's extra launches cost more than the GEMM speed they gain.
+// sysv_bench prints the split's rate at several leaves beside one ?syrkx's, the evidence for this value.
+constexpr int kLowerUpdateLeaf = 512;
 
 unsigned blocks_for(std::int64_t count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
 
@@ -497,6 +501,35 @@ cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const std::complex
 
 cublasOperation_t transpose_of(Symmetry s) { return s == Symmetry::hermitian ? CUBLAS_OP_C : CUBLAS_OP_T; }
 
+// C (m x n) -= A (m x k) op(B) (op(B) = B^T or B^H, B: n x k), through cublasGemmEx so that a
+// single-precision product may run on TF32 tensor cores.
+template <class T>
+void gemm_minus(cublasHandle_t h, cublasOperation_t op_b, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c,
+                int ldc, bool tensor_cores) {
+    constexpr bool single = std::is_same_v<real_t<T>, float>;
+    const cublasComputeType_t compute =
+        single ? (tensor_cores ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) : CUBLAS_COMPUTE_64F;
+    const T minus_one(-1), one(1);
+    BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, op_b, m, n, k, &minus_one, a, data_type(T{}), lda, b, data_type(T{}), ldb,
+                                         &one, c, data_type(T{}), ldc, compute, CUBLAS_GEMM_DEFAULT));
+}
+
+// The lower triangle's update C -= L op(W): at or below kLowerUpdateLeaf one ?syrkx / ?herkx, above it
+// two half triangles (recursion) and the square block below them as one GEMM, which runs closer to
+// GEMM speed than one large ?syrkx and may use TF32 tensor cores (no ?syrkx takes a compute type).
+template <class T>
+void lower_update_split(cublasHandle_t h, Symmetry s, int m, int k, const T* l, int ldl, const T* w, int ldw, T* c, int ldc,
+                        bool tensor_cores) {
+    if (m <= kLowerUpdateLeaf) {
+        BATCHSOLVE_CUBLAS_CHECK(lower_update(h, s, m, k, l, ldl, w, ldw, c, ldc));
+        return;
+    }
+    const int m1 = m / 2, m2 = m - m1;
+    lower_update_split(h, s, m1, k, l, ldl, w, ldw, c, ldc, tensor_cores);
+    gemm_minus(h, transpose_of(s), m2, m1, k, l + m1, ldl, w, ldw, c + m1, ldc, tensor_cores);
+    lower_update_split(h, s, m2, k, l + m1, ldl, w + m1, ldw, c + std::size_t(m1) * ldc + m1, ldc, tensor_cores);
+}
+
 CudaResources& prepare(Context& ctx, const char* routine) {
     CudaResources& r = detail::resources_of(ctx, routine);
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -532,26 +565,26 @@ void launch_leaf(Symmetry s, int m, T* a, int lda, const void* max_bits, int n_t
 
 template <class T>
 void factor_recursive(CudaResources& r, Symmetry s, int m, T* a, int lda, T* w, const void* max_bits, int n_total,
-                      int column_offset, int* info) {
+                      int column_offset, int* info, bool tensor_cores) {
     if (m <= kLeafOrder) {
         launch_leaf(s, m, a, lda, max_bits, n_total, column_offset, info, r.stream());
         return;
     }
     const int n1 = ldlt_detail::split_order(m), n2 = m - n1;
-    factor_recursive(r, s, n1, a, lda, w, max_bits, n_total, column_offset, info);
+    factor_recursive(r, s, n1, a, lda, w, max_bits, n_total, column_offset, info, tensor_cores);
     T* a21 = a + n1;
     BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_RIGHT, transpose_of(s), n2, n1, a, lda, a21, lda));
     keep_and_scale_kernel<<<dim3(blocks_for(n2), n1), kThreads, 0, r.stream()>>>(n2, n1, dev(a21), lda, dev(a), dev(w), n2);
     BATCHSOLVE_LAUNCH_CHECK("keep_and_scale_kernel");
     T* a22 = a + std::size_t(n1) * lda + n1;
-    BATCHSOLVE_CUBLAS_CHECK(lower_update(r.cublas(), s, n2, n1, a21, lda, w, n2, a22, lda));
-    factor_recursive(r, s, n2, a22, lda, w, max_bits, n_total, column_offset + n1, info);
+    lower_update_split(r.cublas(), s, n2, n1, a21, lda, w, n2, a22, lda, tensor_cores);
+    factor_recursive(r, s, n2, a22, lda, w, max_bits, n_total, column_offset + n1, info, tensor_cores);
 }
 
 }  // namespace
 
 template <class T>
-void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, Context& ctx) {
+void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, bool tensor_cores, Context& ctx) {
     CudaResources& r = prepare(ctx, "sytrf_nopiv");
     DeviceGuard guard(r.device_);
     r.require_device_memory(a, "sytrf_nopiv", "a");
@@ -565,7 +598,7 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, C
     max_abs_lower_kernel<<<dim3(blocks_for(n), unsigned((n + kMaxAbsColumns - 1) / kMaxAbsColumns)), kThreads, 0,
                            r.stream()>>>(n, dev(a), lda, max_bits);
     BATCHSOLVE_LAUNCH_CHECK("max_abs_lower_kernel");
-    factor_recursive(r, s, n, a, lda, w, max_bits, n, 0, info);
+    factor_recursive(r, s, n, a, lda, w, max_bits, n, 0, info, tensor_cores && std::is_same_v<real_t<T>, float>);
 }
 
 template <class T>
@@ -835,7 +868,7 @@ SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, 
 }
 
 #define INSTANTIATE(T)                                                                                       \
-    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, Context&);                             \
+    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, bool, Context&);                             \
     template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
     template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
     template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \
