@@ -3,7 +3,7 @@
 # under $OUT/als/): the GPU tests, then `als bench` on the ML-20M shape (k = 64, 128: ours on the GPU
 # in three system layouts and on the CPU, `implicit` on GPU and CPU) and on the Netflix shape (k = 100:
 # ours and `implicit` on the GPU), then a PNG and a summary.
-#   usage: apps/als_recommender/scripts/gpu-run.sh [full|quick]   full: at most 8 min (steps time-limited), quick: 3.5
+#   usage: apps/als_recommender/scripts/gpu-run.sh [full|quick]   full: at most 8 min (steps time-limited), quick: at most 3.5 min
 # implicit's GPU path needs the wheels in .whl-als/ (implicit, rmm-cu13, librmm-cu13, rapids-logger,
 # cuda-python, cuda-bindings, cuda-pathfinder, tqdm, threadpoolctl); without them it is left out.
 set -uo pipefail

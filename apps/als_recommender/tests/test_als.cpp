@@ -415,6 +415,26 @@ TEST(Train, ImplicitBeatsPopularityOnPlantedData) {
     for (std::size_t i = 1; i < m.history.size(); ++i) EXPECT_LE(m.history[i].loss, m.history[i - 1].loss * (1 + 1e-4));
 }
 
+TEST(Train, LogAndBm25ConfidenceTrainAndRank) {
+    GenerateOptions g;
+    g.users = 500, g.items = 300, g.interactions = 15000, g.rank = 8, g.seed = fresh_seed();
+    const Ratings all = generate(g);
+    SplitOptions so;
+    so.seed = g.seed;
+    const auto [tr, te] = split(all, so);
+    for (Weighting w : {Weighting::log, Weighting::bm25}) {
+        Hyper h;
+        h.factors = 8, h.iterations = 4, h.lambda = 1.f, h.alpha = 5, h.weighting = w, h.seed = g.seed;
+        TrainOptions o;
+        o.backend = "cpu";
+        const Model m = train(tr, h, o, &te);
+        for (std::size_t i = 1; i < m.history.size(); ++i) EXPECT_LE(m.history[i].loss, m.history[i - 1].loss * (1 + 1e-4)) << to_string(w);
+        const auto r = evaluate_ranking(m, te, 10);
+        EXPECT_GT(r.auc, 0.6) << to_string(w);  // random ranking: 0.5
+        EXPECT_GT(r.precision, 0.0) << to_string(w);
+    }
+}
+
 TEST(Train, ResumeContinuesFromASavedModel) {
     Scratch s;
     const auto [tr, te] = planted(0.1, fresh_seed());
