@@ -128,7 +128,7 @@ int cmd_solve(int argc, char** argv) {
         ("direction", po::value(&direction)->default_value("1,0,0"), "plane-wave direction x,y,z")
         ("point-source", po::value(&source), "point source at x,y,z instead of a plane wave")
         ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc)")
-        ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y")
+        ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed LDL^T, issue 25)")
         ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu (P0 only)")
         ("angles", po::value(&o.angles)->default_value(361), "far-field angles over the full circle in the plane of the incident direction")
         ("grid", po::value(&o.grid), "field on a plane grid: plane=xz,extent=3,n=101[,offset=0]")
@@ -192,7 +192,7 @@ int cmd_bench(int argc, char** argv) {
         ("unit", po::value(&unit)->default_value("m"), "m, cm, mm")
         ("frequency,f", po::value(&frequencies)->default_value("1000"), "frequencies in Hz, comma separated")
         ("speed-of-sound", po::value(&o.speed_of_sound)->default_value(343.0), "m/s")
-        ("solvers", po::value(&solvers)->default_value("gpu-lu,gpu-irs-c,gpu-irs-y"), "solvers run side by side on the same matrix")
+        ("solvers", po::value(&solvers)->default_value("gpu-lu,gpu-irs-c,gpu-irs-y,gpu-ldlt"), "solvers run side by side on the same matrix")
         ("cpu-check", po::value(&o.cpu_check_rows)->default_value(64), "rows of the GPU matrix compared with the CPU assembly (0: none)")
         ("repeat", po::value(&o.repeat)->default_value(3), "GPU assemblies per frequency (the best is reported)")
         ("json", po::value(&o.json), "write the results to this JSON file");

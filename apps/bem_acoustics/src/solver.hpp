@@ -20,9 +20,12 @@ enum class SolveMethod {
     gpu_lu,         // cuSOLVER cusolverDnZgetrf + Zgetrs
     gpu_irs_c,      // cuSOLVER cusolverDnZCgesv: factor in complex single, refine in double
     gpu_irs_y,      // cuSOLVER cusolverDnZYgesv: factor with TF32 tensor cores, refine in double
+    cpu_ldlt,       // batchsolve::sysv_mixed (issue 25) on the CPU backend: LDL^T without pivoting in
+                    // complex single, refinement in double, RBT and pivoted fallbacks
+    gpu_ldlt,       // the same on the CUDA backend
 };
 const char* to_string(SolveMethod m);
-SolveMethod parse_solve_method(const std::string& text);  // cpu-lu, cpu-sym, gpu-lu, gpu-irs-c, gpu-irs-y
+SolveMethod parse_solve_method(const std::string& text);  // cpu-lu, cpu-sym, gpu-lu, gpu-irs-c, gpu-irs-y, cpu-ldlt, gpu-ldlt
 bool is_gpu(SolveMethod m);
 
 struct SolveResult {

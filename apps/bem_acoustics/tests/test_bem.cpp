@@ -407,6 +407,26 @@ TEST(Solver, LuAndBunchKaufmanAgree) {
     EXPECT_THROW(solve(SolveMethod::cpu_lu, a, std::vector<cd>(3)), std::invalid_argument);
 }
 
+// The library's mixed-precision LDL^T (issue 25) on the CPU backend: the BEM matrix is complex
+// symmetric and well conditioned away from resonances, so no-pivot LDL^T in complex single plus
+// refinement reaches double accuracy.
+TEST(Solver, MixedPrecisionLdltReachesDoubleAccuracy) {
+    Mesh m = make_refined_sphere(2);
+    check_surface(m);
+    const Geometry g = make_geometry(m);
+    const Matrix a = assemble_p0_single_layer(g, 3.0);
+    const std::vector<cd> b = right_hand_side(Formulation::soft_p0, m, g, Incident{}, 3.0);
+    const SolveResult lu = solve(SolveMethod::cpu_lu, a, b), ldlt = solve(SolveMethod::cpu_ldlt, a, b);
+    EXPECT_LT(ldlt.scaled_residual, 10 * a.n * eps) << ldlt.path;
+    EXPECT_GT(ldlt.iterations, 0) << ldlt.path;
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        diff = std::max(diff, std::abs(lu.x[i] - ldlt.x[i]));
+        scale = std::max(scale, std::abs(lu.x[i]));
+    }
+    EXPECT_LT(diff / scale, 1e4 * a.n * eps) << ldlt.path;
+}
+
 TEST(Arguments, BadValuesNameTheOption) {
     auto message = [](auto fn) {
         try {
@@ -504,7 +524,7 @@ TEST(Gpu, SolversReachDoubleAccuracy) {
     const Geometry g = make_geometry(m);
     const Matrix a = assemble_p0_single_layer(g, 4.0);
     const std::vector<cd> b = right_hand_side(Formulation::soft_p0, m, g, Incident{}, 4.0);
-    for (SolveMethod s : {SolveMethod::gpu_lu, SolveMethod::gpu_irs_c, SolveMethod::gpu_irs_y}) {
+    for (SolveMethod s : {SolveMethod::gpu_lu, SolveMethod::gpu_irs_c, SolveMethod::gpu_irs_y, SolveMethod::gpu_ldlt}) {
         const SolveResult r = solve(s, a, b);
         EXPECT_LT(r.scaled_residual, 10 * a.n * eps) << to_string(s) << ": " << r.path;
     }
