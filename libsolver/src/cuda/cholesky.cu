@@ -10,6 +10,7 @@
 // table's entry for this GPU, routine, precision, layout family and n, else the kernels' own default.
 #include "../core/backends.hpp"
 #include "../core/tuning_table.hpp"
+#include "codegen/common.hpp"
 #include "cholesky_cusolver.hpp"
 #include "resources.hpp"
 #include "through_interleaved.hpp"
@@ -20,9 +21,9 @@ namespace batchsolve::cuda_backend {
 
 namespace {
 
-// Largest order the generated interleaved kernels take: one thread holds its tiles in registers,
+// Largest order sent to the generated interleaved kernels: one thread holds its tiles in registers,
 // and beyond this the tiles no longer fit (the cuSOLVER path takes over).
-constexpr int interleaved_max_n = 128;
+constexpr int interleaved_max_n = codegen::max_dispatched_n;
 
 template <class T>
 CholeskyConfig resolve_config(const char* routine, const BatchView<T>& a, const CholeskyConfig* config, Context& ctx) {

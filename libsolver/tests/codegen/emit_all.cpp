@@ -28,8 +28,9 @@
 #include "core/tuning_table.hpp"
 #include "cuda/through_interleaved.hpp"
 #include "cuda/tuned/column_major_cholesky.hpp"  // column_major_spec: a call's spec, as the launcher resolves it
-#include "cuda/tuned/column_major_codegen.hpp"
-#include "cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/column_major.hpp"
+#include "codegen/cholesky/families.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 #include "sha256.hpp"
 
 namespace {
@@ -221,10 +222,10 @@ int main(int argc, char** argv) {
                                 std::vector<KernelSource> kernels;
                                 for (const auto& spec : plan.interleaved)
                                     if (check_names || !digests.count(tuned::interleaved_kernel_name(spec)))
-                                        kernels.push_back(tuned::generate_interleaved_kernel(spec));
+                                        kernels.push_back(tuned::family_of(spec).generate(spec));
                                 for (const auto& spec : plan.column_major)
                                     if (check_names || !digests.count(tuned::column_major_kernel_name(spec)))
-                                        kernels.push_back(tuned::generate_column_major_kernel(spec));
+                                        kernels.push_back(tuned::family_of(spec).generate(spec));
                                 for (const auto& k : kernels) {
                                     const std::string digest = digest_of(k);
                                     if (const auto known = digests.find(k.kernel_name);

@@ -74,7 +74,7 @@ RunPotrs<T> emulated_potrs(const EmulatedKernel& kernel, const ColumnMajorShape&
         int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
         void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
                         &nrhs,   &ngroups,    &count};
-        if (staged)  // a group of warps per matrix (column_major_staged.hpp)
+        if (staged)  // a group of warps per matrix (codegen/cholesky/staged.hpp)
             bs_emu::launch(kernel.entry, {blocks(count, shape.matrices_per_block), 1, 1},
                            {static_cast<unsigned>(shape.block_threads), 1, 1}, shape.shared_bytes, args);
         else

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/tuned/column_major_cholesky.hpp"
-#include "cuda/tuned/column_major_codegen.hpp"
+#include "codegen/cholesky/column_major.hpp"
 
 namespace batchsolve::test::column_major {
 
@@ -51,7 +51,7 @@ inline ColumnMajorSpec make_spec(ColumnMajorRoutine routine, Precision p, Uplo u
 // A shape is skipped where it cannot run n (too many registers, rows_per_thread > n, ...).
 inline bool usable(const ColumnMajorSpec& s) { return cuda_backend::tuned::column_major_spec_problem(s).empty(); }
 
-// The staged potrf, posv and potrs (column_major_staged.hpp): panel widths that divide n and that do
+// The staged potrf, posv and potrs (codegen/cholesky/staged.hpp): panel widths that divide n and that do
 // not, one and several warps and matrices per block (a block with padding slots at the batch's end),
 // a panel wider than n, every precision and both triangles; the solves with fewer, as many and more
 // right-hand sides than warps.

@@ -18,7 +18,7 @@
 namespace batchsolve::test::coop {
 namespace {
 
-namespace tuned = cuda_backend::tuned;
+namespace tuned = codegen::cholesky;
 namespace jit = cuda_backend::jit;
 
 constexpr int arch = 90;  // H100/H200, what the project builds for

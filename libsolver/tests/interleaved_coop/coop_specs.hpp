@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda/tuned/interleaved_codegen.hpp"
-#include "cuda/tuned/interleaved_coop_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
+#include "codegen/cholesky/cooperative.hpp"
 
 namespace batchsolve::test::coop {
 
-using cuda_backend::tuned::InterleavedKernelSpec;
-using cuda_backend::tuned::Routine;
+using codegen::cholesky::InterleavedKernelSpec;
+using codegen::cholesky::Routine;
 
 // The sizes the issue names.
 inline std::vector<int> sampled_sizes() { return {1, 5, 17, 32, 33, 64, 100, 128}; }
@@ -31,7 +31,7 @@ inline InterleavedKernelSpec make_coop_spec(Routine routine, Precision p, Uplo u
     s.precision = p;
     s.uplo = uplo;
     s.n = n;
-    s.config = cuda_backend::tuned::resolve_interleaved_config(routine, p, n, c);
+    s.config = codegen::cholesky::resolve_interleaved_config(routine, p, n, c);
     s.wide_index = wide_index;
     return s;
 }
@@ -51,7 +51,7 @@ inline InterleavedKernelSpec make_posv_spec(Precision p, Uplo uplo, int n, int n
     return make_coop_spec(Routine::posv, p, uplo, n, nb, warps, nrhs_block, wide_index, fast_math);
 }
 
-inline bool usable(const InterleavedKernelSpec& s) { return cuda_backend::tuned::interleaved_spec_problem(s).empty(); }
+inline bool usable(const InterleavedKernelSpec& s) { return codegen::cholesky::interleaved_spec_problem(s).empty(); }
 
 // Every sampled n in s and d, both triangles, W = 2, 4, 8 in turn, the default nb and a small or odd
 // one (n % nb != 0 where n allows), nrhs_block 1 and 2 or 3; complex c and z on a smaller sample.

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     }
     for (std::size_t i = 0; i < specs.size(); ++i) {
         const int s = static_cast<int>(i % shards);
-        const auto kernel = cuda_backend::tuned::generate_interleaved_kernel(specs[i]);
+        const auto kernel = codegen::cholesky::generate_interleaved_kernel(specs[i]);
         text[s] << "namespace coop_kernel_" << i << " {\n" << kernel.source << "}  // namespace coop_kernel_" << i << "\n";
         registry[s] << "  out.push_back({" << i << ", \"" << kernel.kernel_name << "\", &coop_kernel_" << i
                     << "::bs_host_entry});\n";

@@ -25,7 +25,7 @@
 namespace batchsolve::test::coop {
 namespace {
 
-namespace tuned = cuda_backend::tuned;
+namespace tuned = codegen::cholesky;
 
 // Elements after each batch's storage, poisoned: a write past the last system (an idle lane) lands here.
 constexpr int guard_elements = 64;

@@ -18,7 +18,7 @@
 #include "../test_support.hpp"
 #include "coop_potrf_check.hpp"
 #include "cuda/tuned/interleaved_cholesky.hpp"
-#include "cuda/tuned/interleaved_coop_codegen.hpp"
+#include "codegen/cholesky/cooperative.hpp"
 
 namespace batchsolve::test::coop {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 
 #define BS_HOST_EMULATION 1
 #define BS_FUNC inline
@@ -23,7 +23,7 @@ namespace batchsolve::emulator {
 using RunFn = void (*)(void* a, void* b, int nrhs, int* info, int count, int chunk);
 
 struct Variant {
-    cuda_backend::tuned::InterleavedKernelSpec spec;
+    codegen::cholesky::InterleavedKernelSpec spec;
     std::string name;
     RunFn run = nullptr;
 };

@@ -24,7 +24,7 @@ namespace {
 
 using namespace batchsolve;
 using namespace batchsolve::jit_tests;
-using batchsolve::cuda_backend::tuned::Routine;
+using batchsolve::codegen::cholesky::Routine;
 using batchsolve::emulator::Variant;
 
 constexpr double tolerance = 30;  // scaled errors of a backward-stable algorithm are O(1)
@@ -191,7 +191,7 @@ TEST(EmulatedSample, CoversTheSearchSpaceDimensions) {
     std::set<std::string> seen;
     for (const Variant& v : emulator::variants()) {
         const auto& s = v.spec;
-        seen.insert(std::string("routine ") + cuda_backend::tuned::to_string(s.routine));
+        seen.insert(std::string("routine ") + codegen::cholesky::to_string(s.routine));
         seen.insert(std::string("precision ") + precision_letter(s.precision));
         seen.insert(std::string("uplo ") + to_string(s.uplo));
         seen.insert(s.config.full_unroll ? "full" : "partial");

@@ -20,7 +20,7 @@
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/tuning.hpp"
 #include "cuda/tuned/interleaved_cholesky.hpp"
-#include "cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 #include "host_checks.hpp"
 
 namespace {

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "../../src/cuda/jit/jit.hpp"
-#include "../../src/cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 #include "batchsolve/tuning.hpp"
 #include "variant_samples.hpp"
 
@@ -30,6 +30,7 @@ namespace {
 
 using namespace batchsolve;
 using namespace batchsolve::cuda_backend;
+namespace tuned = batchsolve::codegen::cholesky;  // the generators
 using tuned::InterleavedKernelSpec;
 using tuned::Routine;
 

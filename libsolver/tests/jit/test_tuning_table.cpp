@@ -11,7 +11,7 @@
 #include "batchsolve/tuning.hpp"
 #include "core/tuning_table.hpp"
 #include "cuda/tuned/column_major_cholesky.hpp"
-#include "cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 
 namespace batchsolve {
 namespace {

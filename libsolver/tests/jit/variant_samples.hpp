@@ -8,12 +8,12 @@
 #include <set>
 #include <vector>
 
-#include "../../src/cuda/tuned/interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 
 namespace batchsolve::jit_tests {
 
-using cuda_backend::tuned::InterleavedKernelSpec;
-using cuda_backend::tuned::Routine;
+using codegen::cholesky::InterleavedKernelSpec;
+using codegen::cholesky::Routine;
 
 // Tile sizes worth testing for n: the paper's ladder n, ceil(n/2), ceil(n/3), ... down to 1, without
 // the tiles the generator refuses (more registers than max_tile_registers) and those above max_nb,
@@ -25,8 +25,8 @@ inline std::vector<int> tile_sizes(int n, int keep, int max_nb) {
     for (auto it = ladder.rbegin(); it != ladder.rend(); ++it) {  // descending: n, ceil(n/2), ..., 1
         CholeskyConfig c;
         c.nb = *it;
-        if (*it <= max_nb && cuda_backend::tuned::estimated_tile_registers(Routine::potrf, Precision::d, n, c) <=
-                                 cuda_backend::tuned::max_tile_registers)
+        if (*it <= max_nb && codegen::cholesky::estimated_tile_registers(Routine::potrf, Precision::d, n, c) <=
+                                 codegen::cholesky::max_tile_registers)
             all.push_back(*it);
     }
     if (static_cast<int>(all.size()) <= keep) return all;
@@ -68,14 +68,14 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
     const int keep = which == Sample::exhaustive ? 8 : which == Sample::nvrtc ? 4 : 5;
     // Emulation compiles the text with the host compiler: keep tile code small there.
     const int max_nb = which == Sample::emulator ? 16 : 1000;
-    const int max_full = which == Sample::emulator ? 17 : cuda_backend::tuned::max_full_unroll_n;
+    const int max_full = which == Sample::emulator ? 17 : codegen::cholesky::max_full_unroll_n;
     for (int n : ns) {
         for (int nb : tile_sizes(n, keep, max_nb)) {
             for (Looking l : lookings) {
                 ++k;
                 const Uplo u = k % 2 ? Uplo::lower : Uplo::upper;
                 // full unrolling of big tiles at n ~ 32 costs several seconds each: sample it
-                const bool full_ok = n <= max_full && (n + nb - 1) / nb <= cuda_backend::tuned::max_full_unroll_tiles &&
+                const bool full_ok = n <= max_full && (n + nb - 1) / nb <= codegen::cholesky::max_full_unroll_tiles &&
                                      (n <= 16 || nb <= 8 || which == Sample::exhaustive);
                 std::vector<bool> unrolls = {false};
                 if (full_ok && (which == Sample::exhaustive || n <= 16 || k % 3 == 0)) unrolls.push_back(true);
@@ -95,7 +95,7 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
         for (int nb : tile_sizes(n, which == Sample::exhaustive ? 5 : 3, max_nb)) {
             ++k;
             const bool full = n <= max_full && k % 2 == 0 && (n <= 16 || nb <= 8) &&
-                              (n + nb - 1) / nb <= cuda_backend::tuned::max_full_unroll_tiles;
+                              (n + nb - 1) / nb <= codegen::cholesky::max_full_unroll_tiles;
             const Uplo u = k % 3 ? Uplo::lower : Uplo::upper;
             const int nrb = 1 + k % 3;
             const Precision p = k % 5 == 0 ? complexes[(k / 5) % 2] : (k % 2 ? Precision::d : Precision::s);
@@ -128,7 +128,7 @@ inline std::vector<InterleavedKernelSpec> sample_specs(Sample which) {
     // Complex tiles need twice the registers of real ones: drop what the generator refuses.
     out.erase(std::remove_if(out.begin(), out.end(),
                              [](const InterleavedKernelSpec& s) {
-                                 return !cuda_backend::tuned::interleaved_spec_problem(s).empty();
+                                 return !codegen::cholesky::interleaved_spec_problem(s).empty();
                              }),
               out.end());
     return out;

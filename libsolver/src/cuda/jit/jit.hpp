@@ -8,17 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_source.hpp"
+
 namespace batchsolve::cuda_backend::jit {
 
-// A generated kernel: complete CUDA C++ source (no #include of CUDA headers needed beyond what
-// NVRTC provides; use `extern "C" __global__` so the name is not mangled) and the kernel's name.
-struct KernelSource {
-    std::string source;
-    std::string kernel_name;
-    std::vector<std::string> options;  // extra NVRTC options, e.g. "--use_fast_math"
-    // NVRTC's name of the source, recorded in line information; empty: kernel_name + ".cu"
-    std::string program_name;
-};
+// A generated kernel (codegen/kernel_source.hpp: text, name, NVRTC options), what jit compiles.
+using KernelSource = codegen::KernelSource;
 
 // Compiles to a CUBIN for sm_<arch> (e.g. 90) without touching a GPU. Throws batchsolve::Error with
 // the NVRTC log (and the first lines of the source) when compilation fails. `log` (optional)

@@ -12,6 +12,7 @@
 
 #include "../jit/jit.hpp"
 #include "../resources.hpp"
+#include "codegen/cholesky/families.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -36,7 +37,7 @@ jit::LoadedKernel lookup(const ColumnMajorSpec& spec, const ColumnMajorShape& sh
         throw InvalidArgument(routine, "config.matrices_per_block",
                               std::to_string(shape.shared_bytes) + " bytes of shared memory per block exceed the " +
                                   std::to_string(r.shared_per_block_optin_) + " this device allows");
-    jit::LoadedKernel k = jit::get_kernel(generate_column_major_kernel(spec), r.device_);
+    jit::LoadedKernel k = jit::get_kernel(family_of(spec).generate(spec), r.device_);
     if (k.max_threads < shape.block_threads)
         throw InvalidArgument(routine, "config.matrices_per_block",
                               "a block of " + std::to_string(shape.block_threads) + " threads; kernel " + name +
@@ -214,7 +215,7 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     int ngroups = (nrhs + shape.nrhs_block - 1) / shape.nrhs_block;
     void* args[] = {&A.data, &A.pointers, &A.stride, &A.ld, &B.data, &B.pointers, &B.stride, &B.ld,
                     &nrhs_arg, &ngroups, &count};
-    if (spec.config.staged) {  // a group of warps per matrix, every right-hand side of it (column_major_staged.hpp)
+    if (spec.config.staged) {  // a group of warps per matrix, every right-hand side of it (codegen/cholesky/staged.hpp)
         jit::launch(k, blocks_for(count, shape.matrices_per_block), 1, shape.block_threads, 1,
                     static_cast<unsigned>(shape.shared_bytes), r.stream(), args);
         return;

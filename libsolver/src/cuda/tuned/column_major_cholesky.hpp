@@ -1,6 +1,6 @@
 // Tuned batched Cholesky (potrf, potrs, fused posv) for the standard column-major layouts (strided
 // and pointer array) with n <= column_major_max_n (128): run-time generated kernels (see
-// column_major_codegen.hpp), launched on the context's stream. Larger n is not taken: the dispatcher
+// codegen/cholesky/column_major.hpp), launched on the context's stream. Larger n is not taken: the dispatcher
 // sends it to cuSOLVER (column_major_supports says which).
 #pragma once
 
@@ -8,9 +8,14 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
-#include "column_major_codegen.hpp"
+#include "../jit/jit.hpp"
+#include "codegen/cholesky/column_major.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
+
+// The Cholesky generators (codegen/cholesky/: specs, checks, defaults, text) by the names the
+// launchers and their tests use.
+using namespace codegen::cholesky;
 
 // True when these kernels take matrices of order n in `layout` (column_major or pointer_array).
 bool column_major_supports(LayoutKind layout, int n);
@@ -22,7 +27,7 @@ bool column_major_supports(LayoutKind layout, int n);
 //               thread per update chunk), full_unroll, fast_math, max_registers;
 //               posv also nrhs_block (right-hand sides per solve segment).
 //   potrs:      threads_per_block (multiple of 32), nrhs_block, fast_math, max_registers.
-//   potrf/posv with staged (column_major_staged.hpp): nb (panel width, 1..32, required),
+//   potrf/posv with staged (codegen/cholesky/staged.hpp): nb (panel width, 1..32, required),
 //               warps_per_matrix (1..32, required; posv: each warp solves one right-hand side at a
 //               time), matrices_per_block (0 = 1), fast_math, max_registers; the register-shape
 //               fields must be 0 and nrhs_block is not read. potrs with staged: the same without nb

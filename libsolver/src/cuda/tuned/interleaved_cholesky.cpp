@@ -12,7 +12,8 @@
 
 #include "../jit/jit.hpp"
 #include "../resources.hpp"
-#include "interleaved_coop_codegen.hpp"
+#include "codegen/cholesky/cooperative.hpp"
+#include "codegen/cholesky/families.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -45,9 +46,7 @@ struct LaunchableKernel {
 };
 
 // Dynamic shared memory of a launch: the cooperative kernels' buffers, none for the others.
-std::size_t shared_bytes_of(const InterleavedKernelSpec& spec) {
-    return is_cooperative(spec) ? coop_shared_bytes(spec) : 0;
-}
+std::size_t shared_bytes_of(const InterleavedKernelSpec& spec) { return family_of(spec).resources(spec).shared_bytes; }
 
 LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
     static std::mutex m;
@@ -58,7 +57,7 @@ LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
         if (auto it = known.find(key); it != known.end()) return it->second;
     }
     LaunchableKernel k;
-    k.kernel = jit::get_kernel(generate_interleaved_kernel(spec), device);  // thread-safe on its own
+    k.kernel = jit::get_kernel(family_of(spec).generate(spec), device);  // thread-safe on its own
     if (k.kernel.max_threads < spec.config.threads_per_block)
         throw InvalidArgument(interleaved_kernel_name(spec), "config.threads_per_block",
                               "at most " + std::to_string(k.kernel.max_threads) + " for this kernel");

@@ -1,7 +1,7 @@
 // Batched Cholesky (potrf, potrs, fused posv) for the interleaved and chunked interleaved layouts with
-// run-time generated kernels (interleaved_codegen.hpp), one thread per matrix, compiled through jit;
+// run-time generated kernels (codegen/cholesky/interleaved.hpp), one thread per matrix, compiled through jit;
 // potrs and potrf with config.warps_per_matrix = W > 0 run the cooperative kernels instead (W warps
-// per 32 matrices, interleaved_coop_codegen.hpp; threads_per_block is then 32 W whatever the config
+// per 32 matrices, codegen/cholesky/cooperative.hpp; threads_per_block is then 32 W whatever the config
 // says, and potrf is left-looking). posv keeps refusing warps_per_matrix.
 //
 // Called by src/cuda/cholesky.cu once the arguments are checked (src/core) and the view is
@@ -18,9 +18,14 @@
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
 #include "batchsolve/tuning.hpp"
-#include "interleaved_codegen.hpp"
+#include "../jit/jit.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
+
+// The Cholesky generators (codegen/cholesky/: specs, checks, defaults, text) by the names the
+// launchers and their tests use.
+using namespace codegen::cholesky;
 
 // A: n x n per matrix (only the uplo triangle is read and written), info: count ints on the device.
 template <class T>

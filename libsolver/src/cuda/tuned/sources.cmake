@@ -1,12 +1,10 @@
-# Run-time specialised (NVRTC-generated) Cholesky kernels; included by libsolver/CMakeLists.txt with CUDA on.
+# Launchers of the run-time generated Cholesky kernels, and the code-generation layer they use
+# (src/codegen/sources.cmake: the generators); included by libsolver/CMakeLists.txt with CUDA on.
 set(BATCHSOLVE_TUNED_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/interleaved_codegen.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/interleaved_cholesky.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/interleaved_coop_codegen.cpp  # cooperative (W warps per 32 matrices) potrs and potrf
+  ${CMAKE_CURRENT_LIST_DIR}/interleaved_cholesky.cpp   # interleaved and chunked: one-thread and cooperative kernels
+  ${CMAKE_CURRENT_LIST_DIR}/column_major_cholesky.cpp  # column-major and pointer array: register and staged kernels
 )
-# Column-major (strided / pointer array) kernels: generator + host launch code.
-list(APPEND BATCHSOLVE_TUNED_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/column_major_codegen.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/column_major_staged.cpp  # potrf with the matrix staged in shared memory
-  ${CMAKE_CURRENT_LIST_DIR}/column_major_cholesky.cpp
-)
+include(${CMAKE_CURRENT_LIST_DIR}/../../codegen/sources.cmake)
+list(APPEND BATCHSOLVE_TUNED_SOURCES ${BATCHSOLVE_CODEGEN_SOURCES})
+# Internal headers by their folder under src/ (e.g. "codegen/common.hpp"); never installed.
+target_include_directories(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../..)

@@ -6,7 +6,7 @@
 //
 // Factorisation (potrf, and the first phase of posv): right-looking Cholesky with the matrix held in
 // registers (potrf with config.staged instead stages the matrix in shared memory and factorises it
-// blocked: column_major_staged.hpp). Thread (tr, tc) of a matrix owns the rows i = tr + TR*a (a < rows_per_thread) and, of
+// blocked: codegen/cholesky/staged.hpp). Thread (tr, tc) of a matrix owns the rows i = tr + TR*a (a < rows_per_thread) and, of
 // each, the columns j = tc + TC*b (TC = threads_per_row). Step k: the owners of column k publish
 // their entries of it in shared memory (double-buffered, so one barrier per step), every thread reads
 // the pivot and the column and applies the rank-1 update to the part of the trailing matrix it owns.
@@ -38,15 +38,16 @@
 
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
-#include "../jit/jit.hpp"
+#include "codegen/common.hpp"
+#include "codegen/kernel_source.hpp"
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 enum class ColumnMajorRoutine { potrf, potrs, posv };
 const char* to_string(ColumnMajorRoutine r);
 
 // Largest n the column-major kernels take; the dispatcher sends larger n elsewhere (cuSOLVER).
-inline constexpr int column_major_max_n = 128;
+inline constexpr int column_major_max_n = codegen::max_column_major_generator_n;
 // Largest n whose default configuration is fully unrolled (compile time, see default_column_major_config).
 inline constexpr int default_full_unroll_max_n = 64;
 // Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
@@ -141,6 +142,6 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec);
 // blockIdx.x), block_threads threads, shared_bytes of dynamic shared memory.
 // Under BS_HOST_EMULATION the text also defines bs_host_entry(void** args), which unpacks the
 // arguments like cudaLaunchKernel does and calls the kernel.
-jit::KernelSource generate_column_major_kernel(const ColumnMajorSpec& spec);
+codegen::KernelSource generate_column_major_kernel(const ColumnMajorSpec& spec);
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

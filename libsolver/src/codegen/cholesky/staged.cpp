@@ -1,15 +1,17 @@
-// Source of the staged column-major factorisation (see column_major_staged.hpp for the algorithm).
-#include "column_major_staged.hpp"
+// Source of the staged column-major factorisation (see staged.hpp for the algorithm).
+#include "codegen/cholesky/staged.hpp"
+
+#include "codegen/common.hpp"
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 namespace {
 
-bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
+using codegen::is_complex;
 
 // Replaces every @NAME@ of `text` by its value.
 std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
@@ -494,4 +496,4 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
                        {"LAST_READS_FENCE", shared_diagonal ? kLastReadsFence : ""}});
 }
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

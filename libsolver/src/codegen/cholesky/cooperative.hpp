@@ -12,16 +12,16 @@
 //          has just written. Only the matrices that did not fail are solved (a failed matrix's B is
 //          never touched).
 //
-// Pure C++ (no CUDA header), like interleaved_codegen.hpp: CI compiles the variants with NVRTC
+// Pure C++ (no CUDA header), like codegen/cholesky/interleaved.hpp: CI compiles the variants with NVRTC
 // without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "interleaved_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 // Warps per block (config.warps_per_matrix) the cooperative kernels are generated for: more than one
 // (one warp is the one-thread-per-system kernel with extra barriers), at most 8 (beyond that the
@@ -118,7 +118,7 @@ CoopLaunchShape coop_launch_shape(const InterleavedKernelSpec& spec, int count, 
 std::size_t coop_shared_bytes(const InterleavedKernelSpec& spec);
 
 // posv: whether the kernel folds the forward substitution of the first nrhs_block right-hand sides
-// into the factorisation (interleaved_coop_codegen.cpp explains how): when their rows (n x
+// into the factorisation (codegen/cholesky/cooperative.cpp explains how): when their rows (n x
 // nrhs_block x 32 elements) fit in shared memory beside the factorisation's buffers
 // (coop_max_shared_bytes). Otherwise, and for the later groups, the solve re-reads L.
 bool coop_posv_folds_forward(const InterleavedKernelSpec& spec);
@@ -133,6 +133,6 @@ std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec);
 // emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
 // threadIdx, __syncthreads, BS_DECLARE_SMEM and BS_KERNEL_HEAD, and BS_FUNC, BS_OPAQUE defined
 // by the includer) the text also defines bs_host_entry(void** args).
-jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec);
+codegen::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec);
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

@@ -1,5 +1,5 @@
 // Source generators of the cooperative interleaved potrs, potrf and fused posv kernels (see
-// interleaved_coop_codegen.hpp).
+// codegen/cholesky/cooperative.hpp).
 //
 // potrs. The n rows of each system are cut into T = ceil(n / nb) tile rows (the last one
 // narrower when nb does not divide n); warp w of the block keeps tile rows w, w + W, w + 2W, ...
@@ -68,23 +68,26 @@
 // solve's publications never overwrite them. The barrier that closes each group of 32 systems keeps
 // the next group's first publications (L_KK, the flags, the rows of B) behind the last reads of this
 // group's solve.
-#include "interleaved_coop_codegen.hpp"
+#include "codegen/cholesky/cooperative.hpp"
+
+#include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
 
 #include <algorithm>
 #include <sstream>
 #include <vector>
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 namespace {
 
-constexpr int coop_max_n = 256;  // as the one-thread kernels: beyond it another algorithm is better
+constexpr int coop_max_n = codegen::max_interleaved_generator_n;  // as the one-thread kernels
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
-bool is_single(Precision p) { return p == Precision::s || p == Precision::c; }
-int words_of(Precision p) { return (is_complex(p) ? 2 : 1) * (is_single(p) ? 1 : 2); }
-std::size_t bytes_of(Precision p) { return 4 * static_cast<std::size_t>(words_of(p)); }
+using codegen::ceil_div;
+using codegen::is_complex;
+using codegen::is_single;
+int words_of(Precision p) { return codegen::words_per_element(p); }
+std::size_t bytes_of(Precision p) { return static_cast<std::size_t>(codegen::element_bytes(p)); }
 bool valid_warp_count(int w) {
     return std::find(std::begin(coop_warp_counts), std::end(coop_warp_counts), w) != std::end(coop_warp_counts);
 }
@@ -110,11 +113,7 @@ std::string scaled(long long k, const std::string& w) {
 
 // The text of one kernel being written: shared by the writers of the fused posv kernel's two phases,
 // so that their lines, indentation and fresh names continue one another.
-struct CoopText {
-    std::ostringstream body;
-    int indent = 1;
-    int counter = 0;
-};
+using CoopText = codegen::SourceWriter;
 
 // Text output, tile addressing and the kernel frame shared by the potrs, potrf and posv generators.
 class CoopWriter {
@@ -127,17 +126,17 @@ protected:
     }
 
     // ---- text output -----------------------------------------------------------------------------
-    void line(const std::string& text) { text_.body << std::string(2 * text_.indent, ' ') << text << '\n'; }
-    void open(const std::string& head) { line(head.empty() ? "{" : head + " {"); ++text_.indent; }
-    void close() { --text_.indent; line("}"); }
-    std::string fresh() { return S(text_.counter++); }
+    void line(const std::string& text) { text_.line(text); }
+    void open(const std::string& head) { text_.open(head); }
+    void close() { text_.close(); }
+    std::string fresh() { return S(text_.next_id()); }
 
     // ---- factor access (lower coordinates; upper reads U(j, i) conjugated) -------------------------
     struct Tile {
         std::string ptr, stride;
     };
     // Pointer to the tile of L at tile row `ti`, tile column `tj` (expressions), with its own copy of
-    // the chunk width hidden from the optimiser (as in interleaved_codegen.cpp): the element offsets
+    // the chunk width hidden from the optimiser (as in codegen/cholesky/interleaved.cpp): the element offsets
     // k * w are then recomputed per load instead of being kept live across the kernel.
     Tile tile(const std::string& ti, const std::string& tj, bool writable = false) {
         const std::string id = fresh();
@@ -189,7 +188,7 @@ protected:
         line("const int first = group * " + S(coop_systems_per_block) + ";");
         line("const bool active = first + sys < count;  // idle lanes of the last block: barriers only, no memory access");
         line("const int mat = active ? first + sys : count - 1;  // keeps the address arithmetic in range");
-        text_.body << interleaved_locate_code(const_a, with_b, std::string(2 * text_.indent, ' '));
+        text_.raw(interleaved_locate_code(const_a, with_b, text_.indentation()));
     }
     // "BS_KERNEL_HEAD(...) name(params) { body }" with the body collected so far (then cleared), after
     // closing frame's loop over groups.
@@ -199,12 +198,11 @@ protected:
         line("__syncthreads();");
         close();
         std::string text = "BS_KERNEL_HEAD(" + S(32 * w_) + ", " + S(coop_min_blocks(s_)) + ") " + name + params + " {\n" +
-                           text_.body.str() + "}\n\n";
-        text_.body.str("");
+                           text_.take() + "}\n\n";
         return text;
     }
-    jit::KernelSource source(const std::string& header, const std::string& kernel_text, const std::string& entry) const {
-        jit::KernelSource k;
+    codegen::KernelSource source(const std::string& header, const std::string& kernel_text, const std::string& entry) const {
+        codegen::KernelSource k;
         k.kernel_name = interleaved_coop_kernel_name(s_);
         k.source = header + interleaved_prelude(s_.precision, s_.wide_index, n_) + cuda_prelude() + kernel_text + entry;
         if (s_.config.fast_math) k.options.push_back("--use_fast_math");
@@ -234,7 +232,7 @@ public:
         : CoopWriter(spec, text), nrb_(spec.config.nrhs_block),
           slots_(ceil_div(ceil_div(spec.n, spec.config.nb), spec.config.warps_per_matrix)) {}
 
-    jit::KernelSource generate() {
+    codegen::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
         return source(header_comment(), kernel(name), host_entry(name));
     }
@@ -460,7 +458,7 @@ private:
     }
 
     std::string kernel(const std::string& name) {
-        text_.indent = 1;
+        text_.set_indent(1);
         line("BS_DECLARE_SMEM(bs_smem);");
         declare_shared();
         frame(true, true);
@@ -510,7 +508,7 @@ public:
         : CoopWriter(spec, text), tri_(spec.config.nb * (spec.config.nb + 1) / 2), publish_last_(publish_last),
           fold_nrb_(fold_nrb) {}
 
-    jit::KernelSource generate() {
+    codegen::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
         return source(header_comment(), kernel(name), host_entry(name));
     }
@@ -714,7 +712,7 @@ private:
     }
 
     std::string kernel(const std::string& name) {
-        text_.indent = 1;
+        text_.set_indent(1);
         line("BS_DECLARE_SMEM(bs_smem);");
         declare_shared(factor_buffer_bytes());
         frame(false, false);
@@ -810,7 +808,7 @@ public:
         : CoopWriter(spec, text), fold_(coop_posv_folds_forward(spec)), nrb_(spec.config.nrhs_block),
           factor_(spec, text, true, fold_ ? spec.config.nrhs_block : 0), solve_(spec, text) {}
 
-    jit::KernelSource generate() {
+    codegen::KernelSource generate() {
         const std::string name = interleaved_coop_kernel_name(s_);
         return source(header_comment(), kernel(name), host_entry(name));
     }
@@ -941,7 +939,7 @@ private:
     }
 
     std::string kernel(const std::string& name) {
-        text_.indent = 1;
+        text_.set_indent(1);
         line("BS_DECLARE_SMEM(bs_smem);");
         factor_.declare_shared(coop_shared_bytes(s_) - 2 * coop_systems_per_block * sizeof(int));
         solve_.declare_shared();
@@ -1158,7 +1156,7 @@ std::string interleaved_coop_kernel_name(const InterleavedKernelSpec& spec) {
     return name;
 }
 
-jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec) {
+codegen::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec) {
     const std::string problem = interleaved_coop_spec_problem(spec);
     if (!problem.empty()) {
         const auto colon = problem.find(':');
@@ -1166,7 +1164,7 @@ jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& 
         throw InvalidArgument("generate_interleaved_coop_kernel", field == "n" ? "a.rows" : "config." + field,
                               problem.substr(colon + 2));
     }
-    CoopText text;
+    CoopText text(1);
     switch (spec.routine) {
         case Routine::potrf: return CoopPotrfGenerator(spec, text).generate();
         case Routine::potrs: return CoopPotrsGenerator(spec, text).generate();
@@ -1175,4 +1173,4 @@ jit::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& 
     return {};
 }
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

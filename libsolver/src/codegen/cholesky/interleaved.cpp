@@ -1,4 +1,4 @@
-// Source generator of the interleaved-layout Cholesky kernels (see interleaved_codegen.hpp).
+// Source generator of the interleaved-layout Cholesky kernels (see codegen/cholesky/interleaved.hpp).
 //
 // Algorithm (Dongarra et al., Proc. IEEE 2018, §V and §IX, re-derived here): one thread owns one
 // matrix. The lower triangle is cut into nb x nb tiles (a narrower last tile when nb does not divide
@@ -8,8 +8,11 @@
 // diagonal tile (d, nb(nb+1)/2, plus nb reciprocals) and 2 nb operand values. The upper case is the
 // lower algorithm on the conjugate transpose: element (i, j) of "L" is read from (j, i) of U, conjugated.
 // Register tiles are scalar variables named by their position (x_3_1), so no local memory is used.
-#include "interleaved_codegen.hpp"
-#include "interleaved_coop_codegen.hpp"
+#include "codegen/cholesky/interleaved.hpp"
+#include "codegen/cholesky/cooperative.hpp"
+
+#include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -18,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 const char* to_string(Routine r) {
     switch (r) {
@@ -69,18 +72,9 @@ std::string interleaved_locate_code(bool const_a, bool with_b, const std::string
 
 namespace {
 
-constexpr int max_n = 256;  // beyond this a thread's tile loops get absurdly long; use other kernels
-
-bool is_complex(Precision p) { return p == Precision::c || p == Precision::z; }
-int words_per_element(Precision p) {
-    switch (p) {
-        case Precision::s: return 1;
-        case Precision::d: return 2;
-        case Precision::c: return 2;
-        case Precision::z: return 4;
-    }
-    return 2;
-}
+constexpr int max_n = codegen::max_interleaved_generator_n;
+using codegen::is_complex;
+using codegen::words_per_element;
 
 // An index that is a compile-time literal (full unrolling, the ragged tile) or a loop variable.
 struct Ix {
@@ -156,8 +150,8 @@ public:
         rsqrt_ = single ? "rsqrtf" : "rsqrt";
     }
 
-    jit::KernelSource generate() {
-        jit::KernelSource k;
+    codegen::KernelSource generate() {
+        codegen::KernelSource k;
         k.kernel_name = interleaved_kernel_name(s_);
         std::ostringstream src;
         src << header_comment() << prelude();
@@ -175,9 +169,9 @@ public:
 
 private:
     // ---- text output -----------------------------------------------------------------------------
-    void line(const std::string& text) { body_ << std::string(2 * indent_, ' ') << text << '\n'; }
-    void open(const std::string& head) { line(head.empty() ? "{" : head + " {"); ++indent_; }
-    void close() { --indent_; line("}"); }
+    void line(const std::string& text) { out_.line(text); }
+    void open(const std::string& head) { out_.open(head); }
+    void close() { out_.close(); }
 
     std::string reg(char tile, int r, int c) {
         std::string name = std::string(1, tile) + "_" + std::to_string(r) + "_" + std::to_string(c);
@@ -189,7 +183,7 @@ private:
         reals_.insert(name);
         return name;
     }
-    std::string fresh(const char* stem) { return stem + std::to_string(counter_++); }
+    std::string fresh(const char* stem) { return stem + std::to_string(out_.next_id()); }
 
     // ---- element access ----------------------------------------------------------------------------
     // Offset (in elements of one matrix, before scaling by the chunk width w) of the tile whose
@@ -207,7 +201,7 @@ private:
     // across a whole tile operation, which made whole-matrix kernels spill; an offset costs one
     // multiply-add to recompute.
     TileRef tile(const std::string& base, const Lin& offset, bool writable) {
-        const std::string id = std::to_string(counter_++);
+        const std::string id = std::to_string(out_.next_id());
         const std::string p = "p" + id, w = "w" + id;
         const std::string off = offset.literal() ? scaled_w(offset.constant) : "(" + offset.str() + ") * w";
         line(std::string(writable ? "" : "const ") + "T* " + p + " = " + base + (off == "0" ? "" : " + " + off) + ";");
@@ -598,7 +592,7 @@ private:
     // ---- whole functions -------------------------------------------------------------------------
     // Chunk arithmetic of batch.hpp (shared with the cooperative kernel): a, b, w for matrix `mat`.
     void locate(bool with_b) {
-        body_ << interleaved_locate_code(s_.routine == Routine::potrs, with_b, std::string(2 * indent_, ' '));
+        out_.raw(interleaved_locate_code(s_.routine == Routine::potrs, with_b, out_.indentation()));
     }
 
     std::string declarations() const {
@@ -617,26 +611,26 @@ private:
     }
 
     std::string finish(const std::string& signature) {
-        std::string code = signature + " {\n" + declarations() + body_.str() + "}\n\n";
-        body_.str(""), scalars_.clear(), reals_.clear();
+        std::string code = signature + " {\n" + declarations() + out_.take() + "}\n\n";
+        scalars_.clear(), reals_.clear();
         return code;
     }
 
     std::string potrf_function() {
-        indent_ = 1;
+        out_.set_indent(1);
         locate(false);
         potrf_code();
         line("info[mat] = 0;");
         return finish("BS_FUNC void bs_potrf_body(T* __restrict__ a_batch, int* __restrict__ info, int count, int chunk, int mat)");
     }
     std::string potrs_function() {
-        indent_ = 1;
+        out_.set_indent(1);
         locate(true);
         potrs_code();
         return finish("BS_FUNC void bs_potrs_body(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk, int mat)");
     }
     std::string posv_function() {
-        indent_ = 1;
+        out_.set_indent(1);
         locate(true);
         line("// factor; a failed matrix returns before B is touched");
         potrf_code();
@@ -694,9 +688,7 @@ private:
     const bool complex_, upper_, full_;
     std::string real_, scalar_, one_, sqrt_, rsqrt_;
     int nrb_ = 1;
-    std::ostringstream body_;
-    int indent_ = 1;
-    int counter_ = 0;
+    codegen::SourceWriter out_{1};  // the body of the function being written
     std::set<std::string> scalars_, reals_;
 };
 
@@ -764,7 +756,7 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec) {
     return name;
 }
 
-jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec) {
+codegen::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec) {
     if (is_cooperative(spec)) return generate_interleaved_coop_kernel(spec);
     check_interleaved_spec(spec, "generate_interleaved_kernel");
     return Generator(spec).generate();
@@ -848,4 +840,4 @@ CholeskyConfig resolve_interleaved_config(Routine routine, Precision precision, 
     return c;
 }
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

@@ -10,9 +10,9 @@
 
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
-#include "../jit/jit.hpp"
+#include "codegen/kernel_source.hpp"
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 enum class Routine { potrf, potrs, posv };
 const char* to_string(Routine r);
@@ -38,7 +38,7 @@ inline constexpr int max_full_unroll_tiles = 12;
 inline constexpr int max_nrhs_block = 8;
 
 // "" when `spec` can be generated and launched, else "<config field>: <reason>". A spec with
-// config.warps_per_matrix != 0 describes a cooperative kernel (interleaved_coop_codegen.hpp) and is
+// config.warps_per_matrix != 0 describes a cooperative kernel (codegen/cholesky/cooperative.hpp) and is
 // judged by its rules.
 std::string interleaved_spec_problem(const InterleavedKernelSpec& spec);
 // Throws InvalidArgument(routine, "config.<field>", reason) when interleaved_spec_problem is not "".
@@ -58,7 +58,7 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 // bs_<routine>_body(..., int mat) for host emulation (define BS_HOST_EMULATION before the text).
 // A cooperative spec (warps_per_matrix != 0) yields generate_interleaved_coop_kernel's text (same
 // kernel arguments, another launch shape: coop_launch_shape).
-jit::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
+codegen::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
 
 // Pieces of the generated text shared with the cooperative kernels: BS_FUNC and BS_OPAQUE (each
 // only when not defined before), R, T (R or bs_complex with conj, *, -=, *= R), idx_t and N ...
@@ -105,4 +105,4 @@ int estimated_tile_registers(Routine routine, Precision precision, int n, const 
 // accepted: s nb = 12, d/c nb = 8, z nb = 5; whole matrix (nb = n): s n <= 22, d/c n <= 15, z n <= 10.
 inline constexpr int max_tile_registers = 280;
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

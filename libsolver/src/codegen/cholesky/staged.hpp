@@ -16,14 +16,14 @@
 // right-hand side per warp at a time, so L is read from global memory once; a failed matrix leaves
 // its B untouched. potrs stages the factor the same way and runs only that solve (L read once, where
 // the register kernels read it once per substitution). The kernel shares the generated prelude and the launch interface (potrf's or
-// posv's parameters) of column_major_codegen.hpp.
+// posv's parameters) of codegen/cholesky/column_major.hpp.
 #pragma once
 
 #include <string>
 
-#include "column_major_codegen.hpp"
+#include "codegen/cholesky/column_major.hpp"
 
-namespace batchsolve::cuda_backend::tuned {
+namespace batchsolve::codegen::cholesky {
 
 // Side of the square register tile of a thread in the trailing update: 4 makes every shared-memory
 // load feed 4 multiply-adds at 16 accumulators (measured on the H200: tiles of 2 were no faster,
@@ -59,4 +59,4 @@ inline long long column_major_staged_pitch(int n) { return (long long)n * (n + 1
 std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape,
                                        const std::string& name, int min_blocks);
 
-}  // namespace batchsolve::cuda_backend::tuned
+}  // namespace batchsolve::codegen::cholesky

@@ -1,0 +1,110 @@
+// The Cholesky generators answering codegen::GeneratorFamily (see families.hpp): each member
+// forwards to the family's own checks, shape, defaults and text, so the text is theirs unchanged.
+#include "codegen/cholesky/families.hpp"
+
+#include "codegen/cholesky/cooperative.hpp"
+#include "codegen/cholesky/staged.hpp"
+
+namespace batchsolve::codegen::cholesky {
+
+namespace {
+
+// Warps per 32 matrices of the cooperative default: the middle of coop_warp_counts.
+constexpr int default_coop_warps = 4;
+
+// Staged default (no table entry): the most frequent staged winner of libsolver/tuning/sm90.json
+// (batch 16384): panels of 8 columns, 4 warps, one matrix per block, the FP64 tensor cores for d
+// potrf and posv (32 entries each); potrs stages the factor only (no panel width).
+constexpr int default_staged_nb = 8;
+constexpr int default_staged_warps = 4;
+
+class OneThreadFamily final : public GeneratorFamily<InterleavedKernelSpec> {
+public:
+    const char* name() const override { return "interleaved"; }
+    std::string problem(const InterleavedKernelSpec& spec) const override {
+        if (is_cooperative(spec)) return "warps_per_matrix: 0 for the one-thread-per-matrix kernels";
+        return interleaved_spec_problem(spec);
+    }
+    KernelResources resources(const InterleavedKernelSpec& spec) const override {
+        return {0, spec.config.threads_per_block};
+    }
+    CholeskyConfig default_config(const InterleavedKernelSpec& spec) const override {
+        return default_interleaved_config(spec.routine, spec.precision, spec.n);
+    }
+    KernelSource generate(const InterleavedKernelSpec& spec) const override { return generate_interleaved_kernel(spec); }
+};
+
+class CooperativeFamily final : public GeneratorFamily<InterleavedKernelSpec> {
+public:
+    const char* name() const override { return "cooperative"; }
+    std::string problem(const InterleavedKernelSpec& spec) const override {
+        if (!is_cooperative(spec)) return "warps_per_matrix: 2, 4 or 8 for the cooperative kernels";
+        return interleaved_coop_spec_problem(spec);
+    }
+    KernelResources resources(const InterleavedKernelSpec& spec) const override {
+        return {coop_shared_bytes(spec), 32 * spec.config.warps_per_matrix};
+    }
+    CholeskyConfig default_config(const InterleavedKernelSpec& spec) const override {
+        CholeskyConfig c;
+        c.warps_per_matrix = default_coop_warps;
+        return resolve_interleaved_config(spec.routine, spec.precision, spec.n, c);
+    }
+    KernelSource generate(const InterleavedKernelSpec& spec) const override { return generate_interleaved_coop_kernel(spec); }
+};
+
+class ColumnMajorFamily final : public GeneratorFamily<ColumnMajorSpec> {
+public:
+    explicit ColumnMajorFamily(bool staged) : staged_(staged) {}
+    const char* name() const override { return staged_ ? "staged" : "column_major"; }
+    std::string problem(const ColumnMajorSpec& spec) const override {
+        if (spec.config.staged != staged_)
+            return std::string("staged: ") + (staged_ ? "true" : "false") + " for the " + name() + " kernels";
+        return column_major_spec_problem(spec);
+    }
+    KernelResources resources(const ColumnMajorSpec& spec) const override {
+        const ColumnMajorShape shape = column_major_shape(spec);
+        return {shape.shared_bytes, shape.block_threads};
+    }
+    CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
+        if (!staged_) return default_column_major_config(spec.routine, spec.precision, spec.n, spec.nrhs);
+        CholeskyConfig c;
+        c.staged = true;
+        c.nb = spec.routine == ColumnMajorRoutine::potrs ? 0 : default_staged_nb;
+        c.warps_per_matrix = default_staged_warps;
+        c.matrices_per_block = 1;
+        c.tensor_cores = spec.precision == Precision::d && spec.routine != ColumnMajorRoutine::potrs;
+        return c;
+    }
+    KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
+
+private:
+    bool staged_;
+};
+
+}  // namespace
+
+const GeneratorFamily<InterleavedKernelSpec>& one_thread_family() {
+    static const OneThreadFamily family;
+    return family;
+}
+const GeneratorFamily<InterleavedKernelSpec>& cooperative_family() {
+    static const CooperativeFamily family;
+    return family;
+}
+const GeneratorFamily<ColumnMajorSpec>& column_major_family() {
+    static const ColumnMajorFamily family(false);
+    return family;
+}
+const GeneratorFamily<ColumnMajorSpec>& staged_family() {
+    static const ColumnMajorFamily family(true);
+    return family;
+}
+
+const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec) {
+    return is_cooperative(spec) ? cooperative_family() : one_thread_family();
+}
+const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec) {
+    return spec.config.staged ? staged_family() : column_major_family();
+}
+
+}  // namespace batchsolve::codegen::cholesky

@@ -1,0 +1,22 @@
+// The four Cholesky generator families behind codegen::GeneratorFamily: one thread per matrix and
+// cooperative warps (interleaved layouts, InterleavedKernelSpec), a matrix in a group of threads'
+// registers and a matrix staged in shared memory (column-major layouts, ColumnMajorSpec).
+#pragma once
+
+#include "codegen/cholesky/column_major.hpp"
+#include "codegen/cholesky/interleaved.hpp"
+#include "codegen/family.hpp"
+
+namespace batchsolve::codegen::cholesky {
+
+const GeneratorFamily<InterleavedKernelSpec>& one_thread_family();
+const GeneratorFamily<InterleavedKernelSpec>& cooperative_family();
+const GeneratorFamily<ColumnMajorSpec>& column_major_family();
+const GeneratorFamily<ColumnMajorSpec>& staged_family();
+
+// The family a spec belongs to: cooperative when config.warps_per_matrix != 0, staged when
+// config.staged, else the one-thread or register kernels.
+const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec);
+const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec);
+
+}  // namespace batchsolve::codegen::cholesky

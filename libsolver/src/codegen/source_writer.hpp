@@ -1,0 +1,50 @@
+// The one writer of generated CUDA source: lines indented two spaces per open block, blocks opened
+// with "head {" and closed with "}", and fresh numbers for names. Every generator family writes
+// through it, so that the text of all kernels is laid out alike.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+namespace batchsolve::codegen {
+
+class SourceWriter {
+public:
+    explicit SourceWriter(int indent = 0) : indent_(indent) {}
+
+    // One line at the current indentation.
+    void line(const std::string& text) { out_ << indentation() << text << '\n'; }
+    // "head {" (or "{" for an empty head), an optional trailing comment, and one level deeper.
+    void open(const std::string& head, const std::string& comment = "") {
+        line(head + (head.empty() ? "{" : " {") + (comment.empty() ? "" : "  // " + comment));
+        ++indent_;
+    }
+    // One level back and "}" followed by `tail` (e.g. ";" or "  // end of panel").
+    void close(const std::string& tail = "") {
+        --indent_;
+        line("}" + tail);
+    }
+    // Text as it is (already indented, or a block of its own).
+    void raw(const std::string& text) { out_ << text; }
+
+    std::string indentation() const { return std::string(2 * indent_, ' '); }
+    void set_indent(int indent) { indent_ = indent; }
+
+    // A number not handed out before by this writer (0, 1, 2, ...): suffixes of fresh names.
+    int next_id() { return counter_++; }
+
+    std::string str() const { return out_.str(); }
+    // The text so far, and an empty writer for the next function (indentation and numbering kept).
+    std::string take() {
+        std::string text = out_.str();
+        out_.str("");
+        return text;
+    }
+
+private:
+    std::ostringstream out_;
+    int indent_ = 0;
+    int counter_ = 0;
+};
+
+}  // namespace batchsolve::codegen
