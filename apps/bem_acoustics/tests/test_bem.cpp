@@ -369,7 +369,7 @@ TEST(Scattering, SoundHardP1MatchesMieWithinOnePercent) {
 // near-field potentials at once.
 TEST(Scattering, InteriorPointSourceIsCancelledOutside) {
     const double k = 1.5;  // below the first soft (pi) and hard (2.08) interior resonances
-    Mesh m = make_refined_sphere(3);
+    Mesh m = make_refined_sphere(2);
     check_surface(m);
     const Geometry g = make_geometry(m);
     Incident inc;
@@ -382,7 +382,8 @@ TEST(Scattering, InteriorPointSourceIsCancelledOutside) {
         const std::vector<cd> us = scattered_field(f, m, g, r.x, k, points);
         for (std::size_t p = 0; p < points.size(); ++p) {
             const cd expected = -inc.value(points[p].data(), k);
-            EXPECT_LT(std::abs(us[p] - expected) / std::abs(expected), 2e-2) << to_string(f) << " at point " << p;
+            // Measured 1.7e-4 (soft P0) and 6e-5 (hard P1) on this 320-triangle mesh.
+            EXPECT_LT(std::abs(us[p] - expected) / std::abs(expected), 1e-3) << to_string(f) << " at point " << p;
         }
     }
 }
