@@ -609,7 +609,8 @@ TYPED_TEST(SysvMixed, ZeroDiagonalNeedsButterfliesAndSaysSo) {
         Matrix a(std::size_t(n) * n, 0.0);
         for (int j = 0; j < h; ++j)
             for (int i = 0; i < h; ++i) {
-                const double v = u(engine) + (i == j ? 2.0 : 0.0);  // B well conditioned
+                // B well conditioned: the random part has norm ~ sqrt(h), the shift exceeds it.
+                const double v = u(engine) + (i == j ? 1 + 1.5 * std::sqrt(double(h)) : 0.0);
                 a[(h + j) * std::size_t(n) + i] = a[i * std::size_t(n) + h + j] = v;
             }
         double normwise = 0;
