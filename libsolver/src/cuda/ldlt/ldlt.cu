@@ -82,6 +82,7 @@ __device__ __forceinline__ float from_bits(const unsigned int* p) { return __uin
 __device__ __forceinline__ double from_bits(const unsigned long long* p) { return __longlong_as_double((long long)*p); }
 
 constexpr int kThreads = 256;
+static_assert(kThreads % kLeafOrder == 0, "factor_leaf_kernel maps its threads onto rows of the leaf");
 // Tile of the square-tiled kernels (expand_lower, abs_matrix_times): 32 x 32 elements, 32 x 8 threads.
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
@@ -150,12 +151,13 @@ factor_leaf_kernel(int m, D* a, int lda, const typename ordered_bits<real_of_t<D
         }
         for (int i = j + 1 + threadIdx.x; i < m; i += blockDim.x) s[j * ld + i] *= inverse;
         __syncthreads();
-        const int r = m - j - 1;
-        for (int idx = threadIdx.x; idx < r * r; idx += blockDim.x) {
-            const int ii = idx % r, kk = idx / r;
-            if (ii < kk) continue;
-            const int i = j + 1 + ii, k = j + 1 + kk;
-            s[k * ld + i] -= s[j * ld + i] * (d * conj_if(s[j * ld + k], Conjugate));
+        // Thread t updates row t % kLeafOrder, every (kThreads / kLeafOrder)-th column of it: a warp
+        // walks consecutive rows of one column (no bank conflicts, l_kj broadcast), no index division.
+        const int i = threadIdx.x % kLeafOrder;
+        if (i > j && i < m) {
+            const D l_ij = s[j * ld + i];
+            for (int k = j + 1 + threadIdx.x / kLeafOrder; k <= i; k += kThreads / kLeafOrder)
+                s[k * ld + i] -= l_ij * (d * conj_if(s[j * ld + k], Conjugate));
         }
         __syncthreads();
     }
