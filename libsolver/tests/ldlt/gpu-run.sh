@@ -2,7 +2,7 @@
 # Issue 25 on the GPU machine: the ldlt GoogleTest suite's CUDA instances, then sysv_bench (ours
 # against cuSOLVER getrf/sytrf and the IRS solvers) at the issue's sizes. Run from the repository root
 # with the bundle unpacked at /tmp/bundle; files go to $OUT/ldlt/ (gtest.txt, sysv_bench.json,
-# sysv_bench.md, sysv_bench.txt); a short summary is printed last.
+# sysv_bench.md, sysv_bench.txt, sysv_bench.png when matplotlib is there); a short summary is printed last.
 #   LDLT_SIZES   orders for the benchmark (default 2048,4096,10424,15135)
 #   LDLT_REPEAT  timed runs per row after a warm-up (default 3)
 #   LDLT_BENCH_SECONDS / LDLT_TEST_SECONDS  time limits (default 330 / 120)
@@ -14,7 +14,7 @@ sizes=${LDLT_SIZES:-2048,4096,10424,15135}
 repeat=${LDLT_REPEAT:-3}
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
 export BATCHSOLVE_COMMIT=$commit
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/gpu.txt" 2>&1
+gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
 
 # CUDA instances of the typed suites: Ldlt/4-7 = cuda_s, cuda_d, cuda_c, cuda_z; SysvMixed/2-3 = cuda_d, cuda_z.
 filter='Ldlt/4.*:Ldlt/5.*:Ldlt/6.*:Ldlt/7.*:SysvMixed/2.*:SysvMixed/3.*'
@@ -24,8 +24,9 @@ test_rc=$?
 timeout "${LDLT_BENCH_SECONDS:-330}" "$run" sysv_bench --n "$sizes" --repeat "$repeat" \
   --json "$out/sysv_bench.json" --markdown "$out/sysv_bench.md" > "$out/sysv_bench.txt" 2>&1
 bench_rc=$?
+python3 libsolver/tests/ldlt/plot_sysv_bench.py "$out/sysv_bench.json" -o "$out/sysv_bench.png" > /dev/null 2>&1 || true
 
-echo "== ldlt on $(cat "$out/gpu.txt") at $commit"
+echo "== ldlt on $gpu at $commit"
 echo "-- gtest (rc $test_rc):"
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed [0-9]' "$out/gtest.txt" | head -40
 echo "-- sysv_bench (rc $bench_rc):"
