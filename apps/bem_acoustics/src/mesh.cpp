@@ -2,6 +2,10 @@
 #include "mesh.hpp"
 
 #include <gmsh.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cmath>
@@ -400,14 +404,9 @@ Mesh mesh_from_gmsh_model(const std::string& source) {
 }
 }  // namespace
 
-Mesh read_msh(const std::string& path) {
-    {
-        std::ifstream probe(path);
-        if (!probe) fail(path, "open", "cannot open the file");
-        std::string first;
-        std::getline(probe, first);
-        if (first.rfind("$MeshFormat", 0) != 0) fail(path, "line 1", "not a Gmsh .msh file (no $MeshFormat)");
-    }
+namespace {
+
+Mesh read_msh_in_this_process(const std::string& path) {
     std::lock_guard<std::mutex> lock(gmsh_mutex);
     GmshSession session;
     // Gmsh reports most read errors through its logger rather than by throwing: collect them.
@@ -427,6 +426,102 @@ Mesh read_msh(const std::string& path) {
     for (const std::string& line : log)
         if (line.rfind("Error: ", 0) == 0) fail(path, "gmsh", line.substr(7));
     return mesh_from_gmsh_model(path);
+}
+
+bool write_all(int fd, const void* data, std::size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+        const ssize_t w = ::write(fd, p, bytes);
+        if (w <= 0) return false;
+        p += w;
+        bytes -= std::size_t(w);
+    }
+    return true;
+}
+
+}  // namespace
+
+// Gmsh 4.8 crashes (SIGSEGV) on some malformed .msh files (found by mutating the seed corpus), so
+// the file is read in a child process that sends the mesh back through a pipe: a crash there is a
+// one-line error here, never the end of the run.
+Mesh read_msh(const std::string& path) {
+    {
+        std::ifstream probe(path);
+        if (!probe) fail(path, "open", "cannot open the file");
+        std::string first;
+        std::getline(probe, first);
+        if (first.rfind("$MeshFormat", 0) != 0) fail(path, "line 1", "not a Gmsh .msh file (no $MeshFormat)");
+    }
+    int fds[2];
+    if (::pipe(fds) != 0) fail(path, "gmsh", "cannot create a pipe for the reader process");
+    std::fflush(nullptr);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        fail(path, "gmsh", "cannot start the reader process");
+    }
+    if (child == 0) {
+        ::close(fds[0]);
+        std::uint8_t status = 0;
+        std::string message;
+        Mesh mesh;
+        try {
+            mesh = read_msh_in_this_process(path);
+        } catch (const std::exception& e) {
+            status = 1;
+            message = e.what();
+        }
+        bool ok = write_all(fds[1], &status, 1);
+        if (status) {
+            const std::uint64_t len = message.size();
+            ok = ok && write_all(fds[1], &len, 8) && write_all(fds[1], message.data(), message.size());
+        } else {
+            const std::uint64_t counts[2] = {mesh.vertices.size(), mesh.triangles.size()};
+            ok = ok && write_all(fds[1], counts, 16) && write_all(fds[1], mesh.vertices.data(), mesh.vertices.size() * sizeof(mesh.vertices[0])) &&
+                 write_all(fds[1], mesh.triangles.data(), mesh.triangles.size() * sizeof(mesh.triangles[0]));
+        }
+        ::close(fds[1]);
+        ::_exit(ok ? 0 : 3);
+    }
+    ::close(fds[1]);
+    std::string bytes;
+    char buffer[1 << 16];
+    for (;;) {
+        const ssize_t r = ::read(fds[0], buffer, sizeof buffer);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        bytes.append(buffer, std::size_t(r));
+    }
+    ::close(fds[0]);
+    int wstatus = 0;
+    while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(wstatus))
+        fail(path, "gmsh", "the Gmsh reader crashed (signal " + std::to_string(WTERMSIG(wstatus)) + "): malformed file");
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || bytes.empty()) fail(path, "gmsh", "the Gmsh reader process failed");
+    std::size_t at = 1;
+    auto take = [&](void* out, std::size_t n) {
+        if (at + n > bytes.size()) fail(path, "gmsh", "short reply from the reader process");
+        std::memcpy(out, bytes.data() + at, n);
+        at += n;
+    };
+    if (bytes[0] != 0) {
+        std::uint64_t len = 0;
+        take(&len, 8);
+        if (len > bytes.size()) fail(path, "gmsh", "short reply from the reader process");
+        throw MeshError(bytes.substr(at, len));
+    }
+    std::uint64_t counts[2];
+    take(counts, 16);
+    if (counts[0] > bytes.size() || counts[1] > bytes.size()) fail(path, "gmsh", "short reply from the reader process");
+    Mesh mesh;
+    mesh.source = path;
+    mesh.vertices.resize(counts[0]);
+    mesh.triangles.resize(counts[1]);
+    take(mesh.vertices.data(), counts[0] * sizeof(mesh.vertices[0]));
+    take(mesh.triangles.data(), counts[1] * sizeof(mesh.triangles[0]));
+    return mesh;
 }
 
 Mesh make_gmsh_sphere(double h, double radius) {

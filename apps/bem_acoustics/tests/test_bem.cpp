@@ -243,6 +243,18 @@ TEST(Mesh, GmshMshFileIsReadThroughTheSdk) {
     }
 }
 
+// Gmsh 4.8 itself segfaults on this mutated file (found by fuzzing the seed corpus); read_msh runs
+// Gmsh in a child process, so the crash becomes a one-line error.
+TEST(Mesh, GmshCrashIsAnErrorNotACrash) {
+    const std::string path = std::string(BEM_SOURCE_DIR) + "/fuzz/corpus/msh/gmsh_segfault.msh";
+    try {
+        read_msh(path);
+        FAIL() << "a file that crashes Gmsh was accepted";
+    } catch (const MeshError& e) {
+        EXPECT_NE(std::string(e.what()).find("gmsh: the Gmsh reader crashed"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Mesh, HeadMeshFromSharedData) {
     const std::string path = std::string(BEM_SHARED_DATA) + "/meshes/mesh2hrtf_head_16kHz.ply";
     if (!fs::exists(path)) GTEST_SKIP() << "skipped: " << path << " absent";
