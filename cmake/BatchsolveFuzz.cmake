@@ -40,6 +40,11 @@ if(BATCHSOLVE_SANITIZE)
   message(STATUS "batchsolve: ASan + UBSan build")
 endif()
 
+# `fuzzers` builds every registered target (scripts/sanitize-cpu.sh).
+if(BATCHSOLVE_FUZZ AND NOT TARGET fuzzers)
+  add_custom_target(fuzzers)
+endif()
+
 function(batchsolve_add_fuzzer name)
   cmake_parse_arguments(FZ "" "SOURCE;CORPUS;SECONDS" "LINK" ${ARGN})
   if(NOT BATCHSOLVE_FUZZ)
@@ -59,6 +64,7 @@ function(batchsolve_add_fuzzer name)
   target_link_libraries(${name} PRIVATE ${FZ_LINK})
   target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  add_dependencies(fuzzers ${name})
 
   if(BATCHSOLVE_BUILD_TESTS)
     set(work "${CMAKE_BINARY_DIR}/fuzz/${name}")

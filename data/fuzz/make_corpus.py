@@ -88,3 +88,24 @@ with open(os.path.join(out, "valid_d.h5"), "rb") as src:
 with open(os.path.join(out, "crafted_truncated.h5"), "wb") as dst:
     dst.write(data[: len(data) // 2])
 print(f"wrote {len(os.listdir(out))} files to {out}")
+
+# The typed layer's target (fuzz_h5_file) starts from files like the applications write: datasets of
+# several types and ranks, strings, attributes on the root, a group and a dataset.
+typed = os.path.join(os.path.dirname(out), "h5_file")
+os.makedirs(typed, exist_ok=True)
+with h5py.File(os.path.join(typed, "typed.h5"), "w") as f:
+    f.attrs["title"] = "fuzz seed"
+    f.attrs["count"] = np.int64(7)
+    f.attrs["scale"] = 0.5
+    f["data"] = rng.standard_normal((4, 5))
+    f["data"].attrs["axes"] = np.array([1.0, 2.0, 3.0])
+    f["group/values"] = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    f["group"].attrs["title"] = np.bytes_("fixed length")
+    f["names"] = np.array(["alpha", "beta", ""], dtype=h5py.string_dtype())
+    f["A"] = (rng.standard_normal(6) + 1j * rng.standard_normal(6)).astype(np.complex64)
+    f["B"] = np.int32(-3)
+with h5py.File(os.path.join(typed, "compressed.h5"), "w") as f:
+    f.create_dataset("data", data=np.arange(4096, dtype=np.float32).reshape(64, 64), chunks=(16, 64),
+                     compression="gzip")
+    f.create_dataset("names", data=np.array([b"ab", b"cdef"], dtype="S4"))
+print(f"wrote {len(os.listdir(typed))} files to {typed}")

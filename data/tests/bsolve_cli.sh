@@ -215,10 +215,15 @@ huge_sizes)
   contains err.txt " available"
   no_leftovers h.h5
   # Defect 5: under ulimit -v the check counts the address-space limit (no endless OpenBLAS retries).
-  (ulimit -v 1500000 && timeout 120 "$bsolve" generate --output v.h5 --n 1000 --count 130 >out.txt 2>err.txt)
-  rc=$?
-  [[ $rc == 4 ]] && contains err.txt "available" || fail "generate under ulimit -v exited $rc: $(cat err.txt)"
-  no_leftovers v.h5
+  # (An AddressSanitizer build maps terabytes of shadow memory and cannot start under the limit.)
+  if (ulimit -v 1500000 && "$bsolve" --version >/dev/null 2>&1); then
+    (ulimit -v 1500000 && timeout 120 "$bsolve" generate --output v.h5 --n 1000 --count 130 >out.txt 2>err.txt)
+    rc=$?
+    [[ $rc == 4 ]] && contains err.txt "available" || fail "generate under ulimit -v exited $rc: $(cat err.txt)"
+    no_leftovers v.h5
+  else
+    echo "skipped: this bsolve cannot start under ulimit -v (a sanitizer build)"
+  fi
   ;;
 
 *)
