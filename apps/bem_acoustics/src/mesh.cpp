@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,22 @@ std::string read_whole_file(const std::string& path) {
     in.read(bytes.data(), size);
     if (!in) fail(path, "read", "short read");
     return bytes;
+}
+
+// File content quoted in a message: at most 40 characters, non-printable bytes as \xNN.
+std::string quoted(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < 40; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c >= 32 && c < 127) {
+            out += char(c);
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        }
+    }
+    return "'" + out + (text.size() > 40 ? "...'" : "'");
 }
 
 std::string lower(std::string s) {
@@ -125,7 +142,7 @@ private:
         const std::string token = bytes_.substr(start, pos_ - start);
         char* end = nullptr;
         const double v = std::strtod(token.c_str(), &end);
-        if (end != token.c_str() + token.size()) fail(file_, where, "not a number: '" + token.substr(0, 40) + "'");
+        if (end != token.c_str() + token.size()) fail(file_, where, "not a number: " + quoted(token));
         return v;
     }
     const std::string& file_;
@@ -201,17 +218,17 @@ Mesh read_ply(const std::string& path) {
             if (name == "ascii") format = 0;
             else if (name == "binary_little_endian") format = 1;
             else if (name == "binary_big_endian") format = 2;
-            else fail(path, where, "unknown format '" + name + "'");
+            else fail(path, where, "unknown format " + quoted(name));
         } else if (word == "element") {
             PlyElement e;
             std::string count;
             words >> e.name >> count;
             char* end = nullptr;
             e.count = std::strtoull(count.c_str(), &end, 10);
-            if (count.empty() || *end != '\0' || count[0] == '-') fail(path, where, "bad element count '" + count + "'");
+            if (count.empty() || *end != '\0' || count[0] == '-') fail(path, where, "bad element count " + quoted(count));
             // Every element takes at least one byte (binary) or two (ASCII): a count the file cannot
             // hold is refused before anything is allocated.
-            if (e.count > bytes.size()) fail(path, where, "element count " + count + " exceeds what the file can hold");
+            if (e.count > bytes.size()) fail(path, where, "element count " + quoted(count) + " exceeds what the file can hold");
             elements.push_back(e);
         } else if (word == "property") {
             if (elements.empty()) fail(path, where, "property before any element");
@@ -223,15 +240,15 @@ Mesh read_ply(const std::string& path) {
                 words >> ct >> it >> p.name;
                 p.is_list = true;
                 if (!parse_ply_type(ct, p.count_type) || !parse_ply_type(it, p.type))
-                    fail(path, where, "unknown list types '" + ct + " " + it + "'");
+                    fail(path, where, "unknown list types " + quoted(ct + " " + it));
             } else {
                 words >> p.name;
-                if (!parse_ply_type(type, p.type)) fail(path, where, "unknown property type '" + type + "'");
+                if (!parse_ply_type(type, p.type)) fail(path, where, "unknown property type " + quoted(type));
             }
             elements.back().properties.push_back(p);
         } else if (word == "ply" || word == "comment" || word == "obj_info" || word.empty()) {
         } else {
-            fail(path, where, "unexpected keyword '" + word.substr(0, 40) + "'");
+            fail(path, where, "unexpected keyword " + quoted(word));
         }
     }
     if (format < 0) fail(path, "header", "no 'format' line");
