@@ -12,8 +12,8 @@
 //    real D; imaginary parts of the diagonal are ignored, as in LAPACK's ?hetrf). For real data the
 //    two are the same factorisation.
 //  * `info` (one int, in the backend's memory): 0 success; k > 0 the pivot d_k (1-based column k) was
-//    zero, tiny (|d_k| <= n u max|a_ij|, indistinguishable from zero at A's rounding level), or not
-//    finite. The factorisation then carries on without stopping (it never leaves the device) but its
+//    zero, tiny (|d_k| <= sqrt(n) u max|a_ij|: within the rounding error a zero pivot picks up on its
+//    way, so indistinguishable from zero), or not finite. The factorisation then carries on without stopping (it never leaves the device) but its
 //    output is meaningless: check info before using it.
 //  * Argument errors throw InvalidArgument naming the argument, before any work.
 //  * Every routine that needs scratch memory has a *_workspace_size query (bytes); the routine takes

@@ -164,15 +164,17 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, b
     *info = 0;
     if (n == 0) return;
     ScopedAllThreadsBlas threads;
-    // A pivot at or below n u max|a_ij| is zero at A's rounding level. Non-finite entries are left out
-    // of the maximum: they make their own pivot (or a later one) non-finite, reported at its column.
+    // A pivot at or below sqrt(n) u max|a_ij| is zero up to the rounding it picks up (a random walk of
+    // about n roundings); n u would flag honest pivots of large random matrices in single precision.
+    // Non-finite entries are left out of the maximum: they make their own pivot (or a later one)
+    // non-finite, reported at its column.
     double max_abs = 0;
     for (int j = 0; j < n; ++j)
         for (int i = j; i < n; ++i) {
             const T v = a[std::size_t(j) * lda + i];
             if (finite(v)) max_abs = std::max(max_abs, double(std::abs(v)));
         }
-    const double threshold = n * double(unit_roundoff<T>()) * max_abs;
+    const double threshold = std::sqrt(double(n)) * double(unit_roundoff<T>()) * max_abs;
     T* w = reinterpret_cast<T*>(static_cast<char*>(workspace) + ldlt_detail::align_up(sizeof(double)));
     factor_recursive(s, n, a, lda, w, threshold, 0, info);
 }

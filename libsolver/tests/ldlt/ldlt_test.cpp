@@ -319,7 +319,10 @@ TYPED_TEST(Ldlt, BreakdownNamesTheColumn) {
         int n, column;
     };
     // A zero pivot at `column`: A = L D L^T with d_column = 0 and a random unit L (so no entry of A is
-    // conspicuously zero); a 2x2-block matrix [0 1; 1 0] ⊕ ...; Inf and NaN entries.
+    // conspicuously zero), L's entries in {0, +-1/4, +-1/2} and D's in {+-1, +-2}, so that A and every
+    // step of its elimination are exact in single precision and the pivot comes out exactly 0 (a
+    // rounded A would move it by ~u ||A||_2, which grows with n); a 2x2-block matrix [0 1; 1 0] ⊕ ...;
+    // Inf and NaN entries.
     for (const Case c : {Case{"zero pivot", 150, 1}, Case{"zero pivot", 150, 70}, Case{"zero pivot", 150, 150},
                          Case{"2x2 blocks", 10, 1}, Case{"tiny pivot", 90, 33}, Case{"inf", 40, 5}, Case{"nan", 40, 5}}) {
         SCOPED_TRACE(::testing::Message() << c.what << " column " << c.column);
@@ -335,8 +338,8 @@ TYPED_TEST(Ldlt, BreakdownNamesTheColumn) {
             std::vector<double> d(n);
             for (int j = 0; j < n; ++j) {
                 l[j * std::size_t(n) + j] = 1;
-                for (int i = j + 1; i < n; ++i) l[j * std::size_t(n) + i] = u(engine) / 4;
-                d[j] = (engine() % 2 ? 1 : -1) * (1 + u(engine) / 2);
+                for (int i = j + 1; i < n; ++i) l[j * std::size_t(n) + i] = double(int(engine() % 5) - 2) / 4;
+                d[j] = (engine() % 2 ? 1.0 : -1.0) * double(1 + engine() % 2);
             }
             if (what == "zero pivot") d[c.column - 1] = 0;
             if (what == "tiny pivot") d[c.column - 1] = 1e-3 * double(unit_roundoff<T>());
@@ -350,7 +353,7 @@ TYPED_TEST(Ldlt, BreakdownNamesTheColumn) {
             if (what == "nan") a[(c.column - 1) * std::size_t(n) + c.column + 3] = std::numeric_limits<double>::quiet_NaN();
         }
         // A zero pivot of the exact matrix comes out of the rounded one as O(u ||A||): below the
-        // threshold n u max|a_ij|, so reported all the same.
+        // threshold sqrt(n) u max|a_ij|, so reported all the same.
         const std::vector<T> input = lower_storage<T>(a, n, n);
         Buffer<T> dev(this->ctx(), input);
         Buffer<int> info(this->ctx(), 1);

@@ -121,7 +121,7 @@ __global__ void max_abs_lower_kernel(int n, const D* a, int lda, typename ordere
 }
 
 // LDL^T of one diagonal leaf (m <= kLeafOrder) in shared memory, by one thread block: for each column,
-// the pivot (checked against n u max|a_ij|), the column of L, then the rank-1 update of the rest.
+// the pivot (checked against sqrt(n) u max|a_ij|), the column of L, then the rank-1 update of the rest.
 // info receives column_offset + j + 1 for the first bad pivot unless an earlier leaf set it (leaves
 // run in column order on one stream).
 template <class D, bool Conjugate>
@@ -138,7 +138,7 @@ factor_leaf_kernel(int m, D* a, int lda, const typename ordered_bits<real_of_t<D
         if (i >= j) s[j * ld + i] = a[std::size_t(j) * lda + i];
     }
     if (threadIdx.x == 0) bad = 0;
-    const R threshold = R(n_total) * (cuda::std::numeric_limits<R>::epsilon() / 2) * from_bits(max_bits);
+    const R threshold = sqrt(R(n_total)) * (cuda::std::numeric_limits<R>::epsilon() / 2) * from_bits(max_bits);  // see ldlt.hpp
     __syncthreads();
     for (int j = 0; j < m; ++j) {
         D d = s[j * ld + j];
