@@ -81,6 +81,27 @@ int run_solve(const SolveOptions& o) {
     const Geometry g = make_geometry(mesh);
     std::filesystem::create_directories(o.output_dir);
     const std::string dir = o.output_dir + "/";
+    // Every output is checked before any work: none may replace the mesh, and none an existing file
+    // without --force (the HDF5 writers check again when they create their files).
+    {
+        std::vector<std::string> outputs = {dir + "surface.h5"};
+        if (!o.matrix_path.empty()) outputs.push_back(o.matrix_path);
+        for (std::size_t f = 0; f < o.wavenumbers.size(); ++f) {
+            const std::string tag = "_f" + std::to_string(f);
+            for (const char* name : {"far_field", "surface"}) outputs.push_back(dir + name + tag + (name[0] == 'f' ? ".csv" : ".vtu"));
+            if (!o.grid.empty()) {
+                outputs.push_back(dir + "grid" + tag + ".h5");
+                outputs.push_back(dir + "grid" + tag + ".vtk");
+            }
+        }
+        std::error_code ec;
+        for (const std::string& out : outputs) {
+            if (!std::filesystem::exists(out)) continue;
+            if (!is_sphere_spec(o.mesh) && std::filesystem::equivalent(out, o.mesh, ec))
+                throw std::invalid_argument(out + ": is the input mesh; choose another --output-dir");
+            if (!o.force) throw std::invalid_argument(out + ": exists; pass --force to replace it");
+        }
+    }
     if (o.gpu_assembly && o.formulation != Formulation::soft_p0) throw std::invalid_argument("--assembly gpu: only soft-p0 is assembled on the GPU");
     std::printf("mesh %s: %zu triangles, %zu vertices, mean edge %.4g m\n", mesh.source.c_str(), mesh.triangle_count(), mesh.vertex_count(), stats.mean_edge);
     std::vector<RunInfo> runs;
@@ -107,7 +128,7 @@ int run_solve(const SolveOptions& o) {
         }
         info.assembly_seconds = seconds_since(t0);
         const std::vector<cd> b = right_hand_side(o.formulation, mesh, g, o.incident, k);
-        if (f == 0 && !o.matrix_path.empty()) write_matrix_h5(o.matrix_path, a, info, b, o.force, {});
+        if (f == 0 && !o.matrix_path.empty()) write_matrix_h5(o.matrix_path, a, info, b, o.force, {o.mesh});
         SolveResult r = solve(o.solver, a, b);
         info.solve = r;
         std::printf("k = %.6g (f = %.1f Hz, %.1f elements/wavelength): n = %zu, assembly %.3f s; %s: %.3f s, scaled residual %.2e, "
@@ -135,7 +156,7 @@ int run_solve(const SolveOptions& o) {
             std::vector<cd> inc(pts.size());
             for (std::size_t p = 0; p < pts.size(); ++p) inc[p] = o.incident.value(pts[p].data(), k);
             const std::vector<cd> sc = scattered_field(o.formulation, mesh, g, r.x, k, pts);
-            write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {});
+            write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {o.mesh});
             write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc);
         }
         solutions.push_back(std::move(r.x));

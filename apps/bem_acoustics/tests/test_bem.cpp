@@ -473,6 +473,13 @@ TEST(Output, SolveWritesEveryResultFile) {
     ASSERT_EQ(run_solve(o), 0);
     for (const char* f : {"surface.h5", "surface_f0.vtu", "surface_f1.vtu", "far_field_f0.csv", "grid_f1.h5", "grid_f1.vtk"})
         EXPECT_TRUE(fs::exists(dir / f)) << f;
+    o.force = false;  // a second run must not replace the results silently
+    try {
+        run_solve(o);
+        ADD_FAILURE() << "existing results replaced without --force";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("exists; pass --force"), std::string::npos) << e.what();
+    }
     const auto file = batchsolve::io::h5::File::open((dir / "surface.h5").string());
     EXPECT_EQ(file.read<cd>("/f1/solution").size(), 320u);
     EXPECT_EQ(file.string_attribute("/f1", "formulation"), "soft-p0");
