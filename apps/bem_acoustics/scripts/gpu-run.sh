@@ -7,9 +7,12 @@
 #      0.25 s target, CPU/GPU agreement on 64 rows, symmetry, cuSOLVER LU / ZCgesv / ZYgesv with
 #      residuals; and on the 8,192-triangle octasphere
 # Files (at most 6): tests.txt, validate_gpu.csv, bench_head.json, bench_sphere.json, summary.md, log.txt
-# BEM_BUDGET_S (default 420) bounds the whole run: a step that would start past its share is skipped.
+# BEM_BUDGET_S (default 420) bounds the whole run: a step that would start past its share is skipped;
+# BEM_HEAD_FREQUENCIES (default 1000,3000,7000) and BEM_REPEAT (default 3) size the head bench.
 set -uo pipefail
 budget=${BEM_BUDGET_S:-420}
+head_frequencies=${BEM_HEAD_FREQUENCIES:-1000,3000,7000}
+repeat=${BEM_REPEAT:-3}
 bundle=${BUNDLE_DIR:-/tmp/bundle}
 out=${OUT:?set OUT}/bem
 mkdir -p "$out"
@@ -35,12 +38,12 @@ for p in ../shared/data/meshes/mesh2hrtf_head_16kHz.ply shared/data/meshes/mesh2
   [[ -f $p ]] && head=$p && break
 done
 if [[ -n $head ]]; then
-  t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh "$head" --unit mm -f 1000,3000,7000 --repeat 3 --json "$out/bench_head.json"
+  t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh "$head" --unit mm -f "$head_frequencies" --repeat "$repeat" --json "$out/bench_head.json"
 else
   echo "head mesh not found (../shared/data/meshes/): bench on the icosphere of 20,480 triangles instead"
-  t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh ico:5 -f 200,400 --repeat 3 --json "$out/bench_head.json"
+  t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh ico:5 -f 200,400 --repeat "$repeat" --json "$out/bench_head.json"
 fi
-t=$(step_limit 60); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh octa:5 -f 580 --repeat 3 --json "$out/bench_sphere.json"
+t=$(step_limit 60); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh octa:5 -f 580 --repeat "$repeat" --json "$out/bench_sphere.json"
 
 python3 - "$out" <<'PY' | tee "$out/summary.md"
 import json, os, sys

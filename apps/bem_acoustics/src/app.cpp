@@ -355,11 +355,12 @@ int run_bench(const BenchOptions& o) {
             row["solvers"].push_back(s);
         }
         out["runs"].push_back(row);
-    }
-    if (!o.json.empty()) {
-        std::ofstream file(o.json);
-        file << out.dump(2) << '\n';
-        if (!file) throw std::runtime_error(o.json + ": write failed");
+        // Written after every frequency, so that a run cut off by a time limit keeps what it measured.
+        if (!o.json.empty()) {
+            std::ofstream file(o.json);
+            file << out.dump(2) << '\n';
+            if (!file) throw std::runtime_error(o.json + ": write failed");
+        }
     }
     return failures ? 1 : 0;
 }
