@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
+#include "batchsolve_io/hdf5.hpp"
 
 using namespace batchsolve;
 using nlohmann::json;
@@ -39,6 +40,9 @@ usage: sysv_bench [options]
   --nrhs K          right-hand sides of the solvers (default 1)
   --seed S          seed of the random matrices (default 2025)
   --only LIST       run only these rows (names as in the table, e.g. sytrf_nopiv,Zgetrf,ZYgesv)
+  --matrix FILE     also a complex symmetric matrix from a file: bem solve --write-matrix's HDF5
+                    (schema bem_acoustics.matrix/1: /A complex128 (n, n), /b complex128 (n,)); its rows
+                    are marked "file" in the precision column, and nrhs is 1 for it
   --json FILE       results as JSON (GPU, commit, date, one object per row)
   --markdown FILE   results as a markdown table
   --help            this text
@@ -167,19 +171,13 @@ struct Row {
 template <class T>
 class Problem {
 public:
-    Problem(int n, int nrhs, std::uint64_t seed, cudaStream_t stream, cublasHandle_t blas, cusolverDnHandle_t solver)
+    // host_a: n x n, both triangles; host_b: n x nrhs; norm_a: ||A||_inf.
+    Problem(int n, int nrhs, const std::vector<T>& host_a, const std::vector<T>& host_b, double norm_a, cudaStream_t stream,
+            cublasHandle_t blas, cusolverDnHandle_t solver)
         : n_(n), nrhs_(nrhs), stream_(stream), blas_(blas), solver_(solver), a_(std::size_t(n) * n), work_(std::size_t(n) * n),
-          b_(std::size_t(n) * nrhs), x_(std::size_t(n) * nrhs), r_(std::size_t(n) * nrhs) {
-        host_a_ = random_symmetric<T>(n, seed, &norm_a_);
-        CHECK(cudaMemcpy(a_.get(), host_a_.data(), host_a_.size() * sizeof(T), cudaMemcpyHostToDevice));
-        host_a_.clear();
-        host_a_.shrink_to_fit();
-        std::vector<T> b(std::size_t(n) * nrhs);
-        for (std::size_t k = 0; k < b.size(); ++k) {
-            if constexpr (std::is_same_v<T, double>) b[k] = uniform_at(seed + 1, k);
-            else b[k] = T(uniform_at(seed + 1, 2 * k), uniform_at(seed + 1, 2 * k + 1));
-        }
-        CHECK(cudaMemcpy(b_.get(), b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice));
+          b_(std::size_t(n) * nrhs), x_(std::size_t(n) * nrhs), r_(std::size_t(n) * nrhs), norm_a_(norm_a) {
+        CHECK(cudaMemcpy(a_.get(), host_a.data(), host_a.size() * sizeof(T), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(b_.get(), host_b.data(), host_b.size() * sizeof(T), cudaMemcpyHostToDevice));
     }
 
     int n() const { return n_; }
@@ -252,7 +250,6 @@ private:
     cublasHandle_t blas_;
     cusolverDnHandle_t solver_;
     DeviceArray<T> a_, work_, b_, x_, r_;
-    std::vector<T> host_a_;
     double norm_a_ = 0;
 };
 
@@ -347,21 +344,22 @@ struct Settings {
     std::vector<std::string> only;
     int repeat = 3, nrhs = 1;
     std::uint64_t seed = 2025;
-    std::string json_file, markdown_file;
+    std::string json_file, markdown_file, matrix_file;
     bool wanted(const std::string& name) const { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); }
 };
 
+// Runs every row on `pr`; `label` goes into the precision column ("z", "d" or "file").
 template <class T>
-void run_size(const Settings& settings, int n, Context& ctx, cublasHandle_t blas, cusolverDnHandle_t solver, double gemm_rate,
-              std::vector<Row>& rows) {
+void run_problem(const Settings& settings, const Problem<T>& pr, const std::string& label, Context& ctx, cublasHandle_t blas,
+                 cusolverDnHandle_t solver, double gemm_rate, std::vector<Row>& rows) {
+    (void)blas;
     constexpr bool complex_case = !std::is_same_v<T, double>;
-    const std::string p = complex_case ? "z" : "d";
+    const int n = pr.n();
+    const std::string p = label;
     const std::string P = complex_case ? "Z" : "D";
     const double scale = complex_case ? 4.0 : 1.0;
     const double ldlt_flops = scale * double(n) * n * n / 3, lu_flops = 2 * ldlt_flops;
-    cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
-    const Problem<T> pr(n, settings.nrhs, settings.seed + n + (complex_case ? 7 : 0), stream, blas, solver);
-    const int repeat = settings.repeat, nrhs = settings.nrhs;
+    const int repeat = settings.repeat, nrhs = pr.nrhs();
     auto add = [&](const std::string& routine, double ms, double flops, double error, const std::string& note = "",
                    int iterations = -1, double componentwise = -1) {
         Row r;
@@ -485,6 +483,56 @@ void run_size(const Settings& settings, int n, Context& ctx, cublasHandle_t blas
     }
 }
 
+// A random symmetric problem of order n (entries uniform in [-1, 1]).
+template <class T>
+void run_size(const Settings& settings, int n, Context& ctx, cublasHandle_t blas, cusolverDnHandle_t solver, double gemm_rate,
+              std::vector<Row>& rows) {
+    constexpr bool complex_case = !std::is_same_v<T, double>;
+    const std::uint64_t seed = settings.seed + n + (complex_case ? 7 : 0);
+    double norm_a = 0;
+    std::vector<T> b(std::size_t(n) * settings.nrhs);
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        if constexpr (std::is_same_v<T, double>) b[k] = uniform_at(seed + 1, k);
+        else b[k] = T(uniform_at(seed + 1, 2 * k), uniform_at(seed + 1, 2 * k + 1));
+    }
+    const Problem<T> pr(n, settings.nrhs, random_symmetric<T>(n, seed, &norm_a), b, norm_a,
+                        static_cast<cudaStream_t>(ctx.stream()), blas, solver);
+    run_problem(settings, pr, complex_case ? "z" : "d", ctx, blas, solver, gemm_rate, rows);
+}
+
+// The BEM matrix of bem solve --write-matrix (schema bem_acoustics.matrix/1).
+void run_file(const Settings& settings, Context& ctx, cublasHandle_t blas, cusolverDnHandle_t solver, double gemm_rate,
+              std::vector<Row>& rows) {
+    using Z = std::complex<double>;
+    namespace h5 = batchsolve::io::h5;
+    const h5::File file = h5::File::open(settings.matrix_file);
+    const h5::Shape shape = file.shape("/A");
+    if (shape.size() != 2 || shape[0] != shape[1] || shape[0] < 1 || shape[0] > 100000)
+        fail(settings.matrix_file + ": /A: a square matrix of order 1 to 100000 expected, got " + h5::shape_text(shape));
+    const int n = int(shape[0]);
+    std::vector<Z> a = file.read_exact<Z>("/A", shape);
+    const std::vector<Z> b = file.read_exact<Z>("/b", h5::Shape{shape[0]});
+    // Symmetric, so the row-major file reads the same column-major; check it rather than trust it.
+    double norm_a = 0, asymmetry = 0, largest = 0;
+    for (int j = 0; j < n; ++j) {
+        double column = 0;
+        for (int i = 0; i < n; ++i) {
+            const Z v = a[std::size_t(j) * n + i];
+            column += std::abs(v);
+            largest = std::max(largest, std::abs(v));
+            if (i > j) asymmetry = std::max(asymmetry, std::abs(v - a[std::size_t(i) * n + j]));
+        }
+        norm_a = std::max(norm_a, column);
+    }
+    if (!(asymmetry <= 1e-12 * largest))
+        fail(settings.matrix_file + ": /A: not complex symmetric (max |a_ij - a_ji| = " + std::to_string(asymmetry) + ")");
+    std::printf("file %s: n = %d, ||A||_inf = %.3e\n", settings.matrix_file.c_str(), n, norm_a);
+    const Problem<Z> pr(n, 1, a, b, norm_a, static_cast<cudaStream_t>(ctx.stream()), blas, solver);
+    a.clear();
+    a.shrink_to_fit();
+    run_problem(settings, pr, "file", ctx, blas, solver, gemm_rate, rows);
+}
+
 std::string git_commit() {
     if (const char* c = std::getenv("BATCHSOLVE_COMMIT")) return c;
     FILE* pipe = popen("git rev-parse --short HEAD 2>/dev/null", "r");
@@ -520,6 +568,7 @@ int main(int argc, char** argv) {
         else if (arg == "--seed") settings.seed = std::strtoull(value().c_str(), nullptr, 0);
         else if (arg == "--only") settings.only = parse_list(value());
         else if (arg == "--json") settings.json_file = value();
+        else if (arg == "--matrix") settings.matrix_file = value();
         else if (arg == "--markdown") settings.markdown_file = value();
         else fail("unknown option '" + arg + "' (see --help)");
     }
@@ -555,18 +604,29 @@ int main(int argc, char** argv) {
             if (p == "z") run_size<std::complex<double>>(settings, n, ctx, blas, solver, rate, rows);
             else run_size<double>(settings, n, ctx, blas, solver, rate, rows);
         }
+        if (p == "z" && !settings.matrix_file.empty()) {
+            try {
+                run_file(settings, ctx, blas, solver, rate, rows);
+            } catch (const std::exception& e) {
+                fail(e.what());
+            }
+        }
     }
 
     // The targets of issue 25, per size: sysv_mixed z vs the fastest IRS, sytrf_nopiv z vs Zgetrf and Zsytrf.
     std::printf("\nsummary (ratios of times, same run):\n");
     json summary = json::array();
-    for (int n : settings.sizes) {
+    std::vector<int> summary_sizes = settings.sizes;
+    for (const Row& r : rows)
+        if (r.precision == "file" && std::find(summary_sizes.begin(), summary_sizes.end(), r.n) == summary_sizes.end())
+            summary_sizes.push_back(r.n);
+    for (int n : summary_sizes) {
         auto find = [&](const std::string& p, const std::string& routine) -> const Row* {
             for (const Row& r : rows)
                 if (r.precision == p && r.routine == routine && r.n == n) return &r;
             return nullptr;
         };
-        for (const std::string p : {"z", "d"}) {
+        for (const std::string p : {"z", "d", "file"}) {
             const Row* mixed = find(p, "sysv_mixed");
             const Row* mixed_tf32 = find(p, "sysv_mixed_tf32");
             if (mixed && mixed_tf32 && mixed_tf32->ms < mixed->ms && !mixed_tf32->failed) mixed = mixed_tf32;
@@ -582,14 +642,17 @@ int main(int argc, char** argv) {
                                    {"target", "<= 0.5"}});
             }
         }
-        const Row* ours = find("z", "sytrf_nopiv");
-        for (const std::string other : {"Zgetrf", "Zsytrf"}) {
-            const Row* them = find("z", other);
-            if (ours && them) {
-                const double speedup = them->ms / ours->ms;
-                std::printf("  z n=%-6d %s / sytrf_nopiv = %.2fx  (target >= %s)\n", n, other.c_str(), speedup, other == "Zgetrf" ? "1.8" : "4");
-                summary.push_back({{"precision", "z"}, {"n", n}, {"ratio", other + "/sytrf_nopiv"}, {"value", speedup},
-                                   {"target", other == "Zgetrf" ? ">= 1.8" : ">= 4"}});
+        for (const std::string p : {"z", "file"}) {
+            const Row* ours = find(p, "sytrf_nopiv");
+            for (const std::string other : {"Zgetrf", "Zsytrf"}) {
+                const Row* them = find(p, other);
+                if (ours && them) {
+                    const double speedup = them->ms / ours->ms;
+                    std::printf("  %s n=%-6d %s / sytrf_nopiv = %.2fx  (target >= %s)\n", p.c_str(), n, other.c_str(), speedup,
+                                other == "Zgetrf" ? "1.8" : "4");
+                    summary.push_back({{"precision", p}, {"n", n}, {"ratio", other + "/sytrf_nopiv"}, {"value", speedup},
+                                       {"target", other == "Zgetrf" ? ">= 1.8" : ">= 4"}});
+                }
             }
         }
     }
