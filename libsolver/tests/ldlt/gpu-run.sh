@@ -6,6 +6,8 @@
 #   LDLT_SIZES   orders for the benchmark (default 2048,4096,10424,15135)
 #   LDLT_REPEAT  timed runs per row after a warm-up (default 3)
 #   LDLT_BENCH_SECONDS / LDLT_TEST_SECONDS  time limits (default 330 / 120)
+#   LDLT_BEM_MESH  a real BEM matrix for the bench, assembled by the bem app on the GPU (P0, soft
+#                  scattering, k = 4): mesh spec (default ico:4, n = 5120; empty: none)
 set -u
 out="${OUT:-/tmp/out}/ldlt"
 mkdir -p "$out"
@@ -21,7 +23,19 @@ filter='Ldlt/4.*:Ldlt/5.*:Ldlt/6.*:Ldlt/7.*:SysvMixed/2.*:SysvMixed/3.*'
 timeout "${LDLT_TEST_SECONDS:-120}" "$run" batchsolve_ldlt_test --gtest_filter="$filter" > "$out/gtest.txt" 2>&1
 test_rc=$?
 
-timeout "${LDLT_BENCH_SECONDS:-330}" "$run" sysv_bench --n "$sizes" --repeat "$repeat" \
+matrix_args=()
+bem_mesh=${LDLT_BEM_MESH-ico:4}
+if [[ -n $bem_mesh && -x /tmp/bundle/bin/bem ]]; then
+  rm -rf /tmp/ldlt_bem && mkdir -p /tmp/ldlt_bem
+  if timeout 150 "$run" bem solve --mesh "$bem_mesh" -k 4 --assembly gpu --solver gpu-lu \
+       --write-matrix /tmp/ldlt_bem/A.h5 -o /tmp/ldlt_bem/out > /tmp/ldlt_bem/bem.txt 2>&1; then
+    matrix_args=(--matrix /tmp/ldlt_bem/A.h5)
+  else
+    echo "bem solve --mesh $bem_mesh failed; the bench runs without a BEM matrix:"; tail -5 /tmp/ldlt_bem/bem.txt
+  fi
+fi
+
+timeout "${LDLT_BENCH_SECONDS:-330}" "$run" sysv_bench --n "$sizes" --repeat "$repeat" "${matrix_args[@]}" \
   --json "$out/sysv_bench.json" --markdown "$out/sysv_bench.md" > "$out/sysv_bench.txt" 2>&1
 bench_rc=$?
 python3 libsolver/tests/ldlt/plot_sysv_bench.py "$out/sysv_bench.json" -o "$out/sysv_bench.png" > /dev/null 2>&1 || true
