@@ -107,6 +107,9 @@ def main():
     except Exception as e:  # spam missing or broken: measure ours alone and say so
         have_spam, spam_version = False, f"not available ({e})"
     os.makedirs(args.out, exist_ok=True)
+    # The commit of the checkout at the start (the binary is assumed built from it).
+    commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
     work = tempfile.mkdtemp(prefix="dvc_accuracy_")
     pair, res = os.path.join(work, "pair.h5"), os.path.join(work, "res.h5")
     half = (args.subset - 1) / 2
@@ -216,8 +219,6 @@ def main():
         print(f"noise {sigma}: ours RMSE {row['ours']['rmse']:.2e}" + (f", spam {row['spam_order3'].get('rmse', float('nan')):.2e}" if have_spam else ""), flush=True)
     out["noise"] = sweep
 
-    commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     out["provenance"] = {"machine": f"{platform.node()} ({os.cpu_count()} cores, {platform.processor() or platform.machine()})",
                          "commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                          "backend": "cpu"}

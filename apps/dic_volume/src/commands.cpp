@@ -324,6 +324,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
         ("png-scale", po::value<int>()->default_value(8), "pixels per grid point")
         ("strain-sigma", po::value<double>()->default_value(1.0), "Gaussian smoothing of the field before differentiating, grid spacings")
         ("summary-json", po::value<std::string>(), "write the summary (counts, errors, timings) as JSON")
+        ("max-points", po::value<std::int64_t>()->default_value(0), "keep an evenly spread subset of this many grid points (0: all)")
         ("quiet,q", "no progress bars");
     add_correlation_options(desc);
     const auto vm = parse(args, desc);
@@ -335,6 +336,8 @@ int cmd_correlate(const std::vector<std::string>& args) {
         throw UsageError("--reference and --deformed go together");
     CorrelationOptions o = correlation_options(vm);
     o.progress = !vm.count("quiet");
+    o.max_points = vm["max-points"].as<std::int64_t>();
+    if (o.max_points < 0) throw UsageError("--max-points: must not be negative");
     if (vm.count("region")) {
         const std::string t = vm["region"].as<std::string>();
         long long v[6];

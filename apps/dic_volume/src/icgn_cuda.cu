@@ -88,7 +88,7 @@ __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centr
         const int y = row % s, z = row / s;
         const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
         const float d[3] = {z - half, y - half, x - half};
-        const float g[3] = {v.gz[at], v.gy[at], v.gx[at]};
+        const float g[3] = {__ldg(v.gz + at), __ldg(v.gy + at), __ldg(v.gx + at)};
         float J[12];
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
@@ -124,7 +124,7 @@ __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centr
 }
 
 template <bool Cubic>
-__global__ void rhs_kernel(DeviceVolumes v, const double* centres, int s, const int* active, const double* params,
+__global__ void __launch_bounds__(kBlock, 3) rhs_kernel(DeviceVolumes v, const double* centres, int s, const int* active, const double* params,
                            const double* fmean, const double* jf, const double* j1, const double* df, double* rhs,
                            float* zncc, int* usable) {
     __shared__ double sums[kRhsSums];
@@ -156,8 +156,8 @@ __global__ void rhs_kernel(DeviceVolumes v, const double* centres, int s, const 
         const float px = base[2] + M[6] * d[0] + M[7] * d[1] + M[8] * d[2];
         const float g = (Cubic ? sample_cubic(v.deformed, v.ny, v.nx, pz, py, px) : sample_trilinear(v.deformed, v.ny, v.nx, pz, py, px)) - shift;
         const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
-        const float f = v.image[at] - shift;
-        const float w[3] = {v.gz[at] * g, v.gy[at] * g, v.gx[at] * g};
+        const float f = __ldg(v.image + at) - shift;
+        const float w[3] = {__ldg(v.gz + at) * g, __ldg(v.gy + at) * g, __ldg(v.gx + at) * g};
 #pragma unroll
         for (int r = 0; r < 3; ++r) {
             acc[r] += w[r];

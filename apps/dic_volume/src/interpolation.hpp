@@ -15,6 +15,13 @@
 #else
 #define DVC_HD inline
 #endif
+// Volume reads of the samplers: through the read-only data cache on the GPU (the volumes never
+// change during a kernel), plain loads on the host.
+#if defined(__CUDA_ARCH__)
+#define DVC_LOAD(p) __ldg(p)
+#else
+#define DVC_LOAD(p) (*(p))
+#endif
 
 namespace dvc {
 
@@ -59,7 +66,7 @@ DVC_HD float sample_cubic(const float* c, std::int64_t ny, std::int64_t nx, floa
         float plane = 0.0f;
         for (int b = 0; b < 4; ++b) {
             const float* row = base + (a * ny + b) * nx;
-            plane += wy[b] * (wx[0] * row[0] + wx[1] * row[1] + wx[2] * row[2] + wx[3] * row[3]);
+            plane += wy[b] * (wx[0] * DVC_LOAD(row) + wx[1] * DVC_LOAD(row + 1) + wx[2] * DVC_LOAD(row + 2) + wx[3] * DVC_LOAD(row + 3));
         }
         sum += wz[a] * plane;
     }
@@ -71,8 +78,10 @@ DVC_HD float sample_trilinear(const float* v, std::int64_t ny, std::int64_t nx, 
     const float tz = z - fz, ty = y - fy, tx = x - fx;
     const float* p = v + (std::int64_t(fz) * ny + std::int64_t(fy)) * nx + std::int64_t(fx);
     const float* q = p + ny * nx;
-    const float a = p[0] + tx * (p[1] - p[0]), b = p[nx] + tx * (p[nx + 1] - p[nx]);
-    const float c = q[0] + tx * (q[1] - q[0]), d = q[nx] + tx * (q[nx + 1] - q[nx]);
+    const float p0 = DVC_LOAD(p), p1 = DVC_LOAD(p + 1), p2 = DVC_LOAD(p + nx), p3 = DVC_LOAD(p + nx + 1);
+    const float q0 = DVC_LOAD(q), q1 = DVC_LOAD(q + 1), q2 = DVC_LOAD(q + nx), q3 = DVC_LOAD(q + nx + 1);
+    const float a = p0 + tx * (p1 - p0), b = p2 + tx * (p3 - p2);
+    const float c = q0 + tx * (q1 - q0), d = q2 + tx * (q3 - q2);
     const float e = a + ty * (b - a), f = c + ty * (d - c);
     return e + tz * (f - e);
 }
