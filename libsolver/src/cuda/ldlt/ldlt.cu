@@ -455,6 +455,29 @@ cublasStatus_t symm_minus(cublasHandle_t h, Symmetry s, int n, int nrhs, const s
     return f(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one, cu(r), ldr);
 }
 
+// r -= A x for one right-hand side: SYMV / HEMV (a matrix-vector product reads A once at full
+// bandwidth, which SYMM with one column does not promise).
+cublasStatus_t symv_minus(cublasHandle_t h, Symmetry, int n, const float* a, int lda, const float* x, float* r) {
+    const float minus_one = -1, one = 1;
+    return cublasSsymv(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, a, lda, x, 1, &one, r, 1);
+}
+cublasStatus_t symv_minus(cublasHandle_t h, Symmetry, int n, const double* a, int lda, const double* x, double* r) {
+    const double minus_one = -1, one = 1;
+    return cublasDsymv(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, a, lda, x, 1, &one, r, 1);
+}
+cublasStatus_t symv_minus(cublasHandle_t h, Symmetry s, int n, const std::complex<float>* a, int lda, const std::complex<float>* x,
+                          std::complex<float>* r) {
+    const cuComplex minus_one{-1, 0}, one{1, 0};
+    auto f = s == Symmetry::hermitian ? cublasChemv : cublasCsymv;
+    return f(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, cu(a), lda, cu(x), 1, &one, cu(r), 1);
+}
+cublasStatus_t symv_minus(cublasHandle_t h, Symmetry s, int n, const std::complex<double>* a, int lda, const std::complex<double>* x,
+                          std::complex<double>* r) {
+    const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
+    auto f = s == Symmetry::hermitian ? cublasZhemv : cublasZsymv;
+    return f(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, cu(a), lda, cu(x), 1, &one, cu(r), 1);
+}
+
 cudaDataType data_type(float) { return CUDA_R_32F; }
 cudaDataType data_type(double) { return CUDA_R_64F; }
 cudaDataType data_type(std::complex<float>) { return CUDA_C_32F; }
@@ -683,7 +706,8 @@ void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int 
     copy_matrix(n, nrhs, b, ldb, res, ldr, ctx);
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
-    BATCHSOLVE_CUBLAS_CHECK(symm_minus(r.cublas(), s, n, nrhs, a, lda, x, ldx, res, ldr));
+    if (nrhs == 1) BATCHSOLVE_CUBLAS_CHECK(symv_minus(r.cublas(), s, n, a, lda, x, res));
+    else BATCHSOLVE_CUBLAS_CHECK(symm_minus(r.cublas(), s, n, nrhs, a, lda, x, ldx, res, ldr));
 }
 
 template <class T>
