@@ -33,11 +33,19 @@ inline int split_order(int m) {
     return half_leaves * kLeafOrder;
 }
 
-// Elements of the scratch copy of L21 D kept for the trailing update (the top level is the largest).
+// Width of the GPU factorisation's block columns: it runs right-looking over panels of this width
+// (each factored by the recursion), so nearly all flops are trailing updates of rank kPanelOrder (GEMMs
+// with a long inner dimension, TF32-capable) instead of the recursion's large TRSMs (half its flops).
+constexpr int kPanelOrder = 512;
+
+// Elements of the scratch copy of L21 D kept for the trailing updates: the recursion's top level
+// (the CPU's whole factorisation, the GPU's panels) or the GPU's widest panel, whichever is larger.
 inline std::size_t factor_scratch_elements(int n) {
     if (n <= kLeafOrder) return 0;
     const int n1 = split_order(n);
-    return std::size_t(n1) * std::size_t(n - n1);
+    const std::size_t recursion = std::size_t(n1) * std::size_t(n - n1);
+    const std::size_t panels = n > kPanelOrder ? std::size_t(kPanelOrder) * std::size_t(n - kPanelOrder) : 0;
+    return recursion > panels ? recursion : panels;
 }
 
 // n rounded up to a multiple of 2^depth.

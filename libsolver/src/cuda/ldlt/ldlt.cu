@@ -1,6 +1,7 @@
-// The CUDA backend of the symmetric indefinite solvers, entirely on the GPU: the recursive no-pivot
-// LDL^T (a fused shared-memory kernel per diagonal leaf, cuBLAS TRSM for the panel, one kernel that
-// keeps L21 D and scales by D^-1, cuBLAS SYRKX/HERKX for the trailing update), the butterfly
+// The CUDA backend of the symmetric indefinite solvers, entirely on the GPU: the no-pivot LDL^T
+// (right-looking over 512-wide block columns, each diagonal block by recursion down to 64 x 64 leaves
+// factored by a fused shared-memory kernel; cuBLAS TRSM for panels, one kernel that keeps L21 D and
+// scales by D^-1, SYRKX/HERKX and GEMM for the trailing updates), the butterfly
 // transforms in O(depth n^2), conversions, residuals (SYMM/HEMM), norms, and cuSOLVER's
 // Bunch-Kaufman (or LU) for the pivoted fallback. Nothing returns to the host inside a factorisation.
 #include <cuda/std/complex>
@@ -606,6 +607,24 @@ void factor_recursive(CudaResources& r, Symmetry s, int m, T* a, int lda, T* w, 
     factor_recursive(r, s, n2, a22, lda, w, max_bits, n_total, column_offset + n1, info, tensor_cores);
 }
 
+// Right-looking over block columns of kPanelOrder: the diagonal block by the recursion, the panel
+// below it by TRSM and scaling, the trailing lower triangle by a rank-kPanelOrder update.
+template <class T>
+void factor_blocked(CudaResources& r, Symmetry s, int n, T* a, int lda, T* w, const void* max_bits, int* info,
+                    bool tensor_cores) {
+    for (int k = 0; k < n; k += ldlt_detail::kPanelOrder) {
+        const int kb = std::min(ldlt_detail::kPanelOrder, n - k), m = n - k - kb;
+        T* akk = a + std::size_t(k) * lda + k;
+        factor_recursive(r, s, kb, akk, lda, w, max_bits, n, k, info, tensor_cores);
+        if (m == 0) break;
+        T* a21 = akk + kb;
+        BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_RIGHT, transpose_of(s), m, kb, akk, lda, a21, lda));
+        keep_and_scale_kernel<<<dim3(blocks_for(m), kb), kThreads, 0, r.stream()>>>(m, kb, dev(a21), lda, dev(akk), dev(w), m);
+        BATCHSOLVE_LAUNCH_CHECK("keep_and_scale_kernel");
+        lower_update_split(r.cublas(), s, m, kb, a21, lda, w, m, akk + std::size_t(kb) * lda + kb, lda, tensor_cores);
+    }
+}
+
 }  // namespace
 
 template <class T>
@@ -623,7 +642,7 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, b
     max_abs_lower_kernel<<<dim3(blocks_for(n), unsigned((n + kMaxAbsColumns - 1) / kMaxAbsColumns)), kThreads, 0,
                            r.stream()>>>(n, dev(a), lda, max_bits);
     BATCHSOLVE_LAUNCH_CHECK("max_abs_lower_kernel");
-    factor_recursive(r, s, n, a, lda, w, max_bits, n, 0, info, tensor_cores && std::is_same_v<real_t<T>, float>);
+    factor_blocked(r, s, n, a, lda, w, max_bits, info, tensor_cores && std::is_same_v<real_t<T>, float>);
 }
 
 template <class T>
