@@ -11,7 +11,7 @@ case $mode in demo|test) ;; *) echo "usage: scripts/setup.sh demo|test" >&2; exi
 
 packages=(cmake g++ libhdf5-dev libboost-program-options-dev libopenblas-dev liblapacke-dev
           libgtest-dev nlohmann-json3-dev libomp-dev libfftw3-dev libtiff-dev zlib1g-dev pkg-config
-          libgmsh-dev)
+          libgmsh-dev clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -32,4 +32,10 @@ build/data/bsolve solve --input "$demo_dir/spd_batch.h5" --output "$demo_dir/sol
 
 if [[ $mode == test ]]; then
   ctest --preset default -j"$jobs"
+  # Issue 22's ASan+UBSan build and bounded fuzzing (docs/input-checks.md), when CI's time allows:
+  # BATCHSOLVE_CI_SANITIZE=quick (data/ suites + every fuzz target) or =full (+ the library's CPU suites).
+  case ${BATCHSOLVE_CI_SANITIZE:-off} in
+    quick) scripts/sanitize-cpu.sh --quick ;;
+    full) scripts/sanitize-cpu.sh ;;
+  esac
 fi
