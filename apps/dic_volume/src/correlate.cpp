@@ -36,8 +36,7 @@ PointGrid make_point_grid(const Dims& dims, const CorrelationOptions& o) {
     if (o.spacing < 1) throw Error("--spacing: must be at least 1 voxel");
     PointGrid grid;
     grid.spacing = o.spacing;
-    // Two voxels of margin keep every cubic tap of a subset near the border inside the volume.
-    constexpr std::int64_t margin = 2;
+    const std::int64_t margin = kGridMargin;
     for (int i = 0; i < 3; ++i) {
         const std::int64_t hi_region = o.region_hi[i] <= 0 ? dims[i] : std::min<std::int64_t>(o.region_hi[i], dims[i]);
         const std::int64_t lo = std::max<std::int64_t>(o.region_lo[i], margin);
@@ -45,7 +44,8 @@ PointGrid make_point_grid(const Dims& dims, const CorrelationOptions& o) {
         const std::int64_t room = hi - lo - s;
         if (room < 0)
             throw Error("--subset: " + std::to_string(s) + " voxels do not fit in the region of interest along axis " +
-                        "zyx"[i] + " (" + std::to_string(std::max<std::int64_t>(hi - lo, 0)) + " voxels available, 2 of margin at the volume's border)");
+                        "zyx"[i] + " (" + std::to_string(std::max<std::int64_t>(hi - lo, 0)) + " voxels available, " + std::to_string(kGridMargin) +
+                        " of margin at the volume's border)");
         const std::int64_t count = room / o.spacing + 1;
         grid.grid_shape[i] = count;
         grid.origin[i] = double(lo + (room - (count - 1) * o.spacing) / 2) + subset_half(s);

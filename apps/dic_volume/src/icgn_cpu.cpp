@@ -35,7 +35,7 @@ void check_icgn_inputs(const Volume& reference, const Volume& deformed, const Ic
         throw Error("--subset: " + std::to_string(s.subset) + " is outside 3.." + std::to_string(kMaxSubset) + " voxels");
     for (int i = 0; i < 3; ++i)
         if (s.subset + 4 > reference.dims[i])
-            throw Error("--subset: " + std::to_string(s.subset) + " voxels (plus 2 of margin on each side) do not fit in the volume of " +
+            throw Error("--subset: " + std::to_string(s.subset) + " voxels (plus 2 of margin on each side for the interpolation) do not fit in the volume of " +
                         dims_text(reference.dims));
     if (s.max_iterations < 1) throw Error("--max-iterations: must be at least 1");
     if (!(s.tolerance > 0)) throw Error("--tolerance: must be positive");
