@@ -52,7 +52,7 @@ owner_of() {
   # Frames of the fuzzer binary without a source line are the sanitizer's interceptors (strdup, memcpy).
   local frame
   frame=$(grep -E '^ +#[0-9]+ 0x' "$out" | grep -vE "/$name\+0x" |
-    grep -vE '__interceptor_|__asan|__sanitizer|__ubsan|in (malloc|calloc|realloc|free|memcpy|memmove|memset|operator new)\b|fuzzer::|libc\.so|libstdc\+\+|libc\+\+|sysdeps/|LLVMFuzzerTestOneInput|in main ' |
+    grep -vE '__interceptor_|__asan|__sanitizer|__ubsan|in (malloc|calloc|realloc|free|memcpy|memmove|memset|operator new)\b|fuzzer::|libc\.so|libstdc\+\+|libc\+\+| (nptl|signal|stdlib|assert|string|sysdeps)/|LLVMFuzzerTestOneInput|in main ' |
     grep -vE ' in (std::|__gnu_cxx::)|/include/c\+\+/' |
     head -1)
   if [[ -z $frame ]]; then
