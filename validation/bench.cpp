@@ -658,22 +658,6 @@ CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Contex
 
 }  // namespace
 
-const char* to_string(Routine r) {
-    switch (r) {
-        case Routine::potrf: return "potrf";
-        case Routine::potrs: return "potrs";
-        case Routine::posv: return "posv";
-    }
-    return "?";
-}
-
-Routine parse_routine(const std::string& text) {
-    if (text == "potrf") return Routine::potrf;
-    if (text == "potrs") return Routine::potrs;
-    if (text == "posv") return Routine::posv;
-    throw InvalidArgument("tester", "routine", "'" + text + "' is not one of potrf, potrs, posv");
-}
-
 double flops_per_matrix(Routine r, Precision p, int n, int nrhs) {
     const double nd = n, factor = nd * nd * nd / 3, solve = 2 * nd * nd * nrhs;
     const double real = r == Routine::potrf ? factor : r == Routine::potrs ? solve : factor + solve;

@@ -13,9 +13,11 @@
 
 namespace batchsolve::validation {
 
-enum class Routine { potrf, potrs, posv };
-const char* to_string(Routine r);
-Routine parse_routine(const std::string& text);  // "potrf" | "potrs" | "posv"
+// The library's routine enumeration (tuning.hpp), its names and its parser ("potrf" | "potrs" |
+// "posv"; anything else is InvalidArgument naming "routine").
+using Routine = batchsolve::Routine;
+using batchsolve::parse_routine;
+using batchsolve::to_string;
 
 // The standard operation counts per matrix (potrf n^3/3, potrs 2 n^2 per right-hand side, posv
 // both; real flops, so complex counts four times), and the bytes a perfect implementation moves

@@ -6,6 +6,7 @@
 // times candidates and how an expert pins a kernel. The CPU backend accepts and ignores the config.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -29,6 +30,25 @@ inline const char* to_string(Looking l) {
         case Looking::top: return "top";
     }
     return "?";
+}
+
+// The routines a kernel configuration is for.
+enum class Routine { potrf, potrs, posv };
+
+inline const char* to_string(Routine r) {
+    switch (r) {
+        case Routine::potrf: return "potrf";
+        case Routine::potrs: return "potrs";
+        case Routine::posv: return "posv";
+    }
+    return "?";
+}
+
+inline Routine parse_routine(const std::string& text) {
+    if (text == "potrf") return Routine::potrf;
+    if (text == "potrs") return Routine::potrs;
+    if (text == "posv") return Routine::posv;
+    throw InvalidArgument("parse_routine", "routine", "one of potrf, potrs, posv (got '" + text + "')");
 }
 
 inline Looking parse_looking(const std::string& text) {
@@ -98,34 +118,28 @@ struct CholeskyConfig {
     int solve_nb = 0;
 };
 
+// The fields of CholeskyConfig in their serialised order, one F(field) each: equality, to_string,
+// parse_config, the tuning tables' reader and the autotuner's writer all walk this list, so a new
+// field is added here and in the struct, nowhere else.
+#define BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(F)                                                          \
+    F(nb) F(looking) F(full_unroll) F(chunk_size) F(threads_per_block) F(warps_per_matrix)             \
+    F(grid_blocks_per_sm) F(matrices_per_block) F(fast_math) F(nrhs_block) F(max_registers)            \
+    F(rows_per_thread) F(threads_per_row) F(through_interleaved) F(staged) F(tensor_cores)             \
+    F(solve_warps_per_matrix) F(solve_nb)
+
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
-    return a.nb == b.nb && a.looking == b.looking && a.full_unroll == b.full_unroll &&
-           a.chunk_size == b.chunk_size && a.threads_per_block == b.threads_per_block &&
-           a.warps_per_matrix == b.warps_per_matrix && a.grid_blocks_per_sm == b.grid_blocks_per_sm &&
-           a.matrices_per_block == b.matrices_per_block &&
-           a.fast_math == b.fast_math && a.nrhs_block == b.nrhs_block && a.max_registers == b.max_registers &&
-           a.rows_per_thread == b.rows_per_thread && a.threads_per_row == b.threads_per_row &&
-           a.through_interleaved == b.through_interleaved && a.staged == b.staged &&
-           a.tensor_cores == b.tensor_cores && a.solve_warps_per_matrix == b.solve_warps_per_matrix &&
-           a.solve_nb == b.solve_nb;
+#define BATCHSOLVE_CONFIG_FIELD_EQUAL(field) \
+    if (!(a.field == b.field)) return false;
+    BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_CONFIG_FIELD_EQUAL)
+#undef BATCHSOLVE_CONFIG_FIELD_EQUAL
+    return true;
 }
 inline bool operator!=(const CholeskyConfig& a, const CholeskyConfig& b) { return !(a == b); }
 
-// One-line JSON object, e.g. {"nb":8,"looking":"top","full_unroll":false,...}; stable field order, so
-// it doubles as a key in tuning tables and logs.
-inline std::string to_string(const CholeskyConfig& c) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "{\"nb\":%d,\"looking\":\"%s\",\"full_unroll\":%s,\"chunk_size\":%d,\"threads_per_block\":%d,"
-                  "\"warps_per_matrix\":%d,\"grid_blocks_per_sm\":%d,\"matrices_per_block\":%d,\"fast_math\":%s,\"nrhs_block\":%d,"
-                  "\"max_registers\":%d,\"rows_per_thread\":%d,\"threads_per_row\":%d,\"through_interleaved\":%s,"
-                  "\"staged\":%s,\"tensor_cores\":%s,\"solve_warps_per_matrix\":%d,\"solve_nb\":%d}",
-                  c.nb, to_string(c.looking), c.full_unroll ? "true" : "false", c.chunk_size, c.threads_per_block,
-                  c.warps_per_matrix, c.grid_blocks_per_sm, c.matrices_per_block, c.fast_math ? "true" : "false", c.nrhs_block,
-                  c.max_registers, c.rows_per_thread, c.threads_per_row, c.through_interleaved ? "true" : "false",
-                  c.staged ? "true" : "false", c.tensor_cores ? "true" : "false", c.solve_warps_per_matrix, c.solve_nb);
-    return buf;
-}
+// One-line JSON object of every field in BATCHSOLVE_CHOLESKY_CONFIG_FIELDS order, e.g.
+// {"nb":8,"looking":"top","full_unroll":false,...}; stable, so it doubles as a key in tuning tables
+// and logs.
+std::string to_string(const CholeskyConfig& c);
 
 // The inverse of to_string(CholeskyConfig): fields left out keep their defaults; a field of the
 // wrong type or a bad value throws InvalidArgument naming the field.
@@ -173,11 +187,16 @@ struct KernelReport {
 };
 
 template <class T>
+KernelReport prepare_kernel(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx);
+template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             const CholeskyConfig& config, Context& ctx);
 // The same for the configuration the plain routines of cholesky.hpp would run for this call (the
 // tuning table's entry, else the default): what a benchmark reports next to its timings, and a way
 // to compile a program's kernels ahead of its first call.
+template <class T>
+KernelReport prepare_kernel(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, Context& ctx);
 template <class T>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             Context& ctx);
@@ -191,5 +210,28 @@ template <class T, class = std::enable_if_t<!std::is_const_v<T>>>
 KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<T>& shape, int nrhs, Context& ctx) {
     return prepare_kernel<T>(routine, uplo, BatchView<const T>(shape), nrhs, ctx);
 }
+
+
+// "" when the CUDA backend's generated kernels can run `config` for `routine` on this shape (layout,
+// n, count, chunk size; pointers not read) with nrhs right-hand sides, else "config.<field>: <reason>"
+// (or "n: <reason>" where n is beyond the generated kernels). No GPU needed; the device's own limits
+// (shared memory per block) are checked at the call. CPU-only builds throw NotCompiled.
+template <class T>
+std::string config_problem(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                           const CholeskyConfig& config);
+// Throws InvalidArgument("check_config", "config.<field>", reason) where config_problem is not "".
+template <class T>
+void check_config(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, const CholeskyConfig& config);
+
+// Bytes of Context::workspace that a call of `routine` on this shape takes (0 for most calls; the
+// column-major calls that run through the interleaved kernels convert slices of the batch into it,
+// cuSOLVER's interleaved calls too). Ask once and call ctx.workspace(bytes) before a timed loop: a
+// call finds its workspace large enough and neither frees nor allocates. The first form is for the
+// configuration the plain routines pick (tuning table, else default), the second for `config`.
+template <class T>
+std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, Context& ctx);
+template <class T>
+std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx);
 
 }  // namespace batchsolve

@@ -28,6 +28,10 @@ constexpr int pow2_ceil(int x) {
     return p;
 }
 
+// ---- limits of the hardware every family plans for -------------------------------------------------
+// Threads of one block (every CUDA GPU since sm_20).
+inline constexpr int max_threads_per_block = 1024;
+
 // ---- limits on n ----------------------------------------------------------------------------------
 // Largest order the library sends to a generated kernel in any layout; larger n runs cuSOLVER. The
 // autotuner's search space ends here too.

@@ -48,6 +48,12 @@ template <class T> void convert_layout(const BatchView<const T>& src, const Batc
 // config == nullptr: the configuration the plain routines would resolve (tuning table, else default).
 template <class T> KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape,
                                                int nrhs, const CholeskyConfig* config, Context& ctx);
+// As tuning.hpp's config_problem (no device needed) and workspace_bytes (config == nullptr: the
+// configuration the plain routines resolve).
+template <class T> std::string config_problem(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                                              const CholeskyConfig& config);
+template <class T> std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                                               const CholeskyConfig* config, Context& ctx);
 }  // namespace cuda_backend
 
 // Calls F<float>, F<double>, F<complex<float>>, F<complex<double>> explicit instantiations.

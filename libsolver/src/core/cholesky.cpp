@@ -112,7 +112,72 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
     return checked_prepare_kernel(routine, uplo, shape, nrhs, nullptr, ctx);
 }
 
+template <class T>
+KernelReport prepare_kernel(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx) {
+    return checked_prepare_kernel(to_string(routine), uplo, shape, nrhs, &config, ctx);
+}
+
+template <class T>
+KernelReport prepare_kernel(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, Context& ctx) {
+    return checked_prepare_kernel(to_string(routine), uplo, shape, nrhs, nullptr, ctx);
+}
+
+namespace {
+
+// The sizes of a call's shape (as prepare_kernel: its pointers are not read).
+template <class T>
+void check_shape(const char* name, const BatchView<const T>& shape, int nrhs) {
+    checks::require(shape.rows == shape.cols, name, "shape", "square matrices");
+    checks::require(shape.rows >= 0 && shape.count >= 0, name, "shape", "non-negative sizes");
+    checks::require(shape.layout != LayoutKind::chunked_interleaved || shape.chunk_size >= 1, name, "shape.chunk_size",
+                    ">= 1 for the chunked layout");
+    checks::require(nrhs >= 0, name, "nrhs", ">= 0");
+}
+
+}  // namespace
+
+template <class T>
+std::string config_problem(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                           const CholeskyConfig& config) {
+    check_shape("config_problem", shape, nrhs);
+    return cuda_backend::config_problem(routine, uplo, shape, nrhs, config);
+}
+
+template <class T>
+void check_config(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, const CholeskyConfig& config) {
+    const std::string problem = config_problem(routine, uplo, shape, nrhs, config);
+    if (problem.empty()) return;
+    const std::size_t colon = problem.find(':');
+    const std::string field = problem.substr(0, colon);
+    throw InvalidArgument("check_config", field == "n" ? "shape.rows" : field,
+                          colon == std::string::npos ? problem : problem.substr(colon + 2));
+}
+
+template <class T>
+std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs, Context& ctx) {
+    check_shape("workspace_bytes", shape, nrhs);
+    if (ctx.backend() != Backend::cuda) return 0;  // the CPU backend works in place
+    return cuda_backend::workspace_bytes(routine, uplo, shape, nrhs, nullptr, ctx);
+}
+
+template <class T>
+std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig& config, Context& ctx) {
+    check_shape("workspace_bytes", shape, nrhs);
+    if (ctx.backend() != Backend::cuda) return 0;
+    return cuda_backend::workspace_bytes(routine, uplo, shape, nrhs, &config, ctx);
+}
+
 #define INSTANTIATE(T)                                                                                        \
+    template KernelReport prepare_kernel<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&, \
+                                            Context&);                                                        \
+    template KernelReport prepare_kernel<T>(Routine, Uplo, const BatchView<const T>&, int, Context&);         \
+    template std::string config_problem<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&); \
+    template void check_config<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&);      \
+    template std::size_t workspace_bytes<T>(Routine, Uplo, const BatchView<const T>&, int, Context&);         \
+    template std::size_t workspace_bytes<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&, \
+                                            Context&);                                                        \
     template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                                \
     template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig&, Context&);         \
     template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&);          \

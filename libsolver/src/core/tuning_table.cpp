@@ -57,39 +57,31 @@ struct Table {
     std::unordered_map<Key, CholeskyConfig> entries;
 };
 
+// One field of a configuration to and from JSON, by its C++ type; a value of the wrong type or out of
+// range throws InvalidArgument naming the field.
+void read_field(const nlohmann::json& j, const char* field, int& value) {
+    if (!j.is_number_integer()) throw InvalidArgument("tuning table", field, "an integer");
+    value = j.get<int>();
+}
+void read_field(const nlohmann::json& j, const char* field, bool& value) {
+    if (!j.is_boolean()) throw InvalidArgument("tuning table", field, "true or false");
+    value = j.get<bool>();
+}
+void read_field(const nlohmann::json& j, const char* field, Looking& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    value = parse_looking(j.get<std::string>());
+}
+nlohmann::ordered_json field_json(int value) { return value; }
+nlohmann::ordered_json field_json(bool value) { return value; }
+nlohmann::ordered_json field_json(Looking value) { return to_string(value); }
+
+// Fields left out keep their defaults (older tables lack the newer fields).
 CholeskyConfig config_from_json(const nlohmann::json& j) {
     CholeskyConfig c;
-    auto get_int = [&](const char* field, int& dst) {
-        if (!j.contains(field)) return;
-        if (!j[field].is_number_integer()) throw InvalidArgument("tuning table", field, "an integer");
-        dst = j[field].get<int>();
-    };
-    auto get_bool = [&](const char* field, bool& dst) {
-        if (!j.contains(field)) return;
-        if (!j[field].is_boolean()) throw InvalidArgument("tuning table", field, "true or false");
-        dst = j[field].get<bool>();
-    };
-    get_int("nb", c.nb);
-    if (j.contains("looking")) {
-        if (!j["looking"].is_string()) throw InvalidArgument("tuning table", "looking", "a string");
-        c.looking = parse_looking(j["looking"].get<std::string>());
-    }
-    get_bool("full_unroll", c.full_unroll);
-    get_int("chunk_size", c.chunk_size);
-    get_int("threads_per_block", c.threads_per_block);
-    get_int("warps_per_matrix", c.warps_per_matrix);
-    get_int("grid_blocks_per_sm", c.grid_blocks_per_sm);
-    get_int("matrices_per_block", c.matrices_per_block);
-    get_bool("fast_math", c.fast_math);
-    get_int("nrhs_block", c.nrhs_block);
-    get_int("max_registers", c.max_registers);
-    get_int("rows_per_thread", c.rows_per_thread);
-    get_int("threads_per_row", c.threads_per_row);
-    get_bool("through_interleaved", c.through_interleaved);
-    get_bool("staged", c.staged);
-    get_bool("tensor_cores", c.tensor_cores);
-    get_int("solve_warps_per_matrix", c.solve_warps_per_matrix);
-    get_int("solve_nb", c.solve_nb);
+#define BATCHSOLVE_READ_FIELD(field) \
+    if (const auto it = j.find(#field); it != j.end()) read_field(*it, #field, c.field);
+    BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_READ_FIELD)
+#undef BATCHSOLVE_READ_FIELD
     return c;
 }
 
@@ -210,6 +202,14 @@ std::string table_description(int arch) {
 }  // namespace batchsolve::tuning
 
 namespace batchsolve {
+
+std::string to_string(const CholeskyConfig& c) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+#define BATCHSOLVE_WRITE_FIELD(field) j[#field] = tuning::field_json(c.field);
+    BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_WRITE_FIELD)
+#undef BATCHSOLVE_WRITE_FIELD
+    return j.dump();
+}
 
 CholeskyConfig parse_config(const std::string& json_object) {
     const nlohmann::json j = nlohmann::json::parse(json_object, nullptr, false);

@@ -8,6 +8,9 @@
 //
 // The kernel configuration is the caller's (expert entry points of tuning.hpp), else the tuning
 // table's entry for this GPU, routine, precision, layout family and n, else the kernels' own default.
+#include <algorithm>
+#include <optional>
+
 #include "../core/backends.hpp"
 #include "../core/tuning_table.hpp"
 #include "codegen/common.hpp"
@@ -16,6 +19,7 @@
 #include "through_interleaved.hpp"
 #include "tuned/column_major_cholesky.hpp"
 #include "tuned/interleaved_cholesky.hpp"
+#include "tuned/kernel_plan.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -102,9 +106,7 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
                             const CholeskyConfig* config, Context& ctx) {
     KernelReport report;
     const int n = shape.rows;
-    const tuned::Routine r = routine == "potrf" ? tuned::Routine::potrf
-                             : routine == "potrs" ? tuned::Routine::potrs
-                                                  : tuned::Routine::posv;
+    const Routine r = parse_routine(routine);
     auto from_interleaved = [&](const tuned::InterleavedKernelReport& k) {
         report.name = k.name, report.registers = k.registers, report.local_bytes = k.local_bytes;
         report.threads_per_block = k.config.threads_per_block, report.blocks_per_sm = k.blocks_per_sm;
@@ -125,10 +127,7 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
                 resolved.through_interleaved = true;
                 report.config = to_string(resolved);
             } else {
-                const tuned::ColumnMajorRoutine cr = routine == "potrf" ? tuned::ColumnMajorRoutine::potrf
-                                                     : routine == "potrs" ? tuned::ColumnMajorRoutine::potrs
-                                                                          : tuned::ColumnMajorRoutine::posv;
-                const auto p = tuned::prepare_column_major(cr, precision_v<T>, uplo, n, nrhs, c, ctx);
+                const auto p = tuned::prepare_column_major(r, precision_v<T>, uplo, n, nrhs, c, ctx);
                 report.name = p.kernel.name, report.config = to_string(p.spec.config);
                 report.registers = p.kernel.registers, report.local_bytes = p.kernel.local_bytes;
                 report.threads_per_block = p.block_threads, report.blocks_per_sm = p.blocks_per_sm;
@@ -146,7 +145,47 @@ KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchVi
     return report;
 }
 
+// The generated kernels of a call with `config`, as the routines above would run them (the
+// routing of potrs/posv assumes B in A's family of layouts); nothing when cuSOLVER runs the call.
+template <class T>
+std::optional<tuned::KernelPlan> plan_of(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                                         const CholeskyConfig& config) {
+    const int n = shape.rows;
+    if (n == 0 || shape.count == 0) return tuned::KernelPlan{};  // nothing to run
+    if (!use_interleaved_kernels(shape) && !tuned::column_major_supports(shape.layout, n)) return std::nullopt;
+    if (shape.is_interleaved() && config.chunk_size != 0 && config.chunk_size != shape.chunk()) {
+        tuned::KernelPlan plan;
+        plan.problem = "config.chunk_size: 0 or the view's chunk width " + std::to_string(shape.chunk());
+        return plan;
+    }
+    return tuned::plan_kernels(routine, precision_v<T>, uplo, shape.layout, n, std::max(nrhs, 1), shape.count,
+                               shape.is_interleaved() ? shape.chunk() : shape.count, config);
+}
+
+template <class T>
+std::string config_problem(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                           const CholeskyConfig& config) {
+    const auto plan = plan_of(routine, uplo, shape, nrhs, config);
+    return plan ? plan->problem : std::string();  // cuSOLVER takes no configuration
+}
+
+template <class T>
+std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
+                            const CholeskyConfig* config, Context& ctx) {
+    const CholeskyConfig c = resolve_config(to_string(routine), shape, config, ctx);
+    if (const auto plan = plan_of(routine, uplo, shape, nrhs, c)) {
+        if (!plan->problem.empty())
+            throw InvalidArgument("workspace_bytes", plan->problem.substr(0, plan->problem.find(':')),
+                                  plan->problem.substr(plan->problem.find(':') + 2));
+        return plan->workspace_bytes;
+    }
+    return cusolver_workspace_bytes(shape.rows, routine == Routine::potrf ? 0 : nrhs, shape.count, sizeof(T));
+}
+
 #define INSTANTIATE(T)                                                                                        \
+    template std::string config_problem<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&); \
+    template std::size_t workspace_bytes<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, \
+                                            Context&);                                                        \
     template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&);         \
     template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, \
                                    Context&);                                                                 \

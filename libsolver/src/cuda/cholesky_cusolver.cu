@@ -183,18 +183,37 @@ void run_in_place(const VendorCall<T>& c, CudaResources& r) {
 // Interleaved or chunked operands: slices of the batch are converted into a packed column-major
 // workspace (A: the uplo triangle, the other one zeroed; B: whole), solved there, and converted back
 // (A: the uplo triangle only, so the user's other triangle is never written).
+// Matrices per slice of that workspace and its plan (A's slice, then B's), for n x n matrices and
+// nrhs right-hand sides (0 for potrf) of element_bytes each: one formula for the call and the query.
+struct VendorSlices {
+    int slice = 0;
+    std::size_t a_at = 0, b_at = 0, bytes = 0;
+};
+VendorSlices vendor_slices(int n, int nrhs, int count, std::size_t element_bytes) {
+    const std::int64_t a_elements = std::int64_t(n) * n, b_elements = std::int64_t(n) * nrhs;
+    const std::size_t matrix_bytes = std::max<std::size_t>(1, std::size_t(a_elements + b_elements) * element_bytes);
+    VendorSlices v;
+    v.slice = int(std::clamp<std::int64_t>(std::int64_t(kWorkspaceSliceBytes / matrix_bytes), 1,
+                                           std::max(1, std::min(count, kMaxVendorBatch))));
+    Carve ws;
+    v.a_at = ws.reserve<char>(std::size_t(v.slice) * a_elements * element_bytes);
+    v.b_at = nrhs > 0 ? ws.reserve<char>(std::size_t(v.slice) * b_elements * element_bytes) : 0;
+    v.bytes = ws.size();
+    return v;
+}
+
 template <class T>
 void run_through_workspace(const VendorCall<T>& c, CudaResources& r, Context& ctx) {
     const cudaStream_t stream = r.stream();
     const int n = c.n, nrhs = c.solve ? c.nrhs : 0;
     const std::int64_t a_elements = std::int64_t(n) * n, b_elements = std::int64_t(n) * nrhs;
-    const std::size_t matrix_bytes = std::size_t(a_elements + b_elements) * sizeof(T);
-    const int slice = int(std::clamp<std::int64_t>(std::int64_t(kWorkspaceSliceBytes / matrix_bytes), 1,
-                                                   std::min(c.count, kMaxVendorBatch)));
-
-    Carve ws;
-    const std::size_t wa_at = ws.reserve<T>(std::size_t(slice) * a_elements);
-    const std::size_t wb_at = nrhs > 0 ? ws.reserve<T>(std::size_t(slice) * b_elements) : 0;
+    const VendorSlices plan = vendor_slices(n, nrhs, c.count, sizeof(T));
+    const int slice = plan.slice;
+    const std::size_t wa_at = plan.a_at, wb_at = plan.b_at;
+    struct {
+        std::size_t bytes;
+        std::size_t size() const { return bytes; }
+    } ws{plan.bytes};
     Carve sc;
     const std::size_t a_ptrs_at = sc.reserve<T*>(slice);
     const std::size_t b_ptrs_at = c.solve ? sc.reserve<T*>(slice) : 0;
@@ -249,6 +268,11 @@ void zero_info(CudaResources& r, int* info, int count) {
 }
 
 }  // namespace
+
+std::size_t cusolver_workspace_bytes(int n, int nrhs, int count, std::size_t element_bytes) {
+    if (n == 0 || count == 0) return 0;
+    return vendor_slices(n, nrhs, count, element_bytes).bytes;
+}
 
 template <class T>
 void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx, Operand mode) {

@@ -26,6 +26,10 @@ namespace batchsolve::cuda_backend {
 // directly -- the raw vendor behaviour, which batchsolve::vendor exposes as the baseline.
 enum class Operand { preserve, in_place };
 
+// Bytes of Context::workspace the preserve mode takes for n x n matrices, nrhs right-hand sides (0:
+// potrf), `count` matrices of element_bytes each (converted slice by slice; 0 when nothing runs).
+std::size_t cusolver_workspace_bytes(int n, int nrhs, int count, std::size_t element_bytes);
+
 template <class T>
 void cusolver_potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context& ctx,
                             Operand mode = Operand::preserve);

@@ -44,6 +44,9 @@ Workspace<T> workspace_for(Context& ctx, int n, int nrhs, int count) {
     detail::Carve carve;
     const std::size_t a_at = carve.reserve<T>(std::size_t(w.slice) * n * n);
     const std::size_t b_at = nrhs > 0 ? carve.reserve<T>(std::size_t(w.slice) * n * nrhs) : 0;
+    // the size workspace_bytes reports (through_interleaved_workspace_bytes_of) is what is asked for
+    if (carve.size() != through_interleaved_workspace_bytes_of(n, nrhs, sizeof(T), w.slice))
+        throw Error("through_interleaved: workspace plan and query disagree");
     void* base = ctx.workspace(carve.size());
     w.a = detail::Carve::at<T>(base, a_at);
     w.b = nrhs > 0 ? detail::Carve::at<T>(base, b_at) : nullptr;

@@ -19,6 +19,13 @@ inline constexpr std::size_t through_interleaved_workspace_bytes = std::size_t(1
 
 // Matrices per slice for order n, nrhs right-hand sides (0 for potrf) and element size.
 int through_interleaved_slice(int n, int nrhs, std::size_t element_bytes, int count);
+// Bytes of Context::workspace a call takes with slices of `slice` matrices: A's slice and, with
+// right-hand sides, B's, each rounded up to detail::Carve's 256-byte alignment (as the call carves it).
+inline std::size_t through_interleaved_workspace_bytes_of(int n, int nrhs, std::size_t element_bytes, int slice) {
+    auto carved = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    const std::size_t a = carved(std::size_t(slice) * n * n * element_bytes);
+    return nrhs > 0 ? a + carved(std::size_t(slice) * n * nrhs * element_bytes) : a;
+}
 
 // `config` is the interleaved kernel's configuration with through_interleaved set; a view that is
 // not column-major or pointer-array is an InvalidArgument naming "a.layout".

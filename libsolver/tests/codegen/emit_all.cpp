@@ -12,9 +12,9 @@
 //   build/libsolver/tests/codegen/batchsolve_emit_all --output libsolver/tests/codegen/kernel_digests.txt
 // and say in the commit which kernels changed and why (and which GPU check covers them).
 //
-// The resolution of a call into kernels below mirrors the CUDA backend's launchers
-// (src/cuda/cholesky.cu, tuned/interleaved_cholesky.cpp, tuned/column_major_cholesky.cpp,
-// through_interleaved.cu); a call the library would refuse is listed as `refused <case>: <reason>`.
+// A call is resolved into kernels by the library's own tuned::plan_kernels (src/cuda/tuned/
+// kernel_plan.hpp), which follows the launchers; a call the library would refuse is listed as
+// `refused <case>: <reason>`.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -26,8 +26,7 @@
 
 #include "batchsolve/tuning.hpp"
 #include "core/tuning_table.hpp"
-#include "cuda/through_interleaved.hpp"
-#include "cuda/tuned/column_major_cholesky.hpp"  // column_major_spec: a call's spec, as the launcher resolves it
+#include "cuda/tuned/kernel_plan.hpp"
 #include "codegen/cholesky/column_major.hpp"
 #include "codegen/cholesky/families.hpp"
 #include "codegen/cholesky/interleaved.hpp"
@@ -36,8 +35,9 @@
 namespace {
 
 using namespace batchsolve;
-namespace tuned = cuda_backend::tuned;
-using cuda_backend::jit::KernelSource;
+namespace tuned = cuda_backend::tuned;      // plan_kernels
+namespace cholesky = codegen::cholesky;  // the generators
+using codegen::KernelSource;
 
 constexpr int kArch = 90;                        // the architecture of the committed tables
 constexpr int kTableBatches[] = {16384, 100000};  // the batch sizes they were tuned at (sm90.json, sm90-batch100000.json)
@@ -61,99 +61,15 @@ std::string describe(const Case& c) {
            " count=" + std::to_string(c.count);
 }
 
-std::size_t element_bytes(Precision p) {
-    switch (p) {
-        case Precision::s: return 4;
-        case Precision::d: return 8;
-        case Precision::c: return 8;
-        case Precision::z: return 16;
-    }
-    return 0;
-}
-
-tuned::Routine interleaved_routine(const std::string& r) {
-    return r == "potrf" ? tuned::Routine::potrf : r == "potrs" ? tuned::Routine::potrs : tuned::Routine::posv;
-}
-tuned::ColumnMajorRoutine column_major_routine(const std::string& r) {
-    return r == "potrf" ? tuned::ColumnMajorRoutine::potrf
-           : r == "potrs" ? tuned::ColumnMajorRoutine::potrs
-                          : tuned::ColumnMajorRoutine::posv;
-}
-
-// The kernels of a call, or the reason the library refuses it.
-struct Plan {
-    std::vector<tuned::InterleavedKernelSpec> interleaved;
-    std::vector<tuned::ColumnMajorSpec> column_major;
-    std::string refused;
-};
-
-// As resolved_spec of interleaved_cholesky.cpp.
-tuned::InterleavedKernelSpec interleaved_spec(tuned::Routine routine, const Case& c, int count, int chunk,
-                                              const CholeskyConfig& config) {
-    tuned::InterleavedKernelSpec spec;
-    spec.routine = routine;
-    spec.precision = c.precision;
-    spec.uplo = c.uplo;
-    spec.n = c.n;
-    spec.config = tuned::resolve_interleaved_config(routine, c.precision, c.n, config);
-    spec.config.chunk_size = 0;
-    spec.wide_index =
-        tuned::interleaved_needs_wide_index(c.n, routine == tuned::Routine::potrf ? 0 : c.nrhs, count, chunk);
-    return spec;
-}
-
-// As potrf/potrs/posv_interleaved: the fused kernel, or posv's two kernels.
-void plan_interleaved(const Case& c, int count, int chunk, const CholeskyConfig& config, Plan& plan) {
-    const tuned::Routine routine = interleaved_routine(c.routine);
-    std::vector<tuned::InterleavedKernelSpec> specs;
-    if (routine == tuned::Routine::posv && tuned::is_two_kernel_posv(config)) {
-        if (config.solve_warps_per_matrix <= 0) {
-            plan.refused = "config.solve_warps_per_matrix: 2, 4 or 8 when config.solve_nb is set";
-            return;
-        }
-        const tuned::TwoKernelPosvConfigs two = tuned::split_two_kernel_posv(config);
-        specs.push_back(interleaved_spec(tuned::Routine::potrf, c, count, chunk, two.factor));
-        specs.push_back(interleaved_spec(tuned::Routine::potrs, c, count, chunk, two.solve));
-    } else {
-        specs.push_back(interleaved_spec(routine, c, count, chunk, config));
-    }
-    for (const auto& spec : specs)
-        if (const std::string problem = tuned::interleaved_spec_problem(spec); !problem.empty()) {
-            plan.refused = problem;
-            return;
-        }
-    plan.interleaved = specs;
-}
-
 // As cuda_backend::potrf_batched & co.: the configuration from the table nearest to the batch size,
-// else the default; then the layout's kernels.
-Plan plan_call(const Case& c) {
-    Plan plan;
-    CholeskyConfig config = tuning::lookup(c.routine, c.precision, c.layout, c.n, kArch, c.count).value_or(CholeskyConfig{});
-    if (c.layout == LayoutKind::interleaved || c.layout == LayoutKind::chunked_interleaved) {
-        if (config.through_interleaved) {
-            plan.refused = "config.through_interleaved: false for interleaved layouts";
-            return plan;
-        }
-        const int chunk = c.layout == LayoutKind::chunked_interleaved ? std::min(kChunk, c.count) : c.count;
-        plan_interleaved(c, c.count, chunk, config, plan);
-        return plan;
-    }
-    if (config.through_interleaved) {  // as through_interleaved.cu: the kernel runs on slices of a workspace
-        const bool potrf = std::string(c.routine) == "potrf";
-        const int slice = cuda_backend::through_interleaved_slice(c.n, potrf ? 0 : c.nrhs, element_bytes(c.precision), c.count);
-        CholeskyConfig kernel = config;
-        kernel.through_interleaved = false;
-        kernel.chunk_size = 0;
-        plan_interleaved(c, slice, slice, kernel, plan);
-        return plan;
-    }
-    const tuned::ColumnMajorRoutine routine = column_major_routine(c.routine);
-    const tuned::ColumnMajorSpec spec = tuned::column_major_spec(
-        routine, c.precision, c.uplo, c.n, routine == tuned::ColumnMajorRoutine::potrf ? 0 : c.nrhs, config);
-    if (const std::string problem = tuned::column_major_spec_problem(spec); !problem.empty()) plan.refused = problem;
-    else plan.column_major.push_back(spec);
-    return plan;
+// else the default; then the kernels the layout's launcher runs (tuned::plan_kernels, which the
+// library's config_problem and workspace_bytes answer from too).
+tuned::KernelPlan plan_call(const Case& c) {
+    const CholeskyConfig config =
+        tuning::lookup(c.routine, c.precision, c.layout, c.n, kArch, c.count).value_or(CholeskyConfig{});
+    const int chunk = c.layout == LayoutKind::chunked_interleaved ? std::min(kChunk, c.count) : c.count;
+    return tuned::plan_kernels(parse_routine(c.routine), c.precision, c.uplo, c.layout, c.n, c.nrhs, c.count, chunk,
+                               config);
 }
 
 // What the digest covers: the text and every NVRTC option (a fast-math or register-cap option
@@ -209,23 +125,23 @@ int main(int argc, char** argv) {
                                 if (std::string(routine) == "potrf" && nrhs != kNrhsCases[0]) continue;
                                 const Case c{routine, precision, uplo, layout, n, nrhs, count};
                                 ++cases;
-                                Plan plan;
+                                tuned::KernelPlan plan;
                                 try {
                                     plan = plan_call(c);
                                 } catch (const std::exception& e) {
-                                    plan.refused = e.what();
+                                    plan.problem = e.what();
                                 }
-                                if (!plan.refused.empty()) {
-                                    refusals.insert("refused " + describe(c) + ": " + plan.refused);
+                                if (!plan.problem.empty()) {
+                                    refusals.insert("refused " + describe(c) + ": " + plan.problem);
                                     continue;
                                 }
                                 std::vector<KernelSource> kernels;
                                 for (const auto& spec : plan.interleaved)
-                                    if (check_names || !digests.count(tuned::interleaved_kernel_name(spec)))
-                                        kernels.push_back(tuned::family_of(spec).generate(spec));
+                                    if (check_names || !digests.count(cholesky::interleaved_kernel_name(spec)))
+                                        kernels.push_back(cholesky::family_of(spec).generate(spec));
                                 for (const auto& spec : plan.column_major)
-                                    if (check_names || !digests.count(tuned::column_major_kernel_name(spec)))
-                                        kernels.push_back(tuned::family_of(spec).generate(spec));
+                                    if (check_names || !digests.count(cholesky::column_major_kernel_name(spec)))
+                                        kernels.push_back(cholesky::family_of(spec).generate(spec));
                                 for (const auto& k : kernels) {
                                     const std::string digest = digest_of(k);
                                     if (const auto known = digests.find(k.kernel_name);

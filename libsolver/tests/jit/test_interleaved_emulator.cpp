@@ -191,7 +191,7 @@ TEST(EmulatedSample, CoversTheSearchSpaceDimensions) {
     std::set<std::string> seen;
     for (const Variant& v : emulator::variants()) {
         const auto& s = v.spec;
-        seen.insert(std::string("routine ") + codegen::cholesky::to_string(s.routine));
+        seen.insert(std::string("routine ") + batchsolve::to_string(s.routine));
         seen.insert(std::string("precision ") + precision_letter(s.precision));
         seen.insert(std::string("uplo ") + to_string(s.uplo));
         seen.insert(s.config.full_unroll ? "full" : "partial");

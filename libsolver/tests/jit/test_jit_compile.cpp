@@ -115,7 +115,7 @@ TEST(JitCompile, EverySampledInterleavedVariantCompilesForSm90) {
         if (c.stats.spill_store_bytes > 0) ++spilling;
         if (c.seconds > slowest) slowest = c.seconds, slowest_name = c.name;
         const auto& s = specs[i];
-        const std::string group = std::string(tuned::to_string(s.routine)) + " " + precision_letter(s.precision) +
+        const std::string group = std::string(batchsolve::to_string(s.routine)) + " " + precision_letter(s.precision) +
                                   (s.config.nb == s.n ? " whole" : " tiles") + (s.config.full_unroll ? " unrolled" : " partial");
         auto& g = by_group[group];
         g.first++, g.second = std::max(g.second, c.stats.registers);
@@ -410,7 +410,7 @@ TEST(TuningConfig, DefaultsResolveAndAreValid) {
                 s.routine = r, s.precision = p, s.n = n;
                 s.config = tuned::resolve_interleaved_config(r, p, n, CholeskyConfig{});
                 ASSERT_EQ(tuned::interleaved_spec_problem(s), "") << "default for n = " << n << ", "
-                                                                  << precision_letter(p) << " " << tuned::to_string(r);
+                                                                  << precision_letter(p) << " " << batchsolve::to_string(r);
             }
 }
 

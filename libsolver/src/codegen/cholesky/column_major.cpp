@@ -84,8 +84,9 @@ Resolved resolve(const ColumnMajorSpec& spec) {
             return fail("config.nb: 0 (default) or the steps of a substitution loaded ahead, 1.." +
                         std::to_string(column_major_solve_prefetch) + " (got " + std::to_string(c.nb) + ")");
         const int bt = c.threads_per_block;
-        if (bt < 32 || bt > 1024 || bt % 32 != 0)
-            return fail("config.threads_per_block: a multiple of 32 in [32, 1024] (got " + std::to_string(bt) + ")");
+        if (bt < 32 || bt > codegen::max_threads_per_block || bt % 32 != 0)
+            return fail("config.threads_per_block: a multiple of 32 in [32, " + std::to_string(codegen::max_threads_per_block) +
+                        "] (got " + std::to_string(bt) + ")");
         s.block_threads = bt;
         s.segments_per_block = bt / s.seg_lanes;
         s.solve_prefetch = c.nb > 0 ? c.nb : column_major_potrs_default_prefetch(spec.precision, s.seg_rows);
@@ -114,9 +115,10 @@ Resolved resolve(const ColumnMajorSpec& spec) {
                         std::to_string(c.warps_per_matrix) + ")");
         s.threads_per_matrix = 32 * c.warps_per_matrix;
         const int mpb = c.matrices_per_block > 0 ? c.matrices_per_block : 1;
-        if (mpb * s.threads_per_matrix > 1024)
+        if (mpb * s.threads_per_matrix > codegen::max_threads_per_block)
             return fail("config.matrices_per_block: " + std::to_string(mpb) + " matrices x " +
-                        std::to_string(s.threads_per_matrix) + " threads exceed 1024 threads per block");
+                        std::to_string(s.threads_per_matrix) + " threads exceed " +
+                        std::to_string(codegen::max_threads_per_block) + " threads per block");
         s.matrices_per_block = s.slots = mpb;
         s.block_threads = mpb * s.threads_per_matrix;
         // the triangles (slot pitch column_major_staged_pitch), a panel's 1/l_kk per slot, a failure
@@ -157,9 +159,10 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     s.row_threads = ceil_div(n, s.rows_per_thread);
     s.cols_per_thread = ceil_div(n, s.threads_per_row);
     s.threads_per_matrix = s.row_threads * s.threads_per_row;
-    if (s.threads_per_matrix > 1024)
+    if (s.threads_per_matrix > codegen::max_threads_per_block)
         return fail("config.rows_per_thread: one matrix would need " + std::to_string(s.threads_per_matrix) +
-                    " threads (> 1024); raise rows_per_thread or lower threads_per_row");
+                    " threads (> " + std::to_string(codegen::max_threads_per_block) +
+                    "); raise rows_per_thread or lower threads_per_row");
     if (s.rows_per_thread * s.cols_per_thread * s.words > column_major_max_tile_words)
         return fail("config.threads_per_row: a thread's tile of " + std::to_string(s.rows_per_thread) + " x " +
                     std::to_string(s.cols_per_thread) + " elements needs " +
@@ -1049,15 +1052,6 @@ private:
 };
 
 }  // namespace
-
-const char* to_string(ColumnMajorRoutine r) {
-    switch (r) {
-        case ColumnMajorRoutine::potrf: return "potrf";
-        case ColumnMajorRoutine::potrs: return "potrs";
-        case ColumnMajorRoutine::posv: return "posv";
-    }
-    return "?";
-}
 
 CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision precision, int n, int nrhs) {
     CholeskyConfig c;

@@ -43,8 +43,8 @@
 
 namespace batchsolve::codegen::cholesky {
 
-enum class ColumnMajorRoutine { potrf, potrs, posv };
-const char* to_string(ColumnMajorRoutine r);
+// The routine of a column-major kernel: the public enumeration, as for the interleaved kernels.
+using ColumnMajorRoutine = batchsolve::Routine;
 
 // Largest n the column-major kernels take; the dispatcher sends larger n elsewhere (cuSOLVER).
 inline constexpr int column_major_max_n = codegen::max_column_major_generator_n;

@@ -23,15 +23,6 @@
 
 namespace batchsolve::codegen::cholesky {
 
-const char* to_string(Routine r) {
-    switch (r) {
-        case Routine::potrf: return "potrf";
-        case Routine::potrs: return "potrs";
-        case Routine::posv: return "posv";
-    }
-    return "?";
-}
-
 std::string interleaved_prelude(Precision precision, bool wide_index, int n) {
     const bool single = precision == Precision::s || precision == Precision::c;
     const bool complex = precision == Precision::c || precision == Precision::z;

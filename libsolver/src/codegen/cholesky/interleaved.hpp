@@ -14,8 +14,8 @@
 
 namespace batchsolve::codegen::cholesky {
 
-enum class Routine { potrf, potrs, posv };
-const char* to_string(Routine r);
+// The routine a kernel is for: the public enumeration (to_string, parse_routine in tuning.hpp).
+using Routine = batchsolve::Routine;
 
 // Everything that changes the generated text.
 struct InterleavedKernelSpec {

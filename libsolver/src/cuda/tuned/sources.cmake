@@ -3,6 +3,7 @@
 set(BATCHSOLVE_TUNED_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interleaved_cholesky.cpp   # interleaved and chunked: one-thread and cooperative kernels
   ${CMAKE_CURRENT_LIST_DIR}/column_major_cholesky.cpp  # column-major and pointer array: register and staged kernels
+  ${CMAKE_CURRENT_LIST_DIR}/kernel_plan.cpp            # a call's kernels, resolved without compiling
 )
 include(${CMAKE_CURRENT_LIST_DIR}/../../codegen/sources.cmake)
 list(APPEND BATCHSOLVE_TUNED_SOURCES ${BATCHSOLVE_CODEGEN_SOURCES})

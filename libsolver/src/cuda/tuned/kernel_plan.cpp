@@ -1,0 +1,113 @@
+// Resolution of a call into its generated kernels (see kernel_plan.hpp); the launchers
+// (interleaved_cholesky.cpp, column_major_cholesky.cpp, ../through_interleaved.cu) resolve the same
+// way, and tests/codegen's digest of every table case would change if they parted.
+#include "kernel_plan.hpp"
+
+#include <algorithm>
+
+#include "codegen/cholesky/families.hpp"
+#include "column_major_cholesky.hpp"
+#include "../through_interleaved.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+namespace {
+
+using codegen::cholesky::ColumnMajorRoutine;
+using codegen::cholesky::InterleavedKernelSpec;
+using codegen::cholesky::Routine;
+
+std::size_t element_bytes_of(Precision p) { return static_cast<std::size_t>(codegen::element_bytes(p)); }
+
+// "config.<field>: <reason>" for the generators' "<field>: <reason>"; "n: ..." and already
+// prefixed texts as they are.
+std::string config_problem_text(const std::string& problem) {
+    if (problem.empty() || problem.rfind("config.", 0) == 0 || problem.rfind("n:", 0) == 0) return problem;
+    return "config." + problem;
+}
+
+// As resolved_spec of interleaved_cholesky.cpp: defaults filled in, chunk_size (a run-time
+// argument) cleared, 64-bit offsets where a chunk needs them.
+InterleavedKernelSpec interleaved_spec(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count,
+                                       int chunk, const CholeskyConfig& config) {
+    InterleavedKernelSpec spec;
+    spec.routine = routine;
+    spec.precision = precision;
+    spec.uplo = uplo;
+    spec.n = n;
+    spec.config = codegen::cholesky::resolve_interleaved_config(routine, precision, n, config);
+    spec.config.chunk_size = 0;
+    spec.wide_index = codegen::cholesky::interleaved_needs_wide_index(n, routine == Routine::potrf ? 0 : nrhs, count, chunk);
+    return spec;
+}
+
+// As potrf/potrs/posv_interleaved: the kernel, or posv's two kernels (potrf's, then the
+// cooperative potrs of solve_nb / solve_warps_per_matrix).
+void plan_interleaved(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                      const CholeskyConfig& config, KernelPlan& plan) {
+    std::vector<InterleavedKernelSpec> specs;
+    if (routine == Routine::posv && codegen::cholesky::is_two_kernel_posv(config)) {
+        if (config.solve_warps_per_matrix <= 0) {
+            plan.problem = "config.solve_warps_per_matrix: 2, 4 or 8 when config.solve_nb is set";
+            return;
+        }
+        const auto two = codegen::cholesky::split_two_kernel_posv(config);
+        specs.push_back(interleaved_spec(Routine::potrf, precision, uplo, n, nrhs, count, chunk, two.factor));
+        specs.push_back(interleaved_spec(Routine::potrs, precision, uplo, n, nrhs, count, chunk, two.solve));
+    } else {
+        specs.push_back(interleaved_spec(routine, precision, uplo, n, nrhs, count, chunk, config));
+    }
+    for (const auto& spec : specs)
+        if (std::string problem = codegen::cholesky::interleaved_spec_problem(spec); !problem.empty()) {
+            plan.problem = config_problem_text(problem);
+            return;
+        }
+    plan.interleaved = specs;
+}
+
+}  // namespace
+
+std::vector<codegen::KernelSource> KernelPlan::sources() const {
+    std::vector<codegen::KernelSource> out;
+    for (const auto& spec : interleaved) out.push_back(codegen::cholesky::family_of(spec).generate(spec));
+    for (const auto& spec : column_major) out.push_back(codegen::cholesky::family_of(spec).generate(spec));
+    return out;
+}
+
+KernelPlan plan_kernels(Routine routine, Precision precision, Uplo uplo, LayoutKind layout, int n, int nrhs, int count,
+                        int chunk, const CholeskyConfig& config) {
+    KernelPlan plan;
+    if (n < 1 || n > codegen::max_dispatched_n) {
+        plan.problem = "n: 1 <= n <= " + std::to_string(codegen::max_dispatched_n) + " for the generated kernels (got " +
+                       std::to_string(n) + ")";
+        return plan;
+    }
+    const int rhs = routine == Routine::potrf ? 0 : nrhs;
+    if (layout == LayoutKind::interleaved || layout == LayoutKind::chunked_interleaved) {
+        if (config.through_interleaved) {
+            plan.problem = "config.through_interleaved: false for interleaved layouts (the batch is interleaved already)";
+            return plan;
+        }
+        plan_interleaved(routine, precision, uplo, n, nrhs, count, chunk, config, plan);
+        return plan;
+    }
+    if (config.through_interleaved) {  // as through_interleaved.cu: slices of the batch in a workspace
+        plan.through_interleaved = true;
+        plan.slice = through_interleaved_slice(n, rhs, element_bytes_of(precision), count);
+        plan.workspace_bytes = through_interleaved_workspace_bytes_of(n, rhs, element_bytes_of(precision), plan.slice);
+        CholeskyConfig kernel = config;
+        kernel.through_interleaved = false;
+        kernel.chunk_size = 0;
+        plan_interleaved(routine, precision, uplo, n, nrhs, plan.slice, plan.slice, kernel, plan);
+        return plan;
+    }
+    const ColumnMajorRoutine r = routine;  // the same enumeration
+    const auto spec = column_major_spec(r, precision, uplo, n, rhs, config);
+    if (std::string problem = codegen::cholesky::column_major_spec_problem(spec); !problem.empty())
+        plan.problem = config_problem_text(problem);
+    else
+        plan.column_major.push_back(spec);
+    return plan;
+}
+
+}  // namespace batchsolve::cuda_backend::tuned

@@ -1,0 +1,43 @@
+// The generated kernels a call runs, resolved from its configuration as the launchers resolve them,
+// without compiling or launching anything: what check_config answers, what the workspace query
+// sizes, what the byte-identical guard (tests/codegen/emit_all) digests and what a warm-up compiles.
+// Pure C++ (no CUDA header).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "batchsolve/tuning.hpp"
+#include "batchsolve/types.hpp"
+#include "codegen/cholesky/column_major.hpp"
+#include "codegen/cholesky/interleaved.hpp"
+#include "codegen/kernel_source.hpp"
+
+namespace batchsolve::cuda_backend::tuned {
+
+struct KernelPlan {
+    // "" when the configuration runs this call; else "config.<field>: <reason>" or "n: <reason>".
+    std::string problem;
+    // Interleaved layouts (and through_interleaved): one kernel, or posv's factor and solve kernels.
+    std::vector<codegen::cholesky::InterleavedKernelSpec> interleaved;
+    // Column-major layouts: the register or staged kernel.
+    std::vector<codegen::cholesky::ColumnMajorSpec> column_major;
+    // Column-major views run through the interleaved kernels on slices of `slice` matrices converted
+    // into Context::workspace (workspace_bytes of them).
+    bool through_interleaved = false;
+    int slice = 0;
+    std::size_t workspace_bytes = 0;
+
+    // The text of every kernel of the plan (problem must be "").
+    std::vector<codegen::KernelSource> sources() const;
+};
+
+// The plan of `routine` on matrices of order n (1..codegen::max_dispatched_n) in `layout`, nrhs
+// right-hand sides (ignored by potrf), `count` matrices in chunks of `chunk` (interleaved: count;
+// column-major: ignored) of `element_bytes` bytes, with `config` as the call would see it (the
+// caller's, or the tuning table's entry, or CholeskyConfig{} for the defaults).
+KernelPlan plan_kernels(codegen::cholesky::Routine routine, Precision precision, Uplo uplo, LayoutKind layout, int n,
+                        int nrhs, int count, int chunk, const CholeskyConfig& config);
+
+}  // namespace batchsolve::cuda_backend::tuned
