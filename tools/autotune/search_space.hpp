@@ -5,6 +5,9 @@
 #include <limits>
 #include <vector>
 
+#include "codegen/cholesky/column_major.hpp"  // the library's search-space limits (header-only constants)
+#include "codegen/cholesky/interleaved.hpp"
+#include "codegen/common.hpp"
 #include "common.hpp"
 
 namespace batchsolve::autotune {
@@ -20,7 +23,7 @@ constexpr int kMaxRegistersPerThread = 255;
 // library allows n <= 32, but there 20 of the 21 fully unrolled variants of n = 32 spill, each takes
 // 2-10 s to compile (s and d alike), and the seed paper saw full unrolling pay off only up to n ~ 20.
 constexpr int kInterleavedMaxFullUnrollN = 24;
-constexpr int kInterleavedMaxFullUnrollTiles = 12;
+constexpr int kInterleavedMaxFullUnrollTiles = codegen::cholesky::max_full_unroll_tiles;
 // potrs tiles: nb <= 16. The solves are bound by reading the factor once, so larger tiles buy little,
 // and their straight-line code explodes (s, n = 128: nb = 32 compiles in 6.6 s, nb = 64 in 89 s).
 constexpr int kMaxSolveTile = 16;
@@ -41,12 +44,11 @@ constexpr int kStage1Chunk = 32;
 // the library enforces (column_major_codegen.hpp), applied here so that dry runs count what is timed.
 constexpr int kColumnMajorThreadsPerRow[] = {1, 2, 4, 8, 16};
 constexpr int kColumnMajorRowsPerThread[] = {1, 2, 4, 8};
-// TODO(arch-lib, issue 21): these two, estimated_registers (search_space.cpp) and kStagedMaxSharedBytes
-// below copy the library's limits (column_major_codegen.hpp, interleaved_codegen.hpp's
-// estimated_tile_registers, sm_90's shared memory per block); read them from the library's exported
-// search-space limits once it exports them, instead of restating them here.
-constexpr int kColumnMajorMaxTileWords = 224;
-constexpr int kColumnMajorMaxThreadsPerMatrix = 1024;
+// These two and kStagedMaxSharedBytes below are the library's own limits (libsolver/src/codegen:
+// column_major.hpp, common.hpp). estimated_registers (search_space.cpp) restates the library's
+// estimated_tile_registers, a function that CPU-only builds (which run --dry-run) do not compile.
+constexpr int kColumnMajorMaxTileWords = codegen::cholesky::column_major_max_tile_words;
+constexpr int kColumnMajorMaxThreadsPerMatrix = codegen::max_threads_per_block;
 // Their update chunk (config.nb) in elements: the library's default (8 floats, 4 of the wider
 // types), given explicitly because nb = 0 would also select the default full unrolling; stage 2 tries
 // half and twice of it.
@@ -226,7 +228,7 @@ constexpr int kStagedWideMaxN = 48;
 constexpr int kStagedWarps[] = {1, 2, 4};
 constexpr int kStagedMatrices[] = {1, 2, 4, 8};
 constexpr int kStagedMaxWarps = 8;
-constexpr double kStagedMaxSharedBytes = 232448;  // 227 KB, sm_90's opt-in limit per block (TODO above)
+constexpr double kStagedMaxSharedBytes = double(codegen::cholesky::column_major_max_shared_bytes);  // sm_90's 227 KB
 std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive);
 // Column-major potrf and posv in double precision, "tensor_cores" stage: the staged candidates again
 // with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
