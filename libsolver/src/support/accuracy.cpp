@@ -7,9 +7,9 @@
 #include <limits>
 #include <string>
 
-#include "backends.hpp"
-#include "checks.hpp"
-#include "extended.hpp"
+#include "../core/backends.hpp"
+#include "../core/checks.hpp"
+#include "../core/extended.hpp"
 
 namespace batchsolve {
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <type_traits>
 
+#include "../core/backends.hpp"
+#include "../core/checks.hpp"
+#include "../core/extended.hpp"
 #include "../reference/lapack.hpp"
-#include "backends.hpp"
-#include "checks.hpp"
-#include "extended.hpp"
 
 namespace batchsolve {
 
