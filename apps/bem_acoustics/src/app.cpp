@@ -102,7 +102,6 @@ int run_solve(const SolveOptions& o) {
             if (!o.force) throw std::invalid_argument(out + ": exists; pass --force to replace it");
         }
     }
-    if (o.gpu_assembly && o.formulation != Formulation::soft_p0) throw std::invalid_argument("--assembly gpu: only soft-p0 is assembled on the GPU");
     std::printf("mesh %s: %zu triangles, %zu vertices, mean edge %.4g m\n", mesh.source.c_str(), mesh.triangle_count(), mesh.vertex_count(), stats.mean_edge);
     std::vector<RunInfo> runs;
     std::vector<std::vector<cd>> solutions;
@@ -122,7 +121,8 @@ int run_solve(const SolveOptions& o) {
         Matrix a;
         if (o.gpu_assembly) {
             GpuAssemblyTiming timing;
-            a = assemble_p0_single_layer_gpu(g, k, {}, &timing);
+            if (o.formulation == Formulation::soft_p0) a = assemble_p0_single_layer_gpu(g, k, {}, &timing);
+            else a = assemble_p1_gpu(mesh, g, k, o.formulation == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, {}, &timing);
         } else {
             a = assemble(o.formulation, mesh, g, k);
         }
@@ -182,8 +182,8 @@ ValidationRow validate_sphere(Formulation f, const std::string& spec, double k, 
     auto t0 = std::chrono::steady_clock::now();
     Matrix a;
     if (gpu_assembly) {
-        if (f != Formulation::soft_p0) throw std::invalid_argument("validate: GPU assembly is P0 only");
-        a = assemble_p0_single_layer_gpu(g, k, q, nullptr);
+        if (f == Formulation::soft_p0) a = assemble_p0_single_layer_gpu(g, k, q, nullptr);
+        else a = assemble_p1_gpu(mesh, g, k, f == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, q, nullptr);
     } else if (f == Formulation::soft_p0) {
         a = assemble_p0_single_layer(g, k, q);
     } else {
@@ -353,6 +353,21 @@ int run_bench(const BenchOptions& o) {
                 ++failures;
             }
             row["solvers"].push_back(s);
+        }
+        // Sound-hard P1 (Maue) on the same mesh: one GPU assembly, timed, every entry finite.
+        try {
+            GpuAssemblyTiming t;
+            const Matrix w = assemble_p1_gpu(mesh, g, k, P1Operator::hypersingular, q, &t);
+            std::size_t bad = 0;
+            for (const cd& v : w.a) bad += std::isfinite(v.real()) && std::isfinite(v.imag()) ? 0 : 1;
+            row["assembly_p1_hypersingular"] = {{"order", w.n}, {"regular_s", t.regular_s}, {"singular_s", t.singular_s}, {"total_s", t.total_s},
+                                                {"nonfinite_entries", bad}};
+            std::printf("  P1 W (Maue) GPU assembly, order %zu: %.4f s (regular %.4f, singular %.4f)\n", w.n, t.total_s, t.regular_s, t.singular_s);
+            if (bad) ++failures;
+        } catch (const std::exception& e) {
+            row["assembly_p1_hypersingular"] = {{"error", e.what()}};
+            std::printf("  P1 W GPU assembly failed: %s\n", e.what());
+            ++failures;
         }
         out["runs"].push_back(row);
         // Written after every frequency, so that a run cut off by a time limit keeps what it measured.

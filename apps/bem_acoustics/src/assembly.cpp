@@ -235,62 +235,24 @@ Matrix assemble_p0_single_layer(const Geometry& g, double k, const QuadratureOpt
 
 namespace {
 
-// int int G(x,y) lambda_a(x) lambda_b(y) over a pair, in each panel's original vertex order, and the
-// plain int int G: what P1 single layer and Maue's hypersingular form are made of.
-struct P1Local {
-    cd plain{0, 0};
-    cd basis[3][3] = {};
-};
-
-void add_point(P1Local& out, const double la[3], const double lb[3], cd weighted_g) {
-    out.plain += weighted_g;
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) out.basis[a][b] += (la[a] * lb[b]) * weighted_g;
-}
-
-P1Local p1_local(const Geometry& g, const SingularRules& rules, std::size_t i, std::size_t j, double k, double near_factor) {
-    P1Local out;
+// The P1 integrals of pair (i, j) exactly as the CUDA assembly computes them (kernels.hpp).
+kern::P1Pair p1_pair(const Geometry& g, const SingularRules& rules, std::size_t i, std::size_t j, double k, double near_factor) {
+    kern::P1Pair out;
     int pa[3], pb[3];
     const int shared = kern::shared_vertices(&g.tri[3 * i], &g.tri[3 * j], pa, pb);
     if (shared > 0) {
         const std::vector<double>& rule = rules.of_case(shared);
-        const kern::Panel ti = reordered(g.panels[i], pa), tj = reordered(g.panels[j], pb);
-        const double jac = g.jacobian[i] * g.jacobian[j];
-        for (std::size_t q = 0; q < rule.size(); q += 5) {
-            const double* r = &rule[q];
-            double x[3], y[3];
-            kern::panel_point(ti, r[0], r[1], x);
-            kern::panel_point(tj, r[2], r[3], y);
-            const kern::Cplx gv = kern::green(kern::distance(x, y), k);
-            const double rx[3] = {1 - r[0], r[0] - r[1], r[1]}, ry[3] = {1 - r[2], r[2] - r[3], r[3]};
-            double la[3], lb[3];
-            for (int m = 0; m < 3; ++m) { la[pa[m]] = rx[m]; lb[pb[m]] = ry[m]; }
-            add_point(out, la, lb, r[4] * jac * cd(gv.re, gv.im));
-        }
+        kern::p1_pair_rule(reordered(g.panels[i], pa), reordered(g.panels[j], pb), pa, pb, rule.data(), int(rule.size() / 5), k,
+                           g.jacobian[i] * g.jacobian[j], out);
         return out;
     }
     const bool near = is_near(g, i, j, near_factor);
     const int cnt = near ? g.near_count : g.regular_count;
-    const std::vector<double>& ref = near ? g.near_ref : g.regular_ref;
+    const double* ref = near ? g.near_ref.data() : g.regular_ref.data();
     const double* pts = near ? g.near_points.data() : g.regular_points.data();
     const double* wts = near ? g.near_weights.data() : g.regular_weights.data();
-    for (int a = 0; a < cnt; ++a) {
-        const double la[3] = {1 - ref[3 * a], ref[3 * a] - ref[3 * a + 1], ref[3 * a + 1]};
-        for (int b = 0; b < cnt; ++b) {
-            const double lb[3] = {1 - ref[3 * b], ref[3 * b] - ref[3 * b + 1], ref[3 * b + 1]};
-            const kern::Cplx gv = kern::green(kern::distance(pts + 3 * (cnt * i + a), pts + 3 * (cnt * j + b)), k);
-            add_point(out, la, lb, wts[cnt * i + a] * wts[cnt * j + b] * cd(gv.re, gv.im));
-        }
-    }
+    kern::p1_tensor_rule(pts + 3 * cnt * i, wts + cnt * i, pts + 3 * cnt * j, wts + cnt * j, ref, cnt, k, out);
     return out;
-}
-
-// Surface curl of the barycentric function of vertex v on a panel: -(P_{v+2} - P_{v+1}) / (2 area)
-// (the sign convention cancels in the product of two curls on a consistently oriented surface).
-void surface_curls(const Geometry& g, std::size_t t, double curl[3][3]) {
-    const kern::Panel& p = g.panels[t];
-    for (int v = 0; v < 3; ++v)
-        for (int c = 0; c < 3; ++c) curl[v][c] = -(p.p[(v + 2) % 3][c] - p.p[(v + 1) % 3][c]) / g.jacobian[t];
 }
 
 }  // namespace
@@ -301,38 +263,24 @@ Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op,
     m.n = mesh.vertex_count();
     m.a.assign(m.n * m.n, cd(0, 0));
     const std::int64_t n = std::int64_t(g.n);
-    batchsolve::io::Progress progress(op == P1Operator::hypersingular ? "assemble P1 W" : "assemble P1 V", std::uint64_t(n));
+    const bool hypersingular = op == P1Operator::hypersingular;
+    batchsolve::io::Progress progress(hypersingular ? "assemble P1 W" : "assemble P1 V", std::uint64_t(n));
 #pragma omp parallel for schedule(dynamic, 4)
     for (std::int64_t j = 0; j < n; ++j) {
-        double curl_j[3][3];
-        surface_curls(g, std::size_t(j), curl_j);
         for (std::int64_t i = j; i < n; ++i) {
-            const P1Local loc = p1_local(g, rules, std::size_t(i), std::size_t(j), k, q.near_factor);
-            cd local[3][3];
-            if (op == P1Operator::single_layer) {
-                for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) local[a][b] = loc.basis[a][b];
-            } else {
-                double curl_i[3][3];
-                surface_curls(g, std::size_t(i), curl_i);
-                const double* ni = &g.normal[3 * i];
-                const double* nj = &g.normal[3 * j];
-                const double nn = ni[0] * nj[0] + ni[1] * nj[1] + ni[2] * nj[2];
-                for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) {
-                        const double cc = curl_i[a][0] * curl_j[b][0] + curl_i[a][1] * curl_j[b][1] + curl_i[a][2] * curl_j[b][2];
-                        local[a][b] = cc * loc.plain - k * k * nn * loc.basis[a][b];
-                    }
-            }
+            const kern::P1Pair pair = p1_pair(g, rules, std::size_t(i), std::size_t(j), k, q.near_factor);
+            kern::Cplx local[3][3];
+            kern::p1_local_matrix(pair, hypersingular, g.panels[i], g.jacobian[i], &g.normal[3 * i], g.panels[j], g.jacobian[j],
+                                  &g.normal[3 * j], k, local);
             for (int a = 0; a < 3; ++a)
                 for (int b = 0; b < 3; ++b) {
                     const std::size_t ga = std::size_t(g.tri[3 * i + a]), gb = std::size_t(g.tri[3 * j + b]);
-                    auto accumulate = [&m](std::size_t r, std::size_t c, cd v) {
+                    auto accumulate = [&m](std::size_t r, std::size_t c, kern::Cplx v) {
                         double* entry = reinterpret_cast<double*>(&m.a[r + c * m.n]);
 #pragma omp atomic
-                        entry[0] += v.real();
+                        entry[0] += v.re;
 #pragma omp atomic
-                        entry[1] += v.imag();
+                        entry[1] += v.im;
                     };
                     accumulate(ga, gb, local[a][b]);
                     if (i != j) accumulate(gb, ga, local[a][b]);  // the mirrored element pair (j, i)

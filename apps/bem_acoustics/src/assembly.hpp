@@ -83,6 +83,9 @@ struct GpuAssemblyTiming {
     std::string device;
 };
 bool gpu_available();  // false when built without CUDA or no device is present
+// P1 single layer or hypersingular on the GPU: one thread per element pair (i >= j) of the regular
+// part, the singular pairs in a second pass, local 3x3 blocks added with double atomics.
+Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q, GpuAssemblyTiming* timing);
 Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing);
 // The same integrals stored as complex single, lower triangle only (entries above the diagonal are
 // left as NaN): what a single-precision LDL^T factorisation reads, in half the bytes of a double

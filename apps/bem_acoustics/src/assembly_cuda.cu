@@ -124,6 +124,79 @@ __global__ void mirror_lower_to_upper(int n, Stored* a) {
     }
 }
 
+// P1: one thread per element pair (i >= j); each adds its 3x3 local matrix at (a, b) and, for
+// i != j, at (b, a) with double-precision atomics (several element pairs share a vertex pair).
+__device__ void add_local(double* a, int nv, const int* tri, int i, int j, const kern::Cplx local[3][3]) {
+    for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) {
+            const std::size_t ga = std::size_t(tri[3 * i + p]), gb = std::size_t(tri[3 * j + q]);
+            double* at = a + 2 * (ga + gb * std::size_t(nv));
+            atomicAdd(at, local[p][q].re);
+            atomicAdd(at + 1, local[p][q].im);
+            if (i != j) {
+                double* mirrored = a + 2 * (gb + ga * std::size_t(nv));
+                atomicAdd(mirrored, local[p][q].re);
+                atomicAdd(mirrored + 1, local[p][q].im);
+            }
+        }
+}
+
+struct P1DeviceGeometry {
+    int n, nv;
+    const int* tri;
+    const kern::Panel* panels;
+    const double *jacobian, *normal, *centroid, *diameter;
+    const double *regular_points, *regular_weights, *regular_ref;
+    const double *near_points, *near_weights, *near_ref;
+    int regular_count, near_count;
+    double near_factor, k;
+    bool hypersingular;
+};
+
+__global__ void p1_regular_pass(P1DeviceGeometry g, double* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= g.n || j >= g.n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
+    const bool near = kern::distance(g.centroid + 3 * i, g.centroid + 3 * j) < g.near_factor * fmax(g.diameter[i], g.diameter[j]);
+    const int cnt = near ? g.near_count : g.regular_count;
+    const double* pts = near ? g.near_points : g.regular_points;
+    const double* wts = near ? g.near_weights : g.regular_weights;
+    kern::P1Pair pair;
+    kern::p1_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j),
+                         near ? g.near_ref : g.regular_ref, cnt, g.k, pair);
+    kern::Cplx local[3][3];
+    kern::p1_local_matrix(pair, g.hypersingular, g.panels[i], g.jacobian[i], g.normal + 3 * i, g.panels[j], g.jacobian[j], g.normal + 3 * j, g.k,
+                          local);
+    add_local(a, g.nv, g.tri, i, j, local);
+}
+
+__global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_i, const int* pair_j, const double* coincident, int coincident_count,
+                                 const double* edge, int edge_count, const double* vertex, int vertex_count, double* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    int pa[3], pb[3];
+    const int shared = kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb);
+    kern::Panel ti, tj;
+    for (int v = 0; v < 3; ++v)
+        for (int c = 0; c < 3; ++c) {
+            ti.p[v][c] = g.panels[i].p[pa[v]][c];
+            tj.p[v][c] = g.panels[j].p[pb[v]][c];
+        }
+    const double* rule = shared == 3 ? coincident : shared == 2 ? edge : vertex;
+    const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
+    kern::P1Pair pair;
+    kern::p1_pair_rule(ti, tj, pa, pb, rule, count, g.k, g.jacobian[i] * g.jacobian[j], pair);
+    kern::Cplx local[3][3];
+    kern::p1_local_matrix(pair, g.hypersingular, g.panels[i], g.jacobian[i], g.normal + 3 * i, g.panels[j], g.jacobian[j], g.normal + 3 * j, g.k,
+                          local);
+    add_local(a, g.nv, g.tri, i, j, local);
+}
+
 }  // namespace
 
 bool gpu_available() {
@@ -214,6 +287,63 @@ std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g,
     std::vector<std::complex<float>> lower(g.n * g.n);
     assemble_on_device(g, k, q, false, timing, reinterpret_cast<float2*>(lower.data()));
     return lower;
+}
+
+Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+    const std::size_t n = g.n, nv = mesh.vertex_count();
+    const double matrix_bytes = double(nv) * double(nv) * 16;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const double geometry_bytes = double(n) * (3 * 4 + 160 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
+    if (matrix_bytes + geometry_bytes > double(free_bytes))
+        throw std::runtime_error("GPU assembly: the P1 matrix of order " + std::to_string(nv) + " needs " +
+                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
+                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    DeviceArray<int> tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j);
+    DeviceArray<double> centroid(g.centroid), diameter(g.diameter), jacobian(g.jacobian), normal(g.normal);
+    DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
+    DeviceArray<double> reg_ref(g.regular_ref), near_ref(g.near_ref);
+    DeviceArray<kern::Panel> panels(g.panels);
+    DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
+    DeviceArray<double> a(2 * nv * nv);
+    check(cudaMemset(a.data, 0, nv * nv * 16), "clear");  // accumulated into: zero, not poison (checked finite below)
+    P1DeviceGeometry dg{int(n), int(nv), tri.data, panels.data, jacobian.data, normal.data, centroid.data, diameter.data,
+                        reg_pts.data, reg_w.data, reg_ref.data, near_pts.data, near_w.data, near_ref.data,
+                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular};
+    cudaEvent_t e0, e1, e2;
+    for (cudaEvent_t* e : {&e0, &e1, &e2}) check(cudaEventCreate(e), "cudaEventCreate");
+    cudaEventRecord(e0);
+    const dim3 block(regular_block_x, regular_block_y);
+    const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
+    p1_regular_pass<<<grid, block>>>(dg, a.data);
+    check(cudaGetLastError(), "P1 regular pass launch");
+    cudaEventRecord(e1);
+    const int pairs = int(g.singular_i.size());
+    p1_singular_pass<<<(pairs + 127) / 128, 128>>>(dg, pairs, pair_i.data, pair_j.data, coincident.data, int(rules.coincident.size() / 5),
+                                                   edge.data, int(rules.edge.size() / 5), vertex.data, int(rules.vertex.size() / 5), a.data);
+    check(cudaGetLastError(), "P1 singular pass launch");
+    cudaEventRecord(e2);
+    check(cudaEventSynchronize(e2), "P1 assembly");
+    float ms[2];
+    cudaEventElapsedTime(&ms[0], e0, e1);
+    cudaEventElapsedTime(&ms[1], e1, e2);
+    if (timing) {
+        timing->regular_s = ms[0] / 1e3;
+        timing->singular_s = ms[1] / 1e3;
+        timing->mirror_s = 0;
+        timing->total_s = (ms[0] + ms[1]) / 1e3;
+        timing->device = prop.name;
+    }
+    Matrix m;
+    m.n = nv;
+    m.a.resize(nv * nv);
+    check(cudaMemcpy(m.a.data(), a.data, nv * nv * 16, cudaMemcpyDeviceToHost), "download");
+    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
+    return m;
 }
 
 }  // namespace bem

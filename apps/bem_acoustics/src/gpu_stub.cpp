@@ -12,6 +12,10 @@ Matrix assemble_p0_single_layer_gpu(const Geometry&, double, const QuadratureOpt
     throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
 }
 
+Matrix assemble_p1_gpu(const Mesh&, const Geometry&, double, P1Operator, const QuadratureOptions&, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
 std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry&, double, const QuadratureOptions&, GpuAssemblyTiming*) {
     throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
 }

@@ -103,4 +103,87 @@ BEM_HD Cplx p0_tensor_rule(const double* test_points, const double* test_weights
     return sum;
 }
 
+// ---- P1 (continuous piecewise linear) ----------------------------------------------------------
+
+// The integrals a P1 pair needs, in each panel's original vertex order: int int G and
+// int int G lambda_a(x) lambda_b(y). P1 single layer is `basis`; Maue's hypersingular form combines
+// both with the (constant) surface curls and normals.
+struct P1Pair {
+    Cplx plain;
+    Cplx basis[3][3];
+};
+
+BEM_HD void p1_clear(P1Pair& p) {
+    p.plain = {0, 0};
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) p.basis[a][b] = {0, 0};
+}
+
+BEM_HD void p1_add(P1Pair& p, const double la[3], const double lb[3], Cplx weighted_g) {
+    p.plain = p.plain + weighted_g;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) p.basis[a][b] = p.basis[a][b] + (la[a] * lb[b]) * weighted_g;
+}
+
+// Singular pairs: `test` and `trial` reordered by shared_vertices (perms pa, pb), `jacobian` the
+// product of both panels' Jacobians.
+BEM_HD void p1_pair_rule(const Panel& test, const Panel& trial, const int pa[3], const int pb[3], const double* rule, int count, double k,
+                         double jacobian, P1Pair& out) {
+    p1_clear(out);
+    for (int q = 0; q < count; ++q) {
+        const double* r = rule + 5 * q;
+        double x[3], y[3];
+        panel_point(test, r[0], r[1], x);
+        panel_point(trial, r[2], r[3], y);
+        const double rx[3] = {1 - r[0], r[0] - r[1], r[1]}, ry[3] = {1 - r[2], r[2] - r[3], r[3]};
+        double la[3], lb[3];
+        for (int m = 0; m < 3; ++m) {
+            la[pa[m]] = rx[m];
+            lb[pb[m]] = ry[m];
+        }
+        p1_add(out, la, lb, (r[4] * jacobian) * green(distance(x, y), k));
+    }
+}
+
+// Disjoint pairs: per-panel physical points and weights (Jacobian included) of the same reference
+// rule `ref` (x1, x2, w per point).
+BEM_HD void p1_tensor_rule(const double* test_points, const double* test_weights, const double* trial_points, const double* trial_weights,
+                           const double* ref, int count, double k, P1Pair& out) {
+    p1_clear(out);
+    for (int a = 0; a < count; ++a) {
+        const double la[3] = {1 - ref[3 * a], ref[3 * a] - ref[3 * a + 1], ref[3 * a + 1]};
+        for (int b = 0; b < count; ++b) {
+            const double lb[3] = {1 - ref[3 * b], ref[3 * b] - ref[3 * b + 1], ref[3 * b + 1]};
+            p1_add(out, la, lb, (test_weights[a] * trial_weights[b]) * green(distance(test_points + 3 * a, trial_points + 3 * b), k));
+        }
+    }
+}
+
+// Surface curl of the barycentric function of vertex v on a panel: -(P_{v+2} - P_{v+1}) / jacobian
+// (the sign convention cancels in the product of two curls on a consistently oriented surface).
+BEM_HD void surface_curls(const Panel& p, double jacobian, double curl[3][3]) {
+    for (int v = 0; v < 3; ++v)
+        for (int c = 0; c < 3; ++c) curl[v][c] = -(p.p[(v + 2) % 3][c] - p.p[(v + 1) % 3][c]) / jacobian;
+}
+
+// The 3x3 local matrix of a pair: single layer (basis) or Maue's hypersingular form
+// curl_a . curl_b int int G - k^2 (n_x . n_y) int int G lambda_a lambda_b.
+BEM_HD void p1_local_matrix(const P1Pair& p, bool hypersingular, const Panel& test, double test_jacobian, const double* test_normal,
+                            const Panel& trial, double trial_jacobian, const double* trial_normal, double k, Cplx local[3][3]) {
+    if (!hypersingular) {
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) local[a][b] = p.basis[a][b];
+        return;
+    }
+    double ci[3][3], cj[3][3];
+    surface_curls(test, test_jacobian, ci);
+    surface_curls(trial, trial_jacobian, cj);
+    const double nn = test_normal[0] * trial_normal[0] + test_normal[1] * trial_normal[1] + test_normal[2] * trial_normal[2];
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            const double cc = ci[a][0] * cj[b][0] + ci[a][1] * cj[b][1] + ci[a][2] * cj[b][2];
+            local[a][b] = cc * p.plain + (-k * k * nn) * p.basis[a][b];
+        }
+}
+
 }  // namespace bem::kern

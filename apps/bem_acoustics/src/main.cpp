@@ -129,7 +129,7 @@ int cmd_solve(int argc, char** argv) {
         ("point-source", po::value(&source), "point source at x,y,z instead of a plane wave")
         ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc)")
         ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed LDL^T, issue 25)")
-        ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu (P0 only)")
+        ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu")
         ("angles", po::value(&o.angles)->default_value(361), "far-field angles over the full circle in the plane of the incident direction")
         ("grid", po::value(&o.grid), "field on a plane grid: plane=xz,extent=3,n=101[,offset=0]")
         ("mie-radius", po::value(&o.mie_radius)->default_value(0), "compare the far field with the Mie series of a sphere of this radius (plane wave)")
@@ -169,7 +169,7 @@ int cmd_validate(int argc, char** argv) {
         ("wavenumber,k", po::value(&wavenumbers)->default_value("2"), "one wavenumber for all meshes, or one per mesh")
         ("angles", po::value(&o.angles)->default_value(181), "far-field angles over [0, 180] degrees")
         ("singular-order", po::value(&o.quadrature.singular_order)->default_value(4), "Gauss points per dimension of the Sauter-Schwab rules")
-        ("assembly", po::value(&o.assembly)->default_value("cpu"), "cpu | gpu (P0 only)")
+        ("assembly", po::value(&o.assembly)->default_value("cpu"), "cpu | gpu")
         ("csv", po::value(&o.csv), "write the table (h, n, error, times) to this CSV file");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem validate [--formulation F] [--meshes LIST] [-k K,...] [--csv FILE]")) return 0;
