@@ -2,10 +2,11 @@
 # GPU checks and benchmarks of the BEM application, for the GPU machine (repository root as working
 # directory, the bundle unpacked at /tmp/bundle, results under $OUT/bem/; about 3-4 minutes):
 #   1. the GPU tests (CPU/GPU assembly agreement, GPU solvers, GPU sphere vs Mie) and the CPU scattering tests
-#   2. bem validate with GPU assembly on the bempp-cl comparison spheres (far-field error vs Mie)
+#   2. bem validate with GPU assembly on the bempp-cl comparison spheres (far-field error vs Mie),
+#      sound-soft P0 and sound-hard P1 (Maue)
 #   3. bem bench on the head mesh (P0 n = 17,432; 1, 3 and 7 kHz): GPU assembly time against the
 #      0.25 s target, CPU/GPU agreement on 64 rows, symmetry, cuSOLVER LU / ZCgesv / ZYgesv with
-#      residuals; and on the 8,192-triangle octasphere
+#      residuals, gpu-ldlt (the library's mixed LDL^T), P1 W assembly time; and on the 8,192-triangle octasphere
 # Files (at most 6): tests.txt, validate_gpu.csv, bench_head.json, bench_sphere.json, summary.md, log.txt
 # BEM_BUDGET_S (default 420) bounds the whole run: a step that would start past its share is skipped;
 # BEM_HEAD_FREQUENCIES (default 1000,3000,7000) and BEM_REPEAT (default 3) size the head bench.
@@ -31,6 +32,8 @@ step_limit() { local want=$1 l; l=$(left); (( l < want )) && want=$l; (( want < 
 
 echo "== 2. validate (GPU assembly, bempp-cl comparison spheres)"
 t=$(step_limit 100); (( t > 0 )) && timeout "$t" "$bundle/run" bem validate --assembly gpu --meshes gmsh:0.198,gmsh:0.0992,gmsh:0.0688,octa:5 -k 3.4,6.6,9.4,10.6 --csv "$out/validate_gpu.csv"
+
+t=$(step_limit 40); (( t > 0 )) && timeout "$t" "$bundle/run" bem validate --formulation hard-p1 --assembly gpu --meshes gmsh:0.0992,octa:5 -k 6.6,10.6
 
 echo "== 3. bench"
 head=""
