@@ -29,7 +29,7 @@ say "== GPU tests (CPU/GPU agreement, systems in every layout, planted recovery)
 test_limit=90
 timeout $test_limit $R test_als --gtest_filter='Gpu.*:Systems.*' --gtest_brief=1 2>&1 | tail -20 | tee -a "$log"
 
-common=(--implicit-script "$script_dir/bench_implicit.py" --eval-users 20000 --lambda 0.01 --alpha 1 --seed 20)
+common=(--implicit-script "$script_dir/bench_implicit.py" --implicit-timeout 100 --eval-users 20000 --lambda 0.01 --alpha 1 --seed 20)
 if [[ $mode == quick ]]; then
     say "== bench ML-20M shape, k = 64 (GPU only)"
     timeout 120 $R als bench --shape ml20m --factors-list 64 --iterations 4 --backends cuda \

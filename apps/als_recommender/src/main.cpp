@@ -538,6 +538,7 @@ int run_bench(const std::vector<std::string>& args) {
         ("eval-users", po::value<std::int64_t>()->default_value(20000), "P@10 etc. on this many test users (a seeded sample, the same for every model; 0: all)")
         ("implicit-script", po::value<std::string>(), "scripts/bench_implicit.py: run `implicit` beside ours")
         ("python", po::value<std::string>()->default_value("python3"), "Python interpreter for the script")
+        ("implicit-timeout", po::value<int>()->default_value(0), "seconds the script may run per k (0: no limit; needs coreutils' timeout)")
         ("work-dir", po::value<std::string>()->default_value("."), "where the generated files go")
         ("json", po::value<std::string>(), "results JSON to write")
         ("markdown", po::value<std::string>(), "results table (markdown) to write")
@@ -594,6 +595,16 @@ int run_bench(const std::vector<std::string>& args) {
     const float lambda = vm["lambda"].as<float>(), alpha = vm["alpha"].as<float>();
     const bool cpu_ok = train_set.nnz() <= vm["cpu-max-interactions"].as<std::int64_t>();
     nlohmann::json results = nlohmann::json::array();
+    // The JSON is rewritten after every fit, so that a run cut short by a time limit keeps what it measured.
+    auto save_json = [&] {
+        if (!vm.count("json")) return;
+        nlohmann::json doc{{"data", data_name}, {"users", all.users()}, {"items", all.items()}, {"interactions", all.nnz()},
+                           {"train_interactions", train_set.nnz()}, {"lambda", lambda}, {"alpha", alpha}, {"iterations", iterations},
+                           {"seed", seed}, {"results", results}};
+        std::ofstream f(vm["json"].as<std::string>());
+        f << doc.dump(2) << "\n";
+        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
+    };
     std::vector<int> ks;
     for (const auto& k : split_list(vm["factors-list"].as<std::string>())) ks.push_back(std::stoi(k));
     std::vector<std::string> layouts = split_list(vm["layouts"].as<std::string>());
@@ -640,12 +651,14 @@ int run_bench(const std::vector<std::string>& args) {
                           << (m.peak_device_bytes ? ", peak GPU memory " + fmt(double(m.peak_device_bytes) / double(1 << 30), "%.2f") + " GiB" : std::string())
                           << std::endl;
                 results.push_back(r);
+                save_json();
             }
         }
         if (vm.count("implicit-script")) {
             const fs::path out_json = work / ("implicit_k" + std::to_string(k) + ".json");
             const fs::path factors = work / ("implicit_k" + std::to_string(k) + "_factors.h5");
             std::ostringstream cmd;
+            if (vm["implicit-timeout"].as<int>() > 0) cmd << "timeout " << vm["implicit-timeout"].as<int>() << " ";
             cmd << vm["python"].as<std::string>() << " " << vm["implicit-script"].as<std::string>() << " --train " << train_path
                 << " --factors " << k << " --iterations " << iterations << " --lambda " << lambda << " --alpha " << alpha << " --seed "
                 << seed + 3 << " --json " << out_json << " --factors-out " << factors << (cpu_ok ? "" : " --no-cpu");
@@ -674,6 +687,7 @@ int run_bench(const std::vector<std::string>& args) {
                               << std::endl;
                     results.push_back(r);
                 }
+                save_json();
             }
         }
     }
@@ -698,14 +712,7 @@ int run_bench(const std::vector<std::string>& args) {
            << " | " << num("p_at_10", "%.4f") << " | " << num("map_at_10", "%.4f") << " | " << num("ndcg_at_10", "%.4f") << " | " << num("auc", "%.4f") << " |\n";
     }
     std::cout << "\n" << md.str();
-    nlohmann::json doc{{"data", data_name}, {"users", all.users()}, {"items", all.items()}, {"interactions", all.nnz()},
-                       {"train_interactions", train_set.nnz()}, {"lambda", lambda}, {"alpha", alpha}, {"iterations", iterations},
-                       {"seed", seed}, {"results", results}};
-    if (vm.count("json")) {
-        std::ofstream f(vm["json"].as<std::string>());
-        f << doc.dump(2) << "\n";
-        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
-    }
+    save_json();
     if (vm.count("markdown")) {
         std::ofstream f(vm["markdown"].as<std::string>());
         f << md.str();
