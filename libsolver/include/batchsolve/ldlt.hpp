@@ -100,6 +100,7 @@ struct SolveStep {
     int column = 0;        // breakdown / singular: the 1-based column
     int iterations = 0;    // refinement iterations (corrections applied)
     double residual = 0;   // max over right-hand sides of ||b - A x||_inf / (||x||_inf ||A||_inf) at the end
+    bool tensor_cores = false;  // the factor's trailing updates ran on TF32 tensor cores
 };
 
 struct SysvOptions {
@@ -116,7 +117,9 @@ struct SysvOptions {
     // CUDA: the single-precision factorisation's trailing updates on TF32 tensor cores (products with
     // 10-bit mantissas: the factor is then accurate to about 1e-3 relative instead of 1e-7, so each
     // correction gains ~ kappa(A) 1e-3, refinement takes more iterations and stalls for kappa(A) above
-    // ~1e3, where the chain falls back). The CPU backend ignores it.
+    // ~1e3: a TF32 step that stalls, diverges or runs out of iterations is then repeated in plain
+    // single precision before the chain moves on). The CPU backend ignores it (the step is marked
+    // all the same).
     bool tensor_core_updates = false;
 };
 

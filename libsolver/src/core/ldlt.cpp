@@ -58,7 +58,7 @@ std::string SysvResult::describe() const {
     for (std::size_t k = 0; k < steps.size(); ++k) {
         const SolveStep& s = steps[k];
         if (k) text << " -> ";
-        text << to_string(s.path) << ": " << to_string(s.outcome);
+        text << to_string(s.path) << (s.tensor_cores ? " (TF32)" : "") << ": " << to_string(s.outcome);
         if (s.outcome == StepOutcome::breakdown || s.outcome == StepOutcome::singular) text << " at column " << s.column;
         if (s.path == SolvePath::nopiv_low || s.path == SolvePath::rbt_nopiv_low) text << " after " << s.iterations << " iterations";
         if (s.residual != 0) text << " (residual " << s.residual << ")";
@@ -227,13 +227,28 @@ public:
         LDLT_DISPATCH(ctx_, max_of<R>(n_, sums_, norms_, ctx_));
         fetch(ctx_, &norm_a_, norms_, 1);
 
+        // TF32 updates first when asked for; if refinement then stalls, diverges or runs out of
+        // iterations, the likelier cause is TF32's precision, so the same step runs again in plain
+        // single precision before the chain moves on (and stays in plain single precision).
+        const bool tensor_cores = options_.tensor_core_updates;
+        auto precision_failure = [](StepOutcome o) {
+            return o == StepOutcome::stalled || o == StepOutcome::diverged || o == StepOutcome::too_many_iterations;
+        };
         if (!options_.start_with_rbt) {
-            result.steps.push_back(refined(false));
+            result.steps.push_back(refined(false, tensor_cores));
             if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
+            if (tensor_cores && precision_failure(result.steps.back().outcome)) {
+                result.steps.push_back(refined(false, false));
+                if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
+            }
         }
         if (options_.allow_rbt || options_.start_with_rbt) {
-            result.steps.push_back(refined(true));
+            result.steps.push_back(refined(true, tensor_cores && options_.start_with_rbt));
             if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
+            if (result.steps.back().tensor_cores && precision_failure(result.steps.back().outcome)) {
+                result.steps.push_back(refined(true, false));
+                if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
+            }
         }
         if (options_.allow_pivoted) {
             result.steps.push_back(pivoted());
@@ -283,9 +298,10 @@ private:
     }
 
     // The low-precision factorisation, with or without butterflies, then refinement.
-    SolveStep refined(bool rbt) {
+    SolveStep refined(bool rbt, bool tensor_cores) {
         SolveStep step;
         step.path = rbt ? SolvePath::rbt_nopiv_low : SolvePath::nopiv_low;
+        step.tensor_cores = tensor_cores;
         const int npad = rbt ? layout_.npad : n_;
         Lo* low = piece<Lo>(base_, layout_.low_matrix);
         RLo* diagonals = piece<RLo>(base_, layout_.butterfly);
@@ -306,7 +322,7 @@ private:
             return step;
         }
         LDLT_DISPATCH(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch),
-                                             options_.tensor_core_updates, ctx_));
+                                             tensor_cores, ctx_));
         step.column = fetch_flag(1);
         if (step.column != 0) {
             step.outcome = StepOutcome::breakdown;
