@@ -8,7 +8,7 @@
 #      .whl-dvc/, SimpleITK and gmsh replaced by the stand-ins of scripts/spam_stubs/).
 # Results under $OUT/dvc/: bench.{json,md,txt}, bench_spam.{json,md}, tests.txt. About 5-7 minutes.
 # Knobs for shorter runs: DVC_TEST_FILTER (gtest filter), DVC_SUBSETS (16,32,48), DVC_CPU_POINTS (2000),
-# DVC_BENCH_SIZE (512), DVC_SPAM_BACKENDS (cuda,cpu); DVC_BUNDLE_RUN replaces /tmp/bundle/run (tests of the script).
+# DVC_BENCH_SIZE (512), DVC_SPAM (1; 0 skips spam), DVC_SPAM_BACKENDS (cuda,cpu); DVC_BUNDLE_RUN replaces /tmp/bundle/run (tests of the script).
 set -uo pipefail
 out=${OUT:?OUT must name the results folder}/dvc
 mkdir -p "$out"
@@ -40,7 +40,7 @@ tail -8 "$out/bench.txt"
 
 echo "== spam beside dvc (512 points, subset 33)"
 spam_rc=skipped
-if ls .whl-dvc/*.whl > /dev/null 2>&1; then
+if [[ ${DVC_SPAM:-1} == 1 ]] && ls .whl-dvc/*.whl > /dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-dvc .whl-dvc/*.whl > "$work/pip.txt" 2>&1
   export PYTHONPATH=/tmp/site-dvc:$here/spam_stubs${PYTHONPATH:+:$PYTHONPATH}
   timeout 150 python3 "$here/bench_spam.py" --dvc "$dvc_exe" --pair "$work/pair512.h5" --backends "${DVC_SPAM_BACKENDS:-cuda,cpu}" --points 512 \
@@ -48,7 +48,7 @@ if ls .whl-dvc/*.whl > /dev/null 2>&1; then
   spam_rc=$?
   tail -6 "$work/spam.txt"
 else
-  echo "no .whl-dvc/: spam not run"
+  echo "spam not run (DVC_SPAM=0, or no .whl-dvc/ carried)"
 fi
 
 python3 - "$out" "$gpu" "$commit" "$date_utc" <<'PY'
