@@ -422,6 +422,17 @@ TEST(Cli, GenerateCorrelateWritesEveryOutput) {
     EXPECT_EQ(run_cli({"bench", "--help"}), 0);
 }
 
+TEST(Cli, BenchReportsEveryBackendAndSubset) {
+    const std::string json = scratch("bench.json");
+    ASSERT_EQ(run_cli({"bench", "--size", "40", "--subsets", "11,15", "--backends", "cpu", "--cpu-points", "20", "-q", "--json", json}), 0);
+    std::ifstream in(json);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"subset\": 11"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"subset\": 15"), std::string::npos);
+    EXPECT_NE(text.find("icgn_points_per_s"), std::string::npos);
+    EXPECT_EQ(run_cli({"bench", "--size", "10"}), 2);
+}
+
 TEST(Cli, MalformedInputsLeaveNoOutput) {
     const std::string raw = scratch("short.raw"), out = scratch("never.h5");
     std::ofstream(raw, std::ios::binary) << std::string(1000, 'x');
