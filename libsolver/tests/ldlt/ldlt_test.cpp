@@ -654,6 +654,40 @@ TYPED_TEST(SysvMixed, IllConditionedFallsBackToPivoted) {
     }
 }
 
+TYPED_TEST(SysvMixed, FailedTensorCoreStepIsRepeatedWithout) {
+    using T = typename TypeParam::value_type;
+    const auto seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    // Ill-conditioned for refinement from a single-precision factor: the TF32 step fails; if by
+    // stalling or diverging, it is repeated in plain single precision, else the chain moves on to
+    // butterflies; every later step is plain single precision; the last one solves the system.
+    const int n = 100;
+    SysvOptions options;
+    options.tensor_core_updates = true;
+    for (double cond : {1e7, 1e12}) {
+        SCOPED_TRACE(::testing::Message() << "cond " << cond);
+        double normwise = 0;
+        const SysvResult r = run_mixed<T>(this->ctx(), Symmetry::symmetric, indefinite_matrix<T>(Symmetry::symmetric, n, cond, seed), n,
+                                          1, options, seed, &normwise);
+        // kappa 1e7 sometimes still converges slowly from a single-precision factor, and either
+        // kappa may break down instead of stalling: check the rule on whatever happened.
+        ASSERT_GE(r.steps.size(), 1u);
+        EXPECT_EQ(r.steps[0].path, SolvePath::nopiv_low);
+        EXPECT_TRUE(r.steps[0].tensor_cores);
+        if (r.steps.size() >= 2) {
+            const StepOutcome first = r.steps[0].outcome;
+            const bool precision = first == StepOutcome::stalled || first == StepOutcome::diverged || first == StepOutcome::too_many_iterations;
+            EXPECT_EQ(r.steps[1].path, precision ? SolvePath::nopiv_low : SolvePath::rbt_nopiv_low) << r.describe();
+        }
+        for (std::size_t k = 1; k < r.steps.size(); ++k) EXPECT_FALSE(r.steps[k].tensor_cores) << r.describe();
+        if (cond == 1e12) {
+            EXPECT_GE(r.steps.size(), 3u) << "no single-precision factor can serve kappa 1e12: " << r.describe();
+        }
+        EXPECT_TRUE(r.steps.back().outcome == StepOutcome::converged || r.steps.back().outcome == StepOutcome::solved) << r.describe();
+        EXPECT_LT(normwise, kAcceptance) << r.describe();
+    }
+}
+
 TYPED_TEST(SysvMixed, ButterfliesOnOddOrders) {
     using T = typename TypeParam::value_type;
     const auto seed = fresh_seed();
