@@ -95,7 +95,11 @@ generate_solve_cpu)
   "$bsolve" solve --input spd.h5 --output xc.h5 --backend cuda >out.txt 2>err.txt
   rc=$?
   echo "\$ bsolve solve --backend cuda -> exit $rc"; sed 's/^/    /' out.txt err.txt
-  if [[ $rc == 4 ]]; then one_error_line "bsolve: error: "; no_leftovers xc.h5
+  if [[ $rc == 4 ]]; then
+    one_error_line "bsolve: error: "; no_leftovers xc.h5
+    # In words (issue 22): no driver, an old driver, no device, or a build without CUDA.
+    grep -qE "no CUDA device/driver found|driver is too old|no CUDA device found|not compiled into this build" err.txt &&
+      pass "the reason is given in words" || fail "no reason in words: $(cat err.txt)"
   elif [[ $rc == 0 ]]; then contains out.txt "backend      cuda"
   else fail "--backend cuda exited $rc (expected 0 with a GPU, 4 without)"; fi
   ;;
