@@ -279,12 +279,20 @@ public:
         DVC_CUDA_CHECK(cudaMemcpy(dy, gy.data(), voxels * 4, cudaMemcpyHostToDevice));
         DVC_CUDA_CHECK(cudaMemcpy(dx, gx.data(), voxels * 4, cudaMemcpyHostToDevice));
         DVC_CUDA_CHECK(cudaMemcpy(def, def_data.data(), voxels * 4, cudaMemcpyHostToDevice));
+        DVC_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads complete before any stream reads them
         dev_ = DeviceVolumes{image, dz, dy, dx, def, reference.ny(), reference.nx()};
         timings.prepare_s += seconds_since(t0);
         timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak());
     }
 
     std::string backend_name() const override { return "cuda"; }
+
+    // Copies on the context's stream (which may not synchronise with the legacy default stream)
+    // and waits for them: the host reads or rewrites the buffers right after.
+    void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+        DVC_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream_));
+        DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
 
     void run(const std::vector<Point3>& centres, std::vector<double>& params, std::vector<float>& zncc,
              std::vector<std::int32_t>& iterations, std::vector<std::int8_t>& status, IcgnTimings& timings) override {
@@ -351,9 +359,9 @@ public:
         // The first active list: points with a factor, texture and an initial warp inside the volume.
         std::vector<int> info(count);
         std::vector<double> fmean(count), df(count);
-        DVC_CUDA_CHECK(cudaMemcpy(info.data(), d_info, count * sizeof(int), cudaMemcpyDeviceToHost));
-        DVC_CUDA_CHECK(cudaMemcpy(fmean.data(), d_fmean, count * 8, cudaMemcpyDeviceToHost));
-        DVC_CUDA_CHECK(cudaMemcpy(df.data(), d_df, count * 8, cudaMemcpyDeviceToHost));
+        copy(info.data(), d_info, count * sizeof(int), cudaMemcpyDeviceToHost);
+        copy(fmean.data(), d_fmean, count * 8, cudaMemcpyDeviceToHost);
+        copy(df.data(), d_df, count * 8, cudaMemcpyDeviceToHost);
         std::vector<int> active;
         std::vector<const double*> factors;
         for (int k = 0; k < count; ++k) {
@@ -369,11 +377,11 @@ public:
             active.push_back(k);
             factors.push_back(d_hessians + 144ll * k);
         }
-        DVC_CUDA_CHECK(cudaMemcpy(d_status, status.data(), count, cudaMemcpyHostToDevice));
+        copy(d_status, status.data(), count, cudaMemcpyHostToDevice);
         int m = int(active.size());
         if (m) {
-            DVC_CUDA_CHECK(cudaMemcpy(d_active[0], active.data(), m * sizeof(int), cudaMemcpyHostToDevice));
-            DVC_CUDA_CHECK(cudaMemcpy(d_factors[0], factors.data(), m * sizeof(void*), cudaMemcpyHostToDevice));
+            copy(d_active[0], active.data(), m * sizeof(int), cudaMemcpyHostToDevice);
+            copy(d_factors[0], factors.data(), m * sizeof(void*), cudaMemcpyHostToDevice);
         }
 
         UpdateArgs u{};
@@ -415,11 +423,11 @@ public:
             timings.update_s += seconds_since(t0);
         }
         std::vector<std::int8_t> device_status(count);
-        DVC_CUDA_CHECK(cudaMemcpy(device_status.data(), d_status, count, cudaMemcpyDeviceToHost));
-        DVC_CUDA_CHECK(cudaMemcpy(params.data(), d_params, params.size() * 8, cudaMemcpyDeviceToHost));
-        DVC_CUDA_CHECK(cudaMemcpy(zncc.data(), d_zncc, count * sizeof(float), cudaMemcpyDeviceToHost));
+        copy(device_status.data(), d_status, count, cudaMemcpyDeviceToHost);
+        copy(params.data(), d_params, params.size() * 8, cudaMemcpyDeviceToHost);
+        copy(zncc.data(), d_zncc, count * sizeof(float), cudaMemcpyDeviceToHost);
         std::vector<int> its(count);
-        DVC_CUDA_CHECK(cudaMemcpy(its.data(), d_iterations, count * sizeof(int), cudaMemcpyDeviceToHost));
+        copy(its.data(), d_iterations, count * sizeof(int), cudaMemcpyDeviceToHost);
         for (int k = 0; k < count; ++k) {
             status[k] = device_status[k] == std::int8_t(PointStatus::not_run) ? std::int8_t(PointStatus::iteration_limit) : device_status[k];
             iterations[k] = its[k];
