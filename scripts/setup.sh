@@ -29,6 +29,11 @@ demo_dir=build/demo
 mkdir -p "$demo_dir"
 build/data/bsolve generate --output "$demo_dir/spd_batch.h5" --n 32 --count 10000 --nrhs 1 --precision d --cond 1e6 --seed 1 --force
 build/data/bsolve solve --input "$demo_dir/spd_batch.h5" --output "$demo_dir/solution.h5" --backend auto --force
+# Each application's demo (apps/<app>/scripts/demo.sh: a generated problem with a known answer, its error).
+for demo in apps/*/scripts/demo.sh; do
+  echo "setup: demo of $(basename "$(dirname "$(dirname "$demo")")")"
+  bash "$demo" build
+done
 
 if [[ $mode == test ]]; then
   ctest --preset default -j"$jobs"
