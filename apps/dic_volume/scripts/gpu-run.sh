@@ -38,19 +38,6 @@ timeout 330 "$R" dvc bench --pair "$work/pair512.h5" --subsets "${DVC_SUBSETS:-1
 bench_rc=$?
 tail -8 "$out/bench.txt"
 
-echo "== spam beside dvc (512 points, subset 33)"
-spam_rc=skipped
-if [[ ${DVC_SPAM:-1} == 1 ]] && ls .whl-dvc/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-dvc .whl-dvc/*.whl > "$work/pip.txt" 2>&1
-  export PYTHONPATH=/tmp/site-dvc:$here/spam_stubs${PYTHONPATH:+:$PYTHONPATH}
-  timeout 150 python3 "$here/bench_spam.py" --dvc "$dvc_exe" --pair "$work/pair512.h5" --backends "${DVC_SPAM_BACKENDS:-cuda,cpu}" --points 512 \
-      --processes "$(nproc)" --out "$out" > "$work/spam.txt" 2>&1
-  spam_rc=$?
-  tail -6 "$work/spam.txt"
-else
-  echo "spam not run (DVC_SPAM=0, or no .whl-dvc/ carried)"
-fi
-
 python3 - "$out" "$gpu" "$commit" "$date_utc" <<'PY'
 import json, sys
 out, gpu, commit, date = sys.argv[1:5]
@@ -78,5 +65,20 @@ for s in (16, 32, 48):
         target = f" (target 150000: {'met' if g[0]['icgn_points_per_s'] >= 150000 else 'MISSED'})" if s == 32 else ""
         print(f"dvc summary: subset {s} IC-GN {g[0]['icgn_points_per_s']:.0f} points/s on the GPU{target}{ratio}, RMSE {g[0].get('rmse', float('nan')):.1e}")
 PY
+
+echo "== spam beside dvc (512 points, subset 33)"
+spam_rc=skipped
+if [[ ${DVC_SPAM:-1} == 1 ]] && ls .whl-dvc/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-dvc .whl-dvc/*.whl > "$work/pip.txt" 2>&1
+  export PYTHONPATH=/tmp/site-dvc:$here/spam_stubs${PYTHONPATH:+:$PYTHONPATH}
+  timeout 150 python3 "$here/bench_spam.py" --dvc "$dvc_exe" --pair "$work/pair512.h5" --backends "${DVC_SPAM_BACKENDS:-cuda,cpu}" --points 512 \
+      --processes "$(nproc)" --out "$out" > "$work/spam.txt" 2>&1
+  spam_rc=$?
+  tail -6 "$work/spam.txt"
+  [[ -f $out/bench_spam.md ]] && grep -E '^\| (cubic|trilinear)' "$out/bench_spam.md" | sed 's/^/dvc summary: spam beside: /'
+else
+  echo "spam not run (DVC_SPAM=0, or no .whl-dvc/ carried)"
+fi
+
 echo "dvc summary: tests rc=$tests_rc bench rc=$bench_rc spam rc=$spam_rc; files in $out"
 rm -rf "$work"
