@@ -495,8 +495,11 @@ void run_size(const Settings& settings, int n, Context& ctx, cublasHandle_t blas
         if constexpr (std::is_same_v<T, double>) b[k] = uniform_at(seed + 1, k);
         else b[k] = T(uniform_at(seed + 1, 2 * k), uniform_at(seed + 1, 2 * k + 1));
     }
-    const Problem<T> pr(n, settings.nrhs, random_symmetric<T>(n, seed, &norm_a), b, norm_a,
-                        static_cast<cudaStream_t>(ctx.stream()), blas, solver);
+    // The matrix first: norm_a is an output of random_symmetric, and argument evaluation order is unspecified.
+    std::vector<T> a = random_symmetric<T>(n, seed, &norm_a);
+    const Problem<T> pr(n, settings.nrhs, a, b, norm_a, static_cast<cudaStream_t>(ctx.stream()), blas, solver);
+    a.clear();
+    a.shrink_to_fit();
     run_problem(settings, pr, complex_case ? "z" : "d", ctx, blas, solver, gemm_rate, rows);
 }
 

@@ -8,6 +8,8 @@
 #   LDLT_BENCH_SECONDS / LDLT_TEST_SECONDS  time limits (default 330 / 120)
 #   LDLT_BEM_MESH  a real BEM matrix for the bench, assembled by the bem app on the GPU (P0, soft
 #                  scattering, k = 4): mesh spec (default ico:4, n = 5120; empty: none)
+#   LDLT_BEM_SECONDS  time limit of that bem run (default 150)
+#   LDLT_ONLY      comma-separated bench rows to run (default: all)
 set -u
 out="${OUT:-/tmp/out}/ldlt"
 mkdir -p "$out"
@@ -24,12 +26,13 @@ timeout "${LDLT_TEST_SECONDS:-120}" "$run" batchsolve_ldlt_test --gtest_filter="
 test_rc=$?
 
 matrix_args=()
+[[ -n ${LDLT_ONLY:-} ]] && matrix_args+=(--only "$LDLT_ONLY")
 bem_mesh=${LDLT_BEM_MESH-ico:4}
 if [[ -n $bem_mesh && -x /tmp/bundle/bin/bem ]]; then
   rm -rf /tmp/ldlt_bem && mkdir -p /tmp/ldlt_bem
-  if timeout 150 "$run" bem solve --mesh "$bem_mesh" -k 4 --assembly gpu --solver gpu-lu \
+  if timeout "${LDLT_BEM_SECONDS:-150}" "$run" bem solve --mesh "$bem_mesh" -k 4 --assembly gpu --solver gpu-lu \
        --write-matrix /tmp/ldlt_bem/A.h5 -o /tmp/ldlt_bem/out > /tmp/ldlt_bem/bem.txt 2>&1; then
-    matrix_args=(--matrix /tmp/ldlt_bem/A.h5)
+    matrix_args+=(--matrix /tmp/ldlt_bem/A.h5)
   else
     echo "bem solve --mesh $bem_mesh failed; the bench runs without a BEM matrix:"; tail -5 /tmp/ldlt_bem/bem.txt
   fi
