@@ -89,9 +89,10 @@ constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 // Rows of the reduction over columns in max_abs_lower: one block reads kMaxAbsColumns columns.
 constexpr int kMaxAbsColumns = 64;
-// Order at or below which a trailing update of the lower triangle is one cuBLAS ?syrkx/?herkx call
-// (lower_update_split): below it the split's extra launches cost more than the GEMM speed they gain.
-// sysv_bench prints the split's rate at several leaves beside one ?syrkx's, the evidence for this value.
+// Order at or below which a TF32 trailing update of the lower triangle is one cuBLAS ?syrkx/?herkx
+// call (lower_update_split). Without TF32 the update is always one ?syrkx/?herkx: on an H200 (sysv_bench,
+// results/ of issue 25, run 2305) one ZSYRKX of order and rank 4096 ran at 59.5 TFLOP/s, GEMM splits
+// with leaves 256 / 512 / 1024 at 48.3 / 53.2 / 48.3 (DSYRKX 58.9 against 37.9 / 46.5 / 45.9).
 constexpr int kLowerUpdateLeaf = 512;
 
 unsigned blocks_for(std::int64_t count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
@@ -540,13 +541,13 @@ void gemm_minus(cublasHandle_t h, cublasOperation_t op_b, int m, int n, int k, c
                                          &one, c, data_type(T{}), ldc, compute, CUBLAS_GEMM_DEFAULT));
 }
 
-// The lower triangle's update C -= L op(W): at or below kLowerUpdateLeaf one ?syrkx / ?herkx, above it
-// two half triangles (recursion) and the square block below them as one GEMM, which runs closer to
-// GEMM speed than one large ?syrkx and may use TF32 tensor cores (no ?syrkx takes a compute type).
+// The lower triangle's update C -= L op(W): one ?syrkx / ?herkx, or with TF32 (no ?syrkx takes a
+// compute type) above kLowerUpdateLeaf two half triangles (recursion) and the square block below them
+// as one TF32 GEMM.
 template <class T>
 void lower_update_split(cublasHandle_t h, Symmetry s, int m, int k, const T* l, int ldl, const T* w, int ldw, T* c, int ldc,
                         bool tensor_cores) {
-    if (m <= kLowerUpdateLeaf) {
+    if (!tensor_cores || m <= kLowerUpdateLeaf) {
         BATCHSOLVE_CUBLAS_CHECK(lower_update(h, s, m, k, l, ldl, w, ldw, c, ldc));
         return;
     }
