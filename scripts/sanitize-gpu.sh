@@ -9,7 +9,7 @@
 # precision, staged, tensor cores, cooperative warps, through-interleaved, looking, full unroll);
 # every class of libsolver/tuning/sm90.json and sm90-batch100000.json (the latter forced with
 # BATCHSOLVE_TUNING_FILE, since a small batch would otherwise pick the 16384 table) runs at its
-# smallest and largest n, through the tester (potrf, potrs, posv; column_major and pointer_array for
+# smallest, middle and largest n (column-major groups also at issue 22's n = 8, 33, 64, 128), through the tester (potrf, potrs, posv; column_major and pointer_array for
 # the column-major family) at a small batch, under each tool: racecheck (shared-memory hazards),
 # memcheck, initcheck, synccheck. 0 errors and 0 hazards are expected. Jobs run JOBS at a time
 # (default 8) in the order of the tools above; a job that would start after BUDGET_S is reported as
@@ -29,7 +29,7 @@ mkdir -p "$BATCHSOLVE_CACHE_DIR"
 tester=$bundle/bin/tester
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 echo "sanitize-gpu: $gpu, commit $commit, $sanitizer, batch $batch, $jobs jobs, budget ${budget_s} s"
 
 [[ -x $tester ]] || { echo "sanitize-gpu: no tester in $bundle/bin"; exit 2; }
@@ -44,6 +44,9 @@ if ! timeout 120 "$sanitizer" --tool memcheck --error-exitcode 99 "$tester" --ro
   tar -C "$out" -cJf "$out/logs.tar.xz" logs && rm -rf "$out/logs"
   exit 2
 fi
+# The bundle's own commit (the tester prints it), which the machine's copy of the repository may not be.
+bundle_commit=$(grep -oE 'tester, commit [0-9a-f]+' "$out/logs/probe.txt" | head -1 | awk '{print $3}')
+[[ -n $bundle_commit ]] && commit=$bundle_commit
 
 # The job list: one tester process per tool, table, routine, layout family and precision, with the
 # smallest and largest n of each configuration class of that group.
@@ -63,8 +66,14 @@ for table, path in tables.items():
                bool(c.get("full_unroll")))
         members[key].append(e["n"])
     for key, ns in members.items():
-        groups[key[:4]].update({min(ns), max(ns)})
-        classes["/".join(map(str, key))] = sorted(ns)
+        ns = sorted(ns)
+        groups[key[:4]].update({ns[0], ns[len(ns) // 2], ns[-1]})  # smallest, middle and largest n
+        classes["/".join(map(str, key))] = ns
+# Issue 22's reproduction sizes (racecheck reported hazards at n = 64 and 128 of the staged
+# column-major kernels) in every column-major group as well.
+for group in groups:
+    if group[2] == "column_major":
+        groups[group].update({8, 33, 64, 128})
 with open(jobs_path, "w") as f:
     for tool in tools:
         for (table, routine, layout, precision), ns in sorted(groups.items()):
