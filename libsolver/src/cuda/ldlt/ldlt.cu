@@ -403,6 +403,20 @@ cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t o
     return cublasZtrsm(h, side, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, m, n, &one, cu(a), lda, cu(b), ldb);
 }
 
+// One right-hand side: TRSV, the matrix-vector kernel, instead of TRSM with one column.
+cublasStatus_t trsv(cublasHandle_t h, cublasOperation_t op, int n, const float* a, int lda, float* x) {
+    return cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, n, a, lda, x, 1);
+}
+cublasStatus_t trsv(cublasHandle_t h, cublasOperation_t op, int n, const double* a, int lda, double* x) {
+    return cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, n, a, lda, x, 1);
+}
+cublasStatus_t trsv(cublasHandle_t h, cublasOperation_t op, int n, const std::complex<float>* a, int lda, std::complex<float>* x) {
+    return cublasCtrsv(h, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, n, cu(a), lda, cu(x), 1);
+}
+cublasStatus_t trsv(cublasHandle_t h, cublasOperation_t op, int n, const std::complex<double>* a, int lda, std::complex<double>* x) {
+    return cublasZtrsv(h, CUBLAS_FILL_MODE_LOWER, op, CUBLAS_DIAG_UNIT, n, cu(a), lda, cu(x), 1);
+}
+
 // C (lower) -= L W^T (symmetric: SYRKX) or L W^H (Hermitian: HERKX, a real beta).
 cublasStatus_t lower_update(cublasHandle_t h, Symmetry, int n, int k, const float* l, int ldl, const float* w, int ldw,
                             float* c, int ldc) {
@@ -650,10 +664,12 @@ template <class T>
 void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx) {
     CudaResources& r = prepare(ctx, "sytrs_nopiv");
     DeviceGuard guard(r.device_);
-    BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, n, nrhs, a, lda, b, ldb));
+    if (nrhs == 1) BATCHSOLVE_CUBLAS_CHECK(trsv(r.cublas(), CUBLAS_OP_N, n, a, lda, b));
+    else BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, n, nrhs, a, lda, b, ldb));
     scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, nrhs, dev(a), lda, dev(b), ldb);
     BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
-    BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, transpose_of(s), n, nrhs, a, lda, b, ldb));
+    if (nrhs == 1) BATCHSOLVE_CUBLAS_CHECK(trsv(r.cublas(), transpose_of(s), n, a, lda, b));
+    else BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_LEFT, transpose_of(s), n, nrhs, a, lda, b, ldb));
 }
 
 template <class Hi, class Lo>
