@@ -4,6 +4,7 @@
 #include <tiffio.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -183,6 +184,16 @@ Volume read_tiff_stack(const std::string& path) {
     const std::uint64_t bytes = checked_volume_bytes(v.dims, sizeof(float), path);
     if (bytes > batchsolve::io::h5::available_host_bytes() / 2)
         throw Error(path + ": " + std::to_string(bytes) + " bytes do not fit in the available memory");
+    // A crafted header can declare gigabytes of samples in a file of a few bytes (found by the fuzzer):
+    // no real stack compresses beyond kMaxTiffCompression to 1, so a larger claim is refused before
+    // the allocation. Pages are addressed by a 16-bit directory index.
+    constexpr std::uint64_t kMaxTiffCompression = 1024;
+    const std::uint64_t sample_bytes = std::uint64_t(pages) * height * width * (bits / 8);
+    const std::uint64_t file_bytes = std::filesystem::file_size(path);
+    if (sample_bytes / kMaxTiffCompression > file_bytes)
+        throw Error(path + ": the pages declare " + std::to_string(sample_bytes) + " bytes of samples in a file of " +
+                    std::to_string(file_bytes) + " bytes (truncated or corrupt)");
+    if (pages > 65535) throw Error(path + ": " + std::to_string(pages) + " pages (at most 65535 are read)");
     v.data.resize(v.voxels());
     const std::size_t bps = bits / 8;
     std::vector<unsigned char> line(std::max<tmsize_t>(TIFFScanlineSize(tif.get()), tmsize_t(width * bps)));
