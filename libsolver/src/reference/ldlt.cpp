@@ -227,7 +227,9 @@ void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context&
     using R = real_t<T>;
     const R scale = R(1) / std::sqrt(R(2));
     for (int level = 0; level < depth; ++level) {
-        const auto [m, h] = level_shape(npad, level);
+        // Plain names, not a structured binding: clang 14 cannot capture one in an OpenMP region.
+        const LevelIndex shape = level_shape(npad, level);
+        const int m = shape.m, h = shape.h;
         const R* rl = r + std::size_t(level) * npad;
         const int half = npad / 2;
 #pragma omp parallel for schedule(static)
@@ -262,7 +264,9 @@ void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>*
     for (int step = 0; step < depth; ++step) {
         // U^T x = W_d^T ... W_1^T x: W_1^T first; U x = W_1 ... W_d x: W_d first.
         const int level = transpose ? step : depth - 1 - step;
-        const auto [m, h] = level_shape(npad, level);
+        // Plain names, not a structured binding: clang 14 cannot capture one in an OpenMP region.
+        const LevelIndex shape = level_shape(npad, level);
+        const int m = shape.m, h = shape.h;
         const R* rl = r + std::size_t(level) * npad;
         for (int j = 0; j < nrhs; ++j) {
             T* col = x + std::size_t(j) * ldx;
