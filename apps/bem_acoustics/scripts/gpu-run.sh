@@ -18,7 +18,8 @@ bundle=${BUNDLE_DIR:-/tmp/bundle}
 out=${OUT:?set OUT}/bem
 mkdir -p "$out"
 run() { "$bundle/run" "$@"; }
-export BEM_COMMIT=${BEM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# The bundle's commit when the caller knows it (the GPU machine's copy may carry a stale .git).
+export BEM_COMMIT=${BEM_COMMIT:-${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}}
 exec > >(tee "$out/log.txt") 2>&1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 start=$SECONDS
@@ -37,13 +38,16 @@ t=$(step_limit 40); (( t > 0 )) && timeout "$t" "$bundle/run" bem validate --for
 
 echo "== 3. bench"
 head=""
-for p in ../shared/data/meshes/mesh2hrtf_head_16kHz.ply shared/data/meshes/mesh2hrtf_head_16kHz.ply /work/shared/data/meshes/mesh2hrtf_head_16kHz.ply; do
+# The head mesh is shared data, never committed: BEM_HEAD_MESH, or a copy carried in the git-ignored
+# build-data/ (cp ../shared/data/meshes/mesh2hrtf_head_16kHz.ply build-data/), or ../shared beside the checkout.
+for p in ${BEM_HEAD_MESH:-} build-data/mesh2hrtf_head_16kHz.ply ../shared/data/meshes/mesh2hrtf_head_16kHz.ply \
+         shared/data/meshes/mesh2hrtf_head_16kHz.ply /work/shared/data/meshes/mesh2hrtf_head_16kHz.ply; do
   [[ -f $p ]] && head=$p && break
 done
 if [[ -n $head ]]; then
   t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh "$head" --unit mm -f "$head_frequencies" --repeat "$repeat" --json "$out/bench_head.json"
 else
-  echo "head mesh not found (../shared/data/meshes/): bench on the icosphere of 20,480 triangles instead"
+  echo "head mesh not found (BEM_HEAD_MESH, build-data/, ../shared/data/meshes/): bench on the icosphere of 20,480 triangles instead"
   t=$(step_limit 200); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh ico:5 -f 200,400 --repeat "$repeat" --json "$out/bench_head.json"
 fi
 t=$(step_limit 60); (( t > 0 )) && timeout "$t" "$bundle/run" bem bench --mesh octa:5 -f 580 --repeat "$repeat" --json "$out/bench_sphere.json"
