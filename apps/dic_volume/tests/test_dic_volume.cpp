@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -34,7 +35,8 @@ bool file_exists(const std::string& p) {
 }
 
 std::string scratch(const std::string& name) {
-    const std::string dir = "dvc_test_scratch";
+    // Under GoogleTest's temporary folder (TEST_TMPDIR or /tmp), never the caller's working directory.
+    static const std::string dir = ::testing::TempDir() + "dvc_test_scratch_" + std::to_string(::getpid());
     ::mkdir(dir.c_str(), 0755);
     const std::string path = dir + "/" + name;
     std::remove(path.c_str());
