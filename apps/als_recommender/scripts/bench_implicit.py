@@ -41,7 +41,8 @@ def gpu_sync():
 
 def fit(model_cls, data, args, gpu):
     model = model_cls(factors=args.factors, regularization=args.lam, alpha=1.0, iterations=args.iterations,
-                      random_state=args.seed, calculate_training_loss=False)
+                      random_state=args.seed, calculate_training_loss=False,
+                      **({"use_cg": False} if args.exact else {}))
     stamps = []
 
     def callback(iteration, elapsed, loss):
@@ -73,6 +74,9 @@ def main():
     p.add_argument("--iterations", type=int, required=True)
     p.add_argument("--lambda", dest="lam", type=float, required=True)
     p.add_argument("--alpha", type=float, required=True)
+    p.add_argument("--exact", action="store_true", default=os.environ.get("IMPLICIT_EXACT") == "1",
+                   help="implicit's exact Cholesky solves (use_cg=False) instead of its default 3 CG steps "
+                        "(default from IMPLICIT_EXACT=1, so that `als bench` can ask for it)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", required=True)
     p.add_argument("--factors-out", required=True)
