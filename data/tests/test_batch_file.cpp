@@ -15,44 +15,15 @@
 
 #include "batchsolve_io/batch_file.hpp"
 
+#include "test_support.hpp"
+
 namespace fs = std::filesystem;
 using namespace batchsolve;
 
 namespace {
 
-// A scratch directory per test, removed afterwards.
-class ScratchDir {
-public:
-    ScratchDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = std::string(info->test_suite_name()) + "." + info->name();
-        for (char& c : name)
-            if (c == '/') c = '_';
-        dir_ = fs::path(::testing::TempDir()) / ("batch_file_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    ~ScratchDir() { fs::remove_all(dir_); }
-    std::string path(const std::string& file) const { return (dir_ / file).string(); }
-    // Every entry of the directory, so a test can see that no temporary file was left behind.
-    std::vector<std::string> entries() const {
-        std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-private:
-    fs::path dir_;
-};
-
-// A fresh seed per test, printed so that a failure can be replayed.
-std::uint64_t fresh_seed() {
-    const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::cout << "[ seed     ] " << seed << std::endl;
-    ::testing::Test::RecordProperty("seed", std::to_string(seed));
-    return seed;
-}
+using data_tests::fresh_seed;
+using data_tests::ScratchDir;
 
 template <class T>
 std::vector<T> random_values(std::size_t count, std::mt19937_64& gen) {

@@ -22,6 +22,8 @@
 #include "batchsolve/checked_size.hpp"
 #include "batchsolve_io/hdf5.hpp"
 
+#include "test_support.hpp"
+
 namespace fs = std::filesystem;
 using namespace batchsolve;
 namespace h5 = batchsolve::io::h5;
@@ -29,36 +31,8 @@ using io::FileError;
 
 namespace {
 
-class ScratchDir {
-public:
-    ScratchDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = std::string(info->test_suite_name()) + "." + info->name();
-        for (char& c : name)
-            if (c == '/') c = '_';
-        dir_ = fs::path(::testing::TempDir()) / ("hdf5_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    ~ScratchDir() { fs::remove_all(dir_); }
-    std::string path(const std::string& file) const { return (dir_ / file).string(); }
-    std::vector<std::string> entries() const {
-        std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-private:
-    fs::path dir_;
-};
-
-std::uint64_t fresh_seed() {
-    const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::cout << "[ seed     ] " << seed << std::endl;
-    ::testing::Test::RecordProperty("seed", std::to_string(seed));
-    return seed;
-}
+using data_tests::fresh_seed;
+using data_tests::ScratchDir;
 
 // Random values over the type's whole range (integers), or in [-1e6, 1e6] with some specials (floats).
 template <class T>

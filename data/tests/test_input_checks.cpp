@@ -17,16 +17,13 @@
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/checked_size.hpp"
 
+#include "test_support.hpp"
+
 using namespace batchsolve;
 
 namespace {
 
-std::uint64_t fresh_seed() {
-    const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::cout << "[ seed     ] " << seed << std::endl;
-    ::testing::Test::RecordProperty("seed", std::to_string(seed));
-    return seed;
-}
+using data_tests::fresh_seed;
 
 // ---- checked sizes ------------------------------------------------------------------------------------
 
