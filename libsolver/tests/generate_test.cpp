@@ -158,5 +158,14 @@ TYPED_TEST(Generate, ArgumentErrorsNameTheArgument) {
     expect_invalid_argument([&] { spoil_matrix(a, 4, 1, 4, BadMatrix::nan); }, "col");
 }
 
+// Issue 22 item 4: sizes whose element count wraps are refused before any allocation (they once
+// threw std::bad_alloc inside the OpenMP region: terminate), and an empty batch of a huge order
+// allocates nothing.
+TYPED_TEST(Generate, HugeSizesAreRefusedBeforeAllocating) {
+    using T = TypeParam;
+    expect_invalid_argument([] { generate_spd_batch<T>(1 << 30, 1 << 30, 10, 1); }, "n * n * count");
+    EXPECT_TRUE(generate_spd_batch<T>(1 << 20, 0, 10, 1).empty());
+}
+
 }  // namespace
 }  // namespace batchsolve::test

@@ -6,11 +6,15 @@
 #include <atomic>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
 
+#include <omp.h>
+
+#include "batchsolve/checked_size.hpp"
 #include "../core/backends.hpp"
 #include "../core/checks.hpp"
 #include "../core/extended.hpp"
@@ -137,13 +141,28 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
                     "a finite condition number >= 1 (got " + std::to_string(cond) + ")");
     using R = real_t<T>;
     const std::size_t nn = std::size_t(n) * n;
+    // Sizes checked before any allocation, and every allocation made outside the OpenMP region (an
+    // exception may not leave it): the batch, then each thread's work arrays (two n x n matrices).
+    const auto bytes = checked_bytes(checked_mul(nn, std::uint64_t(count)).value_or(UINT64_MAX), sizeof(T));
+    checks::require(bytes.has_value(), routine, "n * n * count",
+                    "a batch that fits the address space (n = " + std::to_string(n) +
+                        ", count = " + std::to_string(count) + ")");
     std::vector<T> out(nn * count);
-    if (nn == 0) return out;
+    if (nn == 0 || count == 0) return out;
+    const int threads = std::max(1, std::min(count, reference::thread_count()));
+    std::vector<std::vector<Work<T>>> a_of(threads), g_of(threads), tau_of(threads), work_of(threads);
+    for (int t = 0; t < threads; ++t) {
+        a_of[t].resize(nn);
+        g_of[t].resize(nn);
+        tau_of[t].resize(n);
+        work_of[t].resize(std::size_t(kLapackBlock) * n);
+    }
     const reference::ScopedSingleThreadedBlas one_thread;  // one matrix per OpenMP thread
     std::atomic<bool> failed{false};
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
     {
-        std::vector<Work<T>> a(nn), g(nn), tau(n), work(std::size_t(kLapackBlock) * n);
+        const int t = omp_get_thread_num();
+        auto &a = a_of[t], &g = g_of[t], &tau = tau_of[t], &work = work_of[t];
 #pragma omp for schedule(dynamic)
         for (int k = 0; k < count; ++k) {
             std::mt19937_64 engine = engine_for(seed, Stream::matrix, k);
@@ -171,6 +190,9 @@ RhsWithSolution<T> generate_rhs_batch(const std::vector<T>& a, int n, int count,
     const std::size_t nn = std::size_t(n) * n, nr = std::size_t(n) * nrhs;
     checks::require(a.size() == nn * count, routine, "a",
                     "n * n * count = " + std::to_string(nn * count) + " elements (got " + std::to_string(a.size()) + ")");
+    checks::require(checked_bytes(checked_mul(nr, std::uint64_t(count)).value_or(UINT64_MAX), 2 * sizeof(T)).has_value(),
+                    routine, "n * nrhs * count", "right-hand sides that fit the address space (nrhs = " +
+                    std::to_string(nrhs) + ", count = " + std::to_string(count) + ")");
     RhsWithSolution<T> out{std::vector<T>(nr * count), std::vector<T>(nr * count)};
     if (nr == 0) return out;
 #pragma omp parallel for schedule(dynamic)
