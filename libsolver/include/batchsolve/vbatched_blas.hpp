@@ -1,0 +1,168 @@
+// Variable-size batched BLAS-3 around one GEMM routine: gemm, syrk/herk, syr2k/her2k and symm/hemm
+// on many independent problems of different sizes in one call, each at three entry levels.
+//
+// Conventions (MAGMA's vbatched interface with BLAS semantics per problem):
+//  * Everything per problem is an array of `batch` entries in the backend's memory (device memory for a
+//    CUDA context, host memory for a CPU one): the sizes (int), the leading dimensions (int) and the
+//    matrix pointers (arrays of pointers; the matrices are column-major). Only the scalars alpha and
+//    beta and the maxima are host values shared by the whole batch.
+//  * Problem i is exactly the BLAS call with the i-th entries, e.g. for gemm
+//    C_i = alpha op(A_i) op(B_i) + beta C_i, op(A_i) m_i x k_i, op(B_i) k_i x n_i, C_i m_i x n_i.
+//    Zero sizes are legal and cost nothing (m = 0 or n = 0: C untouched; k = 0 or alpha = 0: C = beta C).
+//    beta = 0 writes C without reading it, so NaN in an unset C does not propagate (as in BLAS).
+//  * Op::conj_trans on real data is Op::trans. herk/her2k/hemm on real data are syrk/syr2k/symm;
+//    on complex data herk/her2k's beta (and herk's alpha) are real, the imaginary parts of C's diagonal
+//    are set to zero and A's diagonal is read as real by hemm, as in BLAS.
+//  * syrk/herk/syr2k/her2k read and write only the `uplo` triangle of C (the other is never touched);
+//    symm/hemm read only the `uplo` triangle of A.
+//  * Three entry levels:
+//      name(...)            checked: one device pass validates every problem's arguments into `info`
+//                           and reduces the maxima of the valid problems' sizes (one small copy to the
+//                           host, the only synchronisation), then runs the valid problems.
+//      name_max(...)        the caller gives the maxima: the same per-problem validation into `info`
+//                           (a size above its maximum is invalid too), no reduction, no synchronisation.
+//      name_max_nocheck(...) the caller guarantees valid arguments and the maxima: no validation, no
+//                           info (undefined behaviour when they are wrong, as in MAGMA).
+//  * info (checked levels; `batch` ints in the backend's memory): 0 for a problem that ran, or -p when
+//    its p-th argument in the BLAS argument order is invalid (LAPACK's xerbla numbering: for gemm
+//    m -> -3, n -> -4, k -> -5, A -> -7, lda -> -8, B -> -9, ldb -> -10, C -> -12, ldc -> -13; see
+//    VbatchedArg below). An invalid problem is skipped and its C left untouched; the others run.
+//    Size checks: sizes >= 0 (and <= the given maximum at the _max level), ld >= max(1, rows of the
+//    stored matrix), pointers non-null where the problem reads or writes anything.
+//  * Arguments shared by the whole batch (batch < 0, the per-problem arrays null while batch > 0, a
+//    negative maximum, an op not allowed for the routine) throw InvalidArgument naming the argument,
+//    before any work.
+//  * batch may exceed 65,535 (the CUDA grid loops over problems).
+//  * Outputs must not overlap inputs (C_i must not overlap any A_j or B_j).
+#pragma once
+
+#include <string>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve {
+
+// op(X): X, X^T or X^H.
+enum class Op { no_trans, trans, conj_trans };
+const char* to_string(Op op);
+Op parse_op(const std::string& text);  // "n"/"no_trans" | "t"/"trans" | "c"/"conj_trans"
+
+// Which side the symmetric matrix of symm/hemm multiplies from (C = A B or C = B A).
+enum class Side { left, right };
+const char* to_string(Side side);
+Side parse_side(const std::string& text);  // "left"/"L" | "right"/"R"
+
+// Positions of the arguments in the BLAS argument order, the magnitudes of the negative info codes.
+namespace vbatched_arg {
+// gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+inline constexpr int gemm_m = 3, gemm_n = 4, gemm_k = 5, gemm_a = 7, gemm_lda = 8, gemm_b = 9, gemm_ldb = 10,
+                     gemm_c = 12, gemm_ldc = 13;
+// syrk/herk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc)
+inline constexpr int rk_n = 3, rk_k = 4, rk_a = 6, rk_lda = 7, rk_c = 9, rk_ldc = 10;
+// syr2k/her2k(uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+inline constexpr int r2k_n = 3, r2k_k = 4, r2k_a = 6, r2k_lda = 7, r2k_b = 8, r2k_ldb = 9, r2k_c = 11, r2k_ldc = 12;
+// symm/hemm(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc)
+inline constexpr int mm_m = 3, mm_n = 4, mm_a = 6, mm_lda = 7, mm_b = 8, mm_ldb = 9, mm_c = 11, mm_ldc = 12;
+}  // namespace vbatched_arg
+
+// ---- GEMM: C_i = alpha op(A_i) op(B_i) + beta C_i ---------------------------------------------------
+
+template <class T>
+void gemm_vbatched(Op trans_a, Op trans_b, const int* m, const int* n, const int* k, T alpha, const T* const* a,
+                   const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch,
+                   int* info, Context& ctx);
+template <class T>
+void gemm_vbatched_max(Op trans_a, Op trans_b, const int* m, const int* n, const int* k, T alpha, const T* const* a,
+                       const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc,
+                       int max_m, int max_n, int max_k, int batch, int* info, Context& ctx);
+template <class T>
+void gemm_vbatched_max_nocheck(Op trans_a, Op trans_b, const int* m, const int* n, const int* k, T alpha,
+                               const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta,
+                               T* const* c, const int* ldc, int max_m, int max_n, int max_k, int batch, Context& ctx);
+
+// ---- SYRK: C_i = alpha A_i A_i^T + beta C_i (trans = no_trans, A n x k) or alpha A_i^T A_i + beta C_i
+// (trans = trans, A k x n); HERK the same with ^H (trans = no_trans | conj_trans), alpha, beta real. ----
+
+template <class T>
+void syrk_vbatched(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda, T beta,
+                   T* const* c, const int* ldc, int batch, int* info, Context& ctx);
+template <class T>
+void syrk_vbatched_max(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda,
+                       T beta, T* const* c, const int* ldc, int max_n, int max_k, int batch, int* info, Context& ctx);
+template <class T>
+void syrk_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
+                               const int* lda, T beta, T* const* c, const int* ldc, int max_n, int max_k, int batch,
+                               Context& ctx);
+
+template <class T>
+void herk_vbatched(Uplo uplo, Op trans, const int* n, const int* k, real_t<T> alpha, const T* const* a, const int* lda,
+                   real_t<T> beta, T* const* c, const int* ldc, int batch, int* info, Context& ctx);
+template <class T>
+void herk_vbatched_max(Uplo uplo, Op trans, const int* n, const int* k, real_t<T> alpha, const T* const* a,
+                       const int* lda, real_t<T> beta, T* const* c, const int* ldc, int max_n, int max_k, int batch,
+                       int* info, Context& ctx);
+template <class T>
+void herk_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, real_t<T> alpha, const T* const* a,
+                               const int* lda, real_t<T> beta, T* const* c, const int* ldc, int max_n, int max_k,
+                               int batch, Context& ctx);
+
+// ---- SYR2K: C_i = alpha A_i B_i^T + alpha B_i A_i^T + beta C_i (no_trans; A, B n x k) or with A^T B,
+// B^T A (trans; k x n); HER2K: alpha A B^H + conj(alpha) B A^H + beta C, beta real. -----------------
+
+template <class T>
+void syr2k_vbatched(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda,
+                    const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch, int* info,
+                    Context& ctx);
+template <class T>
+void syr2k_vbatched_max(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda,
+                        const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_n, int max_k,
+                        int batch, int* info, Context& ctx);
+template <class T>
+void syr2k_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
+                                const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc,
+                                int max_n, int max_k, int batch, Context& ctx);
+
+template <class T>
+void her2k_vbatched(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda,
+                    const T* const* b, const int* ldb, real_t<T> beta, T* const* c, const int* ldc, int batch,
+                    int* info, Context& ctx);
+template <class T>
+void her2k_vbatched_max(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a, const int* lda,
+                        const T* const* b, const int* ldb, real_t<T> beta, T* const* c, const int* ldc, int max_n,
+                        int max_k, int batch, int* info, Context& ctx);
+template <class T>
+void her2k_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
+                                const int* lda, const T* const* b, const int* ldb, real_t<T> beta, T* const* c,
+                                const int* ldc, int max_n, int max_k, int batch, Context& ctx);
+
+// ---- SYMM: C_i = alpha A_i B_i + beta C_i (side left, A m x m) or alpha B_i A_i + beta C_i (side
+// right, A n x n), A symmetric with only its uplo triangle read; HEMM: A Hermitian. C, B m x n. -----
+
+template <class T>
+void symm_vbatched(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a, const int* lda,
+                   const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch, int* info,
+                   Context& ctx);
+template <class T>
+void symm_vbatched_max(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a, const int* lda,
+                       const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m, int max_n,
+                       int batch, int* info, Context& ctx);
+template <class T>
+void symm_vbatched_max_nocheck(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a,
+                               const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc,
+                               int max_m, int max_n, int batch, Context& ctx);
+
+template <class T>
+void hemm_vbatched(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a, const int* lda,
+                   const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch, int* info,
+                   Context& ctx);
+template <class T>
+void hemm_vbatched_max(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a, const int* lda,
+                       const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m, int max_n,
+                       int batch, int* info, Context& ctx);
+template <class T>
+void hemm_vbatched_max_nocheck(Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a,
+                               const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc,
+                               int max_m, int max_n, int batch, Context& ctx);
+
+}  // namespace batchsolve
