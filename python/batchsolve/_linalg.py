@@ -1,0 +1,604 @@
+"""The solvers of the Python package: batched Cholesky (potrf, potrs, posv) on any array framework,
+the layout conversions, the warm-up hooks and the mixed-precision symmetric indefinite solver.
+
+Memory orders. A batch is an array of shape (batch, n, n) (right-hand sides (batch, n, nrhs) or
+(batch, n)). Each matrix may be stored column-major ("Fortran order": unit stride down a column, any
+leading dimension >= n), row-major ("C order": unit stride along a row) or interleaved (element (i, j)
+of consecutive matrices adjacent, as :func:`to_interleaved` makes it); the batch stride is free.
+The library works on column-major storage; a row-major matrix is the column-major storage of its
+transpose, so it is handed over as that with the triangle flipped: ``lower=True`` on a C-order array
+reads and writes the lower triangle as you index it (the library's upper triangle of the same memory).
+For Hermitian matrices the transpose is the conjugate, which the solves undo by conjugating the
+right-hand sides in place before and after (two passes over B, on C-order complex factors only).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _batchsolve as _raw
+from ._arrays import CPU, Described, TorchAdapter, adapt, adapter_of, argument_error
+
+COLUMN_MAJOR, INTERLEAVED, CHUNKED = 0, 1, 2  # layout codes of the raw entry points
+
+
+class LinAlgError(_raw.Error):
+    """Raised by ``check=True`` when matrices of the batch failed: ``failed`` holds their indices and
+    ``info`` (a NumPy array) every matrix's LAPACK code (k > 0: the leading minor of order k is not
+    positive definite; the batch was still processed, the other matrices' results are valid)."""
+
+    def __init__(self, routine: str, info: np.ndarray):
+        self.info = info
+        self.failed = np.flatnonzero(info)
+        shown = ", ".join(f"{int(k)} (leading minor {int(info[k])})" for k in self.failed[:10])
+        more = f" and {len(self.failed) - 10} more" if len(self.failed) > 10 else ""
+        super().__init__(f"{routine}: {len(self.failed)} of {info.size} matrices are not positive definite: "
+                         f"matrix {shown}{more}")
+
+
+class Layout(NamedTuple):
+    """How one operand is handed to the library."""
+
+    code: int  # COLUMN_MAJOR | INTERLEAVED | CHUNKED
+    ld: int
+    stride: int
+    chunk: int
+    transposed: bool  # row-major matrices: the column-major storage of the transpose
+
+
+# ---- operands ---------------------------------------------------------------------------------------
+
+
+def _batch_shape(d: Described) -> tuple[int, int, int, int]:
+    """(count, rows, cols, chunk) of a 3-D batch, a 4-D chunked one (chunks, C, rows, cols) or a
+    2-D batch of vectors (batch, n)."""
+    if len(d.shape) == 2:
+        return d.shape[0], d.shape[1], 1, 0
+    if len(d.shape) == 4:
+        return d.shape[0] * d.shape[1], d.shape[2], d.shape[3], d.shape[1]
+    return d.shape[0], d.shape[1], d.shape[2], 0
+
+
+def classify(d: Described, allow_transposed: bool) -> Layout | None:
+    """The layout of a described batch, or None where the library cannot read it as it is stored."""
+    count, rows, cols, chunk = _batch_shape(d)
+    if chunk:
+        c, q, i, j = d.strides
+        if count == 0 or rows == 0 or cols == 0:
+            return Layout(CHUNKED, rows, 0, chunk, False)
+        if q == 1 and c == chunk * rows * cols:
+            if (rows == 1 or i == chunk) and (cols == 1 or j == rows * chunk):
+                return Layout(CHUNKED, rows, 0, chunk, False)
+            if allow_transposed and (cols == 1 or j == chunk) and (rows == 1 or i == cols * chunk):
+                return Layout(CHUNKED, rows, 0, chunk, True)
+        return None
+    sb, sr, sc = d.strides if len(d.strides) == 3 else tuple(d.strides) + (1,)
+    if count == 0 or rows == 0 or cols == 0:
+        return Layout(COLUMN_MAJOR, max(rows, 1), 0, 0, False)
+    # Column-major per matrix: unit stride down a column (any stride is fine along a size-1 axis).
+    if rows == 1 or sr == 1:
+        ld = sc if cols > 1 else max(rows, 1)
+        if ld >= rows:
+            stride = sb if count > 1 else ld * cols
+            if stride >= 0:
+                return Layout(COLUMN_MAJOR, ld, stride, 0, False)
+    if allow_transposed and (cols == 1 or sc == 1):
+        ld = sr if rows > 1 else max(cols, 1)
+        if ld >= cols:
+            stride = sb if count > 1 else ld * rows
+            if stride >= 0:
+                return Layout(COLUMN_MAJOR, ld, stride, 0, True)
+    if sb == 1 and count > 1:
+        if (rows == 1 or sr == count) and (cols == 1 or sc == rows * count):
+            return Layout(INTERLEAVED, rows, 0, 0, False)
+        if allow_transposed and (cols == 1 or sc == count) and (rows == 1 or sr == cols * count):
+            return Layout(INTERLEAVED, rows, 0, 0, True)
+    return None
+
+
+def _stream_value(stream, fw, x, device: int) -> int:
+    if device == CPU:
+        return 0
+    if stream is None:
+        return fw.stream(x, device)
+    if isinstance(stream, int):
+        return stream
+    for attribute in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        value = getattr(stream, attribute, None)
+        if value is not None:
+            return int(value)
+    raise argument_error("batchsolve", "stream", "None (the framework's current stream), an int (cudaStream_t) or a torch/cupy stream")
+
+
+def _config_text(config) -> str:
+    if config is None or config == "":
+        return ""
+    if isinstance(config, str):
+        return config
+    if isinstance(config, dict):
+        return json.dumps(config)
+    raise argument_error("batchsolve", "config", "None, a dict of CholeskyConfig fields or its JSON text")
+
+
+class _Input(NamedTuple):
+    fw: Any
+    array: Any
+    give_back: Any
+    immutable: bool
+
+
+def _input(routine: str, argument: str, x) -> _Input:
+    fw = adapter_of(x)
+    if fw is not None:
+        if fw is TorchAdapter and x.requires_grad:
+            x = x.detach()  # the solvers are not differentiable; results carry no graph
+        return _Input(fw, x, None, False)
+    foreign = adapt(routine, argument, x)
+    fw = adapter_of(foreign.array)
+    return _Input(fw, foreign.array, foreign.give_back, foreign.immutable)
+
+
+def _same_place(routine: str, argument: str, d: Described, reference: Described, reference_name: str) -> None:
+    if d.device != reference.device:
+        where = lambda dev: "host memory" if dev == CPU else f"CUDA device {dev}"
+        raise argument_error(routine, argument, f"the same device as '{reference_name}' ({where(reference.device)}; got {where(d.device)})")
+    if d.precision != reference.precision:
+        raise argument_error(routine, f"{argument}.dtype", f"the dtype of '{reference_name}'")
+
+
+def _check_batch(routine: str, argument: str, d: Described, square: bool) -> None:
+    if len(d.shape) not in (3, 4):
+        shape = "(batch, n, n) or chunked (chunks, chunk, n, n)" if square else "(batch, n, nrhs), (batch, n) or chunked"
+        raise argument_error(routine, f"{argument}.shape", f"{shape} (got {d.shape})")
+    if square and d.shape[-1] != d.shape[-2]:
+        raise argument_error(routine, f"{argument}.shape", f"square matrices (got {d.shape[-2]} x {d.shape[-1]})")
+
+
+def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out, *, allow_transposed: bool,
+                     want: Layout | None = None):
+    """The array a routine writes its result into and how the library sees it: `out` (the input
+    copied in), the input itself (overwrite) or a fresh copy of it."""
+    fw, x = inp.fw, inp.array
+    if out is not None:
+        if adapter_of(out) is not fw:
+            raise argument_error(routine, "out", f"an array of the same framework as '{name}' ({fw.name})")
+        dx, do = fw.describe(routine, name, x), fw.describe(routine, "out", out)
+        _same_place(routine, "out", do, dx, name)
+        if tuple(do.shape) != tuple(dx.shape):
+            raise argument_error(routine, "out.shape", f"the shape of '{name}' {tuple(dx.shape)} (got {tuple(do.shape)})")
+        if not fw.writable(out):
+            raise argument_error(routine, "out", "a writable array")
+        layout = classify(do, allow_transposed)
+        if layout is None:
+            raise argument_error(routine, "out", "each matrix stored with unit stride down its columns or along its rows, or interleaved")
+        if do.address != dx.address:
+            fw.assign(out, x)
+        return out, do, layout, True
+    if overwrite:
+        if inp.immutable:
+            raise argument_error(routine, f"overwrite_{name}", f"False: '{name}' is immutable (a JAX array)")
+        if not fw.writable(x):
+            raise argument_error(routine, name, f"a writable array for overwrite_{name}=True (read-only, or a torch tensor with its lazy conjugate/negative bit set)")
+        d = fw.describe(routine, name, x)
+        layout = classify(d, allow_transposed)
+        if layout is None:
+            raise argument_error(routine, name, f"each matrix stored with unit stride down its columns or along its rows, or interleaved, for overwrite_{name}=True")
+        return x, d, layout, True
+    source = fw.readable(x) if fw is TorchAdapter else x
+    copy = fw.copy(source)
+    d = fw.describe(routine, name, copy)
+    layout = classify(d, allow_transposed)
+    if layout is None:  # e.g. a 4-D input whose strides are not chunked: compact per matrix instead
+        copy = fw.copy_fortran(source)
+        d = fw.describe(routine, name, copy)
+        layout = classify(d, allow_transposed)
+    return copy, d, layout, False
+
+
+def _info_array(routine: str, fw, like, count: int, info, device: int):
+    if info is None:
+        arr = fw.empty(like, (count,), int32=True)
+    else:
+        if adapter_of(info) is not fw:
+            raise argument_error(routine, "info", f"an int32 array of the same framework ({fw.name})")
+        arr = info
+    d_info = fw_describe_int(routine, fw, arr)
+    if d_info[1] != device or tuple(d_info[2]) != (count,) or (count > 1 and tuple(d_info[3]) != (1,)):
+        raise argument_error(routine, "info", f"a contiguous int32 array of shape ({count},) on the operands' device")
+    return arr, d_info[0]
+
+
+def fw_describe_int(routine: str, fw, arr):
+    """(address, device, shape, strides) of an int32 array."""
+    dtype = str(arr.dtype)
+    if dtype not in ("int32", "torch.int32"):
+        raise argument_error(routine, "info.dtype", f"int32 (got {dtype})")
+    if fw.name == "numpy":
+        return arr.__array_interface__["data"][0], CPU, arr.shape, tuple(s // 4 for s in arr.strides)
+    if fw.name == "torch":
+        device = CPU if arr.device.type == "cpu" else (arr.device.index if arr.device.index is not None else 0)
+        return arr.data_ptr(), device, tuple(arr.shape), tuple(arr.stride())
+    return arr.data.ptr, arr.device.id, arr.shape, tuple(s // 4 for s in arr.strides)
+
+
+def _raise_on_failures(routine: str, fw, info) -> None:
+    host = np.asarray(fw.to_host(info))
+    if host.any():
+        raise LinAlgError(routine, host)
+
+
+def _solve_operand(routine: str, inp: _Input, overwrite: bool, out, a_layout: Layout, d_a: Described):
+    """The right-hand sides' target in a layout that matches the factor's: the array the caller sees
+    (target), the one the library works on (work: the target, or a temporary copied back after) and
+    its layout."""
+    fw = inp.fw
+    x = inp.array
+    d_in = fw.describe(routine, "b", x)
+    _same_place(routine, "b", d_in, d_a, "a")
+    vector = len(d_in.shape) == 2
+    count_a = _batch_shape(d_a)[0]
+    if vector:
+        if d_in.shape[0] != count_a:
+            raise argument_error(routine, "b.shape", f"(batch, n) or (batch, n, nrhs) with batch = {count_a} (got {d_in.shape})")
+    else:
+        _check_batch(routine, "b", d_in, square=False)
+    target, d, layout, _ = _writable_target(routine, "b", inp, overwrite, out, allow_transposed=False)
+    work = target[..., None] if vector else target
+    if vector:
+        d = fw.describe(routine, "b", work)
+        layout = classify(d, allow_transposed=False)
+    count, rows, cols, chunk = _batch_shape(d)
+    n = d_a.shape[-1]
+    if count != count_a or rows != n or (len(d.shape) == 4) != (len(d_a.shape) == 4) or (chunk and chunk != a_layout.chunk):
+        raise argument_error(routine, "b.shape", f"{'(chunks, chunk, ' if a_layout.code == CHUNKED else '(batch, '}n, nrhs) matching 'a' "
+                                                 f"(a: {tuple(d_a.shape)}, b: {tuple(d_in.shape)})")
+    family = lambda code: code if code != CHUNKED else INTERLEAVED
+    if layout is not None and family(layout.code) == family(a_layout.code):
+        return target, work, d, layout, False
+    # B's storage does not match A's family: solve in a temporary of the right one and copy back.
+    if a_layout.code == COLUMN_MAJOR:
+        temp = fw.copy_fortran(work)
+    elif a_layout.code == INTERLEAVED:
+        temp = fw.strided_empty(work, tuple(work.shape), (2, 1, 0))
+        fw.assign(temp, work)
+    else:
+        temp = fw.strided_empty(work, tuple(work.shape), (0, 3, 2, 1))
+        fw.assign(temp, work)
+    d = fw.describe(routine, "b", temp)
+    return target, temp, d, classify(d, allow_transposed=False), True
+
+
+# ---- the routines ------------------------------------------------------------------------------------
+
+
+def potrf(a, *, lower: bool = True, overwrite_a: bool = False, out=None, info=None, check: bool = False,
+          stream=None, config=None):
+    """Cholesky factorisation of a batch of Hermitian positive definite matrices.
+
+    a: (batch, n, n) float32/float64/complex64/complex128 array of NumPy (CPU backend), PyTorch,
+       CuPy or any DLPack/``__cuda_array_interface__`` framework; column-major, row-major (C order:
+       read through its transpose, see the module notes) or interleaved matrices; or a chunked batch
+       (chunks, chunk, n, n) from :func:`to_interleaved`. Only the ``lower`` (else upper) triangle is
+       read, as you index the array.
+    lower: factor A = L L^H into the lower triangle (else A = U^H U into the upper one). The other
+       triangle is left as it was (LAPACK's convention; apply tril/triu for a clean factor).
+    overwrite_a: factor in place in ``a`` (zero copies) instead of a new array.
+    out: an array of a's shape, framework and device to receive the factor (a is copied into it).
+    info: a preallocated int32 array of shape (batch,) on a's device to reuse (saves an allocation).
+    check: raise :class:`LinAlgError` listing the failing matrices (reads info back: a synchronisation).
+    stream: the CUDA stream to run on; default the framework's current stream (PyTorch's
+       ``torch.cuda.current_stream()``, CuPy's ``cupy.cuda.get_current_stream()``).
+    config: a kernel configuration (dict or JSON of ``batchsolve::CholeskyConfig`` fields) to pin
+       instead of the tuning table's choice.
+
+    Returns ``(factor, info)``: info[k] = 0 for success, k > 0 when the leading minor of order k of
+    matrix k is not positive definite (the rest of the batch is unaffected); both arrays of a's
+    framework and device.
+    """
+    inp = _input("potrf", "a", a)
+    fw = inp.fw
+    d_a = fw.describe("potrf", "a", inp.array)
+    _check_batch("potrf", "a", d_a, square=True)
+    target, d, layout, _ = _writable_target("potrf", "a", inp, overwrite_a, out, allow_transposed=True)
+    count, n = _batch_shape(d)[0], d.shape[-1]
+    info_arr, info_address = _info_array("potrf", fw, target, count, info, d.device)
+    if count == 0 or n == 0:
+        _zero(fw, info_arr)
+    else:
+        _raw.cholesky("potrf", d.precision, d.device, _stream_value(stream, fw, target, d.device), lower != layout.transposed,
+                      n, 0, count, layout.code, d.address, layout.ld, layout.stride, 0, 0, 0, layout.chunk, info_address,
+                      _config_text(config))
+    if check:
+        _raise_on_failures("potrf", fw, info_arr)
+    if inp.give_back is not None:
+        return inp.give_back(target), inp.give_back(info_arr)
+    return target, info_arr
+
+
+def potrs(factor, b, *, lower: bool = True, overwrite_b: bool = False, out=None, stream=None, config=None):
+    """Solves A X = B with the Cholesky factors of :func:`potrf` (same ``lower``, same array layout).
+
+    factor: (batch, n, n) as potrf returned it (only its ``lower``/upper triangle is read).
+    b: (batch, n, nrhs) or (batch, n) right-hand sides of factor's framework, device and dtype.
+       Column-major right-hand sides (Fortran order per matrix, e.g. ``x.mT.contiguous().mT``) and
+       single vectors are solved where they are; C-order B with nrhs > 1 goes through one transposed
+       copy. Interleaved factors take interleaved B (``to_interleaved(b)``).
+    overwrite_b / out: solve in b itself, or into ``out`` (b copied in); default a new array.
+
+    Returns X (an array of b's framework). Matrices whose factorisation failed give NaN/inf or
+    garbage: check potrf's info first.
+    """
+    a_in = _input("potrs", "factor", factor)
+    fw = a_in.fw
+    d_a = fw.describe("potrs", "factor", a_in.array)
+    _check_batch("potrs", "factor", d_a, square=True)
+    layout_a = classify(d_a, allow_transposed=True)
+    if layout_a is None:
+        a_in = _Input(fw, fw.copy(a_in.array), a_in.give_back, a_in.immutable)
+        d_a = fw.describe("potrs", "factor", a_in.array)
+        layout_a = classify(d_a, allow_transposed=True)
+    b_in = _input("potrs", "b", b)
+    if b_in.fw is not fw:
+        raise argument_error("potrs", "b", f"an array of factor's framework ({fw.name})")
+    target, work, d_b, layout_b, temporary = _solve_operand("potrs", b_in, overwrite_b, out, layout_a, d_a)
+    count, n, nrhs = _batch_shape(d_b)[0], d_a.shape[-1], d_b.shape[-1]
+    if count and n and nrhs:
+        conj = layout_a.transposed and d_a.precision in "cz"
+        if conj:
+            fw.conjugate_(work)
+        _raw.cholesky("potrs", d_a.precision, d_a.device, _stream_value(stream, fw, work, d_a.device),
+                      lower != layout_a.transposed, n, nrhs, count, layout_a.code, d_a.address, layout_a.ld, layout_a.stride,
+                      d_b.address, layout_b.ld, layout_b.stride, layout_a.chunk, 0, _config_text(config))
+        if conj:
+            fw.conjugate_(work)
+        if temporary:
+            fw.assign(target if target.ndim == work.ndim else target[..., None], work)
+    return b_in.give_back(target) if b_in.give_back is not None else target
+
+
+def posv(a, b, *, lower: bool = True, overwrite_a: bool = False, overwrite_b: bool = False, out=None, info=None,
+         check: bool = False, stream=None, config=None):
+    """Solves A X = B for a batch of Hermitian positive definite A: potrf and potrs in one call.
+
+    a: (batch, n, n) as for :func:`potrf`; with ``overwrite_a=True`` it holds the factor afterwards,
+       else a is left untouched (the factorisation runs in a copy).
+    b: (batch, n, nrhs) or (batch, n) as for :func:`potrs`; ``overwrite_b``/``out`` as there.
+    info, check, stream, config: as for :func:`potrf`. The right-hand sides of a failed matrix are
+       left as they were.
+
+    Returns ``(x, info)`` in the arrays' framework.
+    """
+    a_in = _input("posv", "a", a)
+    fw = a_in.fw
+    d_a0 = fw.describe("posv", "a", a_in.array)
+    _check_batch("posv", "a", d_a0, square=True)
+    b_in = _input("posv", "b", b)
+    if b_in.fw is not fw:
+        raise argument_error("posv", "b", f"an array of a's framework ({fw.name})")
+    a_target, d_a, layout_a, _ = _writable_target("posv", "a", a_in, overwrite_a, None, allow_transposed=True)
+    target, work, d_b, layout_b, temporary = _solve_operand("posv", b_in, overwrite_b, out, layout_a, d_a)
+    count, n, nrhs = _batch_shape(d_a)[0], d_a.shape[-1], d_b.shape[-1]
+    info_arr, info_address = _info_array("posv", fw, a_target, count, info, d_a.device)
+    if count == 0 or n == 0:
+        _zero(fw, info_arr)
+    else:
+        conj = layout_a.transposed and d_a.precision in "cz" and nrhs > 0
+        if conj:
+            fw.conjugate_(work)
+        _raw.cholesky("posv", d_a.precision, d_a.device, _stream_value(stream, fw, work, d_a.device),
+                      lower != layout_a.transposed, n, nrhs, count, layout_a.code, d_a.address, layout_a.ld, layout_a.stride,
+                      d_b.address, layout_b.ld, layout_b.stride, layout_a.chunk, info_address, _config_text(config))
+        if conj:
+            fw.conjugate_(work)
+        if temporary:
+            fw.assign(target if target.ndim == work.ndim else target[..., None], work)
+    if check:
+        _raise_on_failures("posv", fw, info_arr)
+    if b_in.give_back is not None:
+        return b_in.give_back(target), b_in.give_back(info_arr)
+    return target, info_arr
+
+
+def _zero(fw, info_arr) -> None:
+    if info_arr.shape[0]:
+        fw.assign(info_arr, fw.zeros_int32(info_arr, info_arr.shape[0]))
+
+
+# ---- layouts ---------------------------------------------------------------------------------------
+
+
+def to_interleaved(a, chunk: int | None = None):
+    """A copy of a (batch, rows, cols) batch in the interleaved layout (element (i, j) of consecutive
+    matrices adjacent), made by the library's conversion kernels. Without ``chunk`` it is returned as a
+    (batch, rows, cols) array whose strides are (1, batch, rows * batch): index it as usual; every
+    routine recognises the layout from the strides. With ``chunk`` (batch must be a multiple of it)
+    it is the chunked layout, returned 4-D as (batch // chunk, chunk, rows, cols)."""
+    inp = _input("to_interleaved", "a", a)
+    fw, x = inp.fw, inp.array
+    d = fw.describe("to_interleaved", "a", x)
+    if len(d.shape) != 3:
+        raise argument_error("to_interleaved", "a.shape", f"(batch, rows, cols) (got {d.shape})")
+    count, rows, cols = d.shape
+    if chunk is None:
+        dst = fw.strided_empty(x, (count, rows, cols), (2, 1, 0))
+        dst_code, dst_chunk = INTERLEAVED, 0
+    else:
+        if chunk < 1 or count % chunk:
+            raise argument_error("to_interleaved", "chunk", f"a divisor of the batch size {count} (got {chunk})")
+        dst = fw.strided_empty(x, (count // chunk, chunk, rows, cols), (0, 3, 2, 1))
+        dst_code, dst_chunk = CHUNKED, chunk
+    _convert(fw, x, d, dst, dst_code, dst_chunk, "to_interleaved")
+    return inp.give_back(dst) if inp.give_back is not None else dst
+
+
+def from_interleaved(x, order: str = "F"):
+    """A copy of an interleaved or chunked batch (as :func:`to_interleaved` made it) as a compact
+    (batch, rows, cols) array with column-major matrices (order="F", the library's own) or row-major
+    ones (order="C")."""
+    inp = _input("from_interleaved", "x", x)
+    fw, arr = inp.fw, inp.array
+    d = fw.describe("from_interleaved", "x", arr)
+    count, rows, cols, _ = _batch_shape(d) if len(d.shape) in (3, 4) else (0, 0, 0, 0)
+    if len(d.shape) not in (3, 4):
+        raise argument_error("from_interleaved", "x.shape", f"(batch, rows, cols) or (chunks, chunk, rows, cols) (got {d.shape})")
+    if order not in ("F", "C"):
+        raise argument_error("from_interleaved", "order", f"'F' or 'C' (got {order!r})")
+    dst = fw.strided_empty(arr, (count, rows, cols), (0, 2, 1) if order == "F" else (0, 1, 2))
+    layout = classify(d, allow_transposed=False)
+    if layout is None or layout.code == COLUMN_MAJOR or order == "C":
+        # Not interleaved (or a row-major target, which the library does not write): the framework copies.
+        fw.assign(dst, arr.reshape(count, rows, cols) if len(d.shape) == 4 else arr)
+    else:
+        dd = fw.describe("from_interleaved", "dst", dst)
+        _raw.convert_layout(d.precision, d.device, _stream_value(None, fw, arr, d.device), rows, cols, count,
+                            layout.code, d.address, layout.ld, layout.stride, layout.chunk,
+                            COLUMN_MAJOR, dd.address, rows, rows * cols, 0)
+    return inp.give_back(dst) if inp.give_back is not None else dst
+
+
+def _convert(fw, x, d: Described, dst, dst_code: int, dst_chunk: int, routine: str) -> None:
+    layout = classify(d, allow_transposed=False)
+    dd = fw.describe(routine, "dst", dst)
+    count, rows, cols = d.shape
+    if layout is None or layout.code != COLUMN_MAJOR or count == 0 or rows == 0 or cols == 0:
+        if count and rows and cols:  # row-major or otherwise strided: the framework's strided copy
+            fw.assign(dst, x if dst_code != CHUNKED else x.reshape(dst.shape))
+        return
+    _raw.convert_layout(d.precision, d.device, _stream_value(None, fw, x, d.device), rows, cols, count,
+                        COLUMN_MAJOR, d.address, layout.ld, layout.stride, 0, dst_code, dd.address, rows, 0, dst_chunk)
+
+
+# ---- warm-up and tuning ------------------------------------------------------------------------------
+
+_ROUTINES = ("potrf", "potrs", "posv")
+
+
+def prepare(routine: str, a, nrhs: int = 1, *, lower: bool = True, config=None) -> dict:
+    """Compiles (or loads from the disk cache) the kernel that ``routine`` would run on batches shaped
+    and stored like ``a``, without running it, and returns the library's report (kernel name,
+    resolved configuration, registers, occupancy, compile time). Call it once per shape before timing
+    or serving, so that NVRTC never runs inside a timed or latency-sensitive call. On the CPU backend
+    the report says the call reaches no generated kernel."""
+    if routine not in _ROUTINES:
+        raise argument_error("prepare", "routine", f"one of {', '.join(_ROUTINES)} (got {routine!r})")
+    inp = _input("prepare", "a", a)
+    d = inp.fw.describe("prepare", "a", inp.array)
+    _check_batch("prepare", "a", d, square=True)
+    layout = classify(d, allow_transposed=True) or Layout(COLUMN_MAJOR, d.shape[-1], 0, 0, False)
+    count, n = _batch_shape(d)[0], d.shape[-1]
+    return _raw.prepare_kernel(routine, d.precision, d.device, lower != layout.transposed, n, nrhs, count, layout.code,
+                               layout.chunk, _config_text(config))
+
+
+def workspace_bytes(routine: str, a, nrhs: int = 1, *, lower: bool = True, config=None) -> int:
+    """Bytes of library workspace a call of ``routine`` on batches like ``a`` takes; pass them to
+    :func:`reserve_workspace` before a timed loop so that no call allocates."""
+    if routine not in _ROUTINES:
+        raise argument_error("workspace_bytes", "routine", f"one of {', '.join(_ROUTINES)} (got {routine!r})")
+    inp = _input("workspace_bytes", "a", a)
+    d = inp.fw.describe("workspace_bytes", "a", inp.array)
+    _check_batch("workspace_bytes", "a", d, square=True)
+    layout = classify(d, allow_transposed=True) or Layout(COLUMN_MAJOR, d.shape[-1], 0, 0, False)
+    return _raw.workspace_bytes(routine, d.precision, d.device, lower != layout.transposed, d.shape[-1], nrhs,
+                                _batch_shape(d)[0], layout.code, layout.chunk, _config_text(config))
+
+
+def reserve_workspace(nbytes: int, device: int = 0) -> None:
+    """Grows the library workspace of CUDA device ``device`` (-1: the CPU backend) to ``nbytes`` now."""
+    _raw.reserve_workspace(device, int(nbytes))
+
+
+def canonical_config(config) -> dict:
+    """Every field of a kernel configuration (dict or JSON) as the library reads it; an unknown field
+    or bad value raises ArgumentError naming it."""
+    return json.loads(_raw.canonical_config(_config_text(config) or "{}"))
+
+
+# ---- symmetric indefinite, mixed precision ------------------------------------------------------------
+
+
+def sysv_mixed(a, b, *, hermitian: bool | None = None, lower: bool = True, out=None, allow_rbt: bool = True,
+               allow_pivoted: bool = True, start_with_rbt: bool = False, max_iterations: int = 30,
+               tensor_core_updates: bool = False, stream=None):
+    """Solves A X = B for one large symmetric (or Hermitian) indefinite A in double precision
+    (float64 or complex128): LDL^T without pivoting in single precision, refined in double, with the
+    library's fallback chain (random butterflies, then pivoted Bunch-Kaufman) where that fails.
+
+    a: (n, n), column-major or row-major (read through its transpose, triangle flipped); only the
+       ``lower`` (else upper) triangle is read. Read only, as is b.
+    b: (n, nrhs) or (n,). out: an (n, nrhs)/(n,) array for X; default a new one.
+    hermitian: complex A Hermitian (LDL^H) rather than complex symmetric; default True for complex.
+    Returns ``(x, report)``: report is a dict with the path taken, iterations, backward errors and
+    every step tried. A system no allowed step solves gives X full of NaN and path "none".
+    """
+    a_in = _input("sysv_mixed", "a", a)
+    fw = a_in.fw
+    d_a = fw.describe("sysv_mixed", "a", a_in.array)
+    if len(d_a.shape) != 2 or d_a.shape[0] != d_a.shape[1]:
+        raise argument_error("sysv_mixed", "a.shape", f"(n, n) (got {d_a.shape})")
+    n = d_a.shape[0]
+    # Reuse the batch classifier with a batch of one.
+    la = classify(Described(d_a.device, d_a.address, (1, n, n), (0,) + tuple(d_a.strides), d_a.precision), True)
+    a_arr = a_in.array
+    if la is None:
+        a_arr = fw.copy_fortran(a_arr[None])[0]
+        d_a = fw.describe("sysv_mixed", "a", a_arr)
+        la = classify(Described(d_a.device, d_a.address, (1, n, n), (0,) + tuple(d_a.strides), d_a.precision), True)
+    complex_a = d_a.precision in "cz"
+    if hermitian is None:
+        hermitian = complex_a
+    b_in = _input("sysv_mixed", "b", b)
+    if b_in.fw is not fw:
+        raise argument_error("sysv_mixed", "b", f"an array of a's framework ({fw.name})")
+    d_b = fw.describe("sysv_mixed", "b", b_in.array)
+    _same_place("sysv_mixed", "b", d_b, d_a, "a")
+    if len(d_b.shape) not in (1, 2) or d_b.shape[0] != n:
+        raise argument_error("sysv_mixed", "b.shape", f"({n},) or ({n}, nrhs) (got {d_b.shape})")
+    vector = len(d_b.shape) == 1
+    b_work = fw.copy_fortran(b_in.array[None, :, None] if vector else b_in.array[None])[0]
+    x_work = fw.copy_fortran(b_work[None])[0]  # any column-major (n, nrhs) array: X overwrites it
+    # A row-major complex Hermitian A is read as its transpose conj(A): solve conj(A) conj(X) = conj(B).
+    conj = la.transposed and complex_a and hermitian
+    if conj:
+        fw.conjugate_(b_work)
+    db, dx = fw.describe("sysv_mixed", "b", b_work), fw.describe("sysv_mixed", "x", x_work)
+    nrhs = db.shape[1]
+    ld_of = lambda d: d.strides[1] if d.shape[1] > 1 else max(n, 1)
+    report = _raw.sysv_mixed(d_a.precision, d_a.device, _stream_value(stream, fw, a_arr, d_a.device), hermitian,
+                             lower != la.transposed, n, nrhs, d_a.address, la.ld, db.address, ld_of(db), dx.address,
+                             ld_of(dx), allow_rbt, allow_pivoted, start_with_rbt, max_iterations, tensor_core_updates)
+    if conj:
+        fw.conjugate_(x_work)
+    result = x_work[:, 0] if vector else x_work
+    if out is not None:
+        if adapter_of(out) is not fw:
+            raise argument_error("sysv_mixed", "out", f"an array of b's framework ({fw.name})")
+        fw.assign(out, result)
+        result = out
+    return (b_in.give_back(result) if b_in.give_back is not None else result), report
+
+
+# ---- the machine -------------------------------------------------------------------------------------
+
+
+def cuda_available() -> bool:
+    """True when this build has the CUDA backend and a device is usable."""
+    return bool(_raw.cuda_available())
+
+
+def cuda_compiled() -> bool:
+    """True when this build of the library has its CUDA backend."""
+    return bool(_raw.cuda_compiled())
+
+
+def device_name(device: int = 0) -> str:
+    """The GPU's name (device >= 0) or "CPU (N threads)" for device -1."""
+    return _raw.device_name(device)
+
+
+def synchronize(device: int = 0) -> None:
+    """Waits for the work batchsolve issued on the device (the caller's stream included)."""
+    _raw.synchronize(device)

@@ -1,0 +1,404 @@
+// _batchsolve: the raw entry points of the Python package (nanobind). Arrays arrive as addresses and
+// element strides that batchsolve/_arrays.py read from NumPy, PyTorch, CuPy, DLPack or
+// __cuda_array_interface__ objects, so no framework is linked here and nothing is copied.
+//
+// One Context per device (CPU: device -1), created on first use and kept; each call sets the
+// caller's stream on it, releases the GIL and holds the context's mutex (a Context is not
+// thread-safe). Library exceptions become the Python classes created below, with the library's message.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "batchsolve/batchsolve.hpp"
+
+namespace nb = nanobind;
+namespace bs = batchsolve;
+
+namespace {
+
+// ---- exceptions ---------------------------------------------------------------------------------
+
+PyObject* error_type = nullptr;           // batchsolve.Error(RuntimeError)
+PyObject* argument_error_type = nullptr;  // batchsolve.ArgumentError(Error, ValueError)
+PyObject* not_compiled_type = nullptr;    // batchsolve.NotCompiledError(Error, NotImplementedError)
+PyObject* cuda_error_type = nullptr;      // batchsolve.CudaError(Error)
+
+void raise_with_attributes(PyObject* type, const char* message, std::initializer_list<std::pair<const char*, std::string>> attributes) {
+    PyObject* instance = PyObject_CallFunction(type, "s", message);
+    if (instance == nullptr) return;  // the Python error of the failed call stands
+    for (const auto& [name, value] : attributes) {
+        PyObject* text = PyUnicode_FromString(value.c_str());
+        if (text != nullptr) PyObject_SetAttrString(instance, name, text);
+        Py_XDECREF(text);
+    }
+    PyErr_SetObject(type, instance);
+    Py_DECREF(instance);
+}
+
+void translate_exception(const std::exception_ptr& p, void*) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const bs::InvalidArgument& e) {
+        raise_with_attributes(argument_error_type, e.what(),
+                              {{"routine", e.routine()}, {"argument", e.argument()}, {"condition", e.condition()}});
+    } catch (const bs::NotCompiled& e) {
+        PyErr_SetString(not_compiled_type, e.what());
+    } catch (const bs::CudaError& e) {
+        raise_with_attributes(cuda_error_type, e.what(), {{"call", e.call()}, {"code", std::to_string(e.code())}});
+    } catch (const bs::Error& e) {
+        PyErr_SetString(error_type, e.what());
+    }
+}
+
+// ---- contexts -----------------------------------------------------------------------------------
+
+struct DeviceContext {
+    std::unique_ptr<bs::Context> context;
+    std::mutex mutex;
+};
+
+std::mutex contexts_mutex;
+std::map<int, std::unique_ptr<DeviceContext>>& contexts() {
+    static auto* map = new std::map<int, std::unique_ptr<DeviceContext>>();  // never destroyed: CUDA may be gone at exit
+    return *map;
+}
+
+DeviceContext& context_for(int device) {
+    if (device < -1) throw bs::InvalidArgument("batchsolve", "device", "-1 (CPU) or a CUDA device index >= 0");
+    std::lock_guard<std::mutex> lock(contexts_mutex);
+    auto& slot = contexts()[device];
+    if (!slot) {
+        auto entry = std::make_unique<DeviceContext>();
+        entry->context = device < 0 ? std::make_unique<bs::Context>(bs::Backend::cpu)
+                                    : std::make_unique<bs::Context>(bs::Backend::cuda, device);
+        slot = std::move(entry);
+    }
+    return *slot;
+}
+
+// The stream a call is ordered on. 0 is what PyTorch and CuPy report for the legacy default stream;
+// the library's nullptr would mean its own stream instead, which is not ordered with the caller's work.
+void* cuda_stream_of(std::uintptr_t stream) {
+    return stream == 0 ? reinterpret_cast<void*>(std::uintptr_t(1)) /* cudaStreamLegacy */ : reinterpret_cast<void*>(stream);
+}
+
+constexpr std::int64_t keep_stream = -1;
+
+// Runs f(ctx) on the device's context, on the caller's stream (keep_stream: whichever the context
+// has, for calls that launch nothing), without the GIL. Switching streams waits for the work issued
+// on the previous one (Context::set_stream), so callers that stay on one stream pay nothing.
+template <class F>
+auto run_on(int device, std::int64_t stream, F&& f) {
+    DeviceContext& entry = context_for(device);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    if (device >= 0 && stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
+    return f(*entry.context);
+}
+
+// ---- operands -----------------------------------------------------------------------------------
+
+// Layout codes shared with _arrays.py.
+enum LayoutCode : int { column_major = 0, interleaved = 1, chunked = 2 };
+
+int to_int(const char* routine, const char* argument, std::int64_t value) {
+    if (value < 0 || value > INT_MAX)
+        throw bs::InvalidArgument(routine, argument, "0 <= " + std::string(argument) + " <= 2^31 - 1 (got " + std::to_string(value) + ")");
+    return int(value);
+}
+
+// One batch of rows x cols matrices: where it is and how it is laid out (strides in elements).
+struct Operand {
+    int layout = column_major;
+    std::uintptr_t address = 0;
+    std::int64_t ld = 0, stride = 0;
+    int chunk = 0;
+};
+
+template <class T>
+bs::BatchView<T> view_of(const char* routine, const char* name, const Operand& o, std::int64_t rows, std::int64_t cols,
+                         std::int64_t count) {
+    const std::string arg(name);
+    const int r = to_int(routine, (arg + ".rows").c_str(), rows), c = to_int(routine, (arg + ".cols").c_str(), cols);
+    const int k = to_int(routine, "batch", count);
+    T* data = reinterpret_cast<T*>(o.address);
+    switch (o.layout) {
+        case column_major:
+            return bs::BatchView<T>::column_major(data, r, c, to_int(routine, (arg + ".ld").c_str(), o.ld), o.stride, k);
+        case interleaved: return bs::BatchView<T>::interleaved(data, r, c, k);
+        case chunked: return bs::BatchView<T>::chunked(data, r, c, k, o.chunk);
+    }
+    throw bs::InvalidArgument(routine, arg + ".layout", "0 (column-major), 1 (interleaved) or 2 (chunked)");
+}
+
+bs::Uplo uplo_of(bool lower) { return lower ? bs::Uplo::lower : bs::Uplo::upper; }
+
+template <class T> struct Type { using type = T; };
+
+// Calls f(Type<T>{}) for the precision letter.
+template <class F>
+auto dispatch(const std::string& precision, F&& f) {
+    if (precision == "s") return f(Type<float>{});
+    if (precision == "d") return f(Type<double>{});
+    if (precision == "c") return f(Type<std::complex<float>>{});
+    if (precision == "z") return f(Type<std::complex<double>>{});
+    throw bs::InvalidArgument("batchsolve", "dtype", "float32, float64, complex64 or complex128 (precision s, d, c, z)");
+}
+
+// ---- the routines -------------------------------------------------------------------------------
+
+// One call of a Cholesky routine on fixed operands: what potrf/potrs/posv and the timing loop share.
+struct CholeskyCall {
+    std::string routine;  // potrf | potrs | posv
+    std::string precision;
+    bool lower = true;
+    std::int64_t n = 0, nrhs = 0, count = 0;
+    Operand a, b;
+    std::uintptr_t info = 0;
+    std::string config;  // JSON of a CholeskyConfig; "" = the tuning table's choice
+
+    // Runs it with every address shifted by the given byte offsets (the timing loop's input sets).
+    void run(bs::Context& ctx, std::int64_t a_shift = 0, std::int64_t b_shift = 0, std::int64_t info_shift = 0) const {
+        const char* name = routine.c_str();
+        dispatch(precision, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            Operand as = a, bsh = b;
+            as.address += a_shift, bsh.address += b_shift;
+            int* info_ptr = reinterpret_cast<int*>(info + info_shift);
+            auto A = view_of<T>(name, "a", as, n, n, count);
+            const bool pinned = !config.empty();
+            const bs::CholeskyConfig cfg = pinned ? bs::parse_config(config) : bs::CholeskyConfig{};
+            if (routine == "potrf") {
+                pinned ? bs::potrf_batched(uplo_of(lower), A, info_ptr, cfg, ctx) : bs::potrf_batched(uplo_of(lower), A, info_ptr, ctx);
+                return;
+            }
+            auto B = view_of<T>(name, "b", bsh, n, nrhs, count);
+            if (routine == "potrs") {
+                pinned ? bs::potrs_batched(uplo_of(lower), A, B, cfg, ctx) : bs::potrs_batched(uplo_of(lower), A, B, ctx);
+            } else if (routine == "posv") {
+                pinned ? bs::posv_batched(uplo_of(lower), A, B, info_ptr, cfg, ctx)
+                       : bs::posv_batched(uplo_of(lower), A, B, info_ptr, ctx);
+            } else {
+                throw bs::InvalidArgument("batchsolve", "routine", "potrf, potrs or posv (got '" + routine + "')");
+            }
+        });
+    }
+};
+
+CholeskyCall make_call(std::string routine, std::string precision, bool lower, std::int64_t n, std::int64_t nrhs,
+                       std::int64_t count, int layout, std::uintptr_t a, std::int64_t lda, std::int64_t stride_a,
+                       std::uintptr_t b, std::int64_t ldb, std::int64_t stride_b, int chunk, std::uintptr_t info,
+                       std::string config) {
+    CholeskyCall call;
+    call.routine = std::move(routine), call.precision = std::move(precision), call.lower = lower;
+    call.n = n, call.nrhs = nrhs, call.count = count, call.info = info, call.config = std::move(config);
+    call.a = Operand{layout, a, lda, stride_a, chunk};
+    call.b = Operand{layout, b, ldb, stride_b, chunk};
+    return call;
+}
+
+nb::dict kernel_report_dict(const bs::KernelReport& r) {
+    nb::dict d;
+    d["supported"] = r.supported, d["note"] = r.note, d["name"] = r.name, d["config"] = r.config;
+    d["registers"] = r.registers, d["local_bytes"] = r.local_bytes, d["threads_per_block"] = r.threads_per_block;
+    d["blocks_per_sm"] = r.blocks_per_sm, d["from_disk_cache"] = r.from_disk_cache, d["compile_seconds"] = r.compile_seconds;
+    return d;
+}
+
+nb::dict sysv_result_dict(const bs::SysvResult& r) {
+    nb::dict d;
+    d["path"] = std::string(bs::to_string(r.path));
+    d["iterations"] = r.iterations;
+    d["backward_error"] = r.backward_error;
+    d["normwise_residual"] = r.normwise_residual;
+    d["description"] = r.describe();
+    nb::list steps;
+    for (const auto& s : r.steps) {
+        nb::dict step;
+        step["path"] = std::string(bs::to_string(s.path)), step["outcome"] = std::string(bs::to_string(s.outcome));
+        step["column"] = s.column, step["iterations"] = s.iterations, step["residual"] = s.residual;
+        step["tensor_cores"] = s.tensor_cores;
+        steps.append(step);
+    }
+    d["steps"] = steps;
+    return d;
+}
+
+}  // namespace
+
+NB_MODULE(_batchsolve, m) {
+    m.doc() = "Raw entry points of batchsolve (addresses and strides); use the batchsolve package instead.";
+
+    error_type = PyErr_NewExceptionWithDoc("batchsolve.Error", "An error reported by the batchsolve library.",
+                                           PyExc_RuntimeError, nullptr);
+    if (error_type == nullptr) throw nb::python_error();
+    nb::object argument_bases = nb::make_tuple(nb::handle(error_type), nb::handle(PyExc_ValueError));
+    argument_error_type = PyErr_NewExceptionWithDoc(
+        "batchsolve.ArgumentError", "A bad argument, found before any work: .routine, .argument and .condition name it.",
+        argument_bases.ptr(), nullptr);
+    nb::object not_compiled_bases = nb::make_tuple(nb::handle(error_type), nb::handle(PyExc_NotImplementedError));
+    not_compiled_type = PyErr_NewExceptionWithDoc("batchsolve.NotCompiledError",
+                                                  "The entry point is not part of this build (e.g. CUDA in a CPU-only build).",
+                                                  not_compiled_bases.ptr(), nullptr);
+    cuda_error_type = PyErr_NewExceptionWithDoc("batchsolve.CudaError",
+                                                "A CUDA runtime, driver or library call failed: .call and .code name it.",
+                                                error_type, nullptr);
+    if (!error_type || !argument_error_type || !not_compiled_type || !cuda_error_type) throw nb::python_error();
+    m.attr("Error") = nb::handle(error_type);
+    m.attr("ArgumentError") = nb::handle(argument_error_type);
+    m.attr("NotCompiledError") = nb::handle(not_compiled_type);
+    m.attr("CudaError") = nb::handle(cuda_error_type);
+    nb::register_exception_translator(translate_exception);
+
+    m.def("cuda_compiled", &bs::Context::cuda_compiled, "True when the library was built with its CUDA backend.");
+    m.def("cuda_available", &bs::Context::cuda_available, "True when the CUDA backend is built and a device is usable.");
+    m.def("device_name", [](int device) { return context_for(device).context->device_name(); }, nb::arg("device"),
+          "The name of device `device` (-1: the CPU backend, with its thread count).");
+
+    m.def(
+        "cholesky",
+        [](std::string routine, std::string precision, int device, std::int64_t stream, bool lower, std::int64_t n,
+           std::int64_t nrhs, std::int64_t count, int layout, std::uintptr_t a, std::int64_t lda, std::int64_t stride_a,
+           std::uintptr_t b, std::int64_t ldb, std::int64_t stride_b, int chunk, std::uintptr_t info, std::string config) {
+            const CholeskyCall call = make_call(std::move(routine), std::move(precision), lower, n, nrhs, count, layout, a, lda,
+                                                stride_a, b, ldb, stride_b, chunk, info, std::move(config));
+            run_on(device, stream, [&](bs::Context& ctx) { call.run(ctx); });
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"),
+        nb::arg("nrhs"), nb::arg("count"), nb::arg("layout"), nb::arg("a"), nb::arg("lda"), nb::arg("stride_a"), nb::arg("b"),
+        nb::arg("ldb"), nb::arg("stride_b"), nb::arg("chunk"), nb::arg("info"), nb::arg("config"),
+        "potrf_batched / potrs_batched / posv_batched on column-major (ld, stride in elements) or interleaved operands "
+        "at raw addresses, on device `device` (-1: CPU) and CUDA stream `stream` (0: the legacy default stream).");
+
+    m.def(
+        "time_cholesky",
+        [](std::string routine, std::string precision, int device, std::int64_t stream, bool lower, std::int64_t n,
+           std::int64_t nrhs, std::int64_t count, int layout, std::uintptr_t a, std::int64_t lda, std::int64_t stride_a,
+           std::uintptr_t b, std::int64_t ldb, std::int64_t stride_b, int chunk, std::uintptr_t info, std::string config,
+           int sets, std::int64_t a_pitch, std::int64_t b_pitch, std::int64_t info_pitch) {
+            if (sets < 1) throw bs::InvalidArgument("time_cholesky", "sets", "sets >= 1");
+            const CholeskyCall call = make_call(std::move(routine), std::move(precision), lower, n, nrhs, count, layout, a, lda,
+                                                stride_a, b, ldb, stride_b, chunk, info, std::move(config));
+            return run_on(device, stream, [&](bs::Context& ctx) {
+                ctx.synchronize();  // the caller's restore of the sets is on this stream
+                const auto start = std::chrono::steady_clock::now();
+                for (int s = 0; s < sets; ++s) call.run(ctx, s * a_pitch, s * b_pitch, s * info_pitch);
+                ctx.synchronize();
+                return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            });
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"),
+        nb::arg("nrhs"), nb::arg("count"), nb::arg("layout"), nb::arg("a"), nb::arg("lda"), nb::arg("stride_a"), nb::arg("b"),
+        nb::arg("ldb"), nb::arg("stride_b"), nb::arg("chunk"), nb::arg("info"), nb::arg("config"), nb::arg("sets"),
+        nb::arg("a_pitch"), nb::arg("b_pitch"), nb::arg("info_pitch"),
+        "The C++ call's time: `sets` calls back to back from C++ (set s at the addresses plus s times each pitch, in "
+        "bytes), between two synchronisations of the stream; returns the elapsed seconds of all of them.");
+
+    m.def(
+        "convert_layout",
+        [](std::string precision, int device, std::int64_t stream, std::int64_t rows, std::int64_t cols, std::int64_t count,
+           int src_layout, std::uintptr_t src, std::int64_t src_ld, std::int64_t src_stride, int src_chunk, int dst_layout,
+           std::uintptr_t dst, std::int64_t dst_ld, std::int64_t dst_stride, int dst_chunk) {
+            run_on(device, stream, [&](bs::Context& ctx) {
+                dispatch(precision, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+                    auto S = view_of<T>("convert_layout", "src", Operand{src_layout, src, src_ld, src_stride, src_chunk}, rows, cols, count);
+                    auto D = view_of<T>("convert_layout", "dst", Operand{dst_layout, dst, dst_ld, dst_stride, dst_chunk}, rows, cols, count);
+                    bs::convert_layout(S, D, ctx);
+                });
+            });
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("rows"), nb::arg("cols"), nb::arg("count"),
+        nb::arg("src_layout"), nb::arg("src"), nb::arg("src_ld"), nb::arg("src_stride"), nb::arg("src_chunk"),
+        nb::arg("dst_layout"), nb::arg("dst"), nb::arg("dst_ld"), nb::arg("dst_stride"), nb::arg("dst_chunk"),
+        "batchsolve::convert_layout between two batches at raw addresses.");
+
+    m.def(
+        "prepare_kernel",
+        [](std::string routine, std::string precision, int device, bool lower, std::int64_t n, std::int64_t nrhs,
+           std::int64_t count, int layout, int chunk, std::string config) {
+            const bs::KernelReport report = run_on(device, keep_stream, [&](bs::Context& ctx) {
+                return dispatch(precision, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+                    // The shape only: prepare_kernel reads no element, so a non-null dummy address will do.
+                    const Operand shape{layout, std::uintptr_t(64), n, n * n, chunk};
+                    bs::BatchView<const T> view = view_of<T>("prepare_kernel", "a", shape, n, n, count);
+                    const bs::KernelReport report =
+                        config.empty() ? bs::prepare_kernel<T>(routine, uplo_of(lower), view, int(nrhs), ctx)
+                                       : bs::prepare_kernel<T>(routine, uplo_of(lower), view, int(nrhs), bs::parse_config(config), ctx);
+                    return report;
+                });
+            });
+            return kernel_report_dict(report);
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("lower"), nb::arg("n"), nb::arg("nrhs"),
+        nb::arg("count"), nb::arg("layout"), nb::arg("chunk"), nb::arg("config"),
+        "Compiles (or loads from the disk cache) the kernel a call of this shape would run, without running it.");
+
+    m.def(
+        "reserve_workspace",
+        [](int device, std::uint64_t bytes) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.workspace(bytes); }); },
+        nb::arg("device"), nb::arg("bytes"), "Grows the device context's workspace to `bytes` now, outside a timed loop.");
+    m.def(
+        "workspace_bytes",
+        [](std::string routine, std::string precision, int device, bool lower, std::int64_t n, std::int64_t nrhs,
+           std::int64_t count, int layout, int chunk, std::string config) {
+            return run_on(device, keep_stream, [&](bs::Context& ctx) {
+                return dispatch(precision, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+                    const Operand shape{layout, std::uintptr_t(64), n, n * n, chunk};
+                    bs::BatchView<const T> view = view_of<T>("workspace_bytes", "a", shape, n, n, count);
+                    const bs::Routine r = bs::parse_routine(routine);
+                    return config.empty() ? bs::workspace_bytes<T>(r, uplo_of(lower), view, int(nrhs), ctx)
+                                          : bs::workspace_bytes<T>(r, uplo_of(lower), view, int(nrhs), bs::parse_config(config), ctx);
+                });
+            });
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("lower"), nb::arg("n"), nb::arg("nrhs"),
+        nb::arg("count"), nb::arg("layout"), nb::arg("chunk"), nb::arg("config"),
+        "Bytes of workspace a call of this shape takes (see batchsolve::workspace_bytes).");
+    m.def("canonical_config", [](std::string json) { return bs::to_string(bs::parse_config(json)); }, nb::arg("json"),
+          "A CholeskyConfig JSON object with every field, as the library reads it (ArgumentError names a bad field).");
+
+    m.def(
+        "sysv_mixed",
+        [](std::string precision, int device, std::int64_t stream, bool hermitian, bool lower, std::int64_t n, std::int64_t nrhs,
+           std::uintptr_t a, std::int64_t lda, std::uintptr_t b, std::int64_t ldb, std::uintptr_t x, std::int64_t ldx,
+           bool allow_rbt, bool allow_pivoted, bool start_with_rbt, int max_iterations, bool tensor_core_updates) {
+            bs::SysvOptions options;
+            options.allow_rbt = allow_rbt, options.allow_pivoted = allow_pivoted, options.start_with_rbt = start_with_rbt;
+            options.max_iterations = max_iterations, options.tensor_core_updates = tensor_core_updates;
+            const bs::Symmetry symmetry = hermitian ? bs::Symmetry::hermitian : bs::Symmetry::symmetric;
+            const int N = to_int("sysv_mixed", "n", n), R = to_int("sysv_mixed", "nrhs", nrhs);
+            const int LDA = to_int("sysv_mixed", "lda", lda), LDB = to_int("sysv_mixed", "ldb", ldb), LDX = to_int("sysv_mixed", "ldx", ldx);
+            const bs::SysvResult result = run_on(device, stream, [&](bs::Context& ctx) {
+                auto solve = [&](auto* typed) {
+                    using T = std::remove_pointer_t<decltype(typed)>;
+                    bs::SysvResult r = bs::sysv_mixed<T>(symmetry, uplo_of(lower), N, R, reinterpret_cast<const T*>(a), LDA,
+                                                         reinterpret_cast<const T*>(b), LDB, reinterpret_cast<T*>(x), LDX, options, ctx);
+                    ctx.synchronize();
+                    return r;
+                };
+                if (precision == "d") return solve(static_cast<double*>(nullptr));
+                if (precision == "z") return solve(static_cast<std::complex<double>*>(nullptr));
+                throw bs::InvalidArgument("sysv_mixed", "dtype", "float64 or complex128 (it factors in the single precision below)");
+            });
+            return sysv_result_dict(result);
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("hermitian"), nb::arg("lower"), nb::arg("n"),
+        nb::arg("nrhs"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"), nb::arg("x"), nb::arg("ldx"),
+        nb::arg("allow_rbt"), nb::arg("allow_pivoted"), nb::arg("start_with_rbt"), nb::arg("max_iterations"),
+        nb::arg("tensor_core_updates"), "batchsolve::sysv_mixed on column-major operands at raw addresses.");
+
+    m.def(
+        "synchronize", [](int device) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.synchronize(); }); }, nb::arg("device"),
+        "Waits for the work issued through the device's context.");
+}
