@@ -1,0 +1,16 @@
+# MPI for batchsolve::mpi and the applications' multi-rank paths: BATCHSOLVE_MPI=AUTO (when found),
+# ON (required) or OFF. Sets BATCHSOLVE_WITH_MPI and, when on, MPIEXEC_EXECUTABLE for the tests.
+set(BATCHSOLVE_MPI AUTO CACHE STRING "Build the MPI paths (batchsolve::mpi, als under mpirun): AUTO, ON, OFF")
+set_property(CACHE BATCHSOLVE_MPI PROPERTY STRINGS AUTO ON OFF)
+set(BATCHSOLVE_WITH_MPI OFF)
+if(NOT BATCHSOLVE_MPI STREQUAL "OFF")
+  if(BATCHSOLVE_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS CXX)
+  else()
+    find_package(MPI QUIET COMPONENTS CXX)
+  endif()
+  if(MPI_CXX_FOUND)
+    set(BATCHSOLVE_WITH_MPI ON)
+  endif()
+endif()
+message(STATUS "batchsolve: MPI ${BATCHSOLVE_WITH_MPI}")

@@ -1,0 +1,411 @@
+// DeviceGroup and the multi-device potrf/potrs/posv (multi_device.hpp): the split, one host thread per
+// member, in-place shares for CPU members and pinned staging for CUDA members of host-resident batches.
+#include "batchsolve/multi_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "../core/backends.hpp"
+#include "batchsolve/buffer.hpp"
+#include "batchsolve/cholesky.hpp"
+#include "pinned.hpp"
+
+namespace batchsolve {
+
+// ---- split ---------------------------------------------------------------------------------------
+
+std::vector<BatchShare> split_batch(int count, const std::vector<double>& weights, int align) {
+    constexpr const char* routine = "split_batch";
+    if (count < 0) throw InvalidArgument(routine, "count", "count >= 0 (got " + std::to_string(count) + ")");
+    if (weights.empty()) throw InvalidArgument(routine, "weights", "at least one member");
+    if (align < 1) throw InvalidArgument(routine, "align", "align >= 1 (got " + std::to_string(align) + ")");
+    double total = 0;
+    for (double w : weights) {
+        if (!(w >= 0) || !std::isfinite(w)) throw InvalidArgument(routine, "weights", "finite and >= 0");
+        total += w;
+    }
+    if (!(total > 0)) throw InvalidArgument(routine, "weights", "not all zero");
+    // Shares in units of `align` matrices (the last unit may be short), by largest remainder.
+    const std::int64_t units = (std::int64_t(count) + align - 1) / align;
+    const std::size_t m = weights.size();
+    std::vector<std::int64_t> take(m);
+    std::vector<std::pair<double, std::size_t>> remainder(m);
+    std::int64_t given = 0;
+    for (std::size_t p = 0; p < m; ++p) {
+        const double exact = double(units) * weights[p] / total;
+        take[p] = std::int64_t(std::floor(exact));
+        given += take[p];
+        remainder[p] = {exact - double(take[p]), p};
+    }
+    // Ties go to the lower member, so equal weights give the first members the extra units.
+    std::stable_sort(remainder.begin(), remainder.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t r = 0; given < units; ++r, ++given) take[remainder[r % m].second] += 1;
+    std::vector<BatchShare> shares(m);
+    std::int64_t first = 0;
+    for (std::size_t p = 0; p < m; ++p) {
+        const std::int64_t begin = std::min<std::int64_t>(first * align, count);
+        const std::int64_t end = std::min<std::int64_t>((first + take[p]) * align, count);
+        shares[p] = {int(begin), int(end - begin)};
+        first += take[p];
+    }
+    return shares;
+}
+
+// ---- DeviceGroup ---------------------------------------------------------------------------------
+
+DeviceGroup::DeviceGroup(Backend backend, const std::vector<int>& devices) : devices_(devices) {
+    if (devices.empty()) throw InvalidArgument("DeviceGroup", "devices", "at least one device");
+    if (backend == Backend::automatic) backend = Context::cuda_available() ? Backend::cuda : Backend::cpu;
+    backend_ = backend;
+    if (backend_ == Backend::cuda) {
+        std::set<int> seen;
+        for (int d : devices) {
+            if (!seen.insert(d).second)
+                throw InvalidArgument("DeviceGroup", "devices", "each CUDA device at most once (device " + std::to_string(d) + " repeats)");
+            const int n = cuda_backend::device_count();
+            if (d < 0 || d >= n)
+                throw InvalidArgument("DeviceGroup", "devices",
+                                      "CUDA device ordinals in [0, " + std::to_string(n) + ") (got " + std::to_string(d) + ")");
+        }
+    }
+    for (int d : devices) contexts_.push_back(std::make_unique<Context>(backend_, backend_ == Backend::cuda ? d : 0));
+    weights_.assign(devices.size(), 1.0);
+}
+
+DeviceGroup::~DeviceGroup() = default;
+
+std::vector<int> DeviceGroup::parse_devices(const std::string& list, Backend backend) {
+    if (list == "all") {
+        const bool cuda = backend == Backend::cuda || (backend == Backend::automatic && Context::cuda_available());
+        std::vector<int> all;
+        const int n = cuda ? cuda_backend::device_count() : 1;
+        for (int d = 0; d < n; ++d) all.push_back(d);
+        if (all.empty()) throw InvalidArgument("DeviceGroup", "devices", "'all' found no CUDA device");
+        return all;
+    }
+    std::vector<int> out;
+    if (!list.empty() && list.back() == ',')  // getline would drop the empty last item silently
+        throw InvalidArgument("DeviceGroup", "devices", "a comma-separated list of device numbers >= 0 or 'all' (got '" + list + "')");
+    std::stringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        std::size_t used = 0;
+        int d = -1;
+        try {
+            d = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || d < 0)
+            throw InvalidArgument("DeviceGroup", "devices",
+                                  "a comma-separated list of device numbers >= 0 or 'all' (got '" + list + "')");
+        out.push_back(d);
+    }
+    if (out.empty()) throw InvalidArgument("DeviceGroup", "devices", "at least one device (got '" + list + "')");
+    return out;
+}
+
+std::string DeviceGroup::describe() const {
+    std::ostringstream s;
+    s << contexts_.size() << " x " << contexts_.front()->device_name() << " (" << (backend_ == Backend::cuda ? "devices " : "members ");
+    for (std::size_t i = 0; i < devices_.size(); ++i) s << (i ? "," : "") << devices_[i];
+    s << ")";
+    return s.str();
+}
+
+void DeviceGroup::set_weights(std::vector<double> weights) {
+    if (weights.size() != contexts_.size())
+        throw InvalidArgument("DeviceGroup::set_weights", "weights",
+                              "one weight per member (" + std::to_string(contexts_.size()) + ", got " + std::to_string(weights.size()) + ")");
+    split_batch(1, weights);  // the same checks as a split
+    weights_ = std::move(weights);
+}
+
+void DeviceGroup::set_staging_bytes(std::size_t bytes) {
+    if (bytes < (std::size_t(1) << 20))
+        throw InvalidArgument("DeviceGroup::set_staging_bytes", "bytes", "at least 1 MiB (got " + std::to_string(bytes) + ")");
+    staging_bytes_ = bytes;
+}
+
+void DeviceGroup::run(const std::function<void(int member)>& work) {
+    const int n = size();
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+    auto one = [&](int member) {
+        try {
+            work(member);
+            contexts_[std::size_t(member)]->synchronize();
+        } catch (...) {
+            errors[std::size_t(member)] = std::current_exception();
+        }
+    };
+    if (n == 1) {
+        one(0);
+    } else {
+        std::vector<std::thread> threads;
+        threads.reserve(std::size_t(n));
+        for (int member = 0; member < n; ++member) threads.emplace_back(one, member);
+        for (auto& t : threads) t.join();
+    }
+    for (int member = 0; member < n; ++member) {
+        if (!errors[std::size_t(member)]) continue;
+        std::string what;
+        try {
+            std::rethrow_exception(errors[std::size_t(member)]);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+            what = "an unknown exception";
+        }
+        std::string device;
+        try {
+            device = contexts_[std::size_t(member)]->device_name();
+        } catch (...) {
+            device = "?";
+        }
+        throw Error("member " + std::to_string(member) + " (" + (backend_ == Backend::cuda ? "device " : "cpu member ") +
+                    std::to_string(devices_[std::size_t(member)]) + ", " + device + "): " + what);
+    }
+}
+
+// ---- host-resident batches -----------------------------------------------------------------------
+
+namespace {
+
+enum class Op { potrf, potrs, posv };
+const char* op_name(Op op) { return op == Op::potrf ? "potrf_batched" : op == Op::potrs ? "potrs_batched" : "posv_batched"; }
+
+// A view of matrices [first, first + count) of `v` over the same memory, when the layout allows it
+// (every layout but a plain interleaved batch, and chunked ones only from a chunk boundary).
+template <class T>
+bool subview(const BatchView<T>& v, int first, int count, BatchView<T>& out) {
+    out = v;
+    out.count = count;
+    switch (v.layout) {
+        case LayoutKind::column_major:
+            if (count > 0) out.data = v.data + std::int64_t(first) * v.stride;
+            return true;
+        case LayoutKind::pointer_array:
+            if (count > 0) out.pointers = v.pointers + first;
+            return true;
+        case LayoutKind::chunked_interleaved:
+            if (first % v.chunk_size != 0) return false;
+            if (count > 0) out.data = v.data + std::int64_t(first) * v.rows * v.cols;
+            return true;
+        case LayoutKind::interleaved:
+            return first == 0 && count == v.count;
+    }
+    return false;
+}
+
+// Piece storage: column-major families go packed (ld = rows); interleaved families keep their chunk
+// width (a plain interleaved piece is an interleaved batch of the piece's count).
+template <class T>
+BatchView<T> piece_view(const BatchView<T>& whole, T* storage, int count) {
+    if (whole.layout == LayoutKind::chunked_interleaved) return BatchView<T>::chunked(storage, whole.rows, whole.cols, count, whole.chunk_size);
+    if (whole.layout == LayoutKind::interleaved) return BatchView<T>::interleaved(storage, whole.rows, whole.cols, count);
+    return BatchView<T>::column_major(storage, whole.rows, whole.cols, count);
+}
+
+// Copies matrices [first, first + count) of `whole` into packed piece storage (to_piece) or back.
+template <class T, class U>
+void copy_piece(const BatchView<U>& whole, int first, int count, T* piece, bool to_piece) {
+    const int rows = whole.rows, cols = whole.cols;
+    const std::size_t column_bytes = std::size_t(rows) * sizeof(T);
+    if (whole.layout == LayoutKind::column_major || whole.layout == LayoutKind::pointer_array) {
+        for (int k = 0; k < count; ++k)
+            for (int j = 0; j < cols; ++j) {
+                T* p = piece + (std::int64_t(k) * cols + j) * rows;
+                U* w = &whole.at(first + k, 0, j);
+                if (to_piece) std::memcpy(p, w, column_bytes);
+                else std::memcpy(const_cast<std::remove_const_t<U>*>(w), p, column_bytes);
+            }
+    } else if (whole.layout == LayoutKind::chunked_interleaved) {
+        // Pieces start on chunk boundaries: the piece is one contiguous run of the batch's storage.
+        U* w = whole.data + std::int64_t(first) * rows * cols;
+        const std::size_t bytes = std::size_t(count) * rows * cols * sizeof(T);
+        if (to_piece) std::memcpy(piece, w, bytes);
+        else std::memcpy(const_cast<std::remove_const_t<U>*>(w), piece, bytes);
+    } else {
+        // Plain interleaved: element (i, j) of consecutive matrices is one contiguous run.
+        for (std::int64_t e = 0; e < std::int64_t(rows) * cols; ++e) {
+            T* p = piece + e * count;
+            U* w = whole.data + e * whole.count + first;
+            if (to_piece) std::memcpy(p, w, std::size_t(count) * sizeof(T));
+            else std::memcpy(const_cast<std::remove_const_t<U>*>(w), p, std::size_t(count) * sizeof(T));
+        }
+    }
+}
+
+template <class T>
+void run_single(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context& ctx) {
+    if (op == Op::potrf) potrf_batched(uplo, a, info, ctx);
+    else if (op == Op::potrs) potrs_batched(uplo, BatchView<const T>(a), b, ctx);
+    else posv_batched(uplo, a, b, info, ctx);
+}
+
+// One member's share of a host-resident batch, in pieces through staging memory (CUDA members, and
+// CPU members of a plain interleaved batch).
+template <class T>
+void run_staged(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, BatchShare share,
+                Context& ctx, std::size_t staging_bytes) {
+    const bool has_b = op != Op::potrf;
+    const std::size_t a_elems = std::size_t(a.rows) * a.cols, b_elems = has_b ? std::size_t(b.rows) * b.cols : 0;
+    const std::size_t per_matrix = (a_elems + b_elems) * sizeof(T) + sizeof(int);
+    const int align = a.layout == LayoutKind::chunked_interleaved ? a.chunk_size : 1;
+    std::int64_t per_piece = std::int64_t(staging_bytes / per_matrix) / align * align;
+    if (per_piece < align) per_piece = align;  // one chunk at least, even above the staging size
+    per_piece = std::min<std::int64_t>(per_piece, share.count);
+    const bool device = ctx.backend() == Backend::cuda;
+    multi::PinnedBlock host_a(multi::pinned_allocate(std::size_t(per_piece) * a_elems * sizeof(T)));
+    multi::PinnedBlock host_b(multi::pinned_allocate(std::size_t(per_piece) * std::max<std::size_t>(b_elems, 1) * sizeof(T)));
+    Buffer<T> dev_a, dev_b;
+    Buffer<int> dev_info;
+    if (device) {
+        dev_a = Buffer<T>(ctx, std::size_t(per_piece) * a_elems);
+        if (has_b) dev_b = Buffer<T>(ctx, std::size_t(per_piece) * b_elems);
+        if (op != Op::potrs) dev_info = Buffer<int>(ctx, std::size_t(per_piece));
+    }
+    T* ha = static_cast<T*>(host_a.get());
+    T* hb = static_cast<T*>(host_b.get());
+    for (std::int64_t done = 0; done < share.count; done += per_piece) {
+        const int first = share.first + int(done), count = int(std::min<std::int64_t>(per_piece, share.count - done));
+        copy_piece(a, first, count, ha, true);
+        if (has_b) copy_piece(b, first, count, hb, true);
+        T* wa = ha;
+        T* wb = hb;
+        int* winfo = info ? info + first : nullptr;
+        if (device) {
+            dev_a.upload(ha, std::size_t(count) * a_elems);
+            if (has_b) dev_b.upload(hb, std::size_t(count) * b_elems);
+            wa = dev_a.data(), wb = dev_b.data(), winfo = dev_info.data();
+        }
+        run_single(op, uplo, piece_view(a, wa, count), has_b ? piece_view(b, wb, count) : BatchView<T>{}, winfo, ctx);
+        if (device) {
+            if (op != Op::potrs) {
+                dev_a.download(ha, std::size_t(count) * a_elems);
+                dev_info.download(info + first, std::size_t(count));
+            }
+            if (has_b) dev_b.download(hb, std::size_t(count) * b_elems);
+        }
+        if (op != Op::potrs) copy_piece(a, first, count, ha, false);
+        if (has_b) copy_piece(b, first, count, hb, false);
+    }
+}
+
+template <class T>
+void check_host_batch(Op op, const BatchView<T>& a, const BatchView<T>& b, const int* info) {
+    const char* routine = op_name(op);
+    if (a.count < 0) throw InvalidArgument(routine, "a.count", "count >= 0");
+    if (op != Op::potrs && a.count > 0 && info == nullptr) throw InvalidArgument(routine, "info", "non-null");
+    if (op == Op::potrf) return;
+    if (b.count != a.count) throw InvalidArgument(routine, "b.count", "b.count == a.count");
+    // Column-major and pointer arrays mix freely; interleaved layouts only with their own kind and chunk.
+    const bool same = a.is_interleaved() ? (a.layout == b.layout && (a.layout == LayoutKind::interleaved || a.chunk_size == b.chunk_size))
+                                         : !b.is_interleaved();
+    if (!same) throw InvalidArgument(routine, "b.layout", "the same family of layouts as a (and the same chunk size)");
+}
+
+template <class T>
+void host_resident(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, DeviceGroup& group) {
+    check_host_batch(op, a, b, info);
+    if (a.count == 0) return;
+    const int align = a.layout == LayoutKind::chunked_interleaved ? a.chunk_size : 1;
+    const auto shares = group.split(a.count, align);
+    const std::size_t staging = group.staging_bytes();
+    group.run([&](int member) {
+        const BatchShare share = shares[std::size_t(member)];
+        if (share.count == 0) return;
+        Context& ctx = group.context(member);
+        BatchView<T> sa, sb;
+        const bool in_place = ctx.backend() == Backend::cpu && subview(a, share.first, share.count, sa) &&
+                              (op == Op::potrf || subview(b, share.first, share.count, sb));
+        if (in_place) run_single(op, uplo, sa, sb, info ? info + share.first : nullptr, ctx);
+        else run_staged(op, uplo, a, b, info, share, ctx, staging);
+    });
+}
+
+template <class T>
+void check_parts(const char* routine, std::size_t parts, const DeviceGroup& group, const char* name) {
+    if (parts != std::size_t(group.size()))
+        throw InvalidArgument(routine, name, "one part per member (" + std::to_string(group.size()) + ", got " + std::to_string(parts) + ")");
+}
+
+}  // namespace
+
+template <class T>
+void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, DeviceGroup& group) {
+    host_resident(Op::potrf, uplo, a, BatchView<T>{}, info, group);
+}
+template <class T>
+void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, DeviceGroup& group) {
+    // The factor is only read; the staging code copies it in and never back (Op::potrs).
+    BatchView<T> writable_shape;
+    writable_shape.data = const_cast<T*>(a.data), writable_shape.pointers = const_cast<T* const*>(a.pointers);
+    writable_shape.rows = a.rows, writable_shape.cols = a.cols, writable_shape.ld = a.ld, writable_shape.stride = a.stride;
+    writable_shape.count = a.count, writable_shape.layout = a.layout, writable_shape.chunk_size = a.chunk_size;
+    host_resident(Op::potrs, uplo, writable_shape, b, nullptr, group);
+}
+template <class T>
+void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, DeviceGroup& group) {
+    host_resident(Op::posv, uplo, a, b, info, group);
+}
+
+// ---- device-resident batches ---------------------------------------------------------------------
+
+template <class T>
+void potrf_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vector<int*>& info, DeviceGroup& group) {
+    check_parts<T>("potrf_batched", a.size(), group, "a");
+    check_parts<T>("potrf_batched", info.size(), group, "info");
+    group.run([&](int p) { potrf_batched(uplo, a[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
+}
+template <class T>
+void potrs_batched(Uplo uplo, const std::vector<BatchView<const T>>& a, const std::vector<BatchView<T>>& b,
+                   DeviceGroup& group) {
+    check_parts<T>("potrs_batched", a.size(), group, "a");
+    check_parts<T>("potrs_batched", b.size(), group, "b");
+    group.run([&](int p) { potrs_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], group.context(p)); });
+}
+template <class T>
+void posv_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vector<BatchView<T>>& b,
+                  const std::vector<int*>& info, DeviceGroup& group) {
+    check_parts<T>("posv_batched", a.size(), group, "a");
+    check_parts<T>("posv_batched", b.size(), group, "b");
+    check_parts<T>("posv_batched", info.size(), group, "info");
+    group.run([&](int p) { posv_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
+}
+
+std::vector<int> gather_info(DeviceGroup& group, const std::vector<int*>& info, const std::vector<int>& counts) {
+    check_parts<int>("gather_info", info.size(), group, "info");
+    check_parts<int>("gather_info", counts.size(), group, "counts");
+    std::vector<std::int64_t> first(counts.size() + 1, 0);
+    for (std::size_t p = 0; p < counts.size(); ++p) {
+        if (counts[p] < 0) throw InvalidArgument("gather_info", "counts", "counts >= 0");
+        if (counts[p] > 0 && info[p] == nullptr) throw InvalidArgument("gather_info", "info", "non-null where counts > 0");
+        first[p + 1] = first[p] + counts[p];
+    }
+    std::vector<int> all(static_cast<std::size_t>(first.back()));
+    for (int p = 0; p < group.size(); ++p)
+        detail::backend_copy_to_host(group.context(p), all.data() + first[std::size_t(p)], info[std::size_t(p)],
+                                     std::size_t(counts[std::size_t(p)]) * sizeof(int));
+    return all;
+}
+
+#define BATCHSOLVE_MULTI_INSTANTIATE(T)                                                                            \
+    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, DeviceGroup&);                                \
+    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, DeviceGroup&);           \
+    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, DeviceGroup&);            \
+    template void potrf_batched<T>(Uplo, const std::vector<BatchView<T>>&, const std::vector<int*>&, DeviceGroup&); \
+    template void potrs_batched<T>(Uplo, const std::vector<BatchView<const T>>&, const std::vector<BatchView<T>>&, \
+                                   DeviceGroup&);                                                                \
+    template void posv_batched<T>(Uplo, const std::vector<BatchView<T>>&, const std::vector<BatchView<T>>&,       \
+                                  const std::vector<int*>&, DeviceGroup&);
+BATCHSOLVE_FOR_EACH_PRECISION(BATCHSOLVE_MULTI_INSTANTIATE)
+#undef BATCHSOLVE_MULTI_INSTANTIATE
+
+}  // namespace batchsolve

@@ -1,0 +1,78 @@
+// mpi_posv: a batch of SPD systems split over MPI ranks (each rank its share, CPU backend), the info
+// gathered to rank 0 at global indices and the solutions compared on rank 0 with one process solving
+// the whole batch. Run by mpi_test.sh under mpirun -np 1, 2, 3; prints "mpi_posv: ok ..." on success.
+//   mpi_posv SEED [COUNT] [N]
+// Exit codes: 0 ok, 1 a wrong result, 2 an error (a failing rank is reported by every rank).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+#include "batchsolve/batchsolve.hpp"
+#include "batchsolve/multi_device.hpp"
+#include "batchsolve_mpi.hpp"
+
+using namespace batchsolve;
+
+int main(int argc, char** argv) {
+    mpi::Environment env(&argc, &argv);
+    mpi::Communicator comm;
+    try {
+        if (argc < 2) throw InvalidArgument("mpi_posv", "SEED", "usage: mpi_posv SEED [COUNT] [N]");
+        const std::uint64_t seed = std::strtoull(argv[1], nullptr, 0);
+        const int count = argc > 2 ? std::atoi(argv[2]) : 1001, n = argc > 3 ? std::atoi(argv[3]) : 12;
+        // Every rank generates the same batch (deterministic in the seed) and keeps only its share, as
+        // ranks on different nodes would read theirs from a file.
+        std::vector<double> all_a = generate_spd_batch<double>(n, count, 1e3, seed);
+        const int bad = count - 1 - count / 7;  // a failed matrix late in the batch (the last rank's share at -np 2, 3)
+        spoil_matrix(all_a, n, bad, n / 2, BadMatrix::indefinite);
+        const auto rhs = generate_rhs_batch(all_a, n, count, 1, seed + 1);
+        const BatchShare share = mpi::rank_share(count, comm.rank(), comm.size());
+        std::vector<double> a(all_a.begin() + std::ptrdiff_t(share.first) * n * n,
+                              all_a.begin() + std::ptrdiff_t(share.first + share.count) * n * n);
+        std::vector<double> b(rhs.b.begin() + std::ptrdiff_t(share.first) * n, rhs.b.begin() + std::ptrdiff_t(share.first + share.count) * n);
+        std::vector<int> info(std::size_t(share.count) + 1, -7);
+        comm.run_agreed("the share's solve", [&] {
+            comm.fault_point("the share's solve");
+            Context ctx(Backend::cpu);
+            posv_batched(Uplo::lower, BatchView<double>::column_major(a.data(), n, n, share.count),
+                         BatchView<double>::column_major(b.data(), n, 1, share.count), info.data(), ctx);
+        });
+        const std::vector<int> global_info = comm.gather_info(info.data(), share, count, "gathering info");
+        // The solutions to rank 0 as well (plain MPI: this is the test's own check, not the library's).
+        std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(static_cast<std::size_t>(comm.size()));
+        for (int r = 0; r < comm.size(); ++r) {
+            const auto s = mpi::rank_share(count, r, comm.size());
+            counts[std::size_t(r)] = s.count * n, displs[std::size_t(r)] = s.first * n;
+        }
+        std::vector<double> x(comm.rank() == 0 ? std::size_t(count) * n : 0);
+        MPI_Gatherv(b.data(), share.count * n, MPI_DOUBLE, x.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm.comm());
+        if (comm.rank() != 0) return 0;
+
+        std::vector<double> one_a = all_a, one_b = rhs.b;
+        std::vector<int> one_info(static_cast<std::size_t>(count));
+        Context ctx(Backend::cpu);
+        posv_batched(Uplo::lower, BatchView<double>::column_major(one_a.data(), n, n, count),
+                     BatchView<double>::column_major(one_b.data(), n, 1, count), one_info.data(), ctx);
+        int wrong = 0;
+        for (int k = 0; k < count; ++k) wrong += global_info[std::size_t(k)] != one_info[std::size_t(k)];
+        if (global_info[std::size_t(bad)] != n / 2 + 1) {
+            std::cerr << "mpi_posv: info[" << bad << "] = " << global_info[std::size_t(bad)] << ", expected " << n / 2 + 1 << "\n";
+            ++wrong;
+        }
+        // Each matrix is solved by LAPACK on its own, so the split cannot change a bit.
+        const int differ = std::memcmp(x.data(), one_b.data(), x.size() * sizeof(double)) != 0;
+        std::printf("mpi_posv: %s: %d ranks, %d matrices of order %d, failed matrix reported at global index %d (info %d), "
+                    "%d info mismatches, solutions %s one process's\n",
+                    wrong || differ ? "FAILED" : "ok", comm.size(), count, n, bad, global_info[std::size_t(bad)], wrong,
+                    differ ? "differ from" : "equal bit for bit to");
+        return wrong || differ ? 1 : 0;
+    } catch (const mpi::Timeout& e) {
+        std::cerr << "mpi_posv: error: " << e.what() << "\n";
+        mpi::abort_job(2);
+    } catch (const std::exception& e) {
+        std::cerr << "mpi_posv: rank " << comm.rank() << ": error: " << e.what() << "\n";
+        return 2;
+    }
+}
