@@ -1,0 +1,70 @@
+// The primitives of the variable-size triangular routines (vbatched_triangular.hpp) that each backend
+// implements: the per-problem argument check with the maxima, and TRMM, TRSM and POTRF at the
+// _max_nocheck level. src/core/triangular.cpp checks whole-call arguments and builds the three entry
+// levels on top of them; src/reference/triangular.cpp implements them on the CPU, src/cuda/triangular/
+// on the GPU, and src/stub/triangular_stub.cpp throws NotCompiled in a CPU-only build. Every pointer is
+// in the backend's memory.
+#pragma once
+
+#include <complex>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+#include "batchsolve/vbatched_triangular.hpp"
+
+namespace batchsolve::triangular_detail {
+
+// What one call of the per-problem check reads: the routine's shape (TRMM/TRSM: side, m, n, A, lda,
+// B, ldb; POTRF: n, A, lda) and the maxima a _max caller gave (-1: find them instead).
+struct CheckSpec {
+    bool potrf = false;
+    Side side = Side::left;
+    int given_max_m = -1;  // TRMM/TRSM m, POTRF n
+    int given_max_n = -1;  // TRMM/TRSM n
+};
+
+// Largest valid sizes the check found (or the given ones).
+struct Maxima {
+    int m = 0;
+    int n = 0;
+};
+
+}  // namespace batchsolve::triangular_detail
+
+#define BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(MACRO) \
+    MACRO(float)                                       \
+    MACRO(double)                                      \
+    MACRO(std::complex<float>)                         \
+    MACRO(std::complex<double>)
+
+// Same declarations in both backend namespaces (same names in every backend folder).
+#define BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS                                                             \
+    /* Per problem: info[i] = 0 or -p (vbatched_arg), m_run/n_run = the sizes to run (0 for an invalid      \
+       problem, so the _max_nocheck primitives skip it). POTRF uses m, a, lda only (b, ldb, n may be null). \
+       Returns the maxima over valid problems (spec.given_* when >= 0: then a size above it is invalid).  \
+       The CUDA backend waits for the maxima only when it has to find them. */                           \
+    template <class T>                                                                                     \
+    triangular_detail::Maxima check_vbatched(const triangular_detail::CheckSpec& spec, const int* m,          \
+                                             const int* n, const T* const* a, const int* lda,                \
+                                             T* const* b, const int* ldb, int batch, int* info, int* m_run,  \
+                                             int* n_run, Context& ctx);                                      \
+    template <class T>                                                                                     \
+    void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,           \
+                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n,  \
+                       int batch, const TriangularConfig& config, Context& ctx);                             \
+    template <class T>                                                                                     \
+    void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,           \
+                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n,  \
+                       int batch, const TriangularConfig& config, Context& ctx);                             \
+    /* reset_info: write 0 to every info first (nocheck level); else info holds the check's verdicts and  \
+       only a failure k > 0 is written (problems with info != 0 have n = 0 and are skipped anyway). */     \
+    template <class T>                                                                                     \
+    void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int max_n, int batch,          \
+                        int* info, bool reset_info, const TriangularConfig& config, Context& ctx);
+
+namespace batchsolve::reference {
+BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS
+}
+namespace batchsolve::cuda_backend {
+BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS
+}
