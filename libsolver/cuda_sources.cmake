@@ -10,4 +10,4 @@ set(BATCHSOLVE_CUDA_SOURCES
 )
 include(${CMAKE_CURRENT_LIST_DIR}/src/cuda/triangular/sources.cmake)  # vbatched TRMM/TRSM/POTRF
 # Host-side warnings for .cu files too (the C++ files get -Wall -Wextra from libsolver/CMakeLists.txt).
-target_compile_options(batchsolve PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+target_compile_options(batchsolve PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
