@@ -17,8 +17,7 @@ void potrf_dispatch(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyC
     checks::check_square(a, routine, "a");
     checks::require(a.count == 0 || info != nullptr, routine, "info", "non-null");
     if (a.count == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::potrf_batched(uplo, a, info, config, ctx);
-    else reference::potrf_batched(uplo, a, info, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, potrf_batched(uplo, a, info, config, ctx));
 }
 
 template <class T>
@@ -30,8 +29,7 @@ void potrs_dispatch(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& 
     checks::check_view(b, routine, "b");
     checks::check_rhs(a, b, routine);
     if (a.count == 0 || a.rows == 0 || b.cols == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::potrs_batched(uplo, a, b, config, ctx);
-    else reference::potrs_batched(uplo, a, b, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, potrs_batched(uplo, a, b, config, ctx));
 }
 
 template <class T>
@@ -44,8 +42,7 @@ void posv_dispatch(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int*
     checks::check_rhs(a, b, routine);
     checks::require(a.count == 0 || info != nullptr, routine, "info", "non-null");
     if (a.count == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::posv_batched(uplo, a, b, info, config, ctx);
-    else reference::posv_batched(uplo, a, b, info, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, posv_batched(uplo, a, b, info, config, ctx));
 }
 
 }  // namespace

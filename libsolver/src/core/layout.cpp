@@ -17,8 +17,7 @@ void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Cont
     checks::require(src.count == dst.count, routine, "dst.count",
                     "dst.count == src.count (" + std::to_string(src.count) + ")");
     if (src.count == 0 || src.rows == 0 || src.cols == 0) return;
-    if (ctx.backend() == Backend::cuda) cuda_backend::convert_layout(src, dst, ctx);
-    else reference::convert_layout(src, dst, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, convert_layout(src, dst, ctx));
 }
 
 #define INSTANTIATE(T) template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);

@@ -16,10 +16,6 @@
 
 namespace batchsolve {
 
-// The same primitive on the context's backend.
-#define LDLT_DISPATCH(ctx, ...) \
-    ((ctx).backend() == Backend::cuda ? cuda_backend::__VA_ARGS__ : reference::__VA_ARGS__)
-
 const char* to_string(Symmetry s) { return s == Symmetry::symmetric ? "symmetric" : "hermitian"; }
 
 Symmetry parse_symmetry(const std::string& text) {
@@ -134,7 +130,7 @@ void sytrf_nopiv(Symmetry symmetry, Uplo uplo, int n, T* a, int lda, int* info, 
     check_matrix_arguments<T>(routine, uplo, n, a, lda);
     checks::require(info != nullptr, routine, "info", "non-null");
     void* workspace = ctx.workspace(ldlt_detail::factor_workspace_bytes<T>(n));
-    LDLT_DISPATCH(ctx, ldlt_factor<T>(effective<T>(symmetry), n, a, lda, info, workspace, false, ctx));
+    BATCHSOLVE_ON_BACKEND(ctx, ldlt_factor<T>(effective<T>(symmetry), n, a, lda, info, workspace, false, ctx));
 }
 
 template <class T>
@@ -144,7 +140,7 @@ void sytrs_nopiv(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a, int 
     checks::require(nrhs >= 0, routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
     check_rhs_arguments<T>(routine, "b", "ldb", n, nrhs, b, ldb);
     if (n == 0 || nrhs == 0) return;
-    LDLT_DISPATCH(ctx, ldlt_solve<T>(effective<T>(symmetry), n, nrhs, a, lda, b, ldb, ctx));
+    BATCHSOLVE_ON_BACKEND(ctx, ldlt_solve<T>(effective<T>(symmetry), n, nrhs, a, lda, b, ldb, ctx));
 }
 
 // ---- sysv_mixed ------------------------------------------------------------------------------------------
@@ -174,7 +170,7 @@ struct MixedLayout {
         const std::size_t factor_bytes = ldlt_detail::factor_workspace_bytes<Lo>(npad);
         std::size_t pivoted_bytes = 0;
         if (with_pivoted && options.allow_pivoted)
-            pivoted_bytes = LDLT_DISPATCH(ctx, pivoted_workspace_bytes<T>(symmetry, n, nrhs, ctx));
+            pivoted_bytes = BATCHSOLVE_ON_BACKEND(ctx, pivoted_workspace_bytes(TypeTag<T>{}, symmetry, n, nrhs, ctx));
         std::size_t at = 0;
         low_matrix = at;
         factor_scratch = low_bytes;
@@ -223,8 +219,8 @@ public:
     SysvResult run() {
         SysvResult result;
         // ||A||_inf: the scale of the stopping criterion and of the normwise residual.
-        LDLT_DISPATCH(ctx_, abs_matrix_times<T>(n_, a_, lda_, nullptr, sums_, ctx_));
-        LDLT_DISPATCH(ctx_, max_of<R>(n_, sums_, norms_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, abs_matrix_times<T>(n_, a_, lda_, nullptr, sums_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, max_of<R>(n_, sums_, norms_, ctx_));
         fetch(ctx_, &norm_a_, norms_, 1);
 
         // TF32 updates first when asked for; if refinement then stalls, diverges or runs out of
@@ -254,7 +250,7 @@ public:
             result.steps.push_back(pivoted());
             if (result.steps.back().outcome == StepOutcome::solved) return finish(result);
         }
-        LDLT_DISPATCH(ctx_, fill_nan<T>(n_, nrhs_, x_, ldx_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, fill_nan<T>(n_, nrhs_, x_, ldx_, ctx_));
         result.path = SolvePath::none;
         result.backward_error = std::numeric_limits<double>::quiet_NaN();
         result.normwise_residual = std::numeric_limits<double>::quiet_NaN();
@@ -272,8 +268,8 @@ private:
         bool finite = true;
     };
     Measure measure() {
-        LDLT_DISPATCH(ctx_, column_max_abs<T>(n_, nrhs_, r_, n_, norms_, ctx_));
-        LDLT_DISPATCH(ctx_, column_max_abs<T>(n_, nrhs_, x_, ldx_, norms_ + nrhs_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, r_, n_, norms_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, x_, ldx_, norms_ + nrhs_, ctx_));
         std::vector<R> host(2 * std::size_t(nrhs_));
         fetch(ctx_, host.data(), norms_, host.size());
         Measure m;
@@ -310,18 +306,18 @@ private:
         ctx_.synchronize();
         detail::backend_fill_bytes(ctx_, flags_, 0, 2 * sizeof(int));
 
-        LDLT_DISPATCH(ctx_, expand_lower<T, Lo>(symmetry_, n_, a_, lda_, npad, low, npad, norm_a_, overflow, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, expand_lower<T, Lo>(symmetry_, n_, a_, lda_, npad, low, npad, norm_a_, overflow, ctx_));
         if (rbt) {
             const Butterfly u = make_butterfly(n_, options_.butterfly_depth, options_.seed);
             std::vector<RLo> values(u.diagonals.begin(), u.diagonals.end());
             detail::backend_copy_to_backend(ctx_, diagonals, values.data(), values.size() * sizeof(RLo));
-            LDLT_DISPATCH(ctx_, rbt_matrix<Lo>(npad, u.depth, diagonals, low, npad, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, rbt_matrix<Lo>(npad, u.depth, diagonals, low, npad, ctx_));
         }
         if (fetch_flag(0)) {
             step.outcome = StepOutcome::overflow;
             return step;
         }
-        LDLT_DISPATCH(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch),
+        BATCHSOLVE_ON_BACKEND(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch),
                                              tensor_cores, ctx_));
         step.column = fetch_flag(1);
         if (step.column != 0) {
@@ -330,20 +326,20 @@ private:
         }
 
         // x = 0, r = b; every pass solves for the correction of the current residual.
-        LDLT_DISPATCH(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, r_, n_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, r_, n_, ctx_));
         zero_x();
         double previous = std::numeric_limits<double>::infinity();
         for (int pass = 0;; ++pass) {
-            LDLT_DISPATCH(ctx_, convert_down<T, Lo>(n_, npad, nrhs_, r_, n_, d_, npad, overflow, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, convert_down<T, Lo>(n_, npad, nrhs_, r_, n_, d_, npad, overflow, ctx_));
             if (fetch_flag(0)) {
                 step.outcome = StepOutcome::overflow;
                 return step;
             }
-            if (rbt) LDLT_DISPATCH(ctx_, rbt_vectors<Lo>(true, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
-            LDLT_DISPATCH(ctx_, ldlt_solve<Lo>(symmetry_, npad, nrhs_, low, npad, d_, npad, ctx_));
-            if (rbt) LDLT_DISPATCH(ctx_, rbt_vectors<Lo>(false, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
-            LDLT_DISPATCH(ctx_, add_correction<T, Lo>(n_, nrhs_, d_, npad, x_, ldx_, ctx_));
-            LDLT_DISPATCH(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
+            if (rbt) BATCHSOLVE_ON_BACKEND(ctx_, rbt_vectors<Lo>(true, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, ldlt_solve<Lo>(symmetry_, npad, nrhs_, low, npad, d_, npad, ctx_));
+            if (rbt) BATCHSOLVE_ON_BACKEND(ctx_, rbt_vectors<Lo>(false, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, add_correction<T, Lo>(n_, nrhs_, d_, npad, x_, ldx_, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
             step.iterations = pass;  // the first pass is the solve, the later ones corrections
             const Measure m = measure();
             step.residual = m.scaled;
@@ -375,15 +371,15 @@ private:
     SolveStep pivoted() {
         SolveStep step;
         int info = 0;
-        LDLT_DISPATCH(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, x_, ldx_, ctx_));
-        step.path = LDLT_DISPATCH(ctx_, pivoted_solve<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_,
+        BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, x_, ldx_, ctx_));
+        step.path = BATCHSOLVE_ON_BACKEND(ctx_, pivoted_solve<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_,
                                                          piece<char>(base_, layout_.pivoted), &info, ctx_));
         if (info > 0) {
             step.outcome = StepOutcome::singular;
             step.column = info;
             return step;
         }
-        LDLT_DISPATCH(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
+        BATCHSOLVE_ON_BACKEND(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
         const Measure m = measure();
         step.residual = m.scaled;
         step.outcome = m.finite ? StepOutcome::solved : StepOutcome::diverged;
@@ -400,8 +396,8 @@ private:
         double worst = 0;
         for (int j = 0; j < nrhs_; ++j) {
             const T* xj = x_ + std::size_t(j) * ldx_;
-            LDLT_DISPATCH(ctx_, abs_matrix_times<T>(n_, a_, lda_, xj, sums_, ctx_));
-            LDLT_DISPATCH(ctx_, componentwise_ratio<T>(n_, r_ + std::size_t(j) * n_, sums_, b_ + std::size_t(j) * ldb_,
+            BATCHSOLVE_ON_BACKEND(ctx_, abs_matrix_times<T>(n_, a_, lda_, xj, sums_, ctx_));
+            BATCHSOLVE_ON_BACKEND(ctx_, componentwise_ratio<T>(n_, r_ + std::size_t(j) * n_, sums_, b_ + std::size_t(j) * ldb_,
                                                        norms_, ctx_));
             R value = 0;
             fetch(ctx_, &value, norms_, 1);
@@ -471,7 +467,7 @@ SysvResult sysv_mixed(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a,
     template std::size_t sytrf_nopiv_workspace_size<T>(int, Context&);                                  \
     template void sytrf_nopiv<T>(Symmetry, Uplo, int, T*, int, int*, Context&);                          \
     template void sytrs_nopiv<T>(Symmetry, Uplo, int, int, const T*, int, T*, int, Context&);
-BATCHSOLVE_LDLT_FOR_EACH_PRECISION(INSTANTIATE)
+BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 
 #define INSTANTIATE_MIXED(T)                                                                              \

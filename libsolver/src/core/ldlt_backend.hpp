@@ -11,6 +11,7 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/ldlt.hpp"
 #include "batchsolve/types.hpp"
+#include "declare.hpp"
 
 // padding_value below runs in the CUDA backend's kernels too.
 #ifdef __CUDACC__
@@ -73,72 +74,74 @@ std::size_t factor_workspace_bytes(int n) {
 
 }  // namespace batchsolve::ldlt_detail
 
-// Explicit instantiations over s, d, c, z.
-#define BATCHSOLVE_LDLT_FOR_EACH_PRECISION(MACRO) \
-    MACRO(float)                                 \
-    MACRO(double)                                \
-    MACRO(std::complex<float>)                   \
-    MACRO(std::complex<double>)
+// ---- the family, declared once (core/declare.hpp) -------------------------------------------------
+// Pointers are in the backend's memory; every routine runs on the context's stream.
 
-// Same declarations in both backend namespaces (same names in every backend folder).
-#define BATCHSOLVE_LDLT_BACKEND_DECLARATIONS                                                                    \
-    /* A = L D L^T|H in the lower triangle; info (backend memory) 0 or the first bad column. */                \
-    /* tensor_cores: TF32 trailing updates of a single-precision factor (CUDA; the CPU ignores it). */      \
-    template <class T>                                                                                         \
-    void ldlt_factor(Symmetry symmetry, int n, T* a, int lda, int* info, void* workspace, bool tensor_cores,  \
-                     Context& ctx);                                                                            \
-    template <class T>                                                                                         \
-    void ldlt_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);     \
-    /* dst (npad x npad, full storage) = diag(A, P) from A's lower triangle, rounded to Lo, P the padding  \
-       (padding_value); *overflow set to 1 (never cleared) when an entry is not finite in Lo. */           \
-    template <class Hi, class Lo>                                                                              \
-    void expand_lower(Symmetry symmetry, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd,             \
-                      double pad_scale, int* overflow, Context& ctx);                                          \
-    /* A <- U^T A U in place (full storage), r: the butterfly diagonals (depth x npad). */                     \
-    template <class T>                                                                                         \
-    void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context& ctx);                     \
-    /* X <- U^T X (transpose) or U X. */                                                                       \
-    template <class T>                                                                                         \
-    void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* r, T* x, int ldx,        \
-                     Context& ctx);                                                                            \
-    /* dst (rows_padded x cols) = src rounded to Lo, rows beyond `rows` zero; *overflow as above. */          \
-    template <class Hi, class Lo>                                                                              \
-    void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd,          \
-                      int* overflow, Context& ctx);                                                            \
-    /* x += d. */                                                                                              \
-    template <class Hi, class Lo>                                                                              \
-    void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx);              \
-    /* r = b - A x (A: lower triangle, symmetric or Hermitian). */                                             \
-    template <class T>                                                                                         \
-    void residual(Symmetry symmetry, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b,     \
-                  int ldb, T* r, int ldr, Context& ctx);                                                       \
-    /* out[j] = max_i |x_ij| (out: cols reals). */                                                             \
-    template <class T>                                                                                         \
-    void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx);              \
-    /* sums[i] = sum_k |a_ik| |x_k| for the full matrix from its lower triangle (x == nullptr: all ones). */ \
-    template <class T>                                                                                         \
-    void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx);            \
-    /* out = max_i |r_i| / (s_i + |b_i|) for one right-hand side (0/0 counts as 0). */                        \
-    template <class T>                                                                                         \
-    void componentwise_ratio(int n, const T* r, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx);\
-    /* out = max_i v_i. */                                                                                     \
-    template <class T>                                                                                         \
-    void max_of(int n, const T* v, T* out, Context& ctx);                                                      \
-    template <class T>                                                                                         \
-    void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx);               \
-    template <class T>                                                                                         \
-    void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx);                                           \
-    /* Bunch-Kaufman (or LU, see SolvePath) in the working precision on a copy of A; x holds B on entry and \
-       X on return. Returns the path taken; *info_host the library's info (k > 0: singular at k). */       \
-    template <class T>                                                                                         \
-    std::size_t pivoted_workspace_bytes(Symmetry symmetry, int n, int nrhs, Context& ctx);                   \
-    template <class T>                                                                                         \
-    SolvePath pivoted_solve(Symmetry symmetry, int n, int nrhs, const T* a, int lda, T* x, int ldx,           \
-                            void* workspace, int* info_host, Context& ctx);
+// A = L D L^T|H in the lower triangle; info (backend memory) 0 or the first bad column.
+// tensor_cores: TF32 trailing updates of a single-precision factor (CUDA; the CPU ignores it).
+#define BATCHSOLVE_LDLT_FACTOR(T)                                                                             \
+    void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, bool tensor_cores, Context& ctx)
+#define BATCHSOLVE_LDLT_SOLVE(T) \
+    void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx)
+// dst (npad x npad, full storage) = diag(A, P) from A's lower triangle, rounded to Lo, P the padding
+// (padding_value); *overflow set to 1 (never cleared) when an entry is not finite in Lo.
+#define BATCHSOLVE_LDLT_EXPAND_LOWER(Hi, Lo)                                                                   \
+    void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, double pad_scale,  \
+                      int* overflow, Context& ctx)
+// A <- U^T A U in place (full storage), rd: the butterfly diagonals (depth x npad).
+#define BATCHSOLVE_LDLT_RBT_MATRIX(T) \
+    void rbt_matrix(int npad, int depth, const real_t<T>* rd, T* a, int lda, Context& ctx)
+// X <- U^T X (transpose) or U X.
+#define BATCHSOLVE_LDLT_RBT_VECTORS(T) \
+    void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* rd, T* x, int ldx, Context& ctx)
+// dst (rows_padded x cols) = src rounded to Lo, rows beyond `rows` zero; *overflow as above.
+#define BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo)                                                                \
+    void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, \
+                      Context& ctx)
+// x += d.
+#define BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) \
+    void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx)
+// res = b - A x (A: lower triangle, symmetric or Hermitian).
+#define BATCHSOLVE_LDLT_RESIDUAL(T)                                                                            \
+    void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, int ldb, T* res, \
+                  int ldr, Context& ctx)
+// out[j] = max_i |x_ij| (out: cols reals).
+#define BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) \
+    void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx)
+// sums[i] = sum_k |a_ik| |x_k| for the full matrix from its lower triangle (x == nullptr: all ones).
+#define BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) \
+    void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx)
+// out = max_i |res_i| / (s_i + |b_i|) for one right-hand side (0/0 counts as 0).
+#define BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) \
+    void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx)
+// out = max_i v_i (real types).
+#define BATCHSOLVE_LDLT_MAX_OF(T) void max_of(int n, const T* v, T* out, Context& ctx)
+#define BATCHSOLVE_LDLT_COPY_MATRIX(T) \
+    void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx)
+#define BATCHSOLVE_LDLT_FILL_NAN(T) void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx)
+// Bunch-Kaufman (or LU, see SolvePath) in the working precision on a copy of A; x holds B on entry and
+// X on return. Returns the path taken; *info_host the library's info (k > 0: singular at k).
+#define BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES(T) \
+    std::size_t pivoted_workspace_bytes(TypeTag<T>, Symmetry s, int n, int nrhs, Context& ctx)
+#define BATCHSOLVE_LDLT_PIVOTED_SOLVE(T)                                                                       \
+    SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, int ldx, void* workspace,  \
+                            int* info_host, Context& ctx)
 
-namespace batchsolve::reference {
-BATCHSOLVE_LDLT_BACKEND_DECLARATIONS
-}
-namespace batchsolve::cuda_backend {
-BATCHSOLVE_LDLT_BACKEND_DECLARATIONS
-}
+#define BATCHSOLVE_LDLT_ROUTINES(ROUTINE)                                                   \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_FACTOR, "sytrf_nopiv")                              \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_SOLVE, "sytrs_nopiv")                               \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_EXPAND_LOWER, "sysv_mixed")                        \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RBT_MATRIX, "sysv_mixed")                           \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RBT_VECTORS, "sysv_mixed")                          \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_CONVERT_DOWN, "sysv_mixed")                        \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_ADD_CORRECTION, "sysv_mixed")                      \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RESIDUAL, "sysv_mixed")                             \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COLUMN_MAX_ABS, "sysv_mixed")                       \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_ABS_MATRIX_TIMES, "sysv_mixed")                     \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COMPONENTWISE_RATIO, "sysv_mixed")                  \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LDLT_MAX_OF, "sysv_mixed")                          \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COPY_MATRIX, "sysv_mixed")                          \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_FILL_NAN, "sysv_mixed")                             \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES, "sysv_mixed_workspace_size") \
+    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_PIVOTED_SOLVE, "sysv_mixed")
+BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_LDLT_ROUTINES)

@@ -61,7 +61,7 @@ CholeskyConfig interleaved_config(const char* routine, CholeskyConfig c) {
 }  // namespace
 
 template <class T>
-void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig* config, Context& ctx) {
+BATCHSOLVE_CHOLESKY_POTRF(T) {
     if (use_interleaved_kernels(a))
         return tuned::potrf_interleaved(uplo, a, info, interleaved_config("potrf", resolve_config("potrf", a, config, ctx)),
                                         ctx);
@@ -74,8 +74,7 @@ void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyCo
 }
 
 template <class T>
-void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, const CholeskyConfig* config,
-                   Context& ctx) {
+BATCHSOLVE_CHOLESKY_POTRS(T) {
     if (use_interleaved_kernels(a))
         return tuned::potrs_interleaved(uplo, a, b, interleaved_config("potrs", resolve_config("potrs", a, config, ctx)),
                                         ctx);
@@ -88,8 +87,7 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
 }
 
 template <class T>
-void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, const CholeskyConfig* config,
-                  Context& ctx) {
+BATCHSOLVE_CHOLESKY_POSV(T) {
     if (use_interleaved_kernels(a))
         return tuned::posv_interleaved(uplo, a, b, info, interleaved_config("posv", resolve_config("posv", a, config, ctx)),
                                        ctx);
@@ -102,8 +100,7 @@ void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* 
 }
 
 template <class T>
-KernelReport prepare_kernel(const std::string& routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
-                            const CholeskyConfig* config, Context& ctx) {
+BATCHSOLVE_CHOLESKY_PREPARE_KERNEL(T) {
     KernelReport report;
     const int n = shape.rows;
     const Routine r = parse_routine(routine);
@@ -163,15 +160,13 @@ std::optional<tuned::KernelPlan> plan_of(Routine routine, Uplo uplo, const Batch
 }
 
 template <class T>
-std::string config_problem(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
-                           const CholeskyConfig& config) {
+BATCHSOLVE_CHOLESKY_CONFIG_PROBLEM(T) {
     const auto plan = plan_of(routine, uplo, shape, nrhs, config);
     return plan ? plan->problem : std::string();  // cuSOLVER takes no configuration
 }
 
 template <class T>
-std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
-                            const CholeskyConfig* config, Context& ctx) {
+BATCHSOLVE_CHOLESKY_WORKSPACE_BYTES(T) {
     const CholeskyConfig c = resolve_config(to_string(routine), shape, config, ctx);
     if (const auto plan = plan_of(routine, uplo, shape, nrhs, c)) {
         if (!plan->problem.empty())
@@ -182,18 +177,7 @@ std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>
     return cusolver_workspace_bytes(shape.rows, routine == Routine::potrf ? 0 : nrhs, shape.count, sizeof(T));
 }
 
-#define INSTANTIATE(T)                                                                                        \
-    template std::string config_problem<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&); \
-    template std::size_t workspace_bytes<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, \
-                                            Context&);                                                        \
-    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&);         \
-    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, \
-                                   Context&);                                                                 \
-    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, \
-                                  Context&);                                                                  \
-    template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int,        \
-                                            const CholeskyConfig*, Context&);
-BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_CHOLESKY_KERNEL_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend

@@ -135,7 +135,7 @@ void launch_convert(const DeviceBatch<T>& src, const DeviceBatch<T>& dst, int ba
 }
 
 template <class T>
-void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Context& ctx) {
+BATCHSOLVE_LAYOUT_CONVERT(T) {
     constexpr const char* routine = "convert_layout";
     detail::CudaResources& r = detail::resources_of(ctx, routine);
     detail::DeviceGuard guard(r.device_);
@@ -152,8 +152,6 @@ INSTANTIATE_LAUNCH(cuComplex)
 INSTANTIATE_LAUNCH(cuDoubleComplex)
 #undef INSTANTIATE_LAUNCH
 
-#define INSTANTIATE(T) template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);
-BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LAYOUT_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend

@@ -144,7 +144,7 @@ private:
 // the GPU host factored 16384 matrices of n = 8 (s) in 19 ms, slower than 2 threads of a CI machine
 // (3.6 ms; 2.8 ms with the static schedule).
 template <class T>
-void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context&) {
+BATCHSOLVE_CHOLESKY_POTRF(T) {
     single_threaded_blas();
     const int n = a.rows;
     if (n == 0) {
@@ -167,7 +167,7 @@ void potrf_batched(Uplo uplo, const BatchView<T>& a, int* info, Context&) {
 }
 
 template <class T>
-void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b, Context&) {
+BATCHSOLVE_CHOLESKY_POTRS(T) {
     single_threaded_blas();
     const int n = a.rows, nrhs = b.cols;
     if (n == 0 || nrhs == 0) return;
@@ -189,7 +189,7 @@ void potrs_batched(Uplo uplo, const BatchView<const T>& a, const BatchView<T>& b
 }
 
 template <class T>
-void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, Context&) {
+BATCHSOLVE_CHOLESKY_POSV(T) {
     single_threaded_blas();
     const int n = a.rows, nrhs = b.cols;
     if (n == 0) {
@@ -219,11 +219,6 @@ void posv_batched(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* 
 
 int thread_count() { return omp_get_max_threads(); }
 
-#define INSTANTIATE(T)                                                                               \
-    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, Context&);                       \
-    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, Context&); \
-    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, Context&);
-BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)
 
 }  // namespace batchsolve::reference

@@ -5,7 +5,7 @@
 namespace batchsolve::reference {
 
 template <class T>
-void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Context&) {
+BATCHSOLVE_LAYOUT_CONVERT(T) {
     // Static schedule: each thread owns a contiguous range of matrices, so in an interleaved
     // destination neighbouring threads share cache lines only at the range ends.
 #pragma omp parallel for schedule(static)
@@ -13,8 +13,6 @@ void convert_layout(const BatchView<const T>& src, const BatchView<T>& dst, Cont
         copy_full(src.rows, src.cols, matrix_access(src, k), matrix_access(dst, k));
 }
 
-#define INSTANTIATE(T) template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);
-BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LAYOUT_ROUTINES)
 
 }  // namespace batchsolve::reference

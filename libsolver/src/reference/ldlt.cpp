@@ -160,7 +160,7 @@ void factor_recursive(Symmetry s, int m, T* a, int lda, T* w, double threshold, 
 }  // namespace
 
 template <class T>
-void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, bool, Context&) {
+BATCHSOLVE_LDLT_FACTOR(T) {
     *info = 0;
     if (n == 0) return;
     ScopedAllThreadsBlas threads;
@@ -180,7 +180,7 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, b
 }
 
 template <class T>
-void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context&) {
+BATCHSOLVE_LDLT_SOLVE(T) {
     ScopedAllThreadsBlas threads;
     trsm(CblasLeft, CblasNoTrans, n, nrhs, a, lda, b, ldb);
     for (int j = 0; j < nrhs; ++j)
@@ -189,8 +189,7 @@ void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb,
 }
 
 template <class Hi, class Lo>
-void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, double pad_scale, int* overflow,
-                  Context&) {
+BATCHSOLVE_LDLT_EXPAND_LOWER(Hi, Lo) {
     const bool herm = s == Symmetry::hermitian;
     bool bad = false;
 #pragma omp parallel for reduction(|| : bad) schedule(static)
@@ -223,14 +222,14 @@ LevelIndex level_shape(int npad, int level) {
 }  // namespace
 
 template <class T>
-void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context&) {
+BATCHSOLVE_LDLT_RBT_MATRIX(T) {
     using R = real_t<T>;
     const R scale = R(1) / std::sqrt(R(2));
     for (int level = 0; level < depth; ++level) {
         // Plain names, not a structured binding: clang 14 cannot capture one in an OpenMP region.
         const LevelIndex shape = level_shape(npad, level);
         const int m = shape.m, h = shape.h;
-        const R* rl = r + std::size_t(level) * npad;
+        const R* rl = rd + std::size_t(level) * npad;
         const int half = npad / 2;
 #pragma omp parallel for schedule(static)
         for (int jj = 0; jj < half; ++jj) {
@@ -258,7 +257,7 @@ void rbt_matrix(int npad, int depth, const real_t<T>* r, T* a, int lda, Context&
 }
 
 template <class T>
-void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* r, T* x, int ldx, Context&) {
+BATCHSOLVE_LDLT_RBT_VECTORS(T) {
     using R = real_t<T>;
     const R scale = R(1) / std::sqrt(R(2));
     for (int step = 0; step < depth; ++step) {
@@ -267,7 +266,7 @@ void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>*
         // Plain names, not a structured binding: clang 14 cannot capture one in an OpenMP region.
         const LevelIndex shape = level_shape(npad, level);
         const int m = shape.m, h = shape.h;
-        const R* rl = r + std::size_t(level) * npad;
+        const R* rl = rd + std::size_t(level) * npad;
         for (int j = 0; j < nrhs; ++j) {
             T* col = x + std::size_t(j) * ldx;
             for (int ii = 0; ii < npad / 2; ++ii) {
@@ -288,7 +287,7 @@ void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>*
 }
 
 template <class Hi, class Lo>
-void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, Context&) {
+BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo) {
     bool bad = false;
     for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows_padded; ++i) {
@@ -300,19 +299,18 @@ void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, L
 }
 
 template <class Hi, class Lo>
-void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context&) {
+BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) {
     for (int j = 0; j < cols; ++j)
         for (int i = 0; i < rows; ++i) x[std::size_t(j) * ldx + i] += Hi(d[std::size_t(j) * ldd + i]);
 }
 
 template <class T>
-void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, int ldb, T* r, int ldr,
-              Context&) {
+BATCHSOLVE_LDLT_RESIDUAL(T) {
     const bool herm = s == Symmetry::hermitian;
 #pragma omp parallel for schedule(static)
     for (int j = 0; j < nrhs; ++j) {
         const T* xj = x + std::size_t(j) * ldx;
-        T* rj = r + std::size_t(j) * ldr;
+        T* rj = res + std::size_t(j) * ldr;
         for (int i = 0; i < n; ++i) rj[i] = b[std::size_t(j) * ldb + i];
         for (int k = 0; k < n; ++k) {
             const T* col = a + std::size_t(k) * lda;
@@ -328,7 +326,7 @@ void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int 
 }
 
 template <class T>
-void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context&) {
+BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) {
     for (int j = 0; j < cols; ++j) {
         real_t<T> m = 0;
         for (int i = 0; i < rows; ++i) {
@@ -340,7 +338,7 @@ void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Con
 }
 
 template <class T>
-void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context&) {
+BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) {
     using R = real_t<T>;
     std::fill(sums, sums + n, R(0));
     for (int k = 0; k < n; ++k) {
@@ -358,11 +356,11 @@ void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, C
 }
 
 template <class T>
-void componentwise_ratio(int n, const T* r, const real_t<T>* s, const T* b, real_t<T>* out, Context&) {
+BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) {
     using R = real_t<T>;
     R worst = 0;
     for (int i = 0; i < n; ++i) {
-        const R num = std::abs(r[i]), den = s[i] + std::abs(b[i]);
+        const R num = std::abs(res[i]), den = s[i] + std::abs(b[i]);
         const R ratio = num == 0 ? R(0) : num / den;
         worst = std::isnan(ratio) || std::isnan(worst) ? std::numeric_limits<R>::quiet_NaN() : std::max(worst, ratio);
     }
@@ -370,19 +368,19 @@ void componentwise_ratio(int n, const T* r, const real_t<T>* s, const T* b, real
 }
 
 template <class T>
-void max_of(int n, const T* v, T* out, Context&) {
+BATCHSOLVE_LDLT_MAX_OF(T) {
     T m = n > 0 ? v[0] : T(0);
     for (int i = 1; i < n; ++i) m = std::isnan(v[i]) ? v[i] : std::max(m, v[i]);
     *out = m;
 }
 
 template <class T>
-void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context&) {
+BATCHSOLVE_LDLT_COPY_MATRIX(T) {
     for (int j = 0; j < cols; ++j) std::memcpy(dst + std::size_t(j) * ldd, src + std::size_t(j) * lds, std::size_t(rows) * sizeof(T));
 }
 
 template <class T>
-void fill_nan(int rows, int cols, T* x, int ldx, Context&) {
+BATCHSOLVE_LDLT_FILL_NAN(T) {
     for (int j = 0; j < cols; ++j) std::fill(x + std::size_t(j) * ldx, x + std::size_t(j) * ldx + rows, nan_value<T>());
 }
 
@@ -418,13 +416,12 @@ lapack_int sytrs(Symmetry s, int n, int nrhs, const std::complex<double>* a, con
 }  // namespace
 
 template <class T>
-std::size_t pivoted_workspace_bytes(Symmetry, int n, int, Context&) {
+BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES(T) {
     return ldlt_detail::align_up(std::size_t(n) * n * sizeof(T)) + ldlt_detail::align_up(std::size_t(n) * sizeof(lapack_int));
 }
 
 template <class T>
-SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, int ldx, void* workspace, int* info_host,
-                        Context& ctx) {
+BATCHSOLVE_LDLT_PIVOTED_SOLVE(T) {
     ScopedAllThreadsBlas threads;
     T* copy = static_cast<T*>(workspace);
     auto* ipiv = reinterpret_cast<lapack_int*>(static_cast<char*>(workspace) + ldlt_detail::align_up(std::size_t(n) * n * sizeof(T)));
@@ -435,31 +432,6 @@ SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, 
     return SolvePath::pivoted_high_sytrf;
 }
 
-#define INSTANTIATE(T)                                                                                       \
-    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, bool, Context&);                             \
-    template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
-    template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
-    template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \
-    template void residual<T>(Symmetry, int, int, const T*, int, const T*, int, const T*, int, T*, int, Context&); \
-    template void column_max_abs<T>(int, int, const T*, int, real_t<T>*, Context&);                          \
-    template void abs_matrix_times<T>(int, const T*, int, const T*, real_t<T>*, Context&);                   \
-    template void componentwise_ratio<T>(int, const T*, const real_t<T>*, const T*, real_t<T>*, Context&);   \
-    template void copy_matrix<T>(int, int, const T*, int, T*, int, Context&);                                \
-    template void fill_nan<T>(int, int, T*, int, Context&);                                                  \
-    template std::size_t pivoted_workspace_bytes<T>(Symmetry, int, int, Context&);                           \
-    template SolvePath pivoted_solve<T>(Symmetry, int, int, const T*, int, T*, int, void*, int*, Context&);
-BATCHSOLVE_LDLT_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
-
-template void max_of<float>(int, const float*, float*, Context&);
-template void max_of<double>(int, const double*, double*, Context&);
-
-#define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
-    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&);     \
-    template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
-    template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
-INSTANTIATE_PAIR(double, float)
-INSTANTIATE_PAIR(std::complex<double>, std::complex<float>)
-#undef INSTANTIATE_PAIR
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LDLT_ROUTINES)
 
 }  // namespace batchsolve::reference

@@ -19,24 +19,9 @@ void copy_to_device(detail::CudaResources*, void*, const void*, std::size_t) { t
 void copy_to_host(detail::CudaResources*, void*, const void*, std::size_t) { throw NotCompiled("Buffer::download", "cuda"); }
 void fill_bytes(detail::CudaResources*, void*, unsigned char, std::size_t) { throw NotCompiled("Buffer::fill_bytes", "cuda"); }
 
-template <class T> void potrf_batched(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&) { throw NotCompiled("potrf_batched", "cuda"); }
-template <class T> void potrs_batched(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, Context&) { throw NotCompiled("potrs_batched", "cuda"); }
-template <class T> void posv_batched(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, Context&) { throw NotCompiled("posv_batched", "cuda"); }
-template <class T> void convert_layout(const BatchView<const T>&, const BatchView<T>&, Context&) { throw NotCompiled("convert_layout", "cuda"); }
-template <class T> KernelReport prepare_kernel(const std::string&, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, Context&) { throw NotCompiled("prepare_kernel", "cuda"); }
-template <class T> std::string config_problem(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&) { throw NotCompiled("config_problem", "cuda"); }
-template <class T> std::size_t workspace_bytes(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, Context&) { throw NotCompiled("workspace_bytes", "cuda"); }
-
-#define INSTANTIATE(T)                                                                               \
-    template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, const CholeskyConfig*, Context&);                  \
-    template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, const CholeskyConfig*, Context&); \
-    template void posv_batched<T>(Uplo, const BatchView<T>&, const BatchView<T>&, int*, const CholeskyConfig*, Context&); \
-    template void convert_layout<T>(const BatchView<const T>&, const BatchView<T>&, Context&);               \
-    template KernelReport prepare_kernel<T>(const std::string&, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, Context&); \
-    template std::string config_problem<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&);  \
-    template std::size_t workspace_bytes<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig*, Context&);
-BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)
+BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_KERNEL_ROUTINES)
+BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_LAYOUT_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend
 

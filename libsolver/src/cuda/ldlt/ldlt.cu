@@ -643,7 +643,7 @@ void factor_blocked(CudaResources& r, Symmetry s, int n, T* a, int lda, T* w, co
 }  // namespace
 
 template <class T>
-void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, bool tensor_cores, Context& ctx) {
+BATCHSOLVE_LDLT_FACTOR(T) {
     CudaResources& r = prepare(ctx, "sytrf_nopiv");
     DeviceGuard guard(r.device_);
     r.require_device_memory(a, "sytrf_nopiv", "a");
@@ -661,7 +661,7 @@ void ldlt_factor(Symmetry s, int n, T* a, int lda, int* info, void* workspace, b
 }
 
 template <class T>
-void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx) {
+BATCHSOLVE_LDLT_SOLVE(T) {
     CudaResources& r = prepare(ctx, "sytrs_nopiv");
     DeviceGuard guard(r.device_);
     if (nrhs == 1) BATCHSOLVE_CUBLAS_CHECK(trsv(r.cublas(), CUBLAS_OP_N, n, a, lda, b));
@@ -673,8 +673,7 @@ void ldlt_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* b, int ldb,
 }
 
 template <class Hi, class Lo>
-void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, int ldd, double pad_scale, int* overflow,
-                  Context& ctx) {
+BATCHSOLVE_LDLT_EXPAND_LOWER(Hi, Lo) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     const unsigned tiles = unsigned((npad + kTile - 1) / kTile);
@@ -687,7 +686,7 @@ void expand_lower(Symmetry s, int n, const Hi* a, int lda, int npad, Lo* dst, in
 }
 
 template <class T>
-void rbt_matrix(int npad, int depth, const real_t<T>* rd, T* a, int lda, Context& ctx) {
+BATCHSOLVE_LDLT_RBT_MATRIX(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     for (int level = 0; level < depth; ++level) {
@@ -699,7 +698,7 @@ void rbt_matrix(int npad, int depth, const real_t<T>* rd, T* a, int lda, Context
 }
 
 template <class T>
-void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* rd, T* x, int ldx, Context& ctx) {
+BATCHSOLVE_LDLT_RBT_VECTORS(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     for (int step = 0; step < depth; ++step) {
@@ -711,7 +710,7 @@ void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>*
 }
 
 template <class Hi, class Lo>
-void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, Context& ctx) {
+BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     convert_down_kernel<<<dim3(blocks_for(rows_padded), cols), kThreads, 0, r.stream()>>>(rows, rows_padded, dev(src), lds,
@@ -720,7 +719,7 @@ void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, L
 }
 
 template <class Hi, class Lo>
-void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx) {
+BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     add_correction_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(d), ldd, dev(x), ldx);
@@ -728,7 +727,7 @@ void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Co
 }
 
 template <class T>
-void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx) {
+BATCHSOLVE_LDLT_COPY_MATRIX(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     if (rows == 0 || cols == 0) return;
@@ -737,8 +736,7 @@ void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Con
 }
 
 template <class T>
-void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, int ldb, T* res, int ldr,
-              Context& ctx) {
+BATCHSOLVE_LDLT_RESIDUAL(T) {
     copy_matrix(n, nrhs, b, ldb, res, ldr, ctx);
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
@@ -747,7 +745,7 @@ void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int 
 }
 
 template <class T>
-void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx) {
+BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     column_max_abs_kernel<<<cols, kThreads, 0, r.stream()>>>(rows, dev(x), ldx, out);
@@ -755,7 +753,7 @@ void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Con
 }
 
 template <class T>
-void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx) {
+BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(sums, 0, std::size_t(n) * sizeof(real_t<T>), r.stream()));
@@ -765,7 +763,7 @@ void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, C
 }
 
 template <class T>
-void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx) {
+BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     componentwise_ratio_kernel<<<1, kThreads, 0, r.stream()>>>(n, dev(res), s, dev(b), out);
@@ -773,7 +771,7 @@ void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, re
 }
 
 template <class T>
-void max_of(int n, const T* v, T* out, Context& ctx) {
+BATCHSOLVE_LDLT_MAX_OF(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     max_of_kernel<<<1, kThreads, 0, r.stream()>>>(n, v, out);
@@ -781,7 +779,7 @@ void max_of(int n, const T* v, T* out, Context& ctx) {
 }
 
 template <class T>
-void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx) {
+BATCHSOLVE_LDLT_FILL_NAN(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     if (rows == 0 || cols == 0) return;
@@ -875,15 +873,14 @@ bool sytrf_is_complex_symmetric(CudaResources& r) {
 }  // namespace
 
 template <class T>
-std::size_t pivoted_workspace_bytes(Symmetry, int n, int nrhs, Context& ctx) {
+BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed_workspace_size");
     DeviceGuard guard(r.device_);
     return PivotedLayout<T>(r, n, nrhs).total;
 }
 
 template <class T>
-SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, int ldx, void* workspace, int* info_host,
-                        Context& ctx) {
+BATCHSOLVE_LDLT_PIVOTED_SOLVE(T) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
     const PivotedLayout<T> layout(r, n, nrhs);
@@ -929,31 +926,6 @@ SolvePath pivoted_solve(Symmetry s, int n, int nrhs, const T* a, int lda, T* x, 
     return SolvePath::pivoted_high_getrf;
 }
 
-#define INSTANTIATE(T)                                                                                       \
-    template void ldlt_factor<T>(Symmetry, int, T*, int, int*, void*, bool, Context&);                             \
-    template void ldlt_solve<T>(Symmetry, int, int, const T*, int, T*, int, Context&);                       \
-    template void rbt_matrix<T>(int, int, const real_t<T>*, T*, int, Context&);                              \
-    template void rbt_vectors<T>(bool, int, int, int, const real_t<T>*, T*, int, Context&);                  \
-    template void residual<T>(Symmetry, int, int, const T*, int, const T*, int, const T*, int, T*, int, Context&); \
-    template void column_max_abs<T>(int, int, const T*, int, real_t<T>*, Context&);                          \
-    template void abs_matrix_times<T>(int, const T*, int, const T*, real_t<T>*, Context&);                   \
-    template void componentwise_ratio<T>(int, const T*, const real_t<T>*, const T*, real_t<T>*, Context&);   \
-    template void copy_matrix<T>(int, int, const T*, int, T*, int, Context&);                                \
-    template void fill_nan<T>(int, int, T*, int, Context&);                                                  \
-    template std::size_t pivoted_workspace_bytes<T>(Symmetry, int, int, Context&);                           \
-    template SolvePath pivoted_solve<T>(Symmetry, int, int, const T*, int, T*, int, void*, int*, Context&);
-BATCHSOLVE_LDLT_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
-
-template void max_of<float>(int, const float*, float*, Context&);
-template void max_of<double>(int, const double*, double*, Context&);
-
-#define INSTANTIATE_PAIR(Hi, Lo)                                                                          \
-    template void expand_lower<Hi, Lo>(Symmetry, int, const Hi*, int, int, Lo*, int, double, int*, Context&);     \
-    template void convert_down<Hi, Lo>(int, int, int, const Hi*, int, Lo*, int, int*, Context&);          \
-    template void add_correction<Hi, Lo>(int, int, const Lo*, int, Hi*, int, Context&);
-INSTANTIATE_PAIR(double, float)
-INSTANTIATE_PAIR(std::complex<double>, std::complex<float>)
-#undef INSTANTIATE_PAIR
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LDLT_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend
