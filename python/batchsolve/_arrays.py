@@ -81,8 +81,8 @@ class NumpyAdapter:
 
     @staticmethod
     def copy_fortran(x: np.ndarray) -> np.ndarray:
-        """A copy in which every matrix (last two axes) is column-major and compact."""
-        return np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
+        """A copy (always) in which every matrix (last two axes) is column-major and compact."""
+        return np.swapaxes(x, -1, -2).copy(order="C").swapaxes(-1, -2)
 
     @staticmethod
     def assign(dst: np.ndarray, src: np.ndarray) -> None:
@@ -169,7 +169,7 @@ class TorchAdapter:
 
     @staticmethod
     def copy_fortran(x):
-        return x.detach().mT.contiguous().mT
+        return x.detach().mT.clone(memory_format=TorchAdapter._torch.contiguous_format).mT
 
     @staticmethod
     def assign(dst, src) -> None:
@@ -249,7 +249,7 @@ class CupyAdapter:
     @classmethod
     def copy_fortran(cls, x):
         with x.device:
-            return cls._cupy.ascontiguousarray(cls._cupy.swapaxes(x, -1, -2)).swapaxes(-1, -2)
+            return cls._cupy.array(cls._cupy.swapaxes(x, -1, -2), order="C", copy=True).swapaxes(-1, -2)
 
     @classmethod
     def assign(cls, dst, src) -> None:

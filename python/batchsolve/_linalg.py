@@ -100,10 +100,8 @@ def classify(d: Described, allow_transposed: bool) -> Layout | None:
 
 
 def _stream_value(stream, fw, x, device: int) -> int:
-    if device == CPU:
-        return 0
     if stream is None:
-        return fw.stream(x, device)
+        return fw.stream(x, device) if device != CPU else 0
     if isinstance(stream, int):
         return stream
     for attribute in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
@@ -158,9 +156,10 @@ def _check_batch(routine: str, argument: str, d: Described, square: bool) -> Non
 
 
 def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out, *, allow_transposed: bool,
-                     want: Layout | None = None):
+                     any_layout: bool = False):
     """The array a routine writes its result into and how the library sees it: `out` (the input
-    copied in), the input itself (overwrite) or a fresh copy of it."""
+    copied in), the input itself (overwrite) or a fresh copy of it. Its layout is None where the
+    library cannot use it as stored, which only callers that solve in a temporary accept (any_layout)."""
     fw, x = inp.fw, inp.array
     if out is not None:
         if adapter_of(out) is not fw:
@@ -172,7 +171,7 @@ def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out,
         if not fw.writable(out):
             raise argument_error(routine, "out", "a writable array")
         layout = classify(do, allow_transposed)
-        if layout is None:
+        if layout is None and not any_layout:
             raise argument_error(routine, "out", "each matrix stored with unit stride down its columns or along its rows, or interleaved")
         if do.address != dx.address:
             fw.assign(out, x)
@@ -184,7 +183,7 @@ def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out,
             raise argument_error(routine, name, f"a writable array for overwrite_{name}=True (read-only, or a torch tensor with its lazy conjugate/negative bit set)")
         d = fw.describe(routine, name, x)
         layout = classify(d, allow_transposed)
-        if layout is None:
+        if layout is None and not any_layout:
             raise argument_error(routine, name, f"each matrix stored with unit stride down its columns or along its rows, or interleaved, for overwrite_{name}=True")
         return x, d, layout, True
     source = fw.readable(x) if fw is TorchAdapter else x
@@ -245,7 +244,7 @@ def _solve_operand(routine: str, inp: _Input, overwrite: bool, out, a_layout: La
             raise argument_error(routine, "b.shape", f"(batch, n) or (batch, n, nrhs) with batch = {count_a} (got {d_in.shape})")
     else:
         _check_batch(routine, "b", d_in, square=False)
-    target, d, layout, _ = _writable_target(routine, "b", inp, overwrite, out, allow_transposed=False)
+    target, d, layout, _ = _writable_target(routine, "b", inp, overwrite, out, allow_transposed=False, any_layout=True)
     work = target[..., None] if vector else target
     if vector:
         d = fw.describe(routine, "b", work)
@@ -527,8 +526,9 @@ def sysv_mixed(a, b, *, hermitian: bool | None = None, lower: bool = True, out=N
     (float64 or complex128): LDL^T without pivoting in single precision, refined in double, with the
     library's fallback chain (random butterflies, then pivoted Bunch-Kaufman) where that fails.
 
-    a: (n, n), column-major or row-major (read through its transpose, triangle flipped); only the
-       ``lower`` (else upper) triangle is read. Read only, as is b.
+    a: (n, n), any memory order (a column-major A is read where it is; others, and an upper
+       triangle, go through one column-major copy of A); only the ``lower`` (else upper) triangle is
+       read. Read only, as is b.
     b: (n, nrhs) or (n,). out: an (n, nrhs)/(n,) array for X; default a new one.
     hermitian: complex A Hermitian (LDL^H) rather than complex symmetric; default True for complex.
     Returns ``(x, report)``: report is a dict with the path taken, iterations, backward errors and
@@ -540,16 +540,20 @@ def sysv_mixed(a, b, *, hermitian: bool | None = None, lower: bool = True, out=N
     if len(d_a.shape) != 2 or d_a.shape[0] != d_a.shape[1]:
         raise argument_error("sysv_mixed", "a.shape", f"(n, n) (got {d_a.shape})")
     n = d_a.shape[0]
-    # Reuse the batch classifier with a batch of one.
-    la = classify(Described(d_a.device, d_a.address, (1, n, n), (0,) + tuple(d_a.strides), d_a.precision), True)
-    a_arr = a_in.array
-    if la is None:
-        a_arr = fw.copy_fortran(a_arr[None])[0]
-        d_a = fw.describe("sysv_mixed", "a", a_arr)
-        la = classify(Described(d_a.device, d_a.address, (1, n, n), (0,) + tuple(d_a.strides), d_a.precision), True)
     complex_a = d_a.precision in "cz"
     if hermitian is None:
         hermitian = complex_a
+    # The library reads the lower triangle of column-major storage. An upper triangle is the lower
+    # triangle of the transpose (conjugated for Hermitian A), and both equal A as a matrix.
+    source = a_in.array if lower else a_in.array.T
+    d_s = fw.describe("sysv_mixed", "a", source)
+    la = classify(Described(d_s.device, d_s.address, (1, n, n), (0,) + tuple(d_s.strides), d_s.precision), False)
+    if la is None or not lower:
+        source = fw.copy_fortran(source[None])[0]
+        if not lower and hermitian and complex_a:
+            fw.conjugate_(source)
+        d_s = fw.describe("sysv_mixed", "a", source)
+        la = classify(Described(d_s.device, d_s.address, (1, n, n), (0,) + tuple(d_s.strides), d_s.precision), False)
     b_in = _input("sysv_mixed", "b", b)
     if b_in.fw is not fw:
         raise argument_error("sysv_mixed", "b", f"an array of a's framework ({fw.name})")
@@ -558,20 +562,17 @@ def sysv_mixed(a, b, *, hermitian: bool | None = None, lower: bool = True, out=N
     if len(d_b.shape) not in (1, 2) or d_b.shape[0] != n:
         raise argument_error("sysv_mixed", "b.shape", f"({n},) or ({n}, nrhs) (got {d_b.shape})")
     vector = len(d_b.shape) == 1
-    b_work = fw.copy_fortran(b_in.array[None, :, None] if vector else b_in.array[None])[0]
-    x_work = fw.copy_fortran(b_work[None])[0]  # any column-major (n, nrhs) array: X overwrites it
-    # A row-major complex Hermitian A is read as its transpose conj(A): solve conj(A) conj(X) = conj(B).
-    conj = la.transposed and complex_a and hermitian
-    if conj:
-        fw.conjugate_(b_work)
+    b_work = b_in.array[:, None] if vector else b_in.array
+    d_bw = fw.describe("sysv_mixed", "b", b_work)
+    if not (d_bw.strides[0] == 1 or n <= 1):  # B is only read: any column-major storage will do
+        b_work = fw.copy_fortran(b_work[None])[0]
+    x_work = fw.copy_fortran(b_work[None])[0]  # a column-major (n, nrhs) array that X overwrites
     db, dx = fw.describe("sysv_mixed", "b", b_work), fw.describe("sysv_mixed", "x", x_work)
     nrhs = db.shape[1]
     ld_of = lambda d: d.strides[1] if d.shape[1] > 1 else max(n, 1)
-    report = _raw.sysv_mixed(d_a.precision, d_a.device, _stream_value(stream, fw, a_arr, d_a.device), hermitian,
-                             lower != la.transposed, n, nrhs, d_a.address, la.ld, db.address, ld_of(db), dx.address,
-                             ld_of(dx), allow_rbt, allow_pivoted, start_with_rbt, max_iterations, tensor_core_updates)
-    if conj:
-        fw.conjugate_(x_work)
+    report = _raw.sysv_mixed(d_s.precision, d_s.device, _stream_value(stream, fw, source, d_s.device), hermitian,
+                             True, n, nrhs, d_s.address, la.ld, db.address, ld_of(db), dx.address, ld_of(dx),
+                             allow_rbt, allow_pivoted, start_with_rbt, max_iterations, tensor_core_updates)
     result = x_work[:, 0] if vector else x_work
     if out is not None:
         if adapter_of(out) is not fw:
