@@ -7,6 +7,7 @@ set(BATCHSOLVE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/cholesky_cusolver.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/through_interleaved.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/ldlt/ldlt.cu
+  ${CMAKE_CURRENT_LIST_DIR}/src/cuda/large/cholesky_large.cu
 )
 include(${CMAKE_CURRENT_LIST_DIR}/src/cuda/triangular/sources.cmake)  # vbatched TRMM/TRSM/POTRF
 # Host-side warnings for .cu files too (the C++ files get -Wall -Wextra from libsolver/CMakeLists.txt).

@@ -5,6 +5,7 @@
 #include "batchsolve/batch.hpp"
 #include "batchsolve/buffer.hpp"
 #include "batchsolve/cholesky.hpp"
+#include "batchsolve/cholesky_large.hpp"
 #include "batchsolve/context.hpp"
 #include "batchsolve/generate.hpp"
 #include "batchsolve/layout.hpp"

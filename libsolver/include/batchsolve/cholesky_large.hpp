@@ -1,0 +1,154 @@
+// Cholesky factorisation, solve and a mixed-precision SPD solver for ONE large dense matrix per call
+// (n in the thousands to tens of thousands): potrf, potrs and posv_mixed. On the GPU everything runs
+// on the device (blocked left- or right-looking, a generated fused POTF2 kernel for the diagonal
+// blocks, cuBLAS TRSM/SYRK/GEMM for the rest, the next panel on a second stream); on the CPU LAPACK's
+// ?potrf/?potrs on every core.
+//
+// Conventions (LAPACK's, as in ldlt.hpp):
+//  * Matrices are column-major with a leading dimension, in the backend's memory (device memory for a
+//    CUDA context, host memory for a CPU one). Only the `uplo` triangle of A is read and written
+//    (A = L L^T for lower, A = U^T U for upper); the other triangle is never touched.
+//  * `info` (one int, in the backend's memory): 0 success; k > 0 the leading minor of order k is not
+//    positive definite (the pivot of column k, 1-based, was <= 0 or not finite). The factorisation
+//    stops at that column (the columns after it are left partly updated, as LAPACK leaves them). The
+//    GPU finds k without returning to the host: read info after the call.
+//  * Argument errors throw InvalidArgument naming the argument, before any work.
+//  * Every routine that needs scratch memory has a *_workspace_size query (bytes); the routine takes
+//    that much from ctx.workspace(), so calling the query and ctx.workspace(bytes) first keeps a
+//    timed call free of allocations.
+//  * Precisions: float and double.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+
+namespace batchsolve {
+
+// ---- the factorisation's configuration (the GPU's; the CPU backend reads none of it) ----------------
+
+// Blocked Cholesky orders its work by panels of nb columns. Right-looking: factor a panel, then
+// update the whole trailing matrix with it (SYRK, one large rank-nb update; with lookahead the next
+// panel is updated and factored first on a second stream). Left-looking: before a panel is factored
+// it receives every update of the panels to its left (one GEMM with a long inner dimension); no
+// trailing matrix is written more than once per panel.
+enum class CholeskyVariant { automatic, right_looking, left_looking };
+const char* to_string(CholeskyVariant v);
+CholeskyVariant parse_cholesky_variant(const std::string& text);  // "automatic" | "right" | "left" (and *_looking)
+
+struct LargeCholeskyConfig {
+    // 0 (or automatic): from the library's table per precision and n (cholesky_large_default_config).
+    int nb = 0;   // panel width: 32 <= nb <= 1024, a multiple of ib
+    int ib = 0;   // inner blocking of the fused POTF2 kernel: 8, 16 or 32
+    CholeskyVariant variant = CholeskyVariant::automatic;
+    // Levels of recursion of the diagonal block's POTF2: 0 factors the nb x nb block with one fused
+    // kernel; d > 0 splits it in halves (POTF2, TRSM, SYRK, POTF2) d times. -1: from the table.
+    int recursion_depth = -1;
+    bool lookahead = true;  // right-looking only: the next panel on a second stream
+    // Single precision only: SYRK/GEMM updates on TF32 tensor cores (products with 10-bit mantissas;
+    // the factor is then only accurate to ~1e-3 relative: posv_mixed's tensor_core_updates uses it).
+    bool tf32_updates = false;
+};
+
+// The table the library uses when a field above is left at 0/automatic/-1 (both backends answer it;
+// the CPU ignores the result).
+template <class T>
+LargeCholeskyConfig cholesky_large_default_config(int n);
+
+// Where a GPU factorisation spent its time, per phase, summed over panels (CUDA events around each
+// phase: a timed run serialises the lookahead's overlap, so use it to see the split, not the total).
+struct CholeskyPhaseTimes {
+    double panel_seconds = 0;   // the diagonal blocks' POTF2 (and its recursion)
+    double trsm_seconds = 0;    // the off-diagonal panels' TRSM
+    double update_seconds = 0;  // SYRK/GEMM updates
+    int panels = 0;
+};
+
+// ---- potrf / potrs ------------------------------------------------------------------------------------
+
+// Scratch bytes of potrf for order n (the info of the panels and the lookahead's bookkeeping).
+template <class T>
+std::size_t potrf_workspace_size(int n, Context& ctx);
+
+// A = L L^T (uplo lower) or U^T U (upper); the factor overwrites the uplo triangle of A.
+template <class T>
+void potrf(Uplo uplo, int n, T* a, int lda, int* info, Context& ctx);
+// The same with an explicit configuration (checked: InvalidArgument naming config.<field>); `times`
+// (optional, GPU only) receives the phase split of this call.
+template <class T>
+void potrf(Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config, Context& ctx,
+           CholeskyPhaseTimes* times = nullptr);
+
+// Solves A X = B with potrf's factor; B (n x nrhs, ldb) is overwritten with X.
+template <class T>
+void potrs(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx);
+
+// ---- the mixed-precision SPD solver ----------------------------------------------------------------
+
+// Which factorisation produced posv_mixed's X.
+enum class PosvPath {
+    single_refined,  // FP32 Cholesky + FP64 iterative refinement
+    double_direct,   // FP64 Cholesky + solve (the fallback), checked by one FP64 residual
+    none             // nothing ran (n == 0 or nrhs == 0), or every step failed (X is NaN)
+};
+const char* to_string(PosvPath p);
+
+// Why one step ended (ldlt.hpp's StepOutcome, the values that apply to Cholesky).
+enum class PosvOutcome {
+    converged,            // refinement met the criterion: X is the answer
+    solved,               // the FP64 direct solve returned a finite X
+    overflow,             // A or a residual does not fit in float
+    not_positive_definite,// the factorisation met a non-positive pivot (column in `column`)
+    stalled,              // a correction shrank the residual by less than stall_ratio
+    diverged,             // the residual grew or became non-finite
+    too_many_iterations
+};
+const char* to_string(PosvOutcome o);
+
+struct PosvStep {
+    PosvPath path = PosvPath::none;
+    PosvOutcome outcome = PosvOutcome::converged;
+    int column = 0;            // not_positive_definite: the 1-based column
+    int iterations = 0;        // refinement corrections applied (0: the first solve met the criterion)
+    double residual = 0;       // max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf) at the end
+    bool tensor_cores = false; // this step's FP32 factor ran its updates on TF32 tensor cores
+};
+
+struct PosvMixedOptions {
+    int max_iterations = 30;  // LAPACK ?sgesv's ITERMAX
+    // A correction that shrinks the normwise residual by less than this factor counts as a stall
+    // (refinement gains ~ kappa(A) u_single per correction; near 1 it is no longer worth it).
+    double stall_ratio = 0.9;
+    // The FP32 factor's updates on TF32 tensor cores (CUDA): ~1e-3 relative accuracy instead of
+    // ~6e-8, so each correction gains ~ kappa(A) 1e-3: more iterations, and refinement stalls for
+    // kappa(A) above ~1e3. A TF32 step that stalls, diverges or runs out of iterations is repeated
+    // in plain FP32 before the FP64 fallback. The CPU backend ignores it.
+    bool tensor_core_updates = false;
+    bool allow_fallback = true;  // FP64 potrf + potrs when refinement fails
+};
+
+struct PosvMixedResult {
+    PosvPath path = PosvPath::none;  // the step whose X was returned
+    int iterations = 0;              // its refinement iterations
+    double backward_error = 0;       // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
+    double normwise_residual = 0;    // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
+    std::vector<PosvStep> steps;     // every step tried, in order, the returned one last
+    std::string describe() const;    // "single_refined: stalled after 4 iterations -> double_direct: solved"
+};
+
+// Scratch bytes of posv_mixed (the FP32 copy of A's triangle, the FP64 fallback's copy, vectors).
+template <class T>
+std::size_t posv_mixed_workspace_size(Uplo uplo, int n, int nrhs, const PosvMixedOptions& options, Context& ctx);
+
+// Solves A X = B for T = double, A symmetric positive definite (uplo triangle read), factoring in
+// float. Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n)
+// with eps = 2^-52 (ldlt.hpp's criterion). A and B are read only; X (n x nrhs, ldx) must not overlap
+// them. A system every allowed step fails on returns with path == none and X filled with NaN.
+template <class T>
+PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x, int ldx,
+                           const PosvMixedOptions& options, Context& ctx);
+
+}  // namespace batchsolve

@@ -1,0 +1,50 @@
+// The fused POTF2 kernel of the large-matrix Cholesky (cholesky_large.hpp): one thread block factors
+// one diagonal block of order m <= capacity in a single launch that loops over the block in strips of
+// ib columns ("loop-inclusive", the GPU-only Cholesky paper's fused potf2 with inner blocking). Each
+// strip is brought into shared memory, receives the updates of the strips to its left (their columns
+// streamed through registers ib at a time, the strip's own rows of them staged in shared memory),
+// and is then factored column by column in place, which also solves the rows below the strip's
+// diagonal block; the strip goes back to global memory once. Pure C++ (no CUDA header).
+#pragma once
+
+#include <string>
+
+#include "batchsolve/types.hpp"
+#include "codegen/family.hpp"
+#include "codegen/kernel_source.hpp"
+
+namespace batchsolve::codegen::large {
+
+// The tuning fields of one kernel: inner blocking and threads per block.
+struct Potf2Config {
+    int ib = 16;        // strip width: 8, 16 or 32
+    int threads = 256;  // a multiple of 32, 32..1024
+};
+
+// Everything that changes the kernel's text.
+struct Potf2Spec {
+    Precision precision = Precision::d;  // s or d
+    Uplo uplo = Uplo::lower;
+    int capacity = 64;                   // largest order m the kernel accepts (rows of the shared strip)
+    Potf2Config config;
+};
+
+// Kernel arguments, in order: (int m, T* a, int lda, int* info, int column_offset). `a` points at the
+// block's (0, 0) entry, `info` at the factorisation's info: a block that finds a non-positive or
+// non-finite pivot at its column j (1-based) writes column_offset + j there unless it is already set,
+// and a block launched while info is set does nothing (LAPACK stops at the first failure).
+class Potf2Family {
+public:
+    const char* name() const { return "large_potf2"; }
+    // "" or "<config field>: <reason>" (capacity problems are reported as "nb").
+    std::string problem(const Potf2Spec& spec) const;
+    KernelResources resources(const Potf2Spec& spec) const;
+    // ib as configured by the caller, threads from the capacity (a thread per row up to 256).
+    Potf2Config default_config(const Potf2Spec& spec) const;
+    KernelSource generate(const Potf2Spec& spec) const;
+};
+
+const Potf2Family& potf2_family();
+std::string potf2_kernel_name(const Potf2Spec& spec);
+
+}  // namespace batchsolve::codegen::large

@@ -1,0 +1,76 @@
+// The primitives of the large-matrix Cholesky solvers (cholesky_large.hpp) that each backend
+// implements, the limits of their configuration and the table of defaults. src/core/cholesky_large.cpp
+// checks arguments and runs posv_mixed's refinement on top of them (and of the generic vector
+// primitives of ldlt_backend.hpp); src/reference/cholesky_large.cpp implements them on the CPU,
+// src/cuda/large/ on the GPU, and src/stub/large_stub.cpp throws NotCompiled in a CPU-only build.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "batchsolve/cholesky_large.hpp"
+#include "batchsolve/context.hpp"
+#include "batchsolve/types.hpp"
+#include "declare.hpp"
+
+namespace batchsolve::cholesky_large_detail {
+
+// ---- limits of LargeCholeskyConfig (checked by core, relied on by the generated POTF2) ----------------
+inline constexpr int kMinPanel = 32;
+inline constexpr int kMaxPanel = 1024;
+inline constexpr int kMaxRecursionDepth = 4;
+// A leaf of the recursive POTF2 is never narrower than this: below it the TRSM/SYRK between two
+// leaves cost more in launches than the fused kernel saves.
+inline constexpr int kMinLeaf = 32;
+inline constexpr bool valid_inner_blocking(int ib) { return ib == 8 || ib == 16 || ib == 32; }
+
+// The table of defaults, per precision and order (GPU; tuned by validation/large_bench --sweep on
+// an H200). Rows: the first whose n_max >= n applies.
+struct DefaultRow {
+    int n_max;
+    int nb, ib, recursion_depth;
+    CholeskyVariant variant;
+};
+
+// "" when `config` (fields resolved, none automatic) is valid for order n, else
+// "<field>: <reason>" (the caller turns it into InvalidArgument naming config.<field>).
+std::string config_problem(const LargeCholeskyConfig& config);
+
+// The configuration with every automatic field taken from the table.
+template <class T>
+LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n);
+
+inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+}  // namespace batchsolve::cholesky_large_detail
+
+// ---- the family, declared once (core/declare.hpp) -------------------------------------------------
+// Pointers are in the backend's memory; every routine runs on the context's stream.
+
+// The uplo triangle of A = L L^T / U^T U; info (backend memory) 0 or the first bad column. The
+// configuration is resolved and checked; times (may be null) receives the GPU's phase split.
+#define BATCHSOLVE_LARGE_FACTOR(T)                                                                        \
+    void large_factor(Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,     \
+                      CholeskyPhaseTimes* times, Context& ctx)
+#define BATCHSOLVE_LARGE_SOLVE(T) \
+    void large_solve(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx)
+// dst's uplo triangle (ldd) = A's rounded to float; *overflow set to 1 (never cleared) when an entry
+// is not finite in float.
+#define BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T)                                                              \
+    void convert_triangle(Uplo uplo, int n, const T* a, int lda, float* dst, int ldd, int* overflow, Context& ctx)
+// res = b - A x, A symmetric from its uplo triangle.
+#define BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL(T)                                                            \
+    void symmetric_residual(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, \
+                            int ldb, T* res, int ldr, Context& ctx)
+// sums[i] = sum_k |a_ik| |x_k| from the uplo triangle (x == nullptr: all ones, the row sums).
+#define BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES(T) \
+    void abs_symmetric_times(Uplo uplo, int n, const T* a, int lda, const T* x, T* sums, Context& ctx)
+
+#define BATCHSOLVE_LARGE_ROUTINES(ROUTINE)                                        \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_FACTOR, "potrf")                    \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_SOLVE, "potrs")                     \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_CONVERT_TRIANGLE, "posv_mixed")     \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL, "posv_mixed")   \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES, "posv_mixed")
+
+BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)
