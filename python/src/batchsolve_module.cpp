@@ -6,6 +6,7 @@
 // caller's stream on it, releases the GIL and holds the context's mutex (a Context is not
 // thread-safe). Library exceptions become the Python classes created below, with the library's message.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -289,10 +290,14 @@ NB_MODULE(_batchsolve, m) {
                                                 stride_a, b, ldb, stride_b, chunk, info, std::move(config));
             return run_on(device, stream, [&](bs::Context& ctx) {
                 ctx.synchronize();  // the caller's restore of the sets is on this stream
-                const auto start = std::chrono::steady_clock::now();
+                using clock = std::chrono::steady_clock;
+                const auto start = clock::now();
                 for (int s = 0; s < sets; ++s) call.run(ctx, s * a_pitch, s * b_pitch, s * info_pitch);
+                const auto issued = clock::now();
                 ctx.synchronize();
-                return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                const auto done = clock::now();
+                return std::make_pair(std::chrono::duration<double>(done - start).count(),
+                                      std::chrono::duration<double>(issued - start).count());
             });
         },
         nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"),
@@ -300,7 +305,8 @@ NB_MODULE(_batchsolve, m) {
         nb::arg("ldb"), nb::arg("stride_b"), nb::arg("chunk"), nb::arg("info"), nb::arg("config"), nb::arg("sets"),
         nb::arg("a_pitch"), nb::arg("b_pitch"), nb::arg("info_pitch"),
         "The C++ call's time: `sets` calls back to back from C++ (set s at the addresses plus s times each pitch, in "
-        "bytes), between two synchronisations of the stream; returns the elapsed seconds of all of them.");
+        "bytes), between two synchronisations of the stream; returns (seconds until all finished, seconds until the "
+        "last call returned to the host).");
 
     m.def(
         "convert_layout",
