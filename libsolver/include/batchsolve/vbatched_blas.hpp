@@ -66,6 +66,42 @@ inline constexpr int r2k_n = 3, r2k_k = 4, r2k_a = 6, r2k_lda = 7, r2k_b = 8, r2
 inline constexpr int mm_m = 3, mm_n = 4, mm_a = 6, mm_lda = 7, mm_b = 8, mm_ldb = 9, mm_c = 11, mm_ldc = 12;
 }  // namespace vbatched_arg
 
+// ---- the GEMM routine's configuration (CUDA) -----------------------------------------------------------
+
+// The tile shape of the one generated GEMM kernel every routine here runs on (CUDA; the CPU ignores
+// it). A thread block computes a blk_m x blk_n tile of C, stepping through k in slices of blk_k staged
+// in shared memory. Without tensor cores the block has dim_x x dim_y threads, each computing a
+// (blk_m/dim_x) x (blk_n/dim_y) sub-tile (rows dim_x apart, columns dim_y apart); with tensor_cores
+// (double precision only: the FP64 tensor cores' 8x8x4 DMMA, same rounding as FMA) it has
+// dim_x x dim_y warps, each computing a (blk_m/dim_x) x (blk_n/dim_y) sub-tile of 8 x 8 fragments.
+// The defaults come from the tuning table (src/codegen/blas3/gemm_tuning.hpp), by precision and size.
+struct GemmConfig {
+    int blk_m = 32;
+    int blk_n = 32;
+    int blk_k = 8;
+    int dim_x = 16;
+    int dim_y = 16;
+    bool tensor_cores = false;
+};
+#define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores)
+
+inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
+#define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \
+    if (!(a.field == b.field)) return false;
+    BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_GEMM_FIELD_EQUAL)
+#undef BATCHSOLVE_GEMM_FIELD_EQUAL
+    return true;
+}
+inline bool operator!=(const GemmConfig& a, const GemmConfig& b) { return !(a == b); }
+// One-line JSON in field order ({"blk_m":32,...,"tensor_cores":false}) and its inverse (fields left out
+// keep their defaults; a bad field throws InvalidArgument naming it).
+std::string to_string(const GemmConfig& config);
+GemmConfig parse_gemm_config(const std::string& json_object);
+// "" when `config` can run precision p's kernels, else "config.<field>: <reason>" (no GPU needed).
+std::string gemm_config_problem(Precision p, const GemmConfig& config);
+// The configuration the library picks for a call with these maxima (tuning table, else default).
+GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k);
+
 // ---- GEMM: C_i = alpha op(A_i) op(B_i) + beta C_i ---------------------------------------------------
 
 template <class T>
@@ -80,6 +116,14 @@ template <class T>
 void gemm_vbatched_max_nocheck(Op trans_a, Op trans_b, const int* m, const int* n, const int* k, T alpha,
                                const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta,
                                T* const* c, const int* ldc, int max_m, int max_n, int max_k, int batch, Context& ctx);
+
+// Expert entry (the tuner's): the _max_nocheck GEMM with the kernel configuration fixed by the caller;
+// an unusable configuration throws InvalidArgument naming config.<field>.
+template <class T>
+void gemm_vbatched_max_nocheck(Op trans_a, Op trans_b, const int* m, const int* n, const int* k, T alpha,
+                               const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta,
+                               T* const* c, const int* ldc, int max_m, int max_n, int max_k, int batch,
+                               const GemmConfig& config, Context& ctx);
 
 // ---- SYRK: C_i = alpha A_i A_i^T + beta C_i (trans = no_trans, A n x k) or alpha A_i^T A_i + beta C_i
 // (trans = trans, A k x n); HERK the same with ^H (trans = no_trans | conj_trans), alpha, beta real. ----

@@ -53,6 +53,8 @@ struct GemmExtras {
     bool real_diagonal = false;
     // Problems with skip[i] != 0 are left alone (the info array of the checked levels); nullptr: none.
     const int* skip = nullptr;
+    // The CUDA kernel's tile configuration; nullptr: default_gemm_config's choice.
+    const GemmConfig* config = nullptr;
 };
 
 // C_i = alpha op(A_i) op(B_i) + beta C_i for every problem, with BLAS's semantics: m_i or n_i zero

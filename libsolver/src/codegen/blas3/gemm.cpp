@@ -1,0 +1,446 @@
+// The variable-size GEMM generator (gemm.hpp): CUDA source for one GemmSpec, in a SIMT form (each
+// thread a strided sub-tile of C in registers, A and B slices staged in shared memory with the next
+// slice prefetched into registers) and, for double precision, an FP64 tensor-core form (each warp a
+// sub-tile of 8 x 8 DMMA fragments), plus the GemmConfig helpers of vbatched_blas.hpp.
+#include "codegen/blas3/gemm.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+#include "codegen/blas3/gemm_tuning.hpp"
+#include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
+
+namespace batchsolve {
+
+std::string to_string(const GemmConfig& c) {
+    nlohmann::ordered_json j;
+#define BATCHSOLVE_GEMM_FIELD_TO_JSON(field) j[#field] = c.field;
+    BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_GEMM_FIELD_TO_JSON)
+#undef BATCHSOLVE_GEMM_FIELD_TO_JSON
+    return j.dump();
+}
+
+GemmConfig parse_gemm_config(const std::string& json_object) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(json_object);
+    } catch (const std::exception& e) {
+        throw InvalidArgument("parse_gemm_config", "json_object", std::string("valid JSON (") + e.what() + ")");
+    }
+    if (!j.is_object()) throw InvalidArgument("parse_gemm_config", "json_object", "a JSON object");
+    GemmConfig c;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        bool known = false;
+#define BATCHSOLVE_GEMM_FIELD_FROM_JSON(field)                                                               \
+    if (it.key() == #field) {                                                                                \
+        known = true;                                                                                        \
+        try {                                                                                                \
+            c.field = it.value().get<decltype(c.field)>();                                                   \
+        } catch (const std::exception&) {                                                                    \
+            throw InvalidArgument("parse_gemm_config", "config." #field, "a value of the field's type");      \
+        }                                                                                                    \
+    }
+        BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_GEMM_FIELD_FROM_JSON)
+#undef BATCHSOLVE_GEMM_FIELD_FROM_JSON
+        if (!known) throw InvalidArgument("parse_gemm_config", "config." + it.key(), "a GemmConfig field");
+    }
+    return c;
+}
+
+std::string gemm_config_problem(Precision p, const GemmConfig& c) {
+    codegen::blas3::GemmSpec spec;
+    spec.precision = p;
+    spec.config = c;
+    return codegen::blas3::gemm_problem(spec);
+}
+
+GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k) {
+    return codegen::blas3::gemm_default_config(p, max_m, max_n, max_k);
+}
+
+}  // namespace batchsolve
+
+namespace batchsolve::codegen::blas3 {
+
+namespace {
+
+std::string I(long long v) { return std::to_string(v); }
+
+bool is_symmetric(GemmOperand op) { return op >= GemmOperand::symmetric_lower; }
+bool is_transposed(GemmOperand op) { return op == GemmOperand::trans || op == GemmOperand::conj_trans; }
+
+// Types and element helpers of the generated text (the bs_ dialect of the column-major generators).
+std::string prelude(Precision p) {
+    const std::string real = is_single(p) ? "float" : "double";
+    std::ostringstream o;
+    o << "#define BS_DEVICE __device__ __forceinline__\n"
+      << "typedef " << real << " R;\n";
+    if (is_complex(p)) {
+        o << "struct __align__(" << 2 * real_bytes(p) << ") bs_complex { R x, y; };  // layout of std::complex<R>\n"
+             "typedef bs_complex T;\n"
+             "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
+             "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
+             "BS_DEVICE bool bs_is_zero(T z) { return z.x == (R)0 && z.y == (R)0; }\n"
+             "BS_DEVICE T bs_conj(T z) { return bs_make(z.x, -z.y); }\n"
+             "BS_DEVICE T bs_real_only(T z) { return bs_make(z.x, (R)0); }\n"
+             "// acc + a * b\n"
+             "BS_DEVICE T bs_fma(T a, T b, T acc) {\n"
+             "  return bs_make(fma(a.x, b.x, fma(-a.y, b.y, acc.x)), fma(a.x, b.y, fma(a.y, b.x, acc.y)));\n"
+             "}\n"
+             "BS_DEVICE T bs_mul(T a, T b) { return bs_make(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n";
+    } else {
+        o << "typedef R T;\n"
+             "BS_DEVICE T bs_zero() { return (R)0; }\n"
+             "BS_DEVICE bool bs_is_zero(T z) { return z == (R)0; }\n"
+             "BS_DEVICE T bs_conj(T z) { return z; }\n"
+             "BS_DEVICE T bs_real_only(T z) { return z; }\n"
+             "BS_DEVICE T bs_fma(T a, T b, T acc) { return fma(a, b, acc); }\n"
+             "BS_DEVICE T bs_mul(T a, T b) { return a * b; }\n";
+    }
+    return o.str();
+}
+
+// Device function returning element (r, c) of op(X) from the stored X (column-major, ld), for
+// 0 <= r, c within op(X)'s bounds.
+std::string element_function(const std::string& name, GemmOperand op) {
+    std::ostringstream o;
+    o << "BS_DEVICE T " << name << "(const T* x, long long ld, int r, int c) {\n";
+    switch (op) {
+        case GemmOperand::no_trans: o << "  return x[r + c * ld];\n"; break;
+        case GemmOperand::trans: o << "  return x[c + r * ld];\n"; break;
+        case GemmOperand::conj_trans: o << "  return bs_conj(x[c + r * ld]);\n"; break;
+        case GemmOperand::symmetric_lower: o << "  return r >= c ? x[r + c * ld] : x[c + r * ld];\n"; break;
+        case GemmOperand::symmetric_upper: o << "  return r <= c ? x[r + c * ld] : x[c + r * ld];\n"; break;
+        case GemmOperand::hermitian_lower:
+            o << "  return r > c ? x[r + c * ld] : r < c ? bs_conj(x[c + r * ld]) : bs_real_only(x[r + r * ld]);\n";
+            break;
+        case GemmOperand::hermitian_upper:
+            o << "  return r < c ? x[r + c * ld] : r > c ? bs_conj(x[c + r * ld]) : bs_real_only(x[r + r * ld]);\n";
+            break;
+    }
+    o << "}\n";
+    return o.str();
+}
+
+std::string kernel_name(const GemmSpec& s) {
+    const GemmConfig& c = s.config;
+    std::ostringstream o;
+    o << "bs_" << precision_letter(s.precision) << "gemm_vbatched_" << to_string(s.op_a) << "_" << to_string(s.op_b);
+    if (s.part != GemmPart::full) o << "_" << to_string(s.part);
+    if (s.real_diagonal) o << "_realdiag";
+    o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
+      << (c.tensor_cores ? "_dmma" : "");
+    return o.str();
+}
+
+// Emits the parts both forms share: the signature, the loop over problems, the sizes and pointers of
+// one problem, the subgrid truncation, the staging of one k-slice. `compute` and `epilogue` emit the
+// form's own code.
+class Generator {
+public:
+    explicit Generator(const GemmSpec& spec) : s_(spec), c_(spec.config) {
+        threads_ = c_.tensor_cores ? 32 * c_.dim_x * c_.dim_y : c_.dim_x * c_.dim_y;
+        // Stored slices: op(A) tile blk_m x blk_k as sA[kk][r], op(B) tile blk_k x blk_n as sB[kk][c];
+        // rows padded against bank conflicts of the transposed stores.
+        lda_s_ = c_.blk_m + pad();
+        ldb_s_ = c_.blk_n + pad();
+        a_per_thread_ = ceil_div(c_.blk_m * c_.blk_k, threads_);
+        b_per_thread_ = ceil_div(c_.blk_k * c_.blk_n, threads_);
+    }
+
+    KernelSource generate() {
+        KernelSource k;
+        k.kernel_name = kernel_name(s_);
+        w_.raw("// " + k.kernel_name + ": generated by libsolver/src/codegen/blas3/gemm.cpp\n");
+        w_.raw(prelude(s_.precision));
+        w_.raw(element_function("bs_op_a", s_.op_a));
+        w_.raw(element_function("bs_op_b", s_.op_b));
+        w_.raw("BS_DEVICE int bs_size(const int* v, int subtract, int limit, int i) {\n"
+               "  long long x = v ? (long long)v[i] - subtract : limit;\n"
+               "  x = x > limit ? limit : x;\n"
+               "  return x < 0 ? 0 : (int)x;\n"
+               "}\n");
+        if (c_.tensor_cores) w_.raw(dmma_function());
+        kernel(k.kernel_name);
+        k.source = w_.str();
+        k.options = {"--std=c++17"};
+        return k;
+    }
+
+private:
+    int pad() const { return is_single(s_.precision) && !is_complex(s_.precision) ? 1 : (c_.tensor_cores ? 4 : 1); }
+
+    std::string dmma_function() const {
+        return "// D = A B + C on one 8x8x4 FP64 fragment (a, b: this lane's element; c: its two of the 8x8)\n"
+               "BS_DEVICE void bs_dmma(double& c0, double& c1, double a, double b) {\n"
+               "  asm volatile(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\\n\"\n"
+               "               : \"+d\"(c0), \"+d\"(c1) : \"d\"(a), \"d\"(b));\n"
+               "}\n";
+    }
+
+    void kernel(const std::string& name) {
+        w_.line("extern \"C\" __global__ void __launch_bounds__(" + I(threads_) + ") " + name + "(");
+        w_.line("    int batch, const int* m_v, int m_sub, int m_lim, const int* n_v, int n_sub, int n_lim,");
+        w_.line("    const int* k_v, int k_sub, int k_lim,");
+        w_.line("    T alpha, const T* const* A, const int* lda_v, int a_row, int a_col,");
+        w_.line("    const T* const* B, const int* ldb_v, int b_row, int b_col,");
+        w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
+        w_.open("");
+        w_.line("__shared__ T sA[" + I(c_.blk_k) + "][" + I(lda_s_) + "];");
+        w_.line("__shared__ T sB[" + I(c_.blk_k) + "][" + I(ldb_s_) + "];");
+        w_.line("const int tid = threadIdx.x;");
+        w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
+        w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
+        w_.line("if (skip && skip[p]) continue;");
+        w_.line("const int m = bs_size(m_v, m_sub, m_lim, p), n = bs_size(n_v, n_sub, n_lim, p);");
+        w_.line("// subgrid truncation: this block lies beyond the problem's own grid");
+        w_.line("if (row0 >= m || col0 >= n) continue;");
+        if (s_.part == GemmPart::lower)
+            w_.line("if (row0 + " + I(c_.blk_m - 1) + " < col0) continue;  // entirely above the diagonal: not referenced");
+        if (s_.part == GemmPart::upper)
+            w_.line("if (row0 > col0 + " + I(c_.blk_n - 1) + ") continue;  // entirely below the diagonal: not referenced");
+        w_.line("int k = bs_size(k_v, k_sub, k_lim, p);");
+        w_.line("if (bs_is_zero(alpha)) k = 0;  // A and B are not read (BLAS)");
+        w_.line("const long long ldc = ldc_v[p];");
+        w_.line("T* c = C[p] + c_row + c_col * ldc;");
+        w_.line("const long long lda = k > 0 ? lda_v[p] : 0, ldb = k > 0 ? ldb_v[p] : 0;");
+        w_.line("const T* a = k > 0 ? A[p] + a_row + a_col * lda : nullptr;");
+        w_.line("const T* b = k > 0 ? B[p] + b_row + b_col * ldb : nullptr;");
+        if (c_.tensor_cores) dmma_body();
+        else simt_body();
+        w_.close("  // problems");
+        w_.close();
+    }
+
+    // The prefetch of one k-slice into registers: element e of the block's share of op(A)'s slice
+    // (blk_m x blk_k, row index fastest unless op(A) is a transpose: then k fastest, which is the
+    // stored matrix's column order, so that consecutive threads read consecutive addresses).
+    void load_slice(const std::string& kb) {
+        load_operand("ra", "bs_op_a", "a", "lda", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a),
+                     "row0 + ", kb + " + ", "m", "k", /*rows_are_k=*/false);
+        load_operand("rb", "bs_op_b", "b", "ldb", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
+                     "col0 + ", "k", "n", true);
+    }
+    // tile rows x cols of op(X) at (r_base + r, c_base + c); k_fastest: the index along k varies fastest
+    // across threads. Into registers reg[0..per_thread).
+    void load_operand(const std::string& reg, const std::string& fn, const std::string& ptr, const std::string& ld,
+                      int rows, int cols, int per_thread, bool k_fastest, const std::string& r_base,
+                      const std::string& c_base, const std::string& r_bound, const std::string& c_bound, bool rows_are_k) {
+        const int total = rows * cols;
+        // fast index: rows when (rows are k) == k_fastest, else columns
+        const bool rows_fast = rows_are_k == k_fastest;
+        for (int q = 0; q < per_thread; ++q) {
+            const std::string e = "(tid + " + I(q * threads_) + ")";
+            std::string r, c;
+            if (rows_fast) r = e + " % " + I(rows), c = e + " / " + I(rows);
+            else c = e + " % " + I(cols), r = e + " / " + I(cols);
+            const bool tail = (q + 1) * threads_ > total;
+            std::ostringstream o;
+            o << "{ const int rr = " << r << ", cc = " << c << "; "
+              << "const int gr = " << r_base << "rr, gc = " << c_base << "cc; "
+              << reg << "[" << q << "] = (" << (tail ? e + " < " + I(total) + " && " : "") << "gr < " << r_bound
+              << " && gc < " << c_bound << ") ? " << fn << "(" << ptr << ", " << ld << ", gr, gc) : bs_zero(); }";
+            w_.line(o.str());
+        }
+    }
+    // Registers into the shared slices.
+    void store_slice() {
+        store_operand("ra", "sA", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), false);
+        store_operand("rb", "sB", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), true);
+    }
+    void store_operand(const std::string& reg, const std::string& shared, int rows, int cols, int per_thread,
+                       bool k_fastest, bool rows_are_k) {
+        const int total = rows * cols;
+        const bool rows_fast = rows_are_k == k_fastest;
+        for (int q = 0; q < per_thread; ++q) {
+            const std::string e = "(tid + " + I(q * threads_) + ")";
+            std::string r, c;
+            if (rows_fast) r = e + " % " + I(rows), c = e + " / " + I(rows);
+            else c = e + " % " + I(cols), r = e + " / " + I(cols);
+            // shared layout [k][other]
+            const std::string kk = rows_are_k ? r : c, other = rows_are_k ? c : r;
+            const bool tail = (q + 1) * threads_ > total;
+            w_.line(std::string(tail ? "if (" + e + " < " + I(total) + ") " : "") + shared + "[" + kk + "][" + other +
+                    "] = " + reg + "[" + I(q) + "];");
+        }
+    }
+
+    void k_loop(const std::function<void()>& compute) {
+        w_.line("T ra[" + I(a_per_thread_) + "], rb[" + I(b_per_thread_) + "];");
+        w_.open("if (k > 0)");
+        load_slice("0");
+        w_.close();
+        w_.open("for (int kb = 0; kb < k; kb += " + I(c_.blk_k) + ")");
+        store_slice();
+        w_.line("__syncthreads();");
+        w_.open("if (kb + " + I(c_.blk_k) + " < k)", "prefetch the next slice while this one is used");
+        w_.line("const int kn = kb + " + I(c_.blk_k) + ";");
+        load_slice("kn");
+        w_.close();
+        compute();
+        w_.line("__syncthreads();");
+        w_.close();
+    }
+
+    // C element (gi, gj) = alpha acc + beta C (beta = 0: C not read), within bounds and the part.
+    void store_element(const std::string& gi, const std::string& gj, const std::string& acc) {
+        std::string cond = gi + " < m && " + gj + " < n";
+        if (s_.part == GemmPart::lower) cond += " && " + gi + " >= " + gj;
+        if (s_.part == GemmPart::upper) cond += " && " + gi + " <= " + gj;
+        w_.open("if (" + cond + ")");
+        w_.line("T& out = c[" + gi + " + " + gj + " * ldc];");
+        w_.line("T v = bs_mul(alpha, " + acc + ");");
+        w_.line("if (!beta_zero) v = bs_fma(beta, out, v);");
+        if (s_.real_diagonal && is_complex(s_.precision)) w_.line("if (" + gi + " == " + gj + ") v = bs_real_only(v);");
+        w_.line("out = v;");
+        w_.close();
+    }
+
+    void simt_body() {
+        const int tm = c_.blk_m / c_.dim_x, tn = c_.blk_n / c_.dim_y;
+        w_.line("const int tx = tid % " + I(c_.dim_x) + ", ty = tid / " + I(c_.dim_x) + ";");
+        w_.line("T acc[" + I(tm) + "][" + I(tn) + "];");
+        w_.line("#pragma unroll");
+        w_.line("for (int i = 0; i < " + I(tm) + "; ++i)");
+        w_.line("  #pragma unroll");
+        w_.line("  for (int j = 0; j < " + I(tn) + "; ++j) acc[i][j] = bs_zero();");
+        k_loop([&] {
+            w_.line("#pragma unroll");
+            w_.open("for (int kk = 0; kk < " + I(c_.blk_k) + "; ++kk)");
+            w_.line("T xa[" + I(tm) + "], xb[" + I(tn) + "];");
+            w_.line("#pragma unroll");
+            w_.line("for (int i = 0; i < " + I(tm) + "; ++i) xa[i] = sA[kk][tx + i * " + I(c_.dim_x) + "];");
+            w_.line("#pragma unroll");
+            w_.line("for (int j = 0; j < " + I(tn) + "; ++j) xb[j] = sB[kk][ty + j * " + I(c_.dim_y) + "];");
+            w_.line("#pragma unroll");
+            w_.line("for (int i = 0; i < " + I(tm) + "; ++i)");
+            w_.line("  #pragma unroll");
+            w_.line("  for (int j = 0; j < " + I(tn) + "; ++j) acc[i][j] = bs_fma(xa[i], xb[j], acc[i][j]);");
+            w_.close();
+        });
+        w_.line("const bool beta_zero = bs_is_zero(beta);");
+        w_.line("#pragma unroll");
+        w_.open("for (int i = 0; i < " + I(tm) + "; ++i)");
+        w_.line("#pragma unroll");
+        w_.open("for (int j = 0; j < " + I(tn) + "; ++j)");
+        w_.line("const int gi = row0 + tx + i * " + I(c_.dim_x) + ", gj = col0 + ty + j * " + I(c_.dim_y) + ";");
+        store_element("gi", "gj", "acc[i][j]");
+        w_.close();
+        w_.close();
+    }
+
+    // FP64 tensor cores: warp (wx, wy) owns rows wx*wm.. and columns wy*wn.. of the block tile as
+    // (wm/8) x (wn/8) fragments; lane l holds A(l/4, l%4), B(l%4, l/4) and C(l/4, 2(l%4) + {0, 1}).
+    void dmma_body() {
+        const int wm = c_.blk_m / c_.dim_x, wn = c_.blk_n / c_.dim_y, fm = wm / 8, fn = wn / 8;
+        w_.line("const int warp = tid / 32, lane = tid % 32;");
+        w_.line("const int wr = (warp % " + I(c_.dim_x) + ") * " + I(wm) + ", wc = (warp / " + I(c_.dim_x) + ") * " + I(wn) + ";");
+        w_.line("const int g = lane / 4, q = lane % 4;");
+        w_.line("double acc[" + I(fm) + "][" + I(fn) + "][2];");
+        w_.line("#pragma unroll");
+        w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
+        w_.line("  #pragma unroll");
+        w_.line("  for (int j = 0; j < " + I(fn) + "; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;");
+        k_loop([&] {
+            w_.line("#pragma unroll");
+            w_.open("for (int k4 = 0; k4 < " + I(c_.blk_k) + "; k4 += 4)");
+            w_.line("double xa[" + I(fm) + "], xb[" + I(fn) + "];");
+            w_.line("#pragma unroll");
+            w_.line("for (int i = 0; i < " + I(fm) + "; ++i) xa[i] = sA[k4 + q][wr + i * 8 + g];");
+            w_.line("#pragma unroll");
+            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j] = sB[k4 + q][wc + j * 8 + g];");
+            w_.line("#pragma unroll");
+            w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
+            w_.line("  #pragma unroll");
+            w_.line("  for (int j = 0; j < " + I(fn) + "; ++j) bs_dmma(acc[i][j][0], acc[i][j][1], xa[i], xb[j]);");
+            w_.close();
+        });
+        w_.line("const bool beta_zero = bs_is_zero(beta);");
+        w_.line("#pragma unroll");
+        w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
+        w_.line("#pragma unroll");
+        w_.open("for (int j = 0; j < " + I(fn) + "; ++j)");
+        w_.line("#pragma unroll");
+        w_.open("for (int h = 0; h < 2; ++h)");
+        w_.line("const int gi = row0 + wr + i * 8 + g, gj = col0 + wc + j * 8 + 2 * q + h;");
+        store_element("gi", "gj", "acc[i][j][h]");
+        w_.close();
+        w_.close();
+        w_.close();
+    }
+
+    const GemmSpec& s_;
+    const GemmConfig& c_;
+    int threads_ = 0, lda_s_ = 0, ldb_s_ = 0, a_per_thread_ = 0, b_per_thread_ = 0;
+    SourceWriter w_;
+};
+
+}  // namespace
+
+const char* to_string(GemmOperand op) {
+    switch (op) {
+        case GemmOperand::no_trans: return "n";
+        case GemmOperand::trans: return "t";
+        case GemmOperand::conj_trans: return "c";
+        case GemmOperand::symmetric_lower: return "syl";
+        case GemmOperand::symmetric_upper: return "syu";
+        case GemmOperand::hermitian_lower: return "hel";
+        case GemmOperand::hermitian_upper: return "heu";
+    }
+    return "?";
+}
+
+const char* to_string(GemmPart part) { return part == GemmPart::full ? "full" : part == GemmPart::lower ? "lower" : "upper"; }
+
+std::string gemm_problem(const GemmSpec& s) {
+    const GemmConfig& c = s.config;
+    auto positive = [](int v) { return v >= 1; };
+    if (!positive(c.blk_m) || c.blk_m > 256) return "config.blk_m: 1 <= blk_m <= 256";
+    if (!positive(c.blk_n) || c.blk_n > 256) return "config.blk_n: 1 <= blk_n <= 256";
+    if (!positive(c.blk_k) || c.blk_k > 64) return "config.blk_k: 1 <= blk_k <= 64";
+    if (!positive(c.dim_x)) return "config.dim_x: >= 1";
+    if (!positive(c.dim_y)) return "config.dim_y: >= 1";
+    if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
+    if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
+    const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
+    if (threads > max_threads_per_block) return "config.dim_y: dim_x * dim_y threads (warps with tensor_cores) exceed 1024 threads";
+    if (c.tensor_cores) {
+        if (s.precision != Precision::d) return "config.tensor_cores: FP64 tensor cores for double precision only";
+        if ((c.blk_m / c.dim_x) % 8 != 0) return "config.blk_m: blk_m / dim_x must be a multiple of 8 (DMMA fragments)";
+        if ((c.blk_n / c.dim_y) % 8 != 0) return "config.blk_n: blk_n / dim_y must be a multiple of 8 (DMMA fragments)";
+        if (c.blk_k % 4 != 0) return "config.blk_k: a multiple of 4 (DMMA k-step)";
+    }
+    const int per_thread = (c.blk_m / c.dim_x) * (c.blk_n / c.dim_y) / (c.tensor_cores ? 32 : 1);
+    if (per_thread * words_per_element(s.precision) > 128)
+        return "config.blk_m: more than 128 accumulator registers per thread";
+    if (gemm_resources(s).shared_bytes > 48 * 1024) return "config.blk_k: shared slices above 48 KB";
+    const bool herm = s.op_a == GemmOperand::hermitian_lower || s.op_a == GemmOperand::hermitian_upper ||
+                      s.op_b == GemmOperand::hermitian_lower || s.op_b == GemmOperand::hermitian_upper;
+    if ((herm || s.real_diagonal) && !is_complex(s.precision)) return "precision: Hermitian forms need complex data";
+    if (is_symmetric(s.op_a) && is_symmetric(s.op_b)) return "op_b: one symmetric operand at most";
+    return "";
+}
+
+KernelResources gemm_resources(const GemmSpec& s) {
+    const GemmConfig& c = s.config;
+    const int pad = is_single(s.precision) && !is_complex(s.precision) ? 1 : (c.tensor_cores ? 4 : 1);
+    KernelResources r;
+    r.threads_per_block = (c.tensor_cores ? 32 : 1) * c.dim_x * c.dim_y;
+    // static shared memory (the slices); reported so that the launcher and the tests can see it
+    r.shared_bytes = std::size_t(c.blk_k) * (c.blk_m + pad + c.blk_n + pad) * element_bytes(s.precision);
+    return r;
+}
+
+GemmConfig gemm_default_config(Precision p, int max_m, int max_n, int max_k) {
+    return tuned_gemm_config(p, max_m, max_n, max_k);
+}
+
+KernelSource gemm_generate(const GemmSpec& spec) { return Generator(spec).generate(); }
+
+std::string gemm_kernel_name(const GemmSpec& spec) { return kernel_name(spec); }
+
+}  // namespace batchsolve::codegen::blas3

@@ -1,0 +1,130 @@
+// The CUDA backend of the variable-size BLAS-3 routines: the per-problem argument check (one kernel
+// that fills info and reduces the maxima of the valid problems) and the launcher of the one generated
+// GEMM kernel (src/codegen/blas3/gemm.*), compiled by NVRTC on first use and cached per device.
+// The GEMM path uses neither ctx.workspace() nor the context's scratch (TRSM keeps its inverted blocks
+// in the workspace while it calls the GEMM); only the checked level's reduction uses the scratch.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "../../core/blas3_check.hpp"
+#include "../jit/jit.hpp"
+#include "../resources.hpp"
+#include "codegen/blas3/gemm.hpp"
+
+namespace batchsolve::cuda_backend {
+
+using blas3_detail::GemmExtras;
+using blas3_detail::Operand;
+using blas3_detail::ProblemChecks;
+using blas3_detail::VSize;
+using detail::CudaResources;
+using detail::DeviceGuard;
+
+namespace {
+
+// The grid's z extent (CUDA's limit); larger batches loop inside the kernels.
+constexpr int kMaxGridZ = 65535;
+constexpr int kCheckThreads = 256;
+
+__global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info, int* maxima) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < batch; i += gridDim.x * blockDim.x) {
+        int sizes[3];
+        const int code = blas3_detail::check_problem(checks, i, sizes);
+        info[i] = code;
+        if (maxima != nullptr && code == 0)
+            for (int s = 0; s < 3; ++s)
+                if (sizes[s] > 0) atomicMax(&maxima[s], sizes[s]);
+    }
+}
+
+codegen::blas3::GemmOperand gemm_operand(Operand op) { return static_cast<codegen::blas3::GemmOperand>(static_cast<int>(op)); }
+codegen::blas3::GemmPart gemm_part(blas3_detail::Part part) { return static_cast<codegen::blas3::GemmPart>(static_cast<int>(part)); }
+
+// Loaded GEMM kernels by (device, kernel name): the name spells out every field of the spec, so the
+// text is generated once per process and a timed loop only looks the kernel up.
+const jit::LoadedKernel& gemm_kernel(const codegen::blas3::GemmSpec& spec, int device) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, std::string>, jit::LoadedKernel> kernels;
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto key = std::make_pair(device, codegen::blas3::gemm_kernel_name(spec));
+    auto it = kernels.find(key);
+    if (it == kernels.end()) it = kernels.emplace(key, jit::get_kernel(codegen::blas3::gemm_generate(spec), device)).first;
+    return it->second;
+}
+
+}  // namespace
+
+void check_vbatched(const ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx) {
+    CudaResources& r = detail::resources_of(ctx, "vbatched BLAS-3 argument check");
+    DeviceGuard guard(r.device_);
+    r.require_device_memory(info, "vbatched BLAS-3 argument check", "info");
+    int* device_maxima = nullptr;
+    if (maxima != nullptr) {
+        device_maxima = static_cast<int*>(r.scratch(3 * sizeof(int)));
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(device_maxima, 0, 3 * sizeof(int), r.stream()));
+    }
+    if (batch > 0) {
+        const int blocks = std::min((batch + kCheckThreads - 1) / kCheckThreads, 4 * std::max(r.sm_count_, 1) * 8);
+        check_problems_kernel<<<blocks, kCheckThreads, 0, r.stream()>>>(checks, batch, info, device_maxima);
+        BATCHSOLVE_LAUNCH_CHECK("check_problems_kernel");
+    }
+    if (maxima != nullptr) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(maxima, device_maxima, 3 * sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+    }
+}
+
+template <class T>
+void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alpha, const T* const* a, const int* lda,
+                   const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m, int max_n,
+                   int max_k, int batch, const GemmExtras& extras, Context& ctx) {
+    if (batch <= 0 || max_m <= 0 || max_n <= 0) return;
+    CudaResources& r = detail::resources_of(ctx, "gemm_vbatched");
+    DeviceGuard guard(r.device_);
+    codegen::blas3::GemmSpec spec;
+    spec.precision = precision_v<T>;
+    spec.op_a = gemm_operand(op_a);
+    spec.op_b = gemm_operand(op_b);
+    spec.part = gemm_part(extras.part);
+    spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
+    spec.config = extras.config ? *extras.config : codegen::blas3::gemm_default_config(spec.precision, max_m, max_n, max_k);
+    const std::string problem = codegen::blas3::gemm_problem(spec);
+    if (!problem.empty()) {
+        const std::size_t colon = problem.find(':');
+        throw InvalidArgument("gemm_vbatched", problem.substr(0, colon), problem.substr(colon + 2));
+    }
+    const codegen::KernelResources resources = codegen::blas3::gemm_resources(spec);
+    const long long grid_x = (max_m + spec.config.blk_m - 1) / spec.config.blk_m;
+    const long long grid_y = (max_n + spec.config.blk_n - 1) / spec.config.blk_n;
+    if (grid_y > 65535)
+        throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
+    const int grid_z = std::min(batch, kMaxGridZ);
+    const jit::LoadedKernel& kernel = gemm_kernel(spec, r.device_);
+
+    const blas3_detail::Offsets& o = extras.offsets;
+    int batch_ = batch;
+    const int* m_v = m.values; int m_sub = m.subtract, m_lim = m.limit;
+    const int* n_v = n.values; int n_sub = n.subtract, n_lim = n.limit;
+    const int* k_v = k.values; int k_sub = k.subtract, k_lim = k.limit;
+    int a_row = o.a_row, a_col = o.a_col, b_row = o.b_row, b_col = o.b_col, c_row = o.c_row, c_col = o.c_col;
+    const int* skip = extras.skip;
+    void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                    &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
+                    &beta, &c, &ldc, &c_row, &c_col, &skip};
+    BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernel.function),
+                                           dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
+                                           dim3(unsigned(resources.threads_per_block)), args, 0, r.stream()));
+    BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
+}
+
+#define INSTANTIATE(T)                                                                                               \
+    template void gemm_vbatched<T>(Operand, Operand, VSize, VSize, VSize, T, const T* const*, const int*,            \
+                                   const T* const*, const int*, T, T* const*, const int*, int, int, int, int,        \
+                                   const GemmExtras&, Context&);
+BATCHSOLVE_BLAS3_FOR_EACH_PRECISION(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace batchsolve::cuda_backend
