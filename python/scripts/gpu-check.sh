@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The Python package on the GPU machine: the GPU tests (PyTorch and CuPy) and the side-by-side bench.
+#
+#   python/scripts/gpu-check.sh [tests|bench|all] [bench arguments...]
+#
+# Run from the repository root with the lead's bundle unpacked at /tmp/bundle (its lib/ holds
+# libbatchsolve), the extension built for the machine's Python in .py-gpu/batchsolve (see
+# python/README.md, "On the GPU machine") and pytest's wheels in .whl-python/ (the machine lacks pytest).
+# Writes $OUT/python/: pytest.txt, bench.json, bench.md, bench.png; prints a summary last.
+# Limits: BENCH_SECONDS (default 100: no new bench case after it), TEST_SECONDS (default 150).
+set -uo pipefail
+mode=${1:-all}
+(($#)) && shift
+out=${OUT:-/tmp/out}/python
+mkdir -p "$out"
+bundle=${BATCHSOLVE_BUNDLE:-/tmp/bundle}
+export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+site=/tmp/site-python
+if ! python3 -c "import pytest" 2>/dev/null && compgen -G ".whl-python/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl-python/*.whl
+fi
+export PYTHONPATH="$PWD/.py-gpu:$site${PYTHONPATH:+:$PYTHONPATH}"
+export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+summary=()
+
+echo "== module: $(ls .py-gpu/batchsolve/_batchsolve*.so 2>/dev/null)"
+ldd .py-gpu/batchsolve/_batchsolve*.so | grep -E "batchsolve|not found"
+if ! python3 -c "import batchsolve as b; print('batchsolve', b.__file__, '| cuda compiled', b.cuda_compiled(), '| available', b.cuda_available(), '|', b.device_name(0) if b.cuda_available() else '')"; then
+  echo "SUMMARY python: the module does not import (see above)"; exit 1
+fi
+
+if [[ $mode == tests || $mode == all ]]; then
+  echo "== pytest (GPU tests, then the CPU tests on this machine)"
+  start=$SECONDS
+  timeout "${TEST_SECONDS:-150}" python3 -m pytest -q -rs -p no:cacheprovider python/tests/test_gpu.py python/tests/test_cpu.py \
+    > "$out/pytest.txt" 2>&1
+  rc=$?
+  tail -25 "$out/pytest.txt"
+  summary+=("pytest rc=$rc in $((SECONDS - start)) s: $(tail -1 "$out/pytest.txt")")
+fi
+
+if [[ $mode == bench || $mode == all ]]; then
+  echo "== bench"
+  start=$SECONDS
+  timeout $(( ${BENCH_SECONDS:-100} + 60 )) python3 -m batchsolve.bench --time-limit "${BENCH_SECONDS:-100}" \
+    --json "$out/bench.json" --table "$out/bench.md" --plot "$out/bench.png" "$@" 2> "$out/bench-stderr.txt"
+  rc=$?
+  tail -c 600 "$out/bench-stderr.txt" | tr '\r' '\n' | tail -3
+  summary+=("bench rc=$rc in $((SECONDS - start)) s")
+  [[ -f $out/bench.json ]] && summary+=("$(python3 -c "import json; print(json.load(open('$out/bench.json'))['summary'])")")
+fi
+
+echo "SUMMARY python (commit $BATCHSOLVE_COMMIT):"
+printf '  %s\n' "${summary[@]}"
