@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Issue 28 on the GPU machine: the large-matrix Cholesky suite's CUDA instances, then large_bench
+# (ours against cusolverDnXpotrf and FP64 potrf + potrs, GEMM rate, CPU reference, time split).
+# Run from the repository root with the bundle unpacked at /tmp/bundle; files go to $OUT/large/
+# (gtest.txt, large_bench.json, large_bench.md, large_bench.txt, large_bench.png when matplotlib is
+# there, sweep.txt/sweep.json with LARGE_SWEEP); a short summary is printed last.
+#   LARGE_SIZES      orders of the comparison (default 1024,2048,4096,8192,16384,32768)
+#   LARGE_PRECISION  d, s or d,s (default d,s)
+#   LARGE_REPEAT     timed runs per row after a warm-up (default 3)
+#   LARGE_SWEEP      orders of the nb/ib/variant/depth sweep (default none: no sweep), precisions
+#                    LARGE_SWEEP_PRECISION (default d,s)
+#   LARGE_BENCH      1: run the comparison (default 1)
+#   LARGE_TESTS      1: run the GoogleTest suite first (default 1)
+#   LARGE_TEST_SECONDS / LARGE_BENCH_SECONDS / LARGE_SWEEP_SECONDS  limits (default 100 / 150 / 150)
+set -u
+out="${OUT:-/tmp/out}/large"
+mkdir -p "$out"
+run=/tmp/bundle/run
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
+export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$commit}
+gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
+
+test_rc=skipped
+if [[ ${LARGE_TESTS:-1} == 1 ]]; then
+  # CUDA instances: LargeCholesky/2-3 = cuda_s, cuda_d; PosvMixed/1 = cuda_d; the NVRTC compile suite.
+  timeout "${LARGE_TEST_SECONDS:-100}" "$run" batchsolve_large_test \
+    --gtest_filter='LargeCholesky/2.*:LargeCholesky/3.*:PosvMixed/1.*' > "$out/gtest.txt" 2>&1
+  test_rc=$?
+fi
+
+sweep_rc=skipped
+if [[ -n ${LARGE_SWEEP:-} ]]; then
+  timeout "${LARGE_SWEEP_SECONDS:-150}" "$run" large_bench --sweep "$LARGE_SWEEP" --precision "${LARGE_SWEEP_PRECISION:-d,s}" \
+    --repeat 2 --json "$out/sweep.json" --markdown "$out/sweep.md" > "$out/sweep.txt" 2>&1
+  sweep_rc=$?
+fi
+
+bench_rc=skipped
+if [[ ${LARGE_BENCH:-1} == 1 ]]; then
+  timeout "${LARGE_BENCH_SECONDS:-150}" "$run" large_bench --n "${LARGE_SIZES:-1024,2048,4096,8192,16384,32768}" \
+    --precision "${LARGE_PRECISION:-d,s}" --repeat "${LARGE_REPEAT:-3}" \
+    --json "$out/large_bench.json" --markdown "$out/large_bench.md" > "$out/large_bench.txt" 2>&1
+  bench_rc=$?
+  python3 libsolver/tests/large/plot_large_bench.py "$out/large_bench.json" -o "$out/large_bench.png" > /dev/null 2>&1 || true
+fi
+
+echo "== large (issue 28) on $gpu at $commit"
+echo "-- gtest (rc $test_rc):"
+[[ -f $out/gtest.txt ]] && grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected|Which is|seed [0-9]|what\(\)' "$out/gtest.txt" | head -40
+echo "-- sweep (rc $sweep_rc):"
+[[ -f $out/sweep.txt ]] && grep -E '^sweep|^  nb|^\| [ds] ' "$out/sweep.txt" | head -60
+echo "-- large_bench (rc $bench_rc):"
+[[ -f $out/large_bench.txt ]] && grep -vE '^$' "$out/large_bench.txt" | tail -45
