@@ -10,6 +10,12 @@
 // their bias in the last of the s columns: d_j is the other side's row with that column replaced by
 // 1 and o_j is the bias it held, so x_r's last entry is this side's bias. A system that is not
 // positive definite (lambda = 0 on an empty row) yields x_r = 0 and is counted.
+//
+// Distributed training (several devices of one process, or MPI ranks): each engine owns contiguous
+// ranges of users and items (a Partition), holds only those rows' ratings in its memory, and solves
+// only those rows. The Gram matrix is summed from each partition's own rows of the other side, and
+// the solved rows are exchanged after each half-iteration, through an Exchange (NCCL or host memory
+// within a process, MPI between ranks). With no partition an engine does exactly what it did alone.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +42,49 @@ struct EngineSettings {
     // Systems built and solved at once are limited to this many bytes of matrices (GPU: bounds its
     // memory on very large batches; 0: everything at once).
     std::uint64_t slice_bytes = 0;
+    int device = 0;             // CUDA engine: the device it runs on
 };
 
 struct HalfTiming {
     double build_s = 0, solve_s = 0;
+    double exchange_s = 0;    // distributed: Gram all-reduce and factor all-gather (0 alone)
     std::int64_t failed = 0;  // systems that were not positive definite (their rows set to 0)
 };
+
+// Rows [first, first + count) of one side.
+struct RowRange {
+    std::int64_t first = 0, count = 0;
+};
+
+// How the partitions of a distributed training share results: one object per partition, every call
+// made by every partition in the same order (collectives). Memory is the engine's: device memory
+// of the CUDA engine (`stream`: its cudaStream_t, work ordered after what the engine queued), host
+// memory of the CPU engine (stream nullptr). Failures throw Error; a partition that cannot go on
+// calls abort() so that the others throw instead of waiting for it.
+class Exchange {
+public:
+    virtual ~Exchange() = default;
+    // data (n floats) becomes the sum over the partitions' data.
+    virtual void allreduce_sum(float* data, std::size_t n, void* stream) = 0;
+    // Partition p's rows [ranges[p].first, + count) of `factors` (rows x width) reach every partition.
+    virtual void allgather_rows(float* factors, const std::vector<RowRange>& ranges, int width, void* stream) = 0;
+    virtual void abort(const std::string& why) { (void)why; }
+    virtual std::string name() const = 0;  // "NCCL", "host memory", "MPI" (for the log)
+};
+
+// One engine's part of a distributed training: the ranges of every partition (users and items) and
+// which one is its own. The exchange must outlive the engine.
+struct Partition {
+    int index = 0;
+    std::vector<RowRange> users, items;
+    Exchange* exchange = nullptr;
+};
+
+// Contiguous ranges of rows, one per part, of about equal work: a row costs its entries plus
+// width / 3 (the build is O(entries * width^2), the solve O(width^3 / 3)). Parts may be empty.
+std::vector<RowRange> partition_rows(const Csr& m, int parts, int width);
+// Error unless the ranges cover each side in order, one per part, and index names one of them.
+void check_partition(const Csr& by_user, const Csr& by_item, const Partition& partition);
 
 class Engine {
 public:
@@ -57,15 +100,32 @@ public:
 };
 
 // by_user and by_item hold the prepared values (confidence c for implicit, rating minus the global
-// mean for explicit) and must stay alive as long as the engine.
-std::unique_ptr<Engine> make_cpu_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings);
+// mean for explicit) and must stay alive as long as the engine. With a partition the engine solves
+// and holds (CUDA: uploads) only the partition's own rows of each; without, every row.
+std::unique_ptr<Engine> make_cpu_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                        const Partition* partition = nullptr);
 // Throws Error "built without CUDA" in a CPU-only build, and, before any work, when the data and
 // workspace would not fit in the GPU's memory (naming the bytes needed and available).
-std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings);
+std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                         const Partition* partition = nullptr);
 bool cuda_engine_available();  // compiled in and a device present
+int cuda_device_count();       // 0 without CUDA or a device
 
 // Bytes the CUDA engine needs for this problem (CSR on both sides, factors, one slice of systems,
-// right-hand sides, info), for the up-front check and --help text.
-std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& settings);
+// right-hand sides, info), for the up-front check and --help text; with a partition, its own rows'.
+std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                const Partition* partition = nullptr);
+
+// Several devices of this process (CUDA device ids, or CPU members for tests: each a partition of
+// its own with the host's threads), one host thread each per half-iteration; the exchange is NCCL
+// between GPUs when libnccl loads (else host memory), host memory between CPU members. The result
+// equals one engine's to rounding (the Gram matrix is summed in another order).
+std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                                 bool cuda, const std::vector<int>& devices);
+
+// Copies between engine memory (device memory when `device_memory`) and host memory, ordered on
+// `stream` (the CUDA engine's); plain memcpy for host memory. For exchanges that stage through the host.
+void engine_copy_to_host(void* host, const void* engine_memory, std::size_t bytes, bool device_memory, void* stream);
+void engine_copy_from_host(void* engine_memory, const void* host, std::size_t bytes, bool device_memory, void* stream);
 
 }  // namespace als

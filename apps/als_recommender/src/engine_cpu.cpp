@@ -33,35 +33,54 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 class CpuEngine final : public Engine {
 public:
-    CpuEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s)
-        : by_user_(by_user), by_item_(by_item), s_(s), ctx_(batchsolve::Backend::cpu) {}
+    CpuEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition)
+        : by_user_(by_user), by_item_(by_item), s_(s), ctx_(batchsolve::Backend::cpu) {
+        if (partition) {
+            partition_ = *partition;
+        } else {  // alone: one partition that owns every row
+            partition_.users = {{0, by_user.rows}};
+            partition_.items = {{0, by_item.rows}};
+        }
+    }
 
     void set_factors(const std::vector<float>& users, const std::vector<float>& items) override {
         users_ = users, items_ = items;
     }
     void get_factors(std::vector<float>& users, std::vector<float>& items) override { users = users_, items = items_; }
-    HalfTiming solve_users() override { return solve_side(by_user_, items_, users_); }
-    HalfTiming solve_items() override { return solve_side(by_item_, users_, items_); }
+    HalfTiming solve_users() override { return solve_side(by_user_, items_, users_, partition_.users, partition_.items); }
+    HalfTiming solve_items() override { return solve_side(by_item_, users_, items_, partition_.items, partition_.users); }
     std::string device() const override { return "CPU (" + std::to_string(omp_get_max_threads()) + " threads)"; }
 
 private:
-    HalfTiming solve_side(const Csr& rows, const std::vector<float>& other, std::vector<float>& out) {
+    // Solves this partition's rows of `rows` against `other` (every row of the other side) into `out`;
+    // `own` and `other_own` are every partition's ranges of the two sides.
+    HalfTiming solve_side(const Csr& rows, const std::vector<float>& other, std::vector<float>& out,
+                          const std::vector<RowRange>& own, const std::vector<RowRange>& other_own) {
         const int s = s_.width;
         const std::int64_t ss = std::int64_t(s) * s;
+        const RowRange mine = own[std::size_t(partition_.index)], other_mine = other_own[std::size_t(partition_.index)];
         HalfTiming t;
-        // Gram matrix of the other side (implicit only), lower triangle, one BLAS call.
+        // Gram matrix of the other side (implicit only), lower triangle, one BLAS call over this
+        // partition's rows of it, then summed over the partitions.
         std::vector<float> gram(static_cast<std::size_t>(ss), 0.f);
         auto t0 = Clock::now();
-        if (s_.implicit && rows.cols > 0)
-            cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, s, int(rows.cols), 1.f, other.data(), s, 0.f,
-                        gram.data(), s);
+        if (s_.implicit && other_mine.count > 0)
+            cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, s, int(other_mine.count), 1.f,
+                        other.data() + other_mine.first * s, s, 0.f, gram.data(), s);
         t.build_s += seconds_since(t0);
+        if (s_.implicit && partition_.exchange) {
+            t0 = Clock::now();
+            partition_.exchange->allreduce_sum(gram.data(), gram.size(), nullptr);
+            t.exchange_s += seconds_since(t0);
+        }
         const std::int64_t per_slice =
-            s_.slice_bytes == 0 ? rows.rows : std::max<std::int64_t>(1, std::int64_t(s_.slice_bytes / (ss * sizeof(float))));
+            s_.slice_bytes == 0 ? std::max<std::int64_t>(mine.count, 1)
+                                : std::max<std::int64_t>(1, std::int64_t(s_.slice_bytes / (ss * sizeof(float))));
         std::vector<float> a, b;
         std::vector<int> info;
-        for (std::int64_t first = 0; first < rows.rows; first += per_slice) {
-            const std::int64_t count = std::min(per_slice, rows.rows - first);
+        const std::int64_t end = mine.first + mine.count;
+        for (std::int64_t first = mine.first; first < end; first += per_slice) {
+            const std::int64_t count = std::min(per_slice, end - first);
             t0 = Clock::now();
             a.resize(std::size_t(count * ss));
             b.resize(std::size_t(count * s));
@@ -82,6 +101,11 @@ private:
                 }
             }
             t.solve_s += seconds_since(t0);
+        }
+        if (partition_.exchange) {
+            t0 = Clock::now();
+            partition_.exchange->allgather_rows(out.data(), own, s, nullptr);
+            t.exchange_s += seconds_since(t0);
         }
         return t;
     }
@@ -148,15 +172,53 @@ private:
     const Csr& by_item_;
     EngineSettings s_;
     batchsolve::Context ctx_;
+    Partition partition_;
     std::vector<float> users_, items_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> make_cpu_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings) {
+void check_partition(const Csr& by_user, const Csr& by_item, const Partition& p) {
+    auto covers = [](const std::vector<RowRange>& ranges, std::int64_t rows) {
+        std::int64_t next = 0;
+        for (const RowRange& r : ranges) {
+            if (r.first != next || r.count < 0) return false;
+            next += r.count;
+        }
+        return next == rows;
+    };
+    if (p.users.size() != p.items.size() || p.index < 0 || std::size_t(p.index) >= p.users.size() ||
+        !covers(p.users, by_user.rows) || !covers(p.items, by_item.rows))
+        throw Error("a partition's ranges must cover every user and item in order (a bug: please report it)");
+    if (p.users.size() > 1 && p.exchange == nullptr) throw Error("a partition of several parts needs an exchange (a bug)");
+}
+
+std::vector<RowRange> partition_rows(const Csr& m, int parts, int width) {
+    if (parts < 1) throw Error("partition_rows: parts must be >= 1");
+    const double per_row = double(width) / 3.0;
+    const double total = double(m.nnz()) + per_row * double(m.rows);
+    std::vector<RowRange> out(static_cast<std::size_t>(parts));
+    std::int64_t row = 0;
+    for (int p = 0; p < parts; ++p) {
+        // The part ends where the running cost first reaches (p + 1) / parts of the total.
+        const double target = total * double(p + 1) / double(parts);
+        const std::int64_t first = row;
+        if (p == parts - 1) {
+            row = m.rows;
+        } else {
+            while (row < m.rows && double(m.indptr[row + 1]) + per_row * double(row + 1) <= target) ++row;
+        }
+        out[std::size_t(p)] = {first, row - first};
+    }
+    return out;
+}
+
+std::unique_ptr<Engine> make_cpu_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                        const Partition* partition) {
     if (settings.width < 1) throw Error("factors must be >= 1");
     if (std::int64_t(by_user.rows) > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");
-    return std::make_unique<CpuEngine>(by_user, by_item, settings);
+    if (partition) check_partition(by_user, by_item, *partition);
+    return std::make_unique<CpuEngine>(by_user, by_item, settings, partition);
 }
 
 }  // namespace als

@@ -4,7 +4,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "batchsolve/batchsolve.hpp"
@@ -176,8 +178,12 @@ __global__ void count_failed_kernel(const int* info, std::int64_t count, unsigne
     if (k < count && info[k] != 0) atomicAdd(failed, 1ull);
 }
 
+// One side of the problem as this engine holds it: the CSR of its own rows [first, first + rows)
+// (all rows when alone; indices still name the other side's global rows) and the factors of every row.
 struct Side {
-    std::int64_t rows = 0;
+    std::int64_t rows = 0;   // own rows
+    std::int64_t first = 0;  // global index of the first own row
+    std::int64_t total = 0;  // rows of the side (factor rows)
     batchsolve::Buffer<std::int64_t> indptr;
     batchsolve::Buffer<std::int32_t> indices;
     batchsolve::Buffer<float> values;
@@ -194,9 +200,16 @@ std::int64_t rows_per_slice(std::int64_t rows, int s, std::uint64_t slice_bytes)
 
 class CudaEngine final : public Engine {
 public:
-    CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s)
-        : s_(s), ctx_(batchsolve::Backend::cuda) {
-        const std::uint64_t needed = cuda_engine_bytes(by_user, by_item, s);
+    CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition)
+        : s_(s), ctx_(batchsolve::Backend::cuda, s.device) {
+        check(cudaSetDevice(s.device), "cudaSetDevice");
+        if (partition) {
+            partition_ = *partition;
+        } else {
+            partition_.users = {{0, by_user.rows}};
+            partition_.items = {{0, by_item.rows}};
+        }
+        const std::uint64_t needed = cuda_engine_bytes(by_user, by_item, s, partition);
         std::size_t free_bytes = 0, total_bytes = 0;
         check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
         if (needed > free_bytes)
@@ -208,8 +221,8 @@ public:
         check(cudaEventCreate(&e0_), "cudaEventCreate");
         check(cudaEventCreate(&e1_), "cudaEventCreate");
         check(cudaEventCreate(&e2_), "cudaEventCreate");
-        upload(users_, by_user);
-        upload(items_, by_item);
+        upload(users_, by_user, partition_.users[std::size_t(partition_.index)]);
+        upload(items_, by_item, partition_.items[std::size_t(partition_.index)]);
         const std::int64_t slice = std::max(rows_per_slice(by_user.rows, s.width, s.slice_bytes),
                                             rows_per_slice(by_item.rows, s.width, s.slice_bytes));
         const std::int64_t ss = std::int64_t(s.width) * s.width;
@@ -217,6 +230,7 @@ public:
         rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
         info_ = batchsolve::Buffer<int>(ctx_, std::size_t(slice));
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
+        gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         sample_memory();
         // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration.
@@ -236,16 +250,18 @@ public:
     }
 
     void set_factors(const std::vector<float>& users, const std::vector<float>& items) override {
+        check(cudaSetDevice(s_.device), "cudaSetDevice");
         users_.factors = batchsolve::Buffer<float>(ctx_, users);
         items_.factors = batchsolve::Buffer<float>(ctx_, items);
         sample_memory();
     }
     void get_factors(std::vector<float>& users, std::vector<float>& items) override {
+        check(cudaSetDevice(s_.device), "cudaSetDevice");
         users = users_.factors.to_host();
         items = items_.factors.to_host();
     }
-    HalfTiming solve_users() override { return solve_side(users_, items_); }
-    HalfTiming solve_items() override { return solve_side(items_, users_); }
+    HalfTiming solve_users() override { return solve_side(users_, items_, partition_.users); }
+    HalfTiming solve_items() override { return solve_side(items_, users_, partition_.items); }
     std::string device() const override { return ctx_.device_name(); }
     std::uint64_t peak_device_bytes() const override { return peak_bytes_; }
 
@@ -261,7 +277,20 @@ private:
             peak_bytes_ = std::max<std::uint64_t>(peak_bytes_, total_bytes - free_bytes);
     }
 
-    void upload(Side& side, const Csr& m) {
+    // The CSR of the own rows `own` of `whole` (every row alone: uploaded as it is).
+    void upload(Side& side, const Csr& whole, RowRange own) {
+        side.total = whole.rows, side.first = own.first;
+        Csr block;
+        const bool all = own.first == 0 && own.count == whole.rows;
+        if (!all) {
+            block.rows = own.count, block.cols = whole.cols;
+            const std::int64_t b = whole.indptr[own.first], e = whole.indptr[own.first + own.count];
+            block.indptr.assign(whole.indptr.begin() + own.first, whole.indptr.begin() + own.first + own.count + 1);
+            for (auto& x : block.indptr) x -= b;
+            block.indices.assign(whole.indices.begin() + b, whole.indices.begin() + e);
+            block.values.assign(whole.values.begin() + b, whole.values.begin() + e);
+        }
+        const Csr& m = all ? whole : block;
         side.rows = m.rows;
         side.indptr = batchsolve::Buffer<std::int64_t>(ctx_, m.indptr);
         side.indices = batchsolve::Buffer<std::int32_t>(ctx_, m.indices.empty() ? std::vector<std::int32_t>{0} : m.indices);
@@ -302,23 +331,33 @@ private:
         }
     }
 
-    HalfTiming solve_side(Side& rows, Side& other) {
+    HalfTiming solve_side(Side& rows, Side& other, const std::vector<RowRange>& own) {
         const int s = s_.width;
         HalfTiming timing;
         float build_ms = 0, solve_ms = 0, ms = 0;
+        check(cudaSetDevice(s_.device), "cudaSetDevice");
         check(cudaMemsetAsync(failed_.data(), 0, sizeof(unsigned long long), stream_), "cudaMemsetAsync");
         check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-        if (s_.implicit) {
+        if (s_.implicit && other.rows > 0) {
             const float one = 1.f, zero = 0.f;
-            // Factors are row-major rows x s, i.e. column-major s x rows: G = F F^T in that view.
-            check(cublasSsyrk(cublas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(other.rows), &one, other.factors.data(), s,
-                              &zero, gram_.data(), s),
+            // Factors are row-major rows x s, i.e. column-major s x rows: G = F F^T in that view
+            // (over this engine's own rows of the other side; the exchange sums the partitions').
+            check(cublasSsyrk(cublas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(other.rows), &one,
+                              other.factors.data() + other.first * s, s, &zero, gram_.data(), s),
                   "cublasSsyrk");
+        } else if (s_.implicit) {
+            check(cudaMemsetAsync(gram_.data(), 0, sizeof(float) * std::size_t(s) * s, stream_), "cudaMemsetAsync");
         }
         check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
         check(cudaEventSynchronize(e1_), "cudaEventSynchronize");
         check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
         build_ms += ms;
+        using WallClock = std::chrono::steady_clock;
+        if (s_.implicit && partition_.exchange) {
+            const auto t0 = WallClock::now();
+            partition_.exchange->allreduce_sum(gram_.data(), std::size_t(s) * s, stream_);
+            timing.exchange_s += std::chrono::duration<double>(WallClock::now() - t0).count();
+        }
 
         const int tiles = (s + kTile - 1) / kTile;
         const int threads = std::min(1024, std::max((tiles * (tiles + 1) / 2 + 31) / 32 * 32, (s + 31) / 32 * 32));
@@ -344,7 +383,7 @@ private:
             batchsolve::posv_batched(batchsolve::Uplo::lower, views.first, views.second, info_.data(), ctx_);
             const std::int64_t elements = count * s;
             scatter_solutions_kernel<<<unsigned((elements + 255) / 256), 256, 0, stream_>>>(
-                rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + first * s);
+                rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + (rows.first + first) * s);
             count_failed_kernel<<<unsigned((count + 255) / 256), 256, 0, stream_>>>(info_.data(), count, failed_.data());
             check(cudaGetLastError(), "scatter_solutions_kernel");
             check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
@@ -353,6 +392,11 @@ private:
             build_ms += ms;
             check(cudaEventElapsedTime(&ms, e1_, e2_), "cudaEventElapsedTime");
             solve_ms += ms;
+        }
+        if (partition_.exchange) {
+            const auto t0 = WallClock::now();
+            partition_.exchange->allgather_rows(rows.factors.data(), own, s, stream_);
+            timing.exchange_s += std::chrono::duration<double>(WallClock::now() - t0).count();
         }
         sample_memory();
         unsigned long long failed = 0;
@@ -363,6 +407,7 @@ private:
 
     EngineSettings s_;
     batchsolve::Context ctx_;
+    Partition partition_;
     cudaStream_t stream_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
     cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr;
@@ -375,21 +420,57 @@ private:
 
 }  // namespace
 
-std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& s) {
+std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition) {
     const std::uint64_t w = std::uint64_t(s.width);
-    auto side = [&](const Csr& m) {
-        const std::uint64_t segments = std::uint64_t(m.rows) + std::uint64_t(m.nnz()) / kSegmentEntries + 1;
-        return std::uint64_t(m.rows + 1) * 8 + std::uint64_t(m.nnz()) * 8 + segments * sizeof(Segment) + std::uint64_t(m.rows) * w * 4;
+    // Own rows' CSR and segments, every row's factors.
+    auto side = [&](const Csr& m, RowRange own) {
+        const std::uint64_t nnz = std::uint64_t(m.indptr[own.first + own.count] - m.indptr[own.first]);
+        const std::uint64_t segments = std::uint64_t(own.count) + nnz / kSegmentEntries + 1;
+        return std::uint64_t(own.count + 1) * 8 + nnz * 8 + segments * sizeof(Segment) + std::uint64_t(m.rows) * w * 4;
     };
-    const std::uint64_t slice = std::uint64_t(std::max(rows_per_slice(by_user.rows, s.width, s.slice_bytes),
-                                                       rows_per_slice(by_item.rows, s.width, s.slice_bytes)));
+    const RowRange users = partition ? partition->users[std::size_t(partition->index)] : RowRange{0, by_user.rows};
+    const RowRange items = partition ? partition->items[std::size_t(partition->index)] : RowRange{0, by_item.rows};
+    const std::uint64_t slice = std::uint64_t(std::max(rows_per_slice(users.count, s.width, s.slice_bytes),
+                                                       rows_per_slice(items.count, s.width, s.slice_bytes)));
     // Systems, right-hand sides, info, the Gram matrix, plus 256 MiB for cuBLAS and the solver's kernels.
-    return side(by_user) + side(by_item) + slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
+    return side(by_user, users) + side(by_item, items) + slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
 }
 
 bool cuda_engine_available() { return batchsolve::Context::cuda_available(); }
 
-std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings) {
+int cuda_device_count() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+void engine_copy_to_host(void* host, const void* engine_memory, std::size_t bytes, bool device_memory, void* stream) {
+    if (bytes == 0) return;
+    if (!device_memory) {
+        std::memcpy(host, engine_memory, bytes);
+        return;
+    }
+    const auto st = static_cast<cudaStream_t>(stream);
+    check(cudaMemcpyAsync(host, engine_memory, bytes, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+}
+
+void engine_copy_from_host(void* engine_memory, const void* host, std::size_t bytes, bool device_memory, void* stream) {
+    if (bytes == 0) return;
+    if (!device_memory) {
+        std::memcpy(engine_memory, host, bytes);
+        return;
+    }
+    const auto st = static_cast<cudaStream_t>(stream);
+    check(cudaMemcpyAsync(engine_memory, host, bytes, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+}
+
+std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+                                         const Partition* partition) {
     if (settings.width < 1 || settings.width > kMaxWidth)
         throw Error("the CUDA engine takes at most " + std::to_string(kMaxWidth) + " factors per row (got " +
                     std::to_string(settings.width) + "); --backend cpu goes to 1024");
@@ -397,7 +478,8 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item,
         throw Error("--layout interleaved/chunked needs factors <= 128 (the tuned kernels' limit); use column_major");
     if (by_user.rows > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");
     try {
-        return std::make_unique<CudaEngine>(by_user, by_item, settings);
+        if (partition) check_partition(by_user, by_item, *partition);
+        return std::make_unique<CudaEngine>(by_user, by_item, settings, partition);
     } catch (const batchsolve::Error& e) {
         throw Error(std::string("CUDA engine: ") + e.what());
     }

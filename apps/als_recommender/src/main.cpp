@@ -9,15 +9,18 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "batchsolve/multi_device.hpp"
 #include "batchsolve_io/hdf5.hpp"
 #include "batchsolve_io/progress.hpp"
 #include "model.hpp"
+#include "ranks.hpp"
 #include "ratings.hpp"
 
 namespace po = boost::program_options;
@@ -26,6 +29,12 @@ using namespace als;
 namespace {
 
 constexpr int exit_ok = 0, exit_usage = 2, exit_error = 3;
+
+// The MPI ranks this process is one of (mpirun -np N als ...), or nullptr when it runs alone.
+RankGroup* g_ranks = nullptr;
+bool distributed() { return g_ranks != nullptr && g_ranks->size() > 1; }
+// Rank 0 speaks for the job (progress, results, files); the others stay quiet.
+bool speaker() { return g_ranks == nullptr || g_ranks->rank() == 0; }
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -46,6 +55,9 @@ const char* const main_help =
     "  generate   a synthetic rating set (power-law item popularity, planted low-rank signal)\n"
     "  bench      generate (or read) a set, train ours on each backend and, when available, `implicit`,\n"
     "             and print seconds per iteration and P@10 side by side (table + JSON)\n"
+    "\n"
+    "several devices and nodes: als train --devices 0,1 (one process, NCCL between the GPUs), or\n"
+    "  mpirun -np N als train --seed S ... (one partition per rank, MPI between them; rank 0 writes)\n"
     "\n"
     "exit codes: 0 success, 2 usage error, 3 input/output or runtime error (one line on stderr)\n";
 
@@ -209,7 +221,10 @@ void add_hyper_options(po::options_description& d) {
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda (auto: the GPU when present)")
         ("layout", po::value<std::string>()->default_value("column_major"), "GPU systems' layout for posv: column_major | interleaved | chunked")
         ("chunk-size", po::value<int>()->default_value(32), "chunked layout: systems per chunk")
-        ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)");
+        ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)")
+        ("devices", po::value<std::string>(), "train on several devices of this process: CUDA device ids (0,1 or all), or with --backend "
+                                              "cpu as many CPU partitions as ids (for tests); users and items are partitioned, ratings stay "
+                                              "with their partition. Under mpirun: the GPU of each rank (devices[local rank % count])");
 }
 
 Hyper hyper_from(const po::variables_map& vm, Feedback feedback) {
@@ -235,6 +250,16 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     const int mb = vm["slice-mb"].as<int>();
     if (mb < 0) throw UsageError("--slice-mb must be >= 0");
     o.slice_bytes = std::uint64_t(mb) << 20;
+    if (vm.count("devices")) {
+        const auto backend = o.backend == "cpu" ? batchsolve::Backend::cpu : o.backend == "cuda" ? batchsolve::Backend::cuda
+                                                                                                  : batchsolve::Backend::automatic;
+        try {
+            o.devices = batchsolve::DeviceGroup::parse_devices(vm["devices"].as<std::string>(), backend);
+        } catch (const batchsolve::InvalidArgument& e) {
+            throw UsageError("--devices: " + e.condition());
+        }
+    }
+    o.ranks = g_ranks;
     return o;
 }
 
@@ -255,6 +280,8 @@ int run_train(const std::vector<std::string>& args) {
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"train", "output"}, "train");
+    if (distributed() && !vm.count("seed") && !vm.count("resume"))
+        throw UsageError("under mpirun, --seed is required: every rank must start from the same factors");
     const std::string train_path = vm["train"].as<std::string>(), out = vm["output"].as<std::string>();
     const Ratings train_set = read_ratings(train_path);
     std::unique_ptr<Ratings> test_set;
@@ -265,23 +292,27 @@ int run_train(const std::vector<std::string>& args) {
     TrainOptions o = train_options_from(vm);
     o.compute_loss = vm.count("no-loss") == 0;
     o.eval_every = vm["eval-every"].as<int>();
-    std::cout << "training " << to_string(h.feedback) << " ALS: " << train_set.users() << " users, " << train_set.items() << " items, "
+    if (speaker()) std::cout << "training " << to_string(h.feedback) << " ALS: " << train_set.users() << " users, " << train_set.items() << " items, "
               << train_set.nnz() << " ratings; k " << h.factors << ", lambda " << h.lambda
               << (h.feedback == Feedback::implicit_counts ? ", alpha " + fmt(h.alpha, "%g") + ", weighting " + to_string(h.weighting) : "")
               << (h.biases ? ", biases" : "") << "\n";
-    batchsolve::io::Progress progress("train", std::uint64_t(std::max(h.iterations, 0)));
+    std::optional<batchsolve::io::Progress> progress;
+    if (speaker()) progress.emplace("train", std::uint64_t(std::max(h.iterations, 0)));
     o.on_iteration = [&](const IterationLog& l) {
+        if (!speaker()) return;
         std::ostringstream line;
         line << "iter " << l.iteration << "  build " << fmt(l.build_s) << " s  solve " << fmt(l.solve_s) << " s";
+        if (l.exchange_s > 0) line << "  exchange " << fmt(l.exchange_s) << " s";
         if (!std::isnan(l.loss)) line << "  loss " << fmt(l.loss, "%.6g");
         if (!std::isnan(l.test_metric)) line << (h.feedback == Feedback::explicit_ratings ? "  test RMSE " : "  test P@10 ") << fmt(l.test_metric);
         if (l.failed) line << "  (" << l.failed << " systems not positive definite: rows set to 0)";
         if (isatty(fileno(stderr))) std::cerr << "\r\033[K";  // clear the progress bar's line before printing
         std::cout << line.str() << std::endl;
-        progress.advance();
+        progress->advance();
     };
     Model m = train(train_set, h, o, test_set.get(), resume.get());
-    progress.finish();
+    if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
+    progress->finish();
     m.command_line = command_line_text("train", args);
     std::vector<std::string> inputs{train_path};
     if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
@@ -721,15 +752,16 @@ int run_bench(const std::vector<std::string>& args) {
     return exit_ok;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) return std::cerr << main_help, exit_usage;
     const std::string command = args.front();
     args.erase(args.begin());
     try {
         if (command == "--help" || command == "-h" || command == "help") return std::cout << main_help, exit_ok;
+        if (distributed() && command != "train")
+            throw UsageError("only 'als train' runs as several MPI ranks ('" + command + "' would run once per rank)");
         if (command == "import") return run_import(args);
         if (command == "split") return run_split(args);
         if (command == "train") return run_train(args);
@@ -740,18 +772,42 @@ int main(int argc, char** argv) {
         std::cerr << "als: error: unknown command '" << command << "' (see als --help)\n";
         return exit_usage;
     } catch (const po::error& e) {
-        std::cerr << "als: error: " << e.what() << " (see 'als " << command << " --help')\n";
+        // Usage errors are the same on every rank (same arguments): each exits, rank 0 says why.
+        if (speaker()) std::cerr << "als: error: " << e.what() << " (see 'als " << command << " --help')\n";
         return exit_usage;
     } catch (const UsageError& e) {
-        std::cerr << "als: error: " << e.what() << "\n";
+        if (speaker()) std::cerr << "als: error: " << e.what() << "\n";
         return exit_usage;
-    } catch (const std::bad_alloc&) {
-        std::cerr << "als: error: out of host memory\n";
-        return exit_error;
     } catch (const std::exception& e) {
-        std::string what = e.what();
+        std::string what = dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of host memory") : std::string(e.what());
         std::replace(what.begin(), what.end(), '\n', ' ');
-        std::cerr << "als: error: " << what << "\n";
+        if (!distributed()) {
+            std::cerr << "als: error: " << what << "\n";
+            return exit_error;
+        }
+        // An error every rank raised together (a rank's failure agreed on): each exits normally.
+        // Any other error is this rank's alone: the others would wait for it in their next exchange,
+        // so the job ends here, after this rank has said why.
+        if (g_ranks->is_agreed_failure(e)) {
+            if (speaker()) std::cerr << "als: error: " << what << "\n";
+            return exit_error;
+        }
+        std::cerr << "als: rank " << g_ranks->rank() << " of " << g_ranks->size() << ": error: " << what << " (ending the job)\n";
+        g_ranks->abort_job(exit_error);
+        return exit_error;  // not reached
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::unique_ptr<RankGroup> ranks;
+    try {
+        ranks = start_ranks(&argc, &argv);  // MPI only when started by mpirun
+    } catch (const std::exception& e) {
+        std::cerr << "als: error: " << e.what() << "\n";
         return exit_error;
     }
+    g_ranks = ranks.get();
+    return run_command(argc, argv);
 }

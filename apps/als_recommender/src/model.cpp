@@ -188,14 +188,29 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
     const bool want_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_engine_available());
     if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
         throw Error("--backend must be auto, cpu or cuda (got '" + options.backend + "')");
-    if (want_cuda) {
-        es.slice_bytes = options.slice_bytes ? options.slice_bytes : (std::uint64_t(4) << 30);
-        engine = make_cuda_engine(by_user, by_item, es);
-        m.backend = "cuda";
+    es.slice_bytes = options.slice_bytes ? options.slice_bytes : (want_cuda ? std::uint64_t(4) << 30 : std::uint64_t(1) << 30);
+    m.backend = want_cuda ? "cuda" : "cpu";
+    RankGroup* ranks = options.ranks && options.ranks->size() > 1 ? options.ranks : nullptr;
+    if (ranks) {
+        // One partition per rank; an error while setting up (memory, device) on one rank is every rank's.
+        const int local = ranks->local_rank();
+        if (want_cuda) {
+            const int visible = cuda_device_count();
+            es.device = !options.devices.empty() ? options.devices[std::size_t(local) % options.devices.size()]
+                                                 : (visible > 0 ? local % visible : 0);
+        }
+        std::string why;
+        try {
+            engine = make_rank_engine(by_user, by_item, es, want_cuda, *ranks);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+        ranks->agree(engine != nullptr, why, "setting up the engine");
+    } else if (options.devices.size() > 1) {
+        engine = make_multi_device_engine(by_user, by_item, es, want_cuda, options.devices);
     } else {
-        es.slice_bytes = options.slice_bytes ? options.slice_bytes : (std::uint64_t(1) << 30);
-        engine = make_cpu_engine(by_user, by_item, es);
-        m.backend = "cpu";
+        if (!options.devices.empty()) es.device = options.devices.front();
+        engine = want_cuda ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     }
     m.device = engine->device();
     engine->set_factors(m.user_factors, m.item_factors);
@@ -205,7 +220,7 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
         log.iteration = first + it + 1;
         const HalfTiming a = engine->solve_users();
         const HalfTiming b = engine->solve_items();
-        log.build_s = a.build_s + b.build_s, log.solve_s = a.solve_s + b.solve_s;
+        log.build_s = a.build_s + b.build_s, log.solve_s = a.solve_s + b.solve_s, log.exchange_s = a.exchange_s + b.exchange_s;
         log.failed = a.failed + b.failed;
         log.loss = log.test_metric = std::numeric_limits<double>::quiet_NaN();
         const bool eval = test && options.eval_every > 0 && ((it + 1) % options.eval_every == 0 || it + 1 == hyper.iterations);

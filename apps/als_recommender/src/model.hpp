@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "ranks.hpp"
 #include "ratings.hpp"
 
 namespace als {
@@ -38,6 +39,7 @@ struct IterationLog {
     double loss = 0;         // NaN where not computed
     double test_metric = 0;  // RMSE (explicit) or P@10 (implicit) on the test set; NaN without one
     std::int64_t failed = 0; // systems that were not positive definite
+    double exchange_s = 0;   // distributed: time in the Gram all-reduce and factor all-gather
 };
 
 struct Model {
@@ -66,6 +68,12 @@ struct TrainOptions {
     SystemLayout layout = SystemLayout::column_major;
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
+    // Distributed training. devices: partitions of this process, one per device (CUDA device ids, or
+    // CPU members with backend cpu); empty or one entry: one engine (on that device). ranks: MPI ranks,
+    // one partition each (then devices picks this rank's GPU: devices[local rank % size], default the
+    // local rank % visible GPUs). Results equal one engine's to rounding.
+    std::vector<int> devices;
+    RankGroup* ranks = nullptr;
     bool compute_loss = true;
     int eval_every = 1;              // test metric every N iterations (0: never; needs a test set)
     // Called after each iteration (progress, printing); the log holds the iteration's numbers.
