@@ -49,7 +49,7 @@ struct TriangularConfig {
     int inversion_from_order = 1 << 30;
     int leaf_order = 32;            // largest triangle a leaf kernel handles (1..32: one warp's rows)
     int inversion_block = 32;       // nb of the inverted diagonal blocks (1..32)
-    int columns_per_thread = 2;     // right-hand sides each lane of a leaf kernel keeps in registers (1..8)
+    int columns_per_thread = 2;     // right-hand sides each lane of a leaf kernel keeps in registers (1..4)
     int warps_per_block = 4;        // warps of a leaf kernel, each on its own columns (1..32)
     int potrf_panel = 32;           // potrf_vbatched's block column width (1..32), the panel kernel's order
 };

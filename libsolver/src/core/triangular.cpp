@@ -49,7 +49,7 @@ std::string triangular_config_problem(const TriangularConfig& c) {
     // One warp holds a leaf triangle's rows, one lane each.
     if (!within(c.leaf_order, 1, 32)) return "leaf_order: must be 1..32 (one warp's rows)";
     if (!within(c.inversion_block, 1, 32)) return "inversion_block: must be 1..32 (one warp's rows)";
-    if (!within(c.columns_per_thread, 1, 8)) return "columns_per_thread: must be 1..8";
+    if (!within(c.columns_per_thread, 1, 4)) return "columns_per_thread: must be 1..4 (more spills registers)";
     if (!within(c.warps_per_block, 1, 32)) return "warps_per_block: must be 1..32 (1024 threads)";
     if (!within(c.potrf_panel, 1, 32)) return "potrf_panel: must be 1..32 (one warp's rows)";
     return "";

@@ -1,0 +1,330 @@
+// Generator of the variable-size triangular kernels (see triangular.hpp): leaf solve and multiply,
+// diagonal-block inversion, and the potrf panel, each as one CUDA kernel whose text depends on the
+// precision, L's orientation and the register/warp blocking only; sizes, offsets and the transpose,
+// conjugate and unit-diagonal flags are run-time arguments, so a handful of kernels serve every call.
+#include "codegen/triangular/triangular.hpp"
+
+#include <sstream>
+
+#include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
+
+namespace batchsolve::codegen::triangular {
+
+const char* to_string(KernelKind k) {
+    switch (k) {
+        case KernelKind::solve: return "solve";
+        case KernelKind::multiply: return "multiply";
+        case KernelKind::invert: return "invert";
+        case KernelKind::potrf_panel: return "potrf_panel";
+    }
+    return "?";
+}
+
+std::string kernel_arguments_source() {
+    // Field for field the host's KernelArguments (pointers 8 bytes, ints 4, doubles 8: same layout).
+    return "struct bs_tri_args {\n"
+           "  const void* const* a; const int* lda; void* const* b; const int* ldb;\n"
+           "  const int* tri_sizes; const int* rhs_sizes; const int* skip; void* work; long long work_stride;\n"
+           "  int tri_sub, tri_lim, rhs_sub, rhs_lim, a_row0, a_col0, b_row0, b_col0;\n"
+           "  int transposed, conjugate, unit, right, from_work, block_order, batch, upper_storage, zero_only;\n"
+           "  double alpha_re, alpha_im;\n"
+           "};\n";
+}
+
+std::string kernel_name(const TriangularKernelSpec& s) {
+    std::ostringstream o;
+    o << "bs_tri_" << to_string(s.kind) << "_" << precision_letter(s.precision);
+    if (s.kind != KernelKind::potrf_panel) o << (s.lower ? "_lower" : "_upper") << "_w" << s.warps_per_block;
+    if (s.kind == KernelKind::solve || s.kind == KernelKind::multiply) o << "_c" << s.columns_per_thread;
+    return o.str();
+}
+
+namespace {
+
+int threads_of(const TriangularKernelSpec& s) {
+    return s.kind == KernelKind::potrf_panel ? 32 : 32 * s.warps_per_block;
+}
+
+// Row pitch of the shared triangle tile: one more than a warp, so that the lanes of a column access
+// (lane p reads L(p, k)) fall into different banks.
+constexpr int kPitch = max_leaf_order + 1;
+
+std::string prelude(Precision p) {
+    const bool cplx = is_complex(p);
+    const std::string real = is_single(p) ? "float" : "double";
+    std::ostringstream o;
+    o << "#define BS_DEVICE __device__ __forceinline__\n";
+    o << "typedef " << real << " R;\n";
+    if (cplx) {
+        o << "struct bs_complex { R x, y; };  // layout of std::complex<R>\n"
+             "typedef bs_complex T;\n"
+             "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
+             "BS_DEVICE R bs_real(T z) { return z.x; }\n"
+             "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
+             "BS_DEVICE T bs_from_real(R r) { return bs_make(r, (R)0); }\n"
+             "BS_DEVICE T bs_conj(T z) { return bs_make(z.x, -z.y); }\n"
+             "BS_DEVICE T bs_mul(T a, T b) { return bs_make(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
+             "// acc + a * b\n"
+             "BS_DEVICE T bs_fma(T a, T b, T acc) { return bs_make(acc.x + a.x * b.x - a.y * b.y, acc.y + a.x * b.y + a.y * b.x); }\n"
+             "// acc - a * b\n"
+             "BS_DEVICE T bs_fms(T a, T b, T acc) { return bs_make(acc.x - (a.x * b.x - a.y * b.y), acc.y - (a.x * b.y + a.y * b.x)); }\n"
+             "// a / b by Smith's scaling (no overflow of |b|^2 for large b)\n"
+             "BS_DEVICE T bs_div(T a, T b) {\n"
+             "  if (fabs(b.x) >= fabs(b.y)) {\n"
+             "    const R q = b.y / b.x, d = b.x + b.y * q;\n"
+             "    return bs_make((a.x + a.y * q) / d, (a.y - a.x * q) / d);\n"
+             "  }\n"
+             "  const R q = b.x / b.y, d = b.y + b.x * q;\n"
+             "  return bs_make((a.x * q + a.y) / d, (a.y * q - a.x) / d);\n"
+             "}\n"
+             "BS_DEVICE T bs_div_real(T a, R d) { return bs_make(a.x / d, a.y / d); }\n"
+             "BS_DEVICE T bs_shfl(T v, int src) {\n"
+             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src));\n"
+             "}\n"
+             "BS_DEVICE T bs_alpha(double re, double im) { return bs_make((R)re, (R)im); }\n";
+    } else {
+        o << "typedef R T;\n"
+             "BS_DEVICE R bs_real(T z) { return z; }\n"
+             "BS_DEVICE T bs_zero() { return (R)0; }\n"
+             "BS_DEVICE T bs_from_real(R r) { return r; }\n"
+             "BS_DEVICE T bs_conj(T z) { return z; }\n"
+             "BS_DEVICE T bs_mul(T a, T b) { return a * b; }\n"
+             "BS_DEVICE T bs_fma(T a, T b, T acc) { return acc + a * b; }\n"
+             "BS_DEVICE T bs_fms(T a, T b, T acc) { return acc - a * b; }\n"
+             "BS_DEVICE T bs_div(T a, T b) { return a / b; }\n"
+             "BS_DEVICE T bs_div_real(T a, R d) { return a / d; }\n"
+             "BS_DEVICE T bs_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }\n"
+             "BS_DEVICE T bs_alpha(double re, double im) { return (R)re; }\n";
+    }
+    o << kernel_arguments_source();
+    // Sizes of a problem after the window of the arguments (VSize of blas3_internal.hpp).
+    o << "BS_DEVICE int bs_window(int v, int sub, int lim) { v -= sub; return v < 0 ? 0 : (v > lim ? lim : v); }\n";
+    return o.str();
+}
+
+// Loads L (r x r, canonical orientation) into tile[p * PITCH + q]; zero outside the triangle and
+// beyond r, a unit diagonal as 1. Every thread of the block takes part.
+std::string load_triangle(bool lower, const std::string& arguments = "args") {
+    std::ostringstream o;
+    o << "  {\n"
+         "    const T* ap = (const T*)args.a[i];\n"
+         "    const long long lda = args.lda[i];\n"
+         "    const T* wp = (const T*)args.work + (long long)i * args.work_stride +\n"
+         "                  (long long)(args.block_order > 0 ? args.tri_sub / args.block_order : 0) * args.block_order * args.block_order;\n"
+         "    for (int e = threadIdx.x; e < " << max_leaf_order * max_leaf_order << "; e += blockDim.x) {\n"
+         "      const int p = e % " << max_leaf_order << ", q = e / " << max_leaf_order << ";\n"
+         "      T v = bs_zero();\n"
+         "      if (p < r && q < r && " << (lower ? "p >= q" : "p <= q") << ") {\n"
+         "        if (args.from_work) v = wp[p + (long long)q * args.block_order];\n"
+         "        else if (p == q && args.unit) v = bs_from_real((R)1);\n"
+         "        else {\n"
+         "          const int row = args.transposed ? q : p, col = args.transposed ? p : q;\n"
+         "          v = ap[(long long)(args.a_row0 + args.tri_sub + row) + (long long)(args.a_col0 + args.tri_sub + col) * lda];\n"
+         "          if (args.conjugate) v = bs_conj(v);\n"
+         "        }\n"
+         "      }\n"
+         "      tile[p * " << kPitch << " + q] = v;\n"
+         "    }\n"
+         "  }\n"
+         "  __syncthreads();\n";
+    std::string text = o.str();
+    for (std::size_t at = text.find("args."); at != std::string::npos; at = text.find("args.", at + arguments.size()))
+        text.replace(at, 4, arguments);
+    return text;
+}
+
+// solve / multiply: one thread block per (problem, group of right-hand sides); each warp takes
+// columns_per_thread right-hand sides, lane p their row p.
+void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
+    const int cpt = s.columns_per_thread, warps = s.warps_per_block;
+    const bool solve = s.kind == KernelKind::solve;
+    w.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_of(s)) + ") " + name +
+           "(const bs_tri_args args) {");
+    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+          "  const int i = blockIdx.x;\n"
+          "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
+          "  // adaptive subgrid truncation: blocks beyond this problem's sizes leave at once\n"
+          "  const int r = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"
+          "  const int nr = bs_window(args.rhs_sizes[i], args.rhs_sub, args.rhs_lim);\n"
+          "  const int per_block = " + std::to_string(warps * cpt) + ";\n"
+          "  if (r == 0 || nr == 0 || (int)blockIdx.y * per_block >= nr) return;\n");
+    w.raw("  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+          "  T* bp = (T*)args.b[i];\n"
+          "  const long long ldb = args.ldb[i];\n"
+          "  // C(p, j): B(row0 + p, col0 + j) for the left side, B(row0 + j, col0 + p) for the right\n"
+          "  const long long step_p = args.right ? ldb : 1, step_j = args.right ? 1 : ldb;\n"
+          "  const long long origin = args.right\n"
+          "      ? (long long)(args.b_row0 + args.rhs_sub) + (long long)(args.b_col0 + args.tri_sub) * ldb\n"
+          "      : (long long)(args.b_row0 + args.tri_sub) + (long long)(args.b_col0 + args.rhs_sub) * ldb;\n"
+          "  const T alpha = bs_alpha(args.alpha_re, args.alpha_im);\n"
+          "  if (args.zero_only) {  // alpha = 0: C = 0, A never read (the block returns as a whole)\n"
+          "    for (int first = blockIdx.y * per_block + warp * " + std::to_string(cpt) + "; first < nr; first += gridDim.y * per_block)\n"
+          "      for (int c = 0; c < " + std::to_string(cpt) + " && first + c < nr; ++c)\n"
+          "        for (int p = lane; p < r; p += 32) bp[origin + p * step_p + (first + c) * step_j] = bs_zero();\n"
+          "    return;\n"
+          "  }\n");
+    w.raw(load_triangle(s.lower));
+    w.raw("  for (int first = blockIdx.y * per_block + warp * " + std::to_string(cpt) +
+          "; first < nr; first += gridDim.y * per_block) {\n");
+    w.raw("    T x[" + std::to_string(cpt) + "];\n"
+          "#pragma unroll\n"
+          "    for (int c = 0; c < " + std::to_string(cpt) + "; ++c) {\n"
+          "      const int j = first + c;\n"
+          "      x[c] = (lane < r && j < nr) ? bs_mul(" + std::string(solve ? "alpha, " : "bs_from_real((R)1), ") +
+          "bp[origin + lane * step_p + j * step_j]) : bs_zero();\n"
+          "    }\n");
+    const std::string k_loop = s.lower ? "for (int k = 0; k < r; ++k)" : "for (int k = r - 1; k >= 0; --k)";
+    if (solve) {
+        // Substitution: lane k finishes x_k, every other lane in the unsolved part subtracts L(p, k) x_k.
+        w.raw("    " + k_loop + " {\n"
+              "      const T lkk = tile[k * " + std::to_string(kPitch + 1) + "];\n"
+              "      const T lpk = tile[lane * " + std::to_string(kPitch) + " + k];\n"
+              "#pragma unroll\n"
+              "      for (int c = 0; c < " + std::to_string(cpt) + "; ++c) {\n"
+              "        if (lane == k) x[c] = bs_div(x[c], lkk);\n"
+              "        const T xk = bs_shfl(x[c], k);\n"
+              "        if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") x[c] = bs_fms(lpk, xk, x[c]);\n"
+              "      }\n"
+              "    }\n");
+    } else {
+        // Product: lane p accumulates L(p, k) c_k over its row of the triangle.
+        w.raw("    T acc[" + std::to_string(cpt) + "];\n"
+              "#pragma unroll\n"
+              "    for (int c = 0; c < " + std::to_string(cpt) + "; ++c) acc[c] = bs_zero();\n"
+              "    for (int k = 0; k < r; ++k) {\n"
+              "      const T lpk = tile[lane * " + std::to_string(kPitch) + " + k];\n"
+              "#pragma unroll\n"
+              "      for (int c = 0; c < " + std::to_string(cpt) + "; ++c) acc[c] = bs_fma(lpk, bs_shfl(x[c], k), acc[c]);\n"
+              "    }\n"
+              "#pragma unroll\n"
+              "    for (int c = 0; c < " + std::to_string(cpt) + "; ++c) x[c] = bs_mul(alpha, acc[c]);\n");
+    }
+    w.raw("#pragma unroll\n"
+          "    for (int c = 0; c < " + std::to_string(cpt) + "; ++c) {\n"
+          "      const int j = first + c;\n"
+          "      if (lane < r && j < nr) bp[origin + lane * step_p + j * step_j] = x[c];\n"
+          "    }\n"
+          "  }\n"
+          "}\n");
+}
+
+// invert: thread block (problem, diagonal block); warp w inverts columns w, w + warps, ... of the
+// block by substitution against unit vectors and writes them to the workspace (identity-padded).
+void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
+    w.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_of(s)) + ") " + name +
+           "(const bs_tri_args args) {");
+    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+          "  const int i = blockIdx.x;\n"
+          "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
+          "  const int nb = args.block_order;\n"
+          "  const int whole = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"
+          "  const int block_first = blockIdx.y * nb;\n"
+          "  const int r = bs_window(whole, block_first, nb);\n"
+          "  if (r == 0) return;\n"
+          "  // the diagonal block at block_first of the triangle: shift the triangle's origin there\n"
+          "  bs_tri_args local = args;\n"
+          "  local.tri_sub = args.tri_sub + block_first;\n"
+          "  local.from_work = 0;\n");
+    w.raw(load_triangle(s.lower, "local"));
+    w.raw("  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+          "  T* out = (T*)args.work + (long long)i * args.work_stride + (long long)blockIdx.y * nb * nb;\n"
+          "  for (int q = warp; q < nb; q += " + std::to_string(s.warps_per_block) + ") {\n"
+          "    T y = bs_from_real(lane == q ? (R)1 : (R)0);\n");
+    const std::string k_loop = s.lower ? "for (int k = 0; k < r; ++k)" : "for (int k = r - 1; k >= 0; --k)";
+    w.raw("    " + k_loop + " {\n"
+          "      if (lane == k) y = bs_div(y, tile[k * " + std::to_string(kPitch + 1) + "]);\n"
+          "      const T yk = bs_shfl(y, k);\n"
+          "      if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") y = bs_fms(tile[lane * " +
+          std::to_string(kPitch) + " + k], yk, y);\n"
+          "    }\n"
+          "    if (lane < nb) out[lane + (long long)q * nb] = y;\n"
+          "  }\n"
+          "}\n");
+}
+
+// potrf_panel: one warp per matrix factors the block of order r = window(n_i, tri_sub, tri_lim) at
+// (tri_sub, tri_sub) in shared memory, right-looking, lane p owning row p; info[i] = tri_sub + k at a
+// pivot k that is not positive (or NaN). The info array arrives as args.skip.
+void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
+    const std::string P = std::to_string(kPitch);
+    w.line("extern \"C\" __global__ void __launch_bounds__(32) " + name + "(const bs_tri_args args) {");
+    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+          "  const int i = blockIdx.x;\n"
+          "  if (i >= args.batch || args.skip[i] != 0) return;\n"
+          "  const int r = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"
+          "  if (r == 0) return;\n"
+          "  const int lane = threadIdx.x;\n"
+          "  T* ap = (T*)args.a[i];\n"
+          "  const long long lda = args.lda[i];\n"
+          "  const int j = args.tri_sub;\n"
+          "  // L(p, q) = A(j + p, j + q), or conj(A(j + q, j + p)) when the upper triangle holds U = L^H\n"
+          "  for (int q = 0; q < r; ++q) {\n"
+          "    if (lane < r && lane >= q) {\n"
+          "      T v = args.upper_storage ? bs_conj(ap[(long long)(j + q) + (long long)(j + lane) * lda])\n"
+          "                               : ap[(long long)(j + lane) + (long long)(j + q) * lda];\n"
+          "      tile[lane * " + P + " + q] = v;\n"
+          "    }\n"
+          "  }\n"
+          "  __syncwarp();\n"
+          "  int failed = 0;\n"
+          "  for (int k = 0; k < r; ++k) {\n"
+          "    const R d = bs_real(tile[k * " + std::to_string(kPitch + 1) + "]);\n"
+          "    if (!(d > (R)0)) { failed = k + 1; break; }  // the same value in every lane: a uniform exit\n"
+          "    const R lkk = sqrt(d);\n"
+          "    __syncwarp();\n"
+          "    if (lane == k) tile[k * " + std::to_string(kPitch + 1) + "] = bs_from_real(lkk);\n"
+          "    if (lane > k && lane < r) tile[lane * " + P + " + k] = bs_div_real(tile[lane * " + P + " + k], lkk);\n"
+          "    __syncwarp();\n"
+          "    if (lane > k && lane < r) {\n"
+          "      const T lpk = tile[lane * " + P + " + k];\n"
+          "      for (int c = k + 1; c <= lane; ++c)\n"
+          "        tile[lane * " + P + " + c] = bs_fms(lpk, bs_conj(tile[c * " + P + " + k]), tile[lane * " + P + " + c]);\n"
+          "    }\n"
+          "    __syncwarp();\n"
+          "  }\n"
+          "  __syncwarp();\n"
+          "  for (int q = 0; q < r; ++q) {\n"
+          "    if (lane < r && lane >= q) {\n"
+          "      const T v = tile[lane * " + P + " + q];\n"
+          "      if (args.upper_storage) ap[(long long)(j + q) + (long long)(j + lane) * lda] = bs_conj(v);\n"
+          "      else ap[(long long)(j + lane) + (long long)(j + q) * lda] = v;\n"
+          "    }\n"
+          "  }\n"
+          "  if (failed && lane == 0) ((int*)args.skip)[i] = j + failed;\n"
+          "}\n");
+    (void)s;
+}
+
+}  // namespace
+
+KernelResources resources(const TriangularKernelSpec& s) {
+    KernelResources r;
+    r.threads_per_block = threads_of(s);
+    r.shared_bytes = 0;  // static: max_leaf_order x (max_leaf_order + 1) elements
+    return r;
+}
+
+std::string problem(const TriangularKernelSpec& s) {
+    if (s.columns_per_thread < 1 || s.columns_per_thread > 4) return "columns_per_thread: must be 1..4";
+    if (s.warps_per_block < 1 || s.warps_per_block > max_threads_per_block / 32) return "warps_per_block: must be 1..32";
+    return "";
+}
+
+KernelSource generate(const TriangularKernelSpec& s) {
+    KernelSource k;
+    k.kernel_name = kernel_name(s);
+    SourceWriter w;
+    w.line("// " + k.kernel_name + ": generated by batchsolve (codegen/triangular); do not edit.");
+    w.raw(prelude(s.precision));
+    switch (s.kind) {
+        case KernelKind::solve:
+        case KernelKind::multiply: leaf_kernel(w, s, k.kernel_name); break;
+        case KernelKind::invert: invert_kernel(w, s, k.kernel_name); break;
+        case KernelKind::potrf_panel: potrf_panel_kernel(w, s, k.kernel_name); break;
+    }
+    k.source = w.str();
+    return k;
+}
+
+}  // namespace batchsolve::codegen::triangular
