@@ -11,7 +11,7 @@ case $mode in demo|test) ;; *) echo "usage: scripts/setup.sh demo|test" >&2; exi
 
 packages=(cmake g++ libhdf5-dev libboost-program-options-dev libopenblas-dev liblapacke-dev
           libgtest-dev nlohmann-json3-dev libomp-dev libfftw3-dev libtiff-dev zlib1g-dev pkg-config
-          libgmsh-dev clang libclang-rt-dev libopenmpi-dev openmpi-bin)
+          libgmsh-dev clang libclang-rt-dev libopenmpi-dev openmpi-bin python3-dev python3-pip)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -20,6 +20,9 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -q
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# The Python package (python/) is built inside this build when nanobind is found; its tests need pytest.
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check nanobind scikit-build-core numpy pytest
 
 jobs=$(nproc)
 cmake --preset default
