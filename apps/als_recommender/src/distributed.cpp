@@ -98,12 +98,12 @@ private:
 class MultiDeviceEngine final : public Engine {
 public:
     MultiDeviceEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings, bool cuda,
-                      const std::vector<int>& devices)
+                      const std::vector<int>& devices, bool nccl)
         : devices_(devices) {
         const int parts = int(devices.size());
         const auto users = partition_rows(by_user, parts, settings.width);
         const auto items = partition_rows(by_item, parts, settings.width);
-        if (cuda) exchanges_ = make_nccl_exchanges(devices);
+        if (nccl) exchanges_ = make_nccl_exchanges(devices);
         if (exchanges_.empty()) {
             group_ = std::make_unique<HostGroup>(parts);
             for (int p = 0; p < parts; ++p) exchanges_.push_back(std::make_unique<HostExchange>(*group_, p, cuda));
@@ -188,16 +188,18 @@ private:
 std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
                                                  bool cuda, const std::vector<int>& devices) {
     if (devices.empty()) throw Error("--devices: at least one device");
+    // A GPU named twice runs two partitions (NCCL wants distinct devices: they exchange through the
+    // host then), which tests the partitioned path on a machine with one GPU.
+    bool repeats = false;
     if (cuda) {
         const int n = cuda_device_count();
         for (std::size_t i = 0; i < devices.size(); ++i) {
             if (devices[i] < 0 || devices[i] >= n)
                 throw Error("--devices: device " + std::to_string(devices[i]) + " does not exist (" + std::to_string(n) + " CUDA devices)");
-            for (std::size_t j = 0; j < i; ++j)
-                if (devices[j] == devices[i]) throw Error("--devices: device " + std::to_string(devices[i]) + " is named twice");
+            for (std::size_t j = 0; j < i; ++j) repeats = repeats || devices[j] == devices[i];
         }
     }
-    return std::make_unique<MultiDeviceEngine>(by_user, by_item, settings, cuda, devices);
+    return std::make_unique<MultiDeviceEngine>(by_user, by_item, settings, cuda, devices, cuda && !repeats);
 }
 
 }  // namespace als

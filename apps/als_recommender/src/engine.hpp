@@ -118,7 +118,8 @@ std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const En
 
 // Several devices of this process (CUDA device ids, or CPU members for tests: each a partition of
 // its own with the host's threads), one host thread each per half-iteration; the exchange is NCCL
-// between GPUs when libnccl loads (else host memory), host memory between CPU members. The result
+// between GPUs when libnccl loads (else host memory), host memory between CPU members and between
+// partitions that share a GPU (a device named twice: tests the partitioned path on one GPU). The result
 // equals one engine's to rounding (the Gram matrix is summed in another order).
 std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
                                                  bool cuda, const std::vector<int>& devices);
