@@ -11,10 +11,6 @@
 
 namespace batchsolve {
 
-// The same primitive on the context's backend.
-#define TRIANGULAR_DISPATCH(ctx, ...) \
-    ((ctx).backend() == Backend::cuda ? cuda_backend::__VA_ARGS__ : reference::__VA_ARGS__)
-
 const char* to_string(Diag d) { return d == Diag::unit ? "unit" : "non_unit"; }
 
 Diag parse_diag(const std::string& text) {
@@ -112,10 +108,10 @@ void run_nocheck(Kind kind, Side side, Uplo uplo, Op op, Diag diag, const int* m
                  const TriangularConfig& config, Context& ctx) {
     if (batch == 0 || max_m == 0 || max_n == 0) return;
     if (kind == Kind::trmm)
-        TRIANGULAR_DISPATCH(ctx, trmm_vbatched(side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch,
+        BATCHSOLVE_ON_BACKEND(ctx, trmm_vbatched(side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch,
                                                config, ctx));
     else
-        TRIANGULAR_DISPATCH(ctx, trsm_vbatched(side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch,
+        BATCHSOLVE_ON_BACKEND(ctx, trsm_vbatched(side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch,
                                                config, ctx));
 }
 
@@ -133,7 +129,7 @@ void run_checked(Kind kind, const char* routine, Side side, Uplo uplo, Op op, Di
     spec.given_max_m = max_m ? *max_m : -1;
     spec.given_max_n = max_n ? *max_n : -1;
     const Maxima found =
-        TRIANGULAR_DISPATCH(ctx, check_vbatched<T>(spec, m, n, a, lda, b, ldb, batch, info, m_run.data(), n_run.data(), ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, check_vbatched<T>(spec, m, n, a, lda, b, ldb, batch, info, m_run.data(), n_run.data(), ctx));
     run_nocheck(kind, side, uplo, op, diag, m_run.data(), n_run.data(), alpha, a, lda, b, ldb, found.m, found.n, batch,
                 config, ctx);
     // The run arrays are freed on return: wait until the backend's kernels have read them.
@@ -202,10 +198,10 @@ void potrf_checked(const char* routine, Uplo uplo, const int* n, T* const* a, co
     CheckSpec spec;
     spec.potrf = true;
     spec.given_max_m = max_n ? *max_n : -1;
-    const Maxima found = TRIANGULAR_DISPATCH(
+    const Maxima found = BATCHSOLVE_ON_BACKEND(
         ctx, check_vbatched<T>(spec, n, nullptr, a, lda, nullptr, nullptr, batch, info, n_run.data(), nullptr, ctx));
     if (found.m > 0)
-        TRIANGULAR_DISPATCH(ctx, potrf_vbatched(uplo, n_run.data(), a, lda, found.m, batch, info, false, config, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, potrf_vbatched(uplo, n_run.data(), a, lda, found.m, batch, info, false, config, ctx));
     if (ctx.backend() == Backend::cuda) ctx.synchronize();
 }
 }  // namespace
@@ -227,7 +223,7 @@ void potrf_vbatched_max_nocheck(Uplo uplo, const int* n, T* const* a, const int*
                                 Context& ctx, const TriangularConfig& config) {
     check_potrf_call("potrf_vbatched_max_nocheck", uplo, n, a, lda, batch, &max_n, info, config);
     if (batch == 0) return;
-    TRIANGULAR_DISPATCH(ctx, potrf_vbatched(uplo, n, a, lda, max_n, batch, info, true, config, ctx));
+    BATCHSOLVE_ON_BACKEND(ctx, potrf_vbatched(uplo, n, a, lda, max_n, batch, info, true, config, ctx));
 }
 
 #define INSTANTIATE(T)                                                                                              \
@@ -253,7 +249,7 @@ void potrf_vbatched_max_nocheck(Uplo uplo, const int* n, T* const* a, const int*
                                         const TriangularConfig&);                                                   \
     template void potrf_vbatched_max_nocheck<T>(Uplo, const int*, T* const*, const int*, int, int, int*, Context&,  \
                                                 const TriangularConfig&);
-BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(INSTANTIATE)
+BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 
 }  // namespace batchsolve

@@ -11,6 +11,7 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/types.hpp"
 #include "batchsolve/vbatched_triangular.hpp"
+#include "declare.hpp"
 
 namespace batchsolve::triangular_detail {
 
@@ -31,40 +32,35 @@ struct Maxima {
 
 }  // namespace batchsolve::triangular_detail
 
-#define BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(MACRO) \
-    MACRO(float)                                       \
-    MACRO(double)                                      \
-    MACRO(std::complex<float>)                         \
-    MACRO(std::complex<double>)
+// One signature per routine (src/core/declare.hpp expands them into both backends' declarations,
+// the CPU-only stand-ins and the instantiations over s, d, c, z).
 
-// Same declarations in both backend namespaces (same names in every backend folder).
-#define BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS                                                             \
-    /* Per problem: info[i] = 0 or -p (vbatched_arg), m_run/n_run = the sizes to run (0 for an invalid      \
-       problem, so the _max_nocheck primitives skip it). POTRF uses m, a, lda only (b, ldb, n may be null). \
-       Returns the maxima over valid problems (spec.given_* when >= 0: then a size above it is invalid).  \
-       The CUDA backend waits for the maxima only when it has to find them. */                           \
-    template <class T>                                                                                     \
-    triangular_detail::Maxima check_vbatched(const triangular_detail::CheckSpec& spec, const int* m,          \
-                                             const int* n, const T* const* a, const int* lda,                \
-                                             T* const* b, const int* ldb, int batch, int* info, int* m_run,  \
-                                             int* n_run, Context& ctx);                                      \
-    template <class T>                                                                                     \
-    void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,           \
-                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n,  \
-                       int batch, const TriangularConfig& config, Context& ctx);                             \
-    template <class T>                                                                                     \
-    void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,           \
-                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n,  \
-                       int batch, const TriangularConfig& config, Context& ctx);                             \
-    /* reset_info: write 0 to every info first (nocheck level); else info holds the check's verdicts and  \
-       only a failure k > 0 is written (problems with info != 0 have n = 0 and are skipped anyway). */     \
-    template <class T>                                                                                     \
-    void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int max_n, int batch,          \
-                        int* info, bool reset_info, const TriangularConfig& config, Context& ctx);
+// Per problem: info[i] = 0 or -p (vbatched_arg), m_run/n_run = the sizes to run (0 for an invalid
+// problem, so that the _max_nocheck primitives skip it). POTRF uses m, a, lda only (b, ldb, n, n_run
+// may be null). Returns the maxima over valid problems (spec.given_* when >= 0: then a size above it is
+// invalid). The CUDA backend waits for the maxima only when it has to find them.
+#define BATCHSOLVE_TRIANGULAR_CHECK(T)                                                                     \
+    ::batchsolve::triangular_detail::Maxima check_vbatched(                                                \
+        const ::batchsolve::triangular_detail::CheckSpec& spec, const int* m, const int* n, const T* const* a, \
+        const int* lda, T* const* b, const int* ldb, int batch, int* info, int* m_run, int* n_run, Context& ctx)
+#define BATCHSOLVE_TRIANGULAR_TRMM(T)                                                                      \
+    void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,         \
+                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n, \
+                       int batch, const TriangularConfig& config, Context& ctx)
+#define BATCHSOLVE_TRIANGULAR_TRSM(T)                                                                      \
+    void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,         \
+                       const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n, \
+                       int batch, const TriangularConfig& config, Context& ctx)
+// reset_info: write 0 to every info first (nocheck level); else info holds the check's verdicts and
+// only a failure k > 0 is written (problems with info != 0 have n = 0 and are skipped anyway).
+#define BATCHSOLVE_TRIANGULAR_POTRF(T)                                                                     \
+    void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int max_n, int batch, int* info, \
+                        bool reset_info, const TriangularConfig& config, Context& ctx)
 
-namespace batchsolve::reference {
-BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS
-}
-namespace batchsolve::cuda_backend {
-BATCHSOLVE_TRIANGULAR_BACKEND_DECLARATIONS
-}
+#define BATCHSOLVE_TRIANGULAR_ROUTINES(ROUTINE)                                  \
+    ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_CHECK, "trmm/trsm/potrf_vbatched") \
+    ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_TRMM, "trmm_vbatched")             \
+    ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_TRSM, "trsm_vbatched")             \
+    ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_POTRF, "potrf_vbatched")
+
+BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_TRIANGULAR_ROUTINES)

@@ -93,8 +93,7 @@ void for_each_problem(Side side, Uplo uplo, Op op, Diag diag, const int* m, cons
 }  // namespace
 
 template <class T>
-Maxima check_vbatched(const CheckSpec& spec, const int* m, const int* n, const T* const* a, const int* lda,
-                      T* const* b, const int* ldb, int batch, int* info, int* m_run, int* n_run, Context&) {
+BATCHSOLVE_TRIANGULAR_CHECK(T) {
     Maxima found;
     for (int i = 0; i < batch; ++i) {
         int code = 0;
@@ -130,24 +129,19 @@ Maxima check_vbatched(const CheckSpec& spec, const int* m, const int* n, const T
 }
 
 template <class T>
-void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, T* const* b, const int* ldb, int, int, int batch, const TriangularConfig&,
-                   Context&) {
+BATCHSOLVE_TRIANGULAR_TRMM(T) {
     for_each_problem<T>(side, uplo, op, diag, m, n, lda, ldb, batch,
                         [&](int i, const Args& g) { trmm(g, alpha, a[i], b[i]); });
 }
 
 template <class T>
-void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, T* const* b, const int* ldb, int, int, int batch, const TriangularConfig&,
-                   Context&) {
+BATCHSOLVE_TRIANGULAR_TRSM(T) {
     for_each_problem<T>(side, uplo, op, diag, m, n, lda, ldb, batch,
                         [&](int i, const Args& g) { trsm(g, alpha, a[i], b[i]); });
 }
 
 template <class T>
-void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int, int batch, int* info, bool reset_info,
-                    const TriangularConfig&, Context&) {
+BATCHSOLVE_TRIANGULAR_POTRF(T) {
     single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, kProblemsPerChunk)
     for (int i = 0; i < batch; ++i) {
@@ -168,16 +162,6 @@ void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int, i
     }
 }
 
-#define INSTANTIATE(T)                                                                                           \
-    template Maxima check_vbatched<T>(const CheckSpec&, const int*, const int*, const T* const*, const int*,      \
-                                      T* const*, const int*, int, int*, int*, int*, Context&);                    \
-    template void trmm_vbatched<T>(Side, Uplo, Op, Diag, const int*, const int*, T, const T* const*, const int*, \
-                                   T* const*, const int*, int, int, int, const TriangularConfig&, Context&);     \
-    template void trsm_vbatched<T>(Side, Uplo, Op, Diag, const int*, const int*, T, const T* const*, const int*, \
-                                   T* const*, const int*, int, int, int, const TriangularConfig&, Context&);     \
-    template void potrf_vbatched<T>(Uplo, const int*, T* const*, const int*, int, int, int*, bool,               \
-                                    const TriangularConfig&, Context&);
-BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_TRIANGULAR_ROUTINES)
 
 }  // namespace batchsolve::reference

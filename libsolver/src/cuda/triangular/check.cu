@@ -58,8 +58,7 @@ __global__ void check_problems(bool potrf, bool left, int given_max_m, int given
 }  // namespace
 
 template <class T>
-Maxima check_vbatched(const CheckSpec& spec, const int* m, const int* n, const T* const* a, const int* lda, T* const* b,
-                      const int* ldb, int batch, int* info, int* m_run, int* n_run, Context& ctx) {
+BATCHSOLVE_TRIANGULAR_CHECK(T) {
     detail::CudaResources& r = detail::resources_of(ctx, spec.potrf ? "potrf_vbatched" : "trsm_vbatched");
     detail::DeviceGuard guard(r.device_);
     const bool find = spec.given_max_m < 0 || (!spec.potrf && spec.given_max_n < 0);
@@ -83,10 +82,6 @@ Maxima check_vbatched(const CheckSpec& spec, const int* m, const int* n, const T
     return found;
 }
 
-#define INSTANTIATE(T)                                                                                        \
-    template Maxima check_vbatched<T>(const CheckSpec&, const int*, const int*, const T* const*, const int*,   \
-                                      T* const*, const int*, int, int*, int*, int*, Context&);
-BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_CHECK, "trmm/trsm/potrf_vbatched")
 
 }  // namespace batchsolve::cuda_backend

@@ -256,9 +256,7 @@ bool is_zero(T v) { return v == T(0); }
 }  // namespace
 
 template <class T>
-void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, T* const* b, const int* ldb, int max_m, int max_n, int batch,
-                   const TriangularConfig& config, Context& ctx) {
+BATCHSOLVE_TRIANGULAR_TRMM(T) {
     CudaResources& r = detail::resources_of(ctx, "trmm_vbatched");
     DeviceGuard guard(r.device_);
     const Canonical<T> c = canonical(side, uplo, op, diag, m, n, a, lda, b, ldb, max_m, max_n, batch);
@@ -267,9 +265,7 @@ void trmm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const i
 }
 
 template <class T>
-void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, T* const* b, const int* ldb, int max_m, int max_n, int batch,
-                   const TriangularConfig& config, Context& ctx) {
+BATCHSOLVE_TRIANGULAR_TRSM(T) {
     CudaResources& r = detail::resources_of(ctx, "trsm_vbatched");
     DeviceGuard guard(r.device_);
     const Canonical<T> c = canonical(side, uplo, op, diag, m, n, a, lda, b, ldb, max_m, max_n, batch);
@@ -279,8 +275,7 @@ void trsm_vbatched(Side side, Uplo uplo, Op op, Diag diag, const int* m, const i
 }
 
 template <class T>
-void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int max_n, int batch, int* info,
-                    bool reset_info, const TriangularConfig& config, Context& ctx) {
+BATCHSOLVE_TRIANGULAR_POTRF(T) {
     CudaResources& r = detail::resources_of(ctx, "potrf_vbatched");
     DeviceGuard guard(r.device_);
     if (reset_info) BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, std::size_t(batch) * sizeof(int), r.stream()));
@@ -327,14 +322,9 @@ void potrf_vbatched(Uplo uplo, const int* n, T* const* a, const int* lda, int ma
     }
 }
 
-#define INSTANTIATE(T)                                                                                           \
-    template void trmm_vbatched<T>(Side, Uplo, Op, Diag, const int*, const int*, T, const T* const*, const int*, \
-                                   T* const*, const int*, int, int, int, const TriangularConfig&, Context&);     \
-    template void trsm_vbatched<T>(Side, Uplo, Op, Diag, const int*, const int*, T, const T* const*, const int*, \
-                                   T* const*, const int*, int, int, int, const TriangularConfig&, Context&);     \
-    template void potrf_vbatched<T>(Uplo, const int*, T* const*, const int*, int, int, int*, bool,               \
-                                    const TriangularConfig&, Context&);
-BATCHSOLVE_TRIANGULAR_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+// check_vbatched is check.cu's (nvcc compiles the kernel).
+BATCHSOLVE_INSTANTIATE_ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_TRMM, "trmm_vbatched")
+BATCHSOLVE_INSTANTIATE_ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_TRSM, "trsm_vbatched")
+BATCHSOLVE_INSTANTIATE_ROUTINE(PRECISIONS, BATCHSOLVE_TRIANGULAR_POTRF, "potrf_vbatched")
 
 }  // namespace batchsolve::cuda_backend
