@@ -77,10 +77,15 @@ bool is_transposed(GemmOperand op) { return op == GemmOperand::trans || op == Ge
 std::string prelude(Precision p) {
     const std::string real = is_single(p) ? "float" : "double";
     std::ostringstream o;
-    o << "#define BS_DEVICE __device__ __forceinline__\n"
+    // the macros between the text and CUDA; the host emulator of the tests supplies its own
+    o << "#ifndef BS_HOST_EMULATION\n"
+         "#define BS_DEVICE __device__ __forceinline__\n"
+         "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
+         "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
+         "#endif\n"
       << "typedef " << real << " R;\n";
     if (is_complex(p)) {
-        o << "struct __align__(" << 2 * real_bytes(p) << ") bs_complex { R x, y; };  // layout of std::complex<R>\n"
+        o << "struct alignas(" << 2 * real_bytes(p) << ") bs_complex { R x, y; };  // layout of std::complex<R>\n"
              "typedef bs_complex T;\n"
              "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
              "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
@@ -166,6 +171,7 @@ public:
                "}\n");
         if (c_.tensor_cores) w_.raw(dmma_function());
         kernel(k.kernel_name);
+        host_entry(k.kernel_name);
         k.source = w_.str();
         k.options = {"--std=c++17"};
         return k;
@@ -176,22 +182,38 @@ private:
 
     std::string dmma_function() const {
         return "// D = A B + C on one 8x8x4 FP64 fragment (a, b: this lane's element; c: its two of the 8x8)\n"
+               "#ifndef BS_HOST_EMULATION\n"
                "BS_DEVICE void bs_dmma(double& c0, double& c1, double a, double b) {\n"
                "  asm volatile(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\\n\"\n"
                "               : \"+d\"(c0), \"+d\"(c1) : \"d\"(a), \"d\"(b));\n"
-               "}\n";
+               "}\n"
+               "#else\n"
+               "// the same product from the fragment layout, through shuffles (lane l: A(l/4, l%4), B(l%4, l/4))\n"
+               "BS_DEVICE void bs_dmma(double& c0, double& c1, double a, double b) {\n"
+               "  const int lane = ::bs_emu::lane_id() % 32, g = lane / 4, q = lane % 4;\n"
+               "  for (int kk = 0; kk < 4; ++kk) {\n"
+               "    const double av = __shfl_sync(0xffffffffu, a, g * 4 + kk, 32);\n"
+               "    const double b0 = __shfl_sync(0xffffffffu, b, (2 * q) * 4 + kk, 32);\n"
+               "    const double b1 = __shfl_sync(0xffffffffu, b, (2 * q + 1) * 4 + kk, 32);\n"
+               "    c0 = fma(av, b0, c0);\n"
+               "    c1 = fma(av, b1, c1);\n"
+               "  }\n"
+               "}\n"
+               "#endif\n";
     }
 
     void kernel(const std::string& name) {
-        w_.line("extern \"C\" __global__ void __launch_bounds__(" + I(threads_) + ") " + name + "(");
+        w_.line("BS_KERNEL_HEAD(" + I(threads_) + ", 1) " + name + "(");
         w_.line("    int batch, const int* m_v, int m_sub, int m_lim, const int* n_v, int n_sub, int n_lim,");
         w_.line("    const int* k_v, int k_sub, int k_lim,");
         w_.line("    T alpha, const T* const* A, const int* lda_v, int a_row, int a_col,");
         w_.line("    const T* const* B, const int* ldb_v, int b_row, int b_col,");
         w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
         w_.open("");
-        w_.line("__shared__ T sA[" + I(c_.blk_k) + "][" + I(lda_s_) + "];");
-        w_.line("__shared__ T sB[" + I(c_.blk_k) + "][" + I(ldb_s_) + "];");
+        w_.line("BS_DECLARE_SMEM(bs_smem);  // the A slice [blk_k][blk_m + pad], then the B slice [blk_k][blk_n + pad]");
+        w_.line("T (*sA)[" + I(lda_s_) + "] = reinterpret_cast<T (*)[" + I(lda_s_) + "]>(bs_smem);");
+        w_.line("T (*sB)[" + I(ldb_s_) + "] = reinterpret_cast<T (*)[" + I(ldb_s_) + "]>(bs_smem + " +
+                I((long long)c_.blk_k * lda_s_ * element_bytes(s_.precision)) + ");");
         w_.line("const int tid = threadIdx.x;");
         w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
         w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
@@ -214,6 +236,17 @@ private:
         else simt_body();
         w_.close("  // problems");
         w_.close();
+    }
+
+    // Under the host emulator of the tests: the kernel called from cudaLaunchKernel-style arguments.
+    void host_entry(const std::string& name) {
+        const char* types[] = {"int", "const int*", "int", "int", "const int*", "int", "int", "const int*", "int", "int",
+                               "T", "const T* const*", "const int*", "int", "int", "const T* const*", "const int*",
+                               "int", "int", "T", "T* const*", "const int*", "int", "int", "const int*"};
+        std::string call = name + "(";
+        for (int i = 0; i < 25; ++i)
+            call += std::string(i ? ", " : "") + "*static_cast<" + types[i] + "*>(args[" + I(i) + "])";
+        w_.raw("#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) { " + call + "); }\n#endif\n");
     }
 
     // The prefetch of one k-slice into registers: element e of the block's share of op(A)'s slice

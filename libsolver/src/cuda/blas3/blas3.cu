@@ -116,7 +116,8 @@ void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alph
                     &beta, &c, &ldc, &c_row, &c_col, &skip};
     BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernel.function),
                                            dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
-                                           dim3(unsigned(resources.threads_per_block)), args, 0, r.stream()));
+                                           dim3(unsigned(resources.threads_per_block)), args,
+                                           resources.shared_bytes, r.stream()));
     BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
 }
 

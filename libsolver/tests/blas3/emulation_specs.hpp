@@ -1,0 +1,34 @@
+// The GEMM kernels the host-emulation test runs (emit_gemm_kernels writes their text at build time,
+// gemm_emulation_test runs them): every precision, operand form, part and both forms (SIMT, DMMA).
+#pragma once
+
+#include <vector>
+
+#include "codegen/blas3/gemm.hpp"
+
+namespace batchsolve::test::blas3 {
+
+inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
+    using codegen::blas3::GemmOperand;
+    using codegen::blas3::GemmPart;
+    using codegen::blas3::GemmSpec;
+    auto spec = [](Precision p, GemmOperand a, GemmOperand b, GemmPart part, bool real_diagonal, GemmConfig c) {
+        GemmSpec s;
+        s.precision = p, s.op_a = a, s.op_b = b, s.part = part, s.real_diagonal = real_diagonal, s.config = c;
+        return s;
+    };
+    const GemmConfig small{32, 32, 8, 16, 16, false}, wide{64, 64, 8, 16, 16, false}, odd{16, 16, 8, 8, 8, false};
+    const GemmConfig tc{32, 32, 8, 2, 2, true}, tc_big{64, 64, 8, 2, 2, true};
+    return {
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, small),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::full, false, small),
+        spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, wide),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::upper, true, small),
+        spec(Precision::c, GemmOperand::hermitian_lower, GemmOperand::no_trans, GemmPart::full, false, odd),
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::symmetric_upper, GemmPart::full, false, odd),
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tc),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, tc_big),
+    };
+}
+
+}  // namespace batchsolve::test::blas3

@@ -1,0 +1,184 @@
+// The generated variable-size GEMM kernels run in the host emulator (tests/codegen/emulator: every
+// thread a fiber, __syncthreads and warp shuffles honoured; the DMMA form through a shuffle model of
+// the 8x8x4 fragment layout) on small-integer data, against the BLAS formula: every precision,
+// operand form, triangle of C, the grid's z loop over problems, derived sizes and offsets. No GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <complex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "codegen/blas3/gemm.hpp"
+#include "codegen/common.hpp"
+#include "emulation_specs.hpp"
+#include "emulator.hpp"
+
+std::vector<bs_emu::Entry> emulated_gemm_kernels();  // the emitted file
+
+namespace batchsolve::test::blas3 {
+namespace {
+
+using codegen::blas3::GemmOperand;
+using codegen::blas3::GemmPart;
+using codegen::blas3::GemmSpec;
+
+template <class T> T conj_of(T v) {
+    if constexpr (is_complex_v<T>) return std::conj(v);
+    else return v;
+}
+template <class T> T real_only(T v) {
+    if constexpr (is_complex_v<T>) return T(v.real(), 0);
+    else return v;
+}
+
+// Element (r, c) of the operand as the kernel reads it from stored X (column-major, ld).
+template <class T>
+T operand(GemmOperand op, const T* x, int ld, int r, int c) {
+    auto at = [&](int i, int j) { return x[std::size_t(j) * ld + i]; };
+    switch (op) {
+        case GemmOperand::no_trans: return at(r, c);
+        case GemmOperand::trans: return at(c, r);
+        case GemmOperand::conj_trans: return conj_of(at(c, r));
+        case GemmOperand::symmetric_lower: return r >= c ? at(r, c) : at(c, r);
+        case GemmOperand::symmetric_upper: return r <= c ? at(r, c) : at(c, r);
+        case GemmOperand::hermitian_lower: return r > c ? at(r, c) : r < c ? conj_of(at(c, r)) : real_only(at(r, r));
+        case GemmOperand::hermitian_upper: return r < c ? at(r, c) : r > c ? conj_of(at(c, r)) : real_only(at(r, r));
+    }
+    return T(0);
+}
+bool transposed(GemmOperand op) { return op == GemmOperand::trans || op == GemmOperand::conj_trans; }
+bool symmetric(GemmOperand op) { return op >= GemmOperand::symmetric_lower; }
+
+// Derived sizes and offsets of the internal entry (blas3_internal.hpp: VSize, Offsets).
+struct Shape {
+    int m_sub = 0, m_lim = 1 << 30, n_sub = 0, n_lim = 1 << 30, k_sub = 0, k_lim = 1 << 30;
+    int a_row = 0, a_col = 0, b_row = 0, b_col = 0, c_row = 0, c_col = 0;
+};
+int clamp_size(int v, int sub, int lim) { return std::max(0, std::min(v - sub, lim)); }
+
+template <class T>
+void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::uint64_t seed) {
+    std::mt19937_64 engine(seed);
+    std::uniform_int_distribution<int> size(0, 45), ksize(0, 20), value(-3, 3);
+    auto draw = [&]() {
+        if constexpr (is_complex_v<T>) return T(real_t<T>(value(engine)), real_t<T>(value(engine)));
+        else return T(value(engine));
+    };
+    const int batch = 7;
+    std::vector<int> m(batch), n(batch), k(batch);
+    for (int i = 0; i < batch; ++i) {
+        m[i] = size(engine), n[i] = spec.part == GemmPart::full ? size(engine) : m[i], k[i] = ksize(engine);
+        if (symmetric(spec.op_a)) k[i] = m[i];
+        if (symmetric(spec.op_b)) k[i] = n[i];
+    }
+    m[2] = 0, k[3] = 0;  // empty problems mixed in
+    std::vector<int> me(batch), ne(batch), ke(batch);
+    for (int i = 0; i < batch; ++i)
+        me[i] = clamp_size(m[i], sh.m_sub, sh.m_lim), ne[i] = clamp_size(n[i], sh.n_sub, sh.n_lim),
+        ke[i] = clamp_size(k[i], sh.k_sub, sh.k_lim);
+    // stored matrices large enough for the raw sizes plus the offsets, ld with a little slack
+    auto stored = [&](int rows, int cols, int row_off, int col_off, std::vector<T>& data, int& ld) {
+        ld = rows + row_off + 2;
+        data.resize(std::size_t(ld) * (cols + col_off) + 1);
+        for (T& x : data) x = draw();
+    };
+    std::vector<std::vector<T>> A(batch), B(batch), C(batch);
+    std::vector<int> lda(batch), ldb(batch), ldc(batch);
+    for (int i = 0; i < batch; ++i) {
+        const bool ta = transposed(spec.op_a), tb = transposed(spec.op_b);
+        stored(ta ? k[i] : m[i], ta ? m[i] : k[i], sh.a_row, sh.a_col, A[i], lda[i]);
+        stored(tb ? n[i] : k[i], tb ? k[i] : n[i], sh.b_row, sh.b_col, B[i], ldb[i]);
+        stored(m[i], n[i], sh.c_row, sh.c_col, C[i], ldc[i]);
+    }
+    const T alpha = T(2), beta = T(-1);
+    // expected
+    std::vector<std::vector<T>> E = C;
+    for (int i = 0; i < batch; ++i) {
+        const T* a = A[i].data() + sh.a_row + std::size_t(sh.a_col) * lda[i];
+        const T* b = B[i].data() + sh.b_row + std::size_t(sh.b_col) * ldb[i];
+        T* e = E[i].data() + sh.c_row + std::size_t(sh.c_col) * ldc[i];
+        for (int c = 0; c < ne[i]; ++c)
+            for (int r = 0; r < me[i]; ++r) {
+                if (spec.part == GemmPart::lower && r < c) continue;
+                if (spec.part == GemmPart::upper && r > c) continue;
+                T sum(0);
+                for (int p = 0; p < ke[i]; ++p) sum += operand(spec.op_a, a, lda[i], r, p) * operand(spec.op_b, b, ldb[i], p, c);
+                T& out = e[std::size_t(c) * ldc[i] + r];
+                out = alpha * sum + beta * out;
+                if (spec.real_diagonal && r == c) out = real_only(out);
+            }
+    }
+    // launch: pointer arrays on the host (the emulator runs on the host)
+    std::vector<const T*> pa(batch), pb(batch);
+    std::vector<T*> pc(batch);
+    for (int i = 0; i < batch; ++i) pa[i] = A[i].data(), pb[i] = B[i].data(), pc[i] = C[i].data();
+    const int max_m = *std::max_element(me.begin(), me.end()), max_n = *std::max_element(ne.begin(), ne.end());
+    const GemmConfig& cfg = spec.config;
+    const codegen::KernelResources res = codegen::blas3::gemm_resources(spec);
+    int batch_ = batch;
+    const int* m_v = m.data(); int m_sub = sh.m_sub, m_lim = sh.m_lim;
+    const int* n_v = n.data(); int n_sub = sh.n_sub, n_lim = sh.n_lim;
+    const int* k_v = k.data(); int k_sub = sh.k_sub, k_lim = sh.k_lim;
+    T al = alpha, be = beta;
+    const T* const* a_p = pa.data();
+    const T* const* b_p = pb.data();
+    T* const* c_p = pc.data();
+    const int* lda_p = lda.data(); const int* ldb_p = ldb.data(); const int* ldc_p = ldc.data();
+    int a_row = sh.a_row, a_col = sh.a_col, b_row = sh.b_row, b_col = sh.b_col, c_row = sh.c_row, c_col = sh.c_col;
+    const int* skip = nullptr;
+    void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                    &al, &a_p, &lda_p, &a_row, &a_col, &b_p, &ldb_p, &b_row, &b_col,
+                    &be, &c_p, &ldc_p, &c_row, &c_col, &skip};
+    bs_emu::Dim3 grid, block;
+    grid.x = unsigned(std::max(1, codegen::ceil_div(max_m, cfg.blk_m)));
+    grid.y = unsigned(std::max(1, codegen::ceil_div(max_n, cfg.blk_n)));
+    grid.z = 3;  // fewer than the problems: the kernel's loop over problems is exercised
+    block.x = unsigned(res.threads_per_block);
+    if (max_m > 0 && max_n > 0) bs_emu::launch(entry, grid, block, res.shared_bytes, args);
+    for (int i = 0; i < batch; ++i)
+        for (std::size_t e = 0; e < C[i].size(); ++e)
+            ASSERT_EQ(C[i][e], E[i][e]) << "problem " << i << " (" << me[i] << " x " << ne[i] << " x " << ke[i]
+                                        << ") storage element " << e << " (row " << e % ldc[i] << ", col "
+                                        << e / ldc[i] << ", ldc " << ldc[i] << ")";
+}
+
+void run(const GemmSpec& spec, bs_emu::Entry entry, const Shape& shape, std::uint64_t seed) {
+    switch (spec.precision) {
+        case Precision::s: return run_spec<float>(spec, entry, shape, seed);
+        case Precision::d: return run_spec<double>(spec, entry, shape, seed);
+        case Precision::c: return run_spec<std::complex<float>>(spec, entry, shape, seed);
+        case Precision::z: return run_spec<std::complex<double>>(spec, entry, shape, seed);
+    }
+}
+
+TEST(GemmEmulation, EverySpecMatchesTheFormula) {
+    const auto specs = emulation_specs();
+    const auto kernels = emulated_gemm_kernels();
+    ASSERT_EQ(specs.size(), kernels.size());
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        SCOPED_TRACE(codegen::blas3::gemm_kernel_name(specs[i]));
+        run(specs[i], kernels[i], Shape{}, seed + i);
+    }
+}
+
+TEST(GemmEmulation, DerivedSizesAndOffsets) {
+    // the update below a diagonal block of a recursive solver: m = {m, 3}, k = {k, 0, 9}, offsets
+    const auto specs = emulation_specs();
+    const auto kernels = emulated_gemm_kernels();
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    Shape s;
+    s.m_sub = 3, s.k_lim = 9, s.a_row = 3, s.c_row = 3, s.b_col = 1, s.c_col = 1;
+    for (std::size_t i : {std::size_t(0), specs.size() - 2}) {  // SIMT and DMMA, both no_trans x no_trans
+        SCOPED_TRACE(codegen::blas3::gemm_kernel_name(specs[i]));
+        run(specs[i], kernels[i], s, seed + i);
+    }
+}
+
+}  // namespace
+}  // namespace batchsolve::test::blas3
