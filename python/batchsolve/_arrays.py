@@ -45,6 +45,18 @@ class Described(NamedTuple):
     precision: str  # "s" | "d" | "c" | "z"
 
 
+_INT32 = np.dtype(np.int32)
+
+
+def check_info(routine: str, is_int32: bool, shape: tuple, stride: int, where: int, count: int, device: int, dtype) -> None:
+    """An info array must be int32, of shape (count,), contiguous, where the operands are."""
+    if not is_int32:
+        raise argument_error(routine, "info.dtype", f"int32 (got {dtype})")
+    if tuple(shape) != (count,) or (count > 1 and stride != 1) or where != device:
+        raise argument_error(routine, "info", f"a contiguous int32 array of shape ({count},) on the operands' device "
+                                              f"(got shape {tuple(shape)}, element stride {stride}, device {where})")
+
+
 # ---- the three frameworks --------------------------------------------------------------------------
 
 
@@ -65,6 +77,11 @@ class NumpyAdapter:
     @staticmethod
     def writable(x: np.ndarray) -> bool:
         return bool(x.flags.writeable)
+
+    @staticmethod
+    def int32_address(routine: str, x: np.ndarray, count: int, device: int) -> int:
+        check_info(routine, x.dtype == _INT32, x.shape, x.strides[0] // 4 if x.ndim == 1 else 0, CPU, count, device, x.dtype)
+        return x.__array_interface__["data"][0]
 
     @staticmethod
     def empty(like: np.ndarray, shape: tuple, precision: str | None = None, *, int32: bool = False) -> np.ndarray:
@@ -104,6 +121,14 @@ class NumpyAdapter:
         return 0
 
     @staticmethod
+    def from_host(x: np.ndarray, like: np.ndarray) -> np.ndarray:
+        return x
+
+    @staticmethod
+    def address(x: np.ndarray) -> int:
+        return x.__array_interface__["data"][0]
+
+    @staticmethod
     def to_host(x: np.ndarray) -> np.ndarray:
         return x
 
@@ -141,6 +166,13 @@ class TorchAdapter:
         else:
             raise argument_error(routine, f"{argument}.device", f"a CPU or CUDA tensor (got {device})")
         return Described(index, x.data_ptr(), tuple(x.shape), tuple(x.stride()), p)
+
+    @classmethod
+    def int32_address(cls, routine: str, x, count: int, device: int) -> int:
+        where = CPU if x.device.type == "cpu" else (x.device.index if x.device.index is not None else 0)
+        check_info(routine, x.dtype is cls._torch.int32, tuple(x.shape), x.stride()[0] if x.dim() == 1 else 0, where,
+                   count, device, x.dtype)
+        return x.data_ptr()
 
     @staticmethod
     def writable(x) -> bool:
@@ -198,6 +230,14 @@ class TorchAdapter:
         return x.detach().cpu().numpy()
 
     @classmethod
+    def from_host(cls, x: np.ndarray, like):
+        return cls._torch.from_numpy(x).to(like.device)
+
+    @staticmethod
+    def address(x) -> int:
+        return x.data_ptr()
+
+    @classmethod
     def synchronize(cls, x) -> None:
         if x.device.type == "cuda":
             cls._torch.cuda.synchronize(x.device)
@@ -229,6 +269,11 @@ class CupyAdapter:
     @staticmethod
     def writable(x) -> bool:
         return True
+
+    @staticmethod
+    def int32_address(routine: str, x, count: int, device: int) -> int:
+        check_info(routine, x.dtype == _INT32, x.shape, x.strides[0] // 4 if x.ndim == 1 else 0, x.device.id, count, device, x.dtype)
+        return x.data.ptr
 
     @classmethod
     def empty(cls, like, shape: tuple, precision: str | None = None, *, int32: bool = False):
@@ -275,6 +320,15 @@ class CupyAdapter:
     @staticmethod
     def to_host(x) -> np.ndarray:
         return x.get()
+
+    @classmethod
+    def from_host(cls, x: np.ndarray, like):
+        with like.device:
+            return cls._cupy.asarray(x)
+
+    @staticmethod
+    def address(x) -> int:
+        return x.data.ptr
 
     @staticmethod
     def synchronize(x) -> None:

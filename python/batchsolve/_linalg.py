@@ -156,7 +156,7 @@ def _check_batch(routine: str, argument: str, d: Described, square: bool) -> Non
 
 
 def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out, *, allow_transposed: bool,
-                     any_layout: bool = False):
+                     any_layout: bool = False, described: Described | None = None):
     """The array a routine writes its result into and how the library sees it: `out` (the input
     copied in), the input itself (overwrite) or a fresh copy of it. Its layout is None where the
     library cannot use it as stored, which only callers that solve in a temporary accept (any_layout)."""
@@ -181,7 +181,7 @@ def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out,
             raise argument_error(routine, f"overwrite_{name}", f"False: '{name}' is immutable (a JAX array)")
         if not fw.writable(x):
             raise argument_error(routine, name, f"a writable array for overwrite_{name}=True (read-only, or a torch tensor with its lazy conjugate/negative bit set)")
-        d = fw.describe(routine, name, x)
+        d = described if described is not None else fw.describe(routine, name, x)
         layout = classify(d, allow_transposed)
         if layout is None and not any_layout:
             raise argument_error(routine, name, f"each matrix stored with unit stride down its columns or along its rows, or interleaved, for overwrite_{name}=True")
@@ -198,29 +198,13 @@ def _writable_target(routine: str, name: str, inp: _Input, overwrite: bool, out,
 
 
 def _info_array(routine: str, fw, like, count: int, info, device: int):
+    """The int32 info array of a call (new, or the caller's `info` checked) and its address."""
     if info is None:
         arr = fw.empty(like, (count,), int32=True)
-    else:
-        if adapter_of(info) is not fw:
-            raise argument_error(routine, "info", f"an int32 array of the same framework ({fw.name})")
-        arr = info
-    d_info = fw_describe_int(routine, fw, arr)
-    if d_info[1] != device or tuple(d_info[2]) != (count,) or (count > 1 and tuple(d_info[3]) != (1,)):
-        raise argument_error(routine, "info", f"a contiguous int32 array of shape ({count},) on the operands' device")
-    return arr, d_info[0]
-
-
-def fw_describe_int(routine: str, fw, arr):
-    """(address, device, shape, strides) of an int32 array."""
-    dtype = str(arr.dtype)
-    if dtype not in ("int32", "torch.int32"):
-        raise argument_error(routine, "info.dtype", f"int32 (got {dtype})")
-    if fw.name == "numpy":
-        return arr.__array_interface__["data"][0], CPU, arr.shape, tuple(s // 4 for s in arr.strides)
-    if fw.name == "torch":
-        device = CPU if arr.device.type == "cpu" else (arr.device.index if arr.device.index is not None else 0)
-        return arr.data_ptr(), device, tuple(arr.shape), tuple(arr.stride())
-    return arr.data.ptr, arr.device.id, arr.shape, tuple(s // 4 for s in arr.strides)
+        return arr, fw.int32_address(routine, arr, count, device)
+    if adapter_of(info) is not fw:
+        raise argument_error(routine, "info", f"an int32 array of the same framework ({fw.name})")
+    return info, fw.int32_address(routine, info, count, device)
 
 
 def _raise_on_failures(routine: str, fw, info) -> None:
@@ -297,11 +281,17 @@ def potrf(a, *, lower: bool = True, overwrite_a: bool = False, out=None, info=No
     matrix k is not positive definite (the rest of the batch is unaffected); both arrays of a's
     framework and device.
     """
+    if isinstance(a, (list, tuple)):
+        if out is not None:
+            raise argument_error("potrf", "out", "None for a list of matrices (overwrite_a=True factors them in place)")
+        return _potrf_vbatched(a, lower, overwrite_a, info, check, stream)
     inp = _input("potrf", "a", a)
     fw = inp.fw
     d_a = fw.describe("potrf", "a", inp.array)
+    if len(d_a.shape) == 2:
+        return _potrf_large(inp, d_a, lower, overwrite_a, out, info, check, stream)
     _check_batch("potrf", "a", d_a, square=True)
-    target, d, layout, _ = _writable_target("potrf", "a", inp, overwrite_a, out, allow_transposed=True)
+    target, d, layout, _ = _writable_target("potrf", "a", inp, overwrite_a, out, allow_transposed=True, described=d_a)
     count, n = _batch_shape(d)[0], d.shape[-1]
     info_arr, info_address = _info_array("potrf", fw, target, count, info, d.device)
     if count == 0 or n == 0:
@@ -333,6 +323,8 @@ def potrs(factor, b, *, lower: bool = True, overwrite_b: bool = False, out=None,
     a_in = _input("potrs", "factor", factor)
     fw = a_in.fw
     d_a = fw.describe("potrs", "factor", a_in.array)
+    if len(d_a.shape) == 2:
+        return _potrs_large(a_in, d_a, b, lower, overwrite_b, out, stream)
     _check_batch("potrs", "factor", d_a, square=True)
     layout_a = classify(d_a, allow_transposed=True)
     if layout_a is None:
@@ -373,11 +365,19 @@ def posv(a, b, *, lower: bool = True, overwrite_a: bool = False, overwrite_b: bo
     a_in = _input("posv", "a", a)
     fw = a_in.fw
     d_a0 = fw.describe("posv", "a", a_in.array)
+    if len(d_a0.shape) == 2:
+        factor, info_arr = _potrf_large(a_in, d_a0, lower, overwrite_a, None, info, False, stream, routine="posv")
+        if check:
+            _raise_on_failures("posv", fw, info_arr)
+        x = _potrs_large(_Input(fw, factor, None, False), fw.describe("posv", "a", factor), b, lower, overwrite_b, out,
+                         stream, routine="posv")
+        give_back = a_in.give_back
+        return (give_back(x), give_back(info_arr)) if give_back is not None else (x, info_arr)
     _check_batch("posv", "a", d_a0, square=True)
     b_in = _input("posv", "b", b)
     if b_in.fw is not fw:
         raise argument_error("posv", "b", f"an array of a's framework ({fw.name})")
-    a_target, d_a, layout_a, _ = _writable_target("posv", "a", a_in, overwrite_a, None, allow_transposed=True)
+    a_target, d_a, layout_a, _ = _writable_target("posv", "a", a_in, overwrite_a, None, allow_transposed=True, described=d_a0)
     target, work, d_b, layout_b, temporary = _solve_operand("posv", b_in, overwrite_b, out, layout_a, d_a)
     count, n, nrhs = _batch_shape(d_a)[0], d_a.shape[-1], d_b.shape[-1]
     info_arr, info_address = _info_array("posv", fw, a_target, count, info, d_a.device)
@@ -404,6 +404,197 @@ def posv(a, b, *, lower: bool = True, overwrite_a: bool = False, overwrite_b: bo
 def _zero(fw, info_arr) -> None:
     if info_arr.shape[0]:
         fw.assign(info_arr, fw.zeros_int32(info_arr, info_arr.shape[0]))
+
+
+# ---- one large matrix (cholesky_large.hpp) and variable-size batches (vbatched_triangular.hpp) ------
+
+
+def _single_layout(d: Described) -> Layout | None:
+    """The layout of one (n, n) or (n, nrhs) matrix: a batch of one."""
+    rows, cols = d.shape
+    return classify(Described(d.device, d.address, (1, rows, cols), (rows * cols,) + tuple(d.strides), d.precision),
+                    allow_transposed=rows == cols)
+
+
+def _potrf_large(inp: _Input, d_a: Described, lower: bool, overwrite_a: bool, out, info, check: bool, stream,
+                 routine: str = "potrf"):
+    fw, x = inp.fw, inp.array
+    if d_a.shape[0] != d_a.shape[1]:
+        raise argument_error(routine, "a.shape", f"a square matrix (n, n) or a batch (batch, n, n) (got {d_a.shape})")
+    if out is not None:
+        if adapter_of(out) is not fw or tuple(fw.describe(routine, "out", out).shape) != tuple(d_a.shape):
+            raise argument_error(routine, "out", f"an array of a's framework and shape {tuple(d_a.shape)}")
+        fw.assign(out, x)
+        target = out
+    elif overwrite_a:
+        if inp.immutable or not fw.writable(x):
+            raise argument_error(routine, "a", "a writable array for overwrite_a=True")
+        target = x
+    else:
+        target = fw.copy(fw.readable(x) if fw is TorchAdapter else x)
+    d = fw.describe(routine, "a", target)
+    layout = _single_layout(d)
+    if layout is None:
+        if target is x or target is out:
+            raise argument_error(routine, "a", "unit stride down the columns or along the rows, to be factored in place")
+        target = fw.copy_fortran(target[None])[0]
+        d = fw.describe(routine, "a", target)
+        layout = _single_layout(d)
+    info_arr, info_address = _info_array(routine, fw, target, 1, info, d.device)
+    n = d.shape[0]
+    if n == 0:
+        _zero(fw, info_arr)
+    else:
+        _raw.large("potrf", d.precision, d.device, _stream_value(stream, fw, target, d.device), lower != layout.transposed,
+                   n, 0, d.address, layout.ld, 0, 0, info_address)
+    if check:
+        _raise_on_failures(routine, fw, info_arr)
+    if inp.give_back is not None:
+        return inp.give_back(target), inp.give_back(info_arr)
+    return target, info_arr
+
+
+def _potrs_large(a_in: _Input, d_a: Described, b, lower: bool, overwrite_b: bool, out, stream, routine: str = "potrs"):
+    fw = a_in.fw
+    layout_a = _single_layout(d_a)
+    if d_a.shape[0] != d_a.shape[1]:
+        raise argument_error(routine, "a.shape", f"a square matrix (n, n) (got {d_a.shape})")
+    if layout_a is None:
+        a_arr = fw.copy_fortran(a_in.array[None])[0]
+        d_a = fw.describe(routine, "a", a_arr)
+        layout_a = _single_layout(d_a)
+    b_in = _input(routine, "b", b)
+    if b_in.fw is not fw:
+        raise argument_error(routine, "b", f"an array of the factor's framework ({fw.name})")
+    d_b = fw.describe(routine, "b", b_in.array)
+    _same_place(routine, "b", d_b, d_a, "a")
+    n = d_a.shape[0]
+    if len(d_b.shape) not in (1, 2) or d_b.shape[0] != n:
+        raise argument_error(routine, "b.shape", f"({n},) or ({n}, nrhs) (got {d_b.shape})")
+    if out is not None:
+        if adapter_of(out) is not fw or tuple(fw.describe(routine, "out", out).shape) != tuple(d_b.shape):
+            raise argument_error(routine, "out", f"an array of b's framework and shape {tuple(d_b.shape)}")
+        fw.assign(out, b_in.array)
+        target = out
+    elif overwrite_b:
+        if b_in.immutable or not fw.writable(b_in.array):
+            raise argument_error(routine, "b", "a writable array for overwrite_b=True")
+        target = b_in.array
+    else:
+        target = fw.copy(b_in.array)
+    work = target[:, None] if len(d_b.shape) == 1 else target
+    d_w = fw.describe(routine, "b", work)
+    temporary = not (d_w.strides[0] == 1 or n <= 1 or d_w.shape[1] == 0)
+    if temporary:
+        work = fw.copy_fortran(work[None])[0]
+        d_w = fw.describe(routine, "b", work)
+    nrhs = d_w.shape[1]
+    if n and nrhs:
+        ldb = d_w.strides[1] if nrhs > 1 else max(n, 1)
+        _raw.large("potrs", d_a.precision, d_a.device, _stream_value(stream, fw, work, d_a.device), lower != layout_a.transposed,
+                   n, nrhs, d_a.address, layout_a.ld, d_w.address, ldb, 0)
+        if temporary:
+            fw.assign(target if target.ndim == 2 else target[:, None], work)
+    return b_in.give_back(target) if b_in.give_back is not None else target
+
+
+def _potrf_vbatched(matrices, lower: bool, overwrite_a: bool, info, check: bool, stream):
+    """potrf on a list of square matrices of different orders: one potrf_vbatched call."""
+    if len(matrices) == 0:
+        raise argument_error("potrf", "a", "a non-empty list of matrices (the framework of the info array follows them)")
+    inputs = [_input("potrf", f"a[{k}]", m) for k, m in enumerate(matrices)]
+    fw = inputs[0].fw
+    targets, layouts, described = [], [], []
+    for k, inp in enumerate(inputs):
+        if inp.fw is not fw:
+            raise argument_error("potrf", f"a[{k}]", f"an array of the framework of a[0] ({fw.name})")
+        x = inp.array
+        if overwrite_a:
+            if inp.immutable or not fw.writable(x):
+                raise argument_error("potrf", f"a[{k}]", "a writable array for overwrite_a=True")
+            target = x
+        else:
+            target = fw.copy(fw.readable(x) if fw is TorchAdapter else x)
+        d = fw.describe("potrf", f"a[{k}]", target)
+        if len(d.shape) != 2 or d.shape[0] != d.shape[1]:
+            raise argument_error("potrf", f"a[{k}].shape", f"a square matrix (got {d.shape})")
+        if described:
+            _same_place("potrf", f"a[{k}]", d, described[0], "a[0]")
+        layout = _single_layout(d)
+        if layout is None or (layouts and layout.transposed != layouts[0].transposed):
+            # One uplo for the whole call: every matrix in a[0]'s memory order (column-major when in doubt).
+            if overwrite_a:
+                raise argument_error("potrf", f"a[{k}]", "the memory order of a[0] (all column-major or all row-major) for overwrite_a=True")
+            target = fw.copy_fortran(target[None])[0] if not (layouts and layouts[0].transposed) else fw.copy(target)
+            d = fw.describe("potrf", f"a[{k}]", target)
+            layout = _single_layout(d)
+        targets.append(target), layouts.append(layout), described.append(d)
+    transposed = layouts[0].transposed
+    count = len(targets)
+    orders = np.array([d.shape[0] for d in described], dtype=np.int32)
+    lds = np.array([max(l.ld, 1) for l in layouts], dtype=np.int32)
+    pointers = np.array([d.address for d in described], dtype=np.uint64)
+    device = described[0].device
+    like = targets[0]
+    n_dev, ld_dev, ptr_dev = (fw.from_host(v, like) for v in (orders, lds, pointers.view(np.int64)))
+    info_arr, info_address = _info_array("potrf", fw, like, count, info, device)
+    _raw.potrf_vbatched(described[0].precision, device, _stream_value(stream, fw, like, device), lower != transposed,
+                        fw.int32_address("potrf", n_dev, count, device), fw.address(ptr_dev),
+                        fw.int32_address("potrf", ld_dev, count, device), count, int(orders.max()), info_address)
+    del n_dev, ld_dev, ptr_dev  # stream-ordered frameworks keep them until the kernels that read them ran
+    if check:
+        _raise_on_failures("potrf", fw, info_arr)
+    give_back = inputs[0].give_back
+    if give_back is not None:
+        return [give_back(t) for t in targets], give_back(info_arr)
+    return targets, info_arr
+
+
+def posv_mixed(a, b, *, lower: bool = True, out=None, max_iterations: int = 30, tensor_core_updates: bool = False,
+               allow_fallback: bool = True, stream=None):
+    """Solves A X = B for one large symmetric positive definite float64 A (cholesky_large.hpp): Cholesky
+    in float32 and refinement in float64, falling back to a float64 factorisation where refinement
+    fails. a: (n, n), column-major or row-major, only the ``lower`` (else upper) triangle read;
+    b: (n,) or (n, nrhs). Both are read only. Returns ``(x, report)`` (path, iterations, backward errors,
+    every step tried). A system no allowed step solves gives X full of NaN and path "none"."""
+    a_in = _input("posv_mixed", "a", a)
+    fw = a_in.fw
+    d_a = fw.describe("posv_mixed", "a", a_in.array)
+    if len(d_a.shape) != 2 or d_a.shape[0] != d_a.shape[1]:
+        raise argument_error("posv_mixed", "a.shape", f"(n, n) (got {d_a.shape})")
+    n = d_a.shape[0]
+    layout = _single_layout(d_a)
+    source = a_in.array
+    if layout is None:
+        source = fw.copy_fortran(source[None])[0]
+        d_a = fw.describe("posv_mixed", "a", source)
+        layout = _single_layout(d_a)
+    b_in = _input("posv_mixed", "b", b)
+    if b_in.fw is not fw:
+        raise argument_error("posv_mixed", "b", f"an array of a's framework ({fw.name})")
+    d_b = fw.describe("posv_mixed", "b", b_in.array)
+    _same_place("posv_mixed", "b", d_b, d_a, "a")
+    if len(d_b.shape) not in (1, 2) or d_b.shape[0] != n:
+        raise argument_error("posv_mixed", "b.shape", f"({n},) or ({n}, nrhs) (got {d_b.shape})")
+    vector = len(d_b.shape) == 1
+    b_work = b_in.array[:, None] if vector else b_in.array
+    if not (fw.describe("posv_mixed", "b", b_work).strides[0] == 1 or n <= 1):
+        b_work = fw.copy_fortran(b_work[None])[0]
+    x_work = fw.copy_fortran(b_work[None])[0]
+    db, dx = fw.describe("posv_mixed", "b", b_work), fw.describe("posv_mixed", "x", x_work)
+    nrhs = db.shape[1]
+    ld_of = lambda d: d.strides[1] if d.shape[1] > 1 else max(n, 1)
+    # A symmetric real A in row-major order is its own transpose: the other triangle of the same memory.
+    report = _raw.posv_mixed(d_a.precision, d_a.device, _stream_value(stream, fw, source, d_a.device),
+                             lower != layout.transposed, n, nrhs, d_a.address, layout.ld, db.address, ld_of(db),
+                             dx.address, ld_of(dx), max_iterations, tensor_core_updates, allow_fallback)
+    result = x_work[:, 0] if vector else x_work
+    if out is not None:
+        if adapter_of(out) is not fw:
+            raise argument_error("posv_mixed", "out", f"an array of b's framework ({fw.name})")
+        fw.assign(out, result)
+        result = out
+    return (b_in.give_back(result) if b_in.give_back is not None else result), report
 
 
 # ---- layouts ---------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@
 #include <string>
 
 #include "batchsolve/batchsolve.hpp"
+#include "batchsolve/cholesky_large.hpp"       // not (yet) in the umbrella header
+#include "batchsolve/vbatched_triangular.hpp"
 
 namespace nb = nanobind;
 namespace bs = batchsolve;
@@ -403,6 +405,92 @@ NB_MODULE(_batchsolve, m) {
         nb::arg("nrhs"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"), nb::arg("x"), nb::arg("ldx"),
         nb::arg("allow_rbt"), nb::arg("allow_pivoted"), nb::arg("start_with_rbt"), nb::arg("max_iterations"),
         nb::arg("tensor_core_updates"), "batchsolve::sysv_mixed on column-major operands at raw addresses.");
+
+    // ---- one large matrix (cholesky_large.hpp) ------------------------------------------------------
+    m.def(
+        "large",
+        [](std::string routine, std::string precision, int device, std::int64_t stream, bool lower, std::int64_t n,
+           std::int64_t nrhs, std::uintptr_t a, std::int64_t lda, std::uintptr_t b, std::int64_t ldb, std::uintptr_t info) {
+            const int N = to_int(routine.c_str(), "n", n), R = to_int(routine.c_str(), "nrhs", nrhs);
+            const int LDA = to_int(routine.c_str(), "lda", lda), LDB = to_int(routine.c_str(), "ldb", ldb);
+            run_on(device, stream, [&](bs::Context& ctx) {
+                auto call = [&](auto* typed) {
+                    using T = std::remove_pointer_t<decltype(typed)>;
+                    if (routine == "potrf") {
+                        bs::potrf<T>(uplo_of(lower), N, reinterpret_cast<T*>(a), LDA, reinterpret_cast<int*>(info), ctx);
+                    } else if (routine == "potrs") {
+                        bs::potrs<T>(uplo_of(lower), N, R, reinterpret_cast<const T*>(a), LDA, reinterpret_cast<T*>(b), LDB, ctx);
+                    } else {
+                        throw bs::InvalidArgument("batchsolve", "routine", "potrf or potrs (got '" + routine + "')");
+                    }
+                };
+                if (precision == "s") return call(static_cast<float*>(nullptr));
+                if (precision == "d") return call(static_cast<double*>(nullptr));
+                throw bs::InvalidArgument(routine, "dtype", "float32 or float64 (one large matrix: cholesky_large.hpp)");
+            });
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"),
+        nb::arg("nrhs"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"), nb::arg("info"),
+        "batchsolve::potrf / potrs of cholesky_large.hpp on one column-major matrix at a raw address.");
+
+    m.def(
+        "posv_mixed",
+        [](std::string precision, int device, std::int64_t stream, bool lower, std::int64_t n, std::int64_t nrhs,
+           std::uintptr_t a, std::int64_t lda, std::uintptr_t b, std::int64_t ldb, std::uintptr_t x, std::int64_t ldx,
+           int max_iterations, bool tensor_core_updates, bool allow_fallback) {
+            bs::PosvMixedOptions options;
+            options.max_iterations = max_iterations, options.tensor_core_updates = tensor_core_updates;
+            options.allow_fallback = allow_fallback;
+            const int N = to_int("posv_mixed", "n", n), R = to_int("posv_mixed", "nrhs", nrhs);
+            const int LDA = to_int("posv_mixed", "lda", lda), LDB = to_int("posv_mixed", "ldb", ldb), LDX = to_int("posv_mixed", "ldx", ldx);
+            if (precision != "d") throw bs::InvalidArgument("posv_mixed", "dtype", "float64 (it factors in float32)");
+            const bs::PosvMixedResult r = run_on(device, stream, [&](bs::Context& ctx) {
+                bs::PosvMixedResult result = bs::posv_mixed<double>(uplo_of(lower), N, R, reinterpret_cast<const double*>(a), LDA,
+                                                                    reinterpret_cast<const double*>(b), LDB,
+                                                                    reinterpret_cast<double*>(x), LDX, options, ctx);
+                ctx.synchronize();
+                return result;
+            });
+            nb::dict d;
+            d["path"] = std::string(bs::to_string(r.path));
+            d["iterations"] = r.iterations;
+            d["backward_error"] = r.backward_error;
+            d["normwise_residual"] = r.normwise_residual;
+            d["description"] = r.describe();
+            nb::list steps;
+            for (const auto& s : r.steps) {
+                nb::dict step;
+                step["path"] = std::string(bs::to_string(s.path)), step["outcome"] = std::string(bs::to_string(s.outcome));
+                step["column"] = s.column, step["iterations"] = s.iterations, step["residual"] = s.residual;
+                step["tensor_cores"] = s.tensor_cores;
+                steps.append(step);
+            }
+            d["steps"] = steps;
+            return d;
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"), nb::arg("nrhs"),
+        nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"), nb::arg("x"), nb::arg("ldx"), nb::arg("max_iterations"),
+        nb::arg("tensor_core_updates"), nb::arg("allow_fallback"),
+        "batchsolve::posv_mixed (cholesky_large.hpp) on column-major operands at raw addresses.");
+
+    // ---- variable-size batches (vbatched_triangular.hpp) ----------------------------------------------
+    m.def(
+        "potrf_vbatched",
+        [](std::string precision, int device, std::int64_t stream, bool lower, std::uintptr_t n, std::uintptr_t a,
+           std::uintptr_t lda, std::int64_t batch, std::int64_t max_n, std::uintptr_t info) {
+            const int count = to_int("potrf_vbatched", "batch", batch), N = to_int("potrf_vbatched", "max_n", max_n);
+            run_on(device, stream, [&](bs::Context& ctx) {
+                dispatch(precision, [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    bs::potrf_vbatched_max<T>(uplo_of(lower), reinterpret_cast<const int*>(n), reinterpret_cast<T* const*>(a),
+                                              reinterpret_cast<const int*>(lda), N, count, reinterpret_cast<int*>(info), ctx);
+                });
+            });
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"), nb::arg("a"),
+        nb::arg("lda"), nb::arg("batch"), nb::arg("max_n"), nb::arg("info"),
+        "batchsolve::potrf_vbatched_max: arrays of orders, pointers and leading dimensions at raw addresses "
+        "(in the backend's memory), the largest order known.");
 
     m.def(
         "synchronize", [](int device) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.synchronize(); }); }, nb::arg("device"),

@@ -218,7 +218,8 @@ def test_argument_errors_name_the_argument():
     b = np.ones((3, 4, 2))
     expect_argument_error("a.dtype", bs.potrf, a.astype(np.int32))
     expect_argument_error("a.dtype", bs.potrf, a.astype(np.float16))
-    expect_argument_error("a.shape", bs.potrf, np.eye(4))
+    expect_argument_error("a.shape", bs.potrf, np.ones(4))
+    expect_argument_error("a.shape", bs.potrf, np.ones((4, 5)))
     expect_argument_error("a.shape", bs.potrf, np.ones((3, 4, 5)))
     expect_argument_error("b.shape", bs.posv, a, np.ones((2, 4, 2)))
     expect_argument_error("b.shape", bs.posv, a, np.ones((3, 5, 2)))
@@ -359,3 +360,79 @@ def test_sysv_mixed(seed, dtype, hermitian, order, lower):
     assert x1.shape == (n,)
     with pytest.raises(bs.ArgumentError):
         bs.sysv_mixed(a_in.real.astype(np.float32), b.real.astype(np.float32))
+
+
+# ---- one large matrix, variable-size batches ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("lower", [True, False])
+def test_one_large_matrix(seed, dtype, order, lower):
+    """A 2-D array is one matrix: potrf/potrs/posv of cholesky_large.hpp."""
+    rng = np.random.default_rng(seed)
+    n = 150
+    a = spd_batch(rng, 1, n, dtype)[0]
+    b = rhs_batch(rng, 1, n, 3, dtype)[0]
+    a_in = a.copy(order=order)
+    a_in[np.triu_indices(n, 1) if lower else np.tril_indices(n, -1)] = np.nan  # must not be read
+    u = unit_roundoff(dtype)
+    tri = np.tril if lower else np.triu
+    factor, info = bs.potrf(a_in, lower=lower)
+    assert info.shape == (1,) and info[0] == 0
+    assert factor_residual(a[None], tri(factor)[None], lower) / u < TOLERANCE
+    x = bs.potrs(factor, b, lower=lower)
+    assert backward_error(a[None], x[None], b[None]) / u < TOLERANCE
+    x, info = bs.posv(a_in, b[:, 0], lower=lower)
+    assert x.shape == (n,) and backward_error(a[None], x[None, :, None], b[None, :, :1]) / u < TOLERANCE
+    bad = a.copy(order=order)
+    bad[40, 40] = -1e3
+    assert bs.potrf(bad, lower=lower)[1][0] == 41
+    with pytest.raises(bs.LinAlgError):
+        bs.posv(bad, b, check=True)
+
+
+def test_posv_mixed(seed):
+    rng = np.random.default_rng(seed)
+    n = 200
+    a = spd_batch(rng, 1, n, np.float64, cond=1e4)[0]
+    b = rhs_batch(rng, 1, n, 2, np.float64)[0]
+    for a_in in (np.asfortranarray(a), np.ascontiguousarray(a)):
+        x, report = bs.posv_mixed(a_in, b)
+        assert report["path"] in ("single_refined", "double_direct"), report["description"]
+        assert backward_error(a[None], x[None], b[None]) / unit_roundoff(np.float64) < TOLERANCE
+    x1, _ = bs.posv_mixed(a, b[:, 1])
+    assert x1.shape == (n,)
+    expect_argument_error("dtype", bs.posv_mixed, a.astype(np.float32), b.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_variable_size_batch_from_a_list(seed, dtype):
+    """A list of square matrices of different orders: one potrf_vbatched call, info per matrix."""
+    rng = np.random.default_rng(seed)
+    orders = [1, 7, 33, 0, 64, 2, 19]
+    mats = [spd_batch(rng, 1, n, dtype)[0] for n in orders]
+    u = unit_roundoff(dtype)
+    for lower in (True, False):
+        tri = np.tril if lower else np.triu
+        for order in ("F", "C"):
+            inputs = [m.copy(order=order) for m in mats]
+            factors, info = bs.potrf(inputs, lower=lower)
+            assert info.shape == (len(orders),) and (info == 0).all(), info
+            for m, f in zip(mats, factors):
+                if m.shape[0]:
+                    assert factor_residual(m[None], tri(f)[None], lower) / u < TOLERANCE
+    bad = [m.copy() for m in mats]
+    bad[4][10, 10] = -100
+    work = [np.asfortranarray(m) for m in bad]
+    factors, info = bs.potrf(work, overwrite_a=True)
+    assert all(f is w for f, w in zip(factors, work))
+    np.testing.assert_array_equal(info, [0, 0, 0, 0, 11, 0, 0])
+    with pytest.raises(bs.LinAlgError):
+        bs.potrf(bad, check=True)
+    # Mixed memory orders: copied to one order, or refused in place.
+    mixed = [np.asfortranarray(mats[1]), np.ascontiguousarray(mats[2])]
+    assert (bs.potrf(mixed)[1] == 0).all()
+    expect_argument_error("a[1]", bs.potrf, mixed, overwrite_a=True)
+    expect_argument_error("a[1].shape", bs.potrf, [mats[1], np.ones((3, 4), dtype=dtype)])
+    expect_argument_error("a", bs.potrf, [])

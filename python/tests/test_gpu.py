@@ -223,3 +223,36 @@ def test_host_array_is_refused_by_a_device_context_only_where_mixed(fw):
     a = fw.to_device(np.eye(4)[None].repeat(3, 0))
     with pytest.raises(bs.ArgumentError):
         bs.posv(a, np.ones((3, 4, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_one_large_matrix_and_posv_mixed(fw, seed, dtype):
+    rng = np.random.default_rng(seed)
+    n = 700
+    a = spd_batch(rng, 1, n, dtype, cond=1e3)[0]
+    b = rhs_batch(rng, 1, n, 2, dtype)[0]
+    u = unit_roundoff(dtype)
+    for lower in (True, False):
+        tri = np.tril if lower else np.triu
+        factor, info = bs.potrf(fw.to_device(a[None])[0], lower=lower)
+        assert fw.to_host(info)[0] == 0
+        assert factor_residual(a[None], tri(fw.to_host(factor))[None], lower) / u < TOLERANCE
+        x, info = bs.posv(fw.fortran(a[None])[0], fw.to_device(b[None])[0], lower=lower)
+        assert backward_error(a[None], fw.to_host(x)[None], b[None]) / u < TOLERANCE
+    if dtype == np.float64:
+        x, report = bs.posv_mixed(fw.to_device(a[None])[0], fw.to_device(b[None])[0])
+        assert report["path"] != "none", report["description"]
+        assert backward_error(a[None], fw.to_host(x)[None], b[None]) / u < TOLERANCE
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_gpu_variable_size_batch(fw, seed, dtype):
+    rng = np.random.default_rng(seed)
+    orders = [3, 40, 1, 100, 17, 64]
+    mats = [spd_batch(rng, 1, n, dtype)[0] for n in orders]
+    mats[3][50, 50] = -1e3
+    factors, info = bs.potrf([fw.fortran(m[None])[0] for m in mats])
+    np.testing.assert_array_equal(fw.to_host(info), [0, 0, 0, 51, 0, 0])
+    for k, (m, f) in enumerate(zip(mats, factors)):
+        if k != 3:
+            assert factor_residual(m[None], np.tril(fw.to_host(f))[None], True) / unit_roundoff(dtype) < TOLERANCE
