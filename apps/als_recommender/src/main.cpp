@@ -565,6 +565,8 @@ int run_bench(const std::vector<std::string>& args) {
         ("alpha", po::value<float>()->default_value(1.f), "confidence 1 + alpha r")
         ("backends", po::value<std::string>()->default_value("cuda,cpu"), "our backends to run (cuda is skipped without a GPU)")
         ("layouts", po::value<std::string>()->default_value("column_major"), "GPU: comma-separated layouts to time (column_major, interleaved, chunked)")
+        ("device-sets", po::value<std::string>()->default_value(""), "train once per set of devices, ';'-separated (e.g. '0;0,1': one GPU, then two); "
+                                                                       "rows get the speed-up over the first set. Default: one engine")
         ("cpu-max-interactions", po::value<std::int64_t>()->default_value(30000000), "skip CPU fits (ours and implicit's) above this many interactions")
         ("eval-users", po::value<std::int64_t>()->default_value(20000), "P@10 etc. on this many test users (a seeded sample, the same for every model; 0: all)")
         ("implicit-script", po::value<std::string>(), "scripts/bench_implicit.py: run `implicit` beside ours")
@@ -639,6 +641,15 @@ int run_bench(const std::vector<std::string>& args) {
     std::vector<int> ks;
     for (const auto& k : split_list(vm["factors-list"].as<std::string>())) ks.push_back(std::stoi(k));
     std::vector<std::string> layouts = split_list(vm["layouts"].as<std::string>());
+    // Device sets ("" = one engine as always); each is parsed like train's --devices.
+    std::vector<std::string> device_sets;
+    {
+        std::stringstream in(vm["device-sets"].as<std::string>());
+        std::string set;
+        while (std::getline(in, set, ';'))
+            if (!set.empty()) device_sets.push_back(set);
+        if (device_sets.empty()) device_sets.push_back("");
+    }
     for (int k : ks) {
         for (const auto& backend : split_list(vm["backends"].as<std::string>())) {
             if (backend == "cuda" && !cuda_engine_available()) {
@@ -649,12 +660,21 @@ int run_bench(const std::vector<std::string>& args) {
                 std::cout << "ours cpu: skipped (more than --cpu-max-interactions)\n";
                 continue;
             }
-            for (const auto& layout : backend == "cuda" ? layouts : std::vector<std::string>{"column_major"}) {
+            for (const auto& layout : backend == "cuda" ? layouts : std::vector<std::string>{"column_major"})
+            for (const auto& devices : device_sets) {
                 Hyper h;
                 h.feedback = Feedback::implicit_counts, h.factors = k, h.iterations = iterations, h.lambda = lambda, h.alpha = alpha;
                 h.seed = seed + 2;
                 TrainOptions o;
                 o.backend = backend, o.layout = parse_layout(layout), o.compute_loss = false, o.eval_every = 0;
+                if (!devices.empty()) {
+                    try {
+                        o.devices = batchsolve::DeviceGroup::parse_devices(
+                            devices, backend == "cuda" ? batchsolve::Backend::cuda : batchsolve::Backend::cpu);
+                    } catch (const batchsolve::InvalidArgument& e) {
+                        throw UsageError("--device-sets: '" + devices + "': " + e.condition());
+                    }
+                }
                 std::vector<double> wall, build, solve;
                 auto last = std::chrono::steady_clock::now();
                 const auto start = last;
@@ -672,14 +692,25 @@ int run_bench(const std::vector<std::string>& args) {
                 const double setup = total - median(tail) * iterations;
                 const auto metrics = evaluate_ranking(m, test_sample, 10);
                 nlohmann::json r{{"tool", "ours"}, {"backend", backend}, {"layout", layout}, {"device", m.device}, {"factors", k},
+                                 {"devices", devices.empty() ? std::string("default") : devices}, {"device_count", std::max<std::size_t>(o.devices.size(), 1)},
                                  {"iterations", iterations}, {"seconds_per_iteration", median(tail)}, {"build_seconds", median(tb)},
                                  {"solve_seconds", median(ts)}, {"iteration_seconds", wall}, {"setup_seconds", setup},
                                  {"peak_gpu_bytes", m.peak_device_bytes}, {"eval_users", metrics.users},
                                  {"p_at_10", metrics.precision}, {"map_at_10", metrics.map}, {"ndcg_at_10", metrics.ndcg}, {"auc", metrics.auc}};
-                std::cout << "ours " << backend << (backend == "cuda" ? " " + layout : "") << " k " << k << ": " << fmt(median(tail))
+                // The first device set of this backend, layout and k is the one the others are compared with.
+                for (const auto& p : results)
+                    if (p["tool"] == "ours" && p["backend"] == backend && p["layout"] == layout && p["factors"] == k &&
+                        p["devices"] == (device_sets.front().empty() ? std::string("default") : device_sets.front())) {
+                        r["speedup_vs_first_device_set"] = p["seconds_per_iteration"].get<double>() / median(tail);
+                        break;
+                    }
+                if (device_sets.size() > 1 && !r.contains("speedup_vs_first_device_set")) r["speedup_vs_first_device_set"] = 1.0;
+                std::cout << "ours " << backend << (backend == "cuda" ? " " + layout : "") << (devices.empty() ? "" : " devices " + devices)
+                          << " k " << k << ": " << fmt(median(tail))
                           << " s/iter (build " << fmt(median(tb)) << ", solve " << fmt(median(ts)) << "), setup " << fmt(setup, "%.2f")
                           << " s, P@10 " << fmt(metrics.precision)
                           << (m.peak_device_bytes ? ", peak GPU memory " + fmt(double(m.peak_device_bytes) / double(1 << 30), "%.2f") + " GiB" : std::string())
+                          << (r.contains("speedup_vs_first_device_set") ? ", " + fmt(r["speedup_vs_first_device_set"].get<double>(), "%.2fx") + " the first device set" : std::string())
                           << std::endl;
                 results.push_back(r);
                 save_json();
@@ -724,8 +755,8 @@ int run_bench(const std::vector<std::string>& args) {
     }
     // The table: every row with its speed-up over implicit's GPU and CPU fits of the same k.
     std::ostringstream md;
-    md << "| tool | backend | layout | k | s/iter | build s | solve s | setup s | vs implicit GPU | vs implicit CPU | P@10 | MAP@10 | NDCG@10 | AUC |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    md << "| tool | backend | layout | devices | k | s/iter | build s | solve s | setup s | vs first device set | vs implicit GPU | vs implicit CPU | P@10 | MAP@10 | NDCG@10 | AUC |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (auto& r : results) {
         auto peer = [&](const char* backend) {
             for (const auto& p : results)
@@ -737,8 +768,8 @@ int run_bench(const std::vector<std::string>& args) {
         r["speedup_vs_implicit_gpu"] = g / s, r["speedup_vs_implicit_cpu"] = c / s;
         auto num = [&](const char* key, const char* f) { return r.contains(key) && r[key].is_number() ? fmt(r[key].get<double>(), f) : std::string("-"); };
         md << "| " << r.value("tool", "?") << " | " << r.value("backend", "?") << " (" << r.value("device", "?") << ") | " << r.value("layout", "-")
-           << " | " << r["factors"] << " | " << num("seconds_per_iteration", "%.4f") << " | " << num("build_seconds", "%.4f") << " | "
-           << num("solve_seconds", "%.4f") << " | " << num("setup_seconds", "%.2f") << " | "
+           << " | " << r.value("devices", "-") << " | " << r["factors"] << " | " << num("seconds_per_iteration", "%.4f") << " | " << num("build_seconds", "%.4f") << " | "
+           << num("solve_seconds", "%.4f") << " | " << num("setup_seconds", "%.2f") << " | " << num("speedup_vs_first_device_set", "%.2fx") << " | "
            << (std::isnan(g / s) ? std::string("-") : fmt(g / s, "%.2fx")) << " | " << (std::isnan(c / s) ? std::string("-") : fmt(c / s, "%.2fx"))
            << " | " << num("p_at_10", "%.4f") << " | " << num("map_at_10", "%.4f") << " | " << num("ndcg_at_10", "%.4f") << " | " << num("auc", "%.4f") << " |\n";
     }
