@@ -4,8 +4,9 @@
 #   python/scripts/gpu-check.sh [tests|bench|all] [bench arguments...]
 #
 # Run from the repository root with the lead's bundle unpacked at /tmp/bundle (its lib/ holds
-# libbatchsolve), the extension built for the machine's Python in .py-gpu/batchsolve (see
-# python/README.md, "On the GPU machine") and pytest's wheels in .whl-python/ (the machine lacks pytest).
+# libbatchsolve). The extension is the bundle's bin/_batchsolve.cpython-312-*.so when the GPU build was
+# configured with Python 3.12 (-DPython_EXECUTABLE=...python3.12), else the one built ahead in
+# .py-gpu/batchsolve (python/scripts/build-gpu-module.sh); pytest's wheels come from .whl-python/.
 # Writes $OUT/python/: pytest.txt, bench.json, bench.md, bench.png; prints a summary last.
 # Limits: BENCH_SECONDS (default 100: no new bench case after it), TEST_SECONDS (default 150).
 set -uo pipefail
@@ -19,12 +20,21 @@ site=/tmp/site-python
 if ! python3 -c "import pytest" 2>/dev/null && compgen -G ".whl-python/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl-python/*.whl
 fi
-export PYTHONPATH="$PWD/.py-gpu:$site${PYTHONPATH:+:$PYTHONPATH}"
+# The extension: the bundle's own when the GPU build was configured with this machine's Python (then
+# it matches the bundle's libbatchsolve exactly), else the one built ahead in .py-gpu/.
+py_tag=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+package=$PWD/.py-gpu
+if [[ -f $bundle/bin/_batchsolve$py_tag ]]; then
+  package=/tmp/py-bundle; rm -rf "$package"; mkdir -p "$package/batchsolve"
+  cp python/batchsolve/*.py python/batchsolve/*.pyi python/batchsolve/py.typed "$package/batchsolve/" 2>/dev/null
+  cp "$bundle/bin/_batchsolve$py_tag" "$package/batchsolve/"
+fi
+export PYTHONPATH="$package:$site${PYTHONPATH:+:$PYTHONPATH}"
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 summary=()
 
-echo "== module: $(ls .py-gpu/batchsolve/_batchsolve*.so 2>/dev/null)"
-ldd .py-gpu/batchsolve/_batchsolve*.so | grep -E "batchsolve|not found"
+echo "== module: $(ls "$package"/batchsolve/_batchsolve*.so 2>/dev/null)"
+ldd "$package"/batchsolve/_batchsolve*.so | grep -E "batchsolve|not found"
 if ! python3 -c "import batchsolve as b; print('batchsolve', b.__file__, '| cuda compiled', b.cuda_compiled(), '| available', b.cuda_available(), '|', b.device_name(0) if b.cuda_available() else '')"; then
   echo "SUMMARY python: the module does not import (see above)"; exit 1
 fi
