@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Issue 30 on the GPU machine (run from the repository root, bundle at /tmp/bundle, results under
+# $OUT/multi/): the multi-device tests, batched posv on 1 vs N GPUs (multi_bench), ALS on 1 vs N GPUs
+# (als bench --device-sets) on the ML-20M and Netflix shapes, the MPI path when mpirun is there, a summary.
+#   usage: libsolver/src/multi/gpu-run.sh [smoke|full]
+#   smoke (1 GPU is enough, < 3 min): probes (mpirun, NCCL, topology), the GPU tests (two ALS
+#          partitions on one GPU included), multi_bench and als bench on what the machine has.
+#   full  (2+ GPUs, < 4 min): the same at full size, plus mpirun -np 2 als train with one rank per GPU.
+# NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared hosts it can take the machine out of service.
+set -uo pipefail
+mode=${1:-smoke}
+out=${OUT:?OUT must name the output folder}/multi
+mkdir -p "$out"
+R=${MULTI_RUN:-/tmp/bundle/run}
+log=$out/log.txt
+: > "$log"
+say() { echo "$@" | tee -a "$log"; }
+start=$(date +%s)
+export NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+
+say "== machine (commit $commit, $(date -u +%Y-%m-%dT%H:%MZ))"
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>&1 | tee -a "$log"
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+nvidia-smi topo -m 2>&1 | head -12 | tee -a "$log"
+say "mpirun: $(command -v mpirun || echo absent); MPI libraries: $(ls /usr/lib/x86_64-linux-gnu 2>/dev/null | grep -ci mpi) files"
+say "NCCL: $( (ldconfig -p | grep -o 'libnccl.so[.0-9]*' | head -1) || true) $(ls /usr/local/cuda/lib64/libnccl.so* 2>/dev/null | head -1)"
+python3 -c "import torch; print('torch NCCL', torch.cuda.nccl.version())" 2>&1 | tail -1 | tee -a "$log"
+
+say "== GPU tests: multi-device posv (every GPU, host- and device-resident) and ALS partitions"
+timeout 90 $R batchsolve_multi_device_test --gtest_brief=1 2>&1 | tail -8 | tee -a "$log"
+timeout 90 $R test_als_distributed --gtest_brief=1 2>&1 | grep -v "^\[ *OK\|RUN" | tail -10 | tee -a "$log"
+
+if [[ $mode == smoke ]]; then batch=1000000; sizes=16,32; precisions=s,d; repeat=3; else batch=1000000; sizes=16,32; precisions=s,d; repeat=5; fi
+say "== multi_bench: posv, batch $batch, n $sizes, 1..$gpus GPUs"
+timeout 120 $R multi_bench --n $sizes --precision $precisions --batch $batch --host-batch 200000 --modes device,host \
+    --devices all --repeat $repeat --json "$out/multi_bench.json" --markdown "$out/multi_bench.md" 2>&1 | grep -v "^|" | tee -a "$log" | tail -20
+
+sets="0"; for ((g = 1; g < gpus; ++g)); do sets="$sets;$(seq -s, 0 $g)"; done
+[[ $gpus == 1 ]] && sets="0;0,0"  # one GPU: the partitioned path (two partitions on it, host exchange) beside one engine
+if [[ $mode == smoke ]]; then
+    say "== als bench ML-20M shape, k = 64, device sets $sets"
+    timeout 100 $R als bench --shape ml20m --factors-list 64 --iterations 4 --backends cuda --device-sets "$sets" --eval-users 5000 \
+        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown "$out/als_ml20m.md" \
+        2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
+else
+    say "== als bench ML-20M shape, k = 64, 128, device sets $sets"
+    timeout 110 $R als bench --shape ml20m --factors-list 64,128 --iterations 4 --backends cuda --device-sets "$sets" --eval-users 5000 \
+        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown "$out/als_ml20m.md" \
+        2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
+    say "== als bench Netflix shape, k = 64, 128, device sets $sets"
+    timeout 150 $R als bench --shape netflix --factors-list 64,128 --iterations 3 --backends cuda --device-sets "$sets" --eval-users 5000 \
+        --cpu-max-interactions 0 --seed 21 --work-dir /tmp/multi-netflix --json "$out/als_netflix.json" --markdown "$out/als_netflix.md" \
+        2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
+    if command -v mpirun > /dev/null && ((gpus >= 2)); then
+        say "== mpirun -np 2 als train, one rank per GPU, vs one process (ML-20M shape, k = 64, 3 iterations)"
+        T=/tmp/multi-ml20m/bench_train.h5
+        timeout 60 $R als train --train $T -o /tmp/multi-one.h5 --seed 5 --iterations 3 --backend cuda --no-loss --force 2>&1 | grep "^iter\|error" | tee -a "$log"
+        timeout 90 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH /tmp/bundle/bin/als train --train $T -o /tmp/multi-np2.h5 \
+            --seed 5 --iterations 3 --backend cuda --no-loss --force 2>&1 | grep "^iter\|^backend\|error" | tee -a "$log"
+        $R compare_models /tmp/multi-np2.h5 /tmp/multi-one.h5 1e-3 2>&1 | tee -a "$log"
+    else
+        say "mpirun -np 2 on the GPUs: not run (mpirun $(command -v mpirun || echo absent), $gpus GPUs)"
+    fi
+fi
+
+say "== summary ($(( $(date +%s) - start )) s, commit $commit)"
+python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
+import json, sys, os
+out = sys.argv[1]
+p = os.path.join(out, "multi_bench.json")
+if os.path.exists(p):
+    for r in json.load(open(p))["rows"]:
+        if r["devices"] > 1 or r["mode"] == "device":
+            print(f"posv {r['precision']} n {r['n']:3d} {r['mode']:6s} x{r['devices']} GPU: {r['seconds']:.5f} s, {r['gflops']:.0f} GFLOP/s, "
+                  f"{r['speedup_vs_one']:.2f}x vs 1 GPU, berr {r['backward_error']:.2g}, failed {r['failed']}")
+for name in ("als_ml20m", "als_netflix"):
+    p = os.path.join(out, name + ".json")
+    if os.path.exists(p):
+        for r in json.load(open(p))["results"]:
+            if r.get("tool") == "ours":
+                s = r.get("speedup_vs_first_device_set")
+                print(f"{name} k {r['factors']} devices {r.get('devices')}: {r['seconds_per_iteration']:.4f} s/iter"
+                      + (f", {s:.2f}x vs devices 0" if s else "") + f", P@10 {r['p_at_10']:.4f}")
+PY
