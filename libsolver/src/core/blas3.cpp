@@ -43,12 +43,8 @@ void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alph
                    const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m, int max_n,
                    int max_k, int batch, Context& ctx, const GemmExtras& extras) {
     if (batch <= 0 || max_m <= 0 || max_n <= 0) return;
-    if (ctx.backend() == Backend::cuda)
-        cuda_backend::gemm_vbatched(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, max_m, max_n, max_k,
-                                    batch, extras, ctx);
-    else
-        reference::gemm_vbatched(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, max_m, max_n, max_k,
-                                 batch, extras, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, gemm_vbatched(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, max_m, max_n,
+                                             max_k, batch, extras, ctx));
 }
 }  // namespace blas3_detail
 
@@ -56,7 +52,6 @@ namespace {
 
 using blas3_detail::GemmExtras;
 using blas3_detail::Operand;
-using blas3_detail::Part;
 using blas3_detail::ProblemChecks;
 
 // Which of the three entry levels a call came through.
@@ -94,10 +89,7 @@ const int* check_problems(ProblemChecks checks, const Shared& shared, int* info,
         if (checks.sizes[s].values != nullptr && shared.level == Level::max) checks.sizes[s].max = *max[s];
     int maxima[3] = {0, 0, 0};
     int* reduce = shared.level == Level::checked ? maxima : nullptr;
-    if (ctx.backend() == Backend::cuda)
-        cuda_backend::check_vbatched(checks, shared.batch, info, reduce, ctx);
-    else
-        reference::check_vbatched(checks, shared.batch, info, reduce, ctx);
+    BATCHSOLVE_ON_BACKEND(ctx, check_vbatched(checks, shared.batch, info, reduce, ctx));
     if (reduce)
         for (int s = 0; s < 3; ++s)
             if (checks.sizes[s].values != nullptr) *max[s] = maxima[s];
@@ -181,29 +173,8 @@ void rank_k_impl(const char* base, bool two, bool hermitian, Level level, Uplo u
     const int* skip = check_problems(pc, s, info, max, ctx);
     if (max_n == 0) return;
 
-    if (ctx.backend() != Backend::cuda) {
-        if (two)
-            reference::syr2k_vbatched(herm, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch, skip, ctx);
-        else
-            reference::syrk_vbatched(herm, uplo, trans, n, k, alpha, a, lda, beta, c, ldc, batch, skip, ctx);
-        return;
-    }
-    // The GPU: C's triangle += op(A) op(B)^T|H through the GEMM, blocks of the other triangle exiting.
-    const Operand left = trans == Op::no_trans ? Operand::no_trans : herm ? Operand::conj_trans : Operand::trans;
-    const Operand right = trans == Op::no_trans ? (herm ? Operand::conj_trans : Operand::trans) : Operand::no_trans;
-    GemmExtras extras;
-    extras.part = uplo == Uplo::lower ? Part::lower : Part::upper;
-    extras.real_diagonal = herm;
-    extras.skip = skip;
-    blas3_detail::gemm_vbatched(left, right, n, n, k, alpha, a, lda, two ? b : a, two ? ldb : lda, beta, c, ldc, max_n,
-                                max_n, max_k, batch, ctx, extras);
-    if (two) {
-        T alpha2 = alpha;
-        if constexpr (complex)
-            if (herm) alpha2 = std::conj(alpha);
-        blas3_detail::gemm_vbatched(left, right, n, n, k, alpha2, b, ldb, a, lda, T(1), c, ldc, max_n, max_n, max_k,
-                                    batch, ctx, extras);
-    }
+    BATCHSOLVE_ON_BACKEND(ctx, rank_k_vbatched(herm, uplo, trans, n, k, alpha, a, lda, two ? b : nullptr,
+                                               two ? ldb : nullptr, beta, c, ldc, max_n, max_k, batch, skip, ctx));
 }
 
 template <class T>
@@ -229,20 +200,8 @@ void symm_impl(const char* base, bool hermitian, Level level, Side side, Uplo up
     const int* skip = check_problems(pc, s, info, max, ctx);
     if (max_m == 0 || max_n == 0) return;
 
-    if (ctx.backend() != Backend::cuda) {
-        reference::symm_vbatched(herm, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, batch, skip, ctx);
-        return;
-    }
-    const Operand full = herm ? (uplo == Uplo::lower ? Operand::hermitian_lower : Operand::hermitian_upper)
-                              : (uplo == Uplo::lower ? Operand::symmetric_lower : Operand::symmetric_upper);
-    GemmExtras extras;
-    extras.skip = skip;
-    if (side == Side::left)
-        blas3_detail::gemm_vbatched(full, Operand::no_trans, m, n, m, alpha, a, lda, b, ldb, beta, c, ldc, max_m, max_n,
-                                    max_m, batch, ctx, extras);
-    else
-        blas3_detail::gemm_vbatched(Operand::no_trans, full, m, n, n, alpha, b, ldb, a, lda, beta, c, ldc, max_m, max_n,
-                                    max_n, batch, ctx, extras);
+    BATCHSOLVE_ON_BACKEND(ctx, symmetric_mm_vbatched(herm, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc,
+                                                     max_m, max_n, batch, skip, ctx));
 }
 
 }  // namespace
@@ -417,7 +376,7 @@ MM_ENTRIES(hemm, true)
     template void hemm_vbatched_max_nocheck<T>(Side, Uplo, const int*, const int*, T, const T* const*, const int*,   \
                                                const T* const*, const int*, T, T* const*, const int*, int, int, int,  \
                                                Context&);
-BATCHSOLVE_BLAS3_FOR_EACH_PRECISION(INSTANTIATE)
+BATCHSOLVE_FOR_EACH_PRECISION(INSTANTIATE)
 #undef INSTANTIATE
 
 }  // namespace batchsolve

@@ -11,6 +11,7 @@
 #include "batchsolve/context.hpp"
 #include "batchsolve/types.hpp"
 #include "batchsolve/vbatched_blas.hpp"
+#include "declare.hpp"
 
 namespace batchsolve::blas3_detail {
 
@@ -101,40 +102,38 @@ struct ProblemChecks {
 }  // namespace batchsolve::blas3_detail
 
 // ---- the backend functions (same names in src/reference/blas3.cpp, src/cuda/blas3/, src/stub/) --------
+// Declared once (core/declare.hpp); the CUDA backend runs the rank-k and symmetric-matrix routines on
+// its GEMM (one triangle of C, a symmetric operand), the CPU backend calls BLAS per problem. All take
+// the maxima (valid for every problem not skipped) and skip (the info of the checked levels, or null).
 
-#define BATCHSOLVE_BLAS3_BACKEND_DECLARATIONS                                                                     \
-    /* info[i] = 0 or -p for every problem (ProblemChecks); when maxima != nullptr, maxima[0..2] (host) */      \
-    /* receive the largest valid value of each size slot (0 when none), which synchronises. */                  \
-    void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima,           \
-                        Context& ctx);                                                                          \
-    template <class T>                                                                                         \
-    void gemm_vbatched(blas3_detail::Operand op_a, blas3_detail::Operand op_b, blas3_detail::VSize m,          \
-                       blas3_detail::VSize n, blas3_detail::VSize k, T alpha, const T* const* a, const int* lda,  \
-                       const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m,        \
-                       int max_n, int max_k, int batch, const blas3_detail::GemmExtras& extras, Context& ctx);
+#define BATCHSOLVE_BLAS3_GEMM(T)                                                                                   \
+    void gemm_vbatched(blas3_detail::Operand op_a, blas3_detail::Operand op_b, blas3_detail::VSize m,              \
+                       blas3_detail::VSize n, blas3_detail::VSize k, T alpha, const T* const* a, const int* lda,    \
+                       const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m,          \
+                       int max_n, int max_k, int batch, const blas3_detail::GemmExtras& extras, Context& ctx)
+/* SYRK (b == nullptr) or SYR2K; HERK/HER2K when hermitian (complex T): C = alpha op(A) op(B)^T|H
+   + alpha' op(B) op(A)^T|H + beta C on the uplo triangle, alpha' = conj(alpha) for HER2K. */
+#define BATCHSOLVE_BLAS3_RANK_K(T)                                                                                 \
+    void rank_k_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha,                  \
+                         const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, \
+                         const int* ldc, int max_n, int max_k, int batch, const int* skip, Context& ctx)
+#define BATCHSOLVE_BLAS3_SYMMETRIC_MM(T)                                                                           \
+    void symmetric_mm_vbatched(bool hermitian, Side side, Uplo uplo, const int* m, const int* n, T alpha,           \
+                               const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta,        \
+                               T* const* c, const int* ldc, int max_m, int max_n, int batch, const int* skip,       \
+                               Context& ctx)
+#define BATCHSOLVE_BLAS3_ROUTINES(ROUTINE)                          \
+    ROUTINE(PRECISIONS, BATCHSOLVE_BLAS3_GEMM, "gemm_vbatched")     \
+    ROUTINE(PRECISIONS, BATCHSOLVE_BLAS3_RANK_K, "syrk_vbatched")   \
+    ROUTINE(PRECISIONS, BATCHSOLVE_BLAS3_SYMMETRIC_MM, "symm_vbatched")
+BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_BLAS3_ROUTINES)
 
+// The per-problem check (not a template: the same for every precision). info[i] = 0 or -p for every
+// problem (ProblemChecks); when maxima != nullptr, maxima[0..2] (host) receive the largest valid value
+// of each size slot (0 when none), which synchronises.
 namespace batchsolve::reference {
-BATCHSOLVE_BLAS3_BACKEND_DECLARATIONS
-// The CPU runs each public routine as its own BLAS call per problem (OpenMP over problems, BLAS on one
-// thread each: the fair CPU baseline); skip as in GemmExtras. herk/her2k/hemm on real T are syrk/syr2k/symm.
-template <class T>
-void syrk_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
-                   const int* lda, T beta, T* const* c, const int* ldc, int batch, const int* skip, Context& ctx);
-template <class T>
-void syr2k_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
-                    const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch,
-                    const int* skip, Context& ctx);
-template <class T>
-void symm_vbatched(bool hermitian, Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch,
-                   const int* skip, Context& ctx);
+void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx);
 }
 namespace batchsolve::cuda_backend {
-BATCHSOLVE_BLAS3_BACKEND_DECLARATIONS
+void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx);
 }
-
-#define BATCHSOLVE_BLAS3_FOR_EACH_PRECISION(MACRO) \
-    MACRO(float)                                  \
-    MACRO(double)                                 \
-    MACRO(std::complex<float>)                    \
-    MACRO(std::complex<double>)

@@ -180,9 +180,7 @@ void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* i
 }
 
 template <class T>
-void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alpha, const T* const* a, const int* lda,
-                   const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int, int, int, int batch,
-                   const GemmExtras& extras, Context&) {
+BATCHSOLVE_BLAS3_GEMM(T) {
     single_threaded_blas();
     const blas3_detail::Offsets& o = extras.offsets;
 #pragma omp parallel for schedule(dynamic, 16)
@@ -203,34 +201,21 @@ void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alph
 }
 
 template <class T>
-void syrk_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
-                   const int* lda, T beta, T* const* c, const int* ldc, int batch, const int* skip, Context&) {
+BATCHSOLVE_BLAS3_RANK_K(T) {
     single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int i = 0; i < batch; ++i) {
         if ((skip != nullptr && skip[i] != 0) || n[i] == 0) continue;
-        rank_k(hermitian, uplo, trans, n[i], k[i], alpha, a[i], lda[i], beta, c[i], ldc[i]);
+        if (b == nullptr)
+            rank_k(hermitian, uplo, trans, n[i], k[i], alpha, a[i], lda[i], beta, c[i], ldc[i]);
+        else
+            rank_2k(hermitian, uplo, trans, n[i], k[i], alpha, a[i], lda[i], b[i], ldb[i], beta, c[i], ldc[i]);
         if (hermitian) zero_diagonal_imaginary(n[i], c[i], ldc[i]);
     }
 }
 
 template <class T>
-void syr2k_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
-                    const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch,
-                    const int* skip, Context&) {
-    single_threaded_blas();
-#pragma omp parallel for schedule(dynamic, 16)
-    for (int i = 0; i < batch; ++i) {
-        if ((skip != nullptr && skip[i] != 0) || n[i] == 0) continue;
-        rank_2k(hermitian, uplo, trans, n[i], k[i], alpha, a[i], lda[i], b[i], ldb[i], beta, c[i], ldc[i]);
-        if (hermitian) zero_diagonal_imaginary(n[i], c[i], ldc[i]);
-    }
-}
-
-template <class T>
-void symm_vbatched(bool hermitian, Side side, Uplo uplo, const int* m, const int* n, T alpha, const T* const* a,
-                   const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int batch,
-                   const int* skip, Context&) {
+BATCHSOLVE_BLAS3_SYMMETRIC_MM(T) {
     single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int i = 0; i < batch; ++i) {
@@ -239,17 +224,6 @@ void symm_vbatched(bool hermitian, Side side, Uplo uplo, const int* m, const int
     }
 }
 
-#define INSTANTIATE(T)                                                                                                  \
-    template void gemm_vbatched<T>(Operand, Operand, VSize, VSize, VSize, T, const T* const*, const int*,               \
-                                   const T* const*, const int*, T, T* const*, const int*, int, int, int, int,           \
-                                   const GemmExtras&, Context&);                                                        \
-    template void syrk_vbatched<T>(bool, Uplo, Op, const int*, const int*, T, const T* const*, const int*, T, T* const*, \
-                                   const int*, int, const int*, Context&);                                              \
-    template void syr2k_vbatched<T>(bool, Uplo, Op, const int*, const int*, T, const T* const*, const int*,             \
-                                    const T* const*, const int*, T, T* const*, const int*, int, const int*, Context&);  \
-    template void symm_vbatched<T>(bool, Side, Uplo, const int*, const int*, T, const T* const*, const int*,            \
-                                   const T* const*, const int*, T, T* const*, const int*, int, const int*, Context&);
-BATCHSOLVE_BLAS3_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_BLAS3_ROUTINES)
 
 }  // namespace batchsolve::reference

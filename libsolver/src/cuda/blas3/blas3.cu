@@ -4,6 +4,7 @@
 // The GEMM path uses neither ctx.workspace() nor the context's scratch (TRSM keeps its inverted blocks
 // in the workspace while it calls the GEMM); only the checked level's reduction uses the scratch.
 #include <algorithm>
+#include <complex>
 #include <map>
 #include <mutex>
 #include <string>
@@ -78,9 +79,7 @@ void check_vbatched(const ProblemChecks& checks, int batch, int* info, int* maxi
 }
 
 template <class T>
-void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alpha, const T* const* a, const int* lda,
-                   const T* const* b, const int* ldb, T beta, T* const* c, const int* ldc, int max_m, int max_n,
-                   int max_k, int batch, const GemmExtras& extras, Context& ctx) {
+BATCHSOLVE_BLAS3_GEMM(T) {
     if (batch <= 0 || max_m <= 0 || max_n <= 0) return;
     CudaResources& r = detail::resources_of(ctx, "gemm_vbatched");
     DeviceGuard guard(r.device_);
@@ -121,11 +120,45 @@ void gemm_vbatched(Operand op_a, Operand op_b, VSize m, VSize n, VSize k, T alph
     BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
 }
 
-#define INSTANTIATE(T)                                                                                               \
-    template void gemm_vbatched<T>(Operand, Operand, VSize, VSize, VSize, T, const T* const*, const int*,            \
-                                   const T* const*, const int*, T, T* const*, const int*, int, int, int, int,        \
-                                   const GemmExtras&, Context&);
-BATCHSOLVE_BLAS3_FOR_EACH_PRECISION(INSTANTIATE)
-#undef INSTANTIATE
+// SYRK/HERK: C's triangle = alpha op(A) op(A)^T|H + beta C through the GEMM, the thread blocks of the
+// other triangle exiting at once; SYR2K/HER2K: the same twice, the second adding alpha' op(B) op(A)^T|H.
+template <class T>
+BATCHSOLVE_BLAS3_RANK_K(T) {
+    const bool herm = hermitian && is_complex_v<T>;
+    const Operand left = trans == Op::no_trans ? Operand::no_trans : herm ? Operand::conj_trans : Operand::trans;
+    const Operand right = trans == Op::no_trans ? (herm ? Operand::conj_trans : Operand::trans) : Operand::no_trans;
+    GemmExtras extras;
+    extras.part = uplo == Uplo::lower ? blas3_detail::Part::lower : blas3_detail::Part::upper;
+    extras.real_diagonal = herm;
+    extras.skip = skip;
+    const bool two = b != nullptr;
+    gemm_vbatched<T>(left, right, n, n, k, alpha, a, lda, two ? b : a, two ? ldb : lda, beta, c, ldc, max_n, max_n,
+                     max_k, batch, extras, ctx);
+    if (two) {
+        T alpha2 = alpha;
+        if constexpr (is_complex_v<T>)
+            if (herm) alpha2 = std::conj(alpha);
+        gemm_vbatched<T>(left, right, n, n, k, alpha2, b, ldb, a, lda, T(1), c, ldc, max_n, max_n, max_k, batch,
+                         extras, ctx);
+    }
+}
+
+// SYMM/HEMM: the GEMM with the symmetric (Hermitian) operand read from its stored triangle.
+template <class T>
+BATCHSOLVE_BLAS3_SYMMETRIC_MM(T) {
+    const bool herm = hermitian && is_complex_v<T>;
+    const Operand full = herm ? (uplo == Uplo::lower ? Operand::hermitian_lower : Operand::hermitian_upper)
+                              : (uplo == Uplo::lower ? Operand::symmetric_lower : Operand::symmetric_upper);
+    GemmExtras extras;
+    extras.skip = skip;
+    if (side == Side::left)
+        gemm_vbatched<T>(full, Operand::no_trans, m, n, m, alpha, a, lda, b, ldb, beta, c, ldc, max_m, max_n, max_m,
+                         batch, extras, ctx);
+    else
+        gemm_vbatched<T>(Operand::no_trans, full, m, n, n, alpha, b, ldb, a, lda, beta, c, ldc, max_m, max_n, max_n,
+                         batch, extras, ctx);
+}
+
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_BLAS3_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend
