@@ -359,7 +359,8 @@ void compare(const Settings& settings, Handles& h, Context& ctx, int n, Report& 
                 {"precision", std::string(1, letter)},
                 {"n", n},
                 {"config", {{"nb", config.nb}, {"ib", config.ib}, {"variant", to_string(config.variant)},
-                            {"recursion_depth", config.recursion_depth}, {"lookahead", config.lookahead}}},
+                            {"recursion_depth", config.recursion_depth}, {"lookahead", config.lookahead},
+                            {"strip", to_string(config.strip)}}},
                 {"ours_seconds", ours},
                 {"ours_tflops", potrf_tflops(n, ours)},
                 {"ours_info", ours_info},
@@ -449,17 +450,20 @@ void sweep(const Settings& settings, Handles& h, Context& ctx, int n, Report& re
     };
     std::vector<Entry> entries;
     std::vector<LargeCholeskyConfig> configs;
+    // Leaves of 32 to 256 columns: no recursion for narrow panels, no shallow recursion for wide ones.
     for (int nb : {128, 192, 256, 384, 512, 768})
         for (int ib : {16, 32})
             for (int depth : {0, 1, 2, 3})
-                for (int variant = 0; variant < 3; ++variant) {
-                    if (nb % ib != 0 || (depth == 0 && nb > 256)) continue;
-                    LargeCholeskyConfig c;
-                    c.nb = nb, c.ib = ib, c.recursion_depth = depth;
-                    c.variant = variant == 2 ? CholeskyVariant::left_looking : CholeskyVariant::right_looking;
-                    c.lookahead = variant == 0;
-                    configs.push_back(c);
-                }
+                for (int variant = 0; variant < 3; ++variant)
+                    for (Potf2Strip strip : {Potf2Strip::columns, Potf2Strip::warp}) {
+                        if (nb % ib != 0 || (depth == 0 && nb > 256) || (depth == 3 && nb < 384) || (depth < 2 && nb > 512))
+                            continue;
+                        LargeCholeskyConfig c;
+                        c.nb = nb, c.ib = ib, c.recursion_depth = depth, c.strip = strip;
+                        c.variant = variant == 2 ? CholeskyVariant::left_looking : CholeskyVariant::right_looking;
+                        c.lookahead = variant == 0;
+                        configs.push_back(c);
+                    }
     io::Progress progress("sweep " + std::string(1, letter) + " n=" + std::to_string(n), configs.size());
     for (const auto& c : configs) {
         try {
@@ -478,15 +482,17 @@ void sweep(const Settings& settings, Handles& h, Context& ctx, int n, Report& re
     for (std::size_t k = 0; k < entries.size(); ++k) {
         const auto& e = entries[k];
         const std::string variant = e.c.variant == CholeskyVariant::left_looking ? "left" : (e.c.lookahead ? "right+lookahead" : "right");
-        report.sweep.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"nb", e.c.nb}, {"ib", e.c.ib},
+        report.sweep.push_back({{"precision", std::string(1, letter)}, {"n", n}, {"nb", e.c.nb}, {"ib", e.c.ib}, {"strip", to_string(e.c.strip)},
                                 {"recursion_depth", e.c.recursion_depth}, {"variant", variant}, {"seconds", e.seconds},
                                 {"tflops", potrf_tflops(n, e.seconds)}, {"speedup_vs_cusolver", theirs / e.seconds}});
-        if (k < 8) std::printf("  nb %4d ib %2d depth %d %-16s %9.3f ms  %6.1f TFLOP/s  x%.2f\n", e.c.nb, e.c.ib, e.c.recursion_depth,
-                               variant.c_str(), e.seconds * 1e3, potrf_tflops(n, e.seconds), theirs / e.seconds);
+        if (k < 10) std::printf("  nb %4d ib %2d depth %d %-16s %-7s %9.3f ms  %6.1f TFLOP/s  x%.2f\n", e.c.nb, e.c.ib,
+                                e.c.recursion_depth, variant.c_str(), to_string(e.c.strip), e.seconds * 1e3,
+                                potrf_tflops(n, e.seconds), theirs / e.seconds);
         if (k == 0) {
             char line[256];
-            std::snprintf(line, sizeof line, "| %c | %d | %d | %d | %d | %s | %.3f | %.1f | %.2f |\n", letter, n, e.c.nb, e.c.ib,
-                          e.c.recursion_depth, variant.c_str(), e.seconds * 1e3, potrf_tflops(n, e.seconds), theirs / e.seconds);
+            std::snprintf(line, sizeof line, "| %c | %d | %d | %d | %d | %s | %s | %.3f | %.1f | %.2f |\n", letter, n, e.c.nb, e.c.ib,
+                          e.c.recursion_depth, variant.c_str(), to_string(e.c.strip), e.seconds * 1e3, potrf_tflops(n, e.seconds),
+                          theirs / e.seconds);
             report.sweep_table << line;
         }
     }
@@ -587,8 +593,8 @@ int main(int argc, char** argv) {
            << "|---|---|---|---|---|---|---|---|---|---|---|\n"
            << report.mixed_table.str() << "\n";
     if (!report.sweep_table.str().empty())
-        md << "## sweep: best configuration per order\n\n| prec | n | nb | ib | depth | variant | ms | TFLOP/s | vs cuSOLVER |\n"
-           << "|---|---|---|---|---|---|---|---|---|\n"
+        md << "## sweep: best configuration per order\n\n| prec | n | nb | ib | depth | variant | strip | ms | TFLOP/s | vs cuSOLVER |\n"
+           << "|---|---|---|---|---|---|---|---|---|---|\n"
            << report.sweep_table.str() << "\n";
     if (!settings.markdown_path.empty()) std::ofstream(settings.markdown_path) << md.str();
     std::cout << "\n" << md.str();

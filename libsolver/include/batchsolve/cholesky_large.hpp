@@ -39,6 +39,13 @@ enum class CholeskyVariant { automatic, right_looking, left_looking };
 const char* to_string(CholeskyVariant v);
 CholeskyVariant parse_cholesky_variant(const std::string& text);  // "automatic" | "right" | "left" (and *_looking)
 
+// How the fused POTF2 kernel factors each strip of ib columns once its left updates are in: column
+// by column with the whole thread block (two barriers per column), or the ib x ib diagonal block in
+// one warp's registers by shuffles and the rows below it solved by every thread (four barriers per
+// strip).
+enum class Potf2Strip { automatic, columns, warp };
+const char* to_string(Potf2Strip s);
+
 struct LargeCholeskyConfig {
     // 0 (or automatic): from the library's table per precision and n (cholesky_large_default_config).
     int nb = 0;   // panel width: 32 <= nb <= 1024, a multiple of ib
@@ -47,6 +54,7 @@ struct LargeCholeskyConfig {
     // Levels of recursion of the diagonal block's POTF2: 0 factors the nb x nb block with one fused
     // kernel; d > 0 splits it in halves (POTF2, TRSM, SYRK, POTF2) d times. -1: from the table.
     int recursion_depth = -1;
+    Potf2Strip strip = Potf2Strip::automatic;
     bool lookahead = true;  // right-looking only: the next panel on a second stream
     // Single precision only: SYRK/GEMM updates on TF32 tensor cores (products with 10-bit mantissas;
     // the factor is then only accurate to ~1e-3 relative: posv_mixed's tensor_core_updates uses it).

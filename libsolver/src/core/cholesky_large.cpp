@@ -33,6 +33,15 @@ CholeskyVariant parse_cholesky_variant(const std::string& text) {
     throw InvalidArgument("parse_cholesky_variant", "text", "'automatic', 'right' or 'left' (got '" + text + "')");
 }
 
+const char* to_string(Potf2Strip s) {
+    switch (s) {
+        case Potf2Strip::automatic: return "automatic";
+        case Potf2Strip::columns: return "columns";
+        case Potf2Strip::warp: return "warp";
+    }
+    return "?";
+}
+
 const char* to_string(PosvPath p) {
     switch (p) {
         case PosvPath::single_refined: return "single_refined";
@@ -80,14 +89,14 @@ namespace {
 // Starting values from the seed paper's ranges (nb 256-512, ib 16-32); large_bench --sweep measures
 // the alternatives.
 constexpr DefaultRow kDoubleRows[] = {
-    {1536, 128, 16, 1, CholeskyVariant::right_looking},
-    {6144, 256, 16, 2, CholeskyVariant::right_looking},
-    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking},
+    {1536, 128, 16, 1, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {6144, 256, 16, 2, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking, Potf2Strip::columns},
 };
 constexpr DefaultRow kSingleRows[] = {
-    {1536, 128, 16, 1, CholeskyVariant::right_looking},
-    {6144, 256, 16, 2, CholeskyVariant::right_looking},
-    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking},
+    {1536, 128, 16, 1, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {6144, 256, 16, 2, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking, Potf2Strip::columns},
 };
 
 template <std::size_t N>
@@ -108,6 +117,7 @@ std::string config_problem(const LargeCholeskyConfig& c) {
         return "recursion_depth: 0 <= recursion_depth <= " + std::to_string(kMaxRecursionDepth) + " (got " +
                std::to_string(c.recursion_depth) + ")";
     if (c.variant == CholeskyVariant::automatic) return "variant: resolved before the check";
+    if (c.strip == Potf2Strip::automatic) return "strip: resolved before the check";
     return "";
 }
 
@@ -119,6 +129,7 @@ LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n) {
     if (c.ib == 0) c.ib = row.ib;
     if (c.recursion_depth == -1) c.recursion_depth = row.recursion_depth;
     if (c.variant == CholeskyVariant::automatic) c.variant = row.variant;
+    if (c.strip == Potf2Strip::automatic) c.strip = row.strip;
     return c;
 }
 

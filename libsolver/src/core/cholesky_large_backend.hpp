@@ -30,6 +30,7 @@ struct DefaultRow {
     int n_max;
     int nb, ib, recursion_depth;
     CholeskyVariant variant;
+    Potf2Strip strip;
 };
 
 // "" when `config` (fields resolved, none automatic) is valid for order n, else

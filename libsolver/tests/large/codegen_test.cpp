@@ -14,7 +14,7 @@ namespace {
 
 using codegen::large::Potf2Spec;
 
-Potf2Spec spec_of(Precision p, Uplo u, int capacity, int ib) {
+Potf2Spec spec_of(Precision p, Uplo u, int capacity, int ib) {  // columns strips unless changed
     Potf2Spec s;
     s.precision = p;
     s.uplo = u;
@@ -27,10 +27,15 @@ Potf2Spec spec_of(Precision p, Uplo u, int capacity, int ib) {
 TEST(LargePotf2Codegen, SampledKernelsCompileWithoutSpills) {
     const auto& family = codegen::large::potf2_family();
     const std::pair<int, int> shapes[] = {{32, 8}, {64, 16}, {128, 32}, {512, 16}};
+    // Every shape in lower storage, the upper storage's index macro at one shape (its text differs
+    // from the lower one only there): 20 compilations, ~20 s of NVRTC on one core.
     for (Precision p : {Precision::s, Precision::d})
         for (Uplo u : {Uplo::lower, Uplo::upper})
-            for (auto [capacity, ib] : shapes) {
-                const Potf2Spec s = spec_of(p, u, capacity, ib);
+            for (auto [capacity, ib] : shapes)
+                for (auto strip : {codegen::large::StripFactor::columns, codegen::large::StripFactor::warp}) {
+                if (u == Uplo::upper && capacity != 128) continue;
+                Potf2Spec s = spec_of(p, u, capacity, ib);
+                s.config.strip = strip;
                 SCOPED_TRACE(codegen::large::potf2_kernel_name(s));
                 ASSERT_EQ(family.problem(s), "");
                 codegen::KernelSource k = family.generate(s);
@@ -38,9 +43,12 @@ TEST(LargePotf2Codegen, SampledKernelsCompileWithoutSpills) {
                 std::string log;
                 EXPECT_FALSE(cuda_backend::jit::compile_to_cubin(k, 90, &log).empty());
                 const auto stats = cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
-                // ptxas spills a word or two for some float ib = 32 variants (s_lower_m128_ib32: 8 bytes at
-                // 96 registers); anything larger means the strip's registers no longer fit.
-                EXPECT_LE(stats.spill_store_bytes, 16) << log;
+                // ptxas spills a word or two for some float ib = 32 column-strip variants (s_lower_m128_ib32:
+                // 8 bytes at 96 registers); the warp strips' straight-line diagonal factor spills up to
+                // ~200 bytes (no local arrays in the PTX: ptxas's own choice, L1-resident). Beyond those the
+                // strip's registers no longer fit.
+                const int allowed = strip == codegen::large::StripFactor::warp ? 256 : 16;
+                EXPECT_LE(stats.spill_store_bytes, allowed) << log;
                 EXPECT_LE(stats.registers, 65536 / s.config.threads) << log;
             }
 }

@@ -126,7 +126,8 @@ TYPED_TEST_SUITE(LargeCholesky, Configs);
 template <class T>
 void check_factor(Context& ctx, int n, Uplo uplo, const LargeCholeskyConfig& config, std::uint64_t seed) {
     SCOPED_TRACE(::testing::Message() << "n = " << n << ", " << to_string(uplo) << ", nb " << config.nb << " ib " << config.ib
-                                      << " depth " << config.recursion_depth << " " << to_string(config.variant)
+                                      << " depth " << config.recursion_depth << " " << to_string(config.variant) << " strip "
+                                      << to_string(config.strip)
                                       << (config.lookahead ? " lookahead" : ""));
     const int ld = n + 3;
     const std::vector<double> a = spd_matrix(n, 1e3, seed);
@@ -168,13 +169,15 @@ TYPED_TEST(LargeCholesky, EveryConfigurationFactorsCorrectly) {
     for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking})
         for (bool lookahead : {true, false})
             for (int nb : {32, 96, 256})
-                for (int ib : {8, 16, 32})
-                    for (int depth : {0, 1, 3}) {
-                        if (nb % ib != 0 || (v == CholeskyVariant::left_looking && !lookahead)) continue;
-                        LargeCholeskyConfig c;
-                        c.nb = nb, c.ib = ib, c.recursion_depth = depth, c.variant = v, c.lookahead = lookahead;
-                        configs.push_back(c);
-                    }
+                for (int ib : {8, 32})
+                    for (int depth : {0, 1, 3})
+                        for (Potf2Strip strip : {Potf2Strip::columns, Potf2Strip::warp}) {
+                            if (nb % ib != 0 || (v == CholeskyVariant::left_looking && !lookahead)) continue;
+                            LargeCholeskyConfig c;
+                            c.nb = nb, c.ib = ib, c.recursion_depth = depth, c.variant = v, c.lookahead = lookahead;
+                            c.strip = strip;
+                            configs.push_back(c);
+                        }
     const int n = this->is_cuda ? 777 : 150;
     for (const auto& c : configs)
         for (Uplo uplo : {Uplo::lower, Uplo::upper}) check_factor<T>(this->ctx(), n, uplo, c, seed);
@@ -212,14 +215,16 @@ TYPED_TEST(LargeCholesky, InfoIsTheFirstBadColumn) {
         for (int col : {0, 150, 299})
             for (Uplo uplo : {Uplo::lower, Uplo::upper})
                 for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking}) {
+                    const Potf2Strip strip = v == CholeskyVariant::left_looking ? Potf2Strip::warp : Potf2Strip::columns;
                     SCOPED_TRACE(::testing::Message() << "column " << col << (kind == BadMatrix::nan ? " NaN " : " indefinite ")
-                                                      << to_string(uplo) << " " << to_string(v));
+                                                      << to_string(uplo) << " " << to_string(v) << " " << to_string(strip));
                     std::vector<double> a = spd_matrix(n, 10, seed);
                     spoil_matrix(a, n, 0, col, kind);
                     Buffer<T> da(this->ctx(), stored_triangle<T>(a, n, n, uplo));
                     Buffer<int> info(this->ctx(), std::vector<int>{-7});
                     LargeCholeskyConfig c = small_panels;
                     c.variant = v;
+                    c.strip = strip;
                     potrf<T>(uplo, n, da.data(), n, info.data(), c, this->ctx());
                     EXPECT_EQ(info.to_host()[0], col + 1);
                 }
@@ -399,6 +404,7 @@ TEST(LargeCholeskyDefaults, TableCoversEveryOrderWithValidConfigurations) {
             EXPECT_EQ(c.nb % c.ib, 0);
             EXPECT_NE(c.variant, CholeskyVariant::automatic);
             EXPECT_GE(c.recursion_depth, 0);
+            EXPECT_NE(c.strip, Potf2Strip::automatic);
         }
     }
     EXPECT_EQ(parse_cholesky_variant("left"), CholeskyVariant::left_looking);

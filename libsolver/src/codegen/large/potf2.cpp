@@ -21,7 +21,7 @@ std::string type_name(Precision p) { return p == Precision::s ? "float" : "doubl
 std::string potf2_kernel_name(const Potf2Spec& spec) {
     return std::string("bs_large_potf2_") + precision_letter(spec.precision) + (spec.uplo == Uplo::lower ? "_lower" : "_upper") +
            "_m" + std::to_string(spec.capacity) + "_ib" + std::to_string(spec.config.ib) + "_t" +
-           std::to_string(spec.config.threads);
+           std::to_string(spec.config.threads) + (spec.config.strip == StripFactor::warp ? "_warp" : "");
 }
 
 std::string Potf2Family::problem(const Potf2Spec& spec) const {
@@ -54,6 +54,7 @@ KernelResources Potf2Family::resources(const Potf2Spec& spec) const {
 Potf2Config Potf2Family::default_config(const Potf2Spec& spec) const {
     Potf2Config c;
     c.ib = spec.config.ib;
+    c.strip = spec.config.strip;
     // A thread per row of the first strip up to 256 (more rows: each thread takes several).
     c.threads = std::clamp(round_up(spec.capacity, 32), 64, 256);
     return c;
@@ -117,27 +118,74 @@ KernelSource Potf2Family::generate(const Potf2Spec& spec) const {
     w.close();
     w.close("  // chunks of earlier columns");
     w.line("__syncthreads();");
-    w.line("// Right-looking inside the strip: pivot, scale the column below it (the strip's rows under its");
-    w.line("// diagonal block included: this is the TRSM of those rows), update the strip's later columns.");
-    w.open("for (int c = 0; c < jb; ++c)");
-    w.line("const T d = strip[c * kCapacity + c];");
-    w.open("if (!(d > T(0)) || isinf(d))", "uniform: every thread read the same pivot");
-    w.line("if (tid == 0) failed = j0 + c + 1;");
-    w.line("break;");
-    w.close();
-    w.line(std::string("const T root = ") + (single ? "sqrtf(d)" : "sqrt(d)") + ", inverse = T(1) / root;");
-    w.line("for (int r = c + 1 + tid; r < rows; r += kThreads) strip[c * kCapacity + r] *= inverse;");
-    w.line("__syncthreads();");
-    w.open("for (int r = c + tid; r < rows; r += kThreads)", "each row is written by its own thread only");
-    w.open("if (r == c)");
-    w.line("strip[c * kCapacity + c] = root;");
-    w.line("continue;");
-    w.close();
-    w.line("const T l_rc = strip[c * kCapacity + r];");
-    w.line("for (int c2 = c + 1; c2 < jb && c2 <= r; ++c2) strip[c2 * kCapacity + r] -= l_rc * strip[c * kCapacity + c2];");
-    w.close();
-    w.line("__syncthreads();");
-    w.close("  // columns of the strip");
+    if (spec.config.strip == StripFactor::columns) {
+        w.line("// Right-looking inside the strip: pivot, scale the column below it (the strip's rows under its");
+        w.line("// diagonal block included: this is the TRSM of those rows), update the strip's later columns.");
+        w.open("for (int c = 0; c < jb; ++c)");
+        w.line("const T d = strip[c * kCapacity + c];");
+        w.open("if (!(d > T(0)) || isinf(d))", "uniform: every thread read the same pivot");
+        w.line("if (tid == 0) failed = j0 + c + 1;");
+        w.line("break;");
+        w.close();
+        w.line(std::string("const T root = ") + (single ? "sqrtf(d)" : "sqrt(d)") + ", inverse = T(1) / root;");
+        w.line("for (int r = c + 1 + tid; r < rows; r += kThreads) strip[c * kCapacity + r] *= inverse;");
+        w.line("__syncthreads();");
+        w.open("for (int r = c + tid; r < rows; r += kThreads)", "each row is written by its own thread only");
+        w.open("if (r == c)");
+        w.line("strip[c * kCapacity + c] = root;");
+        w.line("continue;");
+        w.close();
+        w.line("const T l_rc = strip[c * kCapacity + r];");
+        w.line("for (int c2 = c + 1; c2 < jb && c2 <= r; ++c2) strip[c2 * kCapacity + r] -= l_rc * strip[c * kCapacity + c2];");
+        w.close();
+        w.line("__syncthreads();");
+        w.close("  // columns of the strip");
+    } else {
+        // Straight-line code (ib is a constant of the text): the registers of a row are named, never
+        // indexed, so nothing goes to local memory.
+        const std::string sqrt_fn = single ? "sqrtf" : "sqrt";
+        auto I = [](int v) { return std::to_string(v); };
+        w.line("// The strip's diagonal block (jb x jb) in warp 0's registers: lane l holds row l (rows past jb");
+        w.line("// are identity rows, which factor to themselves); column c's pivot and entries by shuffles.");
+        w.open("if (tid < 32)");
+        w.line("const int lane = tid;");
+        for (int c = 0; c < ib; ++c)
+            w.line("T d" + I(c) + " = lane < jb ? (" + I(c) + " <= lane ? strip[" + I(c) + " * kCapacity + lane] : T(0)) : T(" + I(c) +
+                   " == lane ? 1 : 0);");
+        w.line("int bad = 0;");
+        for (int c = 0; c < ib; ++c) {
+            w.open("", "column " + I(c));
+            w.line("const T p = __shfl_sync(0xffffffffu, d" + I(c) + ", " + I(c) + ");");
+            w.line("if (bad == 0 && " + I(c) + " < jb && (!(p > T(0)) || isinf(p))) bad = j0 + " + I(c + 1) + ";  // uniform: all lanes read p");
+            // One division per column, outside any branch (a division is a subroutine call on the GPU).
+            w.line("const T root = " + sqrt_fn + "(p), inverse = T(1) / root;");
+            w.line("if (lane == " + I(c) + ") { d" + I(c) + " = root; left[" + I(c) + "] = inverse; }");
+            w.line("if (lane > " + I(c) + ") d" + I(c) + " *= inverse;");
+            for (int c2 = c + 1; c2 < ib; ++c2)
+                w.line("{ const T l = __shfl_sync(0xffffffffu, d" + I(c) + ", " + I(c2) + "); if (lane >= " + I(c2) + ") d" + I(c2) +
+                       " -= d" + I(c) + " * l; }");
+            w.close();
+        }
+        for (int c = 0; c < ib; ++c)
+            w.line("if (lane < jb && " + I(c) + " <= lane) strip[" + I(c) + " * kCapacity + lane] = d" + I(c) + ";");
+        w.line("if (lane == 0) failed = bad;");
+        w.close();
+        w.line("__syncthreads();");
+        w.open("if (failed == 0)", "uniform");
+        w.line("// Rows below the diagonal block: x L11^T = a, forward substitution per row (L11 broadcast from");
+        w.line("// shared memory, 1 / L(c, c) in left[c]). Columns past jb compute garbage that is never stored.");
+        w.open("for (int r = jb + tid; r < rows; r += kThreads)");
+        for (int c = 0; c < ib; ++c) {
+            std::string line = "T x" + I(c) + " = strip[" + I(c) + " * kCapacity + r]";
+            w.line(line + ";");
+            for (int k = 0; k < c; ++k) w.line("x" + I(c) + " -= x" + I(k) + " * strip[" + I(k) + " * kCapacity + " + I(c) + "];");
+            w.line("x" + I(c) + " *= left[" + I(c) + "];");
+        }
+        for (int c = 0; c < ib; ++c) w.line("if (" + I(c) + " < jb) strip[" + I(c) + " * kCapacity + r] = x" + I(c) + ";");
+        w.close();
+        w.close();
+        w.line("__syncthreads();");
+    }
     w.line("// Back to global memory: the lower part of the strip only (its diagonal block's upper part is");
     w.line("// the other triangle of A, never written). Same row-to-thread map as the factorisation.");
     w.open("for (int c = 0; c < jb; ++c)");

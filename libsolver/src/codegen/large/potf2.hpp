@@ -15,10 +15,18 @@
 
 namespace batchsolve::codegen::large {
 
-// The tuning fields of one kernel: inner blocking and threads per block.
+// How a strip is factored once its left updates are in.
+enum class StripFactor {
+    columns,  // column by column by the whole block: two barriers per column (the paper's design)
+    warp      // the ib x ib diagonal block in one warp's registers (shuffles, no barrier), then every
+              // thread solves its rows below against it: four barriers per strip
+};
+
+// The tuning fields of one kernel: inner blocking, threads per block, strip factorisation.
 struct Potf2Config {
     int ib = 16;        // strip width: 8, 16 or 32
     int threads = 256;  // a multiple of 32, 32..1024
+    StripFactor strip = StripFactor::columns;
 };
 
 // Everything that changes the kernel's text.
@@ -39,7 +47,7 @@ public:
     // "" or "<config field>: <reason>" (capacity problems are reported as "nb").
     std::string problem(const Potf2Spec& spec) const;
     KernelResources resources(const Potf2Spec& spec) const;
-    // ib as configured by the caller, threads from the capacity (a thread per row up to 256).
+    // ib and strip as configured by the caller, threads from the capacity (a thread per row up to 256).
     Potf2Config default_config(const Potf2Spec& spec) const;
     KernelSource generate(const Potf2Spec& spec) const;
 };

@@ -276,6 +276,8 @@ public:
         spec.uplo = uplo;
         spec.capacity = leaf_capacity(config.nb, config.recursion_depth);
         spec.config.ib = config.ib;
+        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
+                                                              : codegen::large::StripFactor::columns;
         spec.config = codegen::large::potf2_family().default_config(spec);
         kernel_ = load(spec);
         shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
