@@ -15,7 +15,7 @@
 set -u
 out="${OUT:-/tmp/out}/large"
 mkdir -p "$out"
-run=/tmp/bundle/run
+run=${LARGE_RUN:-/tmp/bundle/run}  # LARGE_RUN: another launcher (a local dry run)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$commit}
 gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
@@ -46,7 +46,10 @@ fi
 
 echo "== large (issue 28) on $gpu at $commit"
 echo "-- gtest (rc $test_rc):"
-[[ -f $out/gtest.txt ]] && grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected|Which is|seed [0-9]|what\(\)' "$out/gtest.txt" | head -40
+if [[ -f $out/gtest.txt ]]; then
+  echo "$(grep -c '^\[       OK \]' "$out/gtest.txt") ok, $(grep -c '^\[  SKIPPED \] .*ms)' "$out/gtest.txt") skipped, $(grep -c '^\[  FAILED  \] .*ms)' "$out/gtest.txt") failed"
+  grep -E '^\[  FAILED  \] .*ms\)|: Failure$|Expected|Which is|actual:|seed [0-9]|what\(\)|LAPACK.s' "$out/gtest.txt" | head -40
+fi
 echo "-- sweep (rc $sweep_rc):"
 [[ -f $out/sweep.txt ]] && grep -E '^sweep|^  nb|^\| [ds] ' "$out/sweep.txt" | head -60
 echo "-- large_bench (rc $bench_rc):"
