@@ -54,7 +54,13 @@ std::string prelude(Precision p) {
     const bool cplx = is_complex(p);
     const std::string real = is_single(p) ? "float" : "double";
     std::ostringstream o;
-    o << "#define BS_DEVICE __device__ __forceinline__\n";
+    // The NVRTC dialect; the host emulator of the tests (tests/codegen/emulator) defines the same
+    // macros for the host compiler, so that this text also runs on the CPU, thread by thread.
+    o << "#ifndef BS_HOST_EMULATION\n"
+         "#define BS_DEVICE __device__ __forceinline__\n"
+         "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
+         "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
+         "#endif\n";
     o << "typedef " << real << " R;\n";
     if (cplx) {
         o << "struct bs_complex { R x, y; };  // layout of std::complex<R>\n"
@@ -80,7 +86,7 @@ std::string prelude(Precision p) {
              "}\n"
              "BS_DEVICE T bs_div_real(T a, R d) { return bs_make(a.x / d, a.y / d); }\n"
              "BS_DEVICE T bs_shfl(T v, int src) {\n"
-             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src));\n"
+             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src, 32), __shfl_sync(0xffffffffu, v.y, src, 32));\n"
              "}\n"
              "BS_DEVICE T bs_alpha(double re, double im) { return bs_make((R)re, (R)im); }\n";
     } else {
@@ -94,7 +100,7 @@ std::string prelude(Precision p) {
              "BS_DEVICE T bs_fms(T a, T b, T acc) { return acc - a * b; }\n"
              "BS_DEVICE T bs_div(T a, T b) { return a / b; }\n"
              "BS_DEVICE T bs_div_real(T a, R d) { return a / d; }\n"
-             "BS_DEVICE T bs_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src); }\n"
+             "BS_DEVICE T bs_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src, 32); }\n"
              "BS_DEVICE T bs_alpha(double re, double im) { return (R)re; }\n";
     }
     o << kernel_arguments_source();
@@ -139,9 +145,9 @@ std::string load_triangle(bool lower, const std::string& arguments = "args") {
 void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
     const int cpt = s.columns_per_thread, warps = s.warps_per_block;
     const bool solve = s.kind == KernelKind::solve;
-    w.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_of(s)) + ") " + name +
-           "(const bs_tri_args args) {");
-    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+    w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
+    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
+          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  // adaptive subgrid truncation: blocks beyond this problem's sizes leave at once\n"
@@ -212,9 +218,9 @@ void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::stri
 // invert: thread block (problem, diagonal block); warp w inverts columns w, w + warps, ... of the
 // block by substitution against unit vectors and writes them to the workspace (identity-padded).
 void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
-    w.line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_of(s)) + ") " + name +
-           "(const bs_tri_args args) {");
-    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+    w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
+    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
+          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  const int nb = args.block_order;\n"
@@ -248,8 +254,9 @@ void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::st
 // pivot k that is not positive (or NaN). The info array arrives as args.skip.
 void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
     const std::string P = std::to_string(kPitch);
-    w.line("extern \"C\" __global__ void __launch_bounds__(32) " + name + "(const bs_tri_args args) {");
-    w.raw("  __shared__ T tile[" + std::to_string(max_leaf_order * kPitch) + "];\n"
+    w.line("BS_KERNEL_HEAD(32, 1) " + name + "(const bs_tri_args args) {");
+    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
+          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || args.skip[i] != 0) return;\n"
           "  const int r = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"
@@ -301,7 +308,8 @@ void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const st
 KernelResources resources(const TriangularKernelSpec& s) {
     KernelResources r;
     r.threads_per_block = threads_of(s);
-    r.shared_bytes = 0;  // static: max_leaf_order x (max_leaf_order + 1) elements
+    // the triangle's tile, max_leaf_order x (max_leaf_order + 1) elements (z: 16.5 KB, under 48 KB)
+    r.shared_bytes = std::size_t(max_leaf_order) * kPitch * element_bytes(s.precision);
     return r;
 }
 
@@ -323,6 +331,9 @@ KernelSource generate(const TriangularKernelSpec& s) {
         case KernelKind::invert: invert_kernel(w, s, k.kernel_name); break;
         case KernelKind::potrf_panel: potrf_panel_kernel(w, s, k.kernel_name); break;
     }
+    w.line("#ifdef BS_HOST_EMULATION");
+    w.line("void bs_host_entry(void** a) { " + k.kernel_name + "(*static_cast<const bs_tri_args*>(a[0])); }");
+    w.line("#endif");
     k.source = w.str();
     return k;
 }

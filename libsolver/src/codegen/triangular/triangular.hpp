@@ -69,8 +69,7 @@ struct KernelArguments {
 std::string kernel_arguments_source();
 
 std::string kernel_name(const TriangularKernelSpec& spec);
-// Threads per block and static shared memory (no dynamic shared memory: the triangle's tile is sized
-// by max_leaf_order).
+// Threads per block and dynamic shared memory (the triangle's tile, sized by max_leaf_order).
 KernelResources resources(const TriangularKernelSpec& spec);
 // "" when the spec can be generated, else "<field>: <reason>".
 std::string problem(const TriangularKernelSpec& spec);
