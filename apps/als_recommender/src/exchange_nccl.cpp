@@ -30,9 +30,11 @@ const NcclApi& nccl() {
     static NcclApi api;
     static std::once_flag once;
     std::call_once(once, [] {
+        // NCCL_LIBRARY (a path) first, e.g. the libnccl.so.2 of a Python wheel (nvidia-nccl), then the loader's search.
         void* lib = nullptr;
-        for (const char* name : {"libnccl.so.2", "libnccl.so"})
-            if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+        const char* chosen = std::getenv("NCCL_LIBRARY");
+        for (const char* name : {chosen, "libnccl.so.2", "libnccl.so"})
+            if (name != nullptr && *name != '\0' && (lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
         if (lib == nullptr) {
             api.missing = std::string("libnccl.so.2 not found (") + dlerror() + ")";
             return;

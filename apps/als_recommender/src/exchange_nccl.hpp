@@ -11,7 +11,8 @@
 namespace als {
 
 // One exchange per device of `devices` (ncclCommInitAll), or an empty vector when NCCL cannot be
-// loaded (libnccl.so.2 absent; the reason goes to stderr once) or in a build without CUDA. NVLink
+// loaded ($NCCL_LIBRARY, else libnccl.so.2 on the loader's path; the reason goes to stderr once) or
+// in a build without CUDA. NVLink
 // multicast (NVLS) is switched off unless NCCL_NVLS_ENABLE is set: on shared hosts it can take the
 // machine out of service.
 std::vector<std::unique_ptr<Exchange>> make_nccl_exchanges(const std::vector<int>& devices);

@@ -27,6 +27,12 @@ nvidia-smi topo -m 2>&1 | head -12 | tee -a "$log"
 say "mpirun: $(command -v mpirun || echo absent); MPI libraries: $(ls /usr/lib/x86_64-linux-gnu 2>/dev/null | grep -ci mpi) files"
 say "NCCL: $( (ldconfig -p | grep -o 'libnccl.so[.0-9]*' | head -1) || true) $(ls /usr/local/cuda/lib64/libnccl.so* 2>/dev/null | head -1)"
 python3 -c "import torch; print('torch NCCL', torch.cuda.nccl.version())" 2>&1 | tail -1 | tee -a "$log"
+# Without a system libnccl, als takes the one of the nvidia-nccl wheel torch brings (NCCL_LIBRARY).
+if ! ldconfig -p | grep -q libnccl.so.2 && [[ ! -e /usr/local/cuda/lib64/libnccl.so.2 ]]; then
+    wheel_nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
+    [[ -n $wheel_nccl && -e $wheel_nccl ]] && export NCCL_LIBRARY=$wheel_nccl
+fi
+say "NCCL for als: ${NCCL_LIBRARY:-the loader's libnccl.so.2}"
 
 say "== GPU tests: multi-device posv (every GPU, host- and device-resident) and ALS partitions"
 timeout 90 $R batchsolve_multi_device_test --gtest_brief=1 2>&1 | tail -8 | tee -a "$log"
