@@ -40,6 +40,8 @@ done
 
 if [[ $mode == test ]]; then
   ctest --preset default -j"$jobs"
+  # The Python package as users install it (pip install ./python, CPU-only, ccache): ~40 s CPU.
+  python/scripts/test-pip-install.sh
   # Issue 22's ASan+UBSan build and bounded fuzzing (docs/input-checks.md), when CI's time allows:
   # BATCHSOLVE_CI_SANITIZE=quick (data/ suites + every fuzz target) or =full (+ the library's CPU suites).
   case ${BATCHSOLVE_CI_SANITIZE:-off} in
