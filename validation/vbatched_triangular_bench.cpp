@@ -51,6 +51,9 @@ usage: vbatched_triangular_bench [options]
   --cpu-repeat R    timed runs of the CPU reference (default 1; 0 skips the CPU rows and the
                     differences, which are then measured against nothing)
   --seed S          sizes and matrices (default 2017)
+  --blockings LIST  extra leaf-kernel blockings to time, columns_per_thread:warps_per_block pairs
+                    (e.g. 4:4,4:8); each adds "ours <algorithm> c<C>w<W>" rows (default none)
+  --inversion-blocks LIST  extra nb of the inversion-based TRSM to time (e.g. 16) (default none)
   --json FILE       rows as JSON (GPU, commit, date)
   --markdown FILE   the table as markdown
   --help            this text
@@ -81,6 +84,8 @@ struct Settings {
     int cpu_repeat = 1;
     std::uint64_t seed = 2017;
     std::string json_file, markdown_file;
+    std::vector<std::pair<int, int>> blockings;  // (columns_per_thread, warps_per_block)
+    std::vector<int> inversion_blocks;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -358,9 +363,21 @@ void run_setup(const Settings& s, const std::string& routine, int x, Context& gp
         TriangularConfig rec, inv;
         rec.trsm_algorithm = TrsmAlgorithm::recursive, inv.trsm_algorithm = TrsmAlgorithm::inversion;
         variants = {{"ours recursive", rec}, {"ours inversion", inv}};
+        for (int nb : s.inversion_blocks) {
+            TriangularConfig c = inv;
+            c.inversion_block = nb;
+            variants.push_back({"ours inversion nb" + std::to_string(nb), c});
+        }
     } else {
         variants = {{"ours", TriangularConfig{}}};
     }
+    const std::size_t plain = variants.size();
+    for (auto [columns, warps] : s.blockings)
+        for (std::size_t v = 0; v < plain; ++v) {
+            TriangularConfig c = variants[v].second;
+            c.columns_per_thread = columns, c.warps_per_block = warps;
+            variants.push_back({variants[v].first + " c" + std::to_string(columns) + "w" + std::to_string(warps), c});
+        }
     double best_ours = 0;
     for (const auto& [name, config] : variants) {
         const double ms = time_gpu(stream, s.repeat, restore, [&] { ours(config); });
@@ -517,6 +534,15 @@ int main(int argc, char** argv) {
         } else if (arg == "--repeat") s.repeat = std::max(1, number(value()));
         else if (arg == "--cpu-repeat") s.cpu_repeat = number(value());
         else if (arg == "--seed") s.seed = std::uint64_t(number(value()));
+        else if (arg == "--blockings") {
+            for (const std::string& t : split(value())) {
+                const std::size_t colon = t.find(':');
+                if (colon == std::string::npos) fail("invalid --blockings '" + t + "' (columns:warps)");
+                s.blockings.push_back({number(t.substr(0, colon)), number(t.substr(colon + 1))});
+            }
+        } else if (arg == "--inversion-blocks") {
+            for (const std::string& t : split(value())) s.inversion_blocks.push_back(number(t));
+        }
         else if (arg == "--json") s.json_file = value();
         else if (arg == "--markdown") s.markdown_file = value();
         else fail("unknown option '" + arg + "' (see --help)");

@@ -9,6 +9,8 @@
 #   VBT_REPEAT      timed GPU runs per row (default 5)   VBT_CPU_REPEAT  CPU runs per row (default 1)
 #   VBT_TEST_SECONDS / VBT_BENCH_SECONDS  time limits (default 80 / 90)
 #   VBT_FILTER      gtest filter (default: every CUDA instance)
+#   VBT_BLOCKINGS   extra leaf blockings to time, columns:warps pairs (e.g. 4:4,2:8; default none)
+#   VBT_INVERSION_BLOCKS  extra nb of the inversion-based TRSM to time (e.g. 16; default none)
 set -u
 out="${OUT:-/tmp/out}/vb-tri"
 mkdir -p "$out"
@@ -26,7 +28,8 @@ test_rc=$?
 
 timeout "${VBT_BENCH_SECONDS:-90}" "$run" vbatched_triangular_bench --precision "${VBT_PRECISIONS:-d}" \
   --x "${VBT_X:-32,64,128,256,512}" --routines "${VBT_ROUTINES:-trsm_square,trsm_chol,trmm,potrf}" \
-  --repeat "${VBT_REPEAT:-5}" --cpu-repeat "${VBT_CPU_REPEAT:-1}" \
+  --repeat "${VBT_REPEAT:-5}" --cpu-repeat "${VBT_CPU_REPEAT:-1}" ${VBT_BLOCKINGS:+--blockings "$VBT_BLOCKINGS"} \
+  ${VBT_INVERSION_BLOCKS:+--inversion-blocks "$VBT_INVERSION_BLOCKS"} \
   --json "$out/bench.json" --markdown "$out/bench.md" > "$out/bench.txt" 2>&1
 bench_rc=$?
 python3 libsolver/tests/triangular/plot_bench.py "$out/bench.json" -o "$out/bench.png" > /dev/null 2>&1 || true
