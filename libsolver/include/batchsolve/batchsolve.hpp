@@ -13,3 +13,4 @@
 #include "batchsolve/tuning.hpp"  // kernel configurations, expert overloads, prepare_kernel
 #include "batchsolve/types.hpp"
 #include "batchsolve/vbatched_blas.hpp"  // variable-size BLAS-3 (gemm, syrk/herk, syr2k/her2k, symm/hemm)
+#include "batchsolve/vbatched_triangular.hpp"  // variable-size TRMM, TRSM, potrf_vbatched
