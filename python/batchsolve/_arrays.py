@@ -158,19 +158,18 @@ class TorchAdapter:
         p = cls._precision.get(x.dtype)
         if p is None:
             raise argument_error(routine, f"{argument}.dtype", f"float32, float64, complex64 or complex128 (got {x.dtype})")
-        device = x.device
-        if device.type == "cuda":
-            index = device.index if device.index is not None else cls._torch.cuda.current_device()
-        elif device.type == "cpu":
+        if x.is_cuda:
+            index = x.get_device()  # an int: cheaper than building x.device
+        elif x.device.type == "cpu":
             index = CPU
         else:
-            raise argument_error(routine, f"{argument}.device", f"a CPU or CUDA tensor (got {device})")
+            raise argument_error(routine, f"{argument}.device", f"a CPU or CUDA tensor (got {x.device})")
         return Described(index, x.data_ptr(), tuple(x.shape), tuple(x.stride()), p)
 
     @classmethod
     def int32_address(cls, routine: str, x, count: int, device: int) -> int:
-        where = CPU if x.device.type == "cpu" else (x.device.index if x.device.index is not None else 0)
-        check_info(routine, x.dtype is cls._torch.int32, tuple(x.shape), x.stride()[0] if x.dim() == 1 else 0, where,
+        where = x.get_device() if x.is_cuda else (CPU if x.device.type == "cpu" else -2)
+        check_info(routine, x.dtype is cls._torch.int32, x.shape, x.stride()[0] if x.dim() == 1 else 0, where,
                    count, device, x.dtype)
         return x.data_ptr()
 

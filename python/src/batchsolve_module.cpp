@@ -112,11 +112,16 @@ auto run_on(int device, std::int64_t stream, F&& f) {
 // Layout codes shared with _arrays.py.
 enum LayoutCode : int { column_major = 0, interleaved = 1, chunked = 2 };
 
-int to_int(const char* routine, const char* argument, std::int64_t value) {
-    if (value < 0 || value > INT_MAX)
-        throw bs::InvalidArgument(routine, argument, "0 <= " + std::string(argument) + " <= 2^31 - 1 (got " + std::to_string(value) + ")");
+// The library counts in int: a larger size is an argument error, not a wrapped value. `field` names
+// a member of `operand` ("a" + ".ld"); the text is only built when the check fails.
+int to_int(const char* routine, const char* operand, const char* field, std::int64_t value) {
+    if (value < 0 || value > INT_MAX) {
+        const std::string argument = std::string(operand) + field;
+        throw bs::InvalidArgument(routine, argument, "0 <= " + argument + " <= 2^31 - 1 (got " + std::to_string(value) + ")");
+    }
     return int(value);
 }
+int to_int(const char* routine, const char* argument, std::int64_t value) { return to_int(routine, argument, "", value); }
 
 // One batch of rows x cols matrices: where it is and how it is laid out (strides in elements).
 struct Operand {
@@ -129,17 +134,15 @@ struct Operand {
 template <class T>
 bs::BatchView<T> view_of(const char* routine, const char* name, const Operand& o, std::int64_t rows, std::int64_t cols,
                          std::int64_t count) {
-    const std::string arg(name);
-    const int r = to_int(routine, (arg + ".rows").c_str(), rows), c = to_int(routine, (arg + ".cols").c_str(), cols);
+    const int r = to_int(routine, name, ".rows", rows), c = to_int(routine, name, ".cols", cols);
     const int k = to_int(routine, "batch", count);
     T* data = reinterpret_cast<T*>(o.address);
     switch (o.layout) {
-        case column_major:
-            return bs::BatchView<T>::column_major(data, r, c, to_int(routine, (arg + ".ld").c_str(), o.ld), o.stride, k);
+        case column_major: return bs::BatchView<T>::column_major(data, r, c, to_int(routine, name, ".ld", o.ld), o.stride, k);
         case interleaved: return bs::BatchView<T>::interleaved(data, r, c, k);
         case chunked: return bs::BatchView<T>::chunked(data, r, c, k, o.chunk);
     }
-    throw bs::InvalidArgument(routine, arg + ".layout", "0 (column-major), 1 (interleaved) or 2 (chunked)");
+    throw bs::InvalidArgument(routine, std::string(name) + ".layout", "0 (column-major), 1 (interleaved) or 2 (chunked)");
 }
 
 bs::Uplo uplo_of(bool lower) { return lower ? bs::Uplo::lower : bs::Uplo::upper; }
