@@ -56,6 +56,12 @@ struct LargeCholeskyConfig {
     int recursion_depth = -1;
     Potf2Strip strip = Potf2Strip::automatic;
     bool lookahead = true;  // right-looking only: the next panel on a second stream
+    // CUDA: capture the whole factorisation as a CUDA graph on the first call with these arguments
+    // (a, lda, n, info, uplo, the context's stream and this configuration) and replay it on later
+    // ones: the host then issues one launch instead of ~10 library calls per panel (a few us each,
+    // which small n would otherwise wait for). The first call pays the capture; up to 64 graphs are
+    // kept for the life of the process (later distinct calls run uncaptured). Not with `times`.
+    bool graph = false;
     // Single precision only: SYRK/GEMM updates on TF32 tensor cores (products with 10-bit mantissas;
     // the factor is then only accurate to ~1e-3 relative: posv_mixed's tensor_core_updates uses it).
     bool tf32_updates = false;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -480,6 +481,43 @@ jit::LoadedKernel Factorisation<T>::load(const codegen::large::Potf2Spec& spec) 
     return k;
 }
 
+// Executable graphs of captured factorisations, by the text of everything the capture depends on.
+// Never destroyed (a replay may still be in flight when another call would evict it); bounded.
+class GraphCache {
+public:
+    static constexpr std::size_t kCapacity = 64;
+    static GraphCache& instance() {
+        static GraphCache cache;
+        return cache;
+    }
+    cudaGraphExec_t find(const std::string& key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = graphs_.find(key);
+        return it == graphs_.end() ? nullptr : it->second;
+    }
+    bool full() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return graphs_.size() >= kCapacity;
+    }
+    void insert(const std::string& key, cudaGraphExec_t exec) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        graphs_.emplace(key, exec);
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, cudaGraphExec_t> graphs_;
+};
+
+template <class T>
+std::string graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda, const int* info, const LargeCholeskyConfig& c) {
+    std::ostringstream key;
+    key << r.device_ << ':' << static_cast<const void*>(r.stream()) << ':' << sizeof(T) << ':' << int(uplo) << ':' << n << ':'
+        << static_cast<const void*>(a) << ':' << lda << ':' << static_cast<const void*>(info) << ':' << c.nb << ':' << c.ib << ':'
+        << c.recursion_depth << ':' << int(c.variant) << ':' << int(c.strip) << ':' << c.lookahead << ':' << c.tf32_updates;
+    return key.str();
+}
+
 CudaResources& prepare(Context& ctx, const char* routine) {
     CudaResources& r = detail::resources_of(ctx, routine);
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -494,6 +532,36 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     DeviceGuard guard(r.device_);
     r.require_device_memory(info, "potrf", "info");
     if (n > 0) r.require_device_memory(a, "potrf", "a");
+    if (n > 0 && config.graph && times == nullptr) {
+        GraphCache& cache = GraphCache::instance();
+        const std::string key = graph_key(r, uplo, n, a, lda, info, config);
+        if (cudaGraphExec_t exec = cache.find(key)) {
+            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
+            return;
+        }
+        if (!cache.full()) {
+            Factorisation<T> f(r, uplo, n, a, lda, info, config, nullptr);  // compiles/loads the kernel first
+            // Relaxed: a first call may create the lookahead lane (stream, cuBLAS handle) while capturing.
+            BATCHSOLVE_CUDA_CHECK(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeRelaxed));
+            cudaGraph_t graph = nullptr;
+            try {
+                BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+                f.run();
+            } catch (...) {
+                cudaStreamEndCapture(r.stream(), &graph);  // leave the stream usable
+                if (graph) cudaGraphDestroy(graph);
+                throw;
+            }
+            BATCHSOLVE_CUDA_CHECK(cudaStreamEndCapture(r.stream(), &graph));
+            cudaGraphExec_t exec = nullptr;
+            const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+            cudaGraphDestroy(graph);
+            BATCHSOLVE_CUDA_CHECK(instantiated);
+            cache.insert(key, exec);
+            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
+            return;
+        }
+    }
     BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
     if (n == 0) return;
     Factorisation<T> f(r, uplo, n, a, lda, info, config, times);
