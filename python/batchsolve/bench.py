@@ -83,8 +83,9 @@ class TorchArrays:
         t = self.torch
         dtype = self.dtypes[precision]
         g = t.randn((count, n, n), dtype=dtype, device=self.device, generator=self.generator)
-        a = g @ g.mH / n
-        a.diagonal(dim1=-2, dim2=-1).add_(1.0)  # eigenvalues in [1, ~5]: well conditioned, every pivot positive
+        a = g @ g.mH
+        del g
+        a.div_(n).diagonal(dim1=-2, dim2=-1).add_(1.0)  # eigenvalues in [1, ~5]: well conditioned
         return a
 
     def rhs(self, count: int, n: int, nrhs: int, precision: str):

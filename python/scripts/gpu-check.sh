@@ -42,17 +42,19 @@ fi
 if [[ $mode == tests || $mode == all ]]; then
   echo "== pytest (GPU tests, then the CPU tests on this machine)"
   start=$SECONDS
-  timeout "${TEST_SECONDS:-150}" python3 -m pytest -q -rs -p no:cacheprovider python/tests/test_gpu.py python/tests/test_cpu.py \
-    > "$out/pytest.txt" 2>&1
+  # One line per test (-v), so that a run cut by the time limit still shows what passed.
+  timeout "${TEST_SECONDS:-150}" python3 -m pytest -v -rs -p no:cacheprovider --durations=8 python/tests/test_gpu.py \
+    python/tests/test_cpu.py > "$out/pytest.txt" 2>&1
   rc=$?
-  tail -25 "$out/pytest.txt"
+  grep -E "FAILED|ERROR" "$out/pytest.txt" | head -20
+  tail -22 "$out/pytest.txt"
   summary+=("pytest rc=$rc in $((SECONDS - start)) s: $(tail -1 "$out/pytest.txt")")
 fi
 
 if [[ $mode == bench || $mode == all ]]; then
   echo "== bench"
   start=$SECONDS
-  timeout $(( ${BENCH_SECONDS:-100} + 60 )) python3 -m batchsolve.bench --time-limit "${BENCH_SECONDS:-100}" \
+  timeout $(( ${BENCH_SECONDS:-100} + 40 )) python3 -m batchsolve.bench --time-limit "${BENCH_SECONDS:-100}" \
     --json "$out/bench.json" --table "$out/bench.md" --plot "$out/bench.png" "$@" 2> "$out/bench-stderr.txt"
   rc=$?
   tail -c 600 "$out/bench-stderr.txt" | tr '\r' '\n' | tail -3
