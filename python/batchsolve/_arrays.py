@@ -386,6 +386,9 @@ def adapt(routine: str, argument: str, x) -> Foreign:
         import jax.numpy as jnp
 
         give_back = jnp.from_dlpack
+        # JAX does not name its streams: the array must be computed before another stream reads it.
+        if hasattr(x, "block_until_ready"):
+            x.block_until_ready()
     elif back_module is not None and hasattr(back_module, "from_dlpack"):
         give_back = back_module.from_dlpack
     if hasattr(x, "__cuda_array_interface__"):

@@ -10,6 +10,10 @@
 # Writes $OUT/python/: pytest.txt, bench.json, bench.md, bench.png; prints a summary last.
 # Limits: BENCH_SECONDS (default 100: no new bench case after it), TEST_SECONDS (default 150).
 set -uo pipefail
+case ${1:-all} in
+  tests|bench|all) ;;
+  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
 mode=${1:-all}
 (($#)) && shift
 out=${OUT:-/tmp/out}/python
