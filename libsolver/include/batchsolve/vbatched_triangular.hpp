@@ -18,6 +18,7 @@
 //    unaffected), -p an invalid argument p (checked levels).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "batchsolve/context.hpp"
@@ -92,6 +93,13 @@ template <class T>
 void trsm_vbatched_max_nocheck(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,
                                const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m,
                                int max_n, int batch, Context& ctx, const TriangularConfig& config = {});
+
+// Scratch bytes trsm_vbatched (any level) takes from ctx.workspace() for these maxima: the inverted
+// diagonal blocks when the inversion-based algorithm runs (CUDA), else 0. Calling it and
+// ctx.workspace(bytes) before a timed loop keeps the loop free of allocations.
+template <class T>
+std::size_t trsm_vbatched_workspace_size(Side side, int max_m, int max_n, int batch, Context& ctx,
+                                         const TriangularConfig& config = {});
 
 // ---- POTRF ---------------------------------------------------------------------------------------------
 template <class T>

@@ -188,6 +188,20 @@ void trsm_vbatched_max_nocheck(Side side, Uplo uplo, Op op, Diag diag, const int
     run_nocheck(Kind::trsm, side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch, config, ctx);
 }
 
+template <class T>
+std::size_t trsm_vbatched_workspace_size(Side side, int max_m, int max_n, int batch, Context& ctx,
+                                         const TriangularConfig& config) {
+    const char* routine = "trsm_vbatched_workspace_size";
+    require(side == Side::left || side == Side::right, routine, "side", "Side::left or Side::right");
+    require(max_m >= 0, routine, "max_m", "max_m >= 0 (got " + std::to_string(max_m) + ")");
+    require(max_n >= 0, routine, "max_n", "max_n >= 0 (got " + std::to_string(max_n) + ")");
+    require(batch >= 0, routine, "batch", "batch >= 0 (got " + std::to_string(batch) + ")");
+    check_config(config, routine);
+    const int order = side == Side::left ? max_m : max_n;
+    if (ctx.backend() != Backend::cuda || !triangular_detail::inversion_chosen(order, config)) return 0;
+    return triangular_detail::inversion_workspace_elements(order, batch, config) * sizeof(T);
+}
+
 namespace {
 template <class T>
 void potrf_checked(const char* routine, Uplo uplo, const int* n, T* const* a, const int* lda, const int* max_n,
@@ -243,6 +257,7 @@ void potrf_vbatched_max_nocheck(Uplo uplo, const int* n, T* const* a, const int*
     template void trsm_vbatched_max_nocheck<T>(Side, Uplo, Op, Diag, const int*, const int*, T, const T* const*,    \
                                                const int*, T* const*, const int*, int, int, int, Context&,          \
                                                const TriangularConfig&);                                            \
+    template std::size_t trsm_vbatched_workspace_size<T>(Side, int, int, int, Context&, const TriangularConfig&);    \
     template void potrf_vbatched<T>(Uplo, const int*, T* const*, const int*, int, int*, Context&,                   \
                                     const TriangularConfig&);                                                       \
     template void potrf_vbatched_max<T>(Uplo, const int*, T* const*, const int*, int, int, int*, Context&,          \

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 
 #include "batchsolve/context.hpp"
 #include "batchsolve/types.hpp"
@@ -23,6 +24,25 @@ struct CheckSpec {
     int given_max_m = -1;  // TRMM/TRSM m, POTRF n
     int given_max_n = -1;  // TRMM/TRSM n
 };
+
+// The TRSM size rule: the inversion-based algorithm for triangles of order >= inversion_from_order
+// (automatic), or the one the configuration names.
+inline bool inversion_chosen(int order, const TriangularConfig& config) {
+    switch (config.trsm_algorithm) {
+        case TrsmAlgorithm::inversion: return true;
+        case TrsmAlgorithm::recursive: return false;
+        case TrsmAlgorithm::automatic: break;
+    }
+    return order >= config.inversion_from_order;
+}
+
+// Elements of the inversion-based TRSM's workspace: every problem's diagonal blocks of the largest
+// triangle, nb x nb each.
+inline std::size_t inversion_workspace_elements(int order, int batch, const TriangularConfig& config) {
+    const std::size_t nb = std::size_t(config.inversion_block);
+    const std::size_t blocks = (std::size_t(order) + nb - 1) / nb;
+    return blocks * nb * nb * std::size_t(batch);
+}
 
 // Largest valid sizes the check found (or the given ones).
 struct Maxima {

@@ -512,6 +512,34 @@ TYPED_TEST(VbatchedTriangular, ArgumentErrorsPerProblem) {
     potrf_vbatched<T>(Uplo::lower, nullptr, nullptr, nullptr, 0, nullptr, this->ctx());
 }
 
+// The workspace query: the inverted blocks of the inversion-based TRSM on CUDA, nothing otherwise;
+// after ctx.workspace(bytes) a call allocates nothing more.
+TYPED_TEST(VbatchedTriangular, WorkspaceQuery) {
+    using T = typename TypeParam::value_type;
+    TriangularConfig inv, rec;
+    inv.trsm_algorithm = TrsmAlgorithm::inversion, rec.trsm_algorithm = TrsmAlgorithm::recursive;
+    const std::size_t expected = this->is_cuda ? std::size_t(4) * 32 * 32 * 50 * sizeof(T) : 0;  // ceil(100 / 32) = 4
+    EXPECT_EQ(trsm_vbatched_workspace_size<T>(Side::left, 100, 7, 50, this->ctx(), inv), expected);
+    EXPECT_EQ(trsm_vbatched_workspace_size<T>(Side::right, 7, 100, 50, this->ctx(), inv), expected);
+    EXPECT_EQ(trsm_vbatched_workspace_size<T>(Side::left, 100, 7, 50, this->ctx(), rec), 0u);
+    EXPECT_THROW(trsm_vbatched_workspace_size<T>(Side::left, -1, 7, 50, this->ctx()), InvalidArgument);
+    if (!this->is_cuda) return;
+    std::mt19937_64 rng(fresh_seed());
+    const Options o{Side::left, Uplo::lower, Op::no_trans, Diag::non_unit};
+    const std::vector<int> m = random_sizes(50, 100, rng), n = random_sizes(50, 7, rng);
+    Problems<T> p = layout_problems<T>(o.side, m, n, rng);
+    fill_problems(p, o.side, false, rng);
+    OnBackend<T> d(this->ctx(), p);
+    const int max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end());
+    const std::size_t bytes = trsm_vbatched_workspace_size<T>(o.side, max_m, max_n, 50, this->ctx(), inv);
+    this->ctx().workspace(bytes);
+    const std::size_t before = this->ctx().workspace_size();
+    run_tr<T>(true, Level::max_nocheck, o, d, T(1), 50, max_m, max_n, this->ctx(), inv);
+    EXPECT_EQ(this->ctx().workspace_size(), before) << "the call grew the workspace beyond the query";
+    const std::vector<T> x = d.b_host(p);
+    for (int i = 0; i < 50; ++i) EXPECT_LT(trsm_residual(p, o, T(1), i, x), kAcceptance) << "problem " << i;
+}
+
 // More than 65,535 problems (the CUDA grid's y and z limit): every one solved.
 TYPED_TEST(VbatchedTriangular, BatchAbove65535) {
     using T = typename TypeParam::value_type;

@@ -17,6 +17,7 @@
 #include <cstddef>
 
 #include "../../core/blas3_internal.hpp"
+#include "../../core/triangular_backend.hpp"
 #include "batchsolve/vbatched_triangular.hpp"
 #include "codegen/common.hpp"
 #include "codegen/triangular/triangular.hpp"
@@ -174,7 +175,8 @@ void trsm_inversion(const Canonical<T>& c, T alpha, const TriangularConfig& conf
     const int nb = config.inversion_block;
     const int blocks = codegen::ceil_div(c.max_tri, nb);
     const std::size_t per_problem = std::size_t(blocks) * nb * nb;
-    T* work = static_cast<T*>(x.workspace(per_problem * std::size_t(c.batch) * sizeof(T)));
+    T* work = static_cast<T*>(
+        x.workspace(triangular_detail::inversion_workspace_elements(c.max_tri, c.batch, config) * sizeof(T)));
     KernelArguments inv = arguments(c, 0, INT_MAX, T(1));
     inv.work = work, inv.work_stride = (long long)per_problem, inv.block_order = nb;
     TriangularKernelSpec spec = leaf_spec<T>(KernelKind::invert, c.lower, config);
@@ -212,15 +214,6 @@ void trmm_recursive(const Canonical<T>& c, int o, int lim, T alpha, const Triang
     }
 }
 
-inline bool use_inversion(int order, const TriangularConfig& config) {
-    switch (config.trsm_algorithm) {
-        case TrsmAlgorithm::inversion: return true;
-        case TrsmAlgorithm::recursive: return false;
-        case TrsmAlgorithm::automatic: break;
-    }
-    return order >= config.inversion_from_order;
-}
-
 template <class T>
 bool is_zero(T v) { return v == T(0); }
 
@@ -242,7 +235,7 @@ void trsm(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T 
           Exec& x) {
     const Canonical<T> c = canonical(side, uplo, op, diag, m, n, a, lda, b, ldb, max_m, max_n, batch);
     if (is_zero(alpha)) return zero_b(c, config, x);
-    if (use_inversion(c.max_tri, config)) trsm_inversion(c, alpha, config, x);
+    if (triangular_detail::inversion_chosen(c.max_tri, config)) trsm_inversion(c, alpha, config, x);
     else trsm_recursive(c, 0, INT_MAX, alpha, config, x);
 }
 
