@@ -20,6 +20,7 @@ from ._linalg import (
     cuda_compiled,
     device_name,
     from_interleaved,
+    gemm,
     posv,
     posv_mixed,
     potrf,
@@ -29,6 +30,7 @@ from ._linalg import (
     synchronize,
     sysv_mixed,
     to_interleaved,
+    trsm,
     workspace_bytes,
 )
 
@@ -45,6 +47,7 @@ __all__ = [
     "cuda_compiled",
     "device_name",
     "from_interleaved",
+    "gemm",
     "posv",
     "posv_mixed",
     "potrf",
@@ -54,5 +57,6 @@ __all__ = [
     "synchronize",
     "sysv_mixed",
     "to_interleaved",
+    "trsm",
     "workspace_bytes",
 ]

@@ -102,6 +102,11 @@ class NumpyAdapter:
         return np.swapaxes(x, -1, -2).copy(order="C").swapaxes(-1, -2)
 
     @staticmethod
+    def copy_c(x: np.ndarray) -> np.ndarray:
+        """A copy (always) in which every matrix is row-major and compact."""
+        return x.copy(order="C")
+
+    @staticmethod
     def assign(dst: np.ndarray, src: np.ndarray) -> None:
         np.copyto(dst, src)
 
@@ -202,6 +207,10 @@ class TorchAdapter:
     def copy_fortran(x):
         return x.detach().mT.clone(memory_format=TorchAdapter._torch.contiguous_format).mT
 
+    @classmethod
+    def copy_c(cls, x):
+        return x.detach().clone(memory_format=cls._torch.contiguous_format)
+
     @staticmethod
     def assign(dst, src) -> None:
         dst.copy_(src)
@@ -294,6 +303,11 @@ class CupyAdapter:
     def copy_fortran(cls, x):
         with x.device:
             return cls._cupy.array(cls._cupy.swapaxes(x, -1, -2), order="C", copy=True).swapaxes(-1, -2)
+
+    @classmethod
+    def copy_c(cls, x):
+        with x.device:
+            return cls._cupy.array(x, order="C", copy=True)
 
     @classmethod
     def assign(cls, dst, src) -> None:

@@ -550,6 +550,187 @@ def _potrf_vbatched(matrices, lower: bool, overwrite_a: bool, info, check: bool,
     return targets, info_arr
 
 
+class _MatrixList(NamedTuple):
+    """A list of matrices of one framework, device and dtype, each stored column-major (or, with
+    row_major, each row-major: the column-major storage of its transpose)."""
+
+    arrays: list
+    described: list
+    lds: list
+    row_major: bool
+
+
+def _matrix_list(routine: str, name: str, matrices, fw, row_major: bool | None, writable: bool,
+                 reference: Described | None = None, reference_name: str = "") -> _MatrixList:
+    """Describes a list operand; matrices not stored in the wanted order are copied into it (refused
+    for an operand written in place). row_major None: the order of the first matrix decides."""
+    if not isinstance(matrices, (list, tuple)) or len(matrices) == 0:
+        raise argument_error(routine, name, "a non-empty list of 2-D arrays")
+    arrays, described, lds = [], [], []
+    for k, m in enumerate(matrices):
+        inp = _input(routine, f"{name}[{k}]", m)
+        if fw is None:
+            fw = inp.fw
+        if inp.fw is not fw:
+            raise argument_error(routine, f"{name}[{k}]", f"an array of the framework of the other operands ({fw.name})")
+        x = inp.array
+        d = fw.describe(routine, f"{name}[{k}]", x)
+        if len(d.shape) != 2:
+            raise argument_error(routine, f"{name}[{k}].shape", f"a 2-D matrix (got {d.shape})")
+        if reference is None:
+            reference, reference_name = d, f"{name}[0]"
+        _same_place(routine, f"{name}[{k}]", d, reference, reference_name)
+        rows, cols = d.shape
+        empty = rows == 0 or cols == 0  # strides of an empty array mean nothing
+        column_ok = empty or rows <= 1 or d.strides[0] == 1
+        row_ok = empty or cols <= 1 or d.strides[1] == 1
+        if row_major is None:
+            row_major = not column_ok and row_ok
+        if not (row_ok if row_major else column_ok) or (writable and (inp.immutable or not fw.writable(x))):
+            if writable:
+                raise argument_error(routine, f"{name}[{k}]", f"a writable {'row' if row_major else 'column'}-major "
+                                                              f"matrix like {name}[0] (it is written in place)")
+            x = fw.copy_c(x) if row_major else fw.copy_fortran(x[None])[0]
+            d = fw.describe(routine, f"{name}[{k}]", x)
+        if row_major:
+            ld = d.strides[0] if rows > 1 and not empty else max(cols, 1)
+        else:
+            ld = d.strides[1] if cols > 1 and not empty else max(rows, 1)
+        arrays.append(x), described.append(d), lds.append(max(ld, 1))
+    return _MatrixList(arrays, described, lds, bool(row_major))
+
+
+def _device_arrays(fw, like, *columns):
+    """int32 (sizes) and int64 (pointers) arrays on the operands' device, from host lists."""
+    out = []
+    for values, dtype in columns:
+        host = np.asarray(values, dtype=dtype)
+        out.append(fw.from_host(host, like))
+    return out
+
+
+def _list_info(routine: str, fw, like, count: int, info, device: int):
+    info_arr, address = _info_array(routine, fw, like, count, info, device)
+    return info_arr, address
+
+
+def _raise_on_argument_codes(routine: str, fw, info, names: dict) -> None:
+    host = np.asarray(fw.to_host(info))
+    bad = np.flatnonzero(host)
+    if bad.size:
+        shown = ", ".join(f"{int(k)} ({names.get(-int(host[k]), f'argument {-int(host[k])}')})" for k in bad[:10])
+        error = _raw.Error(f"{routine}: {bad.size} of {host.size} problems were refused: problem {shown}")
+        error.info, error.failed = host, bad
+        raise error
+
+
+def _scalar(routine: str, name: str, value, precision: str) -> complex:
+    value = complex(value)
+    if value.imag and precision in "sd":
+        raise argument_error(routine, name, f"a real number for real matrices (got {value})")
+    return value
+
+
+_OPS = {"n": "n", "t": "t", "c": "c", "no_trans": "n", "trans": "t", "conj_trans": "c"}
+
+
+def gemm(a, b, c, *, alpha=1.0, beta=0.0, trans_a: str = "n", trans_b: str = "n", info=None, check: bool = False,
+         stream=None):
+    """C_i <- alpha op(A_i) op(B_i) + beta C_i for lists of matrices of different sizes (one
+    gemm_vbatched call; op is "n", "t" or "c"). Every C_i is updated in place and must be writable;
+    all C_i column-major or all row-major (A_i, B_i in another order are copied into C's). Returns
+    ``(c, info)``: info[i] = -p when problem i's p-th BLAS argument was invalid (it is then skipped);
+    ``check=True`` raises :class:`Error` for those."""
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and isinstance(c, (list, tuple))):
+        raise argument_error("gemm", "a", "lists of 2-D matrices for a, b and c")
+    if not (len(a) == len(b) == len(c)):
+        raise argument_error("gemm", "b", f"lists of one length (a: {len(a)}, b: {len(b)}, c: {len(c)})")
+    ta, tb = _OPS.get(str(trans_a).lower()), _OPS.get(str(trans_b).lower())
+    if ta is None or tb is None:
+        raise argument_error("gemm", "trans_a" if ta is None else "trans_b", "'n', 't' or 'c'")
+    cs = _matrix_list("gemm", "c", c, None, None, writable=True)
+    fw = adapter_of(cs.arrays[0])
+    ref = cs.described[0]
+    as_ = _matrix_list("gemm", "a", a, fw, cs.row_major, writable=False, reference=ref, reference_name="c[0]")
+    bs_ = _matrix_list("gemm", "b", b, fw, cs.row_major, writable=False, reference=ref, reference_name="c[0]")
+    ms, ns, ks = [], [], []
+    for i, (da, db, dc) in enumerate(zip(as_.described, bs_.described, cs.described)):
+        m, n = dc.shape
+        am, ak = da.shape if ta == "n" else da.shape[::-1]
+        bk, bn = db.shape if tb == "n" else db.shape[::-1]
+        if am != m or bn != n or ak != bk:
+            raise argument_error("gemm", f"a[{i}].shape", f"op(a[{i}]) m x k, op(b[{i}]) k x n and c[{i}] m x n "
+                                                          f"(got {da.shape}, {db.shape}, {dc.shape})")
+        ms.append(m), ns.append(n), ks.append(ak)
+    precision = ref.precision
+    alpha_, beta_ = _scalar("gemm", "alpha", alpha, precision), _scalar("gemm", "beta", beta, precision)
+    # Row-major storage is the column-major storage of the transpose: C^T = op(B)^T op(A)^T, so the
+    # operands swap and so do m and n; each op stays what it was.
+    if cs.row_major:
+        as_, bs_, ta, tb, ms, ns = bs_, as_, tb, ta, ns, ms
+    count = len(ms)
+    like = cs.arrays[0]
+    m_d, n_d, k_d, lda_d, ldb_d, ldc_d, pa, pb, pc = _device_arrays(
+        fw, like, (ms, np.int32), (ns, np.int32), (ks, np.int32), (as_.lds, np.int32), (bs_.lds, np.int32),
+        (cs.lds, np.int32), ([d.address for d in as_.described], np.uint64), ([d.address for d in bs_.described], np.uint64),
+        ([d.address for d in cs.described], np.uint64))
+    info_arr, info_address = _list_info("gemm", fw, like, count, info, ref.device)
+    i32 = lambda v: fw.int32_address("gemm", v, count, ref.device)
+    _raw.gemm_vbatched(precision, ref.device, _stream_value(stream, fw, like, ref.device), ta, tb, i32(m_d), i32(n_d),
+                       i32(k_d), alpha_, fw.address(pa), i32(lda_d), fw.address(pb), i32(ldb_d), beta_, fw.address(pc),
+                       i32(ldc_d), max(ms), max(ns), max(ks), count, info_address)
+    del m_d, n_d, k_d, lda_d, ldb_d, ldc_d, pa, pb, pc, as_, bs_  # stream-ordered frameworks keep them until read
+    if check:
+        _raise_on_argument_codes("gemm", fw, info_arr, {3: "m", 4: "n", 5: "k", 8: "lda", 10: "ldb", 13: "ldc"})
+    return list(cs.arrays), info_arr
+
+
+def trsm(a, b, *, side: str = "left", lower: bool = True, trans: str = "n", unit_diagonal: bool = False, alpha=1.0,
+         info=None, check: bool = False, stream=None):
+    """Solves op(A_i) X_i = alpha B_i (side="left") or X_i op(A_i) = alpha B_i (side="right") for lists
+    of triangular A_i and B_i of different sizes (one trsm_vbatched call); X_i overwrites B_i, which must
+    be writable, all column-major or all row-major (A_i in another order are copied into B's). Only the
+    ``lower`` (else upper) triangle of A_i is read, and not its diagonal with ``unit_diagonal``.
+    Returns ``(b, info)`` (info[i] = -p: problem i's p-th BLAS argument was invalid)."""
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))) or len(a) != len(b):
+        raise argument_error("trsm", "a", "lists of 2-D matrices of one length for a and b")
+    if side not in ("left", "right"):
+        raise argument_error("trsm", "side", f"'left' or 'right' (got {side!r})")
+    op = _OPS.get(str(trans).lower())
+    if op is None:
+        raise argument_error("trsm", "trans", "'n', 't' or 'c'")
+    bs_ = _matrix_list("trsm", "b", b, None, None, writable=True)
+    fw = adapter_of(bs_.arrays[0])
+    ref = bs_.described[0]
+    as_ = _matrix_list("trsm", "a", a, fw, bs_.row_major, writable=False, reference=ref, reference_name="b[0]")
+    ms, ns = [], []
+    for i, (da, db) in enumerate(zip(as_.described, bs_.described)):
+        m, n = db.shape
+        order = m if side == "left" else n
+        if da.shape != (order, order):
+            raise argument_error("trsm", f"a[{i}].shape", f"({order}, {order}) for b[{i}] of shape {db.shape}, side={side} (got {da.shape})")
+        ms.append(m), ns.append(n)
+    left, lower_ = side == "left", lower
+    # Row-major: X^T op(A)^T = alpha B^T, the transposes being the column-major views: the side and the
+    # triangle flip, m and n swap, the op stays.
+    if bs_.row_major:
+        left, lower_, ms, ns = not left, not lower, ns, ms
+    count = len(ms)
+    like = bs_.arrays[0]
+    m_d, n_d, lda_d, ldb_d, pa, pb = _device_arrays(
+        fw, like, (ms, np.int32), (ns, np.int32), (as_.lds, np.int32), (bs_.lds, np.int32),
+        ([d.address for d in as_.described], np.uint64), ([d.address for d in bs_.described], np.uint64))
+    info_arr, info_address = _list_info("trsm", fw, like, count, info, ref.device)
+    i32 = lambda v: fw.int32_address("trsm", v, count, ref.device)
+    _raw.trsm_vbatched(ref.precision, ref.device, _stream_value(stream, fw, like, ref.device), left, lower_, op,
+                       bool(unit_diagonal), i32(m_d), i32(n_d), _scalar("trsm", "alpha", alpha, ref.precision),
+                       fw.address(pa), i32(lda_d), fw.address(pb), i32(ldb_d), max(ms), max(ns), count, info_address)
+    del m_d, n_d, lda_d, ldb_d, pa, pb, as_
+    if check:
+        _raise_on_argument_codes("trsm", fw, info_arr, {5: "m", 6: "n", 9: "lda", 11: "ldb"})
+    return list(bs_.arrays), info_arr
+
+
 def posv_mixed(a, b, *, lower: bool = True, out=None, max_iterations: int = 30, tensor_core_updates: bool = False,
                allow_fallback: bool = True, stream=None):
     """Solves A X = B for one large symmetric positive definite float64 A (cholesky_large.hpp): Cholesky

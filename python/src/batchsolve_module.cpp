@@ -6,6 +6,7 @@
 // caller's stream on it, releases the GIL and holds the context's mutex (a Context is not
 // thread-safe). Library exceptions become the Python classes created below, with the library's message.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/complex.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -20,6 +21,7 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/cholesky_large.hpp"       // not (yet) in the umbrella header
+#include "batchsolve/vbatched_blas.hpp"
 #include "batchsolve/vbatched_triangular.hpp"
 
 namespace nb = nanobind;
@@ -143,6 +145,13 @@ bs::BatchView<T> view_of(const char* routine, const char* name, const Operand& o
         case chunked: return bs::BatchView<T>::chunked(data, r, c, k, o.chunk);
     }
     throw bs::InvalidArgument(routine, std::string(name) + ".layout", "0 (column-major), 1 (interleaved) or 2 (chunked)");
+}
+
+// A Python scalar as the routine's T (the imaginary part dropped for real T: the Python layer checks it is 0).
+template <class T>
+T scalar_as(std::complex<double> v) {
+    if constexpr (bs::is_complex_v<T>) return T(typename T::value_type(v.real()), typename T::value_type(v.imag()));
+    else return T(v.real());
 }
 
 bs::Uplo uplo_of(bool lower) { return lower ? bs::Uplo::lower : bs::Uplo::upper; }
@@ -494,6 +503,56 @@ NB_MODULE(_batchsolve, m) {
         nb::arg("lda"), nb::arg("batch"), nb::arg("max_n"), nb::arg("info"),
         "batchsolve::potrf_vbatched_max: arrays of orders, pointers and leading dimensions at raw addresses "
         "(in the backend's memory), the largest order known.");
+
+    m.def(
+        "gemm_vbatched",
+        [](std::string precision, int device, std::int64_t stream, std::string trans_a, std::string trans_b, std::uintptr_t m,
+           std::uintptr_t n, std::uintptr_t k, std::complex<double> alpha, std::uintptr_t a, std::uintptr_t lda,
+           std::uintptr_t b, std::uintptr_t ldb, std::complex<double> beta, std::uintptr_t c, std::uintptr_t ldc,
+           std::int64_t max_m, std::int64_t max_n, std::int64_t max_k, std::int64_t batch, std::uintptr_t info) {
+            const int count = to_int("gemm_vbatched", "batch", batch);
+            const int M = to_int("gemm_vbatched", "max_m", max_m), N = to_int("gemm_vbatched", "max_n", max_n);
+            const int K = to_int("gemm_vbatched", "max_k", max_k);
+            const bs::Op op_a = bs::parse_op(trans_a), op_b = bs::parse_op(trans_b);
+            run_on(device, stream, [&](bs::Context& ctx) {
+                dispatch(precision, [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    auto ints = [](std::uintptr_t p) { return reinterpret_cast<const int*>(p); };
+                    bs::gemm_vbatched_max<T>(op_a, op_b, ints(m), ints(n), ints(k), scalar_as<T>(alpha),
+                                             reinterpret_cast<const T* const*>(a), ints(lda), reinterpret_cast<const T* const*>(b),
+                                             ints(ldb), scalar_as<T>(beta), reinterpret_cast<T* const*>(c), ints(ldc), M, N, K,
+                                             count, reinterpret_cast<int*>(info), ctx);
+                });
+            });
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("trans_a"), nb::arg("trans_b"), nb::arg("m"),
+        nb::arg("n"), nb::arg("k"), nb::arg("alpha"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"),
+        nb::arg("beta"), nb::arg("c"), nb::arg("ldc"), nb::arg("max_m"), nb::arg("max_n"), nb::arg("max_k"), nb::arg("batch"),
+        nb::arg("info"), "batchsolve::gemm_vbatched_max (vbatched_blas.hpp): arrays at raw addresses, maxima known.");
+
+    m.def(
+        "trsm_vbatched",
+        [](std::string precision, int device, std::int64_t stream, bool left, bool lower, std::string trans, bool unit,
+           std::uintptr_t m, std::uintptr_t n, std::complex<double> alpha, std::uintptr_t a, std::uintptr_t lda,
+           std::uintptr_t b, std::uintptr_t ldb, std::int64_t max_m, std::int64_t max_n, std::int64_t batch, std::uintptr_t info) {
+            const int count = to_int("trsm_vbatched", "batch", batch);
+            const int M = to_int("trsm_vbatched", "max_m", max_m), N = to_int("trsm_vbatched", "max_n", max_n);
+            const bs::Op op = bs::parse_op(trans);
+            run_on(device, stream, [&](bs::Context& ctx) {
+                dispatch(precision, [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    auto ints = [](std::uintptr_t p) { return reinterpret_cast<const int*>(p); };
+                    bs::trsm_vbatched_max<T>(left ? bs::Side::left : bs::Side::right, uplo_of(lower), op,
+                                             unit ? bs::Diag::unit : bs::Diag::non_unit, ints(m), ints(n), scalar_as<T>(alpha),
+                                             reinterpret_cast<const T* const*>(a), ints(lda), reinterpret_cast<T* const*>(b),
+                                             ints(ldb), M, N, count, reinterpret_cast<int*>(info), ctx);
+                });
+            });
+        },
+        nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("left"), nb::arg("lower"), nb::arg("trans"),
+        nb::arg("unit"), nb::arg("m"), nb::arg("n"), nb::arg("alpha"), nb::arg("a"), nb::arg("lda"), nb::arg("b"),
+        nb::arg("ldb"), nb::arg("max_m"), nb::arg("max_n"), nb::arg("batch"), nb::arg("info"),
+        "batchsolve::trsm_vbatched_max (vbatched_triangular.hpp): arrays at raw addresses, maxima known.");
 
     m.def(
         "synchronize", [](int device) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.synchronize(); }); }, nb::arg("device"),

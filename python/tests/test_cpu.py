@@ -436,3 +436,66 @@ def test_variable_size_batch_from_a_list(seed, dtype):
     expect_argument_error("a[1]", bs.potrf, mixed, overwrite_a=True)
     expect_argument_error("a[1].shape", bs.potrf, [mats[1], np.ones((3, 4), dtype=dtype)])
     expect_argument_error("a", bs.potrf, [])
+
+
+def _op(x: np.ndarray, op: str) -> np.ndarray:
+    return x if op == "n" else x.T if op == "t" else x.conj().T
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_gemm_on_lists_of_different_sizes(seed, dtype, order):
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4, 5), (1, 1, 1), (10, 2, 7), (0, 3, 2), (6, 6, 0), (17, 9, 12)]  # (m, n, k)
+    u = unit_roundoff(dtype)
+    for ta, tb in [("n", "n"), ("t", "n"), ("n", "c"), ("c", "t")]:
+        a = [rhs_batch(rng, 1, *((m, k) if ta == "n" else (k, m)), dtype)[0].copy(order=order) for m, n, k in shapes]
+        b = [rhs_batch(rng, 1, *((k, n) if tb == "n" else (n, k)), dtype)[0].copy(order=order) for m, n, k in shapes]
+        c = [rhs_batch(rng, 1, m, n, dtype)[0].copy(order=order) for m, n, k in shapes]
+        expected = [2 * _op(x, ta).astype(np.complex128) @ _op(y, tb) - 0.5 * z for x, y, z in zip(a, b, c)]
+        out, info = bs.gemm(a, b, c, alpha=2, beta=-0.5, trans_a=ta, trans_b=tb)
+        assert all(o is z for o, z in zip(out, c)) and (info == 0).all()
+        for (m, n, k), o, e in zip(shapes, out, expected):
+            if o.size:  # BLAS-style bound: |error| <= (k + 2) u (|alpha| |A| |B| + |beta| |C|) per entry
+                assert np.abs(o - e).max() / ((k + 2) * u * (2 * k + 1)) < TOLERANCE
+    # C is written in place: every C_i in one memory order, else an error naming the first that is not.
+    other = "C" if order == "F" else "F"
+    expect_argument_error("c[1]", bs.gemm, a[::2], b[::2], [c[0], c[2].copy(order=other), c[4]], trans_a=ta, trans_b=tb)
+    expect_argument_error("a[0].shape", bs.gemm, [a[2]] + a[1:], b, c, trans_a=ta, trans_b=tb)
+    expect_argument_error("trans_a", bs.gemm, a, b, c, trans_a="x")
+    if np.issubdtype(dtype, np.floating):
+        expect_argument_error("alpha", bs.gemm, a, b, c, alpha=1j, trans_a=ta, trans_b=tb)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_trsm_on_lists_of_different_sizes(seed, dtype, order, side):
+    rng = np.random.default_rng(seed)
+    sizes = [(4, 3), (1, 1), (7, 2), (5, 5), (0, 3), (40, 9)]
+    u = unit_roundoff(dtype)
+    for lower, trans, unit in [(True, "n", False), (False, "t", True), (True, "c", False), (False, "n", False)]:
+        b = [rhs_batch(rng, 1, m, n, dtype)[0].copy(order=order) for m, n in sizes]
+        a = []
+        for m, n in sizes:
+            k = m if side == "left" else n
+            t = (rhs_batch(rng, 1, k, k, dtype)[0] + 2 * k * np.eye(k)).astype(dtype)  # well conditioned triangles
+            t[np.triu_indices(k, 1) if lower else np.tril_indices(k, -1)] = np.nan  # never read
+            if unit:
+                np.fill_diagonal(t, np.nan)
+            a.append(t.copy(order=order))
+        b0 = [x.copy() for x in b]
+        x, info = bs.trsm(a, b, side=side, lower=lower, trans=trans, unit_diagonal=unit, alpha=3)
+        assert all(p is q for p, q in zip(x, b)) and (info == 0).all()
+        for t, xi, bi in zip(a, x, b0):
+            if not xi.size:
+                continue
+            tri = np.tril(np.nan_to_num(t)) if lower else np.triu(np.nan_to_num(t))
+            if unit:
+                np.fill_diagonal(tri, 1)
+            op = _op(tri, trans).astype(np.complex128)
+            r = (op @ xi if side == "left" else xi @ op) - 3 * bi
+            k = tri.shape[0]
+            assert np.abs(r).max() / (k * u * np.abs(op).max() * np.abs(xi).max()) < TOLERANCE
+    expect_argument_error("a[0].shape", bs.trsm, [np.eye(2, dtype=dtype)] + a[1:], b, side=side)
+    expect_argument_error("side", bs.trsm, a, b, side="top")

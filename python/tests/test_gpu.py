@@ -256,3 +256,26 @@ def test_gpu_variable_size_batch(fw, seed, dtype):
     for k, (m, f) in enumerate(zip(mats, factors)):
         if k != 3:
             assert factor_residual(m[None], np.tril(fw.to_host(f))[None], True) / unit_roundoff(dtype) < TOLERANCE
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_gpu_gemm_and_trsm_lists_agree_with_the_cpu(fw, seed, dtype):
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4, 5), (33, 17, 64), (1, 1, 1), (70, 40, 9)]  # (m, n, k)
+    a = [rhs_batch(rng, 1, m, k, dtype)[0] for m, n, k in shapes]
+    b = [rhs_batch(rng, 1, k, n, dtype)[0] for m, n, k in shapes]
+    c = [rhs_batch(rng, 1, m, n, dtype)[0] for m, n, k in shapes]
+    cpu, _ = bs.gemm(a, b, [x.copy() for x in c], alpha=2, beta=-1)
+    dev = lambda x: fw.fortran(x[None])[0]
+    out, info = bs.gemm([dev(x) for x in a], [dev(x) for x in b], [dev(x) for x in c], alpha=2, beta=-1)
+    assert (fw.to_host(info) == 0).all()
+    u = unit_roundoff(dtype)
+    for (m, n, k), o, e in zip(shapes, out, cpu):
+        assert np.abs(fw.to_host(o) - e).max() / ((k + 2) * u * (2 * k + 1)) < TOLERANCE
+    tri = [(rhs_batch(rng, 1, m, m, dtype)[0] + 2 * m * np.eye(m)).astype(dtype) for m, n, k in shapes]
+    cpu, _ = bs.trsm(tri, [x.copy() for x in c], lower=True)
+    out, info = bs.trsm([dev(t) for t in tri], [dev(x) for x in c], lower=True)
+    assert (fw.to_host(info) == 0).all()
+    for t, o, e in zip(tri, out, cpu):
+        scale = np.abs(e).max() * t.shape[0] * u
+        assert np.abs(fw.to_host(o) - e).max() / scale < TOLERANCE * 10  # two backends' roundings
