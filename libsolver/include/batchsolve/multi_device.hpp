@@ -75,7 +75,14 @@ public:
     // first member that threw. Each member's context is synchronised before its thread ends.
     void run(const std::function<void(int member)>& work);
 
+    // Issues work(member) for every member from the calling thread, one after another, then waits for
+    // every member's stream; errors as run(). For work that only enqueues on the member's stream (CUDA
+    // routines on device memory): the devices run concurrently without a thread each, which saves the
+    // threads' start-up on short calls. The device-resident overloads below use it for CUDA groups.
+    void enqueue(const std::function<void(int member)>& work);
+
 private:
+    [[noreturn]] void throw_member_error(int member, const std::exception_ptr& error);
     Backend backend_;
     std::vector<std::unique_ptr<Context>> contexts_;
     std::vector<int> devices_;

@@ -152,25 +152,48 @@ void DeviceGroup::run(const std::function<void(int member)>& work) {
         for (int member = 0; member < n; ++member) threads.emplace_back(one, member);
         for (auto& t : threads) t.join();
     }
+    for (int member = 0; member < n; ++member)
+        if (errors[std::size_t(member)]) throw_member_error(member, errors[std::size_t(member)]);
+}
+
+void DeviceGroup::enqueue(const std::function<void(int member)>& work) {
+    const int n = size();
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
     for (int member = 0; member < n; ++member) {
-        if (!errors[std::size_t(member)]) continue;
-        std::string what;
         try {
-            std::rethrow_exception(errors[std::size_t(member)]);
-        } catch (const std::exception& e) {
-            what = e.what();
+            work(member);
         } catch (...) {
-            what = "an unknown exception";
+            errors[std::size_t(member)] = std::current_exception();
         }
-        std::string device;
-        try {
-            device = contexts_[std::size_t(member)]->device_name();
-        } catch (...) {
-            device = "?";
-        }
-        throw Error("member " + std::to_string(member) + " (" + (backend_ == Backend::cuda ? "device " : "cpu member ") +
-                    std::to_string(devices_[std::size_t(member)]) + ", " + device + "): " + what);
     }
+    for (int member = 0; member < n; ++member) {
+        try {
+            contexts_[std::size_t(member)]->synchronize();
+        } catch (...) {
+            if (!errors[std::size_t(member)]) errors[std::size_t(member)] = std::current_exception();
+        }
+    }
+    for (int member = 0; member < n; ++member)
+        if (errors[std::size_t(member)]) throw_member_error(member, errors[std::size_t(member)]);
+}
+
+void DeviceGroup::throw_member_error(int member, const std::exception_ptr& error) {
+    std::string what;
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+        what = "an unknown exception";
+    }
+    std::string device;
+    try {
+        device = contexts_[std::size_t(member)]->device_name();
+    } catch (...) {
+        device = "?";
+    }
+    throw Error("member " + std::to_string(member) + " (" + (backend_ == Backend::cuda ? "device " : "cpu member ") +
+                std::to_string(devices_[std::size_t(member)]) + ", " + device + "): " + what);
 }
 
 // ---- host-resident batches -----------------------------------------------------------------------
@@ -330,6 +353,13 @@ void host_resident(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& 
     });
 }
 
+// Device-resident work: CUDA routines only enqueue, so one thread issues every member's (enqueue);
+// CPU members compute while they are called, so each gets a thread (run).
+void on_members(DeviceGroup& group, const std::function<void(int)>& work) {
+    if (group.backend() == Backend::cuda) group.enqueue(work);
+    else group.run(work);
+}
+
 template <class T>
 void check_parts(const char* routine, std::size_t parts, const DeviceGroup& group, const char* name) {
     if (parts != std::size_t(group.size()))
@@ -362,14 +392,14 @@ template <class T>
 void potrf_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vector<int*>& info, DeviceGroup& group) {
     check_parts<T>("potrf_batched", a.size(), group, "a");
     check_parts<T>("potrf_batched", info.size(), group, "info");
-    group.run([&](int p) { potrf_batched(uplo, a[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
+    on_members(group, [&](int p) { potrf_batched(uplo, a[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
 }
 template <class T>
 void potrs_batched(Uplo uplo, const std::vector<BatchView<const T>>& a, const std::vector<BatchView<T>>& b,
                    DeviceGroup& group) {
     check_parts<T>("potrs_batched", a.size(), group, "a");
     check_parts<T>("potrs_batched", b.size(), group, "b");
-    group.run([&](int p) { potrs_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], group.context(p)); });
+    on_members(group, [&](int p) { potrs_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], group.context(p)); });
 }
 template <class T>
 void posv_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vector<BatchView<T>>& b,
@@ -377,7 +407,7 @@ void posv_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vect
     check_parts<T>("posv_batched", a.size(), group, "a");
     check_parts<T>("posv_batched", b.size(), group, "b");
     check_parts<T>("posv_batched", info.size(), group, "info");
-    group.run([&](int p) { posv_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
+    on_members(group, [&](int p) { posv_batched(uplo, a[std::size_t(p)], b[std::size_t(p)], info[std::size_t(p)], group.context(p)); });
 }
 
 std::vector<int> gather_info(DeviceGroup& group, const std::vector<int*>& info, const std::vector<int>& counts) {

@@ -106,6 +106,19 @@ TEST(DeviceGroup, AMemberThatThrowsIsNamedAndTheOthersFinish) {
         EXPECT_NE(std::string(e.what()).find("disk on fire"), std::string::npos) << e.what();
     }
     EXPECT_EQ(ran, (std::vector<int>{1, 0, 1}));
+    // enqueue: the same from the calling thread, every member issued before the error is raised.
+    ran.assign(3, 0);
+    try {
+        group.enqueue([&](int member) {
+            if (member == 0) throw Error("queue jammed");
+            ran[std::size_t(member)] = 1;
+        });
+        ADD_FAILURE() << "no exception";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("member 0"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("queue jammed"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ran, (std::vector<int>{0, 1, 1}));
 }
 
 // ---- host-resident batches, CPU members, bit for bit against one context -------------------------
