@@ -82,17 +82,26 @@ struct Shared {
 };
 
 // The per-problem pass of the checked levels: info filled, and at the checked level the maxima of the
-// valid problems returned in max[] (the call's only synchronisation). Returns the skip array.
-const int* check_problems(ProblemChecks checks, const Shared& shared, int* info, int* max[3], Context& ctx) {
+// valid problems returned in max[] (the call's only synchronisation) and, when `uniform` is given,
+// whether every problem is valid and of the same sizes. Returns the skip array.
+const int* check_problems(ProblemChecks checks, const Shared& shared, int* info, int* max[3], Context& ctx,
+                          bool* uniform = nullptr) {
+    if (uniform) *uniform = false;
     if (shared.level == Level::nocheck) return nullptr;
     for (int s = 0; s < 3; ++s)
         if (checks.sizes[s].values != nullptr && shared.level == Level::max) checks.sizes[s].max = *max[s];
-    int maxima[3] = {0, 0, 0};
-    int* reduce = shared.level == Level::checked ? maxima : nullptr;
+    blas3_detail::SizeSummary summary;
+    blas3_detail::SizeSummary* reduce = shared.level == Level::checked ? &summary : nullptr;
     BATCHSOLVE_ON_BACKEND(ctx, check_vbatched(checks, shared.batch, info, reduce, ctx));
-    if (reduce)
+    if (reduce) {
+        bool same = summary.invalid == 0;
         for (int s = 0; s < 3; ++s)
-            if (checks.sizes[s].values != nullptr) *max[s] = maxima[s];
+            if (checks.sizes[s].values != nullptr) {
+                *max[s] = summary.max[s];
+                same = same && summary.min[s] == summary.max[s];
+            }
+        if (uniform) *uniform = same;
+    }
     return info;
 }
 
@@ -137,7 +146,18 @@ void gemm_impl(Level level, Op ta, Op tb, const int* m, const int* n, const int*
     int* max[3] = {&max_m, &max_n, &max_k};
     GemmExtras extras;
     extras.config = config;
-    extras.skip = check_problems(pc, s, info, max, ctx);
+    bool uniform = false;
+    extras.skip = check_problems(pc, s, info, max, ctx, &uniform);
+    if (uniform) {
+        // every problem valid and of one size: the sizes are constants of the call (no per-problem size
+        // loads, no blocks beyond a subgrid), and the kernel drops its bounds checks when the tiles fit
+        extras.skip = nullptr;
+        blas3_detail::gemm_vbatched(blas3_detail::operand_of(ta), blas3_detail::operand_of(tb),
+                                    blas3_detail::VSize(nullptr, 0, max_m), blas3_detail::VSize(nullptr, 0, max_n),
+                                    blas3_detail::VSize(nullptr, 0, max_k), alpha, a, lda, b, ldb, beta, c, ldc, max_m,
+                                    max_n, max_k, batch, ctx, extras);
+        return;
+    }
     blas3_detail::gemm_vbatched(blas3_detail::operand_of(ta), blas3_detail::operand_of(tb), m, n, k, alpha, a, lda, b,
                                 ldb, beta, c, ldc, max_m, max_n, max_k, batch, ctx, extras);
 }

@@ -99,6 +99,15 @@ struct ProblemChecks {
     Matrix matrices[3];
 };
 
+// What the checked level's pass reduces over the batch: the largest and smallest size of each slot
+// over the valid problems (0 and INT_MAX when none) and the number of invalid problems. All problems
+// valid and min == max in every slot is a uniform batch: the GEMM then runs its uniform-size path.
+struct SizeSummary {
+    int max[3] = {0, 0, 0};
+    int min[3] = {INT_MAX, INT_MAX, INT_MAX};
+    int invalid = 0;
+};
+
 }  // namespace batchsolve::blas3_detail
 
 // ---- the backend functions (same names in src/reference/blas3.cpp, src/cuda/blas3/, src/stub/) --------
@@ -129,11 +138,13 @@ struct ProblemChecks {
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_BLAS3_ROUTINES)
 
 // The per-problem check (not a template: the same for every precision). info[i] = 0 or -p for every
-// problem (ProblemChecks); when maxima != nullptr, maxima[0..2] (host) receive the largest valid value
-// of each size slot (0 when none), which synchronises.
+// problem (ProblemChecks); when summary != nullptr (host), the reduction over the batch, which
+// synchronises.
 namespace batchsolve::reference {
-void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx);
+void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
+                    Context& ctx);
 }
 namespace batchsolve::cuda_backend {
-void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx);
+void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
+                    Context& ctx);
 }

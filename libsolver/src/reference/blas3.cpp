@@ -167,16 +167,19 @@ Op op_of(Operand op) { return op == Operand::no_trans ? Op::no_trans : op == Ope
 
 }  // namespace
 
-void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, int* maxima, Context&) {
-    int max[3] = {0, 0, 0};
+void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
+                    Context&) {
+    blas3_detail::SizeSummary r;
     for (int i = 0; i < batch; ++i) {
         int sizes[3];
         info[i] = blas3_detail::check_problem(checks, i, sizes);
-        if (info[i] == 0)
-            for (int s = 0; s < 3; ++s) max[s] = std::max(max[s], sizes[s]);
+        if (info[i] != 0) {
+            ++r.invalid;
+            continue;
+        }
+        for (int s = 0; s < 3; ++s) r.max[s] = std::max(r.max[s], sizes[s]), r.min[s] = std::min(r.min[s], sizes[s]);
     }
-    if (maxima)
-        for (int s = 0; s < 3; ++s) maxima[s] = max[s];
+    if (summary) *summary = r;
 }
 
 template <class T>

@@ -4,7 +4,7 @@
 
 namespace batchsolve::cuda_backend {
 
-void check_vbatched(const blas3_detail::ProblemChecks&, int, int*, int*, Context&) {
+void check_vbatched(const blas3_detail::ProblemChecks&, int, int*, blas3_detail::SizeSummary*, Context&) {
     throw NotCompiled("vbatched BLAS-3 argument check", "cuda");
 }
 

@@ -74,7 +74,12 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
         if (symmetric(spec.op_a)) k[i] = m[i];
         if (symmetric(spec.op_b)) k[i] = n[i];
     }
-    m[2] = 0, k[3] = 0;  // empty problems mixed in
+    if (spec.full_tiles) {  // the uniform-size path: one size for all, whole tiles, sizes as constants
+        std::fill(m.begin(), m.end(), 2 * spec.config.blk_m), std::fill(n.begin(), n.end(), 3 * spec.config.blk_n);
+        std::fill(k.begin(), k.end(), 2 * spec.config.blk_k);
+    } else {
+        m[2] = 0, k[3] = 0;  // empty problems mixed in
+    }
     std::vector<int> me(batch), ne(batch), ke(batch);
     for (int i = 0; i < batch; ++i)
         me[i] = clamp_size(m[i], sh.m_sub, sh.m_lim), ne[i] = clamp_size(n[i], sh.n_sub, sh.n_lim),
@@ -122,6 +127,7 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     const int* m_v = m.data(); int m_sub = sh.m_sub, m_lim = sh.m_lim;
     const int* n_v = n.data(); int n_sub = sh.n_sub, n_lim = sh.n_lim;
     const int* k_v = k.data(); int k_sub = sh.k_sub, k_lim = sh.k_lim;
+    if (spec.full_tiles) m_v = n_v = k_v = nullptr, m_lim = m[0], n_lim = n[0], k_lim = k[0];
     T al = alpha, be = beta;
     const T* const* a_p = pa.data();
     const T* const* b_p = pb.data();

@@ -283,6 +283,20 @@ TYPED_TEST(VbatchedBlas, GemmAlphaZeroAndKZeroScaleC) {
     expect_storage(h.c, h.run(this->ctx(), 0, T(0), beta), h.expected(T(0), beta));
 }
 
+TYPED_TEST(VbatchedBlas, GemmUniformSizesTakeTheUniformPath) {
+    using T = typename TestFixture::T;
+    BATCHSOLVE_TRACE_SEED(this->seed_);
+    // all problems valid and of one size: whole tiles (64, 64, 32) and ragged ones (37, 37, 37)
+    for (int size : {64, 37}) {
+        const int count = 30, k = size == 64 ? 32 : 37;
+        GemmBatch<T> g(this->ctx(), this->engine_, std::vector<int>(count, size), std::vector<int>(count, size),
+                       std::vector<int>(count, k), Op::no_trans, Op::conj_trans, true);
+        const T alpha = this->scalar(true), beta = this->scalar(true);
+        expect_storage(g.c, g.run(this->ctx(), 0, alpha, beta), g.expected(alpha, beta));
+        EXPECT_EQ(g.info.to_host(), std::vector<int>(count, 0));
+    }
+}
+
 TYPED_TEST(VbatchedBlas, GemmThreeLevelsAgree) {
     using T = typename TestFixture::T;
     BATCHSOLVE_TRACE_SEED(this->seed_);

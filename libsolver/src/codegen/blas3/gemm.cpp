@@ -137,6 +137,7 @@ std::string kernel_name(const GemmSpec& s) {
     o << "bs_" << precision_letter(s.precision) << "gemm_vbatched_" << to_string(s.op_a) << "_" << to_string(s.op_b);
     if (s.part != GemmPart::full) o << "_" << to_string(s.part);
     if (s.real_diagonal) o << "_realdiag";
+    if (s.full_tiles) o << "_fulltiles";
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
       << (c.tensor_cores ? "_dmma" : "");
     return o.str();
@@ -274,9 +275,11 @@ private:
             const bool tail = (q + 1) * threads_ > total;
             std::ostringstream o;
             o << "{ const int rr = " << r << ", cc = " << c << "; "
-              << "const int gr = " << r_base << "rr, gc = " << c_base << "cc; "
-              << reg << "[" << q << "] = (" << (tail ? e + " < " + I(total) + " && " : "") << "gr < " << r_bound
-              << " && gc < " << c_bound << ") ? " << fn << "(" << ptr << ", " << ld << ", gr, gc) : bs_zero(); }";
+              << "const int gr = " << r_base << "rr, gc = " << c_base << "cc; ";
+            std::string cond = tail ? e + " < " + I(total) : "";
+            if (!s_.full_tiles) cond += (cond.empty() ? "" : " && ") + std::string("gr < ") + r_bound + " && gc < " + c_bound;
+            if (cond.empty()) o << reg << "[" << q << "] = " << fn << "(" << ptr << ", " << ld << ", gr, gc); }";
+            else o << reg << "[" << q << "] = (" << cond << ") ? " << fn << "(" << ptr << ", " << ld << ", gr, gc) : bs_zero(); }";
             w_.line(o.str());
         }
     }
@@ -321,7 +324,7 @@ private:
 
     // C element (gi, gj) = alpha acc + beta C (beta = 0: C not read), within bounds and the part.
     void store_element(const std::string& gi, const std::string& gj, const std::string& acc) {
-        std::string cond = gi + " < m && " + gj + " < n";
+        std::string cond = s_.full_tiles ? "true" : gi + " < m && " + gj + " < n";
         if (s_.part == GemmPart::lower) cond += " && " + gi + " >= " + gj;
         if (s_.part == GemmPart::upper) cond += " && " + gi + " <= " + gj;
         w_.open("if (" + cond + ")");

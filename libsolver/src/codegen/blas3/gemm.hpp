@@ -29,6 +29,9 @@ struct GemmSpec {
     GemmOperand op_b = GemmOperand::no_trans;
     GemmPart part = GemmPart::full;
     bool real_diagonal = false;  // zero the imaginary part of C's diagonal (HERK/HER2K)
+    // The uniform-size path: every problem's m, n, k are multiples of blk_m, blk_n, blk_k (the launcher
+    // knows when the sizes are constants of the call), so loads and stores need no bounds checks.
+    bool full_tiles = false;
     GemmConfig config{};
 };
 

@@ -30,14 +30,21 @@ namespace {
 constexpr int kMaxGridZ = 65535;
 constexpr int kCheckThreads = 256;
 
-__global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info, int* maxima) {
+// summary (device, optional): max[3], min[3], invalid, as blas3_detail::SizeSummary.
+__global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info, int* summary) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < batch; i += gridDim.x * blockDim.x) {
         int sizes[3];
         const int code = blas3_detail::check_problem(checks, i, sizes);
         info[i] = code;
-        if (maxima != nullptr && code == 0)
-            for (int s = 0; s < 3; ++s)
-                if (sizes[s] > 0) atomicMax(&maxima[s], sizes[s]);
+        if (summary == nullptr) continue;
+        if (code != 0) {
+            atomicAdd(&summary[6], 1);
+            continue;
+        }
+        for (int s = 0; s < 3; ++s) {
+            atomicMax(&summary[s], sizes[s]);
+            atomicMin(&summary[3 + s], sizes[s]);
+        }
     }
 }
 
@@ -58,22 +65,25 @@ const jit::LoadedKernel& gemm_kernel(const codegen::blas3::GemmSpec& spec, int d
 
 }  // namespace
 
-void check_vbatched(const ProblemChecks& checks, int batch, int* info, int* maxima, Context& ctx) {
+void check_vbatched(const ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
+                    Context& ctx) {
+    static_assert(sizeof(blas3_detail::SizeSummary) == 7 * sizeof(int), "SizeSummary is max[3], min[3], invalid");
     CudaResources& r = detail::resources_of(ctx, "vbatched BLAS-3 argument check");
     DeviceGuard guard(r.device_);
     r.require_device_memory(info, "vbatched BLAS-3 argument check", "info");
-    int* device_maxima = nullptr;
-    if (maxima != nullptr) {
-        device_maxima = static_cast<int*>(r.scratch(3 * sizeof(int)));
-        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(device_maxima, 0, 3 * sizeof(int), r.stream()));
+    int* device_summary = nullptr;
+    if (summary != nullptr) {
+        const blas3_detail::SizeSummary initial;
+        device_summary = static_cast<int*>(r.scratch(sizeof initial));
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(device_summary, &initial, sizeof initial, cudaMemcpyHostToDevice, r.stream()));
     }
     if (batch > 0) {
         const int blocks = std::min((batch + kCheckThreads - 1) / kCheckThreads, 4 * std::max(r.sm_count_, 1) * 8);
-        check_problems_kernel<<<blocks, kCheckThreads, 0, r.stream()>>>(checks, batch, info, device_maxima);
+        check_problems_kernel<<<blocks, kCheckThreads, 0, r.stream()>>>(checks, batch, info, device_summary);
         BATCHSOLVE_LAUNCH_CHECK("check_problems_kernel");
     }
-    if (maxima != nullptr) {
-        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(maxima, device_maxima, 3 * sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+    if (summary != nullptr) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(summary, device_summary, sizeof *summary, cudaMemcpyDeviceToHost, r.stream()));
         BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
     }
 }
@@ -90,6 +100,10 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
     spec.config = extras.config ? *extras.config : codegen::blas3::gemm_default_config(spec.precision, max_m, max_n, max_k);
+    // the uniform-size path: sizes that are constants of the call and fill whole tiles
+    const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
+    spec.full_tiles = constant_sizes && m.limit % spec.config.blk_m == 0 && n.limit % spec.config.blk_n == 0 &&
+                      k.limit % spec.config.blk_k == 0;
     const std::string problem = codegen::blas3::gemm_problem(spec);
     if (!problem.empty()) {
         const std::size_t colon = problem.find(':');
