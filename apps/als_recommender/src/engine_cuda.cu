@@ -223,8 +223,9 @@ public:
         check(cudaEventCreate(&e2_), "cudaEventCreate");
         upload(users_, by_user, partition_.users[std::size_t(partition_.index)]);
         upload(items_, by_item, partition_.items[std::size_t(partition_.index)]);
-        const std::int64_t slice = std::max(rows_per_slice(by_user.rows, s.width, s.slice_bytes),
-                                            rows_per_slice(by_item.rows, s.width, s.slice_bytes));
+        // A slice of own rows at most (cuda_engine_bytes counts the same).
+        const std::int64_t slice = std::max(rows_per_slice(users_.rows, s.width, s.slice_bytes),
+                                            rows_per_slice(items_.rows, s.width, s.slice_bytes));
         const std::int64_t ss = std::int64_t(s.width) * s.width;
         systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * ss));
         rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
