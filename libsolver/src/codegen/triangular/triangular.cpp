@@ -110,8 +110,9 @@ std::string prelude(Precision p) {
 }
 
 // Loads L (r x r, canonical orientation) into tile[p * PITCH + q]; zero outside the triangle and
-// beyond r, a unit diagonal as 1. Every thread of the block takes part.
-std::string load_triangle(bool lower, const std::string& arguments = "args") {
+// beyond r, a unit diagonal as 1; with reciprocals, rdiag[p] = 1 / L(p, p) (1 beyond r), so that the
+// substitutions multiply instead of dividing in their serial chain. Every thread of the block takes part.
+std::string load_triangle(bool lower, bool reciprocals, const std::string& arguments = "args") {
     std::ostringstream o;
     o << "  {\n"
          "    const T* ap = (const T*)args.a[i];\n"
@@ -130,8 +131,9 @@ std::string load_triangle(bool lower, const std::string& arguments = "args") {
          "          if (args.conjugate) v = bs_conj(v);\n"
          "        }\n"
          "      }\n"
-         "      tile[p * " << kPitch << " + q] = v;\n"
-         "    }\n"
+         "      tile[p * " << kPitch << " + q] = v;\n";
+    if (reciprocals) o << "      if (p == q) rdiag[p] = p < r ? bs_div(bs_from_real((R)1), v) : bs_from_real((R)1);\n";
+    o << "    }\n"
          "  }\n"
          "  __syncthreads();\n";
     std::string text = o.str();
@@ -148,6 +150,7 @@ void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::stri
     w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
     w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
           "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
+          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  // adaptive subgrid truncation: blocks beyond this problem's sizes leave at once\n"
@@ -170,7 +173,7 @@ void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::stri
           "        for (int p = lane; p < r; p += 32) bp[origin + p * step_p + (first + c) * step_j] = bs_zero();\n"
           "    return;\n"
           "  }\n");
-    w.raw(load_triangle(s.lower));
+    w.raw(load_triangle(s.lower, solve));
     w.raw("  for (int first = blockIdx.y * per_block + warp * " + std::to_string(cpt) +
           "; first < nr; first += gridDim.y * per_block) {\n");
     w.raw("    T x[" + std::to_string(cpt) + "];\n"
@@ -184,13 +187,13 @@ void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::stri
     if (solve) {
         // Substitution: lane k finishes x_k, every other lane in the unsolved part subtracts L(p, k) x_k.
         w.raw("    " + k_loop + " {\n"
-              "      const T lkk = tile[k * " + std::to_string(kPitch + 1) + "];\n"
+              "      const T rkk = rdiag[k];\n"
               "      const T lpk = tile[lane * " + std::to_string(kPitch) + " + k];\n"
               "#pragma unroll\n"
               "      for (int c = 0; c < " + std::to_string(cpt) + "; ++c) {\n"
-              "        if (lane == k) x[c] = bs_div(x[c], lkk);\n"
-              "        const T xk = bs_shfl(x[c], k);\n"
-              "        if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") x[c] = bs_fms(lpk, xk, x[c]);\n"
+              "        const T xk = bs_mul(bs_shfl(x[c], k), rkk);  // x_k final: every lane scales lane k's value\n"
+              "        if (lane == k) x[c] = xk;\n"
+              "        else if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") x[c] = bs_fms(lpk, xk, x[c]);\n"
               "      }\n"
               "    }\n");
     } else {
@@ -221,6 +224,7 @@ void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::st
     w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
     w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
           "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
+          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  const int nb = args.block_order;\n"
@@ -232,16 +236,16 @@ void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::st
           "  bs_tri_args local = args;\n"
           "  local.tri_sub = args.tri_sub + block_first;\n"
           "  local.from_work = 0;\n");
-    w.raw(load_triangle(s.lower, "local"));
+    w.raw(load_triangle(s.lower, true, "local"));
     w.raw("  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
           "  T* out = (T*)args.work + (long long)i * args.work_stride + (long long)blockIdx.y * nb * nb;\n"
           "  for (int q = warp; q < nb; q += " + std::to_string(s.warps_per_block) + ") {\n"
           "    T y = bs_from_real(lane == q ? (R)1 : (R)0);\n");
     const std::string k_loop = s.lower ? "for (int k = 0; k < r; ++k)" : "for (int k = r - 1; k >= 0; --k)";
     w.raw("    " + k_loop + " {\n"
-          "      if (lane == k) y = bs_div(y, tile[k * " + std::to_string(kPitch + 1) + "]);\n"
-          "      const T yk = bs_shfl(y, k);\n"
-          "      if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") y = bs_fms(tile[lane * " +
+          "      const T yk = bs_mul(bs_shfl(y, k), rdiag[k]);\n"
+          "      if (lane == k) y = yk;\n"
+          "      else if (" + std::string(s.lower ? "lane > k" : "lane < k") + ") y = bs_fms(tile[lane * " +
           std::to_string(kPitch) + " + k], yk, y);\n"
           "    }\n"
           "    if (lane < nb) out[lane + (long long)q * nb] = y;\n"
@@ -257,6 +261,7 @@ void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const st
     w.line("BS_KERNEL_HEAD(32, 1) " + name + "(const bs_tri_args args) {");
     w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
           "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
+          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || args.skip[i] != 0) return;\n"
           "  const int r = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"
@@ -308,8 +313,9 @@ void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const st
 KernelResources resources(const TriangularKernelSpec& s) {
     KernelResources r;
     r.threads_per_block = threads_of(s);
-    // the triangle's tile, max_leaf_order x (max_leaf_order + 1) elements (z: 16.5 KB, under 48 KB)
-    r.shared_bytes = std::size_t(max_leaf_order) * kPitch * element_bytes(s.precision);
+    // the triangle's tile, max_leaf_order x (max_leaf_order + 1) elements, and the diagonal's
+    // reciprocals (z: 17 KB, under the 48 KB that need no opt-in)
+    r.shared_bytes = std::size_t(max_leaf_order) * (kPitch + 1) * element_bytes(s.precision);  // + rdiag
     return r;
 }
 
