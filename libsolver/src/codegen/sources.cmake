@@ -1,6 +1,7 @@
 # The code-generation layer (pure C++, no CUDA header): shared helpers and the kernel generators of
 # each family; included by src/cuda/tuned/sources.cmake (the CUDA backend is its only user).
 set(BATCHSOLVE_CODEGEN_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/prelude.cpp                # the one prelude of every generated kernel
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/interleaved.cpp   # one thread per matrix, interleaved layouts
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/cooperative.cpp   # 2, 4 or 8 warps per 32 matrices, interleaved layouts
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/column_major.cpp  # a matrix in a group of threads' registers

@@ -1,20 +1,12 @@
-// What the generated cooperative kernels need to compile as host C++: the fiber emulator of
-// tests/column_major (threadIdx, __syncthreads, dynamic shared memory, BS_KERNEL_HEAD,
-// BS_DECLARE_SMEM) plus the two macros of the interleaved prelude and rsqrt, and the registry through
-// which the build-time shards announce their kernels.
+// What the generated cooperative kernels need to compile as host C++: the one host emulator of the
+// generated kernels (tests/codegen/emulator: threadIdx, __syncthreads, dynamic shared memory and the
+// prelude's macros), and the registry through which the build-time shards announce their kernels.
 #pragma once
 
-#include <cmath>
 #include <ostream>
 #include <vector>
 
 #include "emulator.hpp"
-
-#define BS_FUNC inline
-#define BS_OPAQUE(x) ((void)0)
-// CUDA's reciprocal square roots, for the fast-math potrf variants
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 struct CoopEmulatedKernel {
     int spec_index;           // into batchsolve::test::coop::emulation_specs()

@@ -1,5 +1,5 @@
 // Runs the generated cooperative potrs, potrf and posv kernels (compiled as host C++ at build time) in the
-// fiber emulator of tests/column_major against LAPACKE (the CPU backend): random HPD batches of
+// host emulator of tests/codegen/emulator against LAPACKE (the CPU backend): random HPD batches of
 // condition number kCond with the other triangle poisoned, counts that leave idle lanes, chunked
 // layouts with a narrower last chunk and chunks that straddle blocks; potrs: factors from LAPACKE
 // potrf, right-hand sides that leave a partial group, the group loop of a grid smaller than the

@@ -1,5 +1,5 @@
 // Runs the generated interleaved Cholesky kernels on the CPU: their CUDA text, compiled unchanged by
-// the host compiler (emit_emulated_variants + emulator.hpp), executed thread by thread over batches in
+// the host compiler (emit_emulated_variants + emulated_variants.hpp), executed thread by thread over batches in
 // the plain and chunked interleaved layouts. Checks the factors and solutions against scaled error
 // bounds, per-matrix info for NaN and indefinite members, and that nothing outside the uplo triangle
 // (or B of a failed posv) is touched. No GPU needed: this is what catches indexing bugs before GPU time.
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "emulator.hpp"
+#include "emulated_variants.hpp"
 #include "host_checks.hpp"
 
 namespace batchsolve::emulator {

@@ -5,6 +5,7 @@
 #include "codegen/cholesky/staged.hpp"
 
 #include "codegen/common.hpp"
+#include "codegen/prelude.hpp"
 #include "codegen/source_writer.hpp"
 
 #include <algorithm>
@@ -228,80 +229,6 @@ using Writer = codegen::SourceWriter;
 
 std::string I(long long v) { return std::to_string(v); }
 
-// Types and element helpers shared by every kernel; real and complex variants have the same names,
-// so the kernel bodies are written once.
-std::string prelude(Precision p) {
-    const bool cplx = is_complex(p);
-    const std::string real = is_single(p) ? "float" : "double";
-    std::ostringstream o;
-    o << "#ifndef BS_HOST_EMULATION\n"
-         "#define BS_DEVICE __device__ __forceinline__\n"
-         "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
-         "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
-         "// compiler-only memory fence: bounds how far loads are hoisted (and so the registers they hold)\n"
-         "#define BS_FENCE() asm volatile(\"\" ::: \"memory\")\n"
-         "// hides a value from the optimiser, so that addresses are advanced step by step instead of\n"
-         "// being computed up front and held in registers\n"
-         "#define BS_OPAQUE_I64(i) asm volatile(\"\" : \"+l\"(i))\n"
-         "// the 16-byte vector at p (p must be 16-byte aligned; the emulator checks)\n"
-         "#define BS_VEC_AT(p) (*reinterpret_cast<const bs_vec*>(p))\n"
-         "#endif\n";
-    o << "typedef " << real << " R;\n";
-    if (cplx) {
-        o << "struct bs_complex { R x, y; };  // layout of std::complex<R>\n"
-             "typedef bs_complex T;\n"
-             "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
-             "BS_DEVICE R bs_real(T z) { return z.x; }\n"
-             "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
-             "BS_DEVICE T bs_from_real(R r) { return bs_make(r, (R)0); }\n"
-             "BS_DEVICE T bs_conj(T z) { return bs_make(z.x, -z.y); }\n"
-             "BS_DEVICE T bs_scale(T z, R s) { return bs_make(z.x * s, z.y * s); }\n"
-             "BS_DEVICE T bs_add(T a, T b) { return bs_make(a.x + b.x, a.y + b.y); }\n"
-             "BS_DEVICE T bs_sub(T a, T b) { return bs_make(a.x - b.x, a.y - b.y); }\n"
-             "// x - s * conj(c)\n"
-             "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) {\n"
-             "  return bs_make(x.x - (s.x * c.x + s.y * c.y), x.y - (s.y * c.x - s.x * c.y));\n"
-             "}\n"
-             "// x - s * c\n"
-             "BS_DEVICE T bs_sub_mul(T x, T s, T c) {\n"
-             "  return bs_make(x.x - (s.x * c.x - s.y * c.y), x.y - (s.x * c.y + s.y * c.x));\n"
-             "}\n"
-             "// x - conj(e) * y\n"
-             "BS_DEVICE T bs_sub_conj_mul(T x, T e, T y) {\n"
-             "  return bs_make(x.x - (e.x * y.x + e.y * y.y), x.y - (e.x * y.y - e.y * y.x));\n"
-             "}\n"
-             "// acc + conj(l) * v\n"
-             "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) {\n"
-             "  return bs_make(acc.x + (l.x * v.x + l.y * v.y), acc.y + (l.x * v.y - l.y * v.x));\n"
-             "}\n"
-             "BS_DEVICE int bs_bits(T z) { return " + std::string(is_single(p) ? "__float_as_int(z.x)" : "__double2loint(z.x)") + "; }\n"
-             "BS_DEVICE T bs_shfl(T v, int src, int width) {\n"
-             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src, width), __shfl_sync(0xffffffffu, v.y, src, width));\n"
-             "}\n"
-             "BS_DEVICE T bs_shfl_xor(T v, int mask, int width) {\n"
-             "  return bs_make(__shfl_xor_sync(0xffffffffu, v.x, mask, width), __shfl_xor_sync(0xffffffffu, v.y, mask, width));\n"
-             "}\n";
-    } else {
-        o << "typedef R T;\n"
-             "BS_DEVICE R bs_real(T z) { return z; }\n"
-             "BS_DEVICE T bs_zero() { return (R)0; }\n"
-             "BS_DEVICE T bs_from_real(R r) { return r; }\n"
-             "BS_DEVICE T bs_conj(T z) { return z; }\n"
-             "BS_DEVICE T bs_scale(T z, R s) { return z * s; }\n"
-             "BS_DEVICE T bs_add(T a, T b) { return a + b; }\n"
-             "BS_DEVICE T bs_sub(T a, T b) { return a - b; }\n"
-             "BS_DEVICE T bs_sub_mul_conj(T x, T s, T c) { return x - s * c; }\n"
-             "BS_DEVICE T bs_sub_mul(T x, T s, T c) { return x - s * c; }\n"
-             "BS_DEVICE T bs_sub_conj_mul(T x, T e, T y) { return x - e * y; }\n"
-             "BS_DEVICE T bs_add_conj_mul(T acc, T l, T v) { return acc + l * v; }\n"
-             "BS_DEVICE int bs_bits(T z) { return " + std::string(is_single(p) ? "__float_as_int(z)" : "__double2loint(z)") + "; }\n"
-             "BS_DEVICE T bs_shfl(T v, int src, int width) { return __shfl_sync(0xffffffffu, v, src, width); }\n"
-             "BS_DEVICE T bs_shfl_xor(T v, int mask, int width) { return __shfl_xor_sync(0xffffffffu, v, mask, width); }\n";
-    }
-    o << "struct alignas(16) bs_vec { T v[" << 16 / element_bytes(p) << "]; };  // one 16-byte shared-memory load\n";
-    return o.str();
-}
-
 class Generator {
 public:
     Generator(const ColumnMajorSpec& spec, const ColumnMajorShape& shape)
@@ -313,7 +240,7 @@ public:
         codegen::KernelSource k;
         k.kernel_name = column_major_kernel_name(sp_);
         w_.line("// " + k.kernel_name + ": generated by batchsolve (column_major_codegen.cpp); do not edit.");
-        w_.raw(prelude(sp_.precision));
+        w_.raw(codegen::kernel_prelude(sp_.precision));
         if (sp_.config.staged) w_.raw(column_major_staged_kernel(sp_, s_, k.kernel_name, min_blocks()));
         else if (sp_.routine == ColumnMajorRoutine::potrs) potrs_kernel(k.kernel_name);
         else factor_kernel(k.kernel_name);

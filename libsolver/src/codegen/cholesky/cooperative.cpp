@@ -144,7 +144,7 @@ protected:
         line(std::string(writable ? "T* p" : "const T* p") + id + " = a + (" + col + " * " + S(nb_ * n_) + " + " + row +
              " * " + S(nb_) + ") * w;");
         line("idx_t w" + id + " = w;");
-        line("BS_OPAQUE(w" + id + ");");
+        line(interleaved_opaque(s_.wide_index) + "(w" + id + ");");
         return Tile{"p" + id, "w" + id};
     }
     std::string element(const Tile& t, int r, int c) const {
@@ -158,7 +158,7 @@ protected:
     }
     std::string load_real(const Tile& t, int r) const {
         const std::string e = element(t, r, r);
-        return complex_ ? e + ".re" : e;
+        return complex_ ? "bs_real(" + e + ")" : e;
     }
     // L(r, c) of a writable tile := value (upper: U(c, r) := conj(value)).
     void store(const Tile& t, int r, int c, const std::string& value) {
@@ -204,20 +204,12 @@ protected:
     codegen::KernelSource source(const std::string& header, const std::string& kernel_text, const std::string& entry) const {
         codegen::KernelSource k;
         k.kernel_name = interleaved_coop_kernel_name(s_);
-        k.source = header + interleaved_prelude(s_.precision, s_.wide_index, n_) + cuda_prelude() + kernel_text + entry;
+        k.source = header + interleaved_prelude(s_.precision, s_.wide_index, n_) + kernel_text + entry;
         if (s_.config.fast_math) k.options.push_back("--use_fast_math");
         if (s_.config.max_registers > 0) k.options.push_back("--maxrregcount=" + S(s_.config.max_registers));
         return k;
     }
 
-    static std::string cuda_prelude() {
-        return "#ifndef BS_HOST_EMULATION\n"
-               "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
-               "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
-               "// compiler-only memory fence: bounds how far loads are hoisted (and so the registers they hold)\n"
-               "#define BS_FENCE() asm volatile(\"\" ::: \"memory\")\n"
-               "#endif\n\n";
-    }
 
     CoopText& text_;
     const InterleavedKernelSpec& s_;
@@ -578,7 +570,7 @@ private:
     std::string flag_at(const std::string& parity) const {
         return "fl[" + parity + " * " + S(coop_systems_per_block) + " + sys]";
     }
-    std::string real_value(const std::string& v) const { return complex_ ? "bs_real(" + v + ")" : v; }
+    std::string real_value(const std::string& v) const { return complex_ ? "bs_from_real(" + v + ")" : v; }
 
     // Step k's diagonal tile (s x s, s = nb, or the last tile's size when `last`): D = A_kk - sum_{J<k}
     // L_kJ L_kJ^H, streamed from global memory; D := chol(D). A pivot that is not > 0 (or NaN) sets
@@ -625,7 +617,7 @@ private:
         }
         const std::string col0 = k == "0" ? "" : k + " * " + S(nb_) + " + ";
         for (int j = 0; j < s; ++j) {
-            const std::string piv = complex_ ? d(j, j) + ".re" : d(j, j);
+            const std::string piv = complex_ ? "bs_real(" + d(j, j) + ")" : d(j, j);
             line("if (!(" + piv + " > 0) && !bad) { info[mat] = " + col0 + S(j + 1) + "; bad = 1; }");
             open("");
             if (s_.config.fast_math) {
@@ -698,7 +690,7 @@ private:
                 line("const T l" + S(p) + " = " + conj(shared_at("lk", c, p)) + ";");
                 for (int r = 0; r < s; ++r) line(x(r, c) + " -= " + x(r, p) + " * l" + S(p) + ";");
             }
-            line("const R rc = " + shared_at("lk", c, c) + (complex_ ? ".re" : "") + ";");
+            line("const R rc = " + (complex_ ? "bs_real(" + shared_at("lk", c, c) + ")" : shared_at("lk", c, c)) + ";");
             for (int r = 0; r < s; ++r) line(x(r, c) + " *= rc;");
             close();
         }

@@ -12,6 +12,7 @@
 #include "codegen/cholesky/cooperative.hpp"
 
 #include "codegen/common.hpp"
+#include "codegen/prelude.hpp"
 #include "codegen/source_writer.hpp"
 
 #include <algorithm>
@@ -24,31 +25,14 @@
 namespace batchsolve::codegen::cholesky {
 
 std::string interleaved_prelude(Precision precision, bool wide_index, int n) {
-    const bool single = precision == Precision::s || precision == Precision::c;
-    const bool complex = precision == Precision::c || precision == Precision::z;
-    const std::string real = single ? "float" : "double";
     std::ostringstream p;
-    p << "#ifndef BS_FUNC\n#define BS_FUNC __device__ __forceinline__\n#endif\n";
-    p << "#ifndef BS_OPAQUE  // hides a stride's value from the optimiser (see the generator)\n"
-      << "#define BS_OPAQUE(x) asm volatile(\"\" : \"+" << (wide_index ? "l" : "r") << "\"(x))\n#endif\n";
-    p << "typedef " << real << " R;\n";
-    if (complex) {
-        p << "struct alignas(" << 2 * (single ? 4 : 8) << ") bs_complex { R re, im; };\n"
-          << "BS_FUNC bs_complex bs_make(R re, R im) { bs_complex z; z.re = re; z.im = im; return z; }\n"
-          << "BS_FUNC bs_complex bs_real(R re) { return bs_make(re, R(0)); }\n"
-          << "BS_FUNC bs_complex bs_conj(bs_complex z) { return bs_make(z.re, -z.im); }\n"
-          << "BS_FUNC bs_complex operator*(bs_complex x, bs_complex y) {\n"
-          << "  return bs_make(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re);\n}\n"
-          << "BS_FUNC bs_complex& operator-=(bs_complex& x, bs_complex y) { x.re -= y.re; x.im -= y.im; return x; }\n"
-          << "BS_FUNC bs_complex& operator*=(bs_complex& x, R s) { x.re *= s; x.im *= s; return x; }\n"
-          << "typedef bs_complex T;\n";
-    } else {
-        p << "typedef R T;\n";
-    }
+    p << codegen::kernel_prelude(precision);
     p << "typedef " << (wide_index ? "long long" : "int") << " idx_t;  // element offsets within one chunk\n";
     p << "constexpr int N = " << n << ";  // matrix order\n\n";
     return p.str();
 }
+
+std::string interleaved_opaque(bool wide_index) { return wide_index ? "BS_OPAQUE_I64" : "BS_OPAQUE_I32"; }
 
 std::string interleaved_locate_code(bool const_a, bool with_b, const std::string& indent) {
     std::ostringstream l;
@@ -186,7 +170,7 @@ private:
 
     // Tile reference on `base` (a pointer variable) at `offset` elements (times w).
     //
-    // Every tile gets its own copy of the stride w, passed through BS_OPAQUE (an empty asm statement)
+    // Every tile gets its own copy of the stride w, passed through BS_OPAQUE_I32/I64 (an empty asm)
     // before the tile's loads and again before its stores: the compiler then cannot share the element
     // offsets k * w between the loads and the stores of a tile (or between tiles) and keep them live
     // across a whole tile operation, which made whole-matrix kernels spill; an offset costs one
@@ -197,10 +181,10 @@ private:
         const std::string off = offset.literal() ? scaled_w(offset.constant) : "(" + offset.str() + ") * w";
         line(std::string(writable ? "" : "const ") + "T* " + p + " = " + base + (off == "0" ? "" : " + " + off) + ";");
         line("idx_t " + w + " = w;");
-        line("BS_OPAQUE(" + w + ");");
+        line(interleaved_opaque(s_.wide_index) + "(" + w + ");");
         return TileRef{p, w};
     }
-    void fence_address(const TileRef& t) { line("BS_OPAQUE(" + t.stride + ");"); }
+    void fence_address(const TileRef& t) { line(interleaved_opaque(s_.wide_index) + "(" + t.stride + ");"); }
     std::string at(const TileRef& t, int off) const { return t.ptr + "[" + scaled(off, t.stride) + "]"; }
 
     // Load expression of L(r, c) of an A tile (lower coordinates); conj_lower asks for conj(L(r, c)).
@@ -210,7 +194,7 @@ private:
     }
     std::string load_a_real(const TileRef& t, int r) const {  // real part of a diagonal entry
         const std::string e = at(t, a_elem_offset(r, r));
-        return complex_ ? e + ".re" : e;
+        return complex_ ? "bs_real(" + e + ")" : e;
     }
     void store_a(const TileRef& t, int r, int c, const std::string& value) {
         line(at(t, a_elem_offset(r, c)) + " = " + (complex_ && upper_ ? "bs_conj(" + value + ")" : value) + ";");
@@ -259,7 +243,7 @@ private:
     void potrf_tile(char d, int s, const Lin& col0, bool keep_reciprocals) {
         for (int j = 0; j < s; ++j) {
             const std::string djj = reg(d, j, j);
-            const std::string piv = complex_ ? djj + ".re" : djj;
+            const std::string piv = complex_ ? "bs_real(" + djj + ")" : djj;
             line("if (!(" + piv + " > 0)) { info[mat] = " + (col0 + (j + 1)).str() + "; return; }");
             open("");
             if (s_.config.fast_math) {
@@ -278,7 +262,7 @@ private:
                     line(reg(d, r, c) + " -= " + reg(d, r, j) + " * " + conj(reg(d, c, j)) + ";");
         }
     }
-    std::string real_value(const std::string& v) const { return complex_ ? "bs_real(" + v + ")" : v; }
+    std::string real_value(const std::string& v) const { return complex_ ? "bs_from_real(" + v + ")" : v; }
 
     // x := x * inv(L)^H with L = the factored diagonal tile d (sc x sc) still in registers.
     void trsm_tile_registers(char x, int sr, int sc, char d) {
@@ -612,13 +596,13 @@ private:
         locate(false);
         potrf_code();
         line("info[mat] = 0;");
-        return finish("BS_FUNC void bs_potrf_body(T* __restrict__ a_batch, int* __restrict__ info, int count, int chunk, int mat)");
+        return finish("BS_DEVICE void bs_potrf_body(T* __restrict__ a_batch, int* __restrict__ info, int count, int chunk, int mat)");
     }
     std::string potrs_function() {
         out_.set_indent(1);
         locate(true);
         potrs_code();
-        return finish("BS_FUNC void bs_potrs_body(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk, int mat)");
+        return finish("BS_DEVICE void bs_potrs_body(const T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int count, int chunk, int mat)");
     }
     std::string posv_function() {
         out_.set_indent(1);
@@ -628,7 +612,7 @@ private:
         line("info[mat] = 0;");
         line("// solve with the factor just written");
         potrs_code();
-        return finish("BS_FUNC void bs_posv_body(T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int* __restrict__ info, int count, int chunk, int mat)");
+        return finish("BS_DEVICE void bs_posv_body(T* __restrict__ a_batch, T* __restrict__ b_batch, int nrhs, int* __restrict__ info, int count, int chunk, int mat)");
     }
 
     std::string kernel_wrapper(const std::string& name) const {

@@ -60,9 +60,11 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 // kernel arguments, another launch shape: coop_launch_shape).
 codegen::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
 
-// Pieces of the generated text shared with the cooperative kernels: BS_FUNC and BS_OPAQUE (each
-// only when not defined before), R, T (R or bs_complex with conj, *, -=, *= R), idx_t and N ...
+// Pieces of the generated text shared with the cooperative kernels: the one prelude of every
+// generated kernel (codegen/prelude.hpp: BS_DEVICE, R, T, the bs_* helpers), then idx_t and N ...
 std::string interleaved_prelude(Precision precision, bool wide_index, int n);
+// ... the prelude's macro that hides an idx_t from the optimiser (BS_OPAQUE_I32 or BS_OPAQUE_I64) ...
+std::string interleaved_opaque(bool wide_index);
 // ... and the chunk arithmetic of batch.hpp for matrix `mat` (count, chunk, a_batch and, with_b,
 // b_batch and nrhs in scope): declares chunk_index, lane (index in the chunk), rest, w (the chunk's
 // width: the distance between elements (i, j) and (i + 1, j)), a and, with_b, b; one line each.

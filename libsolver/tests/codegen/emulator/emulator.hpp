@@ -1,9 +1,12 @@
-// A host emulator of the CUDA built-ins the generated column-major kernels use (thread and block
-// indices, dynamic shared memory, __syncthreads, __syncwarp, full-warp shuffles), so that the generated text can
-// be compiled as C++ and run on the CPU: every CUDA thread of a block is a fiber, barriers and
-// shuffles switch between fibers. It also checks what a GPU would not report: a barrier that not
-// every live thread reaches (deadlock), a shuffle in a warp that is partial or not converged, and
-// writes past the end of the dynamic shared memory.
+// The one host emulator of the generated kernels (every generator family's emulation suite uses it):
+// the CUDA built-ins and the prelude's macros (codegen/prelude.hpp) for the host compiler, so that a
+// kernel's text compiles as C++ and runs on the CPU. Thread and block indices, dynamic shared
+// memory, __syncthreads, __syncwarp and full-warp shuffles: every CUDA thread of a block is a fiber,
+// barriers and shuffles switch between fibers. It also checks what a GPU would not report: a barrier
+// that not every live thread reaches (deadlock), a shuffle in a warp that is partial or not
+// converged, a misaligned vector load and writes past the end of the dynamic shared memory.
+// Kernels of one thread per matrix (the interleaved family) can also be run without fibers by
+// calling their per-matrix body in a loop (tests/jit).
 #pragma once
 
 #include <cmath>
@@ -88,9 +91,13 @@ void launch(Entry entry, Dim3 grid, Dim3 block, std::size_t shared_bytes, void**
 #define __shfl_xor_sync(mask, v, lane_mask, width) ::bs_emu::shfl_xor_sync((mask), (v), (lane_mask), (width))
 #define __float_as_int(f) ::bs_emu::float_as_int(f)
 #define __double2loint(d) ::bs_emu::double2loint(d)
+// CUDA's reciprocal square roots (the fast-math variants call them); the host library lacks them
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 #define BS_DEVICE inline
 #define BS_DECLARE_SMEM(name) unsigned char* name = ::bs_emu::shared_memory()
 #define BS_KERNEL_HEAD(threads, min_blocks) void
 #define BS_FENCE() ((void)0)
+#define BS_OPAQUE_I32(i) ((void)0)
 #define BS_OPAQUE_I64(i) ((void)0)
 #define BS_VEC_AT(p) (*reinterpret_cast<const bs_vec*>(::bs_emu::aligned16(p)))

@@ -1,21 +1,14 @@
-// Host emulation of the generated interleaved kernels: the definitions that let the host compiler
-// build their CUDA text unchanged (the kernel wrapper is left out by BS_HOST_EMULATION), and the
-// registry through which each compiled variant announces itself to the emulator test.
+// The registry through which each host-compiled interleaved variant announces itself to the
+// emulator test (the generated files include this after the shared host emulator, which lets the
+// host compiler build their CUDA text unchanged; the kernel wrapper is left out by
+// BS_HOST_EMULATION and the test calls the per-matrix body).
 #pragma once
 
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "codegen/cholesky/interleaved.hpp"
-
-#define BS_HOST_EMULATION 1
-#define BS_FUNC inline
-#define BS_OPAQUE(x) ((void)0)
-
-// CUDA math functions the generated text may call that the host library lacks.
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+#include "emulator.hpp"  // tests/codegen/emulator: the one host emulator of the generated kernels
 
 namespace batchsolve::emulator {
 
