@@ -380,10 +380,15 @@ void run_setup(const Settings& s, const std::string& routine, int x, Context& gp
         }
     double best_ours = 0;
     for (const auto& [name, config] : variants) {
-        const double ms = time_gpu(stream, s.repeat, restore, [&] { ours(config); });
-        gpu.synchronize();
-        add(name, ms, difference(potrf ? a : b));
-        best_ours = best_ours == 0 ? ms : std::min(best_ours, ms);
+        // A library error (an invalid blocking, a kernel that fails to compile) is a row, not the end.
+        try {
+            const double ms = time_gpu(stream, s.repeat, restore, [&] { ours(config); });
+            gpu.synchronize();
+            add(name, ms, difference(potrf ? a : b));
+            best_ours = best_ours == 0 ? ms : std::min(best_ours, ms);
+        } catch (const batchsolve::Error& e) {
+            add(name, 0, -1, std::string("error: ") + e.what());
+        }
     }
 
     // Vendor.
