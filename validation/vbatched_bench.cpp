@@ -554,7 +554,7 @@ std::vector<bs::GemmConfig> sweep_candidates() {
         {16, 16, 8, 8, 8, false},   {32, 32, 8, 8, 8, false},   {32, 32, 8, 16, 16, false}, {32, 32, 16, 16, 16, false},
         {64, 32, 8, 16, 16, false}, {64, 64, 8, 16, 16, false}, {64, 64, 16, 16, 16, false}, {64, 64, 8, 32, 8, false},
         {128, 64, 8, 32, 16, false}};
-    if constexpr (std::is_same_v<T, double>) {
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) {
         for (bs::GemmConfig t : std::vector<bs::GemmConfig>{{32, 32, 8, 2, 2, true}, {32, 32, 16, 2, 2, true},
                                                              {32, 32, 8, 1, 1, true}, {64, 64, 8, 2, 2, true},
                                                              {64, 64, 16, 2, 2, true}, {64, 32, 8, 2, 2, true},

@@ -72,7 +72,8 @@ inline constexpr int mm_m = 3, mm_n = 4, mm_a = 6, mm_lda = 7, mm_b = 8, mm_ldb 
 // it). A thread block computes a blk_m x blk_n tile of C, stepping through k in slices of blk_k staged
 // in shared memory. Without tensor cores the block has dim_x x dim_y threads, each computing a
 // (blk_m/dim_x) x (blk_n/dim_y) sub-tile (rows dim_x apart, columns dim_y apart); with tensor_cores
-// (double precision only: the FP64 tensor cores' 8x8x4 DMMA, same rounding as FMA) it has
+// (d and z only: the FP64 tensor cores' 8x8x4 DMMA, products and sums in FP64 as with FMA; complex as
+// four real products) it has
 // dim_x x dim_y warps, each computing a (blk_m/dim_x) x (blk_n/dim_y) sub-tile of 8 x 8 fragments.
 // The defaults come from the tuning table (src/codegen/blas3/gemm_tuning.hpp), by precision and size.
 struct GemmConfig {

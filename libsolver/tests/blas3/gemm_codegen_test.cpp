@@ -77,6 +77,9 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     tc.config = GemmConfig{32, 32, 8, 2, 2, true};
     tc.op_a = GemmOperand::trans;
     expect_compiles(tc);
+    tc.precision = Precision::z;
+    tc.op_a = GemmOperand::conj_trans;
+    expect_compiles(tc);
 }
 
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {

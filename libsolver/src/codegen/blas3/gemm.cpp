@@ -371,28 +371,44 @@ private:
 
     // FP64 tensor cores: warp (wx, wy) owns rows wx*wm.. and columns wy*wn.. of the block tile as
     // (wm/8) x (wn/8) fragments; lane l holds A(l/4, l%4), B(l%4, l/4) and C(l/4, 2(l%4) + {0, 1}).
+    // FP64 tensor cores: warp (wx, wy) owns rows wx*wm.. and columns wy*wn.. of the block tile as
+    // (wm/8) x (wn/8) fragments; lane l holds A(l/4, l%4), B(l%4, l/4) and C(l/4, 2(l%4) + {0, 1}).
+    // Complex double: four real products per fragment (re += ar br - ai bi, im += ar bi + ai br).
     void dmma_body() {
         const int wm = c_.blk_m / c_.dim_x, wn = c_.blk_n / c_.dim_y, fm = wm / 8, fn = wn / 8;
+        const bool cplx = is_complex(s_.precision);
+        const std::string dims = "[" + I(fm) + "][" + I(fn) + "][2]";
         w_.line("const int warp = tid / 32, lane = tid % 32;");
         w_.line("const int wr = (warp % " + I(c_.dim_x) + ") * " + I(wm) + ", wc = (warp / " + I(c_.dim_x) + ") * " + I(wn) + ";");
         w_.line("const int g = lane / 4, q = lane % 4;");
-        w_.line("double acc[" + I(fm) + "][" + I(fn) + "][2];");
+        w_.line("double acc" + dims + (cplx ? ", acc_im" + dims : "") + ";");
         w_.line("#pragma unroll");
         w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
         w_.line("  #pragma unroll");
-        w_.line("  for (int j = 0; j < " + I(fn) + "; ++j) acc[i][j][0] = acc[i][j][1] = 0.0;");
+        w_.line(std::string("  for (int j = 0; j < ") + I(fn) + "; ++j) acc[i][j][0] = acc[i][j][1] = 0.0" +
+                (cplx ? ", acc_im[i][j][0] = acc_im[i][j][1] = 0.0;" : ";"));
         k_loop([&] {
             w_.line("#pragma unroll");
             w_.open("for (int k4 = 0; k4 < " + I(c_.blk_k) + "; k4 += 4)");
-            w_.line("double xa[" + I(fm) + "], xb[" + I(fn) + "];");
+            w_.line("T xa[" + I(fm) + "], xb[" + I(fn) + "];");
             w_.line("#pragma unroll");
             w_.line("for (int i = 0; i < " + I(fm) + "; ++i) xa[i] = sA[k4 + q][wr + i * 8 + g];");
             w_.line("#pragma unroll");
             w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j] = sB[k4 + q][wc + j * 8 + g];");
             w_.line("#pragma unroll");
-            w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
-            w_.line("  #pragma unroll");
-            w_.line("  for (int j = 0; j < " + I(fn) + "; ++j) bs_dmma(acc[i][j][0], acc[i][j][1], xa[i], xb[j]);");
+            w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
+            w_.line("#pragma unroll");
+            w_.open("for (int j = 0; j < " + I(fn) + "; ++j)");
+            if (cplx) {
+                w_.line("bs_dmma(acc[i][j][0], acc[i][j][1], xa[i].x, xb[j].x);");
+                w_.line("bs_dmma(acc[i][j][0], acc[i][j][1], -xa[i].y, xb[j].y);");
+                w_.line("bs_dmma(acc_im[i][j][0], acc_im[i][j][1], xa[i].x, xb[j].y);");
+                w_.line("bs_dmma(acc_im[i][j][0], acc_im[i][j][1], xa[i].y, xb[j].x);");
+            } else {
+                w_.line("bs_dmma(acc[i][j][0], acc[i][j][1], xa[i], xb[j]);");
+            }
+            w_.close();
+            w_.close();
             w_.close();
         });
         w_.line("const bool beta_zero = bs_is_zero(beta);");
@@ -403,7 +419,7 @@ private:
         w_.line("#pragma unroll");
         w_.open("for (int h = 0; h < 2; ++h)");
         w_.line("const int gi = row0 + wr + i * 8 + g, gj = col0 + wc + j * 8 + 2 * q + h;");
-        store_element("gi", "gj", "acc[i][j][h]");
+        store_element("gi", "gj", cplx ? "bs_make(acc[i][j][h], acc_im[i][j][h])" : "acc[i][j][h]");
         w_.close();
         w_.close();
         w_.close();
@@ -445,7 +461,8 @@ std::string gemm_problem(const GemmSpec& s) {
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
     if (threads > max_threads_per_block) return "config.dim_y: dim_x * dim_y threads (warps with tensor_cores) exceed 1024 threads";
     if (c.tensor_cores) {
-        if (s.precision != Precision::d) return "config.tensor_cores: FP64 tensor cores for double precision only";
+        if (s.precision != Precision::d && s.precision != Precision::z)
+            return "config.tensor_cores: FP64 tensor cores for double precision (d, z) only";
         if ((c.blk_m / c.dim_x) % 8 != 0) return "config.blk_m: blk_m / dim_x must be a multiple of 8 (DMMA fragments)";
         if ((c.blk_n / c.dim_y) % 8 != 0) return "config.blk_n: blk_n / dim_y must be a multiple of 8 (DMMA fragments)";
         if (c.blk_k % 4 != 0) return "config.blk_k: a multiple of 4 (DMMA k-step)";
