@@ -28,6 +28,10 @@
 
 namespace batchsolve {
 
+namespace detail {
+struct MemberStaging;  // a member's pinned host and device staging blocks (src/multi), reused across calls
+}
+
 // Matrices [first, first + count) of a batch.
 struct BatchShare {
     int first = 0;
@@ -81,6 +85,10 @@ public:
     // threads' start-up on short calls. The device-resident overloads below use it for CUDA groups.
     void enqueue(const std::function<void(int member)>& work);
 
+    // Internal: the staging blocks of a member, grown on demand and kept for the next call (pinned
+    // allocations cost milliseconds). Freed with the group.
+    detail::MemberStaging& staging(int member);
+
 private:
     [[noreturn]] void throw_member_error(int member, const std::exception_ptr& error);
     Backend backend_;
@@ -88,6 +96,7 @@ private:
     std::vector<int> devices_;
     std::vector<double> weights_;
     std::size_t staging_bytes_ = std::size_t(256) << 20;
+    std::vector<std::unique_ptr<detail::MemberStaging>> staging_;
 };
 
 // ---- host-resident batches: one view of the whole batch in host memory ---------------------------

@@ -18,6 +18,31 @@
 
 namespace batchsolve {
 
+namespace detail {
+// Pinned host memory and device memory a member stages host-resident pieces through.
+struct MemberStaging {
+    multi::PinnedBlock host;
+    std::size_t host_bytes = 0;
+    Buffer<unsigned char> device;
+
+    void* host_block(std::size_t bytes) {
+        if (bytes > host_bytes) {
+            host.reset();
+            host.reset(multi::pinned_allocate(bytes));
+            host_bytes = bytes;
+        }
+        return host.get();
+    }
+    void* device_block(Context& ctx, std::size_t bytes) {
+        if (bytes > device.size()) {
+            device = Buffer<unsigned char>();
+            device = Buffer<unsigned char>(ctx, bytes);
+        }
+        return device.data();
+    }
+};
+}  // namespace detail
+
 // ---- split ---------------------------------------------------------------------------------------
 
 std::vector<BatchShare> split_batch(int count, const std::vector<double>& weights, int align) {
@@ -75,8 +100,11 @@ DeviceGroup::DeviceGroup(Backend backend, const std::vector<int>& devices) : dev
         }
     }
     for (int d : devices) contexts_.push_back(std::make_unique<Context>(backend_, backend_ == Backend::cuda ? d : 0));
+    for (std::size_t i = 0; i < devices.size(); ++i) staging_.push_back(std::make_unique<detail::MemberStaging>());
     weights_.assign(devices.size(), 1.0);
 }
+
+detail::MemberStaging& DeviceGroup::staging(int member) { return *staging_.at(std::size_t(member)); }
 
 DeviceGroup::~DeviceGroup() = default;
 
@@ -274,9 +302,12 @@ void run_single(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
 
 // One member's share of a host-resident batch, in pieces through staging memory (CUDA members, and
 // CPU members of a plain interleaved batch).
+constexpr std::size_t kCarveAlignment = 256;
+std::size_t aligned(std::size_t bytes) { return (bytes + kCarveAlignment - 1) / kCarveAlignment * kCarveAlignment; }
+
 template <class T>
 void run_staged(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, int* info, BatchShare share,
-                Context& ctx, std::size_t staging_bytes) {
+                Context& ctx, std::size_t staging_bytes, detail::MemberStaging& staging) {
     const bool has_b = op != Op::potrf;
     const std::size_t a_elems = std::size_t(a.rows) * a.cols, b_elems = has_b ? std::size_t(b.rows) * b.cols : 0;
     const std::size_t per_matrix = (a_elems + b_elems) * sizeof(T) + sizeof(int);
@@ -285,17 +316,20 @@ void run_staged(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
     if (per_piece < align) per_piece = align;  // one chunk at least, even above the staging size
     per_piece = std::min<std::int64_t>(per_piece, share.count);
     const bool device = ctx.backend() == Backend::cuda;
-    multi::PinnedBlock host_a(multi::pinned_allocate(std::size_t(per_piece) * a_elems * sizeof(T)));
-    multi::PinnedBlock host_b(multi::pinned_allocate(std::size_t(per_piece) * std::max<std::size_t>(b_elems, 1) * sizeof(T)));
-    Buffer<T> dev_a, dev_b;
-    Buffer<int> dev_info;
+    // One block each side, carved into A, B (and info on the device).
+    const std::size_t a_bytes = aligned(std::size_t(per_piece) * a_elems * sizeof(T));
+    const std::size_t b_bytes = aligned(std::size_t(per_piece) * std::max<std::size_t>(b_elems, 1) * sizeof(T));
+    const std::size_t info_bytes = aligned(std::size_t(per_piece) * sizeof(int));
+    auto* host = static_cast<unsigned char*>(staging.host_block(a_bytes + b_bytes));
+    T* ha = reinterpret_cast<T*>(host);
+    T* hb = reinterpret_cast<T*>(host + a_bytes);
+    T* da = nullptr;
+    T* db = nullptr;
+    int* dinfo = nullptr;
     if (device) {
-        dev_a = Buffer<T>(ctx, std::size_t(per_piece) * a_elems);
-        if (has_b) dev_b = Buffer<T>(ctx, std::size_t(per_piece) * b_elems);
-        if (op != Op::potrs) dev_info = Buffer<int>(ctx, std::size_t(per_piece));
+        auto* dev = static_cast<unsigned char*>(staging.device_block(ctx, a_bytes + b_bytes + info_bytes));
+        da = reinterpret_cast<T*>(dev), db = reinterpret_cast<T*>(dev + a_bytes), dinfo = reinterpret_cast<int*>(dev + a_bytes + b_bytes);
     }
-    T* ha = static_cast<T*>(host_a.get());
-    T* hb = static_cast<T*>(host_b.get());
     for (std::int64_t done = 0; done < share.count; done += per_piece) {
         const int first = share.first + int(done), count = int(std::min<std::int64_t>(per_piece, share.count - done));
         copy_piece(a, first, count, ha, true);
@@ -304,17 +338,17 @@ void run_staged(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
         T* wb = hb;
         int* winfo = info ? info + first : nullptr;
         if (device) {
-            dev_a.upload(ha, std::size_t(count) * a_elems);
-            if (has_b) dev_b.upload(hb, std::size_t(count) * b_elems);
-            wa = dev_a.data(), wb = dev_b.data(), winfo = dev_info.data();
+            detail::backend_copy_to_backend(ctx, da, ha, std::size_t(count) * a_elems * sizeof(T));
+            if (has_b) detail::backend_copy_to_backend(ctx, db, hb, std::size_t(count) * b_elems * sizeof(T));
+            wa = da, wb = db, winfo = dinfo;
         }
         run_single(op, uplo, piece_view(a, wa, count), has_b ? piece_view(b, wb, count) : BatchView<T>{}, winfo, ctx);
         if (device) {
             if (op != Op::potrs) {
-                dev_a.download(ha, std::size_t(count) * a_elems);
-                dev_info.download(info + first, std::size_t(count));
+                detail::backend_copy_to_host(ctx, ha, da, std::size_t(count) * a_elems * sizeof(T));
+                detail::backend_copy_to_host(ctx, info + first, dinfo, std::size_t(count) * sizeof(int));
             }
-            if (has_b) dev_b.download(hb, std::size_t(count) * b_elems);
+            if (has_b) detail::backend_copy_to_host(ctx, hb, db, std::size_t(count) * b_elems * sizeof(T));
         }
         if (op != Op::potrs) copy_piece(a, first, count, ha, false);
         if (has_b) copy_piece(b, first, count, hb, false);
@@ -349,7 +383,7 @@ void host_resident(Op op, Uplo uplo, const BatchView<T>& a, const BatchView<T>& 
         const bool in_place = ctx.backend() == Backend::cpu && subview(a, share.first, share.count, sa) &&
                               (op == Op::potrf || subview(b, share.first, share.count, sb));
         if (in_place) run_single(op, uplo, sa, sb, info ? info + share.first : nullptr, ctx);
-        else run_staged(op, uplo, a, b, info, share, ctx, staging);
+        else run_staged(op, uplo, a, b, info, share, ctx, staging, group.staging(member));
     });
 }
 
