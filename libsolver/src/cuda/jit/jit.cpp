@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "batchsolve/types.hpp"
+#include "kernel_cache.hpp"
 
 namespace batchsolve::cuda_backend::jit {
 
@@ -65,38 +66,6 @@ std::uint64_t get_u64(const char* p) {
     std::uint64_t v = 0;
     for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
     return v;
-}
-
-struct DeviceInfo {
-    std::string name;
-    int major = 0, minor = 0;
-};
-
-DeviceInfo device_info(int device) {
-    static std::mutex m;
-    static std::map<int, DeviceInfo> known;
-    std::lock_guard<std::mutex> lock(m);
-    auto it = known.find(device);
-    if (it != known.end()) return it->second;
-    cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(device " + std::to_string(device) + ")");
-    DeviceInfo info{prop.name, prop.major, prop.minor};
-    known.emplace(device, info);
-    return info;
-}
-
-// Everything a cached CUBIN depends on; its hash names the cache file.
-std::string cache_key_text(const KernelSource& k, const DeviceInfo& dev, int arch) {
-    int runtime = 0, nv_major = 0, nv_minor = 0;
-    cudaRuntimeGetVersion(&runtime);
-    nvrtcVersion(&nv_major, &nv_minor);
-    std::string key = "batchsolve-jit-1\ndevice " + dev.name + "\nsm_" + std::to_string(arch) + "\ncudart " +
-                      std::to_string(runtime) + "\nnvrtc " + std::to_string(nv_major) + "." +
-                      std::to_string(nv_minor) + "\nkernel " + k.kernel_name + "\noptions";
-    for (const auto& o : k.options) key += " " + o;
-    if (!k.program_name.empty()) key += "\nprogram " + k.program_name;  // line information names it
-    key += "\n" + k.source;
-    return key;
 }
 
 }  // namespace
@@ -246,65 +215,44 @@ KernelSource profiled(const KernelSource& kernel, const std::string& dir) {
     return k;
 }
 
-LoadedKernel get_kernel(const KernelSource& requested, int device) {
-    static const std::string source_dir = [] {
+const std::string& profiling_source_directory() {
+    static const std::string dir = [] {
         const char* d = std::getenv("BATCHSOLVE_JIT_SOURCE_DIR");
         return std::string(d ? d : "");
     }();
-    const KernelSource kernel = source_dir.empty() ? requested : profiled(requested, source_dir);
-    static std::mutex m;
-    static std::map<std::string, LoadedKernel> loaded;  // key text hash + device -> kernel
-    const DeviceInfo dev = device_info(device);
-    const int arch = dev.major * 10 + dev.minor;
-    const std::string key_text = cache_key_text(kernel, dev, arch);
-    const std::string map_key = std::to_string(device) + ":" + std::to_string(hash_bytes(key_text)) + ":" +
-                                std::to_string(second_hash(key_text));
+    return dir;
+}
 
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (auto it = loaded.find(map_key); it != loaded.end()) return it->second;
-    }
-    // Compile and load outside the lock, so that threads warming up different kernels compile in
-    // parallel; two threads racing for the same kernel both compile it and the first one's is kept.
-
-    ScopedDevice on(device);
-    LoadedKernel k;
-    k.name = kernel.kernel_name;
-    const std::string dir = cache_directory();
-    const std::string path = dir.empty() ? "" : dir + "/" + cache_file_name(key_text);
-    std::string cubin;
-    k.from_disk_cache = !path.empty() && read_cache_file(path, key_text, cubin);
-    auto compile = [&] {
-        const auto t0 = std::chrono::steady_clock::now();
-        cubin = compile_to_cubin(kernel, arch);
-        k.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!path.empty()) write_cache_file(path, key_text, cubin);  // best effort: a read-only cache is fine
-    };
-    if (!k.from_disk_cache) compile();
-
+LoadedKernel load_cubin(const std::string& cubin, const std::string& kernel_name) {
     cudaLibrary_t library = nullptr;
-    cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (e != cudaSuccess && k.from_disk_cache) {
-        // A cached CUBIN the driver refuses (e.g. written by a different toolkit under the same key):
-        // clear the error, compile afresh, overwrite the file.
-        cudaGetLastError();
-        k.from_disk_cache = false;
-        compile();
-        e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    }
-    check_cuda(e, "cudaLibraryLoadData(" + kernel.kernel_name + ")");
+    check_cuda(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+               "cudaLibraryLoadData(" + kernel_name + ")");
+    // The library stays loaded for the life of the process (the cache hands out its kernels).
     cudaKernel_t handle = nullptr;
-    check_cuda(cudaLibraryGetKernel(&handle, library, kernel.kernel_name.c_str()),
-               "cudaLibraryGetKernel(" + kernel.kernel_name + ")");
+    check_cuda(cudaLibraryGetKernel(&handle, library, kernel_name.c_str()), "cudaLibraryGetKernel(" + kernel_name + ")");
     cudaFuncAttributes attr{};
     check_cuda(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(handle)),
-               "cudaFuncGetAttributes(" + kernel.kernel_name + ")");
+               "cudaFuncGetAttributes(" + kernel_name + ")");
+    LoadedKernel k;
+    k.name = kernel_name;
     k.function = reinterpret_cast<void*>(handle);
     k.registers = attr.numRegs;
     k.local_bytes = static_cast<int>(attr.localSizeBytes);
     k.max_threads = attr.maxThreadsPerBlock;
-    std::lock_guard<std::mutex> lock(m);
-    return loaded.emplace(map_key, k).first->second;  // the library stays loaded for the life of the process
+    return k;
+}
+
+LoadedKernel get_kernel(const KernelSource& kernel, int device) {
+    // The text is the key: its hash names the kernel in memory, and the whole text (with the NVRTC
+    // options) is the spec part of the disk key.
+    KernelKey key;
+    key.family = "source";
+    key.kernel_name = kernel.kernel_name + "#" + std::to_string(hash_bytes(kernel.source));
+    std::string options;
+    for (const auto& o : kernel.options) options += " " + o;
+    key.spec_text = [&] { return "options" + options + "\n" + kernel.source; };
+    LoadedKernel k = cached_kernel(key, device, [&] { return kernel; });
+    return k;
 }
 
 void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,

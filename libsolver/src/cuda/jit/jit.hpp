@@ -20,6 +20,9 @@ using KernelSource = codegen::KernelSource;
 // receives the NVRTC log; resource usage is read later from the loaded function.
 std::string compile_to_cubin(const KernelSource& kernel, int arch, std::string* log = nullptr);
 
+// $BATCHSOLVE_JIT_SOURCE_DIR, read once ("" when unset): see profiled() below.
+const std::string& profiling_source_directory();
+
 // Where compiled modules are cached on disk: $BATCHSOLVE_CACHE_DIR, else $XDG_CACHE_HOME/batchsolve,
 // else $HOME/.cache/batchsolve; an empty string disables the disk cache.
 std::string cache_directory();
@@ -34,6 +37,7 @@ struct LoadedKernel {
     std::string name;              // the kernel's name, for error messages
     bool from_disk_cache = false;  // the CUBIN came from the disk cache (no NVRTC run)
     double compile_seconds = 0;    // NVRTC time when it was compiled by this process
+    int blocks_per_sm = 0;         // occupancy at the launch shape, where the launcher's OnLoad sets it
 };
 
 // Profiling aid: with $BATCHSOLVE_JIT_SOURCE_DIR set (not empty), get_kernel writes each kernel's
@@ -43,9 +47,15 @@ struct LoadedKernel {
 // transformation (writes the file; throws batchsolve::Error naming the path when it cannot).
 KernelSource profiled(const KernelSource& kernel, const std::string& dir);
 
-// Returns the loaded kernel for this source on `device`, compiling (or reading the disk cache) on
-// first use; later calls with the same source hit an in-memory map. Thread-safe.
+// Returns the loaded kernel for this source on `device` through the one kernel cache
+// (kernel_cache.hpp), keyed by a hash of the whole text: for callers that hold a source already
+// (tests, families not yet keyed by spec). Launchers use cached_kernel with a cheap key instead, so
+// that a call whose kernel is loaded, or on disk, generates no text. Thread-safe.
 LoadedKernel get_kernel(const KernelSource& kernel, int device);
+
+// Loads a CUBIN on the current device and reads the function's attributes (no cache involved).
+// Throws CudaError naming the kernel when the driver refuses it.
+LoadedKernel load_cubin(const std::string& cubin, const std::string& kernel_name);
 
 // Launches with cudaLaunchKernel on `stream` (a cudaStream_t); `args` point at the arguments.
 void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <climits>
 #include <complex>
-#include <map>
-#include <mutex>
 
 #include "../jit/jit.hpp"
+#include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/cholesky/families.hpp"
+#include "kernel_plan.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -21,37 +21,34 @@ namespace {
 using detail::CudaResources;
 using detail::DeviceGuard;
 
-// Kernels by (device, kernel name); the name encodes the whole spec, so a hot call neither
-// regenerates nor rehashes the source.
-jit::LoadedKernel lookup(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, CudaResources& r,
-                         const char* routine) {
-    static std::mutex m;
-    static std::map<std::string, jit::LoadedKernel> known;
-    const std::string name = column_major_kernel_name(spec);
-    const std::string key = std::to_string(r.device_) + ":" + name;
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (auto it = known.find(key); it != known.end()) return it->second;
-    }
+// The call's kernel through the kernel cache, keyed by family and kernel name (the name encodes the
+// whole spec, so a hot call neither generates nor hashes text; the configuration's text joins the disk
+// key); on first load its block size is checked and shared memory above 48 KB opted in to.
+const jit::LoadedKernel& lookup(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, CudaResources& r,
+                                const char* routine) {
+    if (const jit::LoadedKernel* k = jit::find_kernel(std::string("cholesky.") + family_of(spec).name(),
+                                                      column_major_kernel_name(spec), r.device_))
+        return *k;
+    // Refused on this device before any text is generated (and before a CUBIN from disk is used).
     if (shape.shared_bytes > r.shared_per_block_optin_)
         throw InvalidArgument(routine, "config.matrices_per_block",
                               std::to_string(shape.shared_bytes) + " bytes of shared memory per block exceed the " +
                                   std::to_string(r.shared_per_block_optin_) + " this device allows");
-    jit::LoadedKernel k = jit::get_kernel(family_of(spec).generate(spec), r.device_);
-    if (k.max_threads < shape.block_threads)
-        throw InvalidArgument(routine, "config.matrices_per_block",
-                              "a block of " + std::to_string(shape.block_threads) + " threads; kernel " + name +
-                                  " allows at most " + std::to_string(k.max_threads));
-    if (shape.shared_bytes > 48 * 1024) {
-        // Above 48 KB a kernel must opt in; cudaKernel_t handles take the per-device setter.
-        const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
-                                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                              static_cast<int>(shape.shared_bytes), r.device_);
-        if (e != cudaSuccess) detail::throw_cuda_error(("cudaKernelSetAttributeForDevice(" + name + ")").c_str(), e);
-    }
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, k);
-    return k;
+    jit::KernelRequest request = cache_request(spec);
+    request.on_load = [&shape, &r, routine](jit::LoadedKernel& k) {
+        if (k.max_threads < shape.block_threads)
+            throw InvalidArgument(routine, "config.matrices_per_block",
+                                  "a block of " + std::to_string(shape.block_threads) + " threads; kernel " + k.name +
+                                      " allows at most " + std::to_string(k.max_threads));
+        if (shape.shared_bytes > 48 * 1024) {
+            // Above 48 KB a kernel must opt in; cudaKernel_t handles take the per-device setter.
+            const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
+                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                  static_cast<int>(shape.shared_bytes), r.device_);
+            if (e != cudaSuccess) detail::throw_cuda_error(("cudaKernelSetAttributeForDevice(" + k.name + ")").c_str(), e);
+        }
+    };
+    return jit::cached_kernel(request.key, r.device_, request.generate, request.on_load);
 }
 
 template <class T>
@@ -149,7 +146,7 @@ void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const Chole
     require_on_device(r, a, routine, "a");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, config);
     const ColumnMajorShape shape = column_major_shape(spec, routine);
-    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+    const jit::LoadedKernel& k = lookup(spec, shape, r, routine);
 
     BatchArgs<T> A = batch_args(a);
     int count = a.count, zero = 0;
@@ -180,7 +177,7 @@ void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
     if (nrhs > 0) require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, config);
     const ColumnMajorShape shape = column_major_shape(spec, routine);
-    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+    const jit::LoadedKernel& k = lookup(spec, shape, r, routine);
 
     BatchArgs<T> A = batch_args(a), B = batch_args(b);
     int count = a.count, zero = 0, nrhs_arg = nrhs;
@@ -207,7 +204,7 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrs, precision_v<T>, uplo, n, nrhs, config);
     const ColumnMajorShape shape = column_major_shape(spec, routine);
-    const jit::LoadedKernel k = lookup(spec, shape, r, routine);
+    const jit::LoadedKernel& k = lookup(spec, shape, r, routine);
 
     BatchArgs<const T> A = batch_args(a);
     BatchArgs<T> B = batch_args(b);

@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <climits>
 #include <complex>
-#include <map>
-#include <mutex>
+#include <utility>
 
 #include "../jit/jit.hpp"
+#include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/cholesky/cooperative.hpp"
 #include "codegen/cholesky/families.hpp"
+#include "kernel_plan.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -38,40 +39,45 @@ int chunk_of(const BatchView<T>& v, const CholeskyConfig& config, const char* ro
     return chunk;
 }
 
-// Kernels by (device, kernel name): the name encodes the whole spec, so a hot call (an autotuner's
-// timed loop) neither regenerates nor rehashes the source.
-struct LaunchableKernel {
-    jit::LoadedKernel kernel;
-    int blocks_per_sm = 0;
-};
+// A call's kernel, loaded: the launch needs the function and, for the cooperative kernels' capped
+// grids, the occupancy (LoadedKernel::blocks_per_sm, set once when the kernel is loaded).
+using LaunchableKernel = jit::LoadedKernel;
 
 // Dynamic shared memory of a launch: the cooperative kernels' buffers, none for the others.
 std::size_t shared_bytes_of(const InterleavedKernelSpec& spec) { return family_of(spec).resources(spec).shared_bytes; }
 
-LaunchableKernel lookup(const InterleavedKernelSpec& spec, int device) {
-    static std::mutex m;
-    static std::map<std::string, LaunchableKernel> known;
-    const std::string key = std::to_string(device) + ":" + interleaved_kernel_name(spec);
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (auto it = known.find(key); it != known.end()) return it->second;
-    }
-    LaunchableKernel k;
-    k.kernel = jit::get_kernel(family_of(spec).generate(spec), device);  // thread-safe on its own
-    if (k.kernel.max_threads < spec.config.threads_per_block)
-        throw InvalidArgument(interleaved_kernel_name(spec), "config.threads_per_block",
-                              "at most " + std::to_string(k.kernel.max_threads) + " for this kernel");
-    {
-        jit::ScopedDevice on(device);
-        check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm,
-                                                                  static_cast<const void*>(k.kernel.function),
-                                                                  spec.config.threads_per_block,
-                                                                  shared_bytes_of(spec)),
-                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor(" + k.kernel.name + ")");
-    }
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, k);
-    return k;
+// The kernel cache's request for a spec (kernel_plan.hpp's key: family and kernel name, the
+// configuration's text in the disk key), with the launch's checks and occupancy when it is loaded.
+jit::KernelRequest request_of(const InterleavedKernelSpec& spec) {
+    jit::KernelRequest r = cache_request(spec);
+    r.on_load = [spec](jit::LoadedKernel& k) {
+        if (k.max_threads < spec.config.threads_per_block)
+            throw InvalidArgument(k.name, "config.threads_per_block",
+                                  "at most " + std::to_string(k.max_threads) + " for this kernel");
+        check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, static_cast<const void*>(k.function),
+                                                                  spec.config.threads_per_block, shared_bytes_of(spec)),
+                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor(" + k.name + ")");
+    };
+    return r;
+}
+
+const LaunchableKernel& lookup(const InterleavedKernelSpec& spec, int device) {
+    const std::string family = std::string("cholesky.") + family_of(spec).name();
+    if (const jit::LoadedKernel* k = jit::find_kernel(family, interleaved_kernel_name(spec), device)) return *k;
+    const jit::KernelRequest r = request_of(spec);
+    return jit::cached_kernel(r.key, device, r.generate, r.on_load);
+}
+
+// Two kernels of one call (two-kernel posv), built in parallel when neither is cached.
+std::pair<const LaunchableKernel*, const LaunchableKernel*> lookup_pair(const InterleavedKernelSpec& first,
+                                                                        const InterleavedKernelSpec& second, int device) {
+    const LaunchableKernel* a = jit::find_kernel(std::string("cholesky.") + family_of(first).name(),
+                                                 interleaved_kernel_name(first), device);
+    const LaunchableKernel* b = jit::find_kernel(std::string("cholesky.") + family_of(second).name(),
+                                                 interleaved_kernel_name(second), device);
+    if (a != nullptr && b != nullptr) return {a, b};  // the hot path
+    const auto k = jit::cached_kernels({request_of(first), request_of(second)}, device, 2);
+    return {k[0], k[1]};
 }
 
 // The spec of a call, resolved but not checked (make_spec checks it).
@@ -140,11 +146,11 @@ void launch_interleaved(const InterleavedKernelSpec& spec, const LaunchableKerne
     cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
     if (is_cooperative(spec)) {
         const CoopLaunchShape shape = coop_launch_shape(spec, count, nrhs, detail::resources_of(ctx, routine).sm_count_);
-        jit::launch(k.kernel, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
+        jit::launch(k, shape.grid_x, shape.grid_y, shape.block_x, 1, static_cast<unsigned>(shape.shared_bytes),
                     stream, args);
         return;
     }
-    jit::launch(k.kernel, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0, stream,
+    jit::launch(k, grid_for(count, spec.config.threads_per_block), 1, spec.config.threads_per_block, 1, 0, stream,
                 args);
 }
 
@@ -165,7 +171,7 @@ void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const Choles
     }
     const InterleavedKernelSpec spec =
         make_spec(Routine::potrf, precision_v<T>, uplo, a.rows, 0, count, chunk, config, routine);
-    const LaunchableKernel k = lookup(spec, ctx.device());
+    const LaunchableKernel& k = lookup(spec, ctx.device());
     T* data = a.data;
     void* args[] = {&data, &info, &count, &chunk};
     launch_interleaved(spec, k, count, 0, args, routine, ctx);
@@ -184,7 +190,7 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     jit::ScopedDevice on(ctx.device());
     const InterleavedKernelSpec spec =
         make_spec(Routine::potrs, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
-    const LaunchableKernel k = lookup(spec, ctx.device());
+    const LaunchableKernel& k = lookup(spec, ctx.device());
     const T* a_data = a.data;
     T* b_data = b.data;
     const int* no_info = nullptr;  // the cooperative kernel skips systems with info != 0 (two-kernel posv)
@@ -209,7 +215,8 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
             two_kernel_posv_specs(precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk, config, routine);
         jit::ScopedDevice on(ctx.device());
         // both kernels ready (compiled, launchable) before the first runs: a failure leaves A and info as they were
-        const LaunchableKernel factor = lookup(specs.factor, ctx.device()), solve = lookup(specs.solve, ctx.device());
+        const auto [factor_kernel, solve_kernel] = lookup_pair(specs.factor, specs.solve, ctx.device());
+        const LaunchableKernel &factor = *factor_kernel, &solve = *solve_kernel;
         T* a_data = a.data;
         T* b_data = b.data;
         void* factor_args[] = {&a_data, &info, &count, &chunk};
@@ -231,7 +238,7 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     jit::ScopedDevice on(ctx.device());
     const InterleavedKernelSpec spec =
         make_spec(Routine::posv, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
-    const LaunchableKernel k = lookup(spec, ctx.device());
+    const LaunchableKernel& k = lookup(spec, ctx.device());
     T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &info, &count, &chunk};
@@ -247,31 +254,32 @@ InterleavedKernelReport prepare_interleaved(Routine routine, Uplo uplo, int n, i
     if (n < 1) throw InvalidArgument(name, "n", ">= 1");
     if (routine == Routine::posv && is_two_kernel_posv(config)) {  // both kernels; the report sums them up
         const TwoKernelPosv specs = two_kernel_posv_specs(precision_v<T>, uplo, n, std::max(nrhs, 1), count, chunk, config, name);
-        const LaunchableKernel f = lookup(specs.factor, ctx.device()), s = lookup(specs.solve, ctx.device());
+        const auto [factor_kernel, solve_kernel] = lookup_pair(specs.factor, specs.solve, ctx.device());
+        const LaunchableKernel &f = *factor_kernel, &s = *solve_kernel;
         InterleavedKernelReport r;
-        r.name = f.kernel.name + " + " + s.kernel.name;
+        r.name = f.name + " + " + s.name;
         r.config = specs.factor.config;
         r.config.solve_warps_per_matrix = specs.solve.config.warps_per_matrix;
         r.config.solve_nb = specs.solve.config.nb;
-        r.registers = std::max(f.kernel.registers, s.kernel.registers);
-        r.local_bytes = std::max(f.kernel.local_bytes, s.kernel.local_bytes);
-        r.max_threads = std::min(f.kernel.max_threads, s.kernel.max_threads);
+        r.registers = std::max(f.registers, s.registers);
+        r.local_bytes = std::max(f.local_bytes, s.local_bytes);
+        r.max_threads = std::min(f.max_threads, s.max_threads);
         r.blocks_per_sm = std::min(f.blocks_per_sm, s.blocks_per_sm);
-        r.from_disk_cache = f.kernel.from_disk_cache && s.kernel.from_disk_cache;
-        r.compile_seconds = f.kernel.compile_seconds + s.kernel.compile_seconds;
+        r.from_disk_cache = f.from_disk_cache && s.from_disk_cache;
+        r.compile_seconds = f.compile_seconds + s.compile_seconds;
         return r;
     }
     const InterleavedKernelSpec spec = make_spec(routine, precision_v<T>, uplo, n, nrhs, count, chunk, config, name);
-    const LaunchableKernel k = lookup(spec, ctx.device());
+    const LaunchableKernel& k = lookup(spec, ctx.device());
     InterleavedKernelReport r;
-    r.name = k.kernel.name;
+    r.name = k.name;
     r.config = spec.config;
-    r.registers = k.kernel.registers;
-    r.local_bytes = k.kernel.local_bytes;
-    r.max_threads = k.kernel.max_threads;
+    r.registers = k.registers;
+    r.local_bytes = k.local_bytes;
+    r.max_threads = k.max_threads;
     r.blocks_per_sm = k.blocks_per_sm;
-    r.from_disk_cache = k.kernel.from_disk_cache;
-    r.compile_seconds = k.kernel.compile_seconds;
+    r.from_disk_cache = k.from_disk_cache;
+    r.compile_seconds = k.compile_seconds;
     return r;
 }
 

@@ -67,6 +67,30 @@ void plan_interleaved(Routine routine, Precision precision, Uplo uplo, int n, in
 
 }  // namespace
 
+jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
+    jit::KernelKey key;
+    key.family = std::string("cholesky.") + codegen::cholesky::family_of(spec).name();
+    key.kernel_name = codegen::cholesky::interleaved_kernel_name(spec);
+    key.spec_text = [config = spec.config] { return to_string(config); };
+    return key;
+}
+
+jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec) {
+    jit::KernelKey key;
+    key.family = std::string("cholesky.") + codegen::cholesky::family_of(spec).name();
+    key.kernel_name = codegen::cholesky::column_major_kernel_name(spec);
+    key.spec_text = [config = spec.config, nrhs = spec.nrhs] { return to_string(config) + " nrhs " + std::to_string(nrhs); };
+    return key;
+}
+
+jit::KernelRequest cache_request(const InterleavedKernelSpec& spec) {
+    return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
+}
+
+jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec) {
+    return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
+}
+
 std::vector<codegen::KernelSource> KernelPlan::sources() const {
     std::vector<codegen::KernelSource> out;
     for (const auto& spec : interleaved) out.push_back(codegen::cholesky::family_of(spec).generate(spec));

@@ -13,6 +13,7 @@
 #include "codegen/cholesky/column_major.hpp"
 #include "codegen/cholesky/interleaved.hpp"
 #include "codegen/kernel_source.hpp"
+#include "../jit/kernel_cache.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -32,6 +33,14 @@ struct KernelPlan {
     // The text of every kernel of the plan (problem must be "").
     std::vector<codegen::KernelSource> sources() const;
 };
+
+// The kernel cache's key of a planned kernel (jit/kernel_cache.hpp), the one the launchers use:
+// family "cholesky.<generator family>", the kernel's name (it encodes the spec), the configuration's
+// text (and nrhs for the column-major kernels) in the disk key. With the generator call, a request.
+jit::KernelKey cache_key(const codegen::cholesky::InterleavedKernelSpec& spec);
+jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec);
+jit::KernelRequest cache_request(const codegen::cholesky::InterleavedKernelSpec& spec);
+jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec);
 
 // The plan of `routine` on matrices of order n (1..codegen::max_dispatched_n) in `layout`, nrhs
 // right-hand sides (ignored by potrf), `count` matrices in chunks of `chunk` (interleaved: count;

@@ -1,0 +1,83 @@
+// The CUDA backend's one kernel cache: every generated kernel (Cholesky's four generator families,
+// and any new family) is looked up here by a cheap key, in memory and then on disk, and its source is
+// generated and compiled only when neither has it.
+//
+//   in memory: (device, family, kernel name)        a hash-map probe per call, no text generated
+//   on disk:   family, kernel name, typed spec text, generator version (a digest of src/codegen),
+//              sm_<arch>, CUDA runtime, NVRTC and driver versions, NVRTC options of the profiling aid
+//              ($BATCHSOLVE_CACHE_DIR, see jit::cache_directory; read_cache_file checks the whole key)
+//
+// A family's kernel name must encode everything that changes the text (the digest guard
+// tests/codegen checks that no two table kernels share a name); the spec text in the disk key is a
+// second line of defence for configurations outside the tables.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jit.hpp"
+
+namespace batchsolve::cuda_backend::jit {
+
+// What identifies a generated kernel without generating it.
+struct KernelKey {
+    std::string family;       // generator family, e.g. "cholesky.interleaved"
+    std::string kernel_name;  // the family's name for the kernel (encodes its spec)
+    // The typed spec as text (e.g. the configuration's to_string), part of the disk key only; left
+    // empty where the name is all there is. Computed only when the kernel is not in memory.
+    std::function<std::string()> spec_text;
+};
+
+// Called once when a kernel is first loaded on a device, before it is shared: checks against the
+// loaded function (threads per block), shared-memory opt-in, occupancy into LoadedKernel::blocks_per_sm.
+// Throwing keeps the kernel out of the cache.
+using OnLoad = std::function<void(LoadedKernel&)>;
+
+// The kernel (family, kernel name) on `device` when this process has loaded it, else nullptr: the
+// hot path of a launcher, which builds its KernelRequest (closures, spec text) only on a miss.
+const LoadedKernel* find_kernel(const std::string& family, const std::string& kernel_name, int device);
+
+// The kernel of `key` on `device`: from memory, else from the disk cache, else generate() is called
+// and its text compiled (and written to the disk cache). Thread-safe; two threads missing the same
+// kernel both build it and the first one stored is kept. The reference stays valid for the process.
+const LoadedKernel& cached_kernel(const KernelKey& key, int device, const std::function<KernelSource()>& generate,
+                                  const OnLoad& on_load = {});
+
+// Several kernels at once (one call's kernels, a warm-up list): the misses are generated and
+// compiled on up to `threads` threads (NVRTC is thread-safe per program), then loaded. The result
+// is in the order of `keys`.
+struct KernelRequest {
+    KernelKey key;
+    std::function<KernelSource()> generate;
+    OnLoad on_load;
+};
+std::vector<const LoadedKernel*> cached_kernels(const std::vector<KernelRequest>& requests, int device, int threads);
+
+// Fills the disk cache for `device`'s architecture without loading anything: each request's CUBIN is
+// read from disk, else generated, compiled and written, on up to `threads` threads. Loading stays
+// with the launchers (their OnLoad sets what a launch needs). Throws the first failure after all
+// were tried; with no disk cache (cache_directory() empty) there is nothing to fill: throws Error.
+struct DiskFill {
+    int already_on_disk = 0;
+    int compiled = 0;
+};
+DiskFill fill_disk_cache(const std::vector<KernelRequest>& requests, int device, int threads);
+
+// The generator version in disk keys: a digest of the code-generation sources this library was built
+// from (src/codegen), so that a changed generator never reads an older generator's CUBIN.
+const char* generator_version();
+
+// Counters of this process's cache traffic (tests, first-call measurements).
+struct CacheStatistics {
+    long long memory_hits = 0;
+    long long disk_hits = 0;
+    long long compiled = 0;
+    double generate_seconds = 0;  // source generation on misses
+    double compile_seconds = 0;   // NVRTC
+    double disk_seconds = 0;      // cache file reads and writes
+    double load_seconds = 0;      // cudaLibraryLoadData + attributes + on_load
+};
+CacheStatistics cache_statistics();
+
+}  // namespace batchsolve::cuda_backend::jit
