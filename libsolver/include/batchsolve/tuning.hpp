@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
@@ -233,5 +234,35 @@ std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>
 template <class T>
 std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>& shape, int nrhs,
                             const CholeskyConfig& config, Context& ctx);
+
+// One call for warm_up: the routine, precision, layout family and sizes the kernels are chosen by.
+struct KernelCase {
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::d;
+    LayoutKind layout = LayoutKind::column_major;  // column_major and pointer_array share kernels
+    Uplo uplo = Uplo::lower;
+    int n = 1;
+    int nrhs = 1;         // ignored by potrf
+    int count = 16384;    // the batch size (tuning tables are per batch class; interleaved offsets)
+    int chunk_size = 0;   // chunked_interleaved: the chunk width
+};
+
+struct WarmUpReport {
+    int cases = 0;
+    int kernels = 0;             // distinct generated kernels of the cases
+    int already_cached = 0;      // found in the disk cache
+    int compiled = 0;            // generated and compiled now
+    int without_kernels = 0;     // cases that run cuSOLVER (or nothing): no generated kernel
+    std::vector<std::string> problems;  // "<case>: <reason>" for cases whose configuration cannot run
+    double seconds = 0;
+};
+
+// Compiles into the disk kernel cache ($BATCHSOLVE_CACHE_DIR, see the README) the generated kernels
+// that the plain routines would run for each case on this context's GPU (the tuning table's
+// configuration, else the default), on up to `threads` threads, so that a later process finds them
+// there on its first call. Nothing is loaded or launched. Needs a CUDA context; throws NotCompiled in a
+// CPU-only build and Error when the disk cache is disabled.
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx);
+std::string to_string(const KernelCase& c);  // "potrf d column_major lower n=32 nrhs=1 count=16384"
 
 }  // namespace batchsolve

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "batchsolve/batch.hpp"
 #include "batchsolve/context.hpp"
@@ -76,6 +77,8 @@ void free(void* p) noexcept;
 void copy_to_device(detail::CudaResources* r, void* dst, const void* src, std::size_t bytes);
 void copy_to_host(detail::CudaResources* r, void* dst, const void* src, std::size_t bytes);
 void fill_bytes(detail::CudaResources* r, void* dst, unsigned char value, std::size_t bytes);
+// tuning.hpp's warm_up (cases checked by core).
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx);
 }  // namespace cuda_backend
 
 }  // namespace batchsolve

@@ -166,6 +166,32 @@ std::size_t workspace_bytes(Routine routine, Uplo uplo, const BatchView<const T>
     return cuda_backend::workspace_bytes(routine, uplo, shape, nrhs, &config, ctx);
 }
 
+std::string to_string(const KernelCase& c) {
+    return std::string(to_string(c.routine)) + " " + precision_letter(c.precision) + " " + to_string(c.layout) + " " +
+           to_string(c.uplo) + " n=" + std::to_string(c.n) + " nrhs=" + std::to_string(c.nrhs) +
+           " count=" + std::to_string(c.count) +
+           (c.layout == LayoutKind::chunked_interleaved ? " chunk=" + std::to_string(c.chunk_size) : std::string());
+}
+
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
+    constexpr const char* name = "warm_up";
+    checks::require(threads >= 1, name, "threads", ">= 1");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const KernelCase& c = cases[i];
+        const std::string which = "cases[" + std::to_string(i) + "]";
+        checks::require(c.n >= 0 && c.nrhs >= 0 && c.count >= 1, name, which.c_str(), "n >= 0, nrhs >= 0, count >= 1");
+        checks::require(c.layout != LayoutKind::chunked_interleaved || c.chunk_size >= 1, name,
+                        (which + ".chunk_size").c_str(), ">= 1 for the chunked layout");
+    }
+    if (ctx.backend() != Backend::cuda) {
+        WarmUpReport report;
+        report.cases = static_cast<int>(cases.size());
+        report.without_kernels = report.cases;  // the CPU backend runs LAPACK
+        return report;
+    }
+    return cuda_backend::warm_up(cases, threads, ctx);
+}
+
 #define INSTANTIATE(T)                                                                                        \
     template KernelReport prepare_kernel<T>(Routine, Uplo, const BatchView<const T>&, int, const CholeskyConfig&, \
                                             Context&);                                                        \

@@ -9,12 +9,16 @@
 // The kernel configuration is the caller's (expert entry points of tuning.hpp), else the tuning
 // table's entry for this GPU, routine, precision, layout family and n, else the kernels' own default.
 #include <algorithm>
+#include <chrono>
+#include <complex>
 #include <optional>
+#include <vector>
 
 #include "../core/backends.hpp"
 #include "../core/tuning_table.hpp"
 #include "codegen/common.hpp"
 #include "cholesky_cusolver.hpp"
+#include "jit/kernel_cache.hpp"
 #include "resources.hpp"
 #include "through_interleaved.hpp"
 #include "tuned/column_major_cholesky.hpp"
@@ -175,6 +179,65 @@ BATCHSOLVE_CHOLESKY_WORKSPACE_BYTES(T) {
         return plan->workspace_bytes;
     }
     return cusolver_workspace_bytes(shape.rows, routine == Routine::potrf ? 0 : nrhs, shape.count, sizeof(T));
+}
+
+namespace {
+
+// The kernels of one warm-up case, as the plain routines would resolve them (routing of potrs/posv as
+// for B in A's family of layouts).
+template <class T>
+void plan_case(const KernelCase& c, Context& ctx, std::vector<jit::KernelRequest>& requests,
+               std::vector<std::string>& names, WarmUpReport& report) {
+    BatchView<const T> shape;
+    shape.layout = c.layout;
+    shape.rows = shape.cols = c.n;
+    shape.count = c.count;
+    shape.chunk_size = c.layout == LayoutKind::chunked_interleaved ? c.chunk_size : 0;
+    const CholeskyConfig config = resolve_config(to_string(c.routine), shape, nullptr, ctx);
+    const auto plan = plan_of(c.routine, c.uplo, shape, c.nrhs, config);
+    if (!plan || (plan->interleaved.empty() && plan->column_major.empty() && plan->problem.empty())) {
+        ++report.without_kernels;
+        return;
+    }
+    if (!plan->problem.empty()) {
+        report.problems.push_back(to_string(c) + ": " + plan->problem);
+        return;
+    }
+    auto add = [&](jit::KernelRequest r) {
+        const std::string id = r.key.family + ":" + r.key.kernel_name;
+        if (std::find(names.begin(), names.end(), id) != names.end()) return;  // another case's kernel
+        names.push_back(id);
+        requests.push_back(std::move(r));
+    };
+    for (const auto& spec : plan->interleaved) add(tuned::cache_request(spec));
+    for (const auto& spec : plan->column_major) add(tuned::cache_request(spec));
+}
+
+}  // namespace
+
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
+    const auto start = std::chrono::steady_clock::now();
+    detail::CudaResources& r = detail::resources_of(ctx, "warm_up");
+    WarmUpReport report;
+    report.cases = static_cast<int>(cases.size());
+    std::vector<jit::KernelRequest> requests;
+    std::vector<std::string> names;
+    for (const KernelCase& c : cases) {
+        switch (c.precision) {
+            case Precision::s: plan_case<float>(c, ctx, requests, names, report); break;
+            case Precision::d: plan_case<double>(c, ctx, requests, names, report); break;
+            case Precision::c: plan_case<std::complex<float>>(c, ctx, requests, names, report); break;
+            case Precision::z: plan_case<std::complex<double>>(c, ctx, requests, names, report); break;
+        }
+    }
+    report.kernels = static_cast<int>(requests.size());
+    if (!requests.empty()) {
+        const jit::DiskFill fill = jit::fill_disk_cache(requests, r.device_, threads);
+        report.already_cached = fill.already_on_disk;
+        report.compiled = fill.compiled;
+    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report;
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)

@@ -18,6 +18,7 @@ void free(void*) noexcept {}
 void copy_to_device(detail::CudaResources*, void*, const void*, std::size_t) { throw NotCompiled("Buffer::upload", "cuda"); }
 void copy_to_host(detail::CudaResources*, void*, const void*, std::size_t) { throw NotCompiled("Buffer::download", "cuda"); }
 void fill_bytes(detail::CudaResources*, void*, unsigned char, std::size_t) { throw NotCompiled("Buffer::fill_bytes", "cuda"); }
+WarmUpReport warm_up(const std::vector<KernelCase>&, int, Context&) { throw NotCompiled("warm_up", "cuda"); }
 
 BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)
 BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_KERNEL_ROUTINES)
