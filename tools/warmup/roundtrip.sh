@@ -2,16 +2,16 @@
 # warmup.cache_roundtrip: batchsolve-warmup twice into a fresh disk cache. The first run must compile
 # every kernel it lists and the second must find every one on disk (the cache key, made of family,
 # kernel name, configuration and versions, is the same in a second process), with one file per kernel.
-#   roundtrip.sh PATH/TO/batchsolve-warmup
+#   roundtrip.sh COMMAND...      (PATH/TO/batchsolve-warmup, or /tmp/bundle/run batchsolve-warmup)
 set -euo pipefail
-warmup=$1
+warmup=("$@")
 dir=$(mktemp -d /tmp/warmup-roundtrip.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 args=(--routines potrf,posv --precisions s,d --layouts column_major,interleaved --n 8,33 --cache-dir "$dir" --threads 4)
-first=$("$warmup" "${args[@]}")
+first=$("${warmup[@]}" "${args[@]}")
 echo "first:  $first"
 case $first in skipped*) exit 0 ;; esac
-second=$("$warmup" "${args[@]}")
+second=$("${warmup[@]}" "${args[@]}")
 echo "second: $second"
 kernels=$(sed -n 's/.* \([0-9]*\) kernels (.*/\1/p' <<<"$first" | tail -1)
 compiled1=$(sed -n 's/.*cached, \([0-9]*\) compiled).*/\1/p' <<<"$first" | tail -1)
