@@ -20,6 +20,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _batchsolve as _raw
+
+try:  # the large-matrix and variable-size routines: a module of their own (see python/src/families_module.cpp)
+    from . import _families
+except ImportError as _families_error:  # e.g. a libbatchsolve older or newer than these entry points
+    class _Unavailable:
+        def __init__(self, error: ImportError):
+            self.error = error
+
+        def __getattr__(self, name: str):
+            raise _raw.NotCompiledError(f"{name}: not available in this build of the Python package ({self.error})")
+
+    _families = _Unavailable(_families_error)
 from ._arrays import CPU, Described, TorchAdapter, adapt, adapter_of, argument_error
 
 COLUMN_MAJOR, INTERLEAVED, CHUNKED = 0, 1, 2  # layout codes of the raw entry points
@@ -445,7 +457,7 @@ def _potrf_large(inp: _Input, d_a: Described, lower: bool, overwrite_a: bool, ou
     if n == 0:
         _zero(fw, info_arr)
     else:
-        _raw.large("potrf", d.precision, d.device, _stream_value(stream, fw, target, d.device), lower != layout.transposed,
+        _families.large("potrf", d.precision, d.device, _stream_value(stream, fw, target, d.device), lower != layout.transposed,
                    n, 0, d.address, layout.ld, 0, 0, info_address)
     if check:
         _raise_on_failures(routine, fw, info_arr)
@@ -491,7 +503,7 @@ def _potrs_large(a_in: _Input, d_a: Described, b, lower: bool, overwrite_b: bool
     nrhs = d_w.shape[1]
     if n and nrhs:
         ldb = d_w.strides[1] if nrhs > 1 else max(n, 1)
-        _raw.large("potrs", d_a.precision, d_a.device, _stream_value(stream, fw, work, d_a.device), lower != layout_a.transposed,
+        _families.large("potrs", d_a.precision, d_a.device, _stream_value(stream, fw, work, d_a.device), lower != layout_a.transposed,
                    n, nrhs, d_a.address, layout_a.ld, d_w.address, ldb, 0)
         if temporary:
             fw.assign(target if target.ndim == 2 else target[:, None], work)
@@ -538,7 +550,7 @@ def _potrf_vbatched(matrices, lower: bool, overwrite_a: bool, info, check: bool,
     like = targets[0]
     n_dev, ld_dev, ptr_dev = (fw.from_host(v, like) for v in (orders, lds, pointers.view(np.int64)))
     info_arr, info_address = _info_array("potrf", fw, like, count, info, device)
-    _raw.potrf_vbatched(described[0].precision, device, _stream_value(stream, fw, like, device), lower != transposed,
+    _families.potrf_vbatched(described[0].precision, device, _stream_value(stream, fw, like, device), lower != transposed,
                         fw.int32_address("potrf", n_dev, count, device), fw.address(ptr_dev),
                         fw.int32_address("potrf", ld_dev, count, device), count, int(orders.max()), info_address)
     del n_dev, ld_dev, ptr_dev  # stream-ordered frameworks keep them until the kernels that read them ran
@@ -676,7 +688,7 @@ def gemm(a, b, c, *, alpha=1.0, beta=0.0, trans_a: str = "n", trans_b: str = "n"
         ([d.address for d in cs.described], np.uint64))
     info_arr, info_address = _list_info("gemm", fw, like, count, info, ref.device)
     i32 = lambda v: fw.int32_address("gemm", v, count, ref.device)
-    _raw.gemm_vbatched(precision, ref.device, _stream_value(stream, fw, like, ref.device), ta, tb, i32(m_d), i32(n_d),
+    _families.gemm_vbatched(precision, ref.device, _stream_value(stream, fw, like, ref.device), ta, tb, i32(m_d), i32(n_d),
                        i32(k_d), alpha_, fw.address(pa), i32(lda_d), fw.address(pb), i32(ldb_d), beta_, fw.address(pc),
                        i32(ldc_d), max(ms), max(ns), max(ks), count, info_address)
     del m_d, n_d, k_d, lda_d, ldb_d, ldc_d, pa, pb, pc, as_, bs_  # stream-ordered frameworks keep them until read
@@ -722,7 +734,7 @@ def trsm(a, b, *, side: str = "left", lower: bool = True, trans: str = "n", unit
         ([d.address for d in as_.described], np.uint64), ([d.address for d in bs_.described], np.uint64))
     info_arr, info_address = _list_info("trsm", fw, like, count, info, ref.device)
     i32 = lambda v: fw.int32_address("trsm", v, count, ref.device)
-    _raw.trsm_vbatched(ref.precision, ref.device, _stream_value(stream, fw, like, ref.device), left, lower_, op,
+    _families.trsm_vbatched(ref.precision, ref.device, _stream_value(stream, fw, like, ref.device), left, lower_, op,
                        bool(unit_diagonal), i32(m_d), i32(n_d), _scalar("trsm", "alpha", alpha, ref.precision),
                        fw.address(pa), i32(lda_d), fw.address(pb), i32(ldb_d), max(ms), max(ns), count, info_address)
     del m_d, n_d, lda_d, ldb_d, pa, pb, as_
@@ -766,7 +778,7 @@ def posv_mixed(a, b, *, lower: bool = True, out=None, max_iterations: int = 30, 
     nrhs = db.shape[1]
     ld_of = lambda d: d.strides[1] if d.shape[1] > 1 else max(n, 1)
     # A symmetric real A in row-major order is its own transpose: the other triangle of the same memory.
-    report = _raw.posv_mixed(d_a.precision, d_a.device, _stream_value(stream, fw, source, d_a.device),
+    report = _families.posv_mixed(d_a.precision, d_a.device, _stream_value(stream, fw, source, d_a.device),
                              lower != layout.transposed, n, nrhs, d_a.address, layout.ld, db.address, ld_of(db),
                              dx.address, ld_of(dx), max_iterations, tensor_core_updates, allow_fallback)
     result = x_work[:, 0] if vector else x_work

@@ -32,6 +32,7 @@ if [[ -f $bundle/bin/_batchsolve$py_tag ]]; then
   package=/tmp/py-bundle; rm -rf "$package"; mkdir -p "$package/batchsolve"
   cp python/batchsolve/*.py python/batchsolve/*.pyi python/batchsolve/py.typed "$package/batchsolve/" 2>/dev/null
   cp "$bundle/bin/_batchsolve$py_tag" "$package/batchsolve/"
+  cp "$bundle/bin/_families$py_tag" "$package/batchsolve/" 2>/dev/null
 fi
 export PYTHONPATH="$package:$site${PYTHONPATH:+:$PYTHONPATH}"
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}

@@ -1,0 +1,168 @@
+// Shared by the two extension modules (_batchsolve: the batched Cholesky family, layouts, tuning and
+// sysv_mixed; _families: the routine families that are still moving, cholesky_large and vbatched, so
+// that a library without one of them still imports the core): exception translation, one Context per
+// device, operands at raw addresses. Everything here has internal linkage: each module has its own.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <climits>
+#include <complex>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "batchsolve/batchsolve.hpp"
+
+namespace nb = nanobind;
+namespace bs = batchsolve;
+
+namespace {
+
+// ---- exceptions ---------------------------------------------------------------------------------
+
+PyObject* error_type = nullptr;           // batchsolve.Error(RuntimeError)
+PyObject* argument_error_type = nullptr;  // batchsolve.ArgumentError(Error, ValueError)
+PyObject* not_compiled_type = nullptr;    // batchsolve.NotCompiledError(Error, NotImplementedError)
+PyObject* cuda_error_type = nullptr;      // batchsolve.CudaError(Error)
+
+void raise_with_attributes(PyObject* type, const char* message, std::initializer_list<std::pair<const char*, std::string>> attributes) {
+    PyObject* instance = PyObject_CallFunction(type, "s", message);
+    if (instance == nullptr) return;  // the Python error of the failed call stands
+    for (const auto& [name, value] : attributes) {
+        PyObject* text = PyUnicode_FromString(value.c_str());
+        if (text != nullptr) PyObject_SetAttrString(instance, name, text);
+        Py_XDECREF(text);
+    }
+    PyErr_SetObject(type, instance);
+    Py_DECREF(instance);
+}
+
+void translate_exception(const std::exception_ptr& p, void*) {
+    try {
+        std::rethrow_exception(p);
+    } catch (const bs::InvalidArgument& e) {
+        raise_with_attributes(argument_error_type, e.what(),
+                              {{"routine", e.routine()}, {"argument", e.argument()}, {"condition", e.condition()}});
+    } catch (const bs::NotCompiled& e) {
+        PyErr_SetString(not_compiled_type, e.what());
+    } catch (const bs::CudaError& e) {
+        raise_with_attributes(cuda_error_type, e.what(), {{"call", e.call()}, {"code", std::to_string(e.code())}});
+    } catch (const bs::Error& e) {
+        PyErr_SetString(error_type, e.what());
+    }
+}
+
+// ---- contexts -----------------------------------------------------------------------------------
+
+struct DeviceContext {
+    std::unique_ptr<bs::Context> context;
+    std::mutex mutex;
+};
+
+std::mutex contexts_mutex;
+std::map<int, std::unique_ptr<DeviceContext>>& contexts() {
+    static auto* map = new std::map<int, std::unique_ptr<DeviceContext>>();  // never destroyed: CUDA may be gone at exit
+    return *map;
+}
+
+DeviceContext& context_for(int device) {
+    if (device < -1) throw bs::InvalidArgument("batchsolve", "device", "-1 (CPU) or a CUDA device index >= 0");
+    std::lock_guard<std::mutex> lock(contexts_mutex);
+    auto& slot = contexts()[device];
+    if (!slot) {
+        auto entry = std::make_unique<DeviceContext>();
+        entry->context = device < 0 ? std::make_unique<bs::Context>(bs::Backend::cpu)
+                                    : std::make_unique<bs::Context>(bs::Backend::cuda, device);
+        slot = std::move(entry);
+    }
+    return *slot;
+}
+
+// The stream a call is ordered on. 0 is what PyTorch and CuPy report for the legacy default stream;
+// the library's nullptr would mean its own stream instead, which is not ordered with the caller's work.
+void* cuda_stream_of(std::uintptr_t stream) {
+    return stream == 0 ? reinterpret_cast<void*>(std::uintptr_t(1)) /* cudaStreamLegacy */ : reinterpret_cast<void*>(stream);
+}
+
+constexpr std::int64_t keep_stream = -1;
+
+// Runs f(ctx) on the device's context, on the caller's stream (keep_stream: whichever the context
+// has, for calls that launch nothing), without the GIL. Switching streams waits for the work issued
+// on the previous one (Context::set_stream), so callers that stay on one stream pay nothing.
+template <class F>
+auto run_on(int device, std::int64_t stream, F&& f) {
+    DeviceContext& entry = context_for(device);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    if (device >= 0 && stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
+    return f(*entry.context);
+}
+
+// ---- operands -----------------------------------------------------------------------------------
+
+// Layout codes shared with _arrays.py.
+enum LayoutCode : int { column_major = 0, interleaved = 1, chunked = 2 };
+
+// The library counts in int: a larger size is an argument error, not a wrapped value. `field` names
+// a member of `operand` ("a" + ".ld"); the text is only built when the check fails.
+int to_int(const char* routine, const char* operand, const char* field, std::int64_t value) {
+    if (value < 0 || value > INT_MAX) {
+        const std::string argument = std::string(operand) + field;
+        throw bs::InvalidArgument(routine, argument, "0 <= " + argument + " <= 2^31 - 1 (got " + std::to_string(value) + ")");
+    }
+    return int(value);
+}
+int to_int(const char* routine, const char* argument, std::int64_t value) { return to_int(routine, argument, "", value); }
+
+// One batch of rows x cols matrices: where it is and how it is laid out (strides in elements).
+struct Operand {
+    int layout = column_major;
+    std::uintptr_t address = 0;
+    std::int64_t ld = 0, stride = 0;
+    int chunk = 0;
+};
+
+template <class T>
+bs::BatchView<T> view_of(const char* routine, const char* name, const Operand& o, std::int64_t rows, std::int64_t cols,
+                         std::int64_t count) {
+    const int r = to_int(routine, name, ".rows", rows), c = to_int(routine, name, ".cols", cols);
+    const int k = to_int(routine, "batch", count);
+    T* data = reinterpret_cast<T*>(o.address);
+    switch (o.layout) {
+        case column_major: return bs::BatchView<T>::column_major(data, r, c, to_int(routine, name, ".ld", o.ld), o.stride, k);
+        case interleaved: return bs::BatchView<T>::interleaved(data, r, c, k);
+        case chunked: return bs::BatchView<T>::chunked(data, r, c, k, o.chunk);
+    }
+    throw bs::InvalidArgument(routine, std::string(name) + ".layout", "0 (column-major), 1 (interleaved) or 2 (chunked)");
+}
+
+// A Python scalar as the routine's T (the imaginary part dropped for real T: the Python layer checks it is 0).
+template <class T>
+T scalar_as(std::complex<double> v) {
+    if constexpr (bs::is_complex_v<T>) return T(typename T::value_type(v.real()), typename T::value_type(v.imag()));
+    else return T(v.real());
+}
+
+bs::Uplo uplo_of(bool lower) { return lower ? bs::Uplo::lower : bs::Uplo::upper; }
+
+template <class T> struct Type { using type = T; };
+
+// Calls f(Type<T>{}) for the precision letter.
+template <class F>
+auto dispatch(const std::string& precision, F&& f) {
+    if (precision == "s") return f(Type<float>{});
+    if (precision == "d") return f(Type<double>{});
+    if (precision == "c") return f(Type<std::complex<float>>{});
+    if (precision == "z") return f(Type<std::complex<double>>{});
+    throw bs::InvalidArgument("batchsolve", "dtype", "float32, float64, complex64 or complex128 (precision s, d, c, z)");
+}
+
+}  // namespace
