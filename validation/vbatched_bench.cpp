@@ -118,6 +118,43 @@ Setup setup_of(const std::string& name) {
 
 template <class T> constexpr bool is_complex = bs::is_complex_v<T>;
 
+// dst[0, count) = src[0, count) in the context's memory.
+template <class T>
+void copy_within(bs::Context& ctx, T* dst, const T* src, std::size_t count) {
+    if (ctx.backend() == bs::Backend::cuda)
+        CUDA_OK(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(ctx.stream())));
+    else
+        std::copy(src, src + count, dst);
+}
+
+// Elements uniform in [-1, 1] (real and imaginary parts): a pool of 2^20 random values, copied in
+// chunks from random offsets (gigabytes at x = 512 would take the host seconds to draw one by one;
+// the timing does not care that values repeat, and every peer gets the same data).
+template <class T>
+bs::Buffer<T> filled(bs::Context& ctx, std::size_t size, std::mt19937_64& engine) {
+    constexpr std::size_t pool_size = 1 << 20;
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<T> pool(pool_size);
+    for (T& x : pool) {
+        if constexpr (is_complex<T>) x = T(u(engine), u(engine));
+        else x = T(u(engine));
+    }
+    bs::Buffer<T> out(ctx, std::max<std::size_t>(size, 1));
+    if (size <= pool_size) {
+        out.upload(pool.data(), std::max<std::size_t>(size, 1));
+        return out;
+    }
+    bs::Buffer<T> device_pool(ctx, pool);
+    std::uniform_int_distribution<std::size_t> start(0, pool_size / 2);
+    for (std::size_t at = 0; at < size;) {
+        const std::size_t from = start(engine), chunk = std::min(pool_size - from, size - at);
+        copy_within(ctx, out.data() + at, device_pool.data() + from, chunk);
+        at += chunk;
+    }
+    ctx.synchronize();  // the pool is freed on return
+    return out;
+}
+
 // One batch of one set-up in a context's memory: packed column-major matrices (ld = rows), pointer
 // and size arrays, and a pristine copy of C to restore.
 template <class T>
@@ -152,18 +189,9 @@ struct Batch {
         }
         max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end());
         max_k = *std::max_element(k.begin(), k.end());
-        std::uniform_real_distribution<double> u(-1, 1);
-        auto fill = [&](std::size_t size) {
-            std::vector<T> h(std::max<std::size_t>(size, 1));
-            for (T& x : h) {
-                if constexpr (is_complex<T>) x = T(u(engine), u(engine));
-                else x = T(u(engine));
-            }
-            return h;
-        };
-        const std::vector<T> hc = fill(sc);
-        a = bs::Buffer<T>(ctx, fill(sa)), b = bs::Buffer<T>(ctx, fill(sb)), c = bs::Buffer<T>(ctx, hc),
-        c0 = bs::Buffer<T>(ctx, hc);
+        a = filled(ctx, sa, engine), b = filled(ctx, sb, engine), c = filled(ctx, sc, engine);
+        c0 = bs::Buffer<T>(ctx, c.size());
+        copy_within(ctx, c0.data(), c.data(), c.size());
         std::vector<T*> pa(count), pb(count), pc(count);
         for (int i = 0; i < count; ++i)
             pa[i] = a.data() + a_off[i], pb[i] = b.data() + b_off[i], pc[i] = c.data() + c_off[i];
