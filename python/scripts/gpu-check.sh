@@ -40,7 +40,7 @@ summary=()
 
 echo "== module: $(ls "$package"/batchsolve/_batchsolve*.so 2>/dev/null)"
 ldd "$package"/batchsolve/_batchsolve*.so | grep -E "batchsolve|not found"
-if ! python3 -c "import batchsolve as b; print('batchsolve', b.__file__, '| cuda compiled', b.cuda_compiled(), '| available', b.cuda_available(), '|', b.device_name(0) if b.cuda_available() else '')"; then
+if ! python3 -m batchsolve; then
   echo "SUMMARY python: the module does not import (see above)"; exit 1
 fi
 
