@@ -126,4 +126,23 @@ void posv_batched(Uplo uplo, const std::vector<BatchView<T>>& a, const std::vect
 // The parts' info (part p: counts[p] entries in member p's memory) as one host array in global order.
 std::vector<int> gather_info(DeviceGroup& group, const std::vector<int*>& info, const std::vector<int>& counts);
 
+// ---- one large dense system over the group's devices ------------------------------------------------
+
+struct DenseSolveReport {
+    int info = 0;                  // LAPACK's: 0, or i > 0 when U(i, i) is exactly zero (A singular)
+    double upload_s = 0, factor_s = 0, solve_s = 0, download_s = 0;  // wall clock, each phase
+    std::size_t device_bytes = 0;  // device memory per device (matrix, right-hand sides, pivots, workspace)
+    std::string engine;            // e.g. "cuSOLVERMg, 2 devices, tiles of 1024 columns" or "LAPACK getrf/getrs"
+};
+
+// Solves A X = B for one n x n matrix by LU with partial pivoting (getrf then getrs), A (lda >= n)
+// and B (n x nrhs, ldb >= n) column-major in host memory. CUDA groups: cuSOLVERMg (loaded at run time)
+// over every member, A and B spread in tiles of `tile` columns dealt round robin, so a matrix larger
+// than one device fits when it fits the group; before any allocation an Error names the bytes needed
+// and free per device when it does not. CPU groups: LAPACK on the host, every thread. A is overwritten
+// by L and U, ipiv (n entries, 1-based as LAPACK's) by the pivots, B by X. Arguments are checked first
+// (InvalidArgument naming n, nrhs, lda, ldb, tile or a null pointer); a singular U is report.info > 0.
+template <class T>
+DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile = 1024);
+
 }  // namespace batchsolve

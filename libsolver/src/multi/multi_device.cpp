@@ -11,7 +11,13 @@
 #include <sstream>
 #include <thread>
 
+#include <chrono>
+
+#include <omp.h>
+
 #include "../core/backends.hpp"
+#include "../reference/lapack.hpp"  // LAPACKE with std::complex, OpenBLAS's thread control
+#include "dense.hpp"
 #include "batchsolve/buffer.hpp"
 #include "batchsolve/cholesky.hpp"
 #include "pinned.hpp"
@@ -460,6 +466,50 @@ std::vector<int> gather_info(DeviceGroup& group, const std::vector<int*>& info, 
     return all;
 }
 
+// ---- one large dense system ---------------------------------------------------------------------
+
+namespace {
+// LAPACK's gesv per precision, with every OpenBLAS thread for the call (the CPU backend keeps
+// OpenBLAS on one thread for its per-matrix work; one large matrix wants them all).
+lapack_int lapack_gesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb) {
+    return LAPACKE_sgesv(LAPACK_COL_MAJOR, n, nrhs, a, lda, ipiv, b, ldb);
+}
+lapack_int lapack_gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb) {
+    return LAPACKE_dgesv(LAPACK_COL_MAJOR, n, nrhs, a, lda, ipiv, b, ldb);
+}
+lapack_int lapack_gesv(int n, int nrhs, std::complex<float>* a, int lda, int* ipiv, std::complex<float>* b, int ldb) {
+    return LAPACKE_cgesv(LAPACK_COL_MAJOR, n, nrhs, a, lda, ipiv, b, ldb);
+}
+lapack_int lapack_gesv(int n, int nrhs, std::complex<double>* a, int lda, int* ipiv, std::complex<double>* b, int ldb) {
+    return LAPACKE_zgesv(LAPACK_COL_MAJOR, n, nrhs, a, lda, ipiv, b, ldb);
+}
+}  // namespace
+
+template <class T>
+DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile) {
+    constexpr const char* routine = "gesv";
+    if (n < 0) throw InvalidArgument(routine, "n", "n >= 0 (got " + std::to_string(n) + ")");
+    if (nrhs < 0) throw InvalidArgument(routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
+    if (lda < std::max(1, n)) throw InvalidArgument(routine, "lda", "lda >= max(1, n) (got " + std::to_string(lda) + ")");
+    if (ldb < std::max(1, n)) throw InvalidArgument(routine, "ldb", "ldb >= max(1, n) (got " + std::to_string(ldb) + ")");
+    if (tile < 1) throw InvalidArgument(routine, "tile", "tile >= 1 (got " + std::to_string(tile) + ")");
+    if (n > 0 && (a == nullptr || ipiv == nullptr)) throw InvalidArgument(routine, a == nullptr ? "a" : "ipiv", "non-null");
+    if (n > 0 && nrhs > 0 && b == nullptr) throw InvalidArgument(routine, "b", "non-null");
+    if (n == 0) return {};
+    if (group.backend() == Backend::cuda) return multi::gesv_cusolvermg(n, nrhs, a, lda, ipiv, b, ldb, group, tile);
+    DenseSolveReport report;
+    report.engine = "LAPACK getrf/getrs on the host";
+    const int before = openblas_get_num_threads();
+    openblas_set_num_threads(omp_get_max_threads());
+    const auto t0 = std::chrono::steady_clock::now();
+    const lapack_int info = lapack_gesv(n, nrhs, a, lda, ipiv, b, ldb);
+    report.factor_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    openblas_set_num_threads(before);
+    if (info < 0) throw Error("gesv: LAPACK rejected argument " + std::to_string(-info) + " (a bug: please report it)");
+    report.info = int(info);
+    return report;
+}
+
 #define BATCHSOLVE_MULTI_INSTANTIATE(T)                                                                            \
     template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, DeviceGroup&);                                \
     template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, DeviceGroup&);           \
@@ -468,7 +518,8 @@ std::vector<int> gather_info(DeviceGroup& group, const std::vector<int*>& info, 
     template void potrs_batched<T>(Uplo, const std::vector<BatchView<const T>>&, const std::vector<BatchView<T>>&, \
                                    DeviceGroup&);                                                                \
     template void posv_batched<T>(Uplo, const std::vector<BatchView<T>>&, const std::vector<BatchView<T>>&,       \
-                                  const std::vector<int*>&, DeviceGroup&);
+                                  const std::vector<int*>&, DeviceGroup&);                                       \
+    template DenseSolveReport gesv<T>(int, int, T*, int, int*, T*, int, DeviceGroup&, int);
 BATCHSOLVE_FOR_EACH_PRECISION(BATCHSOLVE_MULTI_INSTANTIATE)
 #undef BATCHSOLVE_MULTI_INSTANTIATE
 

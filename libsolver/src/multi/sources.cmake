@@ -3,9 +3,11 @@
 # Included by libsolver/CMakeLists.txt after the batchsolve target and BATCHSOLVE_WITH_CUDA exist.
 target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/multi_device.cpp)
 if(BATCHSOLVE_WITH_CUDA)
-  target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pinned_cuda.cpp)  # page-locked staging (cudart)
+  # Page-locked staging (cudart); gesv over the GPUs by cuSOLVERMg, loaded at run time (dlopen).
+  target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pinned_cuda.cpp ${CMAKE_CURRENT_LIST_DIR}/dense_cusolvermg.cpp)
+  target_link_libraries(batchsolve PRIVATE ${CMAKE_DL_LIBS})
 else()
-  target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pinned_none.cpp)
+  target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pinned_none.cpp ${CMAKE_CURRENT_LIST_DIR}/dense_none.cpp)
 endif()
 
 include(BatchsolveMPI)  # cmake/BatchsolveMPI.cmake: BATCHSOLVE_WITH_MPI

@@ -1,0 +1,19 @@
+// gesv over CUDA groups in a build without CUDA (dense.hpp): NotCompiled with the routine's name.
+#include <complex>
+
+#include "dense.hpp"
+
+namespace batchsolve::multi {
+
+template <class T>
+DenseSolveReport gesv_cusolvermg(int, int, T*, int, int*, T*, int, DeviceGroup&, int) {
+    throw NotCompiled("gesv (cuSOLVERMg)", "cuda");
+}
+template DenseSolveReport gesv_cusolvermg<float>(int, int, float*, int, int*, float*, int, DeviceGroup&, int);
+template DenseSolveReport gesv_cusolvermg<double>(int, int, double*, int, int*, double*, int, DeviceGroup&, int);
+template DenseSolveReport gesv_cusolvermg<std::complex<float>>(int, int, std::complex<float>*, int, int*, std::complex<float>*, int,
+                                                               DeviceGroup&, int);
+template DenseSolveReport gesv_cusolvermg<std::complex<double>>(int, int, std::complex<double>*, int, int*, std::complex<double>*,
+                                                                int, DeviceGroup&, int);
+
+}  // namespace batchsolve::multi
