@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
+#include <random>
+
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
@@ -57,6 +61,9 @@ struct Options {
     double cond = 1e3;
     std::uint64_t seed = 1;
     std::string json_path, markdown_path;
+    std::vector<int> dense_sizes;  // gesv rows (one large system), when given
+    std::string dense_precision = "z";
+    int tile = 1024;
 };
 
 struct Row {
@@ -202,6 +209,73 @@ Row run_host_resident(const HostBatch<T>& h, bs::DeviceGroup& group, int repeat)
     return row;
 }
 
+// One large dense system A X = b (A Gaussian random, as hard for LU as BEM's complex symmetric
+// matrices are easy) on 1..N devices with gesv (cuSOLVERMg): seconds of the factorisation and of
+// the whole call (uploads and downloads included), the backward error, the engine.
+template <class T>
+void run_dense(const Options& o, std::vector<Row>& rows) {
+    for (int n : o.dense_sizes) {
+        const auto t0 = Clock::now();
+        std::vector<T> a0(std::size_t(n) * n), b0(static_cast<std::size_t>(n));
+#pragma omp parallel
+        {
+            std::mt19937_64 rng(o.seed + 977 * std::uint64_t(omp_get_thread_num()));
+            std::normal_distribution<double> g;
+#pragma omp for schedule(static)
+            for (long j = 0; j < n; ++j)
+                for (long i = 0; i < n; ++i) {
+                    if constexpr (bs::is_complex_v<T>) a0[std::size_t(j) * n + std::size_t(i)] = T(g(rng), g(rng));
+                    else a0[std::size_t(j) * n + std::size_t(i)] = T(g(rng));
+                }
+        }
+        for (auto& v : b0) v = T(1);
+        std::cerr << "multi_bench: dense n " << n << " ready in " << since(t0) << " s" << std::endl;
+        double one = NAN;
+        for (int g = 1; g <= int(o.devices.size()); ++g) {
+            bs::DeviceGroup group(o.backend, std::vector<int>(o.devices.begin(), o.devices.begin() + g));
+            std::vector<T> a = a0, b = b0;
+            std::vector<int> ipiv(static_cast<std::size_t>(n));
+            Row row;
+            row.precision = o.dense_precision, row.mode = "dense", row.device = group.describe(), row.n = n, row.batch = 1, row.devices = g;
+            const auto t1 = Clock::now();
+            try {
+                const auto rep = bs::gesv(n, 1, a.data(), n, ipiv.data(), b.data(), n, group, o.tile);
+                const double total = since(t1);
+                row.seconds = rep.factor_s + rep.solve_s;
+                row.failed = rep.info != 0;
+                row.device += "; " + rep.engine + "; whole call " + std::to_string(total) + " s";
+            } catch (const std::exception& e) {
+                std::cout << "dense n " << n << " on " << g << " device(s): " << e.what() << std::endl;
+                continue;
+            }
+            // ||b - A x||_inf / (n ||A||_inf ||x||_inf u), in double, rows in parallel.
+            double r_norm = 0, a_norm = 0, x_norm = 0;
+            for (const T& v : b) x_norm = std::max(x_norm, double(std::abs(v)));
+#pragma omp parallel for reduction(max : r_norm, a_norm) schedule(static)
+            for (long i = 0; i < n; ++i) {
+                std::complex<double> r = std::complex<double>(std::real(b0[std::size_t(i)]), std::imag(b0[std::size_t(i)]));
+                double row_sum = 0;
+                for (long j = 0; j < n; ++j) {
+                    const T aij = a0[std::size_t(j) * n + std::size_t(i)];
+                    row_sum += std::abs(aij);
+                    r -= std::complex<double>(std::real(aij), std::imag(aij)) *
+                         std::complex<double>(std::real(b[std::size_t(j)]), std::imag(b[std::size_t(j)]));
+                }
+                r_norm = std::max(r_norm, std::abs(r)), a_norm = std::max(a_norm, row_sum);
+            }
+            row.backward_error = r_norm / (double(n) * a_norm * x_norm * double(bs::unit_roundoff<T>()));
+            // getrf 2n^3/3 + getrs 2n^2 (complex x4).
+            row.gflops = (2.0 * double(n) * n * n / 3.0 + 2.0 * double(n) * n) * (bs::is_complex_v<T> ? 4.0 : 1.0) / row.seconds * 1e-9;
+            if (g == 1) one = row.seconds;
+            row.speedup = one / row.seconds;
+            std::printf("%s dense n %6d on %-60s factor+solve %8.3f s %9.1f GFLOP/s  x%5.2f vs 1  berr %.2g  info %ld\n",
+                        o.dense_precision.c_str(), n, row.device.c_str(), row.seconds, row.gflops, row.speedup, row.backward_error, row.failed);
+            std::fflush(stdout);
+            rows.push_back(row);
+        }
+    }
+}
+
 template <class T>
 void run_precision(const Options& o, const std::string& precision, std::vector<Row>& rows) {
     // Group sizes: 1, then every count up to all devices (1, 2 for two GPUs; 1, 2, 3, 4 for four).
@@ -245,6 +319,8 @@ usage: multi_bench [options]
   --backend B       auto | cuda | cpu (cpu: CPU members, for a dry run without a GPU)
   --repeat R        timed repeats after one warm-up; the median is reported (default 5)
   --seed S          generator seed (default 1)
+  --dense LIST      also one large dense system per n (gesv: LU over the devices with cuSOLVERMg), e.g. 16384,33000
+  --dense-precision P  s, d, c or z (default z, as BEM's systems); --tile T  columns per tile (default 1024)
   --json FILE       results as JSON;  --markdown FILE  the table
 Exit code: the number of rows with failed matrices or a backward error above 30.
 )";
@@ -259,7 +335,9 @@ int main(int argc, char** argv) {
         ("cond", po::value<double>()->default_value(1e3), "")("modes", po::value<std::string>()->default_value("device,host"), "")
         ("devices", po::value<std::string>()->default_value("all"), "")("backend", po::value<std::string>()->default_value("auto"), "")
         ("repeat", po::value<int>()->default_value(5), "")("seed", po::value<std::uint64_t>()->default_value(1), "")
-        ("json", po::value<std::string>(), "")("markdown", po::value<std::string>(), "");
+        ("json", po::value<std::string>(), "")("markdown", po::value<std::string>(), "")
+        ("dense", po::value<std::string>()->default_value(""), "")("dense-precision", po::value<std::string>()->default_value("z"), "")
+        ("tile", po::value<int>()->default_value(1024), "");
     Options o;
     try {
         po::variables_map vm;
@@ -272,6 +350,8 @@ int main(int argc, char** argv) {
         o.cond = vm["cond"].as<double>(), o.repeat = vm["repeat"].as<int>(), o.seed = vm["seed"].as<std::uint64_t>();
         o.modes = split_list(vm["modes"].as<std::string>());
         if (vm.count("json")) o.json_path = vm["json"].as<std::string>();
+        for (const auto& s : split_list(vm["dense"].as<std::string>())) o.dense_sizes.push_back(std::stoi(s));
+        o.dense_precision = vm["dense-precision"].as<std::string>(), o.tile = vm["tile"].as<int>();
         if (vm.count("markdown")) o.markdown_path = vm["markdown"].as<std::string>();
         const std::string b = vm["backend"].as<std::string>();
         o.backend = b == "cpu" ? bs::Backend::cpu : b == "cuda" ? bs::Backend::cuda : bs::Backend::automatic;
@@ -290,6 +370,13 @@ int main(int argc, char** argv) {
     if (o.backend == bs::Backend::cpu) std::cout << "multi_bench: GPU rows skipped: no GPU (CPU members instead)\n";
     std::vector<Row> rows;
     try {
+        if (!o.dense_sizes.empty()) {
+            if (o.dense_precision == "s") run_dense<float>(o, rows);
+            else if (o.dense_precision == "d") run_dense<double>(o, rows);
+            else if (o.dense_precision == "c") run_dense<std::complex<float>>(o, rows);
+            else if (o.dense_precision == "z") run_dense<std::complex<double>>(o, rows);
+            else throw std::invalid_argument("--dense-precision: s, d, c or z");
+        }
         for (const auto& p : o.precisions) {
             if (p == "s") run_precision<float>(o, p, rows);
             if (p == "d") run_precision<double>(o, p, rows);
