@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "../../core/cholesky_large_backend.hpp"
 #include "../jit/jit.hpp"
 #include "../resources.hpp"
+#include "algorithm.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -178,7 +180,6 @@ public:
     }
     LaneLease(const LaneLease&) = delete;
     LaneLease& operator=(const LaneLease&) = delete;
-    Lane& operator*() const { return *lane_; }
     Lane* operator->() const { return lane_; }
 
 private:
@@ -195,7 +196,7 @@ private:
 
 // ---- phase timing (optional) ------------------------------------------------------------------------------
 
-enum class Phase { panel, trsm, update };
+using large::Phase;
 
 // CUDA event pairs around each phase when the caller asked for the split; nothing otherwise.
 class PhaseClock {
@@ -248,205 +249,9 @@ private:
     std::vector<Mark> marks_;
 };
 
-// ---- the blocked factorisation ----------------------------------------------------------------------------
-
-// Where a call's work goes: a cuBLAS handle bound to a stream.
-struct Exec {
-    cublasHandle_t cublas;
-    cudaStream_t stream;
-};
-
-// Order of the leaves of the recursive POTF2: a block of order m splits into ceil(m/2) rounded up
-// to a multiple of 32 and the rest.
-int split_first(int m) { return std::min(m, codegen::round_up((m + 1) / 2, 32)); }
-int leaf_capacity(int nb, int depth) {
-    int m = nb;
-    for (int d = 0; d < depth && m > cholesky_large_detail::kMinLeaf; ++d) m = split_first(m);
-    return codegen::round_up(m, 32);
-}
-
-template <class T>
-class Factorisation {
-public:
-    Factorisation(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,
-                  CholeskyPhaseTimes* times)
-        : r_(r), uplo_(uplo), n_(n), a_(a), lda_(lda), info_(info), config_(config),
-          tf32_(config.tf32_updates && std::is_same_v<T, float>), clock_(times) {
-        codegen::large::Potf2Spec spec;
-        spec.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
-        spec.uplo = uplo;
-        spec.capacity = leaf_capacity(config.nb, config.recursion_depth);
-        spec.config.ib = config.ib;
-        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
-                                                              : codegen::large::StripFactor::columns;
-        spec.config = codegen::large::potf2_family().default_config(spec);
-        kernel_ = load(spec);
-        shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
-        threads_ = unsigned(spec.config.threads);
-    }
-
-    void run() {
-        const Exec main{r_.cublas(), r_.stream()};
-        int panels = 0;
-        if (config_.variant == CholeskyVariant::left_looking) {
-            for (int j = 0; j < n_; j += config_.nb, ++panels) {
-                const int jb = std::min(config_.nb, n_ - j);
-                update(main, j, jb, 0, j);  // every panel to the left at once
-                panel(main, j, jb);
-            }
-        } else if (!config_.lookahead || n_ <= config_.nb || clock_.on()) {
-            // One stream (also when timing phases: a timed phase must not overlap another).
-            for (int k = 0; k < n_; k += config_.nb, ++panels) {
-                const int kb = std::min(config_.nb, n_ - k);
-                panel(main, k, kb);
-                if (k + kb < n_) trailing(main, k + kb, n_ - k - kb, k, kb);
-            }
-        } else {
-            panels = lookahead(main);
-        }
-        clock_.collect(panels);
-    }
-
-private:
-    // L(i, j) of the matrix as the lower factor sees it (upper storage holds U = L^T).
-    T* at(int i, int j) const {
-        return uplo_ == Uplo::lower ? a_ + std::size_t(j) * lda_ + i : a_ + std::size_t(i) * lda_ + j;
-    }
-
-    static jit::LoadedKernel load(const codegen::large::Potf2Spec& spec);
-
-    // The diagonal block (k, k) of order kb, then the rows below it.
-    void panel(const Exec& e, int k, int kb) {
-        clock_.begin(e.stream);
-        potf2(e, k, kb, config_.recursion_depth);
-        clock_.end(e.stream, Phase::panel);
-        if (k + kb < n_) {
-            clock_.begin(e.stream);
-            solve_below(e, k, kb, k + kb, n_ - k - kb);
-            clock_.end(e.stream, Phase::trsm);
-        }
-    }
-
-    void potf2(const Exec& e, int k, int m, int depth) {
-        const int m1 = split_first(m);
-        if (depth == 0 || m <= cholesky_large_detail::kMinLeaf || m1 >= m) {
-            int order = m;
-            T* block = at(k, k);
-            int column_offset = k;
-            void* args[] = {&order, &block, const_cast<int*>(&lda_), &info_, &column_offset};
-            jit::launch(kernel_, 1, 1, threads_, 1, shared_bytes_, e.stream, args);
-            return;
-        }
-        potf2(e, k, m1, depth - 1);
-        solve_below(e, k, m1, k + m1, m - m1);
-        syrk(e, k + m1, m - m1, k, m1);
-        potf2(e, k + m1, m - m1, depth - 1);
-    }
-
-    // L(r0:r0+m, c:c+kb) := L(r0:r0+m, c:c+kb) L(c:c+kb, c:c+kb)^-T.
-    void solve_below(const Exec& e, int c, int kb, int r0, int m) {
-        if (uplo_ == Uplo::lower)
-            BATCHSOLVE_CUBLAS_CHECK(trsm(e.cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, m, kb, at(c, c),
-                                         lda_, at(r0, c), lda_));
-        else
-            BATCHSOLVE_CUBLAS_CHECK(trsm(e.cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, kb, m, at(c, c),
-                                         lda_, at(r0, c), lda_));
-    }
-
-    // L(r:r+m, r:r+m) (its triangle) -= L(r:r+m, c:c+k) L(r:r+m, c:c+k)^T.
-    void syrk(const Exec& e, int r, int m, int c, int k) {
-        if (m <= 0 || k <= 0) return;
-        if (tf32_ && m > kTf32SyrkLeaf) {
-            const int m1 = m / 2;
-            syrk(e, r, m1, c, k);
-            gemm(e, r + m1, m - m1, r, m1, c, k);
-            syrk(e, r + m1, m - m1, c, k);
-            return;
-        }
-        if (tf32_) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(e.cublas, CUBLAS_TF32_TENSOR_OP_MATH));
-        const cublasStatus_t status =
-            uplo_ == Uplo::lower ? syrk_minus(e.cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k, at(r, c), lda_, at(r, r), lda_)
-                                 : syrk_minus(e.cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, m, k, at(r, c), lda_, at(r, r), lda_);
-        if (tf32_) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(e.cublas, CUBLAS_DEFAULT_MATH));
-        BATCHSOLVE_CUBLAS_CHECK(status);
-    }
-
-    // L(r:r+m, s:s+w) -= L(r:r+m, c:c+k) L(s:s+w, c:c+k)^T (a block below the diagonal).
-    void gemm(const Exec& e, int r, int m, int s, int w, int c, int k) {
-        if (m <= 0 || w <= 0 || k <= 0) return;
-        if (uplo_ == Uplo::lower)
-            gemm_minus<T>(e.cublas, CUBLAS_OP_N, CUBLAS_OP_T, m, w, k, at(r, c), lda_, at(s, c), lda_, at(r, s), lda_, tf32_);
-        else  // the block is stored transposed: L(r.., s..)^T -= L(s.., c..) L(r.., c..)^T, both stored as U
-            gemm_minus<T>(e.cublas, CUBLAS_OP_T, CUBLAS_OP_N, w, m, k, at(s, c), lda_, at(r, c), lda_, at(r, s), lda_, tf32_);
-    }
-
-    // Columns s:s+w of the trailing matrix (diagonal block and everything below it) receive the
-    // update of columns c:c+k.
-    void update(const Exec& e, int s, int w, int c, int k) {
-        if (k <= 0) return;
-        clock_.begin(e.stream);
-        syrk(e, s, w, c, k);
-        gemm(e, s + w, n_ - s - w, s, w, c, k);
-        clock_.end(e.stream, Phase::update);
-    }
-
-    // The whole trailing matrix from r on with columns c:c+k (one SYRK of order n - r).
-    void trailing(const Exec& e, int r, int m, int c, int k) {
-        clock_.begin(e.stream);
-        syrk(e, r, m, c, k);
-        clock_.end(e.stream, Phase::update);
-    }
-
-    // Right-looking with lookahead: the side lane updates and factors panel k+1 while the main
-    // stream updates the rest of the trailing matrix with panel k. Two events carry the order:
-    // panel_ready (panel k+1 factored, side -> main) and update_done (the trailing update of panel
-    // k has reached the next panel's columns, main -> side).
-    int lookahead(const Exec& main) {
-        LaneLease lane(r_.device_);
-        const Exec side{lane->cublas, lane->stream};
-        // The side lane starts after whatever the caller queued on the context's stream.
-        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane->update_done, main.stream));
-        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(side.stream, lane->update_done, 0));
-        const int nb = config_.nb;
-        int panels = 1;
-        panel(side, 0, std::min(nb, n_));
-        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane->panel_ready, side.stream));
-        for (int k = 0; k < n_; k += nb) {
-            const int kb = std::min(nb, n_ - k), next = k + kb;
-            if (next >= n_) break;
-            const int next_kb = std::min(nb, n_ - next), rest = n_ - next - next_kb;
-            BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(main.stream, lane->panel_ready, 0));   // panel k is factored
-            BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(side.stream, lane->update_done, 0));   // panel k-1's update is in
-            update(side, next, next_kb, k, kb);
-            panel(side, next, next_kb);
-            ++panels;
-            BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane->panel_ready, side.stream));
-            if (rest > 0) trailing(main, next + next_kb, rest, k, kb);
-            BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane->update_done, main.stream));
-        }
-        // The caller's stream sees the finished factor (and info) when it continues.
-        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane->panel_ready, side.stream));
-        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(main.stream, lane->panel_ready, 0));
-        return panels;
-    }
-
-    CudaResources& r_;
-    Uplo uplo_;
-    int n_;
-    T* a_;
-    int lda_;
-    int* info_;
-    LargeCholeskyConfig config_;
-    bool tf32_;
-    PhaseClock clock_;
-    jit::LoadedKernel kernel_;
-    unsigned shared_bytes_ = 0, threads_ = 0;
-};
-
 // The loaded POTF2 kernel of a spec on the current device, compiled (or read from the disk cache)
 // once per process; above 48 KB of shared memory the kernel opts in.
-template <class T>
-jit::LoadedKernel Factorisation<T>::load(const codegen::large::Potf2Spec& spec) {
+jit::LoadedKernel load_potf2(const codegen::large::Potf2Spec& spec) {
     static std::mutex m;
     static std::map<std::string, jit::LoadedKernel> known;
     int device = 0;
@@ -480,6 +285,114 @@ jit::LoadedKernel Factorisation<T>::load(const codegen::large::Potf2Spec& spec) 
     known.emplace(key, k);
     return k;
 }
+
+// ---- the CUDA executor of the blocked factorisation (algorithm.hpp) ------------------------------------------
+
+cublasOperation_t op_of(large::Trans t) { return t == large::Trans::yes ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+// cuBLAS on the context's stream (main) or the lookahead lane's (side), the generated POTF2 kernel,
+// the lane's two events, optional phase timing. The lane is leased on the first fork().
+template <class T>
+class CudaExecutor {
+public:
+    CudaExecutor(CudaResources& r, Uplo uplo, int lda, int* info, const LargeCholeskyConfig& config, CholeskyPhaseTimes* times)
+        : r_(r), lda_(lda), info_(info), tf32_(config.tf32_updates && std::is_same_v<T, float>), clock_(times) {
+        codegen::large::Potf2Spec spec;
+        spec.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
+        spec.uplo = uplo;
+        spec.capacity = large::leaf_capacity(config.nb, config.recursion_depth, cholesky_large_detail::kMinLeaf);
+        spec.config.ib = config.ib;
+        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
+                                                              : codegen::large::StripFactor::columns;
+        spec.config = codegen::large::potf2_family().default_config(spec);
+        kernel_ = load_potf2(spec);
+        shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
+        threads_ = unsigned(spec.config.threads);
+    }
+    bool timing() const { return clock_.on(); }
+    void collect(int panels) { clock_.collect(panels); }
+
+    void potf2(large::Lane lane, T* block, int m, int column_offset) {
+        void* args[] = {&m, &block, &lda_, &info_, &column_offset};
+        jit::launch(kernel_, 1, 1, threads_, 1, shared_bytes_, stream(lane), args);
+    }
+    void trsm(large::Lane lane, large::Side side, Uplo fill, large::Trans t, int m, int n, const T* a, int lda, T* b, int ldb) {
+        BATCHSOLVE_CUBLAS_CHECK(cuda_backend::trsm(handle(lane), side == large::Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                                                   fill_of(fill), op_of(t), m, n, a, lda, b, ldb));
+    }
+    // C (its fill triangle) -= op(A) op(A)^T. TF32: above kTf32SyrkLeaf two half triangles
+    // (recursion) and the square block between them as one TF32 GEMM; the leaves with the handle in
+    // TF32 math mode.
+    void syrk(large::Lane lane, Uplo fill, large::Trans t, int n, int k, const T* a, int lda, T* c, int ldc) {
+        if (tf32_ && n > kTf32SyrkLeaf) {
+            const int n1 = n / 2, n2 = n - n1;
+            // op(A) rows [0, n1) and [n1, n): for Trans::no the rows of A, for Trans::yes its columns.
+            const T* a2 = t == large::Trans::no ? a + n1 : a + std::size_t(n1) * lda;
+            syrk(lane, fill, t, n1, k, a, lda, c, ldc);
+            if (fill == Uplo::lower)  // C21 (n2 x n1) -= op(A)_2 op(A)_1^T
+                gemm(lane, t, t == large::Trans::no ? large::Trans::yes : large::Trans::no, n2, n1, k, a2, lda, a, lda, c + n1, ldc);
+            else  // C12 (n1 x n2) -= op(A)_1 op(A)_2^T
+                gemm(lane, t, t == large::Trans::no ? large::Trans::yes : large::Trans::no, n1, n2, k, a, lda, a2, lda,
+                     c + std::size_t(n1) * ldc, ldc);
+            syrk(lane, fill, t, n2, k, a2, lda, c + std::size_t(n1) * ldc + n1, ldc);
+            return;
+        }
+        cublasHandle_t h = handle(lane);
+        if (tf32_) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
+        const cublasStatus_t status = syrk_minus(h, fill_of(fill), op_of(t), n, k, a, lda, c, ldc);
+        if (tf32_) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        BATCHSOLVE_CUBLAS_CHECK(status);
+    }
+    void gemm(large::Lane lane, large::Trans ta, large::Trans tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c,
+              int ldc) {
+        gemm_minus<T>(handle(lane), op_of(ta), op_of(tb), m, n, k, a, lda, b, ldb, c, ldc, tf32_);
+    }
+
+    void fork() {
+        lane_.emplace(r_.device_);
+        // The side lane starts after whatever the caller queued on the context's stream.
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->update_done, r_.stream()));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent((*lane_)->stream, (*lane_)->update_done, 0));
+    }
+    void join() {  // the caller's stream sees the finished factor (and info) when it continues
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->panel_ready, (*lane_)->stream));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), (*lane_)->panel_ready, 0));
+    }
+    void panel_ready_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->panel_ready, (*lane_)->stream)); }
+    void panel_ready_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), (*lane_)->panel_ready, 0)); }
+    void update_done_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->update_done, r_.stream())); }
+    void update_done_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent((*lane_)->stream, (*lane_)->update_done, 0)); }
+    void begin(large::Lane lane) { clock_.begin(stream(lane)); }
+    void end(large::Lane lane, large::Phase p) { clock_.end(stream(lane), p); }
+
+private:
+    cudaStream_t stream(large::Lane lane) const { return lane == large::Lane::side ? (*lane_)->stream : r_.stream(); }
+    cublasHandle_t handle(large::Lane lane) const { return lane == large::Lane::side ? (*lane_)->cublas : r_.cublas(); }
+
+    CudaResources& r_;
+    int lda_;
+    int* info_;
+    bool tf32_;
+    PhaseClock clock_;
+    jit::LoadedKernel kernel_;
+    unsigned shared_bytes_ = 0, threads_ = 0;
+    std::optional<LaneLease> lane_;
+};
+
+// The factorisation of one call: the executor (kernel loaded first, so that a graph capture
+// records launches only) and the algorithm.
+template <class T>
+class Factorisation {
+public:
+    Factorisation(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,
+                  CholeskyPhaseTimes* times)
+        : exec_(r, uplo, lda, info, config, times), algorithm_(exec_, uplo, n, a, lda, config, cholesky_large_detail::kMinLeaf) {}
+    void run() { exec_.collect(algorithm_.run(exec_.timing())); }
+
+private:
+    CudaExecutor<T> exec_;
+    large::BlockedCholesky<T, CudaExecutor<T>> algorithm_;
+};
 
 // Executable graphs of captured factorisations, by the text of everything the capture depends on.
 // Never destroyed (a replay may still be in flight when another call would evict it); bounded.
