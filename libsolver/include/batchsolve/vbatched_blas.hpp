@@ -72,9 +72,13 @@ inline constexpr int mm_m = 3, mm_n = 4, mm_a = 6, mm_lda = 7, mm_b = 8, mm_ldb 
 // it). A thread block computes a blk_m x blk_n tile of C, stepping through k in slices of blk_k staged
 // in shared memory. Without tensor cores the block has dim_x x dim_y threads, each computing a
 // (blk_m/dim_x) x (blk_n/dim_y) sub-tile (rows dim_x apart, columns dim_y apart); with tensor_cores
-// (d and z only: the FP64 tensor cores' 8x8x4 DMMA, products and sums in FP64 as with FMA; complex as
-// four real products) it has
-// dim_x x dim_y warps, each computing a (blk_m/dim_x) x (blk_n/dim_y) sub-tile of 8 x 8 fragments.
+// it has dim_x x dim_y warps, each computing a (blk_m/dim_x) x (blk_n/dim_y) sub-tile of fragments:
+//  * d, z: the FP64 tensor cores (8x8x4 DMMA; products and sums in FP64 as with FMA, so the accuracy
+//    is that of the SIMT kernel; complex as four real products). The tuning table may choose them.
+//  * s, c: TF32 tensor cores (16x8x8, FP32 accumulation), an EXPLICIT option only, never a default:
+//    the inputs are rounded to TF32's 10-bit mantissa, so each product carries a relative error up to
+//    2^-11 (about 5e-4) and C is accurate to about 1e-3 relative (k u_tf32 |A||B| elementwise, u_tf32 =
+//    2^-11) instead of FP32's 6e-8.
 // The defaults come from the tuning table (src/codegen/blas3/gemm_tuning.hpp), by precision and size.
 struct GemmConfig {
     int blk_m = 32;

@@ -29,6 +29,8 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tc),
         spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, tc_big),
         spec(Precision::z, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::upper, true, tc),
+        spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, GemmConfig{32, 32, 8, 1, 1, true}),
+        spec(Precision::c, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::lower, true, GemmConfig{32, 16, 16, 2, 1, true}),
         [&] {  // the uniform-size path (sizes multiples of the tile; the test gives it such a batch)
             GemmSpec s = spec(Precision::z, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, odd);
             s.full_tiles = true;

@@ -80,13 +80,18 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     tc.precision = Precision::z;
     tc.op_a = GemmOperand::conj_trans;
     expect_compiles(tc);
+    for (Precision p : {Precision::s, Precision::c}) {  // TF32, the explicit option
+        tc.precision = p;
+        tc.config = GemmConfig{64, 32, 8, 2, 2, true};
+        expect_compiles(tc);
+    }
 }
 
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {
     GemmSpec spec;
     spec.precision = Precision::s;
-    spec.config = GemmConfig{64, 64, 8, 2, 2, true};
-    EXPECT_EQ(gemm_problem(spec).rfind("config.tensor_cores", 0), 0u);
+    spec.config = GemmConfig{64, 64, 8, 8, 2, true};  // 8-row warp tiles: TF32 fragments are 16 rows
+    EXPECT_EQ(gemm_problem(spec).rfind("config.blk_m", 0), 0u);
     spec.config = GemmConfig{};
     spec.config.blk_k = 0;
     EXPECT_EQ(gemm_problem(spec).rfind("config.blk_k", 0), 0u);

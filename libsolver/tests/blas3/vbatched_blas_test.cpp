@@ -35,6 +35,7 @@ template <class T> bool is_nan(T v) {
     else return std::isnan(v);
 }
 template <class T> double magnitude(T v) { return std::abs(v); }
+template <class T> inline constexpr bool is_single_v = std::is_same_v<real_t<T>, float>;
 
 // A random value: small integers in [-3, 3] (exact arithmetic in every precision for the sizes here)
 // or uniform in [-1, 1].
@@ -295,6 +296,28 @@ TYPED_TEST(VbatchedBlas, GemmUniformSizesTakeTheUniformPath) {
         expect_storage(g.c, g.run(this->ctx(), 0, alpha, beta), g.expected(alpha, beta));
         EXPECT_EQ(g.info.to_host(), std::vector<int>(count, 0));
     }
+}
+
+// The tensor-core configurations through the expert entry: FP64 DMMA (d, z) within the ordinary error
+// bound, TF32 (s, c) within TF32's (the rounding of the inputs to a 10-bit mantissa).
+TYPED_TEST(VbatchedBlas, GemmTensorCoreConfigurationsWithinTheirAccuracy) {
+    using T = typename TestFixture::T;
+    BATCHSOLVE_TRACE_SEED(this->seed_);
+    const int count = 40;
+    const bool tf32 = is_single_v<T>;
+    const GemmConfig config = tf32 ? GemmConfig{64, 32, 8, 2, 2, true} : GemmConfig{32, 32, 8, 2, 2, true};
+    GemmBatch<T> g(this->ctx(), this->engine_, this->sizes(count, 100, 0.05), this->sizes(count, 100, 0.05),
+                   this->sizes(count, 80, 0.05), Op::no_trans, Op::conj_trans, false);
+    const T alpha = this->scalar(false), beta = this->scalar(false);
+    const int max_m = *std::max_element(g.m.begin(), g.m.end()), max_n = *std::max_element(g.n.begin(), g.n.end()),
+              max_k = *std::max_element(g.k.begin(), g.k.end());
+    gemm_vbatched_max_nocheck<T>(Op::no_trans, Op::conj_trans, g.md.data(), g.nd.data(), g.kd.data(), alpha, g.a.cptrs(),
+                                 g.a.lds.data(), g.b.cptrs(), g.b.lds.data(), beta, g.c.ptrs(), g.c.lds.data(), max_m,
+                                 max_n, max_k, count, config, this->ctx());
+    const double u = tf32 ? std::ldexp(1.0, -11) : double(unit_roundoff<T>());
+    expect_storage(g.c, g.c.data.to_host(), g.expected(alpha, beta), [&](int i, int r, int col) {
+        return 4.0 * (g.k[i] + 2) * u * g.scale(i, r, col, alpha, beta);
+    });
 }
 
 TYPED_TEST(VbatchedBlas, GemmThreeLevelsAgree) {
@@ -617,7 +640,9 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     GemmConfig tc;
     tc.blk_m = 64, tc.blk_n = 64, tc.blk_k = 8, tc.dim_x = 2, tc.dim_y = 2, tc.tensor_cores = true;
     EXPECT_EQ(gemm_config_problem(Precision::d, tc), "");
-    EXPECT_EQ(gemm_config_problem(Precision::s, tc).rfind("config.tensor_cores", 0), 0u);
+    EXPECT_EQ(gemm_config_problem(Precision::s, tc), "");  // TF32 (the explicit option)
+    tc.dim_x = 8;  // 8-row warp tiles: TF32 fragments have 16 rows
+    EXPECT_EQ(gemm_config_problem(Precision::s, tc).rfind("config.blk_m", 0), 0u);
     GemmConfig odd;
     odd.blk_m = 30;
     EXPECT_EQ(gemm_config_problem(Precision::d, odd).rfind("config.dim_x", 0), 0u);

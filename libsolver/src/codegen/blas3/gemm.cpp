@@ -139,7 +139,7 @@ std::string kernel_name(const GemmSpec& s) {
     if (s.real_diagonal) o << "_realdiag";
     if (s.full_tiles) o << "_fulltiles";
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
-      << (c.tensor_cores ? "_dmma" : "");
+      << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "");
     return o.str();
 }
 
@@ -170,7 +170,7 @@ public:
                "  x = x > limit ? limit : x;\n"
                "  return x < 0 ? 0 : (int)x;\n"
                "}\n");
-        if (c_.tensor_cores) w_.raw(dmma_function());
+        if (c_.tensor_cores) w_.raw(is_single(s_.precision) ? tf32_function() : dmma_function());
         kernel(k.kernel_name);
         host_entry(k.kernel_name);
         k.source = w_.str();
@@ -180,6 +180,104 @@ public:
 
 private:
     int pad() const { return is_single(s_.precision) && !is_complex(s_.precision) ? 1 : (c_.tensor_cores ? 4 : 1); }
+
+    std::string tf32_function() const {
+        return "// D = A B + C on one 16x8x8 TF32 fragment, FP32 accumulation (lane l, g = l/4, q = l%4: a = A(g, q),\n"
+               "// A(g+8, q), A(g, q+4), A(g+8, q+4); b = B(q, g), B(q+4, g); c = C(g, 2q), C(g, 2q+1), C(g+8, 2q), C(g+8, 2q+1))\n"
+               "#ifndef BS_HOST_EMULATION\n"
+               "BS_DEVICE unsigned bs_to_tf32(float x) { unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return r; }\n"
+               "BS_DEVICE void bs_tf32_mma(float (&c)[4], const float (&a)[4], const float (&b)[2]) {\n"
+               "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, \"\n"
+               "               \"{%0, %1, %2, %3};\\n\"\n"
+               "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
+               "               : \"r\"(bs_to_tf32(a[0])), \"r\"(bs_to_tf32(a[1])), \"r\"(bs_to_tf32(a[2])), \"r\"(bs_to_tf32(a[3])),\n"
+               "                 \"r\"(bs_to_tf32(b[0])), \"r\"(bs_to_tf32(b[1])));\n"
+               "}\n"
+               "#else\n"
+               "// the same product from the fragment layout, through shuffles, inputs rounded to TF32 (10-bit mantissa)\n"
+               "inline float bs_round_tf32(float x) {\n"
+               "  unsigned u; std::memcpy(&u, &x, 4); u = (u + 0x1000u) & 0xffffe000u; std::memcpy(&x, &u, 4); return x;\n"
+               "}\n"
+               "BS_DEVICE void bs_tf32_mma(float (&c)[4], const float (&a)[4], const float (&b)[2]) {\n"
+               "  const int lane = ::bs_emu::lane_id() % 32, g = lane / 4, q = lane % 4;\n"
+               "  for (int kk = 0; kk < 8; ++kk) {\n"
+               "    const int h = kk / 4;\n"
+               "    const float top = bs_round_tf32(__shfl_sync(0xffffffffu, a[2 * h], g * 4 + kk % 4, 32));\n"
+               "    const float bottom = bs_round_tf32(__shfl_sync(0xffffffffu, a[2 * h + 1], g * 4 + kk % 4, 32));\n"
+               "    const float b0 = bs_round_tf32(__shfl_sync(0xffffffffu, b[h], (2 * q) * 4 + kk % 4, 32));\n"
+               "    const float b1 = bs_round_tf32(__shfl_sync(0xffffffffu, b[h], (2 * q + 1) * 4 + kk % 4, 32));\n"
+               "    c[0] = fmaf(top, b0, c[0]); c[1] = fmaf(top, b1, c[1]);\n"
+               "    c[2] = fmaf(bottom, b0, c[2]); c[3] = fmaf(bottom, b1, c[3]);\n"
+               "  }\n"
+               "}\n"
+               "#endif\n";
+    }
+
+    // TF32 tensor cores (s and c, an explicit option): warp (wx, wy) owns a (wm/16) x (wn/8) grid of
+    // 16x8 fragments; complex as four real products (re += ar br - ai bi, im += ar bi + ai br).
+    void tf32_body() {
+        const int wm = c_.blk_m / c_.dim_x, wn = c_.blk_n / c_.dim_y, fm = wm / 16, fn = wn / 8;
+        const bool cplx = is_complex(s_.precision);
+        const std::string dims = "[" + I(fm) + "][" + I(fn) + "][4]";
+        w_.line("const int warp = tid / 32, lane = tid % 32;");
+        w_.line("const int wr = (warp % " + I(c_.dim_x) + ") * " + I(wm) + ", wc = (warp / " + I(c_.dim_x) + ") * " + I(wn) + ";");
+        w_.line("const int g = lane / 4, q = lane % 4;");
+        w_.line("float acc" + dims + (cplx ? ", acc_im" + dims : "") + ";");
+        w_.line("#pragma unroll");
+        w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
+        w_.line("  #pragma unroll");
+        w_.line("  for (int j = 0; j < " + I(fn) + "; ++j)");
+        w_.line("    #pragma unroll");
+        w_.line(std::string("    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f") + (cplx ? ", acc_im[i][j][e] = 0.0f;" : ";"));
+        k_loop([&] {
+            w_.line("#pragma unroll");
+            w_.open("for (int k8 = 0; k8 < " + I(c_.blk_k) + "; k8 += 8)");
+            w_.line("T xa[" + I(fm) + "][4], xb[" + I(fn) + "][2];");
+            w_.line("#pragma unroll");
+            w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
+            w_.line("const int r = wr + i * 16 + g;");
+            w_.line("xa[i][0] = sA[k8 + q][r], xa[i][1] = sA[k8 + q][r + 8], xa[i][2] = sA[k8 + q + 4][r], xa[i][3] = sA[k8 + q + 4][r + 8];");
+            w_.close();
+            w_.line("#pragma unroll");
+            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j][0] = sB[k8 + q][wc + j * 8 + g], xb[j][1] = sB[k8 + q + 4][wc + j * 8 + g];");
+            if (cplx) {
+                w_.line("float ar[" + I(fm) + "][4], ai[" + I(fm) + "][4], an[" + I(fm) + "][4], br[" + I(fn) + "][2], bi[" + I(fn) + "][2];");
+                w_.line("#pragma unroll");
+                w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
+                w_.line("  for (int e = 0; e < 4; ++e) ar[i][e] = xa[i][e].x, ai[i][e] = xa[i][e].y, an[i][e] = -xa[i][e].y;");
+                w_.line("#pragma unroll");
+                w_.line("for (int j = 0; j < " + I(fn) + "; ++j)");
+                w_.line("  for (int e = 0; e < 2; ++e) br[j][e] = xb[j][e].x, bi[j][e] = xb[j][e].y;");
+            }
+            w_.line("#pragma unroll");
+            w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
+            w_.line("#pragma unroll");
+            w_.open("for (int j = 0; j < " + I(fn) + "; ++j)");
+            if (cplx) {
+                w_.line("bs_tf32_mma(acc[i][j], ar[i], br[j]);");
+                w_.line("bs_tf32_mma(acc[i][j], an[i], bi[j]);");
+                w_.line("bs_tf32_mma(acc_im[i][j], ar[i], bi[j]);");
+                w_.line("bs_tf32_mma(acc_im[i][j], ai[i], br[j]);");
+            } else {
+                w_.line("bs_tf32_mma(acc[i][j], xa[i], xb[j]);");
+            }
+            w_.close();
+            w_.close();
+            w_.close();
+        });
+        w_.line("const bool beta_zero = bs_is_zero(beta);");
+        w_.line("#pragma unroll");
+        w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
+        w_.line("#pragma unroll");
+        w_.open("for (int j = 0; j < " + I(fn) + "; ++j)");
+        w_.line("#pragma unroll");
+        w_.open("for (int e = 0; e < 4; ++e)");
+        w_.line("const int gi = row0 + wr + i * 16 + g + (e / 2) * 8, gj = col0 + wc + j * 8 + 2 * q + e % 2;");
+        store_element("gi", "gj", cplx ? "bs_make(acc[i][j][e], acc_im[i][j][e])" : "acc[i][j][e]");
+        w_.close();
+        w_.close();
+        w_.close();
+    }
 
     std::string dmma_function() const {
         return "// D = A B + C on one 8x8x4 FP64 fragment (a, b: this lane's element; c: its two of the 8x8)\n"
@@ -233,7 +331,8 @@ private:
         w_.line("const long long lda = k > 0 ? lda_v[p] : 0, ldb = k > 0 ? ldb_v[p] : 0;");
         w_.line("const T* a = k > 0 ? A[p] + a_row + a_col * lda : nullptr;");
         w_.line("const T* b = k > 0 ? B[p] + b_row + b_col * ldb : nullptr;");
-        if (c_.tensor_cores) dmma_body();
+        if (c_.tensor_cores && is_single(s_.precision)) tf32_body();
+        else if (c_.tensor_cores) dmma_body();
         else simt_body();
         w_.close("  // problems");
         w_.close();
@@ -460,13 +559,16 @@ std::string gemm_problem(const GemmSpec& s) {
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
     if (threads > max_threads_per_block) return "config.dim_y: dim_x * dim_y threads (warps with tensor_cores) exceed 1024 threads";
-    if (c.tensor_cores) {
-        if (s.precision != Precision::d && s.precision != Precision::z)
-            return "config.tensor_cores: FP64 tensor cores for double precision (d, z) only";
+    if (c.tensor_cores && is_single(s.precision)) {  // TF32 m16n8k8
+        if ((c.blk_m / c.dim_x) % 16 != 0) return "config.blk_m: blk_m / dim_x must be a multiple of 16 (TF32 fragments)";
+        if ((c.blk_n / c.dim_y) % 8 != 0) return "config.blk_n: blk_n / dim_y must be a multiple of 8 (TF32 fragments)";
+        if (c.blk_k % 8 != 0) return "config.blk_k: a multiple of 8 (TF32 k-step)";
+    } else if (c.tensor_cores) {
         if ((c.blk_m / c.dim_x) % 8 != 0) return "config.blk_m: blk_m / dim_x must be a multiple of 8 (DMMA fragments)";
         if ((c.blk_n / c.dim_y) % 8 != 0) return "config.blk_n: blk_n / dim_y must be a multiple of 8 (DMMA fragments)";
         if (c.blk_k % 4 != 0) return "config.blk_k: a multiple of 4 (DMMA k-step)";
     }
+    // accumulators per thread (complex tensor-core forms keep real and imaginary parts as two real sets)
     const int per_thread = (c.blk_m / c.dim_x) * (c.blk_n / c.dim_y) / (c.tensor_cores ? 32 : 1);
     if (per_thread * words_per_element(s.precision) > 128)
         return "config.blk_m: more than 128 accumulator registers per thread";
