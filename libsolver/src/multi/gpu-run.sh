@@ -32,7 +32,7 @@ if ! ldconfig -p | grep -q libnccl.so.2 && [[ ! -e /usr/local/cuda/lib64/libnccl
     wheel_nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so.2'))" 2>/dev/null)
     [[ -n $wheel_nccl && -e $wheel_nccl ]] && export NCCL_LIBRARY=$wheel_nccl
 fi
-say "NCCL for als: ${NCCL_LIBRARY:-the loader's libnccl.so.2}"
+say "NCCL for als: ${NCCL_LIBRARY:-libnccl.so.2 on the loader path}"
 
 say "== GPU tests: multi-device posv (every GPU, host- and device-resident) and ALS partitions"
 timeout 90 $R batchsolve_multi_device_test --gtest_brief=1 2>&1 | tail -8 | tee -a "$log"
@@ -44,23 +44,23 @@ if [[ $mode == smoke ]]; then repeat=3; dense=8192; limit=120; else repeat=5; de
 say "== multi_bench: posv, batch 10^6, n 16 and 32, s and d, 1..$gpus GPUs; dense z n = $dense"
 timeout $limit $R multi_bench --n 16,32 --precision s,d --batch 1000000 --host-batch 200000 --modes device,host \
     --devices all --repeat $repeat --dense $dense --dense-precision z \
-    --json "$out/multi_bench.json" --markdown "$out/multi_bench.md" 2>&1 | grep -v "^|" | tee -a "$log" | tail -24
+    --json "$out/multi_bench.json" --markdown /tmp/multi-tables-posv.md 2>&1 | grep -v "^|" | tee -a "$log" | tail -24
 
 sets="0"; for ((g = 1; g < gpus; ++g)); do sets="$sets;$(seq -s, 0 $g)"; done
 [[ $gpus == 1 ]] && sets="0;0,0"  # one GPU: the partitioned path (two partitions on it, host exchange) beside one engine
 if [[ $mode == smoke ]]; then
     say "== als bench ML-20M shape, k = 64, device sets $sets"
     timeout 100 $R als bench --shape ml20m --factors-list 64 --iterations 4 --backends cuda --device-sets "$sets" --eval-users 5000 \
-        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown "$out/als_ml20m.md" \
+        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown /tmp/multi-tables-ml20m.md \
         2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
 else
     say "== als bench ML-20M shape, k = 64, 128, device sets $sets"
     timeout 110 $R als bench --shape ml20m --factors-list 64,128 --iterations 4 --backends cuda --device-sets "$sets" --eval-users 5000 \
-        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown "$out/als_ml20m.md" \
+        --cpu-max-interactions 0 --seed 20 --work-dir /tmp/multi-ml20m --json "$out/als_ml20m.json" --markdown /tmp/multi-tables-ml20m.md \
         2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
     say "== als bench Netflix shape, k = 64, 128, device sets $sets"
     timeout 150 $R als bench --shape netflix --factors-list 64,128 --iterations 3 --backends cuda --device-sets "$sets" --eval-users 5000 \
-        --cpu-max-interactions 0 --seed 21 --work-dir /tmp/multi-netflix --json "$out/als_netflix.json" --markdown "$out/als_netflix.md" \
+        --cpu-max-interactions 0 --seed 21 --work-dir /tmp/multi-netflix --json "$out/als_netflix.json" --markdown /tmp/multi-tables-netflix.md \
         2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
     if command -v mpirun > /dev/null && ((gpus >= 2)); then
         say "== mpirun -np 2 als train, one rank per GPU, vs one process (ML-20M shape, k = 64, 3 iterations)"
@@ -73,6 +73,12 @@ else
         say "mpirun -np 2 on the GPUs: not run (mpirun $(command -v mpirun || echo absent), $gpus GPUs)"
     fi
 fi
+
+# The tables in one file and the picture (at most six files come back: log, three JSON, tables, PNG).
+{ for t in posv ml20m netflix; do [[ -e /tmp/multi-tables-$t.md ]] && { echo "## $t"; echo; cat /tmp/multi-tables-$t.md; echo; }; done; } > "$out/tables.md"
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+python3 libsolver/src/multi/plot_multi.py --multi-bench "$out/multi_bench.json" --als "$out"/als_*.json \
+    --title "$gpu_name x$gpus, $commit" --output "$out/scaling.png" 2>&1 | tail -2 | tee -a "$log"
 
 say "== summary ($(( $(date +%s) - start )) s, commit $commit)"
 python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
