@@ -88,7 +88,8 @@ p = os.path.join(out, "multi_bench.json")
 if os.path.exists(p):
     for r in json.load(open(p))["rows"]:
         if True:
-            print(f"posv {r['precision']} n {r['n']:3d} {r['mode']:6s} x{r['devices']} GPU: {r['seconds']:.5f} s, {r['gflops']:.0f} GFLOP/s, "
+            what = "gesv" if r["mode"] == "dense" else "posv"
+            print(f"{what} {r['precision']} n {r['n']:3d} {r['mode']:6s} x{r['devices']} GPU: {r['seconds']:.5f} s, {r['gflops']:.0f} GFLOP/s, "
                   f"{r['speedup_vs_one']:.2f}x vs 1 GPU, berr {r['backward_error']:.2g}, failed {r['failed']}")
 for name in ("als_ml20m", "als_netflix"):
     p = os.path.join(out, name + ".json")
