@@ -2,6 +2,7 @@
 // GPUs when NCCL is absent) and the engine that runs one partition per device, one host thread each.
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -146,9 +147,14 @@ private:
         std::vector<HalfTiming> timings(n);
         std::vector<std::exception_ptr> errors(n);
         std::vector<std::thread> threads;
+        // Fault injection for the tests: ALS_FAULT_PARTITION=<p> makes partition p throw at the start
+        // of every half-iteration (after the others may have started theirs).
+        const char* fault = std::getenv("ALS_FAULT_PARTITION");
+        const long faulty = fault ? std::strtol(fault, nullptr, 10) : -1;
         for (std::size_t p = 0; p < n; ++p)
             threads.emplace_back([&, p] {
                 try {
+                    if (long(p) == faulty) throw Error("injected failure (ALS_FAULT_PARTITION=" + std::string(fault) + ")");
                     timings[p] = half(*engines_[p]);
                 } catch (const std::exception& e) {
                     errors[p] = std::current_exception();

@@ -139,6 +139,25 @@ TEST(MultiDevice, PartitionsOfUsersWithoutRatingsAndFailedSystemsCountedTheSame)
     }
 }
 
+TEST(MultiDevice, APartitionThatFailsStopsTheOthersWithItsMessage) {
+    GenerateOptions g;
+    g.users = 400, g.items = 300, g.interactions = 6000, g.seed = fresh_seed();
+    const Ratings r = generate(g);
+    Hyper h;
+    h.factors = 8, h.iterations = 2, h.seed = 3;
+    for (const char* faulty : {"0", "2"}) {
+        setenv("ALS_FAULT_PARTITION", faulty, 1);
+        try {
+            train_on(r, h, "cpu", {0, 1, 2});
+            ADD_FAILURE() << "no error with partition " << faulty << " failing";
+        } catch (const std::exception& e) {
+            // The cause, not "another device failed": the others were released from the exchange.
+            EXPECT_NE(std::string(e.what()).find("device " + std::string(faulty) + ": injected failure"), std::string::npos) << e.what();
+        }
+        unsetenv("ALS_FAULT_PARTITION");
+    }
+}
+
 TEST(MultiDevice, BadDeviceListsAreClearErrors) {
     GenerateOptions g;
     g.users = 50, g.items = 40, g.interactions = 500;
