@@ -51,8 +51,8 @@ usage: vbatched_triangular_bench [options]
   --cpu-repeat R    timed runs of the CPU reference (default 1; 0 skips the CPU rows and the
                     differences, which are then measured against nothing)
   --seed S          sizes and matrices (default 2017)
-  --blockings LIST  extra leaf-kernel blockings to time, columns_per_thread:warps_per_block pairs
-                    (e.g. 4:4,4:8); each adds "ours <algorithm> c<C>w<W>" rows (default none)
+  --blockings LIST  extra leaf-kernel blockings to time, columns_per_thread:warps_per_block[:column_blocks]
+                    (e.g. 4:4,4:8:4); each adds "ours <algorithm> c<C>w<W>[b<B>]" rows (default none)
   --inversion-blocks LIST  extra nb of the inversion-based TRSM to time (e.g. 16) (default none)
   --json FILE       rows as JSON (GPU, commit, date)
   --markdown FILE   the table as markdown
@@ -84,7 +84,10 @@ struct Settings {
     int cpu_repeat = 1;
     std::uint64_t seed = 2017;
     std::string json_file, markdown_file;
-    std::vector<std::pair<int, int>> blockings;  // (columns_per_thread, warps_per_block)
+    struct Blocking {
+        int columns, warps, column_blocks;
+    };
+    std::vector<Blocking> blockings;
     std::vector<int> inversion_blocks;
 };
 
@@ -372,11 +375,14 @@ void run_setup(const Settings& s, const std::string& routine, int x, Context& gp
         variants = {{"ours", TriangularConfig{}}};
     }
     const std::size_t plain = variants.size();
-    for (auto [columns, warps] : s.blockings)
+    for (const Settings::Blocking& blocking : s.blockings)
         for (std::size_t v = 0; v < plain; ++v) {
             TriangularConfig c = variants[v].second;
-            c.columns_per_thread = columns, c.warps_per_block = warps;
-            variants.push_back({variants[v].first + " c" + std::to_string(columns) + "w" + std::to_string(warps), c});
+            c.columns_per_thread = blocking.columns, c.warps_per_block = blocking.warps;
+            c.column_blocks = blocking.column_blocks;
+            std::string name = variants[v].first + " c" + std::to_string(blocking.columns) + "w" + std::to_string(blocking.warps);
+            if (blocking.column_blocks > 0) name += "b" + std::to_string(blocking.column_blocks);
+            variants.push_back({name, c});
         }
     double best_ours = 0;
     for (const auto& [name, config] : variants) {
@@ -541,9 +547,11 @@ int main(int argc, char** argv) {
         else if (arg == "--seed") s.seed = std::uint64_t(number(value()));
         else if (arg == "--blockings") {
             for (const std::string& t : split(value())) {
-                const std::size_t colon = t.find(':');
-                if (colon == std::string::npos) fail("invalid --blockings '" + t + "' (columns:warps)");
-                s.blockings.push_back({number(t.substr(0, colon)), number(t.substr(colon + 1))});
+                std::vector<int> fields;
+                std::stringstream parts(t);
+                for (std::string f; std::getline(parts, f, ':');) fields.push_back(number(f));
+                if (fields.size() < 2 || fields.size() > 3) fail("invalid --blockings '" + t + "' (columns:warps[:blocks])");
+                s.blockings.push_back({fields[0], fields[1], fields.size() == 3 ? fields[2] : 0});
             }
         } else if (arg == "--inversion-blocks") {
             for (const std::string& t : split(value())) s.inversion_blocks.push_back(number(t));

@@ -52,6 +52,10 @@ struct TriangularConfig {
     int inversion_block = 32;       // nb of the inverted diagonal blocks (1..32)
     int columns_per_thread = 2;     // right-hand sides each lane of a leaf kernel keeps in registers (1..4)
     int warps_per_block = 4;        // warps of a leaf kernel, each on its own columns (1..32)
+    // At most this many thread blocks of a leaf kernel per problem along the right-hand sides, each
+    // looping over its share of the column groups (fewer blocks load the triangle fewer times, but the
+    // largest problem's share runs longer); 0: one block per group of columns.
+    int column_blocks = 0;
     int potrf_panel = 32;           // potrf_vbatched's block column width (1..32), the panel kernel's order
 };
 // "" when the configuration is usable, else "<field>: <reason>" (the routines throw InvalidArgument

@@ -48,6 +48,7 @@ std::string triangular_config_problem(const TriangularConfig& c) {
     if (!within(c.columns_per_thread, 1, 4)) return "columns_per_thread: must be 1..4 (more spills registers)";
     if (!within(c.warps_per_block, 1, 32)) return "warps_per_block: must be 1..32 (1024 threads)";
     if (!within(c.potrf_panel, 1, 32)) return "potrf_panel: must be 1..32 (one warp's rows)";
+    if (!within(c.column_blocks, 0, 65535)) return "column_blocks: must be 0..65535 (the grid's y limit)";
     return "";
 }
 

@@ -132,6 +132,7 @@ TYPED_TEST(TriangularEmulation, TrmmTrsmEveryOptionMatchTheReference) {
     Context cpu(Backend::cpu);
     TriangularConfig small;  // small leaves and blocks: several recursion levels at these sizes
     small.leaf_order = 7, small.inversion_block = 6, small.columns_per_thread = 2, small.warps_per_block = 4;
+    small.column_blocks = 1;  // one block per problem loops over every group of right-hand sides
     TriangularConfig wide;   // the default leaves, another blocking (d only: the kernels emitted)
     if constexpr (std::is_same_v<T, double>) wide.columns_per_thread = 3, wide.warps_per_block = 2;
     T alpha = T(0.75);

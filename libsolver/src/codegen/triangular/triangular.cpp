@@ -142,15 +142,22 @@ std::string load_triangle(bool lower, bool reciprocals, const std::string& argum
     return text;
 }
 
+// The dynamic shared memory: the triangle's tile (max_leaf_order rows of kPitch elements) and, where
+// the kernel substitutes, the reciprocals of L's diagonal behind it.
+std::string shared_tile(bool reciprocals) {
+    std::string text = "  BS_DECLARE_SMEM(bs_smem);\n"
+                       "  T* tile = reinterpret_cast<T*>(bs_smem);\n";
+    if (reciprocals) text += "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";\n";
+    return text;
+}
+
 // solve / multiply: one thread block per (problem, group of right-hand sides); each warp takes
 // columns_per_thread right-hand sides, lane p their row p.
 void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
     const int cpt = s.columns_per_thread, warps = s.warps_per_block;
     const bool solve = s.kind == KernelKind::solve;
     w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
-    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
-          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
-          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
+    w.raw(shared_tile(solve) +
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  // adaptive subgrid truncation: blocks beyond this problem's sizes leave at once\n"
@@ -222,9 +229,7 @@ void leaf_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::stri
 // block by substitution against unit vectors and writes them to the workspace (identity-padded).
 void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
     w.line("BS_KERNEL_HEAD(" + std::to_string(threads_of(s)) + ", 1) " + name + "(const bs_tri_args args) {");
-    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
-          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
-          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
+    w.raw(shared_tile(true) +
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || (args.skip && args.skip[i] != 0)) return;\n"
           "  const int nb = args.block_order;\n"
@@ -259,9 +264,7 @@ void invert_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::st
 void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const std::string& name) {
     const std::string P = std::to_string(kPitch);
     w.line("BS_KERNEL_HEAD(32, 1) " + name + "(const bs_tri_args args) {");
-    w.raw("  BS_DECLARE_SMEM(bs_smem);  // the triangle's tile: max_leaf_order rows of kPitch elements\n"
-          "  T* tile = reinterpret_cast<T*>(bs_smem);\n"
-          "  T* rdiag = tile + " + std::to_string(max_leaf_order * kPitch) + ";  // reciprocals of L's diagonal\n"
+    w.raw(shared_tile(false) +
           "  const int i = blockIdx.x;\n"
           "  if (i >= args.batch || args.skip[i] != 0) return;\n"
           "  const int r = bs_window(args.tri_sizes[i], args.tri_sub, args.tri_lim);\n"

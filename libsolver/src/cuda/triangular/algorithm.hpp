@@ -97,9 +97,13 @@ TriangularKernelSpec leaf_spec(KernelKind kind, bool lower, const TriangularConf
     return s;
 }
 
+// Thread blocks per problem along the right-hand sides: one per group of columns_per_thread x
+// warps_per_block columns, or at most config.column_blocks (then each block loops over its share of
+// the groups and loads the triangle once for all of them).
 inline unsigned column_groups(int max_rhs, const TriangularConfig& config) {
     const int per_block = config.columns_per_thread * config.warps_per_block;
-    return unsigned(codegen::ceil_div(std::max(max_rhs, 1), per_block));
+    const int groups = codegen::ceil_div(std::max(max_rhs, 1), per_block);
+    return unsigned(config.column_blocks > 0 ? std::min(groups, config.column_blocks) : groups);
 }
 
 template <class T, class Exec>
@@ -145,7 +149,8 @@ template <class T, class Exec>
 void zero_b(const Canonical<T>& c, const TriangularConfig& config, Exec& x) {
     KernelArguments k = arguments(c, 0, INT_MAX, T(0));
     k.zero_only = 1;
-    x.kernel(leaf_spec<T>(KernelKind::multiply, c.lower, config), k, unsigned(c.batch), column_groups(c.max_rhs, config));
+    x.kernel(leaf_spec<T>(KernelKind::multiply, c.lower, config), k, unsigned(c.batch),
+             column_groups(c.max_rhs, config));
 }
 
 // Split of a triangle of largest order `max` (> leaf): a multiple of the leaf order near the middle,
