@@ -5,11 +5,10 @@
 
 #include <algorithm>
 #include <complex>
-#include <map>
-#include <mutex>
 
 #include "../../core/triangular_backend.hpp"
 #include "../jit/jit.hpp"
+#include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "algorithm.hpp"
 
@@ -22,19 +21,13 @@ using codegen::triangular::TriangularKernelSpec;
 using detail::CudaResources;
 using detail::DeviceGuard;
 
-// Kernels by (device, name); the name encodes the whole spec.
-jit::LoadedKernel lookup(const TriangularKernelSpec& spec, CudaResources& r) {
-    static std::mutex m;
-    static std::map<std::string, jit::LoadedKernel> known;
-    const std::string key = std::to_string(r.device_) + ":" + codegen::triangular::kernel_name(spec);
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (auto it = known.find(key); it != known.end()) return it->second;
-    }
-    jit::LoadedKernel k = jit::get_kernel(codegen::triangular::generate(spec), r.device_);
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, k);
-    return k;
+// The process's one kernel cache (jit/kernel_cache.hpp): a hash-map probe per launch, the text
+// generated and compiled only on a miss of memory and disk. The name encodes the whole spec.
+const jit::LoadedKernel& lookup(const TriangularKernelSpec& spec, int device) {
+    static const std::string family = "triangular";
+    const std::string name = codegen::triangular::kernel_name(spec);
+    if (const jit::LoadedKernel* k = jit::find_kernel(family, name, device)) return *k;
+    return jit::cached_kernel(jit::KernelKey{family, name, {}}, device, [&] { return codegen::triangular::generate(spec); });
 }
 
 template <class T>
@@ -43,7 +36,7 @@ public:
     CudaExecutor(Context& ctx, const char* routine) : ctx_(ctx), r_(detail::resources_of(ctx, routine)), guard_(r_.device_) {}
 
     void kernel(const TriangularKernelSpec& spec, KernelArguments args, unsigned grid_x, unsigned grid_y) {
-        const jit::LoadedKernel k = lookup(spec, r_);
+        const jit::LoadedKernel& k = lookup(spec, r_.device_);
         void* params[] = {&args};
         const codegen::KernelResources res = codegen::triangular::resources(spec);
         // grid y beyond the limit: the kernels loop over their column groups with a stride of gridDim.y
