@@ -48,7 +48,8 @@ usage: vbatched_bench [options]
   --cpu-max X       CPU backend rows only up to this x (default 512; 0: none)
   --no-gpu          CPU rows only (the default without a GPU, where GPU rows say "skipped: no GPU")
   --streams S       cuBLAS streams of the per-problem baseline (default 16)
-  --sweep           time the GEMM configurations of the tuning pass instead (square gemm, GPU only)
+  --sweep           time the GEMM configurations of the tuning pass instead (GPU only): square gemm and
+                    syrk (k = 32) where --routines names them
   --seed N          random seed (default: fresh; printed)
   --json FILE       rows as JSON        --md FILE  the table as markdown
   --help            this text
@@ -189,7 +190,7 @@ struct Batch {
         }
         max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end());
         max_k = *std::max_element(k.begin(), k.end());
-        a = filled(ctx, sa, engine), b = filled(ctx, sb, engine), c = filled(ctx, sc, engine);
+        a = filled<T>(ctx, sa, engine), b = filled<T>(ctx, sb, engine), c = filled<T>(ctx, sc, engine);
         c0 = bs::Buffer<T>(ctx, c.size());
         copy_within(ctx, c0.data(), c.data(), c.size());
         std::vector<T*> pa(count), pb(count), pc(count);
@@ -598,25 +599,37 @@ std::vector<bs::GemmConfig> sweep_candidates() {
 template <class T>
 void sweep(const Settings& st, Gpu& g, std::mt19937_64& engine, json& out, std::ostream& md) {
     const char p = bs::precision_letter(bs::precision_v<T>);
-    const Setup s = setup_of("gemm");
-    for (int x : st.xs) {
-        Batch<T> q(*g.ctx, s, draw_sizes(engine, st.batch, x), engine);
-        double best = 0;
-        bs::GemmConfig winner{};
-        for (const bs::GemmConfig& c : sweep_candidates<T>()) {
-            const double t = g.time(st.repeat, [&](int) {
-                bs::gemm_vbatched_max_nocheck<T>(bs::Op::no_trans, bs::Op::no_trans, q.md.data(), q.nd.data(), q.kd.data(),
-                                                 alpha_value<T>(), q.A(), q.ldad.data(), q.B(), q.ldbd.data(),
-                                                 beta_value<T>(), q.cp.data(), q.ldcd.data(), q.max_m, q.max_n, q.max_k,
-                                                 q.count(), c, *g.ctx);
-            });
-            const double rate = q.flops / t * 1e-9;
-            out.push_back({{"precision", std::string(1, p)}, {"x", x}, {"config", json::parse(bs::to_string(c))}, {"gflops", rate}});
-            std::printf("sweep %c x=%4d %-90s %9.1f GFLOP/s\n", p, x, bs::to_string(c).c_str(), rate);
-            if (rate > best) best = rate, winner = c;
+    for (const std::string& name : st.routines) {
+        if (name != "gemm" && name != "syrk") continue;  // the GEMM and its triangle form
+        const Setup s = setup_of(name);
+        for (int x : st.xs) {
+            Batch<T> q(*g.ctx, s, draw_sizes(engine, st.batch, x), engine);
+            double best = 0;
+            bs::GemmConfig winner{};
+            for (const bs::GemmConfig& c : sweep_candidates<T>()) {
+                if (c.tensor_cores && bs::is_complex_v<T> != std::is_same_v<T, std::complex<double>> &&
+                    !std::is_same_v<T, double>)
+                    continue;  // TF32 is an explicit option, never a default: not swept
+                const double t = g.time(st.repeat, [&](int) {
+                    if (s.kind == Kind::gemm)
+                        bs::gemm_vbatched_max_nocheck<T>(bs::Op::no_trans, bs::Op::no_trans, q.md.data(), q.nd.data(),
+                                                         q.kd.data(), alpha_value<T>(), q.A(), q.ldad.data(), q.B(),
+                                                         q.ldbd.data(), beta_value<T>(), q.cp.data(), q.ldcd.data(), q.max_m,
+                                                         q.max_n, q.max_k, q.count(), c, *g.ctx);
+                    else
+                        bs::syrk_vbatched_max_nocheck<T>(bs::Uplo::lower, bs::Op::no_trans, q.nd.data(), q.kd.data(),
+                                                         alpha_value<T>(), q.A(), q.ldad.data(), beta_value<T>(), q.cp.data(),
+                                                         q.ldcd.data(), q.max_n, q.max_k, q.count(), c, *g.ctx);
+                });
+                const double rate = q.flops / t * 1e-9;
+                out.push_back({{"routine", name}, {"precision", std::string(1, p)}, {"x", x},
+                               {"config", json::parse(bs::to_string(c))}, {"gflops", rate}});
+                std::printf("sweep %s %c x=%4d %-84s %9.1f GFLOP/s\n", name.c_str(), p, x, bs::to_string(c).c_str(), rate);
+                if (rate > best) best = rate, winner = c;
+            }
+            md << "| " << name << " | " << p << " | " << x << " | `" << bs::to_string(winner) << "` | " << fmt(best) << " |\n";
+            std::printf("winner %s %c x=%d: %s %.1f GFLOP/s\n", name.c_str(), p, x, bs::to_string(winner).c_str(), best);
         }
-        md << "| " << p << " | " << x << " | `" << bs::to_string(winner) << "` | " << fmt(best) << " |\n";
-        std::printf("winner %c x=%d: %s %.1f GFLOP/s\n", p, x, bs::to_string(winner).c_str(), best);
     }
 }
 
@@ -713,7 +726,7 @@ int main(int argc, char** argv) {
                 return 0;
             }
             json rows = json::array();
-            md << "| p | x | winner | GFLOP/s |\n|---|---|---|---|\n";
+            md << "| routine | p | x | winner | GFLOP/s |\n|---|---|---|---|---|\n";
             for (const std::string& p : st.precisions)
                 dispatch(p, [&](auto zero) { sweep<decltype(zero)>(st, *gpu, engine, rows, md); });
             doc["sweep"] = rows;

@@ -104,8 +104,9 @@ std::string to_string(const GemmConfig& config);
 GemmConfig parse_gemm_config(const std::string& json_object);
 // "" when `config` can run precision p's kernels, else "config.<field>: <reason>" (no GPU needed).
 std::string gemm_config_problem(Precision p, const GemmConfig& config);
-// The configuration the library picks for a call with these maxima (tuning table, else default).
-GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k);
+// The configuration the library picks for a call with these maxima (tuning table, else default);
+// triangle: for one triangle of C (syrk/herk/syr2k/her2k), which has rows of its own.
+GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k, bool triangle = false);
 
 // ---- GEMM: C_i = alpha op(A_i) op(B_i) + beta C_i ---------------------------------------------------
 
@@ -143,6 +144,12 @@ template <class T>
 void syrk_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
                                const int* lda, T beta, T* const* c, const int* ldc, int max_n, int max_k, int batch,
                                Context& ctx);
+
+// Expert entry (the tuner's): the _max_nocheck SYRK with the kernel configuration fixed by the caller.
+template <class T>
+void syrk_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
+                               const int* lda, T beta, T* const* c, const int* ldc, int max_n, int max_k, int batch,
+                               const GemmConfig& config, Context& ctx);
 
 template <class T>
 void herk_vbatched(Uplo uplo, Op trans, const int* n, const int* k, real_t<T> alpha, const T* const* a, const int* lda,

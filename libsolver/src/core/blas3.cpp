@@ -166,7 +166,8 @@ void gemm_impl(Level level, Op ta, Op tb, const int* m, const int* n, const int*
 template <class T>
 void rank_k_impl(const char* base, bool two, bool hermitian, Level level, Uplo uplo, Op trans, const int* n, const int* k,
                  T alpha, const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta, T* const* c,
-                 const int* ldc, int max_n, int max_k, int batch, int* info, Context& ctx) {
+                 const int* ldc, int max_n, int max_k, int batch, int* info, Context& ctx,
+                 const GemmConfig* config = nullptr) {
     namespace p = vbatched_arg;
     const Shared s{level_name(base, level), level, batch};
     s.start(info);
@@ -179,6 +180,13 @@ void rank_k_impl(const char* base, bool two, bool hermitian, Level level, Uplo u
     if (complex)
         s.require(herm ? trans != Op::trans : trans != Op::conj_trans, "trans",
                   herm ? "no_trans or conj_trans for complex data" : "no_trans or trans for complex data");
+    if (config != nullptr) {
+        const std::string problem = gemm_config_problem(precision_v<T>, *config);
+        if (!problem.empty()) {
+            const std::size_t colon = problem.find(':');
+            s.require(false, problem.substr(0, colon).c_str(), problem.substr(colon + 2));
+        }
+    }
     if (batch == 0) return;
     ProblemChecks pc;
     const int pos_a = two ? p::r2k_a : p::rk_a, pos_lda = two ? p::r2k_lda : p::rk_lda;
@@ -194,7 +202,8 @@ void rank_k_impl(const char* base, bool two, bool hermitian, Level level, Uplo u
     if (max_n == 0) return;
 
     BATCHSOLVE_ON_BACKEND(ctx, rank_k_vbatched(herm, uplo, trans, n, k, alpha, a, lda, two ? b : nullptr,
-                                               two ? ldb : nullptr, beta, c, ldc, max_n, max_k, batch, skip, ctx));
+                                               two ? ldb : nullptr, beta, c, ldc, max_n, max_k, batch, skip, config,
+                                               ctx));
 }
 
 template <class T>
@@ -282,6 +291,14 @@ RANK_K_ENTRIES(syrk, false, false, T, T)
 RANK_K_ENTRIES(herk, false, true, real_t<T>, real_t<T>)
 #undef RANK_K_ENTRIES
 
+template <class T>
+void syrk_vbatched_max_nocheck(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,
+                               const int* lda, T beta, T* const* c, const int* ldc, int max_n, int max_k, int batch,
+                               const GemmConfig& config, Context& ctx) {
+    rank_k_impl<T>("syrk_vbatched", false, false, Level::nocheck, uplo, trans, n, k, alpha, a, lda, nullptr, nullptr,
+                   beta, c, ldc, max_n, max_k, batch, nullptr, ctx, &config);
+}
+
 #define RANK_2K_ENTRIES(name, two, herm, ScalarB)                                                                        \
     template <class T>                                                                                               \
     void name##_vbatched(Uplo uplo, Op trans, const int* n, const int* k, T alpha, const T* const* a,                \
@@ -350,6 +367,8 @@ MM_ENTRIES(hemm, true)
     template void gemm_vbatched_max_nocheck<T>(Op, Op, const int*, const int*, const int*, T, const T* const*,       \
                                                const int*, const T* const*, const int*, T, T* const*, const int*,    \
                                                int, int, int, int, const GemmConfig&, Context&);                     \
+    template void syrk_vbatched_max_nocheck<T>(Uplo, Op, const int*, const int*, T, const T* const*, const int*, T,  \
+                                               T* const*, const int*, int, int, int, const GemmConfig&, Context&);   \
     template void syrk_vbatched<T>(Uplo, Op, const int*, const int*, T, const T* const*, const int*, T, T* const*,   \
                                    const int*, int, int*, Context&);                                                 \
     template void syrk_vbatched_max<T>(Uplo, Op, const int*, const int*, T, const T* const*, const int*, T,          \

@@ -125,7 +125,8 @@ struct SizeSummary {
 #define BATCHSOLVE_BLAS3_RANK_K(T)                                                                                 \
     void rank_k_vbatched(bool hermitian, Uplo uplo, Op trans, const int* n, const int* k, T alpha,                  \
                          const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta, T* const* c, \
-                         const int* ldc, int max_n, int max_k, int batch, const int* skip, Context& ctx)
+                         const int* ldc, int max_n, int max_k, int batch, const int* skip, const GemmConfig* config, \
+                         Context& ctx)
 #define BATCHSOLVE_BLAS3_SYMMETRIC_MM(T)                                                                           \
     void symmetric_mm_vbatched(bool hermitian, Side side, Uplo uplo, const int* m, const int* n, T alpha,           \
                                const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta,        \

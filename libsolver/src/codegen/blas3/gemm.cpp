@@ -58,8 +58,8 @@ std::string gemm_config_problem(Precision p, const GemmConfig& c) {
     return codegen::blas3::gemm_problem(spec);
 }
 
-GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k) {
-    return codegen::blas3::gemm_default_config(p, max_m, max_n, max_k);
+GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k, bool triangle) {
+    return codegen::blas3::gemm_default_config(p, max_m, max_n, max_k, triangle);
 }
 
 }  // namespace batchsolve
@@ -590,8 +590,8 @@ KernelResources gemm_resources(const GemmSpec& s) {
     return r;
 }
 
-GemmConfig gemm_default_config(Precision p, int max_m, int max_n, int max_k) {
-    return tuned_gemm_config(p, max_m, max_n, max_k);
+GemmConfig gemm_default_config(Precision p, int max_m, int max_n, int max_k, bool triangle) {
+    return tuned_gemm_config(p, max_m, max_n, max_k, triangle ? GemmUse::triangle : GemmUse::full);
 }
 
 KernelSource gemm_generate(const GemmSpec& spec) { return Generator(spec).generate(); }

@@ -9,8 +9,13 @@
 
 namespace batchsolve::codegen::blas3 {
 
+// What a row is for: the full GEMM, or one triangle of C (SYRK/HERK/SYR2K/HER2K: the diagonal blocks
+// compute a whole tile for half of it, so smaller tiles than GEMM's pay at the same size).
+enum class GemmUse { full, triangle };
+
 struct GemmTuningRow {
     Precision precision;
+    GemmUse use;
     int max_size;  // the row applies when max(max_m, max_n) <= max_size
     GemmConfig config;
     const char* provenance;
@@ -19,21 +24,24 @@ struct GemmTuningRow {
 // clang-format off
 inline constexpr GemmTuningRow gemm_tuning_table[] = {
     // Untuned starting points (MAGMA's batched dgemm shapes), to be replaced by the sweep's winners.
-    {Precision::s,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::s, 1 << 30, {64, 64,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::d,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::d, 1 << 30, {64, 64,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::c,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::c, 1 << 30, {32, 32,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::z,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
-    {Precision::z, 1 << 30, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::s, GemmUse::full,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::s, GemmUse::full, 1 << 30, {64, 64,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::d, GemmUse::full,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::d, GemmUse::full, 1 << 30, {64, 64,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::c, GemmUse::full,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::c, GemmUse::full, 1 << 30, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::z, GemmUse::full,      32, {32, 32,  8, 16, 16, false}, "default (untuned)"},
+    {Precision::z, GemmUse::full, 1 << 30, {32, 32,  8, 16, 16, false}, "default (untuned)"},
 };
 // clang-format on
 
-inline GemmConfig tuned_gemm_config(Precision p, int max_m, int max_n, int /*max_k*/) {
+// The first row of the precision and use whose bound covers the call; a triangle without rows of its
+// own takes the full GEMM's.
+inline GemmConfig tuned_gemm_config(Precision p, int max_m, int max_n, int /*max_k*/, GemmUse use = GemmUse::full) {
     const int size = max_m > max_n ? max_m : max_n;
     for (const GemmTuningRow& row : gemm_tuning_table)
-        if (row.precision == p && size <= row.max_size) return row.config;
+        if (row.precision == p && row.use == use && size <= row.max_size) return row.config;
+    if (use == GemmUse::triangle) return tuned_gemm_config(p, max_m, max_n, 0, GemmUse::full);
     return GemmConfig{};
 }
 

@@ -99,7 +99,9 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.op_b = gemm_operand(op_b);
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
-    spec.config = extras.config ? *extras.config : codegen::blas3::gemm_default_config(spec.precision, max_m, max_n, max_k);
+    spec.config = extras.config ? *extras.config
+                                : codegen::blas3::gemm_default_config(spec.precision, max_m, max_n, max_k,
+                                                                      spec.part != codegen::blas3::GemmPart::full);
     // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
     spec.full_tiles = constant_sizes && m.limit % spec.config.blk_m == 0 && n.limit % spec.config.blk_n == 0 &&
@@ -145,6 +147,7 @@ BATCHSOLVE_BLAS3_RANK_K(T) {
     extras.part = uplo == Uplo::lower ? blas3_detail::Part::lower : blas3_detail::Part::upper;
     extras.real_diagonal = herm;
     extras.skip = skip;
+    extras.config = config;
     const bool two = b != nullptr;
     gemm_vbatched<T>(left, right, n, n, k, alpha, a, lda, two ? b : a, two ? ldb : lda, beta, c, ldc, max_n, max_n,
                      max_k, batch, extras, ctx);
