@@ -95,6 +95,8 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             potrf_scenario<T>(spec.uplo, n, count, false, seed, emulated_potrf<T>(kernel, shape));
             potrf_scenario<T>(spec.uplo, n, count, true, seed + 2, emulated_potrf<T>(kernel, shape));
             potrf_scenario<T>(spec.uplo, n, 1, false, seed + 4, emulated_potrf<T>(kernel, shape));
+            // Inf on the diagonal, NaN and Inf below it (issue 22), among good matrices
+            potrf_scenario<T>(spec.uplo, n, 13, false, seed + 6, emulated_potrf<T>(kernel, shape), true);
             break;
         }
         case ColumnMajorRoutine::posv: {
@@ -103,6 +105,7 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             posv_scenario<T>(spec.uplo, n, count, 2 * shape.nrhs_block + 1, true, false, seed + 2,
                              emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, count, 0, false, false, seed + 4, emulated_posv<T>(kernel, shape));
+            posv_scenario<T>(spec.uplo, n, 13, 2, false, true, seed + 6, emulated_posv<T>(kernel, shape), true);
             break;
         }
         case ColumnMajorRoutine::potrs: {

@@ -1,9 +1,10 @@
 // Test scenarios of the column-major kernels, shared by the host emulation test and the GPU test:
 // batches in host storage with ld > n, gaps between matrices (strided) or shuffled slots (pointer
 // array), everything outside the referenced triangle poisoned with NaN and checked untouched after
-// the run, bad members (NaN / indefinite) at random positions, and results judged by the scaled
-// error measures of accuracy.hpp and against the CPU reference backend. The caller supplies how a
-// kernel runs on the storage (emulated on the host, or on the GPU).
+// the run, bad members (NaN / indefinite at random positions, or the Inf / NaN members of
+// nonfinite_cases.hpp), and results judged by the scaled error measures of accuracy.hpp and against
+// the CPU reference backend. The caller supplies how a kernel runs on the storage (emulated on the
+// host, or on the GPU).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "../nonfinite_cases.hpp"
 #include "../test_support.hpp"
 #include "batchsolve/batchsolve.hpp"
 
@@ -133,6 +135,19 @@ inline std::vector<BadMember> pick_bad(int n, int count, std::mt19937_64& rng) {
     return {{k1, static_cast<int>(rng() % n), BadMatrix::nan}, {k2, static_cast<int>(rng() % n), BadMatrix::indefinite}};
 }
 
+// The bad members of a scenario: pick_bad's NaN and indefinite ones, or (nonfinite) the Inf and NaN
+// members of nonfinite_cases.hpp (issue 22); `original` spoiled, the expected infos returned.
+template <class T>
+std::vector<int> spoil_members(std::vector<T>& original, int n, int count, bool nonfinite, std::mt19937_64& rng) {
+    if (nonfinite) return spoil_nonfinite(original, n, count, nonfinite_members(n, count));
+    std::vector<int> expected(count, 0);
+    for (const BadMember& b : pick_bad(n, count, rng)) {
+        spoil_matrix(original, n, b.k, b.col, b.kind);
+        expected[b.k] = b.col + 1;
+    }
+    return expected;
+}
+
 // How a scenario runs the kernel under test on host storage (results written back into it).
 template <class T>
 using RunPotrf = std::function<void(Storage<T>& a, std::vector<int>& info)>;
@@ -190,15 +205,12 @@ void check_factors(Uplo uplo, int n, int count, const std::vector<T>& original, 
 constexpr int kCheckedLimit = 64;
 
 template <class T>
-void potrf_scenario(Uplo uplo, int n, int count, bool pointers, std::uint64_t seed, const RunPotrf<T>& run) {
+void potrf_scenario(Uplo uplo, int n, int count, bool pointers, std::uint64_t seed, const RunPotrf<T>& run,
+                    bool nonfinite = false) {
     BATCHSOLVE_TRACE_SEED(seed);
     std::mt19937_64 rng(seed);
     std::vector<T> original = test_matrices<T>(n, count, seed);
-    std::vector<int> expected(count, 0);
-    for (const BadMember& b : pick_bad(n, count, rng)) {
-        spoil_matrix(original, n, b.k, b.col, b.kind);
-        expected[b.k] = b.col + 1;
-    }
+    const std::vector<int> expected = spoil_members(original, n, count, nonfinite, rng);
     Storage<T> a = make_storage<T>(n, n, count, pointers, rng);
     for (int k = 0; k < count; ++k) put_triangle(a, original, k, uplo);
     const Storage<T> before = a;
@@ -218,16 +230,12 @@ void potrf_scenario(Uplo uplo, int n, int count, bool pointers, std::uint64_t se
 // posv: factor and solve; failed members keep B; solutions judged by their backward error.
 template <class T>
 void posv_scenario(Uplo uplo, int n, int count, int nrhs, bool a_pointers, bool b_pointers, std::uint64_t seed,
-                   const RunPosv<T>& run) {
+                   const RunPosv<T>& run, bool nonfinite = false) {
     BATCHSOLVE_TRACE_SEED(seed);
     std::mt19937_64 rng(seed);
     std::vector<T> original = test_matrices<T>(n, count, seed);
     const RhsWithSolution<T> rhs = generate_rhs_batch(original, n, count, nrhs, seed + 1);
-    std::vector<int> expected(count, 0);
-    for (const BadMember& b : pick_bad(n, count, rng)) {
-        spoil_matrix(original, n, b.k, b.col, b.kind);
-        expected[b.k] = b.col + 1;
-    }
+    const std::vector<int> expected = spoil_members(original, n, count, nonfinite, rng);
     Storage<T> a = make_storage<T>(n, n, count, a_pointers, rng);
     Storage<T> b = make_storage<T>(n, nrhs, count, b_pointers, rng);
     for (int k = 0; k < count; ++k) put_triangle(a, original, k, uplo), put_all(b, rhs.b, k);

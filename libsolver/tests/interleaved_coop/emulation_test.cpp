@@ -5,7 +5,8 @@
 // potrf, right-hand sides that leave a partial group, the group loop of a grid smaller than the
 // groups; potrf: a not-SPD and a NaN matrix at random lanes (coop_potrf_check.hpp), info poisoned;
 // posv: the same failures, their B bit for bit untouched, the sound lanes' X against LAPACKE potrf +
-// potrs and bit for bit as in a run without the failures.
+// potrs and bit for bit as in a run without the failures; potrf and posv: the Inf and NaN members of
+// ../nonfinite_cases.hpp (issue 22).
 // The emulator fails a run whose barriers are not reached by every thread or whose shared memory
 // writes overrun.
 #include <gtest/gtest-spi.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../nonfinite_cases.hpp"
 #include "../test_support.hpp"
 #include "coop_emulation.hpp"
 #include "coop_potrf_check.hpp"
@@ -263,6 +265,58 @@ void run_posv_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKern
         << "the solutions of sound systems depend on their failed neighbours";
 }
 
+// Non-finite members (issue 22, ../nonfinite_cases.hpp: +Inf on the diagonal at the first, middle
+// and last column, NaN and Inf below it) among good ones: info of the first bad pivot (as the CPU
+// backend's), never 0; the good lanes factored and solved as usual; B of a failed posv untouched.
+template <class T>
+void run_nonfinite_scenario(const InterleavedKernelSpec& spec, const CoopEmulatedKernel& kernel, Context& cpu) {
+    const int n = spec.n, count = 13, nrhs = spec.routine == Routine::posv ? 2 : 0;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    SCOPED_TRACE("non-finite members");
+    const std::vector<T> good = test_matrices<T>(n, count, seed);
+    std::vector<T> a = good;
+    const std::vector<NonFiniteMember> members = nonfinite_members(n, count);
+    const std::vector<int> expected = spoil_nonfinite(a, n, count, members);
+    a = with_other_triangle_poisoned(a, spec.uplo, n, count);
+    EXPECT_EQ(reference_potrf(cpu, spec.uplo, a, n, count).info, expected) << "the CPU backend disagrees";
+    const Scenario sc{"interleaved, 13 systems", LayoutKind::interleaved, 0, count, nrhs, 0, 0};
+    std::vector<T> factor;
+    std::vector<int> info;
+    if (spec.routine == Routine::posv) {
+        const std::vector<T> b = generate_rhs_batch(good, n, count, nrhs, seed + 1).b;
+        PosvRun<T> run = emulate_posv(spec, kernel, sc, a, b, nrhs);
+        const std::vector<double> errors = solve_backward_error(spec.uplo, good, run.b, b, n, nrhs, count);
+        const std::size_t nr = std::size_t(n) * nrhs;
+        for (int k = 0; k < count; ++k) {
+            if (expected[k] == 0) {
+                EXPECT_LT(errors[k], kAcceptance) << "solution of good system " << k;
+            } else {
+                EXPECT_EQ(bitwise_differences(run.b, b, nr * k, nr * (k + 1)), 0) << "B of failed system " << k;
+            }
+        }
+        factor = std::move(run.a), info = std::move(run.info);
+    } else {
+        const BatchView<T> a_layout = view_of<T>(sc, nullptr, n, n);
+        std::vector<T> a_store = to_layout(a, a_layout);
+        info.assign(count, info_poison);
+        const tuned::CoopLaunchShape shape = launch_shape(spec, sc, 0);
+        T* a_ptr = a_store.data();
+        int* info_ptr = info.data();
+        int count_arg = count, chunk_arg = a_layout.chunk();
+        void* args[] = {&a_ptr, &info_ptr, &count_arg, &chunk_arg};
+        ASSERT_NO_THROW(bs_emu::launch(kernel.entry, {shape.grid_x, 1, 1}, {shape.block_x, 1, 1}, shape.shared_bytes, args));
+        factor = from_layout(a_store, a_layout);
+    }
+    for (const NonFiniteMember& m : members) EXPECT_EQ(info[m.k], m.expected_info()) << m.describe();
+    EXPECT_EQ(info, expected);
+    const std::vector<double> errors = factorization_error(spec.uplo, good, factor, n, count);
+    for (int k = 0; k < count; ++k)
+        if (expected[k] == 0) {
+            EXPECT_LT(errors[k], kAcceptance) << "factor of good matrix " << k;
+        }
+}
+
 // Calls f(T{}) with the element type T of precision p.
 template <class F>
 void with_element_type(Precision p, F&& f) {
@@ -284,6 +338,10 @@ TEST_P(CoopEmulated, MatchesLapacke) {
     // the host-compiled text must be what the library generates today (else: rebuild)
     ASSERT_EQ(tuned::interleaved_kernel_name(spec), std::string(kernel.kernel_name));
     Context cpu(Backend::cpu);
+    if (spec.routine != Routine::potrs)
+        with_element_type(spec.precision, [&](auto element) {
+            run_nonfinite_scenario<decltype(element)>(spec, kernel, cpu);
+        });
     for (const Scenario& sc : scenarios())
         with_element_type(spec.precision, [&](auto element) {
             using T = decltype(element);

@@ -1,7 +1,7 @@
 // Runs the generated interleaved Cholesky kernels on the CPU: their CUDA text, compiled unchanged by
 // the host compiler (emit_emulated_variants + emulated_variants.hpp), executed thread by thread over batches in
 // the plain and chunked interleaved layouts. Checks the factors and solutions against scaled error
-// bounds, per-matrix info for NaN and indefinite members, and that nothing outside the uplo triangle
+// bounds, per-matrix info for NaN, Inf and indefinite members, and that nothing outside the uplo triangle
 // (or B of a failed posv) is touched. No GPU needed: this is what catches indexing bugs before GPU time.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "../nonfinite_cases.hpp"
 #include "emulated_variants.hpp"
 #include "host_checks.hpp"
 
@@ -145,8 +146,51 @@ void check_posv(const Variant& v, const Scenario& sc, int nrhs, std::uint64_t se
     }
 }
 
+// Non-finite members (issue 22, ../nonfinite_cases.hpp): +Inf on the diagonal at the first, middle
+// and last column, NaN and Inf below it, among good matrices: info of the first bad pivot, never 0;
+// the good matrices factored (and solved) as usual; B of a failed posv untouched.
+template <class T>
+void check_nonfinite(const Variant& v, std::uint64_t seed) {
+    const int n = v.spec.n, count = 13, nrhs = v.spec.routine == Routine::posv ? 2 : 0;
+    const Uplo uplo = v.spec.uplo;
+    const Scenario sc{count, 0};
+    const std::vector<T> good = random_hpd<T>(n, count, seed);
+    std::vector<T> a = good;
+    const std::vector<test::NonFiniteMember> members = test::nonfinite_members(n, count);
+    const std::vector<int> expected = test::spoil_nonfinite(a, n, count, members);
+    const std::vector<T> b = random_matrices<T>(n, std::max(nrhs, 1), count, seed + 1);
+    std::vector<T> abuf = to_interleaved(a, layout_of<T>(nullptr, n, n, sc), &uplo);
+    std::vector<T> bbuf = to_interleaved(b, layout_of<T>(nullptr, n, std::max(nrhs, 1), sc), nullptr);
+    const std::vector<T> bbefore = bbuf;
+    std::vector<int> info(count, -7);
+    v.run(abuf.data(), bbuf.data(), nrhs, info.data(), count, count);
+
+    const std::vector<T> f = from_interleaved(abuf, layout_of<T>(abuf.data(), n, n, sc));
+    const BatchView<T> bview = layout_of<T>(bbuf.data(), n, std::max(nrhs, 1), sc);
+    const std::vector<T> x = from_interleaved(bbuf, bview);
+    for (const test::NonFiniteMember& m : members) EXPECT_EQ(info[m.k], m.expected_info()) << m.describe();
+    for (int k = 0; k < count; ++k) {
+        const std::size_t ao = static_cast<std::size_t>(k) * n * n, bo = static_cast<std::size_t>(k) * n * nrhs;
+        if (expected[k] != 0) {
+            for (int c = 0; c < nrhs; ++c)
+                for (int i = 0; i < n; ++i)
+                    ASSERT_TRUE(same_bits(bbuf, bbefore, bview.offset(k, i, c))) << "failed matrix " << k << ": B was written";
+            continue;
+        }
+        EXPECT_EQ(info[k], 0) << "good matrix " << k;
+        EXPECT_LT(factorization_error_one(uplo, &good[ao], &f[ao], n), tolerance) << "good matrix " << k;
+        if (nrhs > 0) {
+            EXPECT_LT(backward_error_one(uplo, &good[ao], &x[bo], &b[bo], n, nrhs), tolerance) << "system " << k;
+        }
+    }
+}
+
 template <class T>
 void check_variant(const Variant& v, std::uint64_t seed) {
+    if (v.spec.routine != Routine::potrs) {
+        SCOPED_TRACE("non-finite members");
+        check_nonfinite<T>(v, seed + 100);
+    }
     for (const Scenario& sc : scenarios) {
         SCOPED_TRACE("count " + std::to_string(sc.count) + ", chunk " + std::to_string(sc.chunk));
         switch (v.spec.routine) {

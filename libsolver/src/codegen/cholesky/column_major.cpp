@@ -541,7 +541,7 @@ private:
         line("const R akk = bs_real(cb[" + (lit ? I((k % TC) * pitch + k / TC) : "(k % " + I(TC) + ") * " + I(pitch) + " + k / " + I(TC)) + "]);");
         line("if (q == 0) dg[" + K + "] = akk;");
         open("if (!failed)");
-        open("if (!(akk > (R)0))");
+        open("if (!bs_pivot_ok(akk))");
         line("failed = true;");
         line("fcol = " + K + " + 1;");
         close();

@@ -14,7 +14,7 @@
 // needs one reciprocal per step and no square root on the critical path); one pass at the end turns
 // column j into L(:, j) = a(:, j) / sqrt(a_jj). Loads and stores of the lower triangle are coalesced
 // column reads straight into registers; the upper triangle (U = L^H) goes through a packed copy in
-// shared memory so that global accesses stay coalesced. A non-positive or NaN pivot at column k sets
+// shared memory so that global accesses stay coalesced. A pivot not in (0, Inf) (or NaN) at column k sets
 // info = k + 1 and freezes that matrix only: columns < k hold L, the rest the Schur complement of
 // step k (raw, like LAPACK's potf2 leaves a(k, k)).
 //

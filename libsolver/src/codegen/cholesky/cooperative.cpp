@@ -35,7 +35,7 @@
 // every step (n^3/3 element writes instead of n^2/2), and the rows of a warp are too many to keep in
 // registers; top-looking would serialise the rows, since row I needs all rows above it.
 //
-// Failure (a pivot not > 0, or NaN): the owner of the diagonal sets info to the 1-based column, leaves
+// Failure (a pivot not in (0, Inf), or NaN): the owner of the diagonal sets info to the 1-based column, leaves
 // tile column K unwritten and flags the lane; every warp skips a flagged lane from then on. A failed
 // matrix thus keeps L in the tile columns before K and A elsewhere -- exactly what the one-thread
 // left-looking kernel leaves -- and never affects its neighbours (the lanes are independent).
@@ -573,7 +573,7 @@ private:
     std::string real_value(const std::string& v) const { return complex_ ? "bs_from_real(" + v + ")" : v; }
 
     // Step k's diagonal tile (s x s, s = nb, or the last tile's size when `last`): D = A_kk - sum_{J<k}
-    // L_kJ L_kJ^H, streamed from global memory; D := chol(D). A pivot that is not > 0 (or NaN) sets
+    // L_kJ L_kJ^H, streamed from global memory; D := chol(D). A pivot not in (0, Inf) (or NaN) sets
     // info to its 1-based column and marks the lane failed: the tile is then neither stored nor
     // published (its remaining arithmetic only touches registers). Not `last`: L_KK goes to buffer
     // k % 2 with 1 / L(j, j) on its diagonal, and the lane's state to flag buffer k % 2. `last`: the
@@ -618,7 +618,7 @@ private:
         const std::string col0 = k == "0" ? "" : k + " * " + S(nb_) + " + ";
         for (int j = 0; j < s; ++j) {
             const std::string piv = complex_ ? "bs_real(" + d(j, j) + ")" : d(j, j);
-            line("if (!(" + piv + " > 0) && !bad) { info[mat] = " + col0 + S(j + 1) + "; bad = 1; }");
+            line("if (!bs_pivot_ok(" + piv + ") && !bad) { info[mat] = " + col0 + S(j + 1) + "; bad = 1; }");
             open("");
             if (s_.config.fast_math) {
                 line("const R rj = " + std::string(is_single(s_.precision) ? "rsqrtf" : "rsqrt") + "(" + piv + ");");

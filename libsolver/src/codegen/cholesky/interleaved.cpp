@@ -238,13 +238,13 @@ private:
 
     // ---- tile operations ----------------------------------------------------------------------------
     // d := chol(d) in place (s x s, lower); with keep_reciprocals, 1 / d(j, j) stays in dr_j for a
-    // following trsm. A non-positive or NaN pivot records its 1-based global column and ends this
+    // following trsm. A pivot not in (0, Inf) (or NaN) records its 1-based global column and ends this
     // matrix (the thread returns; tiles already stored keep their partial results, as in LAPACK).
     void potrf_tile(char d, int s, const Lin& col0, bool keep_reciprocals) {
         for (int j = 0; j < s; ++j) {
             const std::string djj = reg(d, j, j);
             const std::string piv = complex_ ? "bs_real(" + djj + ")" : djj;
-            line("if (!(" + piv + " > 0)) { info[mat] = " + (col0 + (j + 1)).str() + "; return; }");
+            line("if (!bs_pivot_ok(" + piv + ")) { info[mat] = " + (col0 + (j + 1)).str() + "; return; }");
             open("");
             if (s_.config.fast_math) {
                 line("const R rj = " + rsqrt_ + "(" + piv + ");");

@@ -86,7 +86,7 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
 // The diagonal block of the panel at k0 (kb columns), factored by warp 0 of a group: lane i holds
 // row k0 + i in registers. Column c reaches the other lanes by shuffles or, for wide panels, through
 // shared memory (column_major_staged_shared_diagonal_min_nb): the pivot and L(c2, c) = A(c2, c) / l_cc.
-// Stores 1/l_cc of each column in inv; a non-positive or NaN pivot sets the group's failure flag to
+// Stores 1/l_cc of each column in inv; a pivot not in (0, Inf) (or NaN) sets the group's failure flag to
 // its column (counted from 1) and leaves the later columns alone.
 constexpr const char* kDiagonalBlock = R"(
 BS_DEVICE void bs_diagonal_block(T* const s, R* const inv, int* const failed, const int k0, const int kb,
@@ -100,7 +100,7 @@ BS_DEVICE void bs_diagonal_block(T* const s, R* const inv, int* const failed, co
   for (int c = 0; c < NB; ++c) {
     if (c < kb && fail < 0) {
 @SHARE_COLUMN@      const R piv = @PIVOT@;
-      if (!(piv > (R)0)) {
+      if (!bs_pivot_ok(piv)) {
         fail = c;  // the same in every lane
       } else {
         const R d = @SQRT@(piv);

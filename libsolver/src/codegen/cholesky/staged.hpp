@@ -10,7 +10,7 @@
 //      an 8 x 8 tile on the FP64 tensor cores (config.tensor_cores, double precision). The
 //      tensor-core update runs one panel ahead: the tiles of the next panel's columns first, then
 //      warp 0 factors the next diagonal block (step 1) while the other warps update the rest.
-// Three barriers per panel. A non-positive or NaN pivot stops that matrix (info = its column; the
+// Three barriers per panel. A pivot not in (0, Inf) (or NaN) stops that matrix (info = its column; the
 // panel's columns before it are solved, so every column before info holds L) and only that one.
 // posv (the fused solve) then solves L L^H X = B from the factor still in shared memory, one
 // right-hand side per warp at a time, so L is read from global memory once; a failed matrix leaves
