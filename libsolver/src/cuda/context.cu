@@ -113,14 +113,21 @@ CudaResources::CudaResources(int device) : device_(device) {
                                   std::to_string(device) + ")");
     DeviceGuard guard(device);
     try {
-        cudaDeviceProp prop{};
-        BATCHSOLVE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-        name_ = prop.name;
-        sm_count_ = prop.multiProcessorCount;
-        cc_major_ = prop.major, cc_minor_ = prop.minor;
-        l2_bytes_ = std::size_t(prop.l2CacheSize);
-        shared_per_block_optin_ = prop.sharedMemPerBlockOptin;
-        pageable_access_ = prop.pageableMemoryAccess != 0;
+        // The few properties the routines need, one attribute each: cudaGetDeviceProperties fills
+        // the whole structure (some of it slow to query) and was part of Context creation's cost. The
+        // name is asked for when wanted (device_name).
+        auto attribute = [device](cudaDeviceAttr what, const char* call) {
+            int value = 0;
+            detail::check_cuda(cudaDeviceGetAttribute(&value, what, device), call);
+            return value;
+        };
+        sm_count_ = attribute(cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(MultiProcessorCount)");
+        cc_major_ = attribute(cudaDevAttrComputeCapabilityMajor, "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+        cc_minor_ = attribute(cudaDevAttrComputeCapabilityMinor, "cudaDeviceGetAttribute(ComputeCapabilityMinor)");
+        l2_bytes_ = std::size_t(attribute(cudaDevAttrL2CacheSize, "cudaDeviceGetAttribute(L2CacheSize)"));
+        shared_per_block_optin_ = std::size_t(
+            attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)"));
+        pageable_access_ = attribute(cudaDevAttrPageableMemoryAccess, "cudaDeviceGetAttribute(PageableMemoryAccess)") != 0;
         BATCHSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&owned_stream_, cudaStreamNonBlocking));
         stream_ = owned_stream_;
     } catch (...) {
@@ -248,7 +255,16 @@ CudaResources* create_resources(int device) { return new CudaResources(device); 
 
 void destroy_resources(CudaResources* r) noexcept { delete r; }
 
-std::string device_name(CudaResources* r) { return r->name_; }
+std::string device_name(CudaResources* r) {
+    std::lock_guard<std::mutex> lock(r->name_mutex_);
+    if (r->name_.empty()) {
+        DeviceGuard guard(r->device_);
+        cudaDeviceProp prop{};
+        BATCHSOLVE_CUDA_CHECK(cudaGetDeviceProperties(&prop, r->device_));
+        r->name_ = prop.name;
+    }
+    return r->name_;
+}
 
 void* stream(CudaResources* r) { return static_cast<void*>(r->stream()); }
 

@@ -70,7 +70,8 @@ struct CudaResources {
     void require_device_memory(const void* p, const char* routine, const std::string& argument) const;
 
     int device_ = 0;
-    std::string name_;
+    std::string name_;  // filled on first use (device_name), under name_mutex_
+    std::mutex name_mutex_;
     int sm_count_ = 0;
     int cc_major_ = 0, cc_minor_ = 0;
     std::size_t l2_bytes_ = 0;

@@ -33,16 +33,17 @@ void check_cuda(cudaError_t e, const std::string& call) {
 // Format of the disk key; bump when the key's lines or the file layout change.
 constexpr int kDiskKeyFormat = 2;
 
-// The toolchain part of every disk key, read once per process.
+// The toolchain part of every disk key, read once per process: the CUDA runtime and NVRTC that
+// compiled the CUBIN. Not the driver's version: a CUBIN depends on its compiler and architecture only,
+// so a cache filled on a machine without a driver (or before a driver update) stays valid; a driver too
+// old for it refuses it at load time, and the entry is then compiled afresh (cached_kernels).
 const std::string& toolchain_text() {
     static const std::string text = [] {
-        int runtime = 0, driver = 0, nv_major = 0, nv_minor = 0;
+        int runtime = 0, nv_major = 0, nv_minor = 0;
         cudaRuntimeGetVersion(&runtime);
-        cudaDriverGetVersion(&driver);
         nvrtcVersion(&nv_major, &nv_minor);
-        cudaGetLastError();  // a missing driver shows up at the first real call, not here
-        return "cudart " + std::to_string(runtime) + "\ndriver " + std::to_string(driver) + "\nnvrtc " +
-               std::to_string(nv_major) + "." + std::to_string(nv_minor);
+        return "cudart " + std::to_string(runtime) + "\nnvrtc " + std::to_string(nv_major) + "." +
+               std::to_string(nv_minor);
     }();
     return text;
 }

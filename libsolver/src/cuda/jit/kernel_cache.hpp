@@ -4,7 +4,7 @@
 //
 //   in memory: (device, family, kernel name)        a hash-map probe per call, no text generated
 //   on disk:   family, kernel name, typed spec text, generator version (a digest of src/codegen),
-//              sm_<arch>, CUDA runtime, NVRTC and driver versions, NVRTC options of the profiling aid
+//              sm_<arch>, CUDA runtime and NVRTC versions, the profiling aid's source folder
 //              ($BATCHSOLVE_CACHE_DIR, see jit::cache_directory; read_cache_file checks the whole key)
 //
 // A family's kernel name must encode everything that changes the text (the digest guard
