@@ -34,11 +34,15 @@ public:
     // Waits for all work issued through this context.
     void synchronize();
 
-    // Scratch memory of the backend's kind (host or device), grown on demand and reused. Routines
-    // that need it document their size; queries come before the hot call, so that a timed loop
-    // never allocates.
+    // Scratch memory of the backend's kind (host or device), grown on demand and reused (never shrunk
+    // or freed before the context). Every routine that takes some has a size query (workspace_bytes
+    // in tuning.hpp, sytrf_nopiv_workspace_size and sysv_mixed_workspace_size in ldlt.hpp, ...):
+    // reserve that before a timed loop and the calls neither free nor allocate.
     void* workspace(std::size_t bytes);
     std::size_t workspace_size() const { return workspace_bytes_; }
+    // How many times workspace() has allocated (grown) so far: a program, or a test, can check that
+    // its hot loop allocated nothing.
+    std::size_t workspace_allocations() const { return workspace_allocations_; }
 
     // CUDA backend internals (library handles, device properties); nullptr on the CPU backend.
     detail::CudaResources* cuda() const { return cuda_.get(); }
@@ -52,6 +56,7 @@ private:
     std::unique_ptr<detail::CudaResources, void (*)(detail::CudaResources*)> cuda_;
     void* workspace_ = nullptr;
     std::size_t workspace_bytes_ = 0;
+    std::size_t workspace_allocations_ = 0;
 };
 
 }  // namespace batchsolve

@@ -64,6 +64,7 @@ void* Context::workspace(std::size_t bytes) {
         if (workspace_ == nullptr) throw Error("Context::workspace: out of host memory");
     }
     workspace_bytes_ = bytes;
+    ++workspace_allocations_;
     return workspace_;
 }
 
