@@ -35,6 +35,11 @@ if [[ -f $bundle/bin/_batchsolve$py_tag ]]; then
   cp "$bundle/bin/_families$py_tag" "$package/batchsolve/" 2>/dev/null
 fi
 export PYTHONPATH="$package:$site${PYTHONPATH:+:$PYTHONPATH}"
+# .py-gpu carries the libbatchsolve its modules were built with: it goes first.
+if [[ -f $package/batchsolve/libbatchsolve.so.0 ]]; then
+  export LD_LIBRARY_PATH="$package/batchsolve:$LD_LIBRARY_PATH"
+  export BATCHSOLVE_COMMIT=$(cat "$package/batchsolve/COMMIT" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-}")
+fi
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 summary=()
 
