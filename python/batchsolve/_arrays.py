@@ -79,6 +79,11 @@ class NumpyAdapter:
         return bool(x.flags.writeable)
 
     @staticmethod
+    def plain(x: np.ndarray, written: bool) -> bool:
+        """x may be read (and, when written, written) through its address as it is."""
+        return not written or bool(x.flags.writeable)
+
+    @staticmethod
     def int32_address(routine: str, x: np.ndarray, count: int, device: int) -> int:
         check_info(routine, x.dtype == _INT32, x.shape, x.strides[0] // 4 if x.ndim == 1 else 0, CPU, count, device, x.dtype)
         return x.__array_interface__["data"][0]
@@ -179,6 +184,10 @@ class TorchAdapter:
         return x.data_ptr()
 
     @staticmethod
+    def plain(x, written: bool) -> bool:
+        return not (x.requires_grad or x.is_conj() or x.is_neg())
+
+    @staticmethod
     def writable(x) -> bool:
         # A tensor with the lazy conjugate or negative bit set stores something else than it shows.
         return not (x.is_conj() or x.is_neg())
@@ -276,6 +285,10 @@ class CupyAdapter:
 
     @staticmethod
     def writable(x) -> bool:
+        return True
+
+    @staticmethod
+    def plain(x, written: bool) -> bool:
         return True
 
     @staticmethod

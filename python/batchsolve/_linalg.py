@@ -32,6 +32,7 @@ except ImportError as _families_error:  # e.g. a libbatchsolve older or newer th
             raise _raw.NotCompiledError(f"{name}: not available in this build of the Python package ({self.error})")
 
     _families = _Unavailable(_families_error)
+from . import _arrays as _arrays_module
 from ._arrays import CPU, Described, TorchAdapter, adapt, adapter_of, argument_error
 
 COLUMN_MAJOR, INTERLEAVED, CHUNKED = 0, 1, 2  # layout codes of the raw entry points
@@ -266,6 +267,87 @@ def _solve_operand(routine: str, inp: _Input, overwrite: bool, out, a_layout: La
     return target, temp, d, classify(d, allow_transposed=False), True
 
 
+# ---- the hot path ---------------------------------------------------------------------------------------
+
+_PRECISION_CODE = {"s": 0, "d": 1, "c": 2, "z": 3}
+_ROUTINE_CODE = {"potrf": 0, "potrs": 1, "posv": 2}
+_ADAPTERS = _arrays_module._ADAPTERS
+
+
+def _fast_layout(d: Described):
+    """(ld, batch stride, row-major) of a 3-D batch of matrices stored column- or row-major with more
+    than one entry in every dimension, else None (then the general path decides)."""
+    shape, strides = d.shape, d.strides
+    if len(shape) != 3 or shape[0] < 2 or shape[1] < 2 or shape[2] < 2 or strides[0] < 0:
+        return None
+    if strides[1] == 1 and strides[2] >= shape[1]:
+        return strides[2], strides[0], False
+    if strides[2] == 1 and strides[1] >= shape[2]:
+        return strides[1], strides[0], True
+    return None
+
+
+def _fast(routine: str, a, b, lower: bool, overwrite_a: bool, overwrite_b: bool, info, check: bool, stream):
+    """potrf/potrs/posv for the everyday call (NumPy/PyTorch/CuPy arrays, column- or row-major matrices,
+    no out/config): the general path's checks and results with fewer steps, since the Python layer's
+    time adds to every call. Returns None wherever the general path must decide."""
+    fw = _ADAPTERS.get(type(a))
+    if fw is None or not fw.plain(a, overwrite_a):
+        return None
+    d = fw.describe(routine, "a", a)
+    la = _fast_layout(d)
+    if la is None or d.shape[1] != d.shape[2]:
+        return None
+    count, n = d.shape[0], d.shape[1]
+    nrhs = 0
+    b_address = ldb = stride_b = 0
+    if b is not None:
+        if _ADAPTERS.get(type(b)) is not fw or not fw.plain(b, overwrite_b):
+            return None
+        if la[2] and d.precision in "cz":
+            return None  # row-major complex factors conjugate B: the general path
+        db = fw.describe(routine, "b", b)
+        if len(db.shape) != 3 or db.shape[0] != count or db.shape[1] != n or db.device != d.device or db.precision != d.precision:
+            return None
+        nrhs = db.shape[2]
+        if db.strides[1] != 1 and nrhs > 1 or db.strides[0] < 0 or (nrhs > 1 and db.strides[2] < n):
+            return None
+    if routine != "potrs" and not overwrite_a:
+        a = fw.copy(a)
+        d = fw.describe(routine, "a", a)
+        la = _fast_layout(d)
+        if la is None:
+            return None
+    if b is not None:
+        if not overwrite_b:
+            b = fw.copy(b)
+            db = fw.describe(routine, "b", b)
+            if db.strides[1] != 1 and nrhs > 1:
+                return None  # (a copy keeps the memory order; checked above)
+        b_address, stride_b = db.address, db.strides[0]
+        ldb = db.strides[2] if nrhs > 1 else n
+    info_arr, info_address = None, 0
+    if routine != "potrs":
+        if info is None:
+            info_arr = fw.empty(a, (count,), int32=True)
+            info_address = fw.address(info_arr)
+        elif _ADAPTERS.get(type(info)) is fw:
+            info_arr, info_address = info, fw.int32_address(routine, info, count, d.device)
+        else:
+            return None
+    _raw.cholesky_fast(_ROUTINE_CODE[routine], _PRECISION_CODE[d.precision], d.device,
+                       (fw.stream(a, d.device) if d.device != CPU else 0) if stream is None else _stream_value(stream, fw, a, d.device),
+                       lower != la[2], n, nrhs, count, COLUMN_MAJOR, d.address, la[0], la[1], b_address, ldb, stride_b, 0,
+                       info_address)
+    if check:
+        _raise_on_failures(routine, fw, info_arr)
+    if routine == "potrf":
+        return a, info_arr
+    if routine == "potrs":
+        return b
+    return b, info_arr
+
+
 # ---- the routines ------------------------------------------------------------------------------------
 
 
@@ -293,6 +375,10 @@ def potrf(a, *, lower: bool = True, overwrite_a: bool = False, out=None, info=No
     matrix k is not positive definite (the rest of the batch is unaffected); both arrays of a's
     framework and device.
     """
+    if out is None and config is None:
+        result = _fast("potrf", a, None, lower, overwrite_a, False, info, check, stream)
+        if result is not None:
+            return result
     if isinstance(a, (list, tuple)):
         if out is not None:
             raise argument_error("potrf", "out", "None for a list of matrices (overwrite_a=True factors them in place)")
@@ -332,6 +418,10 @@ def potrs(factor, b, *, lower: bool = True, overwrite_b: bool = False, out=None,
     Returns X (an array of b's framework). Matrices whose factorisation failed give NaN/inf or
     garbage: check potrf's info first.
     """
+    if out is None and config is None:
+        result = _fast("potrs", factor, b, lower, True, overwrite_b, None, False, stream)
+        if result is not None:
+            return result
     a_in = _input("potrs", "factor", factor)
     fw = a_in.fw
     d_a = fw.describe("potrs", "factor", a_in.array)
@@ -374,6 +464,10 @@ def posv(a, b, *, lower: bool = True, overwrite_a: bool = False, overwrite_b: bo
 
     Returns ``(x, info)`` in the arrays' framework.
     """
+    if out is None and config is None:
+        result = _fast("posv", a, b, lower, overwrite_a, overwrite_b, info, check, stream)
+        if result is not None:
+            return result
     a_in = _input("posv", "a", a)
     fw = a_in.fw
     d_a0 = fw.describe("posv", "a", a_in.array)

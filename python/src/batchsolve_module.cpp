@@ -134,6 +134,26 @@ NB_MODULE(_batchsolve, m) {
         "potrf_batched / potrs_batched / posv_batched on column-major (ld, stride in elements) or interleaved operands "
         "at raw addresses, on device `device` (-1: CPU) and CUDA stream `stream` (0: the legacy default stream).");
 
+    // The hot path of potrf/potrs/posv (no configuration, no strings): routine 0 potrf, 1 potrs, 2 posv;
+    // precision 0..3 = s, d, c, z.
+    m.def(
+        "cholesky_fast",
+        [](int routine, int precision, int device, std::int64_t stream, bool lower, std::int64_t n, std::int64_t nrhs,
+           std::int64_t count, int layout, std::uintptr_t a, std::int64_t lda, std::int64_t stride_a, std::uintptr_t b,
+           std::int64_t ldb, std::int64_t stride_b, int chunk, std::uintptr_t info) {
+            static const char* const routines[] = {"potrf", "potrs", "posv"};
+            static const char* const precisions[] = {"s", "d", "c", "z"};
+            if (routine < 0 || routine > 2) throw bs::InvalidArgument("batchsolve", "routine", "0 (potrf), 1 (potrs) or 2 (posv)");
+            if (precision < 0 || precision > 3) throw bs::InvalidArgument("batchsolve", "precision", "0..3 (s, d, c, z)");
+            const CholeskyCall call = make_call(routines[routine], precisions[precision], lower, n, nrhs, count, layout, a, lda,
+                                                stride_a, b, ldb, stride_b, chunk, info, std::string());
+            run_launch(device, stream, [&](bs::Context& ctx) { call.run(ctx); });
+        },
+        nb::arg("routine"), nb::arg("precision"), nb::arg("device"), nb::arg("stream"), nb::arg("lower"), nb::arg("n"),
+        nb::arg("nrhs"), nb::arg("count"), nb::arg("layout"), nb::arg("a"), nb::arg("lda"), nb::arg("stride_a"), nb::arg("b"),
+        nb::arg("ldb"), nb::arg("stride_b"), nb::arg("chunk"), nb::arg("info"),
+        "cholesky() without a configuration, routine and precision as small integers: the hot path.");
+
     m.def(
         "time_cholesky",
         [](std::string routine, std::string precision, int device, std::int64_t stream, bool lower, std::int64_t n,

@@ -10,6 +10,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <complex>
@@ -73,7 +74,14 @@ std::map<int, std::unique_ptr<DeviceContext>>& contexts() {
     return *map;
 }
 
+// Contexts of the first devices, looked up without the map's lock on the hot path (set once, never freed).
+constexpr int fast_devices = 16;
+std::atomic<DeviceContext*> fast_contexts[fast_devices + 1] = {};  // slot 0: the CPU (device -1)
+
 DeviceContext& context_for(int device) {
+    if (device >= -1 && device < fast_devices) {
+        if (DeviceContext* known = fast_contexts[device + 1].load(std::memory_order_acquire)) return *known;
+    }
     if (device < -1) throw bs::InvalidArgument("batchsolve", "device", "-1 (CPU) or a CUDA device index >= 0");
     std::lock_guard<std::mutex> lock(contexts_mutex);
     auto& slot = contexts()[device];
@@ -82,6 +90,7 @@ DeviceContext& context_for(int device) {
         entry->context = device < 0 ? std::make_unique<bs::Context>(bs::Backend::cpu)
                                     : std::make_unique<bs::Context>(bs::Backend::cuda, device);
         slot = std::move(entry);
+        if (device < fast_devices) fast_contexts[device + 1].store(slot.get(), std::memory_order_release);
     }
     return *slot;
 }
@@ -103,6 +112,17 @@ auto run_on(int device, std::int64_t stream, F&& f) {
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(entry.mutex);
     if (device >= 0 && stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
+    return f(*entry.context);
+}
+
+// The same for calls that only launch work (CUDA potrf/potrs/posv): releasing and taking back the
+// GIL costs more than the launch keeps it, so it is kept unless the CPU backend computes.
+template <class F>
+auto run_launch(int device, std::int64_t stream, F&& f) {
+    if (device < 0) return run_on(device, stream, std::forward<F>(f));
+    DeviceContext& entry = context_for(device);
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    if (stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
     return f(*entry.context);
 }
 
