@@ -187,7 +187,9 @@ def run_case(arrays, routine: str, precision: str, n: int, count: int, nrhs: int
     b0 = arrays.rhs(count, n, nrhs, precision) if routine != "potrf" else None
     itemsize = {"s": 4, "d": 8, "c": 8, "z": 16}[precision]
     set_bytes = count * n * (n + (nrhs if b0 is not None else 0)) * itemsize
-    sets = max(1, min(max_sets, math.ceil(2 * arrays.l2_bytes / max(set_bytes, 1)) if arrays.l2_bytes else 1))
+    # At least 8 calls per round where memory allows: with one or two calls the host time of a single
+    # launch is not overlapped by anything and the round measures latency instead of throughput.
+    sets = max(8, min(max_sets, math.ceil(2 * arrays.l2_bytes / max(set_bytes, 1)) if arrays.l2_bytes else 1))
     # Room for the sets, the pristine copy and a peer's outputs (a few times one set).
     sets = max(1, min(sets, int(0.5 * arrays.free_bytes() / max(set_bytes, 1)) - 3))
     a_sets = arrays.sets_like(a0, sets)
