@@ -40,7 +40,7 @@ timeout 90 $R test_als_distributed --gtest_brief=1 2>&1 | grep -v "^\[ *OK\|RUN"
 
 # dense: one complex system (BEM's precision) by LU over the GPUs (cuSOLVERMg); 33,000 is issue 30's
 # P1 size (17.4 GB in complex double).
-if [[ $mode == smoke ]]; then repeat=3; dense=8192; limit=120; else repeat=5; dense=16384,33000; limit=110; fi
+if [[ $mode == smoke ]]; then repeat=3; dense=8192,16384; limit=110; else repeat=5; dense=16384,33000; limit=110; fi
 say "== multi_bench: posv, batch 10^6, n 16 and 32, s and d, 1..$gpus GPUs; dense z n = $dense"
 timeout $limit $R multi_bench --n 16,32 --precision s,d --batch 1000000 --host-batch 200000 --modes device,host \
     --devices all --repeat $repeat --dense $dense --dense-precision z \
@@ -62,16 +62,23 @@ else
     timeout 150 $R als bench --shape netflix --factors-list 64,128 --iterations 3 --backends cuda --device-sets "$sets" --eval-users 5000 \
         --cpu-max-interactions 0 --seed 21 --work-dir /tmp/multi-netflix --json "$out/als_netflix.json" --markdown /tmp/multi-tables-netflix.md \
         2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
-    if command -v mpirun > /dev/null && ((gpus >= 2)); then
-        say "== mpirun -np 2 als train, one rank per GPU, vs one process (ML-20M shape, k = 64, 3 iterations)"
-        T=/tmp/multi-ml20m/bench_train.h5
-        timeout 60 $R als train --train $T -o /tmp/multi-one.h5 --seed 5 --iterations 3 --backend cuda --no-loss --force 2>&1 | grep "^iter\|error" | tee -a "$log"
-        timeout 90 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH /tmp/bundle/bin/als train --train $T -o /tmp/multi-np2.h5 \
-            --seed 5 --iterations 3 --backend cuda --no-loss --force 2>&1 | grep "^iter\|^backend\|error" | tee -a "$log"
-        $R compare_models /tmp/multi-np2.h5 /tmp/multi-one.h5 1e-3 2>&1 | tee -a "$log"
-    else
-        say "mpirun -np 2 on the GPUs: not run (mpirun $(command -v mpirun || echo absent), $gpus GPUs)"
-    fi
+fi
+
+# MPI: mpirun -np 2 als train on the GPUs (one rank per GPU; both on GPU 0 when there is one) against
+# one process, then the CPU MPI test (posv over ranks, a failing and a hanging rank).
+if command -v mpirun > /dev/null && [[ -e /tmp/multi-ml20m/bench_train.h5 ]]; then
+    T=/tmp/multi-ml20m/bench_train.h5
+    dev=(); ((gpus < 2)) && dev=(--devices 0)
+    say "== mpirun -np 2 als train --backend cuda ${dev[*]} vs one process (ML-20M shape, k = 64, 3 iterations)"
+    timeout 60 $R als train --train $T -o /tmp/multi-one.h5 --seed 5 --iterations 3 --backend cuda --no-loss --force 2>&1 | grep "^iter\|error" | tee -a "$log"
+    timeout 90 mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH=/tmp/bundle/lib:/usr/local/cuda/lib64 \
+        /tmp/bundle/bin/als train --train $T -o /tmp/multi-np2.h5 --seed 5 --iterations 3 --backend cuda "${dev[@]}" --no-loss --force 2>&1 \
+        | grep "^iter\|^backend\|error\|rror" | head -12 | tee -a "$log"
+    $R compare_models /tmp/multi-np2.h5 /tmp/multi-one.h5 1e-3 2>&1 | tee -a "$log"
+    say "== mpi_test.sh: posv over MPI ranks on the CPU backend (-np 1, 2, 3), a failing and a hanging rank"
+    LD_LIBRARY_PATH=/tmp/bundle/lib:$LD_LIBRARY_PATH timeout 90 bash libsolver/tests/multi/mpi_test.sh mpirun /tmp/bundle/bin/batchsolve_mpi_posv 2>&1 | tail -8 | tee -a "$log"
+else
+    say "mpirun: not run (mpirun $(command -v mpirun || echo absent))"
 fi
 
 # The tables in one file and the picture (at most six files come back: log, three JSON, tables, PNG).
