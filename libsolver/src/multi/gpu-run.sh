@@ -82,8 +82,9 @@ else
 fi
 
 # The tables in one file and the picture (at most six files come back: log, three JSON, tables, PNG).
-{ for t in posv ml20m netflix; do [[ -e /tmp/multi-tables-$t.md ]] && { echo "## $t"; echo; cat /tmp/multi-tables-$t.md; echo; }; done; } > "$out/tables.md"
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+{ echo "# Issue 30 on $gpus x ${gpu_name:-no GPU}, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ) (libsolver/src/multi/gpu-run.sh $mode)"; echo
+  for t in posv ml20m netflix; do [[ -e /tmp/multi-tables-$t.md ]] && { echo "## $t"; echo; cat /tmp/multi-tables-$t.md; echo; }; done; } > "$out/tables.md"
 python3 libsolver/src/multi/plot_multi.py --multi-bench "$out/multi_bench.json" --als "$out"/als_*.json \
     --title "$gpu_name x$gpus, $commit" --output "$out/scaling.png" 2>&1 | tail -2 | tee -a "$log"
 
