@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,6 +36,8 @@ int usage(std::ostream& out, int code) {
            "  --threads T        compile threads (default: the hardware threads)\n"
            "  --cache-dir DIR    the disk cache to fill (sets BATCHSOLVE_CACHE_DIR)\n"
            "  --device D         CUDA device whose architecture the kernels are for (default 0)\n"
+           "  --arch A           compile for compute capability A (e.g. 90) without a GPU instead; with\n"
+           "                     --cache-dir, a folder to ship as prebuilt kernels ($BATCHSOLVE_PREBUILT_DIR)\n"
            "Prints one summary line (and every case whose configuration cannot run).\n";
     return code;
 }
@@ -85,7 +88,7 @@ int main(int argc, char** argv) {
         std::vector<Precision> precisions = {Precision::s, Precision::d};
         std::vector<LayoutKind> layouts = {LayoutKind::column_major, LayoutKind::interleaved};
         std::vector<int> orders = parse_orders("1:128");
-        int nrhs = 1, batch = 16384, chunk = 32, device = 0;
+        int nrhs = 1, batch = 16384, chunk = 32, device = 0, arch = 0;
         int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         Uplo uplo = Uplo::lower;
         for (int i = 1; i < argc; ++i) {
@@ -116,6 +119,10 @@ int main(int argc, char** argv) {
             else if (arg == "--chunk") chunk = parse_int(value(), "--chunk");
             else if (arg == "--threads") threads = parse_int(value(), "--threads");
             else if (arg == "--device") device = parse_int(value(), "--device");
+            else if (arg == "--arch") {
+                arch = parse_int(value(), "--arch");
+                if (arch < 10) throw InvalidArgument("batchsolve-warmup", "--arch", "a compute capability such as 90");
+            }
             else if (arg == "--uplo") {
                 const std::string u = value();
                 if (u != "lower" && u != "upper") throw InvalidArgument("batchsolve-warmup", "--uplo", "lower or upper");
@@ -130,11 +137,12 @@ int main(int argc, char** argv) {
         if (batch < 1) throw InvalidArgument("batchsolve-warmup", "--batch", ">= 1");
         if (chunk < 1) throw InvalidArgument("batchsolve-warmup", "--chunk", ">= 1");
         if (threads < 1) throw InvalidArgument("batchsolve-warmup", "--threads", ">= 1");
-        if (!Context::cuda_available()) {
-            std::cout << "skipped: no GPU (the kernels are compiled for the device's architecture)\n";
+        if (arch == 0 && !Context::cuda_available()) {
+            std::cout << "skipped: no GPU (give --arch to compile for an architecture without one)\n";
             return 0;
         }
-        Context ctx(Backend::cuda, device);
+        std::unique_ptr<Context> ctx;
+        if (arch == 0) ctx = std::make_unique<Context>(Backend::cuda, device);
 
         // One warm_up call per order: the compile threads stay busy within it, and the bar advances.
         WarmUpReport total;
@@ -150,7 +158,7 @@ int main(int argc, char** argv) {
                         c.chunk_size = l == LayoutKind::chunked_interleaved ? chunk : 0;
                         cases.push_back(c);
                     }
-            const WarmUpReport part = warm_up(cases, threads, ctx);
+            const WarmUpReport part = ctx ? warm_up(cases, threads, *ctx) : warm_up_for_arch(cases, arch, threads);
             total.cases += part.cases, total.kernels += part.kernels;
             total.already_cached += part.already_cached, total.compiled += part.compiled;
             total.without_kernels += part.without_kernels, total.seconds += part.seconds;
@@ -161,7 +169,7 @@ int main(int argc, char** argv) {
         for (const std::string& p : total.problems) std::cout << "cannot run: " << p << "\n";
         std::printf("warm-up on %s: %d cases, %d kernels (%d already cached, %d compiled), %d cases without "
                     "generated kernels, %zu refused, %.2f s with %d threads\n",
-                    ctx.device_name().c_str(), total.cases, total.kernels, total.already_cached, total.compiled,
+                    ctx ? ctx->device_name().c_str() : ("sm_" + std::to_string(arch)).c_str(), total.cases, total.kernels, total.already_cached, total.compiled,
                     total.without_kernels, total.problems.size(), total.seconds, threads);
         return total.problems.empty() ? 0 : 1;
     } catch (const std::exception& e) {

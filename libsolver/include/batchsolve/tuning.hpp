@@ -263,6 +263,10 @@ struct WarmUpReport {
 // there on its first call. Nothing is loaded or launched. Needs a CUDA context; throws NotCompiled in a
 // CPU-only build and Error when the disk cache is disabled.
 WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx);
+// The same for a GPU architecture (compute capability, e.g. 90) without a device: what a build machine
+// runs to ship prebuilt kernels (the CMake option BATCHSOLVE_PREBUILT_KERNELS; a library finds them in
+// $BATCHSOLVE_PREBUILT_DIR, else in <prefix>/share/batchsolve/kernels, when its own cache misses).
+WarmUpReport warm_up_for_arch(const std::vector<KernelCase>& cases, int arch, int threads);
 std::string to_string(const KernelCase& c);  // "potrf d column_major lower n=32 nrhs=1 count=16384"
 
 }  // namespace batchsolve

@@ -79,6 +79,7 @@ void copy_to_host(detail::CudaResources* r, void* dst, const void* src, std::siz
 void fill_bytes(detail::CudaResources* r, void* dst, unsigned char value, std::size_t bytes);
 // tuning.hpp's warm_up (cases checked by core).
 WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx);
+WarmUpReport warm_up_for_arch(const std::vector<KernelCase>& cases, int arch, int threads);
 }  // namespace cuda_backend
 
 }  // namespace batchsolve

@@ -173,8 +173,8 @@ std::string to_string(const KernelCase& c) {
            (c.layout == LayoutKind::chunked_interleaved ? " chunk=" + std::to_string(c.chunk_size) : std::string());
 }
 
-WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
-    constexpr const char* name = "warm_up";
+namespace {
+void check_warm_up_cases(const char* name, const std::vector<KernelCase>& cases, int threads) {
     checks::require(threads >= 1, name, "threads", ">= 1");
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const KernelCase& c = cases[i];
@@ -183,6 +183,11 @@ WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context&
         checks::require(c.layout != LayoutKind::chunked_interleaved || c.chunk_size >= 1, name,
                         (which + ".chunk_size").c_str(), ">= 1 for the chunked layout");
     }
+}
+}  // namespace
+
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
+    check_warm_up_cases("warm_up", cases, threads);
     if (ctx.backend() != Backend::cuda) {
         WarmUpReport report;
         report.cases = static_cast<int>(cases.size());
@@ -190,6 +195,12 @@ WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context&
         return report;
     }
     return cuda_backend::warm_up(cases, threads, ctx);
+}
+
+WarmUpReport warm_up_for_arch(const std::vector<KernelCase>& cases, int arch, int threads) {
+    check_warm_up_cases("warm_up_for_arch", cases, threads);
+    checks::require(arch >= 10, "warm_up_for_arch", "arch", "a compute capability such as 90 (got " + std::to_string(arch) + ")");
+    return cuda_backend::warm_up_for_arch(cases, arch, threads);
 }
 
 #define INSTANTIATE(T)                                                                                        \

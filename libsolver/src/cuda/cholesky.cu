@@ -33,11 +33,9 @@ namespace {
 // and beyond this the tiles no longer fit (the cuSOLVER path takes over).
 constexpr int interleaved_max_n = codegen::max_dispatched_n;
 
+// The configuration the plain routines run on a GPU of compute capability `arch` (e.g. 90).
 template <class T>
-CholeskyConfig resolve_config(const char* routine, const BatchView<T>& a, const CholeskyConfig* config, Context& ctx) {
-    if (config != nullptr) return *config;
-    const detail::CudaResources& r = detail::resources_of(ctx, routine);
-    const int arch = r.cc_major_ * 10 + r.cc_minor_;
+CholeskyConfig resolve_config_for_arch(const char* routine, const BatchView<T>& a, int arch) {
     if (auto tuned = tuning::lookup(routine, precision_v<T>, a.layout, a.rows, arch, a.count)) {
         CholeskyConfig c = *tuned;
         // A chunked entry was tuned for the chunk size it names; the user's view decides the layout.
@@ -46,6 +44,13 @@ CholeskyConfig resolve_config(const char* routine, const BatchView<T>& a, const 
         return c;
     }
     return CholeskyConfig{};  // nb == 0: the kernels' default for n
+}
+
+template <class T>
+CholeskyConfig resolve_config(const char* routine, const BatchView<T>& a, const CholeskyConfig* config, Context& ctx) {
+    if (config != nullptr) return *config;
+    const detail::CudaResources& r = detail::resources_of(ctx, routine);
+    return resolve_config_for_arch(routine, a, r.cc_major_ * 10 + r.cc_minor_);
 }
 
 template <class T>
@@ -186,14 +191,14 @@ namespace {
 // The kernels of one warm-up case, as the plain routines would resolve them (routing of potrs/posv as
 // for B in A's family of layouts).
 template <class T>
-void plan_case(const KernelCase& c, Context& ctx, std::vector<jit::KernelRequest>& requests,
+void plan_case(const KernelCase& c, int arch, std::vector<jit::KernelRequest>& requests,
                std::vector<std::string>& names, WarmUpReport& report) {
     BatchView<const T> shape;
     shape.layout = c.layout;
     shape.rows = shape.cols = c.n;
     shape.count = c.count;
     shape.chunk_size = c.layout == LayoutKind::chunked_interleaved ? c.chunk_size : 0;
-    const CholeskyConfig config = resolve_config(to_string(c.routine), shape, nullptr, ctx);
+    const CholeskyConfig config = resolve_config_for_arch(to_string(c.routine), shape, arch);
     const auto plan = plan_of(c.routine, c.uplo, shape, c.nrhs, config);
     if (!plan || (plan->interleaved.empty() && plan->column_major.empty() && plan->problem.empty())) {
         ++report.without_kernels;
@@ -215,29 +220,43 @@ void plan_case(const KernelCase& c, Context& ctx, std::vector<jit::KernelRequest
 
 }  // namespace
 
-WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
+namespace {
+
+// warm_up for a device (its architecture) or for an architecture alone (device < 0).
+WarmUpReport warm_up_cases(const std::vector<KernelCase>& cases, int arch, int device, int threads) {
     const auto start = std::chrono::steady_clock::now();
-    detail::CudaResources& r = detail::resources_of(ctx, "warm_up");
     WarmUpReport report;
     report.cases = static_cast<int>(cases.size());
     std::vector<jit::KernelRequest> requests;
     std::vector<std::string> names;
     for (const KernelCase& c : cases) {
         switch (c.precision) {
-            case Precision::s: plan_case<float>(c, ctx, requests, names, report); break;
-            case Precision::d: plan_case<double>(c, ctx, requests, names, report); break;
-            case Precision::c: plan_case<std::complex<float>>(c, ctx, requests, names, report); break;
-            case Precision::z: plan_case<std::complex<double>>(c, ctx, requests, names, report); break;
+            case Precision::s: plan_case<float>(c, arch, requests, names, report); break;
+            case Precision::d: plan_case<double>(c, arch, requests, names, report); break;
+            case Precision::c: plan_case<std::complex<float>>(c, arch, requests, names, report); break;
+            case Precision::z: plan_case<std::complex<double>>(c, arch, requests, names, report); break;
         }
     }
     report.kernels = static_cast<int>(requests.size());
     if (!requests.empty()) {
-        const jit::DiskFill fill = jit::fill_disk_cache(requests, r.device_, threads);
+        const jit::DiskFill fill = device >= 0 ? jit::fill_disk_cache(requests, device, threads)
+                                               : jit::fill_disk_cache_for_arch(requests, arch, threads);
         report.already_cached = fill.already_on_disk;
         report.compiled = fill.compiled;
     }
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
+}
+
+}  // namespace
+
+WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context& ctx) {
+    detail::CudaResources& r = detail::resources_of(ctx, "warm_up");
+    return warm_up_cases(cases, r.cc_major_ * 10 + r.cc_minor_, r.device_, threads);
+}
+
+WarmUpReport warm_up_for_arch(const std::vector<KernelCase>& cases, int arch, int threads) {
+    return warm_up_cases(cases, arch, -1, threads);
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)

@@ -19,6 +19,7 @@ void copy_to_device(detail::CudaResources*, void*, const void*, std::size_t) { t
 void copy_to_host(detail::CudaResources*, void*, const void*, std::size_t) { throw NotCompiled("Buffer::download", "cuda"); }
 void fill_bytes(detail::CudaResources*, void*, unsigned char, std::size_t) { throw NotCompiled("Buffer::fill_bytes", "cuda"); }
 WarmUpReport warm_up(const std::vector<KernelCase>&, int, Context&) { throw NotCompiled("warm_up", "cuda"); }
+WarmUpReport warm_up_for_arch(const std::vector<KernelCase>&, int, int) { throw NotCompiled("warm_up_for_arch", "cuda"); }
 
 BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_ROUTINES)
 BATCHSOLVE_STUB_FAMILY(BATCHSOLVE_CHOLESKY_KERNEL_ROUTINES)

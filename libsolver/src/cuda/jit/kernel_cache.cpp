@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +86,22 @@ std::string disk_key_text(const KernelKey& key, int arch) {
     return text;
 }
 
+}  // namespace
+
+const std::string& prebuilt_directory() {
+    static const std::string dir = [] {
+        if (const char* d = std::getenv("BATCHSOLVE_PREBUILT_DIR")) return std::string(d);  // set but empty: none
+#ifdef BATCHSOLVE_PREBUILT_INSTALL_DIR
+        std::error_code ec;
+        if (std::filesystem::is_directory(BATCHSOLVE_PREBUILT_INSTALL_DIR, ec)) return std::string(BATCHSOLVE_PREBUILT_INSTALL_DIR);
+#endif
+        return std::string();
+    }();
+    return dir;
+}
+
+namespace {
+
 struct Cache {
     std::mutex m;
     // Node-based: references handed out stay valid while other kernels are added.
@@ -130,11 +148,12 @@ void build_cubin(Miss& miss, const KernelRequest& request, int arch) {
     try {
         // The profiling aid needs the text on disk whatever the cache holds.
         if (!profiling_source_directory().empty()) generate_source(miss, request);
-        if (!miss.path.empty()) {
-            const auto t0 = Clock::now();
-            miss.from_disk = read_cache_file(miss.path, miss.disk_key, miss.cubin);
-            miss.disk_seconds += seconds_since(t0);
-        }
+        const auto read_start = Clock::now();
+        if (!miss.path.empty()) miss.from_disk = read_cache_file(miss.path, miss.disk_key, miss.cubin);
+        // Prebuilt kernels: read only, under the same file name and key.
+        if (const std::string& prebuilt = prebuilt_directory(); !miss.from_disk && !prebuilt.empty())
+            miss.from_disk = read_cache_file(prebuilt + "/" + cache_file_name(miss.disk_key), miss.disk_key, miss.cubin);
+        miss.disk_seconds += seconds_since(read_start);
         if (miss.from_disk) return;
         if (!miss.generated) generate_source(miss, request);
         const auto t0 = Clock::now();
@@ -244,9 +263,12 @@ std::vector<const LoadedKernel*> cached_kernels(const std::vector<KernelRequest>
 }
 
 DiskFill fill_disk_cache(const std::vector<KernelRequest>& requests, int device, int threads) {
+    return fill_disk_cache_for_arch(requests, device_arch(device), threads);
+}
+
+DiskFill fill_disk_cache_for_arch(const std::vector<KernelRequest>& requests, int arch, int threads) {
     const std::string dir = cache_directory();
     if (dir.empty()) throw Error("fill_disk_cache: no disk cache (BATCHSOLVE_CACHE_DIR is set but empty)");
-    const int arch = device_arch(device);
     std::vector<Miss> misses(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
         misses[i].index = i;

@@ -63,6 +63,13 @@ struct DiskFill {
     int compiled = 0;
 };
 DiskFill fill_disk_cache(const std::vector<KernelRequest>& requests, int device, int threads);
+// The same for an architecture (compute capability, e.g. 90) without a device.
+DiskFill fill_disk_cache_for_arch(const std::vector<KernelRequest>& requests, int arch, int threads);
+
+// A read-only cache searched when the disk cache misses (before compiling): $BATCHSOLVE_PREBUILT_DIR,
+// else the install prefix's share/batchsolve/kernels (filled by a build with BATCHSOLVE_PREBUILT_KERNELS);
+// "" when neither is set or exists.
+const std::string& prebuilt_directory();
 
 // The generator version in disk keys: a digest of the code-generation sources this library was built
 // from (src/codegen), so that a changed generator never reads an older generator's CUBIN.

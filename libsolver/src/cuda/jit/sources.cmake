@@ -18,3 +18,7 @@ add_custom_command(
   COMMENT "Digest of the kernel generators (the kernel cache's generator version)"
   VERBATIM)
 list(APPEND BATCHSOLVE_JIT_SOURCES ${_batchsolve_generator_header})
+# Where an installed library looks for prebuilt kernels (tools/warmup's BATCHSOLVE_PREBUILT_KERNELS).
+include(GNUInstallDirs)
+set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/kernel_cache.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+             BATCHSOLVE_PREBUILT_INSTALL_DIR="${CMAKE_INSTALL_FULL_DATADIR}/batchsolve/kernels")
