@@ -32,7 +32,11 @@ def main():
     ref_rows = {key(r): r for r in ref["rows"]}
     head = (f"new: {new['header'].get('gpu', {}).get('name')} {new['header'].get('git_commit')}; "
             f"reference: {ref['header'].get('gpu', {}).get('name')} {ref['header'].get('git_commit')}")
-    lines = [head, "",
+    gpus = (new["header"].get("gpu", {}).get("name"), ref["header"].get("gpu", {}).get("name"))
+    caveat = ("" if gpus[0] == gpus[1] else
+              f"different GPUs ({gpus[0]} / {gpus[1]}): cuSOLVER and the library scale differently between "
+              "them, so the ratio is not a regression measure; compare runs on the same GPU")
+    lines = [head] + ([caveat] if caveat else []) + ["",
              "| routine | prec | layout | n | new ms | ref ms | new x cuSOLVER | ref x cuSOLVER | ratio | status |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     ratios = []
@@ -52,6 +56,8 @@ def main():
     summary = (f"{len(new['rows'])} rows, {failed} not ok; speed-up over cuSOLVER new / reference: geometric mean "
                f"{geo:.3f}, min {min(ratios, default=float('nan')):.3f}, max {max(ratios, default=float('nan')):.3f} "
                f"({len(ratios)} rows compared)")
+    if caveat:
+        summary += " [" + caveat.split(":")[0] + "]"
     lines += ["", summary]
     text = "\n".join(lines) + "\n"
     if args.markdown:

@@ -10,14 +10,14 @@
 #   2 sanitize   compute-sanitizer racecheck, memcheck, initcheck, synccheck of issue 22's cases:
 #                potrf and posv, column-major, batch 600, s n = 128 and d n = 64 (the tuned staged
 #                kernels: s nb 8, 2 warps, 2 matrices per block; d the same on tensor cores)
-#   3 suites     the GPU suites of the generators and the non-finite suite, one process per test
-#                (scripts/on-gpu.sh gpu-tests, 8 at a time), CUDA instances only, SUITES_FILTER selects
-#                a shard; it runs beside step 2 (neither is timed)
+#   3 suites     the non-finite suite and the GPU suites of the generators, one process per test,
+#                JOBS (8) at a time, CUDA instances only; SUITES_FILTER / SUITES_SKIP (regular
+#                expressions over "executable Suite.Test") select a shard; beside step 2 (neither is timed)
 #
-# Knobs (seconds): TESTER_S (default 80), SANITIZE_S (70), SUITES_S (70); STEPS (default
-# "tester sanitize suites"); SUITES (default: nonfinite, column-major, jit, cooperative GPU suites);
-# SUITES_FILTER (a --gtest_filter for step 3, default all). About TESTER_S + max(SANITIZE_S,
-# SUITES_S) + 15 s in all.
+# Knobs (seconds): TESTER_S (default 80), SANITIZE_S (70), SUITES_S (70), TEST_TIMEOUT (per test,
+# default SUITES_S); STEPS (default "tester sanitize suites"); SUITES (default: nonfinite,
+# cooperative, jit, column-major GPU suites); REFERENCE (the tester JSON to compare with). About
+# TESTER_S + max(SANITIZE_S, SUITES_S) + 15 s in all.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 bundle=${BATCHSOLVE_BUNDLE_DIR:-/tmp/bundle}
@@ -27,10 +27,15 @@ export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}
 mkdir -p "$BATCHSOLVE_CACHE_DIR"
 steps=${STEPS:-tester sanitize suites}
 tester_s=${TESTER_S:-80} sanitize_s=${SANITIZE_S:-70} suites_s=${SUITES_S:-70}
-reference=results/2026-11-26-h200-12f7b85-arch-tester-first-call/tester.json
+reference=${REFERENCE:-results/2026-11-26-h200-12f7b85-arch-tester-first-call/tester.json}
 summary=()
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+# Which code the bundle holds: the tester's banner names the commit its build was configured at,
+# which can be older than the sources it was built from; the newest suite tells more.
+bundle_note="bundle: batchsolve_nonfinite_test $([[ -x $bundle/bin/batchsolve_nonfinite_test ]] && echo present || echo 'MISSING (built before 2261f54)')"
+bundle_note+="; working tree here at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "$bundle_note"
 
 if [[ " $steps " == *" tester "* ]]; then
   timeout -k 5 "$tester_s" "$bundle/run" tester --routine potrf,potrs,posv --precision s,d \
@@ -48,9 +53,38 @@ if [[ " $steps " == *" tester "* ]]; then
 fi
 
 if [[ " $steps " == *" suites "* ]]; then
-  ( SUITES=${SUITES:-batchsolve_nonfinite_test batchsolve_column_major_gpu_test batchsolve_jit_gpu_test batchsolve_coop_gpu_test} \
-      GPU_TESTS_BUDGET_S=$suites_s TEST_TIMEOUT=$suites_s OUT=$out JOBS=8 \
-      bash scripts/on-gpu.sh gpu-tests ${SUITES_FILTER:+--gtest_filter=$SUITES_FILTER} > "$out/suites.log" 2>&1 ) &
+  # One process per test (CUDA instances only), JOBS at a time, the non-finite suite first, then
+  # the rest in list order; a test that would start after the budget is reported as not run.
+  (
+    suites=${SUITES:-batchsolve_nonfinite_test batchsolve_coop_gpu_test batchsolve_jit_gpu_test batchsolve_column_major_gpu_test}
+    list=$out/suites.list; : > "$list"
+    for t in $suites; do
+      "$bundle/run" "$t" --gtest_list_tests 2>/dev/null |
+        awk -v t="$t" '/^[^ ]/ { s = $1; cpu = /TypeParam = cpu_/ } /^  / && !cpu { print t, s $1 }' >> "$list"
+    done
+    if [[ -n ${SUITES_FILTER:-} ]]; then grep -E "$SUITES_FILTER" "$list" > "$list.f"; mv "$list.f" "$list"; fi
+    if [[ -n ${SUITES_SKIP:-} ]]; then grep -vE "$SUITES_SKIP" "$list" > "$list.f"; mv "$list.f" "$list"; fi
+    export bundle out deadline=$(( $(date +%s) + suites_s )) test_timeout=${TEST_TIMEOUT:-$suites_s}
+    xargs -P "${JOBS:-8}" -L 1 bash -c 'log="$out/suite.$0.${1//\//_}.log"
+      left=$(( deadline - $(date +%s) )); (( left > 5 )) || { echo "nr $0 $1"; exit 0; }
+      timeout -k 5 "$(( left < test_timeout ? left : test_timeout ))" "$bundle/run" "$0" --gtest_filter="$1" > "$log" 2>&1
+      echo "$? $0 $1"' < "$list" > "$out/suites.rc"
+    {
+      echo "=== suites: $(wc -l < "$list") tests: $(awk '$1 == 0' "$out/suites.rc" | wc -l) passed," \
+           "$(awk '$1 == 124 || $1 == 137' "$out/suites.rc" | wc -l) timed out," \
+           "$(awk '$1 == "nr"' "$out/suites.rc" | wc -l) not run (budget)," \
+           "$(awk '$1 != 0 && $1 != 124 && $1 != 137 && $1 != "nr"' "$out/suites.rc" | wc -l) failed"
+      awk '$1 == 0 { print "passed: " $2 " " $3 }' "$out/suites.rc"
+      while read -r rc t name; do
+        [[ $rc == 0 || $rc == nr ]] && continue
+        echo "--- $t $name: rc=$rc"
+        grep -E "FAILED|Failure|Which is|Expected|trace:|\.cpp:[0-9]+" "$out/suite.$t.${name//\//_}.log" | head -n 12
+      done < "$out/suites.rc"
+      grep -l "skipped: no GPU" "$out"/suite.*.log 2>/dev/null | sed 's/^/skipped (no GPU?): /'
+    } > "$out/suites.log" 2>&1
+    tar -C "$out" -czf "$out/suite-logs.tar.gz" suites.list suites.rc $(cd "$out" && ls suite.*.log 2>/dev/null) &&
+      rm -f "$out"/suite.*.log "$out/suites.list"
+  ) &
   suites_pid=$!
 fi
 
@@ -90,7 +124,6 @@ PY
     for c in s128 d64; do
       extra=()
       [[ $tool == memcheck ]] && extra=(--leak-check no)
-      [[ $tool == initcheck ]] && extra=(--track-unused-memory no)
       ( timeout -k 5 "$limit" "$sanitizer" --tool $tool "${extra[@]}" --print-limit 20 --error-exitcode 99 \
           "$tester" "${common[@]}" $(case_args $c) > "$out/sanitize-$tool-$c.log" 2>&1
         echo $? > "$out/sanitize-$tool-$c.rc" ) &
@@ -122,9 +155,10 @@ fi
 
 if [[ -n ${suites_pid:-} ]]; then
   wait "$suites_pid"
-  grep -E "^=== gpu-tests|^--- |FAILED|Failure" "$out/suites.log" | head -n 30
-  summary+=("suites: $(grep -E '^=== gpu-tests' "$out/suites.log" | sed 's/^=== gpu-tests: //')")
+  grep -vE "^passed: " "$out/suites.log" | head -n 30
+  summary+=("suites: $(grep -E '^=== suites' "$out/suites.log" | sed 's/^=== suites: //')")
 fi
 
 echo "=== arch-gen summary ($(( $(date +%s) - t0 )) s, $(cat "$out/gpu.txt"))"
+echo "$bundle_note"
 for line in "${summary[@]}"; do echo "$line"; done
