@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -107,6 +108,18 @@ struct Cache {
     // Node-based: references handed out stay valid while other kernels are added.
     std::unordered_map<std::string, std::unique_ptr<LoadedKernel>> loaded;
     CacheStatistics statistics;
+    // $BATCHSOLVE_CACHE_REPORT set (not empty): this process's cache traffic on stderr at exit, for
+    // first-call measurements (where a first call's time went: source, NVRTC, disk, module load).
+    ~Cache() {
+        const char* report = std::getenv("BATCHSOLVE_CACHE_REPORT");
+        if (report == nullptr || *report == '\0') return;
+        const CacheStatistics& s = statistics;
+        std::fprintf(stderr,
+                     "batchsolve kernel cache: %lld memory hits, %lld from disk, %lld compiled; generate %.4f s, "
+                     "NVRTC %.4f s, disk %.4f s, load %.4f s\n",
+                     s.memory_hits, s.disk_hits, s.compiled, s.generate_seconds, s.compile_seconds, s.disk_seconds,
+                     s.load_seconds);
+    }
 };
 Cache& cache() {
     static Cache c;
