@@ -150,7 +150,7 @@ TYPED_TEST(TriangularEmulation, TrmmTrsmEveryOptionMatchTheReference) {
                                          << (side == Side::left ? "left" : "right") << " " << to_string(uplo) << " op "
                                          << int(op) << " " << to_string(diag) << " routine " << routine << " leaf "
                                          << config.leaf_order);
-                            Problems<T> p = make_problems<T>(side, 9, max_size, rng);
+                            Problems<T> p = make_problems<T>(side, 6, max_size, rng);
                             std::vector<T> ours = p.b, ref = p.b;
                             std::vector<const T*> ap;
                             std::vector<T*> bp_ours, bp_ref;
