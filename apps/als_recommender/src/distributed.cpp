@@ -205,7 +205,10 @@ std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& 
             for (std::size_t j = 0; j < i; ++j) repeats = repeats || devices[j] == devices[i];
         }
     }
-    return std::make_unique<MultiDeviceEngine>(by_user, by_item, settings, cuda, devices, cuda && !repeats);
+    // ALS_EXCHANGE=host keeps NCCL out (diagnosis, or a machine whose NCCL misbehaves).
+    const char* exchange = std::getenv("ALS_EXCHANGE");
+    const bool host_only = exchange != nullptr && std::string(exchange) == "host";
+    return std::make_unique<MultiDeviceEngine>(by_user, by_item, settings, cuda, devices, cuda && !repeats && !host_only);
 }
 
 }  // namespace als
