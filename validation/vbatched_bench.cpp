@@ -42,6 +42,7 @@ usage: vbatched_bench [options]
   --routines LIST   gemm,gemm_k16,gemm_k32,syrk,herk,syr2k,her2k,symm,hemm (default: all; herk/her2k/hemm
                     only in complex precisions)
   --precisions LIST s,d,c,z (default d,z)
+  --gemm-precisions LIST  square GEMM rows also in these precisions (default none)
   --x LIST          largest size x of each set-up; sizes drawn uniformly from [1, x] (default 32,64,128,256,512)
   --batch N         problems per call (default 2000)
   --repeat R        timed calls after one warm-up; the median is reported (default 5)
@@ -86,6 +87,7 @@ std::vector<std::string> split(const std::string& text) {
 struct Settings {
     std::vector<std::string> routines = {"gemm", "gemm_k16", "gemm_k32", "syrk", "herk", "syr2k", "her2k", "symm", "hemm"};
     std::vector<std::string> precisions = {"d", "z"};
+    std::vector<std::string> gemm_precisions;  // square GEMM rows only
     std::vector<int> xs = {32, 64, 128, 256, 512};
     int batch = 2000, repeat = 5, cpu_max = 512, streams = 16;
     bool gpu = true, sweep = false;
@@ -625,11 +627,26 @@ void sweep(const Settings& st, Gpu& g, std::mt19937_64& engine, json& out, std::
                 out.push_back({{"routine", name}, {"precision", std::string(1, p)}, {"x", x},
                                {"config", json::parse(bs::to_string(c))}, {"gflops", rate}});
                 std::printf("sweep %s %c x=%4d %-84s %9.1f GFLOP/s\n", name.c_str(), p, x, bs::to_string(c).c_str(), rate);
+                std::fflush(stdout);
                 if (rate > best) best = rate, winner = c;
             }
             md << "| " << name << " | " << p << " | " << x << " | `" << bs::to_string(winner) << "` | " << fmt(best) << " |\n";
             std::printf("winner %s %c x=%d: %s %.1f GFLOP/s\n", name.c_str(), p, x, bs::to_string(winner).c_str(), best);
+            std::fflush(stdout);
         }
+    }
+}
+
+// The JSON and markdown files (rewritten after every row, so that a time limit keeps what was measured).
+void write_outputs(const Settings& st, const json& doc, const std::string& table) {
+    if (!st.json_file.empty()) std::ofstream(st.json_file) << doc.dump(1) << "\n";
+    if (!st.md_file.empty()) {
+        std::ofstream out(st.md_file);
+        out << "# vbatched_bench on " << doc["device"].get<std::string>() << ", batch " << st.batch << ", "
+            << doc["date"].get<std::string>() << (doc.contains("commit") ? ", commit " + doc["commit"].get<std::string>() : "")
+            << "\n\nGFLOP/s (ours: the _max level; checked: the checked level); x grp / x 16s: our speed-up over cuBLAS "
+               "grouped / 16 streams.\n\n"
+            << table;
     }
 }
 
@@ -659,6 +676,7 @@ int main(int argc, char** argv) {
                 return 0;
             } else if (a == "--routines") st.routines = split(value());
             else if (a == "--precisions") st.precisions = split(value());
+            else if (a == "--gemm-precisions") st.gemm_precisions = split(value());
             else if (a == "--x") st.xs = ints(value());
             else if (a == "--batch") st.batch = ints(value()).at(0);
             else if (a == "--repeat") st.repeat = ints(value()).at(0);
@@ -672,8 +690,9 @@ int main(int argc, char** argv) {
             else throw std::runtime_error("unknown option '" + a + "' (see --help)");
         }
         for (const std::string& r : st.routines) setup_of(r);
-        for (const std::string& p : st.precisions)
-            if (p != "s" && p != "d" && p != "c" && p != "z") throw std::runtime_error("invalid --precisions '" + p + "'");
+        for (const auto* list : {&st.precisions, &st.gemm_precisions})
+            for (const std::string& p : *list)
+                if (p != "s" && p != "d" && p != "c" && p != "z") throw std::runtime_error("invalid precision '" + p + "'");
     } catch (const std::exception& e) {
         std::cerr << "vbatched_bench: " << e.what() << "\n";
         return 255;
@@ -705,6 +724,7 @@ int main(int argc, char** argv) {
     doc["batch"] = st.batch;
     std::printf("vbatched_bench on %s (CPU: %s), batch %d, seed %llu\n", doc["device"].get<std::string>().c_str(),
                 doc["cpu"].get<std::string>().c_str(), st.batch, (unsigned long long)st.seed);
+    std::fflush(stdout);
 
     std::ostringstream md;
     try {
@@ -731,29 +751,38 @@ int main(int argc, char** argv) {
                 dispatch(p, [&](auto zero) { sweep<decltype(zero)>(st, *gpu, engine, rows, md); });
             doc["sweep"] = rows;
         } else {
-            json rows = json::array();
-            std::vector<std::string> lines;
-            std::size_t total = 0;
+            // the plan: every routine in --precisions, square GEMM also in --gemm-precisions
+            std::vector<std::pair<std::string, std::string>> plan;
             for (const std::string& p : st.precisions)
                 for (const std::string& r : st.routines)
-                    if (!setup_of(r).hermitian || p == "c" || p == "z") total += st.xs.size();
-            batchsolve::io::Progress progress("vbatched_bench", total);
-            for (const std::string& p : st.precisions)
-                for (const std::string& r : st.routines) {
-                    const Setup s = setup_of(r);
-                    if (s.hermitian && p != "c" && p != "z") continue;
-                    for (int x : st.xs) {
-                        dispatch(p, [&](auto zero) {
-                            using T = decltype(zero);
-                            Row row = bench_row<T>(st, s, x, gpu.get(), cctx.get(), engine, peak);
-                            rows.push_back(row.j);
-                            lines.push_back(row.line);
-                        });
-                        progress.advance();
-                    }
+                    if (!setup_of(r).hermitian || p == "c" || p == "z") plan.push_back({p, r});
+            for (const std::string& p : st.gemm_precisions)
+                if (std::find(plan.begin(), plan.end(), std::make_pair(p, std::string("gemm"))) == plan.end())
+                    plan.push_back({p, "gemm"});
+            json rows = json::array();
+            std::vector<std::string> lines;
+            batchsolve::io::Progress progress("vbatched_bench", plan.size() * st.xs.size());
+            for (const auto& [p, r] : plan) {
+                const Setup s = setup_of(r);
+                for (int x : st.xs) {
+                    dispatch(p, [&](auto zero) {
+                        using T = decltype(zero);
+                        Row row = bench_row<T>(st, s, x, gpu.get(), cctx.get(), engine, peak);
+                        rows.push_back(row.j);
+                        lines.push_back(row.line);
+                        // each row as it completes, and the files so far (a time limit keeps what was measured)
+                        std::printf("row %s\n", row.line.c_str());
+                        std::fflush(stdout);
+                        doc["rows"] = rows;
+                        std::ostringstream table;
+                        table << kTableHead << "\n";
+                        for (const std::string& l : lines) table << l << "\n";
+                        write_outputs(st, doc, table.str());
+                    });
+                    progress.advance();
                 }
+            }
             progress.finish();
-            doc["rows"] = rows;
             md << kTableHead << "\n";
             for (const std::string& l : lines) md << l << "\n";
             std::cout << md.str();
@@ -762,15 +791,7 @@ int main(int argc, char** argv) {
         std::cerr << "vbatched_bench: " << e.what() << "\n";
         return 1;
     }
-    if (!st.json_file.empty()) std::ofstream(st.json_file) << doc.dump(1) << "\n";
-    if (!st.md_file.empty()) {
-        std::ofstream out(st.md_file);
-        out << "# vbatched_bench on " << doc["device"].get<std::string>() << ", batch " << st.batch << ", "
-            << doc["date"].get<std::string>() << (doc.contains("commit") ? ", commit " + doc["commit"].get<std::string>() : "")
-            << "\n\nGFLOP/s (ours: the _max level; checked: the checked level); x grp / x 16s: our speed-up over cuBLAS "
-               "grouped / 16 streams.\n\n"
-            << md.str();
-    }
+    write_outputs(st, doc, md.str());
     int failed = 0;
     if (doc.contains("rows"))
         for (const json& r : doc["rows"]) failed += r["ok"].get<bool>() ? 0 : 1;

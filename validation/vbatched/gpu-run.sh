@@ -43,7 +43,7 @@ grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed [0-9]|got ' "$out/gtest.txt"
 echo "-- vbatched_bench (rc $bench_rc):"
 grep -E '^vbatched_bench|^cuBLAS DGEMM|error|FAILED' "$out/bench.txt" | head -8
 echo "routine p x | ours GF/s | cuBLAS grouped | cuBLAS 16 streams | CPU | speed-up vs grouped, vs 16 streams | ok"
-awk -F'|' '/^\| [a-z]/ && $2 !~ /routine/ {printf "%s%s%s|%s|%s|%s|%s|%s,%s|%s\n", $2, $3, $4, $5, $7, $8, $9, $10, $11, $13}' "$out/bench.txt"
+awk -F'|' '/^row \| [a-z]/ {printf "%s%s%s|%s|%s|%s|%s|%s,%s|%s\n", $2, $3, $4, $5, $7, $8, $9, $10, $11, $13}' "$out/bench.txt"
 if [[ $sweep_rc != - ]]; then
   echo "-- sweep (rc $sweep_rc):"
   grep -E '^winner|sweep:|error' "$out/sweep.txt" | tail -20

@@ -70,6 +70,20 @@ namespace {
 
 std::string I(long long v) { return std::to_string(v); }
 
+// Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
+// the transposed stores of op(X) = X^T do not fall into one bank. Tensor cores: a lane reads row
+// k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
+// (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
+int slice_row(const GemmSpec& s, int width) {
+    if (!s.config.tensor_cores) return width + 1;
+    const int words = element_bytes(s.precision) / 4;
+    if (words >= 4) return width;  // a complex double row of 8 lanes already fills all 32 banks
+    const int period = 32 / words, want = 8;
+    int row = width;
+    while (row % period != want) ++row;
+    return row;
+}
+
 bool is_symmetric(GemmOperand op) { return op >= GemmOperand::symmetric_lower; }
 bool is_transposed(GemmOperand op) { return op == GemmOperand::trans || op == GemmOperand::conj_trans; }
 
@@ -152,8 +166,8 @@ public:
         threads_ = c_.tensor_cores ? 32 * c_.dim_x * c_.dim_y : c_.dim_x * c_.dim_y;
         // Stored slices: op(A) tile blk_m x blk_k as sA[kk][r], op(B) tile blk_k x blk_n as sB[kk][c];
         // rows padded against bank conflicts of the transposed stores.
-        lda_s_ = c_.blk_m + pad();
-        ldb_s_ = c_.blk_n + pad();
+        lda_s_ = slice_row(s_, c_.blk_m);
+        ldb_s_ = slice_row(s_, c_.blk_n);
         a_per_thread_ = ceil_div(c_.blk_m * c_.blk_k, threads_);
         b_per_thread_ = ceil_div(c_.blk_k * c_.blk_n, threads_);
     }
@@ -179,7 +193,6 @@ public:
     }
 
 private:
-    int pad() const { return is_single(s_.precision) && !is_complex(s_.precision) ? 1 : (c_.tensor_cores ? 4 : 1); }
 
     std::string tf32_function() const {
         return "// D = A B + C on one 16x8x8 TF32 fragment, FP32 accumulation (lane l, g = l/4, q = l%4: a = A(g, q),\n"
@@ -582,11 +595,10 @@ std::string gemm_problem(const GemmSpec& s) {
 
 KernelResources gemm_resources(const GemmSpec& s) {
     const GemmConfig& c = s.config;
-    const int pad = is_single(s.precision) && !is_complex(s.precision) ? 1 : (c.tensor_cores ? 4 : 1);
     KernelResources r;
     r.threads_per_block = (c.tensor_cores ? 32 : 1) * c.dim_x * c.dim_y;
-    // static shared memory (the slices); reported so that the launcher and the tests can see it
-    r.shared_bytes = std::size_t(c.blk_k) * (c.blk_m + pad + c.blk_n + pad) * element_bytes(s.precision);
+    // dynamic shared memory: the A and B slices
+    r.shared_bytes = std::size_t(c.blk_k) * (slice_row(s, c.blk_m) + slice_row(s, c.blk_n)) * element_bytes(s.precision);
     return r;
 }
 
