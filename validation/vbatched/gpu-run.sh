@@ -13,7 +13,7 @@
 set -u
 out="${OUT:-/tmp/out}/vb-gemm"
 mkdir -p "$out"
-run=/tmp/bundle/run
+run=${VB_RUN:-/tmp/bundle/run}  # VB_RUN: another launcher (a local dry run)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
 export BATCHSOLVE_COMMIT=${BATCHSOLVE_COMMIT:-$commit}
 gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
