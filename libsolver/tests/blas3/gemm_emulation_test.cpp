@@ -62,7 +62,7 @@ int clamp_size(int v, int sub, int lim) { return std::max(0, std::min(v - sub, l
 template <class T>
 void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::uint64_t seed) {
     std::mt19937_64 engine(seed);
-    std::uniform_int_distribution<int> size(0, 45), ksize(0, 20), value(-3, 3);
+    std::uniform_int_distribution<int> size(0, 45), ksize(0, 40), value(-3, 3);
     auto draw = [&]() {
         if constexpr (is_complex_v<T>) return T(real_t<T>(value(engine)), real_t<T>(value(engine)));
         else return T(value(engine));

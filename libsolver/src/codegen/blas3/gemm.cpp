@@ -322,10 +322,11 @@ private:
         w_.line("    const T* const* B, const int* ldb_v, int b_row, int b_col,");
         w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
         w_.open("");
-        w_.line("BS_DECLARE_SMEM(bs_smem);  // the A slice [blk_k][blk_m + pad], then the B slice [blk_k][blk_n + pad]");
-        w_.line("T (*sA)[" + I(lda_s_) + "] = reinterpret_cast<T (*)[" + I(lda_s_) + "]>(bs_smem);");
-        w_.line("T (*sB)[" + I(ldb_s_) + "] = reinterpret_cast<T (*)[" + I(ldb_s_) + "]>(bs_smem + " +
-                I((long long)c_.blk_k * lda_s_ * element_bytes(s_.precision)) + ");");
+        w_.line("// two A slices [blk_k][blk_m + pad], then two B slices [blk_k][blk_n + pad] (double buffering)");
+        w_.line("BS_DECLARE_SMEM(bs_smem);");
+        w_.line("T (*const sA0)[" + I(lda_s_) + "] = reinterpret_cast<T (*)[" + I(lda_s_) + "]>(bs_smem);");
+        w_.line("T (*const sB0)[" + I(ldb_s_) + "] = reinterpret_cast<T (*)[" + I(ldb_s_) + "]>(bs_smem + " +
+                I(2LL * c_.blk_k * lda_s_ * element_bytes(s_.precision)) + ");");
         w_.line("const int tid = threadIdx.x;");
         w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
         w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
@@ -417,19 +418,42 @@ private:
         }
     }
 
+    // sA, sB: the slices of buffer `which` (an expression), for the statements that follow in the block.
+    void bind_slices(const std::string& which) {
+        w_.line("T (*sA)[" + I(lda_s_) + "] = sA0 + (" + which + ") * " + I(c_.blk_k) + ";");
+        w_.line("T (*sB)[" + I(ldb_s_) + "] = sB0 + (" + which + ") * " + I(c_.blk_k) + ";");
+    }
+
+    // The k loop, double-buffered: slice kb is used from one buffer while slice kb + blk_k, fetched into
+    // registers one step earlier, is stored into the other and slice kb + 2 blk_k is fetched; one
+    // barrier per step.
     void k_loop(const std::function<void()>& compute) {
         w_.line("T ra[" + I(a_per_thread_) + "], rb[" + I(b_per_thread_) + "];");
         w_.open("if (k > 0)");
         load_slice("0");
-        w_.close();
-        w_.open("for (int kb = 0; kb < k; kb += " + I(c_.blk_k) + ")");
+        w_.open("");
+        bind_slices("0");
         store_slice();
+        w_.close();
         w_.line("__syncthreads();");
-        w_.open("if (kb + " + I(c_.blk_k) + " < k)", "prefetch the next slice while this one is used");
-        w_.line("const int kn = kb + " + I(c_.blk_k) + ";");
+        w_.open("if (" + I(c_.blk_k) + " < k)");
+        w_.line("const int kn = " + I(c_.blk_k) + ";");
         load_slice("kn");
         w_.close();
+        w_.close();
+        w_.open("for (int kb = 0, buf = 0; kb < k; kb += " + I(c_.blk_k) + ", buf ^= 1)");
+        w_.open("");
+        bind_slices("buf");
         compute();
+        w_.close();
+        w_.open("if (kb + " + I(c_.blk_k) + " < k)", "the next slice into the other buffer, the one after into registers");
+        bind_slices("buf ^ 1");
+        store_slice();
+        w_.open("if (kb + " + I(2 * c_.blk_k) + " < k)");
+        w_.line("const int kn = kb + " + I(2 * c_.blk_k) + ";");
+        load_slice("kn");
+        w_.close();
+        w_.close();
         w_.line("__syncthreads();");
         w_.close();
     }
@@ -597,8 +621,8 @@ KernelResources gemm_resources(const GemmSpec& s) {
     const GemmConfig& c = s.config;
     KernelResources r;
     r.threads_per_block = (c.tensor_cores ? 32 : 1) * c.dim_x * c.dim_y;
-    // dynamic shared memory: the A and B slices
-    r.shared_bytes = std::size_t(c.blk_k) * (slice_row(s, c.blk_m) + slice_row(s, c.blk_n)) * element_bytes(s.precision);
+    // dynamic shared memory: two A and two B slices (double buffering)
+    r.shared_bytes = 2 * std::size_t(c.blk_k) * (slice_row(s, c.blk_m) + slice_row(s, c.blk_n)) * element_bytes(s.precision);
     return r;
 }
 
