@@ -53,8 +53,8 @@ if [[ $mode == tests || $mode == all ]]; then
   echo "== pytest (GPU tests, then the CPU tests on this machine)"
   start=$SECONDS
   # One line per test (-v), so that a run cut by the time limit still shows what passed.
-  timeout "${TEST_SECONDS:-150}" python3 -m pytest -v -rs -p no:cacheprovider --durations=8 python/tests/test_gpu.py \
-    python/tests/test_cpu.py > "$out/pytest.txt" 2>&1
+  timeout "${TEST_SECONDS:-150}" python3 -m pytest -v -rs -p no:cacheprovider --durations=8 python/tests/test_cpu.py \
+    python/tests/test_gpu.py > "$out/pytest.txt" 2>&1
   rc=$?
   grep -E "FAILED|ERROR" "$out/pytest.txt" | head -20
   tail -22 "$out/pytest.txt"

@@ -196,15 +196,6 @@ def test_cupy_current_stream_is_honoured(seed):
         assert factor_residual(a, np.tril(snapshot.get()), True) / unit_roundoff(np.float64) < TOLERANCE
 
 
-def test_gpu_hooks(fw):
-    a = fw.to_device(np.eye(32)[None].repeat(1000, 0))
-    report = bs.prepare("potrf", a)
-    assert report["supported"] and report["name"], report
-    assert bs.workspace_bytes("posv", a) >= 0
-    bs.reserve_workspace(1 << 20)
-    assert bs.device_name(0)
-
-
 def test_gpu_sysv_mixed(fw, seed):
     rng = np.random.default_rng(seed)
     n = 300
@@ -279,3 +270,14 @@ def test_gpu_gemm_and_trsm_lists_agree_with_the_cpu(fw, seed, dtype):
     for t, o, e in zip(tri, out, cpu):
         scale = np.abs(e).max() * t.shape[0] * u
         assert np.abs(fw.to_host(o) - e).max() / scale < TOLERANCE * 10  # two backends' roundings
+
+
+# Last: on the 01:40 H100 run (module and bundle from different commits) reserve_workspace crashed the
+# process; a crash here now costs no other test.
+def test_gpu_hooks(fw):
+    a = fw.to_device(np.eye(32)[None].repeat(1000, 0))
+    report = bs.prepare("potrf", a)
+    assert report["supported"] and report["name"], report
+    assert bs.workspace_bytes("posv", a) >= 0
+    bs.reserve_workspace(1 << 20)
+    assert bs.device_name(0)
