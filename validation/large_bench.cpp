@@ -460,18 +460,21 @@ void sweep(const Settings& settings, Handles& h, Context& ctx, int n, Report& re
     };
     std::vector<Entry> entries;
     std::vector<LargeCholeskyConfig> configs;
-    // Leaves of 32 to 256 columns: no recursion for narrow panels, no shallow recursion for wide ones.
-    for (int nb : {128, 192, 256, 384, 512, 768})
+    // Leaves (nb halved depth times, rounded up to 32) of 32 to 256 columns; right-looking with
+    // lookahead and left-looking; both strip factorisations (the leaf is resident in shared memory
+    // when it fits, as the library decides).
+    for (int nb : {64, 96, 128, 192, 256, 384, 512, 768})
         for (int ib : {16, 32})
             for (int depth : {0, 1, 2, 3})
-                for (int variant = 0; variant < 3; ++variant)
+                for (bool left : {false, true})
                     for (Potf2Strip strip : {Potf2Strip::columns, Potf2Strip::warp}) {
-                        if (nb % ib != 0 || (depth == 0 && nb > 256) || (depth == 3 && nb < 384) || (depth < 2 && nb > 512))
-                            continue;
+                        int leaf = nb;
+                        for (int d = 0; d < depth; ++d) leaf = std::min(leaf, ((leaf + 1) / 2 + 31) / 32 * 32);
+                        if (nb % ib != 0 || leaf > 256 || leaf < 48 || (depth > 0 && nb <= 64)) continue;
                         LargeCholeskyConfig c;
                         c.nb = nb, c.ib = ib, c.recursion_depth = depth, c.strip = strip;
-                        c.variant = variant == 2 ? CholeskyVariant::left_looking : CholeskyVariant::right_looking;
-                        c.lookahead = variant == 0;
+                        c.variant = left ? CholeskyVariant::left_looking : CholeskyVariant::right_looking;
+                        c.lookahead = !left;
                         configs.push_back(c);
                     }
     io::Progress progress("sweep " + std::string(1, letter) + " n=" + std::to_string(n), configs.size());

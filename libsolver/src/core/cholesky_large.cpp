@@ -84,19 +84,21 @@ namespace cholesky_large_detail {
 
 namespace {
 
-// Defaults per precision (first row with n <= n_max). Leaves of 64 (nb >> depth) keep the fused
-// kernel's serial chain short; wider panels for larger n make the trailing updates longer GEMMs.
-// Starting values from the seed paper's ranges (nb 256-512, ib 16-32); large_bench --sweep measures
-// the alternatives.
+// Defaults per precision (first row with n <= n_max). The first H100 run (01:40 call, 0d598ef)
+// showed the panel bound at every n up to 16384 (74% of the time at 4096, 38% at 16384) with leaves
+// that re-read global memory and cuBLAS TRSM/SYRK between them: the defaults now take leaves that
+// live in shared memory (128 for d, 128-192 for s), factored by one warp per strip, and recursion
+// only where the panel is wide enough for the trailing update to hide it. large_bench --sweep
+// measures the alternatives.
 constexpr DefaultRow kDoubleRows[] = {
-    {1536, 128, 16, 1, CholeskyVariant::right_looking, Potf2Strip::columns},
-    {6144, 256, 16, 2, CholeskyVariant::right_looking, Potf2Strip::columns},
-    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {3072, 128, 16, 0, CholeskyVariant::right_looking, Potf2Strip::warp},
+    {12288, 256, 16, 1, CholeskyVariant::right_looking, Potf2Strip::warp},
+    {std::numeric_limits<int>::max(), 512, 16, 2, CholeskyVariant::right_looking, Potf2Strip::warp},
 };
 constexpr DefaultRow kSingleRows[] = {
-    {1536, 128, 16, 1, CholeskyVariant::right_looking, Potf2Strip::columns},
-    {6144, 256, 16, 2, CholeskyVariant::right_looking, Potf2Strip::columns},
-    {std::numeric_limits<int>::max(), 512, 16, 3, CholeskyVariant::right_looking, Potf2Strip::columns},
+    {3072, 128, 16, 0, CholeskyVariant::right_looking, Potf2Strip::warp},
+    {12288, 256, 16, 1, CholeskyVariant::right_looking, Potf2Strip::warp},
+    {std::numeric_limits<int>::max(), 512, 16, 2, CholeskyVariant::right_looking, Potf2Strip::warp},
 };
 
 template <std::size_t N>

@@ -1,5 +1,5 @@
 // Writes the fused POTF2 kernels the emulation test runs (both strip factorisations, ib 8/16/32, s
-// and d, lower and upper) as one C++ include: each kernel's text in a namespace of its own, and a
+// and d, lower and upper, block resident in shared memory or not) as one C++ include: each kernel's text in a namespace of its own, and a
 // table from kernel name to its host entry.
 #include <iostream>
 #include <set>
@@ -22,11 +22,14 @@ int main() {
                     spec.precision = p, spec.uplo = u, spec.capacity = capacity;
                     spec.config.ib = ib, spec.config.strip = strip;
                     spec.config = potf2_family().default_config(spec);
-                    const codegen::KernelSource k = potf2_family().generate(spec);
-                    if (!names.insert(k.kernel_name).second) continue;
-                    std::cout << "namespace bs_kernel_" << id << " {\n" << k.source << "}  // namespace bs_kernel_" << id << "\n\n";
-                    table += "    {\"" + k.kernel_name + "\", &bs_kernel_" + std::to_string(id) + "::bs_host_entry},\n";
-                    ++id;
+                    for (bool resident : {false, true}) {  // the default is resident at these capacities
+                        spec.config.resident = resident;
+                        const codegen::KernelSource k = potf2_family().generate(spec);
+                        if (!names.insert(k.kernel_name).second) continue;
+                        std::cout << "namespace bs_kernel_" << id << " {\n" << k.source << "}  // namespace bs_kernel_" << id << "\n\n";
+                        table += "    {\"" + k.kernel_name + "\", &bs_kernel_" + std::to_string(id) + "::bs_host_entry},\n";
+                        ++id;
+                    }
                 }
     std::cout << "struct EmulatedKernel { const char* name; void (*entry)(void**); };\n"
               << "const EmulatedKernel kEmulatedKernels[] = {\n" << table << "};\n";

@@ -40,11 +40,12 @@ void run_kernel(const Potf2Spec& spec, int m, T* a, int lda, int* info, int colu
 }
 
 template <class T>
-Potf2Spec spec_for(Uplo u, StripFactor strip, int capacity, int ib) {
+Potf2Spec spec_for(Uplo u, StripFactor strip, int capacity, int ib, bool resident) {
     Potf2Spec s;
     s.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
     s.uplo = u, s.capacity = capacity, s.config.ib = ib, s.config.strip = strip;
     s.config = codegen::large::potf2_family().default_config(s);
+    s.config.resident = resident;
     return s;
 }
 
@@ -72,11 +73,13 @@ TYPED_TEST(Potf2Emulation, FactorsEveryOrderUpToTheCapacity) {
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
     std::mt19937_64 engine(seed);
+    for (bool resident : {false, true})
     for (Uplo u : {Uplo::lower, Uplo::upper})
         for (StripFactor strip : {StripFactor::columns, StripFactor::warp})
             for (auto [capacity, ib] : {std::pair{32, 8}, std::pair{64, 16}, std::pair{96, 32}})
                 for (int m : {1, 5, ib, ib + 3, capacity - 1, capacity}) {
                     SCOPED_TRACE(::testing::Message() << to_string(u) << (strip == StripFactor::warp ? " warp" : " columns")
+                                                      << (resident ? " resident" : "")
                                                       << " capacity " << capacity << " ib " << ib << " m " << m);
                     const int lda = m + 2;
                     const std::vector<double> a = spd(m, engine);
@@ -85,14 +88,16 @@ TYPED_TEST(Potf2Emulation, FactorsEveryOrderUpToTheCapacity) {
                         for (int i = 0; i < m; ++i)
                             if (u == Uplo::lower ? i >= j : i <= j) stored[std::size_t(j) * lda + i] = T(a[std::size_t(j) * m + i]);
                     int info = 0;
-                    run_kernel(spec_for<T>(u, strip, capacity, ib), m, stored.data(), lda, &info, 100);
+                    run_kernel(spec_for<T>(u, strip, capacity, ib, resident), m, stored.data(), lda, &info, 100);
                     ASSERT_EQ(info, 0);
                     // L from the factor; ||A - L L^T|| / (m u ||A||) with A as rounded to T.
                     double num = 0, den = 0;
                     for (int j = 0; j < lda; ++j)
                         for (int i = 0; i < lda && j < m; ++i) {
                             const bool in = i < m && (u == Uplo::lower ? i >= j : i <= j);
-                            if (!in) ASSERT_TRUE(is_poison(stored[std::size_t(j) * lda + i])) << "(" << i << ", " << j << ") written";
+                            if (!in) {
+                                ASSERT_TRUE(is_poison(stored[std::size_t(j) * lda + i])) << "(" << i << ", " << j << ") written";
+                            }
                         }
                     auto l = [&](int i, int k) -> double {
                         if (k > i) return 0;
@@ -115,6 +120,7 @@ TYPED_TEST(Potf2Emulation, InfoIsTheFirstBadPivotAndAFailedFactorisationStops) {
     BATCHSOLVE_TRACE_SEED(seed);
     std::mt19937_64 engine(seed);
     const int m = 64;
+    for (bool resident : {false, true})
     for (StripFactor strip : {StripFactor::columns, StripFactor::warp})
         for (int bad : {0, 17, 63})
             for (bool nan : {false, true}) {
@@ -124,12 +130,12 @@ TYPED_TEST(Potf2Emulation, InfoIsTheFirstBadPivotAndAFailedFactorisationStops) {
                 a[std::size_t(bad) * m + bad] = nan ? std::nan("") : -1.0;
                 std::vector<T> stored(a.begin(), a.end());
                 int info = 0;
-                run_kernel(spec_for<T>(Uplo::lower, strip, 64, 16), m, stored.data(), m, &info, 1000);
+                run_kernel(spec_for<T>(Uplo::lower, strip, 64, 16, resident), m, stored.data(), m, &info, 1000);
                 EXPECT_EQ(info, 1000 + bad + 1);
                 // A later block (same info) does nothing.
                 std::vector<T> other(a.begin(), a.end());
                 const std::vector<T> before = other;
-                run_kernel(spec_for<T>(Uplo::lower, strip, 64, 16), m, other.data(), m, &info, 5000);
+                run_kernel(spec_for<T>(Uplo::lower, strip, 64, 16, resident), m, other.data(), m, &info, 5000);
                 EXPECT_EQ(info, 1000 + bad + 1);
                 EXPECT_EQ(std::memcmp(other.data(), before.data(), before.size() * sizeof(T)), 0);
             }

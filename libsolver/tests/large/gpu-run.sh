@@ -31,7 +31,7 @@ fi
 sweep_rc=skipped
 if [[ -n ${LARGE_SWEEP:-} ]]; then
   timeout "${LARGE_SWEEP_SECONDS:-150}" "$run" large_bench --sweep "$LARGE_SWEEP" --precision "${LARGE_SWEEP_PRECISION:-d,s}" \
-    --repeat 2 --json "$out/sweep.json" --markdown "$out/sweep.md" > "$out/sweep.txt" 2>&1
+    --repeat 1 --json "$out/sweep.json" --markdown "$out/sweep.md" > "$out/sweep.txt" 2>&1
   sweep_rc=$?
 fi
 

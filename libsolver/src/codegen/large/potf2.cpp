@@ -22,7 +22,8 @@ std::string type_name(Precision p) { return p == Precision::s ? "float" : "doubl
 std::string potf2_kernel_name(const Potf2Spec& spec) {
     return std::string("bs_large_potf2_") + precision_letter(spec.precision) + (spec.uplo == Uplo::lower ? "_lower" : "_upper") +
            "_m" + std::to_string(spec.capacity) + "_ib" + std::to_string(spec.config.ib) + "_t" +
-           std::to_string(spec.config.threads) + (spec.config.strip == StripFactor::warp ? "_warp" : "");
+           std::to_string(spec.config.threads) + (spec.config.strip == StripFactor::warp ? "_warp" : "") +
+           (spec.config.resident ? "_res" : "");
 }
 
 std::string Potf2Family::problem(const Potf2Spec& spec) const {
@@ -47,8 +48,9 @@ KernelResources Potf2Family::resources(const Potf2Spec& spec) const {
     const std::size_t ib = std::size_t(spec.config.ib);
     KernelResources r;
     // The strip (capacity x ib), the strip's rows of one chunk of earlier columns (ib x ib), the
-    // block's failure flag (one int, padded).
+    // block's failure flag (one int, padded), and when resident the block (capacity x (capacity + 1)).
     r.shared_bytes = std::size_t(spec.capacity) * ib * e + ib * ib * e + 16;
+    if (spec.config.resident) r.shared_bytes += std::size_t(spec.capacity) * std::size_t(spec.capacity + 1) * e;
     r.threads_per_block = spec.config.threads;
     return r;
 }
@@ -57,6 +59,12 @@ Potf2Config Potf2Family::default_config(const Potf2Spec& spec) const {
     Potf2Config c;
     c.ib = spec.config.ib;
     c.strip = spec.config.strip;
+    Potf2Spec resident = spec;
+    resident.config = c;
+    resident.config.resident = true;
+    // Resident up to ~160 KB: leaves room for two blocks' worth of L1 on the SM and keeps d at
+    // capacity 128 (133 KB with ib 16), s up to 192.
+    c.resident = resources(resident).shared_bytes <= 160 * 1024;
     // A thread per row of the first strip up to 256 (more rows: each thread takes several).
     c.threads = std::clamp(round_up(spec.capacity, 32), 64, 256);
     return c;
@@ -81,7 +89,11 @@ KernelSource Potf2Family::generate(const Potf2Spec& spec) const {
     w.line("#endif");
     // The block as the lower factor L sees it: L(i, j) is a[j lda + i] in lower storage and the
     // transposed entry a[i lda + j] in upper storage (U = L^T), so one algorithm serves both.
-    w.line(lower ? "#define BS_L(i, j) a[(long long)(j) * lda + (i)]" : "#define BS_L(i, j) a[(long long)(i) * lda + (j)]");
+    // BS_G: the block in global memory as L sees it. BS_L: where the algorithm reads and writes it,
+    // global memory, or when resident the shared copy (lower orientation, odd stride).
+    w.line(lower ? "#define BS_G(i, j) a[(long long)(j) * lda + (i)]" : "#define BS_G(i, j) a[(long long)(i) * lda + (j)]");
+    const bool resident = spec.config.resident;
+    w.line(resident ? "#define BS_L(i, j) blk[(j) * (kCapacity + 1) + (i)]" : "#define BS_L(i, j) BS_G(i, j)");
     // No minimum of blocks per SM (0): with 1, ptxas takes all 255 registers for the unrolled left
     // update and still spills (measured: s m64 ib16 255 registers + 28 bytes spilled against 62 and none).
     w.line("BS_KERNEL_HEAD(" + std::to_string(threads) + ", 0) " + name +
@@ -96,6 +108,11 @@ KernelSource Potf2Family::generate(const Potf2Spec& spec) const {
     w.line("if (*(volatile int*)info != 0) return;               // an earlier block failed: stop as LAPACK does");
     w.line("if (threadIdx.x == 0) failed = 0;");
     w.line("const int tid = threadIdx.x;");
+    if (resident) {
+        w.line("T* blk = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(left + kIb * kIb) + 16);  // the block, resident");
+        w.line("for (int idx = tid; idx < m * m; idx += kThreads) { const int r = idx % m, c = idx / m; if (r >= c) BS_L(r, c) = BS_G(r, c); }");
+        w.line("__syncthreads();");
+    }
     w.open("for (int j0 = 0; j0 < m; j0 += kIb)", "one strip of kIb columns");
     w.line("const int rows = m - j0, jb = rows < kIb ? rows : kIb;");
     w.line("// The strip into shared memory (rows j0.. m-1 of columns j0.. j0+jb-1; a warp reads consecutive rows).");
@@ -203,9 +220,14 @@ KernelSource Potf2Family::generate(const Potf2Spec& spec) const {
     w.line("__syncthreads();  // before the next strip reuses shared memory with other rows per thread");
     w.line("if (failed != 0) break;");
     w.close("  // strips");
+    if (resident) {
+        w.line("// The factor (or as far as it got) back to global memory, its lower part only.");
+        w.line("for (int idx = tid; idx < m * m; idx += kThreads) { const int r = idx % m, c = idx / m; if (r >= c) BS_G(r, c) = BS_L(r, c); }");
+    }
     w.line("if (tid == 0 && failed != 0) BS_FIRST_INFO(info, column_offset + failed);");
     w.close();
     w.line("#undef BS_L");
+    w.line("#undef BS_G");
     // The emulator's entry: cudaLaunchKernel-style arguments unpacked.
     w.line("#ifdef BS_HOST_EMULATION");
     w.line("inline void bs_host_entry(void** args) {");

@@ -27,6 +27,9 @@ struct Potf2Config {
     int ib = 16;        // strip width: 8, 16 or 32
     int threads = 256;  // a multiple of 32, 32..1024
     StripFactor strip = StripFactor::columns;
+    // The whole block in shared memory for the kernel's life (read once, written once): the strips'
+    // left updates then read shared memory instead of global. Only where capacity^2 elements fit.
+    bool resident = false;
 };
 
 // Everything that changes the kernel's text.
@@ -47,7 +50,8 @@ public:
     // "" or "<config field>: <reason>" (capacity problems are reported as "nb").
     std::string problem(const Potf2Spec& spec) const;
     KernelResources resources(const Potf2Spec& spec) const;
-    // ib and strip as configured by the caller, threads from the capacity (a thread per row up to 256).
+    // ib and strip as configured by the caller, threads from the capacity (a thread per row up to 256),
+    // resident when the block fits in shared memory next to the strip.
     Potf2Config default_config(const Potf2Spec& spec) const;
     KernelSource generate(const Potf2Spec& spec) const;
 };
