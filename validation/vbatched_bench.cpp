@@ -592,6 +592,11 @@ std::vector<bs::GemmConfig> sweep_candidates() {
                                                              {64, 64, 8, 2, 4, true}, {128, 64, 8, 4, 2, true}})
             c.push_back(t);
     }
+    // the best-known shapes again with an occupancy bound (registers traded for resident blocks)
+    for (bs::GemmConfig t : std::vector<bs::GemmConfig>{{32, 32, 8, 8, 8, false, 2}, {64, 64, 8, 16, 16, false, 2},
+                                                         {32, 32, 8, 2, 2, true, 3}, {64, 64, 8, 2, 4, true, 2},
+                                                         {64, 32, 8, 2, 2, true, 3}})
+        if (!t.tensor_cores || std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) c.push_back(t);
     std::vector<bs::GemmConfig> usable;
     for (const bs::GemmConfig& x : c)
         if (bs::gemm_config_problem(bs::precision_v<T>, x).empty()) usable.push_back(x);

@@ -87,8 +87,11 @@ struct GemmConfig {
     int dim_x = 16;
     int dim_y = 16;
     bool tensor_cores = false;
+    // Blocks per SM the compiler must leave registers for (__launch_bounds__; 0 or 1: no bound). The
+    // generated kernels are latency-bound at small sizes, where occupancy pays more than registers.
+    int min_blocks_per_sm = 0;
 };
-#define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores)
+#define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

@@ -74,6 +74,8 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     tc.precision = Precision::d;
     tc.config = GemmConfig{64, 64, 8, 2, 2, true};
     expect_compiles(tc);
+    tc.config = GemmConfig{64, 64, 8, 2, 4, true, 2};  // with an occupancy bound: still no spills
+    expect_compiles(tc);
     tc.config = GemmConfig{32, 32, 8, 2, 2, true};
     tc.op_a = GemmOperand::trans;
     expect_compiles(tc);

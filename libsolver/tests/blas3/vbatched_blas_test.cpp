@@ -629,7 +629,10 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     GemmConfig c;
     c.blk_m = 64, c.blk_n = 32, c.blk_k = 16, c.dim_x = 16, c.dim_y = 8, c.tensor_cores = true;
     EXPECT_EQ(parse_gemm_config(to_string(c)), c);
-    EXPECT_EQ(to_string(c), "{\"blk_m\":64,\"blk_n\":32,\"blk_k\":16,\"dim_x\":16,\"dim_y\":8,\"tensor_cores\":true}");
+    c.min_blocks_per_sm = 2;
+    EXPECT_EQ(parse_gemm_config(to_string(c)), c);
+    EXPECT_EQ(to_string(c), "{\"blk_m\":64,\"blk_n\":32,\"blk_k\":16,\"dim_x\":16,\"dim_y\":8,\"tensor_cores\":true,"
+                            "\"min_blocks_per_sm\":2}");
     try {
         parse_gemm_config("{\"blk_q\":1}");
         ADD_FAILURE() << "unknown field accepted";

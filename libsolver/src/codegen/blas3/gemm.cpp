@@ -153,6 +153,7 @@ std::string kernel_name(const GemmSpec& s) {
     if (s.real_diagonal) o << "_realdiag";
     if (s.full_tiles) o << "_fulltiles";
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
+      << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "");
     return o.str();
 }
@@ -315,7 +316,7 @@ private:
     }
 
     void kernel(const std::string& name) {
-        w_.line("BS_KERNEL_HEAD(" + I(threads_) + ", 1) " + name + "(");
+        w_.line("BS_KERNEL_HEAD(" + I(threads_) + ", " + I(std::max(c_.min_blocks_per_sm, 1)) + ") " + name + "(");
         w_.line("    int batch, const int* m_v, int m_sub, int m_lim, const int* n_v, int n_sub, int n_lim,");
         w_.line("    const int* k_v, int k_sub, int k_lim,");
         w_.line("    T alpha, const T* const* A, const int* lda_v, int a_row, int a_col,");
@@ -592,6 +593,7 @@ std::string gemm_problem(const GemmSpec& s) {
     if (!positive(c.blk_k) || c.blk_k > 64) return "config.blk_k: 1 <= blk_k <= 64";
     if (!positive(c.dim_x)) return "config.dim_x: >= 1";
     if (!positive(c.dim_y)) return "config.dim_y: >= 1";
+    if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) return "config.min_blocks_per_sm: 0 <= min_blocks_per_sm <= 32";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
