@@ -13,7 +13,7 @@
 //          never touched).
 //
 // Pure C++ (no CUDA header), like codegen/cholesky/interleaved.hpp: CI compiles the variants with NVRTC
-// without a GPU, and the emulation test (tests/interleaved_coop) runs the same text on the host.
+// without a GPU, and the emulation test (tests/codegen/cooperative) runs the same text on the host.
 #pragma once
 
 #include <cstddef>
@@ -130,7 +130,7 @@ std::size_t coop_posv_rhs_offset(const InterleavedKernelSpec& spec);
 // with info != 0 are skipped), (T* a, int* info, int count, int chunk) for potrf, (T* a, T* b, int nrhs,
 // int* info, int count, int chunk) for posv (as the one-thread kernels), chunk = count for plain
 // interleaved, and is launched with coop_launch_shape. For host
-// emulation (BS_HOST_EMULATION defined, with the fiber emulator of tests/column_major supplying
+// emulation (BS_HOST_EMULATION defined, with the host emulator of tests/codegen/emulator supplying
 // threadIdx, __syncthreads, BS_DECLARE_SMEM and BS_KERNEL_HEAD, and BS_FUNC, BS_OPAQUE defined
 // by the includer) the text also defines bs_host_entry(void** args).
 codegen::KernelSource generate_interleaved_coop_kernel(const InterleavedKernelSpec& spec);

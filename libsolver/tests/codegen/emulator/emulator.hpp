@@ -6,7 +6,7 @@
 // that not every live thread reaches (deadlock), a shuffle in a warp that is partial or not
 // converged, a misaligned vector load and writes past the end of the dynamic shared memory.
 // Kernels of one thread per matrix (the interleaved family) can also be run without fibers by
-// calling their per-matrix body in a loop (tests/jit).
+// calling their per-matrix body in a loop (codegen/interleaved).
 #pragma once
 
 #include <cmath>

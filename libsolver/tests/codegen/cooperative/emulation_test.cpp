@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "../nonfinite_cases.hpp"
-#include "../test_support.hpp"
+#include "nonfinite_cases.hpp"
+#include "test_support.hpp"
 #include "coop_emulation.hpp"
 #include "coop_potrf_check.hpp"
 #include "coop_specs.hpp"

@@ -21,7 +21,7 @@
 #include <sstream>
 #include <thread>
 
-#include "../../src/cuda/jit/jit.hpp"
+#include "cuda/jit/jit.hpp"
 #include "codegen/cholesky/interleaved.hpp"
 #include "batchsolve/tuning.hpp"
 #include "variant_samples.hpp"

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "../nonfinite_cases.hpp"
+#include "nonfinite_cases.hpp"
 #include "emulated_variants.hpp"
 #include "host_checks.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../test_support.hpp"
+#include "test_support.hpp"
 #include "coop_potrf_check.hpp"
 #include "cuda/tuned/interleaved_cholesky.hpp"
 #include "codegen/cholesky/cooperative.hpp"

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "../nonfinite_cases.hpp"
-#include "../test_support.hpp"
+#include "nonfinite_cases.hpp"
+#include "test_support.hpp"
 #include "batchsolve/batchsolve.hpp"
 
 namespace batchsolve::test::column_major {

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "../test_support.hpp"
+#include "test_support.hpp"
 
 namespace batchsolve::test::coop {
 
