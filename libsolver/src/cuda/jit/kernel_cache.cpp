@@ -142,6 +142,7 @@ struct Miss {
     std::string mkey, disk_key, path, cubin, kernel_name;
     KernelSource source;  // generated only when the disk has nothing
     bool from_disk = false, generated = false;
+    bool skip_disk = false;  // the driver refused the CUBIN on disk: compile afresh
     double generate_seconds = 0, compile_seconds = 0, disk_seconds = 0;
     std::exception_ptr error;
 };
@@ -162,9 +163,9 @@ void build_cubin(Miss& miss, const KernelRequest& request, int arch) {
         // The profiling aid needs the text on disk whatever the cache holds.
         if (!profiling_source_directory().empty()) generate_source(miss, request);
         const auto read_start = Clock::now();
-        if (!miss.path.empty()) miss.from_disk = read_cache_file(miss.path, miss.disk_key, miss.cubin);
+        if (!miss.path.empty() && !miss.skip_disk) miss.from_disk = read_cache_file(miss.path, miss.disk_key, miss.cubin);
         // Prebuilt kernels: read only, under the same file name and key.
-        if (const std::string& prebuilt = prebuilt_directory(); !miss.from_disk && !prebuilt.empty())
+        if (const std::string& prebuilt = prebuilt_directory(); !miss.from_disk && !miss.skip_disk && !prebuilt.empty())
             miss.from_disk = read_cache_file(prebuilt + "/" + cache_file_name(miss.disk_key), miss.disk_key, miss.cubin);
         miss.disk_seconds += seconds_since(read_start);
         if (miss.from_disk) return;
@@ -247,10 +248,9 @@ std::vector<const LoadedKernel*> cached_kernels(const std::vector<KernelRequest>
                 // build it afresh and overwrite the file.
                 cudaGetLastError();
                 miss.from_disk = false;
-                miss.path.clear();
+                miss.skip_disk = true;  // build_cubin compiles and overwrites the user cache's file
                 build_cubin(miss, requests[miss.index], arch);
                 if (miss.error) std::rethrow_exception(miss.error);
-                write_cache_file(dir + "/" + cache_file_name(miss.disk_key), miss.disk_key, miss.cubin);
                 k = load_cubin(miss.cubin, miss.kernel_name);
             }
             k.from_disk_cache = miss.from_disk;
