@@ -65,6 +65,9 @@ int device_arch(int device) {
     return known.emplace(device, major * 10 + minor).first->second;
 }
 
+// The kernel's function name in its module: the key's name up to an optional "#<text digest>".
+std::string function_name(const std::string& key_name) { return key_name.substr(0, key_name.find('#')); }
+
 std::string memory_key(const std::string& family, const std::string& kernel_name, int device) {
     std::string k;
     k.reserve(family.size() + kernel_name.size() + 8);
@@ -153,7 +156,14 @@ void generate_source(Miss& miss, const KernelRequest& request) {
     miss.source = profiling.empty() ? request.generate() : profiled(request.generate(), profiling);
     miss.generate_seconds += seconds_since(t0);
     miss.generated = true;
-    if (miss.source.kernel_name != request.key.kernel_name)
+    // A key names its kernel, optionally followed by "#<digest of the text>" (jit::get_kernel's keys
+    // for families that launch by source: the text itself is their spec).
+    const std::string& key_name = request.key.kernel_name;
+    const bool names_it = key_name == miss.source.kernel_name ||
+                          (key_name.size() > miss.source.kernel_name.size() &&
+                           key_name.compare(0, miss.source.kernel_name.size(), miss.source.kernel_name) == 0 &&
+                           key_name[miss.source.kernel_name.size()] == '#');
+    if (!names_it)
         throw Error("kernel cache: family " + request.key.family + " generated kernel " + miss.source.kernel_name +
                     " for the key " + request.key.kernel_name + " (a key must name the kernel it stands for)");
 }
@@ -210,7 +220,7 @@ std::vector<const LoadedKernel*> cached_kernels(const std::vector<KernelRequest>
     const std::string dir = cache_directory();
     for (Miss& miss : misses) {
         const KernelKey& key = requests[miss.index].key;
-        miss.kernel_name = key.kernel_name;
+        miss.kernel_name = function_name(key.kernel_name);
         miss.disk_key = disk_key_text(key, arch);
         if (!dir.empty()) miss.path = dir + "/" + cache_file_name(miss.disk_key);
     }
@@ -285,7 +295,7 @@ DiskFill fill_disk_cache_for_arch(const std::vector<KernelRequest>& requests, in
     std::vector<Miss> misses(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
         misses[i].index = i;
-        misses[i].kernel_name = requests[i].key.kernel_name;
+        misses[i].kernel_name = function_name(requests[i].key.kernel_name);
         misses[i].disk_key = disk_key_text(requests[i].key, arch);
         misses[i].path = dir + "/" + cache_file_name(misses[i].disk_key);
     }
