@@ -983,9 +983,11 @@ def workspace_bytes(routine: str, a, nrhs: int = 1, *, lower: bool = True, confi
                                 _batch_shape(d)[0], layout.code, layout.chunk, _config_text(config))
 
 
-def reserve_workspace(nbytes: int, device: int = 0) -> None:
-    """Grows the library workspace of CUDA device ``device`` (-1: the CPU backend) to ``nbytes`` now."""
-    _raw.reserve_workspace(device, int(nbytes))
+def reserve_workspace(nbytes: int, device: int = 0, stream=None) -> None:
+    """Grows the library workspace of CUDA device ``device`` (-1: the CPU backend) to ``nbytes`` now,
+    for the calls on ``stream`` (each stream has its own; default the legacy default stream, which
+    PyTorch and CuPy use unless told otherwise)."""
+    _raw.reserve_workspace(device, int(nbytes), _stream_value(stream, None, None, CPU) if stream is not None else 0)
 
 
 def canonical_config(config) -> dict:
@@ -1078,6 +1080,7 @@ def device_name(device: int = 0) -> str:
     return _raw.device_name(device)
 
 
-def synchronize(device: int = 0) -> None:
-    """Waits for the work batchsolve issued on the device (the caller's stream included)."""
-    _raw.synchronize(device)
+def synchronize(device: int = 0, stream=None) -> None:
+    """Waits for the work issued on ``stream`` of the device (default the legacy default stream); the
+    framework's own synchronisation (torch.cuda.synchronize(), ...) does the same for its streams."""
+    _raw.synchronize(device, _stream_value(stream, None, None, CPU) if stream is not None else 0)

@@ -116,7 +116,7 @@ NB_MODULE(_batchsolve, m) {
 
     m.def("cuda_compiled", &bs::Context::cuda_compiled, "True when the library was built with its CUDA backend.");
     m.def("cuda_available", &bs::Context::cuda_available, "True when the CUDA backend is built and a device is usable.");
-    m.def("device_name", [](int device) { return context_for(device).context->device_name(); }, nb::arg("device"),
+    m.def("device_name", [](int device) { return context_for(device, keep_stream).context->device_name(); }, nb::arg("device"),
           "The name of device `device` (-1: the CPU backend, with its thread count).");
 
     m.def(
@@ -226,8 +226,9 @@ NB_MODULE(_batchsolve, m) {
 
     m.def(
         "reserve_workspace",
-        [](int device, std::uint64_t bytes) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.workspace(bytes); }); },
-        nb::arg("device"), nb::arg("bytes"), "Grows the device context's workspace to `bytes` now, outside a timed loop.");
+        [](int device, std::uint64_t bytes, std::int64_t stream) { run_on(device, stream, [&](bs::Context& ctx) { ctx.workspace(bytes); }); },
+        nb::arg("device"), nb::arg("bytes"), nb::arg("stream"),
+        "Grows the workspace of the context of (device, stream) to `bytes` now, outside a timed loop.");
     m.def(
         "workspace_bytes",
         [](std::string routine, std::string precision, int device, bool lower, std::int64_t n, std::int64_t nrhs,
@@ -280,6 +281,6 @@ NB_MODULE(_batchsolve, m) {
         nb::arg("tensor_core_updates"), "batchsolve::sysv_mixed on column-major operands at raw addresses.");
 
     m.def(
-        "synchronize", [](int device) { run_on(device, keep_stream, [&](bs::Context& ctx) { ctx.synchronize(); }); }, nb::arg("device"),
-        "Waits for the work issued through the device's context.");
+        "synchronize", [](int device, std::int64_t stream) { run_on(device, stream, [&](bs::Context& ctx) { ctx.synchronize(); }); },
+        nb::arg("device"), nb::arg("stream"), "Waits for the work issued on `stream` of the device (0: the legacy default stream).");
 }

@@ -63,55 +63,57 @@ void translate_exception(const std::exception_ptr& p, void*) {
 
 // ---- contexts -----------------------------------------------------------------------------------
 
+// One Context per (device, stream), created on first use and never destroyed. A context stays on
+// the stream it was made for: switching a context between the callers' streams would make it wait,
+// at the next switch, on a stream the caller may have destroyed since (a CuPy stream is destroyed
+// when it is collected; synchronising it then crashed the H100 runs of 01:40 and 02:20).
 struct DeviceContext {
     std::unique_ptr<bs::Context> context;
     std::mutex mutex;
 };
 
 std::mutex contexts_mutex;
-std::map<int, std::unique_ptr<DeviceContext>>& contexts() {
-    static auto* map = new std::map<int, std::unique_ptr<DeviceContext>>();  // never destroyed: CUDA may be gone at exit
+std::map<std::pair<int, std::uintptr_t>, std::unique_ptr<DeviceContext>>& contexts() {
+    static auto* map = new std::map<std::pair<int, std::uintptr_t>, std::unique_ptr<DeviceContext>>();  // never destroyed
     return *map;
-}
-
-// Contexts of the first devices, looked up without the map's lock on the hot path (set once, never freed).
-constexpr int fast_devices = 16;
-std::atomic<DeviceContext*> fast_contexts[fast_devices + 1] = {};  // slot 0: the CPU (device -1)
-
-DeviceContext& context_for(int device) {
-    if (device >= -1 && device < fast_devices) {
-        if (DeviceContext* known = fast_contexts[device + 1].load(std::memory_order_acquire)) return *known;
-    }
-    if (device < -1) throw bs::InvalidArgument("batchsolve", "device", "-1 (CPU) or a CUDA device index >= 0");
-    std::lock_guard<std::mutex> lock(contexts_mutex);
-    auto& slot = contexts()[device];
-    if (!slot) {
-        auto entry = std::make_unique<DeviceContext>();
-        entry->context = device < 0 ? std::make_unique<bs::Context>(bs::Backend::cpu)
-                                    : std::make_unique<bs::Context>(bs::Backend::cuda, device);
-        slot = std::move(entry);
-        if (device < fast_devices) fast_contexts[device + 1].store(slot.get(), std::memory_order_release);
-    }
-    return *slot;
 }
 
 // The stream a call is ordered on. 0 is what PyTorch and CuPy report for the legacy default stream;
 // the library's nullptr would mean its own stream instead, which is not ordered with the caller's work.
-void* cuda_stream_of(std::uintptr_t stream) {
-    return stream == 0 ? reinterpret_cast<void*>(std::uintptr_t(1)) /* cudaStreamLegacy */ : reinterpret_cast<void*>(stream);
+std::uintptr_t cuda_stream_of(std::int64_t stream) { return stream == 0 ? std::uintptr_t(1) /* cudaStreamLegacy */ : std::uintptr_t(stream); }
+
+constexpr std::int64_t keep_stream = -1;  // calls that launch nothing: the legacy default stream's context
+
+// The most recent context of each of the first devices, found without the map's lock (lookups happen
+// with the GIL held, so Python threads do not race here).
+constexpr int fast_devices = 16;
+DeviceContext* recent_context[fast_devices + 1] = {};  // slot 0: the CPU (device -1)
+std::uintptr_t recent_stream[fast_devices + 1] = {};
+
+DeviceContext& context_for(int device, std::int64_t stream) {
+    if (device < -1) throw bs::InvalidArgument("batchsolve", "device", "-1 (CPU) or a CUDA device index >= 0");
+    const std::uintptr_t handle = device < 0 ? 0 : cuda_stream_of(stream == keep_stream ? 0 : stream);
+    if (device < fast_devices && recent_context[device + 1] != nullptr && recent_stream[device + 1] == handle)
+        return *recent_context[device + 1];
+    std::lock_guard<std::mutex> lock(contexts_mutex);
+    auto& slot = contexts()[{device, handle}];
+    if (!slot) {
+        auto entry = std::make_unique<DeviceContext>();
+        entry->context = device < 0 ? std::make_unique<bs::Context>(bs::Backend::cpu)
+                                    : std::make_unique<bs::Context>(bs::Backend::cuda, device);
+        if (device >= 0) entry->context->set_stream(reinterpret_cast<void*>(handle));
+        slot = std::move(entry);
+    }
+    if (device < fast_devices) recent_context[device + 1] = slot.get(), recent_stream[device + 1] = handle;
+    return *slot;
 }
 
-constexpr std::int64_t keep_stream = -1;
-
-// Runs f(ctx) on the device's context, on the caller's stream (keep_stream: whichever the context
-// has, for calls that launch nothing), without the GIL. Switching streams waits for the work issued
-// on the previous one (Context::set_stream), so callers that stay on one stream pay nothing.
+// Runs f(ctx) on the context of the device and the caller's stream, without the GIL.
 template <class F>
 auto run_on(int device, std::int64_t stream, F&& f) {
-    DeviceContext& entry = context_for(device);
+    DeviceContext& entry = context_for(device, stream);
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(entry.mutex);
-    if (device >= 0 && stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
     return f(*entry.context);
 }
 
@@ -120,9 +122,8 @@ auto run_on(int device, std::int64_t stream, F&& f) {
 template <class F>
 auto run_launch(int device, std::int64_t stream, F&& f) {
     if (device < 0) return run_on(device, stream, std::forward<F>(f));
-    DeviceContext& entry = context_for(device);
+    DeviceContext& entry = context_for(device, stream);
     std::lock_guard<std::mutex> lock(entry.mutex);
-    if (stream != keep_stream) entry.context->set_stream(cuda_stream_of(std::uintptr_t(stream)));
     return f(*entry.context);
 }
 
