@@ -27,7 +27,10 @@ int main() {
             for (bool lower : {true, false}) {
                 TriangularKernelSpec spec;
                 spec.kind = kind, spec.precision = p, spec.lower = lower;
-                emit(spec);  // the default blocking (2 columns per lane, 4 warps)
+                emit(spec);  // the default blocking (4 columns per lane, 4 warps)
+                spec.columns_per_thread = 2;
+                emit(spec);  // the emulation test's small configuration
+                spec.columns_per_thread = 4;
                 if (p == Precision::d) {
                     spec.columns_per_thread = 3, spec.warps_per_block = 2;
                     emit(spec);

@@ -33,7 +33,7 @@ struct TriangularKernelSpec {
     KernelKind kind = KernelKind::solve;
     Precision precision = Precision::d;
     bool lower = true;             // L's orientation (solve, multiply, invert); potrf_panel: always lower internally
-    int columns_per_thread = 2;    // solve, multiply: right-hand sides per lane
+    int columns_per_thread = 4;    // solve, multiply: right-hand sides per lane
     int warps_per_block = 4;       // solve, multiply, invert: warps per thread block (potrf_panel: matrices per block)
 };
 
