@@ -111,6 +111,11 @@ class TorchArrays:
         return x.cpu().numpy()
 
     def release(self) -> None:
+        # The peers' pools keep what they freed: give it back before the next case's sets.
+        cupy = sys.modules.get("cupy")
+        if cupy is not None:
+            cupy.get_default_memory_pool().free_all_blocks()
+        self.torch.cuda.synchronize()
         self.torch.cuda.empty_cache()
 
 
@@ -368,6 +373,7 @@ def cupy_peers():
 def jax_peers():
     # JAX would take 75% of the GPU's memory at start-up and compute float64 input in float32 by default.
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_ALLOCATOR", "platform")  # freed arrays go back at once
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -525,35 +531,53 @@ def main(argv=None) -> int:
             versions[name] = getattr(sys.modules[name], "__version__", "?")
     print(f"batchsolve.bench on {device_label} ({device}), seed {seed}, commit {commit() or '?'}, "
           + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    rows, skipped = [], []
+    rows, skipped, failed = [], [], []
     started = time.perf_counter()
     for i, (routine, precision, n, count) in enumerate(cases):
         if args.time_limit and time.perf_counter() - started > args.time_limit:
             skipped = cases[i:]
             break
         progress(i, len(cases), started, f"{routine} {precision} n={n} batch={count}")
-        rows.append(run_case(arrays, routine, precision, n, count, args.nrhs, args.repeat, args.max_sets, peers))
+        try:
+            rows.append(run_case(arrays, routine, precision, n, count, args.nrhs, args.repeat, args.max_sets, peers))
+        except Exception as e:  # out of memory, a failing peer...: reported, and the next case runs
+            failed.append({"routine": routine, "precision": precision, "n": n, "batch": count,
+                           "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            print(f"\nbatchsolve.bench: {routine} {precision} n={n} batch={count}: {failed[-1]['error']}", file=sys.stderr)
+            arrays.release()
+        write_outputs(args, rows, skipped, failed, device_label, versions, argv)  # after every case: a cut run keeps them
     progress(len(rows), len(rows) + len(skipped), started, "")
     text = table(rows)
     print(text)
     if skipped:
         print(f"time limit: {len(skipped)} cases not run: " + ", ".join(f"{r}{p} n={n} b={b}" for r, p, n, b in skipped))
+    for f in failed:
+        print(f"FAILED to run: {f['routine']} {f['precision']} n={f['n']} batch={f['batch']}: {f['error']}")
+    report = write_outputs(args, rows, skipped, failed, device_label, versions, argv, final=True)
+    print(report)
+    return 0 if all(r["ok"] for r in rows) and not failed else 1
+
+
+def write_outputs(args, rows, skipped, failed, device_label, versions, argv, final: bool = False) -> str:
+    """The JSON, the Markdown table and (at the end) the plot, with the machine, commit and date."""
     report = summary(rows) if rows else "no case ran"
-    meta = {"device": device_label, "backend": device, "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "seed": seed, "versions": versions, "argv": sys.argv[1:] if argv is None else argv, "repeat": args.repeat}
+    if failed:
+        report += f"\n{len(failed)} cases could not run (see failed in the JSON)"
+    meta = {"device": device_label, "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "versions": versions, "argv": sys.argv[1:] if argv is None else argv, "repeat": args.repeat}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows, "not_run": [list(c) for c in skipped], "summary": report}, f, indent=1)
+            json.dump({"meta": meta, "rows": rows, "not_run": [list(c) for c in skipped], "failed": failed,
+                       "summary": report}, f, indent=1)
     if args.table:
         with open(args.table, "w") as f:
-            f.write(f"# batchsolve.bench on {device_label}, commit {meta['commit']}, {meta['date']}\n\n{text}\n\n{report}\n")
-    if args.plot and rows:
+            f.write(f"# batchsolve.bench on {device_label}, commit {meta['commit']}, {meta['date']}\n\n{table(rows) if rows else ''}\n\n{report}\n")
+    if final and args.plot and rows:
         try:
             plot(rows, args.plot, f"batchsolve from Python vs C++ over the peer, {device_label}, {meta['commit']}")
         except ImportError:
             print("batchsolve.bench: matplotlib not installed: no plot", file=sys.stderr)
-    print(report)
-    return 0 if all(r["ok"] for r in rows) else 1
+    return report
 
 
 if __name__ == "__main__":
