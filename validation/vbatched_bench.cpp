@@ -756,14 +756,17 @@ int main(int argc, char** argv) {
                 dispatch(p, [&](auto zero) { sweep<decltype(zero)>(st, *gpu, engine, rows, md); });
             doc["sweep"] = rows;
         } else {
-            // the plan: every routine in --precisions, square GEMM also in --gemm-precisions
+            // the plan, routine by routine (GEMM first when listed first, so that a time limit keeps the
+            // issue's main rows): every routine in --precisions, square GEMM also in --gemm-precisions
             std::vector<std::pair<std::string, std::string>> plan;
-            for (const std::string& p : st.precisions)
-                for (const std::string& r : st.routines)
+            for (const std::string& r : st.routines) {
+                std::vector<std::string> ps = st.precisions;
+                if (r == "gemm")
+                    for (const std::string& p : st.gemm_precisions)
+                        if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+                for (const std::string& p : ps)
                     if (!setup_of(r).hermitian || p == "c" || p == "z") plan.push_back({p, r});
-            for (const std::string& p : st.gemm_precisions)
-                if (std::find(plan.begin(), plan.end(), std::make_pair(p, std::string("gemm"))) == plan.end())
-                    plan.push_back({p, "gemm"});
+            }
             json rows = json::array();
             std::vector<std::string> lines;
             batchsolve::io::Progress progress("vbatched_bench", plan.size() * st.xs.size());
