@@ -8,7 +8,8 @@
 #   VB_PRECISIONS  every routine in these (default d,z)   VB_GEMM_PRECISIONS  square GEMM rows also in these (default s,c)
 #   VB_ROUTINES    bench routines (default: all)         VB_X   sizes x (default 32,64,128,256,512)
 #   VB_CPU_MAX     CPU rows up to this x (default 128)   VB_REPEAT  timed calls per row (default 3)
-#   VB_SWEEP       precisions to sweep GEMM/SYRK configurations for (default: none), at VB_SWEEP_X (default 64,256)
+#   VB_SWEEP       precisions to sweep GEMM/SYRK configurations for (default: none), at VB_SWEEP_X (default 64,256),
+#                  for VB_SWEEP_ROUTINES (default gemm,syrk)
 #   VB_TEST_SECONDS / VB_BENCH_SECONDS / VB_SWEEP_SECONDS  time limits (default 60 / 90 / 50)
 set -u
 out="${OUT:-/tmp/out}/vb-gemm"
@@ -34,6 +35,7 @@ bench_rc=$?
 sweep_rc=-
 if [[ -n ${VB_SWEEP:-} ]]; then
   timeout "${VB_SWEEP_SECONDS:-50}" "$run" vbatched_bench --sweep --precisions "$VB_SWEEP" --x "${VB_SWEEP_X:-64,256}" \
+    --routines "${VB_SWEEP_ROUTINES:-gemm,syrk}" \
     --repeat 3 --json "$out/sweep.json" --md /tmp/vb-gemm-sweep.md >> "$out/bench.txt" 2>&1
   sweep_rc=$?
   { echo; echo "## GEMM/SYRK sweep"; echo; grep '^|' /tmp/vb-gemm-sweep.md 2>/dev/null; } >> "$out/bench.md"
