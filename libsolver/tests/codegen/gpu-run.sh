@@ -14,6 +14,7 @@
 #                JOBS (8) at a time, CUDA instances only; SUITES_FILTER / SUITES_SKIP (regular
 #                expressions over "executable Suite.Test") select a shard; beside step 2 (neither is timed)
 #
+# Files: tester.json, tester-vs-reference.md, logs.tar.gz (everything else).
 # Knobs (seconds): TESTER_S (default 80), SANITIZE_S (70), SUITES_S (70), TEST_TIMEOUT (per test,
 # default SUITES_S); STEPS (default "tester sanitize suites"); SUITES (default: nonfinite,
 # cooperative, jit, column-major GPU suites); REFERENCE (the tester JSON to compare with). About
@@ -44,7 +45,7 @@ if [[ " $steps " == *" tester "* ]]; then
   rc=$?
   tail -n 3 "$out/tester.log"
   if [[ -s $out/tester.json ]]; then
-    python3 libsolver/tests/codegen/compare_tester.py "$out/tester.json" "$reference" --markdown "$out/tester-vs-12f7b85.md" |
+    python3 libsolver/tests/codegen/compare_tester.py "$out/tester.json" "$reference" --markdown "$out/tester-vs-reference.md" |
       tail -n 1 > "$out/tester-compare.txt"
     summary+=("tester (rc $rc): $(cat "$out/tester-compare.txt")")
   else
@@ -159,6 +160,11 @@ if [[ -n ${suites_pid:-} ]]; then
   summary+=("suites: $(grep -E '^=== suites' "$out/suites.log" | sed 's/^=== suites: //')")
 fi
 
-echo "=== arch-gen summary ($(( $(date +%s) - t0 )) s, $(cat "$out/gpu.txt"))"
+# At most ~6 files come back from the GPU machine: the tester's JSON and comparison stay apart, the
+# rest goes into one archive.
+( cd "$out" && tar -czf logs.tar.gz $(ls gpu.txt tester.log tester-compare.txt sanitize-* suites.log suites.rc \
+    suite-logs.tar.gz 2>/dev/null) && rm -f gpu.txt tester.log tester-compare.txt sanitize-* suites.log suites.rc \
+    suite-logs.tar.gz )
+echo "=== arch-gen summary ($(( $(date +%s) - t0 )) s, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1))"
 echo "$bundle_note"
 for line in "${summary[@]}"; do echo "$line"; done
