@@ -4,6 +4,7 @@
 #include "cholesky_cusolver.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdint>
 
 #include "../core/backends.hpp"
@@ -91,7 +92,10 @@ BATCHSOLVE_HD int checked_info(const T* factor, int n, int lda, int reported) {
     const int limit = reported > 0 ? reported - 1 : n;
     for (int j = 0; j < limit; ++j) {
         const auto d = real_part(factor[std::int64_t(j) * lda + j]);
-        if (!(d > 0)) return j + 1;
+        // 0 < d <= largest finite, as the generated kernels' bs_pivot_ok: an +Inf diagonal entry of A
+        // gives an Inf factor diagonal that `d > 0` alone lets through (issue 22).
+        const double largest = sizeof(d) == sizeof(float) ? double(FLT_MAX) : DBL_MAX;
+        if (!(d > 0 && d <= largest)) return j + 1;
     }
     return reported;
 }
