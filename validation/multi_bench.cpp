@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <numeric>
 #include <sstream>
@@ -72,6 +73,10 @@ struct Row {
     double seconds = NAN, gflops = NAN, speedup = NAN, backward_error = NAN;
     long failed = 0;
 };
+
+// Called after every row: the JSON and the table are rewritten, so a run cut short by a time limit
+// keeps what it measured.
+std::function<void(const std::vector<Row>&)> after_row = [](const std::vector<Row>&) {};
 
 // posv flops: potrf n^3/3 + potrs 2 n^2 per right-hand side (complex: x4), the tester's counts.
 template <class T>
@@ -272,6 +277,7 @@ void run_dense(const Options& o, std::vector<Row>& rows) {
                         o.dense_precision.c_str(), n, row.device.c_str(), row.seconds, row.gflops, row.speedup, row.backward_error, row.failed);
             std::fflush(stdout);
             rows.push_back(row);
+            after_row(rows);
         }
     }
 }
@@ -302,8 +308,45 @@ void run_precision(const Options& o, const std::string& precision, std::vector<R
                               row.backward_error, row.failed);
                 std::cout << line << std::endl;
                 rows.push_back(row);
+                after_row(rows);
             }
         }
+}
+
+// The JSON and the markdown table of the rows so far (and the table on stdout when `print`); returns
+// the rows with failed matrices or a backward error >= 30.
+int write_outputs(const Options& o, const std::vector<Row>& rows, bool print) {
+    int bad = 0;
+    json j = json::array();
+    std::ostringstream md;
+    md << "| precision | n | mode | batch | devices | seconds | GFLOP/s | speed-up vs 1 | backward error | failed |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const Row& r : rows) {
+        const bool ok = r.failed == 0 && r.backward_error < 30;
+        bad += !ok;
+        j.push_back({{"precision", r.precision}, {"n", r.n}, {"mode", r.mode}, {"batch", r.batch}, {"devices", r.devices},
+                     {"device", r.device}, {"seconds", r.seconds}, {"gflops", r.gflops}, {"speedup_vs_one", r.speedup},
+                     {"backward_error", r.backward_error}, {"failed", r.failed}, {"ok", ok}});
+        char line[512];
+        std::snprintf(line, sizeof line, "| %s | %d | %s | %d | %s | %.5f | %.1f | %.2fx | %.2g | %ld |\n", r.precision.c_str(), r.n,
+                      r.mode.c_str(), r.batch, r.device.c_str(), r.seconds, r.gflops, r.speedup, r.backward_error, r.failed);
+        md << line;
+    }
+    if (print) std::cout << "\n" << md.str();
+    char when[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    if (!o.json_path.empty()) {
+        std::ofstream f(o.json_path);
+        f << json{{"tool", "multi_bench"}, {"date", when}, {"backend", o.backend == bs::Backend::cuda ? "cuda" : "cpu"}, {"rows", j}}.dump(2) << "\n";
+        if (!f) std::cerr << "multi_bench: error: " << o.json_path << ": cannot write\n";
+    }
+    if (!o.markdown_path.empty()) {
+        std::ofstream f(o.markdown_path);
+        f << md.str();
+        if (!f) std::cerr << "multi_bench: error: " << o.markdown_path << ": cannot write\n";
+    }
+    return bad;
 }
 
 const char* kHelp = R"(multi_bench: batched posv on 1 device vs N devices in one run (batchsolve multi_device.hpp).
@@ -369,6 +412,7 @@ int main(int argc, char** argv) {
     }
     if (o.backend == bs::Backend::cpu) std::cout << "multi_bench: GPU rows skipped: no GPU (CPU members instead)\n";
     std::vector<Row> rows;
+    after_row = [&](const std::vector<Row>& so_far) { write_outputs(o, so_far, false); };
     try {
         if (!o.dense_sizes.empty()) {
             if (o.dense_precision == "s") run_dense<float>(o, rows);
@@ -387,36 +431,7 @@ int main(int argc, char** argv) {
         std::cerr << "multi_bench: error: " << e.what() << "\n";
         return 255;
     }
-    int bad = 0;
-    json j = json::array();
-    std::ostringstream md;
-    md << "| precision | n | mode | batch | devices | seconds | GFLOP/s | speed-up vs 1 | backward error | failed |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const Row& r : rows) {
-        const bool ok = r.failed == 0 && r.backward_error < 30;
-        bad += !ok;
-        j.push_back({{"precision", r.precision}, {"n", r.n}, {"mode", r.mode}, {"batch", r.batch}, {"devices", r.devices},
-                     {"device", r.device}, {"seconds", r.seconds}, {"gflops", r.gflops}, {"speedup_vs_one", r.speedup},
-                     {"backward_error", r.backward_error}, {"failed", r.failed}, {"ok", ok}});
-        char line[512];
-        std::snprintf(line, sizeof line, "| %s | %d | %s | %d | %s | %.5f | %.1f | %.2fx | %.2g | %ld |\n", r.precision.c_str(), r.n,
-                      r.mode.c_str(), r.batch, r.device.c_str(), r.seconds, r.gflops, r.speedup, r.backward_error, r.failed);
-        md << line;
-    }
-    std::cout << "\n" << md.str();
-    char when[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    if (!o.json_path.empty()) {
-        std::ofstream f(o.json_path);
-        f << json{{"tool", "multi_bench"}, {"date", when}, {"backend", o.backend == bs::Backend::cuda ? "cuda" : "cpu"}, {"rows", j}}.dump(2) << "\n";
-        if (!f) return std::cerr << "multi_bench: error: " << o.json_path << ": cannot write\n", 255;
-    }
-    if (!o.markdown_path.empty()) {
-        std::ofstream f(o.markdown_path);
-        f << md.str();
-        if (!f) return std::cerr << "multi_bench: error: " << o.markdown_path << ": cannot write\n", 255;
-    }
+    const int bad = write_outputs(o, rows, true);
     std::cout << "multi_bench: " << rows.size() << " rows, " << bad << " with failed matrices or backward error >= 30\n";
     return bad;
 }
