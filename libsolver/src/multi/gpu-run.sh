@@ -60,7 +60,7 @@ fi
 
 # dense: one complex system (BEM's precision) by LU over the GPUs (cuSOLVERMg); 33,000 is issue 30's
 # P1 size (17.4 GB in complex double).
-if [[ $mode == smoke ]]; then repeat=3; dense=8192,16384; else repeat=5; dense=16384,33000; fi
+if [[ $mode == smoke ]]; then repeat=3; dense=8192; else repeat=5; dense=16384,33000; fi
 say "== multi_bench: posv, batch 10^6, n 16 and 32, s and d, 1..$gpus GPUs; dense z n = $dense"
 run_for 90 30 $R multi_bench --n 16,32 --precision s,d --batch 1000000 --host-batch 100000 --modes device,host \
     --devices all --repeat $repeat --dense $dense --dense-precision z \
