@@ -31,6 +31,8 @@
 using namespace batchsolve;
 using nlohmann::json;
 
+#include "bench_errors.hpp"
+
 namespace {
 
 const char* kUsage = R"(large_bench: Cholesky of one large matrix (cholesky_large.hpp) against cuSOLVER, side by side.
@@ -60,34 +62,9 @@ whole solve and the flops of the factorisation. Errors: normwise backward error
 ||b - A x||_inf / (||A||_inf ||x||_inf) of a solve with the factor (potrs after potrf), b uniform.
 )";
 
-[[noreturn]] void fail(const std::string& what) {
-    std::cerr << "large_bench: " << what << "\n";
-    std::exit(2);
-}
-void check(cudaError_t s, const char* call) {
-    if (s != cudaSuccess) fail(std::string(call) + ": " + cudaGetErrorString(s));
-}
-void check(cublasStatus_t s, const char* call) {
-    if (s != CUBLAS_STATUS_SUCCESS) fail(std::string(call) + ": cuBLAS status " + std::to_string(int(s)));
-}
-void check(cusolverStatus_t s, const char* call) {
-    if (s != CUSOLVER_STATUS_SUCCESS) fail(std::string(call) + ": cuSOLVER status " + std::to_string(int(s)));
-}
-#define CHECK(call) check((call), #call)
-
-std::vector<int> parse_ints(const std::string& text, const char* option) {
-    std::vector<int> values;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        char* end = nullptr;
-        const long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > 100000) fail(std::string("invalid ") + option + " '" + text + "'");
-        values.push_back(int(v));
-    }
-    if (values.empty()) fail(std::string("empty ") + option);
-    return values;
-}
+using bench_errors::check;
+using bench_errors::fail;
+using bench_errors::parse_ints;
 
 struct Settings {
     std::vector<int> sizes = {1024, 2048, 4096, 8192, 16384, 32768};

@@ -29,6 +29,8 @@
 using namespace batchsolve;
 using nlohmann::json;
 
+#include "bench_errors.hpp"
+
 namespace {
 
 const char* kUsage = R"(sysv_bench: symmetric indefinite solvers (ldlt.hpp) against cuSOLVER, side by side.
@@ -54,34 +56,9 @@ also reports its componentwise one. GFLOP/s: LDL^T and sytrf n^3/3, getrf 2n^3/3
 solvers (gesv, sysv_mixed) are given the time of the whole solve and the flops of their factorisation.
 )";
 
-[[noreturn]] void fail(const std::string& what) {
-    std::cerr << "sysv_bench: " << what << "\n";
-    std::exit(2);
-}
-void check(cudaError_t s, const char* call) {
-    if (s != cudaSuccess) fail(std::string(call) + ": " + cudaGetErrorString(s));
-}
-void check(cublasStatus_t s, const char* call) {
-    if (s != CUBLAS_STATUS_SUCCESS) fail(std::string(call) + ": cuBLAS status " + std::to_string(int(s)));
-}
-void check(cusolverStatus_t s, const char* call) {
-    if (s != CUSOLVER_STATUS_SUCCESS) fail(std::string(call) + ": cuSOLVER status " + std::to_string(int(s)));
-}
-#define CHECK(call) check((call), #call)
-
-std::vector<int> parse_ints(const std::string& text, const char* option) {
-    std::vector<int> values;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        char* end = nullptr;
-        const long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v < 1 || v > 100000) fail(std::string("invalid ") + option + " '" + text + "'");
-        values.push_back(int(v));
-    }
-    if (values.empty()) fail(std::string("invalid ") + option + " '" + text + "'");
-    return values;
-}
+using bench_errors::check;
+using bench_errors::fail;
+using bench_errors::parse_ints;
 std::vector<std::string> parse_list(const std::string& text) {
     std::vector<std::string> values;
     std::stringstream in(text);

@@ -38,6 +38,8 @@
 using namespace batchsolve;
 using nlohmann::json;
 
+#include "bench_errors.hpp"
+
 namespace {
 
 const char* kUsage = R"(vbatched_triangular_bench: trsm/trmm/potrf_vbatched against cuBLAS, cuSOLVER and the CPU.
@@ -60,20 +62,8 @@ usage: vbatched_triangular_bench [options]
 Without a GPU it prints "skipped: no GPU" and exits 0.
 )";
 
-[[noreturn]] void fail(const std::string& what) {
-    std::cerr << "vbatched_triangular_bench: " << what << "\n";
-    std::exit(255);
-}
-
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) fail(std::string(what) + ": " + cudaGetErrorString(e));
-}
-void check(cublasStatus_t e, const char* what) {
-    if (e != CUBLAS_STATUS_SUCCESS) fail(std::string(what) + ": cuBLAS status " + std::to_string(int(e)));
-}
-void check(cusolverStatus_t e, const char* what) {
-    if (e != CUSOLVER_STATUS_SUCCESS) fail(std::string(what) + ": cuSOLVER status " + std::to_string(int(e)));
-}
+using bench_errors::check;
+using bench_errors::fail;
 
 struct Settings {
     std::vector<int> x{32, 64, 128, 256, 512};
