@@ -12,6 +12,7 @@
 #include "batchsolve/buffer.hpp"
 #include "batchsolve/checked_size.hpp"
 #include "checks.hpp"
+#include "refinement.hpp"
 #include "cholesky_large_backend.hpp"
 #include "ldlt_backend.hpp"  // the generic vector primitives: convert_down, add_correction, norms, copies
 
@@ -315,31 +316,14 @@ public:
     }
 
 private:
-    struct Measure {
-        double scaled = 0;
-        bool met = true;
-        bool finite = true;
-    };
-    // max over right-hand sides of ||r_j|| / (||A|| ||x_j||), and whether every one meets
-    // ||r_j|| <= ||x_j|| ||A|| eps sqrt(n) with eps = 2^-52 (ldlt.cpp says why not 2^-53).
+    using Measure = refinement::Measure;
     Measure measure() {
         BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, r_, n_, norms_, ctx_));
         BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, x_, ldx_, norms_ + nrhs_, ctx_));
         std::vector<T> host(2 * std::size_t(nrhs_));
         fetch(ctx_, host.data(), norms_, host.size());
-        Measure m;
-        const double eps = double(std::numeric_limits<T>::epsilon());
-        for (int j = 0; j < nrhs_; ++j) {
-            const double r = host[j], x = host[nrhs_ + j];
-            if (!std::isfinite(r) || !std::isfinite(x)) {
-                m.finite = false, m.met = false, m.scaled = std::numeric_limits<double>::infinity();
-                continue;
-            }
-            const double scale = x * norm_a_;
-            m.met = m.met && r <= scale * eps * std::sqrt(double(n_));
-            m.scaled = std::max(m.scaled, scale > 0 ? r / scale : (r > 0 ? std::numeric_limits<double>::infinity() : 0.0));
-        }
-        return m;
+        return refinement::measure(host.data(), host.data() + nrhs_, nrhs_, n_, norm_a_,
+                                   double(std::numeric_limits<T>::epsilon()));
     }
 
     int fetch_flag(int index) {
