@@ -615,9 +615,12 @@ TYPED_TEST(SysvMixed, ConvergesInFewIterationsWhenWellConditioned) {
             EXPECT_EQ(r.path, SolvePath::nopiv_low) << r.describe();
             ASSERT_EQ(r.steps.size(), 1u) << r.describe();
             EXPECT_EQ(r.steps[0].outcome, StepOutcome::converged);
-            // cond 100, u_low 2^-24: each correction gains ~ 1e-5 (less with the growth of a factor
-            // without pivoting), so double accuracy takes 2-6.
-            EXPECT_LE(r.iterations, 8) << r.describe();
+            // cond 100, u_low 2^-24: each correction gains ~ 1e-5 / growth, growth being that of a factor
+            // without pivoting. Measured over 400 fresh seeds at n = 199 (double): 3 iterations in 78%,
+            // at most 6 in 99%, and 8 or 10 in 3 runs where the butterflies left a large growth (a CI
+            // run met 10 against the old bound of 8). 15, half of max_iterations, still fails a
+            // refinement that stalls or crawls.
+            EXPECT_LE(r.iterations, 15) << r.describe();
             EXPECT_LT(normwise, kAcceptance);
             EXPECT_LT(r.backward_error, kAcceptance * n * double(unit_roundoff<T>())) << "componentwise";
         }
