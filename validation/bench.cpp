@@ -258,6 +258,10 @@ public:
               int count, const std::vector<T>& a, const std::vector<T>* b, std::size_t flush_bytes)
         : mem_(mem), shape_(shape), sets_(sets), layout_(layout), chunk_(chunk), n_(n), nrhs_(nrhs), count_(count),
           pristine_(mem.context(), shape.pitch), work_(mem.context(), shape.pitch * std::size_t(sets)) {
+        // restore_all copies whole pitches, the alignment padding after A, B and info included:
+        // zeroed once here, so that no copy reads bytes nobody wrote (compute-sanitizer initcheck
+        // reported each restore's copy of the padding after info, issue 22).
+        mem_.fill(pristine_.data(), 0, shape.pitch);
         put_image(a, n, pristine_.data() + shape.a_offset);
         if (b != nullptr) put_image(*b, nrhs, pristine_.data() + shape.b_offset);
         mem_.fill(pristine_.data() + shape.info_offset, 0xFF, shape.info_bytes);  // info poisoned to -1
