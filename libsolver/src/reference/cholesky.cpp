@@ -1,5 +1,7 @@
 // CPU reference backend of potrf/potrs/posv: LAPACKE per matrix, one matrix per OpenMP thread.
 //
+// Real matrices up to a few dozen rows take the vector path first (cholesky_simd.hpp: several matrices
+// per SIMD register); the rest, and everything with BATCHSOLVE_CPU_SIMD=off, run as follows.
 // Column-major matrices (strided or pointer array) go to LAPACK in place with their ld; interleaved
 // ones are gathered into a thread-local packed scratch, solved there and scattered back, touching
 // only the referenced triangle of A.
@@ -15,6 +17,7 @@
 
 #include "../core/backends.hpp"
 #include "access.hpp"
+#include "cholesky_simd.hpp"
 #include "lapack.hpp"
 
 namespace batchsolve::reference {
@@ -151,6 +154,7 @@ BATCHSOLVE_CHOLESKY_POTRF(T) {
         std::fill(info, info + a.count, 0);
         return;
     }
+    if (simd::potrf(uplo, a, info)) return;
     InternalError internal;
 #pragma omp parallel
     {
@@ -171,6 +175,7 @@ BATCHSOLVE_CHOLESKY_POTRS(T) {
     single_threaded_blas();
     const int n = a.rows, nrhs = b.cols;
     if (n == 0 || nrhs == 0) return;
+    if (simd::potrs(uplo, a, b)) return;
     InternalError internal;
 #pragma omp parallel
     {
@@ -196,6 +201,7 @@ BATCHSOLVE_CHOLESKY_POSV(T) {
         std::fill(info, info + a.count, 0);
         return;
     }
+    if (simd::posv(uplo, a, b, info)) return;
     InternalError internal;
 #pragma omp parallel
     {
