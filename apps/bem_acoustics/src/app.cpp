@@ -1,6 +1,8 @@
 // The subcommands of the bem tool (app.hpp): solve, validate and bench, and mesh loading.
 #include "app.hpp"
 
+#include "distributed.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 namespace bem {
@@ -106,6 +109,37 @@ int run_solve(const SolveOptions& o) {
     std::vector<RunInfo> runs;
     std::vector<std::vector<cd>> solutions;
     int failures = 0;
+    std::unique_ptr<batchsolve::DeviceGroup> group;
+    if (!o.devices.empty()) {
+        const batchsolve::Backend backend = o.gpu_assembly ? batchsolve::Backend::cuda : batchsolve::Backend::cpu;
+        group = std::make_unique<batchsolve::DeviceGroup>(backend, batchsolve::DeviceGroup::parse_devices(o.devices, backend));
+        if (o.device_memory_gib > 0) group->set_memory_limit(std::size_t(o.device_memory_gib * double(1ull << 30)));
+    }
+    // Far field, surface and grid files of frequency f, then the solution kept for surface.h5.
+    auto finish_frequency = [&](std::size_t f, double k, std::vector<cd> x, const RunInfo& info) {
+        FarFieldTable table = far_field_directions(o.incident.direction, o.angles, true);
+        table.values = far_field(o.formulation, mesh, g, x, k, table.directions);
+        if (o.mie_radius > 0 && !o.incident.point_source) {
+            for (double deg : table.angles_deg)
+                table.reference.push_back(mie_far_field(o.formulation == Formulation::hard_p1, k, o.mie_radius, deg * M_PI / 180));
+            std::printf("  far field vs Mie (radius %g): relative L2 error %.3e over %d angles\n", o.mie_radius,
+                        relative_l2_error(table.values, table.reference), o.angles);
+        }
+        const std::string tag = "_f" + std::to_string(f);
+        write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0);
+        write_surface_vtu(dir + "surface" + tag + ".vtu", mesh, o.formulation, x);
+        if (!o.grid.empty()) {
+            const PlaneGrid grid = parse_plane_grid(o.grid);
+            const auto pts = grid.points();
+            std::vector<cd> inc(pts.size());
+            for (std::size_t p = 0; p < pts.size(); ++p) inc[p] = o.incident.value(pts[p].data(), k);
+            const std::vector<cd> sc = scattered_field(o.formulation, mesh, g, x, k, pts);
+            write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {o.mesh});
+            write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc);
+        }
+        solutions.push_back(std::move(x));
+        runs.push_back(info);
+    };
     for (std::size_t f = 0; f < o.wavenumbers.size(); ++f) {
         const double k = o.wavenumbers[f];
         const double epw = warn_resolution(stats, k);
@@ -117,6 +151,30 @@ int run_solve(const SolveOptions& o) {
         info.speed_of_sound = o.speed_of_sound;
         info.frequency = k * o.speed_of_sound / (2 * M_PI);
         info.incident = o.incident;
+        if (group) {
+            // Over several devices: assembly, solve and residual where the tiles lie (distributed.hpp).
+            const std::vector<cd> b = right_hand_side(o.formulation, mesh, g, o.incident, k);
+            DistributedResult d = solve_distributed(o.formulation, mesh, g, k, b, *group, o.tile);
+            info.assembly_seconds = d.assembly_s;
+            SolveResult r;
+            r.method = SolveMethod::multi_lu;
+            r.path = d.engine + " on " + d.group;
+            r.seconds = d.factor_s + d.solve_s;
+            r.scaled_residual = d.scaled_residual;
+            r.x = std::move(d.x);
+            info.solve = r;
+            std::printf("k = %.6g (f = %.1f Hz, %.1f elements/wavelength): n = %zu over %s, tiles of %d columns (%.2f GiB per member); "
+                        "assembly %.3f s; %s: upload %.3f s, factor %.3f s, solve %.3f s; residual (columns assembled again %.3f s) "
+                        "%.3f s, scaled residual %.2e\n",
+                        k, info.frequency, epw, d.order, d.group.c_str(), d.tile, double(d.bytes_per_member) / double(1u << 30), d.assembly_s,
+                        d.engine.c_str(), d.upload_s, d.factor_s, d.solve_s, d.residual_assembly_s, d.residual_s, d.scaled_residual);
+            if (!(r.scaled_residual < 1e-10)) {
+                std::fprintf(stderr, "error: scaled residual %.2e: the solve failed\n", r.scaled_residual);
+                ++failures;
+            }
+            finish_frequency(f, k, std::move(r.x), info);
+            continue;
+        }
         auto t0 = std::chrono::steady_clock::now();
         Matrix a;
         if (o.gpu_assembly) {
@@ -139,28 +197,7 @@ int run_solve(const SolveOptions& o) {
             std::fprintf(stderr, "error: scaled residual %.2e: the solve failed\n", r.scaled_residual);
             ++failures;
         }
-        FarFieldTable table = far_field_directions(o.incident.direction, o.angles, true);
-        table.values = far_field(o.formulation, mesh, g, r.x, k, table.directions);
-        if (o.mie_radius > 0 && !o.incident.point_source) {
-            for (double deg : table.angles_deg)
-                table.reference.push_back(mie_far_field(o.formulation == Formulation::hard_p1, k, o.mie_radius, deg * M_PI / 180));
-            std::printf("  far field vs Mie (radius %g): relative L2 error %.3e over %d angles\n", o.mie_radius,
-                        relative_l2_error(table.values, table.reference), o.angles);
-        }
-        const std::string tag = "_f" + std::to_string(f);
-        write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0);
-        write_surface_vtu(dir + "surface" + tag + ".vtu", mesh, o.formulation, r.x);
-        if (!o.grid.empty()) {
-            const PlaneGrid grid = parse_plane_grid(o.grid);
-            const auto pts = grid.points();
-            std::vector<cd> inc(pts.size());
-            for (std::size_t p = 0; p < pts.size(); ++p) inc[p] = o.incident.value(pts[p].data(), k);
-            const std::vector<cd> sc = scattered_field(o.formulation, mesh, g, r.x, k, pts);
-            write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {o.mesh});
-            write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc);
-        }
-        solutions.push_back(std::move(r.x));
-        runs.push_back(info);
+        finish_frequency(f, k, std::move(r.x), info);
     }
     write_surface_h5(dir + "surface.h5", mesh, runs, solutions, o.force, {o.mesh});
     std::printf("results in %s (surface.h5, surface_f*.vtu, far_field_f*.csv%s)\n", o.output_dir.c_str(), o.grid.empty() ? "" : ", grid_f*.h5/.vtk");

@@ -26,6 +26,11 @@ struct SolveOptions {
     SolveMethod solver = SolveMethod::cpu_lu;
     bool gpu_assembly = false, force = false;
     int angles = 361;
+    // Several devices (issue 30): a DeviceGroup of these GPUs (--assembly gpu) or CPU members
+    // (--assembly cpu); each assembles its tiles of `tile` columns, LU by cuSOLVERMg. Empty: one device.
+    std::string devices;
+    int tile = 1024;
+    double device_memory_gib = 0;  // cap on each member's memory (0: the device's own)
 };
 int run_solve(const SolveOptions& o);
 

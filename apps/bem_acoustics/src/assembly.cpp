@@ -257,6 +257,38 @@ kern::P1Pair p1_pair(const Geometry& g, const SingularRules& rules, std::size_t 
 
 }  // namespace
 
+// ---- column blocks ---------------------------------------------------------------------------------
+
+void assemble_p0_columns(const Geometry& g, double k, const QuadratureOptions& q, const ColumnBlock& block, cd* local) {
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    const std::int64_t n = std::int64_t(g.n);
+    // p0_single_layer_entry is the one-device assembly's computation of lower entry (i >= j), regular
+    // and singular alike, so every column equals the one-device matrix bit for bit.
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::int64_t c = 0; c < block.local_columns; ++c) {
+        const std::size_t j = std::size_t(block.global(c));
+        for (std::int64_t i = 0; i < n; ++i)
+            local[std::size_t(i + c * block.order)] =
+                p0_single_layer_entry(g, rules, std::max(std::size_t(i), j), std::min(std::size_t(i), j), k, q);
+    }
+}
+
+void column_block_matvec(const ColumnBlock& block, const cd* local, const cd* x, cd* y, double* row_abs) {
+    const std::int64_t n = block.order;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+        cd acc = 0;
+        double s = 0;
+        for (std::int64_t c = 0; c < block.local_columns; ++c) {
+            const cd aij = local[std::size_t(i + c * n)];
+            acc += aij * x[std::size_t(block.global(c))];
+            s += std::abs(aij);
+        }
+        y[std::size_t(i)] += acc;
+        row_abs[std::size_t(i)] += s;
+    }
+}
+
 Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q) {
     const SingularRules rules = make_singular_rules(q.singular_order);
     Matrix m;
@@ -290,6 +322,45 @@ Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op,
         progress.advance();
     }
     return m;
+}
+
+void assemble_p1_columns(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, const ColumnBlock& block,
+                         cd* local) {
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    std::fill(local, local + std::size_t(block.local_columns * block.order), cd(0, 0));
+    (void)vertices;
+    const std::int64_t n = std::int64_t(g.n);
+    const bool hypersingular = op == P1Operator::hypersingular;
+    // Element pair (i, j) adds local[a][b] at (tri_i[a], tri_j[b]) and, for i != j, at the mirrored
+    // (tri_j[b], tri_i[a]): a pair matters to this member when one of its six vertices is a column here.
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::int64_t j = 0; j < n; ++j) {
+        bool j_owned = false;
+        for (int b = 0; b < 3; ++b) j_owned = j_owned || block.owns(g.tri[3 * j + b]);
+        for (std::int64_t i = j; i < n; ++i) {
+            bool i_owned = false;
+            for (int a = 0; a < 3; ++a) i_owned = i_owned || block.owns(g.tri[3 * i + a]);
+            if (!i_owned && !j_owned) continue;
+            const kern::P1Pair pair = p1_pair(g, rules, std::size_t(i), std::size_t(j), k, q.near_factor);
+            kern::Cplx lm[3][3];
+            kern::p1_local_matrix(pair, hypersingular, g.panels[i], g.jacobian[i], &g.normal[3 * i], g.panels[j], g.jacobian[j], &g.normal[3 * j], k,
+                                  lm);
+            auto accumulate = [&](std::int64_t r, std::int64_t col, kern::Cplx v) {
+                if (!block.owns(col)) return;
+                double* entry = reinterpret_cast<double*>(&local[std::size_t(r + block.local(col) * block.order)]);
+#pragma omp atomic
+                entry[0] += v.re;
+#pragma omp atomic
+                entry[1] += v.im;
+            };
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) {
+                    const std::int64_t ga = g.tri[3 * i + a], gb = g.tri[3 * j + b];
+                    accumulate(ga, gb, lm[a][b]);
+                    if (i != j) accumulate(gb, ga, lm[a][b]);
+                }
+        }
+    }
 }
 
 }  // namespace bem

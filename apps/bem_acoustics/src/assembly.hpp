@@ -93,4 +93,32 @@ Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const Quadratur
 std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g, double k, const QuadratureOptions& q,
                                                               GpuAssemblyTiming* timing);
 
+// ---- column blocks (several devices, issue 30) ------------------------------------------------------
+// The columns one member of a batchsolve::TiledMatrix holds: tiles of `tile` columns dealt round robin
+// over `members`, so local column c is global column ((c / tile) * members + member) * tile + c % tile.
+// Every entry (i, j) is computed as the lower-triangle entry (max(i, j), min(i, j)) of the one-device
+// assembly, with the same code: P0 columns equal the one-device matrix bit for bit; P1 columns (sums of
+// element-pair contributions, added in another order) to rounding.
+struct ColumnBlock {
+    int member = 0, members = 1, tile = 1;
+    std::int64_t local_columns = 0;  // columns this member holds
+    std::int64_t order = 0;          // matrix order n (rows, and the leading dimension)
+    int device = 0;                  // CUDA device of the member (GPU functions)
+    bool owns(std::int64_t column) const { return (column / tile) % members == member; }
+    std::int64_t local(std::int64_t column) const { return (column / tile / members) * tile + column % tile; }
+    std::int64_t global(std::int64_t c) const { return ((c / tile) * members + member) * tile + c % tile; }
+};
+// CPU: the member's columns into host memory `local` (order x local_columns, column-major).
+void assemble_p0_columns(const Geometry& g, double k, const QuadratureOptions& q, const ColumnBlock& block, cd* local);
+void assemble_p1_columns(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, const ColumnBlock& block,
+                         cd* local);
+// CUDA (assembly_cuda.cu): the same into device memory `local` of block.device; returns device seconds.
+double assemble_p0_columns_gpu(const Geometry& g, double k, const QuadratureOptions& q, const ColumnBlock& block, cd* local);
+double assemble_p1_columns_gpu(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q,
+                               const ColumnBlock& block, cd* local);
+// The member's part of A x for the residual: y[i] += sum over its columns j of a(i, j) x[j] and
+// row_abs[i] += |a(i, j)| (host arrays of n entries; x the whole solution). CPU and CUDA versions.
+void column_block_matvec(const ColumnBlock& block, const cd* local, const cd* x, cd* y, double* row_abs);
+void column_block_matvec_gpu(const ColumnBlock& block, const cd* local, const cd* x, cd* y, double* row_abs);
+
 }  // namespace bem

@@ -36,17 +36,11 @@ constexpr int regular_points_per_panel = 6;  // triangle_rule_regular(); checked
 __device__ inline void store(double2* a, std::size_t at, double re, double im) { a[at] = make_double2(re, im); }
 __device__ inline void store(float2* a, std::size_t at, double re, double im) { a[at] = make_float2(float(re), float(im)); }
 
-template <class Stored>
-__global__ void p0_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, double near_factor,
-                                const double* __restrict__ regular_points, const double* __restrict__ regular_weights,
-                                const double* near_points, const double* near_weights, int near_count, double k, Stored* a) {
-    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
-    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= n || j >= n || i < j) return;
-    int pa[3], pb[3];
-    if (kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb) > 0) return;  // the singular pass writes these
+// The regular (non-singular) P0 entry of lower pair (i >= j), as both the one-device and the
+// column-block kernels compute it: same code, same bits.
+__device__ inline kern::Cplx p0_regular_value(int i, int j, const double* centroid, const double* diameter, double near_factor,
+                                              const double* __restrict__ regular_points, const double* __restrict__ regular_weights,
+                                              const double* near_points, const double* near_weights, int near_count, double k) {
     const double d = kern::distance(centroid + 3 * i, centroid + 3 * j);
     const bool near = d < near_factor * fmax(diameter[i], diameter[j]);
     kern::Cplx v;
@@ -79,16 +73,29 @@ __global__ void p0_regular_pass(int n, const int* tri, const double* centroid, c
 #pragma unroll
         for (int q = 0; q < regular_points_per_panel; ++q) v = v + tw[q] * row[q];
     }
-    store(a, std::size_t(i) + std::size_t(j) * n, v.re, v.im);
+    return v;
 }
 
 template <class Stored>
-__global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
-                                 const double* jacobian, const double* coincident, int coincident_count, const double* edge,
-                                 int edge_count, const double* vertex, int vertex_count, double k, Stored* a) {
-    const int s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= pairs) return;
-    const int i = pair_i[s], j = pair_j[s];
+__global__ void p0_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, double near_factor,
+                                const double* __restrict__ regular_points, const double* __restrict__ regular_weights,
+                                const double* near_points, const double* near_weights, int near_count, double k, Stored* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= n || j >= n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb) > 0) return;  // the singular pass writes these
+    const kern::Cplx v = p0_regular_value(i, j, centroid, diameter, near_factor, regular_points, regular_weights, near_points, near_weights,
+                                          near_count, k);
+    store(a, std::size_t(i) + std::size_t(j) * n, v.re, v.im);
+}
+
+// The singular P0 entry of vertex-sharing pair (i >= j) (Sauter-Schwab), shared by both assemblies.
+__device__ inline kern::Cplx p0_singular_value(int i, int j, const int* tri, const kern::Panel* panels, const double* jacobian,
+                                               const double* coincident, int coincident_count, const double* edge, int edge_count,
+                                               const double* vertex, int vertex_count, double k) {
     int pa[3], pb[3];
     const int shared = kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb);
     kern::Panel ti, tj;
@@ -101,7 +108,18 @@ __global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int*
     const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
     const kern::Cplx v = kern::p0_pair_rule(ti, tj, rule, count, k);
     const double jac = jacobian[i] * jacobian[j];
-    store(a, std::size_t(i) + std::size_t(j) * n, jac * v.re, jac * v.im);
+    return {jac * v.re, jac * v.im};
+}
+
+template <class Stored>
+__global__ void p0_singular_pass(int pairs, int n, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
+                                 const double* jacobian, const double* coincident, int coincident_count, const double* edge,
+                                 int edge_count, const double* vertex, int vertex_count, double k, Stored* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    const kern::Cplx v = p0_singular_value(i, j, tri, panels, jacobian, coincident, coincident_count, edge, edge_count, vertex, vertex_count, k);
+    store(a, std::size_t(i) + std::size_t(j) * n, v.re, v.im);
 }
 
 // Copies the strictly lower triangle to the upper through 32x32 shared-memory tiles, so that both
@@ -153,14 +171,8 @@ struct P1DeviceGeometry {
     bool hypersingular;
 };
 
-__global__ void p1_regular_pass(P1DeviceGeometry g, double* a) {
-    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
-    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= g.n || j >= g.n || i < j) return;
-    int pa[3], pb[3];
-    if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
+// The 3x3 local matrix of regular element pair (i >= j) (no shared vertex), for both P1 assemblies.
+__device__ inline void p1_regular_local(const P1DeviceGeometry& g, int i, int j, kern::Cplx local[3][3]) {
     const bool near = kern::distance(g.centroid + 3 * i, g.centroid + 3 * j) < g.near_factor * fmax(g.diameter[i], g.diameter[j]);
     const int cnt = near ? g.near_count : g.regular_count;
     const double* pts = near ? g.near_points : g.regular_points;
@@ -168,17 +180,13 @@ __global__ void p1_regular_pass(P1DeviceGeometry g, double* a) {
     kern::P1Pair pair;
     kern::p1_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j),
                          near ? g.near_ref : g.regular_ref, cnt, g.k, pair);
-    kern::Cplx local[3][3];
     kern::p1_local_matrix(pair, g.hypersingular, g.panels[i], g.jacobian[i], g.normal + 3 * i, g.panels[j], g.jacobian[j], g.normal + 3 * j, g.k,
                           local);
-    add_local(a, g.nv, g.tri, i, j, local);
 }
 
-__global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_i, const int* pair_j, const double* coincident, int coincident_count,
-                                 const double* edge, int edge_count, const double* vertex, int vertex_count, double* a) {
-    const int s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= pairs) return;
-    const int i = pair_i[s], j = pair_j[s];
+// The same for a vertex-sharing pair (Sauter-Schwab).
+__device__ inline void p1_singular_local(const P1DeviceGeometry& g, int i, int j, const double* coincident, int coincident_count, const double* edge,
+                                         int edge_count, const double* vertex, int vertex_count, kern::Cplx local[3][3]) {
     int pa[3], pb[3];
     const int shared = kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb);
     kern::Panel ti, tj;
@@ -191,10 +199,139 @@ __global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_
     const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
     kern::P1Pair pair;
     kern::p1_pair_rule(ti, tj, pa, pb, rule, count, g.k, g.jacobian[i] * g.jacobian[j], pair);
-    kern::Cplx local[3][3];
     kern::p1_local_matrix(pair, g.hypersingular, g.panels[i], g.jacobian[i], g.normal + 3 * i, g.panels[j], g.jacobian[j], g.normal + 3 * j, g.k,
                           local);
+}
+
+__global__ void p1_regular_pass(P1DeviceGeometry g, double* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= g.n || j >= g.n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
+    kern::Cplx local[3][3];
+    p1_regular_local(g, i, j, local);
     add_local(a, g.nv, g.tri, i, j, local);
+}
+
+__global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_i, const int* pair_j, const double* coincident, int coincident_count,
+                                 const double* edge, int edge_count, const double* vertex, int vertex_count, double* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    kern::Cplx local[3][3];
+    p1_singular_local(g, i, j, coincident, coincident_count, edge, edge_count, vertex, vertex_count, local);
+    add_local(a, g.nv, g.tri, i, j, local);
+}
+
+// ---- column blocks (assembly.hpp, ColumnBlock) ---------------------------------------------------
+
+struct DeviceColumns {
+    int member, members, tile;
+    long long local_columns, order;
+    __device__ bool owns(long long column) const { return (column / tile) % members == member; }
+    __device__ long long local(long long column) const { return (column / tile / members) * tile + column % tile; }
+    __device__ long long global(long long c) const { return ((c / tile) * members + member) * tile + c % tile; }
+};
+
+// One thread per (row i, local column c): entry (i, j) as the one-device lower entry (max, min).
+__global__ void p0_regular_columns(DeviceColumns cols, const int* tri, const double* centroid, const double* diameter, double near_factor,
+                                   const double* __restrict__ regular_points, const double* __restrict__ regular_weights,
+                                   const double* near_points, const double* near_weights, int near_count, double k, double2* a) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long c = blockIdx.y * (long long)blockDim.y + threadIdx.y;
+    if (i >= cols.order || c >= cols.local_columns) return;
+    const long long j = cols.global(c);
+    const int r = int(i > j ? i : j), s = int(i > j ? j : i);
+    int pa[3], pb[3];
+    if (kern::shared_vertices(tri + 3 * r, tri + 3 * s, pa, pb) > 0) return;  // the singular pass writes these
+    const kern::Cplx v = p0_regular_value(r, s, centroid, diameter, near_factor, regular_points, regular_weights, near_points, near_weights,
+                                          near_count, k);
+    a[i + c * cols.order] = make_double2(v.re, v.im);
+}
+
+// One thread per vertex-sharing pair (i >= j): written at (i, j) and (j, i) where those columns are here.
+__global__ void p0_singular_columns(DeviceColumns cols, int pairs, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
+                                    const double* jacobian, const double* coincident, int coincident_count, const double* edge, int edge_count,
+                                    const double* vertex, int vertex_count, double k, double2* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    const bool at_ij = cols.owns(j), at_ji = i != j && cols.owns(i);
+    if (!at_ij && !at_ji) return;
+    const kern::Cplx v = p0_singular_value(i, j, tri, panels, jacobian, coincident, coincident_count, edge, edge_count, vertex, vertex_count, k);
+    if (at_ij) a[i + cols.local(j) * cols.order] = make_double2(v.re, v.im);
+    if (at_ji) a[j + cols.local(i) * cols.order] = make_double2(v.re, v.im);
+}
+
+__device__ bool touches(const DeviceColumns& cols, const int* tri, int e) {
+    return cols.owns(tri[3 * e]) || cols.owns(tri[3 * e + 1]) || cols.owns(tri[3 * e + 2]);
+}
+
+// Element pair (i, j)'s local matrix added where its columns are here (and mirrored for i != j).
+__device__ void add_local_columns(const DeviceColumns& cols, double* a, const int* tri, int i, int j, const kern::Cplx local[3][3]) {
+    for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) {
+            const long long ga = tri[3 * i + p], gb = tri[3 * j + q];
+            if (cols.owns(gb)) {
+                double* at = a + 2 * (ga + cols.local(gb) * cols.order);
+                atomicAdd(at, local[p][q].re);
+                atomicAdd(at + 1, local[p][q].im);
+            }
+            if (i != j && cols.owns(ga)) {
+                double* at = a + 2 * (gb + cols.local(ga) * cols.order);
+                atomicAdd(at, local[p][q].re);
+                atomicAdd(at + 1, local[p][q].im);
+            }
+        }
+}
+
+__global__ void p1_regular_columns(P1DeviceGeometry g, DeviceColumns cols, double* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= g.n || j >= g.n || i < j) return;
+    if (!touches(cols, g.tri, i) && !touches(cols, g.tri, j)) return;  // nothing of this pair lands here
+    int pa[3], pb[3];
+    if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
+    kern::Cplx local[3][3];
+    p1_regular_local(g, i, j, local);
+    add_local_columns(cols, a, g.tri, i, j, local);
+}
+
+__global__ void p1_singular_columns(P1DeviceGeometry g, DeviceColumns cols, int pairs, const int* pair_i, const int* pair_j,
+                                    const double* coincident, int coincident_count, const double* edge, int edge_count, const double* vertex,
+                                    int vertex_count, double* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    if (!touches(cols, g.tri, i) && !touches(cols, g.tri, j)) return;
+    kern::Cplx local[3][3];
+    p1_singular_local(g, i, j, coincident, coincident_count, edge, edge_count, vertex, vertex_count, local);
+    add_local_columns(cols, a, g.tri, i, j, local);
+}
+
+// y[i] = sum over local columns of a(i, c) x[global(c)], row_abs[i] = sum |a(i, c)|: one thread per
+// row (consecutive threads read consecutive entries of a column).
+__global__ void columns_matvec(DeviceColumns cols, const double2* a, const double2* x, double2* y, double* row_abs) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= cols.order) return;
+    double re = 0, im = 0, s = 0;
+    for (long long c = 0; c < cols.local_columns; ++c) {
+        const double2 v = a[i + c * cols.order], xv = x[cols.global(c)];
+        re += v.x * xv.x - v.y * xv.y;
+        im += v.x * xv.y + v.y * xv.x;
+        s += hypot(v.x, v.y);
+    }
+    y[i] = make_double2(re, im);
+    row_abs[i] = s;
+}
+
+DeviceColumns device_columns(const ColumnBlock& b) {
+    return {b.member, b.members, b.tile, (long long)b.local_columns, (long long)b.order};
 }
 
 }  // namespace
@@ -344,6 +481,111 @@ Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator
     check(cudaMemcpy(m.a.data(), a.data, nv * nv * 16, cudaMemcpyDeviceToHost), "download");
     for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
     return m;
+}
+
+// ---- column blocks: host side -------------------------------------------------------------------
+
+namespace {
+// Everything the column kernels read about the mesh, on the member's device.
+struct ColumnGeometry {
+    SingularRules rules;
+    DeviceArray<int> tri, pair_i, pair_j;
+    DeviceArray<double> centroid, diameter, jacobian, normal, reg_pts, reg_w, near_pts, near_w, reg_ref, near_ref;
+    DeviceArray<kern::Panel> panels;
+    DeviceArray<double> coincident, edge, vertex;
+    ColumnGeometry(const Geometry& g, const QuadratureOptions& q)
+        : rules(make_singular_rules(q.singular_order)), tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j), centroid(g.centroid),
+          diameter(g.diameter), jacobian(g.jacobian), normal(g.normal), reg_pts(g.regular_points), reg_w(g.regular_weights),
+          near_pts(g.near_points), near_w(g.near_weights), reg_ref(g.regular_ref), near_ref(g.near_ref), panels(g.panels),
+          coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex) {}
+};
+
+struct EventTimer {
+    cudaEvent_t start, stop;
+    EventTimer() {
+        check(cudaEventCreate(&start), "cudaEventCreate");
+        check(cudaEventCreate(&stop), "cudaEventCreate");
+        cudaEventRecord(start);
+    }
+    double seconds() {
+        cudaEventRecord(stop);
+        check(cudaEventSynchronize(stop), "column assembly");
+        float ms = 0;
+        cudaEventElapsedTime(&ms, start, stop);
+        return ms / 1e3;
+    }
+    ~EventTimer() {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+};
+}  // namespace
+
+double assemble_p0_columns_gpu(const Geometry& g, double k, const QuadratureOptions& q, const ColumnBlock& block, cd* local) {
+    if (g.regular_count != regular_points_per_panel) throw std::logic_error("GPU assembly: the regular rule changed size; update regular_points_per_panel");
+    check(cudaSetDevice(block.device), "cudaSetDevice");
+    ColumnGeometry dg(g, q);
+    auto* a = reinterpret_cast<double2*>(local);
+    // Poisoned first (NaN bytes), so that an entry no pass writes shows up in the residual check.
+    check(cudaMemset(a, 0xff, std::size_t(block.local_columns * block.order) * sizeof(double2)), "poison");
+    EventTimer timer;
+    const DeviceColumns cols = device_columns(block);
+    if (block.local_columns > 0) {
+        const dim3 threads(regular_block_x, regular_block_y);
+        const dim3 grid(unsigned((block.order + threads.x - 1) / threads.x), unsigned((block.local_columns + threads.y - 1) / threads.y));
+        p0_regular_columns<<<grid, threads>>>(cols, dg.tri.data, dg.centroid.data, dg.diameter.data, q.near_factor, dg.reg_pts.data, dg.reg_w.data,
+                                              dg.near_pts.data, dg.near_w.data, g.near_count, k, a);
+        check(cudaGetLastError(), "column regular pass launch");
+        const int pairs = int(g.singular_i.size());
+        p0_singular_columns<<<(pairs + 127) / 128, 128>>>(cols, pairs, dg.pair_i.data, dg.pair_j.data, dg.tri.data, dg.panels.data, dg.jacobian.data,
+                                                          dg.coincident.data, int(dg.rules.coincident.size() / 5), dg.edge.data,
+                                                          int(dg.rules.edge.size() / 5), dg.vertex.data, int(dg.rules.vertex.size() / 5), k, a);
+        check(cudaGetLastError(), "column singular pass launch");
+    }
+    return timer.seconds();
+}
+
+double assemble_p1_columns_gpu(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, const ColumnBlock& block,
+                               cd* local) {
+    check(cudaSetDevice(block.device), "cudaSetDevice");
+    ColumnGeometry dg(g, q);
+    auto* a = reinterpret_cast<double*>(local);
+    check(cudaMemset(a, 0, std::size_t(block.local_columns * block.order) * 16), "clear");  // accumulated into
+    P1DeviceGeometry pg{int(g.n), int(vertices), dg.tri.data, dg.panels.data, dg.jacobian.data, dg.normal.data, dg.centroid.data, dg.diameter.data,
+                        dg.reg_pts.data, dg.reg_w.data, dg.reg_ref.data, dg.near_pts.data, dg.near_w.data, dg.near_ref.data,
+                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular};
+    EventTimer timer;
+    const DeviceColumns cols = device_columns(block);
+    if (block.local_columns > 0) {
+        const dim3 threads(regular_block_x, regular_block_y);
+        const dim3 grid(unsigned((g.n + threads.x - 1) / threads.x), unsigned((g.n + threads.y - 1) / threads.y));
+        p1_regular_columns<<<grid, threads>>>(pg, cols, a);
+        check(cudaGetLastError(), "P1 column regular pass launch");
+        const int pairs = int(g.singular_i.size());
+        p1_singular_columns<<<(pairs + 127) / 128, 128>>>(pg, cols, pairs, dg.pair_i.data, dg.pair_j.data, dg.coincident.data,
+                                                          int(dg.rules.coincident.size() / 5), dg.edge.data, int(dg.rules.edge.size() / 5),
+                                                          dg.vertex.data, int(dg.rules.vertex.size() / 5), a);
+        check(cudaGetLastError(), "P1 column singular pass launch");
+    }
+    return timer.seconds();
+}
+
+void column_block_matvec_gpu(const ColumnBlock& block, const cd* local, const cd* x, cd* y, double* row_abs) {
+    check(cudaSetDevice(block.device), "cudaSetDevice");
+    const std::size_t n = std::size_t(block.order);
+    DeviceArray<double2> dx(n), dy(n);
+    DeviceArray<double> drow(n);
+    check(cudaMemcpy(dx.data, x, n * sizeof(double2), cudaMemcpyHostToDevice), "upload x");
+    columns_matvec<<<unsigned((n + 127) / 128), 128>>>(device_columns(block), reinterpret_cast<const double2*>(local), dx.data, dy.data, drow.data);
+    check(cudaGetLastError(), "matvec launch");
+    std::vector<cd> part(n);
+    std::vector<double> part_abs(n);
+    check(cudaMemcpy(part.data(), dy.data, n * sizeof(double2), cudaMemcpyDeviceToHost), "download A x");
+    check(cudaMemcpy(part_abs.data(), drow.data, n * sizeof(double), cudaMemcpyDeviceToHost), "download row sums");
+    for (std::size_t i = 0; i < n; ++i) {
+        y[i] += part[i];
+        row_abs[i] += part_abs[i];
+    }
 }
 
 }  // namespace bem

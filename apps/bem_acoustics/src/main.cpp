@@ -135,9 +135,20 @@ int cmd_solve(int argc, char** argv) {
         ("mie-radius", po::value(&o.mie_radius)->default_value(0), "compare the far field with the Mie series of a sphere of this radius (plane wave)")
         ("write-matrix", po::value(&o.matrix_path), "write the assembled matrix and right-hand side to this HDF5 file (first frequency)")
         ("output-dir,o", po::value(&o.output_dir)->required(), "directory for the result files")
-        ("force", po::bool_switch(&o.force), "replace existing result files");
+        ("force", po::bool_switch(&o.force), "replace existing result files")
+        ("devices", po::value(&o.devices), "assemble and solve over several devices (issue 30): GPUs 0,1,... or 'all' with --assembly gpu "
+                                          "(each assembles its column tiles, LU by cuSOLVERMg), CPU members 0,1,... with --assembly cpu")
+        ("tile", po::value(&o.tile)->default_value(1024), "with --devices: columns per tile, tiles dealt round robin (cuSOLVERMg's layout)")
+        ("device-memory-gib", po::value(&o.device_memory_gib)->default_value(0), "with --devices: take each member to have at most this "
+                                                                                 "much memory (0: the device's own; tests and sharing)");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem solve --mesh MESH (-k K | -f HZ) [options] -o DIR")) return 0;
+    if (vm.count("devices")) {
+        if (!vm["solver"].defaulted()) throw std::invalid_argument("--solver: not with --devices (the solve over several devices is LU: cuSOLVERMg)");
+        if (vm.count("write-matrix")) throw std::invalid_argument("--write-matrix: not with --devices (the matrix never sits in one place)");
+        if (o.tile < 1) throw std::invalid_argument("--tile: at least 1 (got " + std::to_string(o.tile) + ")");
+        if (!(o.device_memory_gib >= 0)) throw std::invalid_argument("--device-memory-gib: at least 0");
+    }
     o.unit_scale = parse_unit(unit);
     if (vm.count("wavenumber")) o.wavenumbers = parse_list(wavenumbers, "--wavenumber");
     if (vm.count("frequency"))

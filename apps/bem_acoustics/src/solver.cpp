@@ -20,6 +20,7 @@ const char* to_string(SolveMethod m) {
         case SolveMethod::gpu_irs_y: return "gpu-irs-y";
         case SolveMethod::cpu_ldlt: return "cpu-ldlt";
         case SolveMethod::gpu_ldlt: return "gpu-ldlt";
+        case SolveMethod::multi_lu: return "multi-lu";
     }
     return "?";
 }
@@ -96,6 +97,7 @@ bool looks_resonant(const SolveResult& r, std::size_t n) {
 
 SolveResult solve(SolveMethod method, const Matrix& a, const std::vector<cd>& b, bool estimate_condition) {
     if (b.size() != a.n) throw std::invalid_argument("solve: right-hand side has " + std::to_string(b.size()) + " entries, matrix order is " + std::to_string(a.n));
+    if (method == SolveMethod::multi_lu) throw std::invalid_argument("solve: multi-lu runs on a DeviceGroup (solve_distributed, bem solve --devices)");
     if (is_gpu(method)) return solve_gpu(method, a, b);
     if (method == SolveMethod::cpu_ldlt || method == SolveMethod::gpu_ldlt) return solve_ldlt(method, a, b);
     const lapack_int n = lapack_int(a.n);

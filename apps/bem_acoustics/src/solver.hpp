@@ -23,6 +23,8 @@ enum class SolveMethod {
     cpu_ldlt,       // batchsolve::sysv_mixed (issue 25) on the CPU backend: LDL^T without pivoting in
                     // complex single, refinement in double, RBT and pivoted fallbacks
     gpu_ldlt,       // the same on the CUDA backend
+    multi_lu,       // LU over a DeviceGroup (bem solve --devices): cuSOLVERMg on GPUs, LAPACK on CPU members
+                    // (distributed.hpp; not a method of solve(), the matrix never sits in one place)
 };
 const char* to_string(SolveMethod m);
 SolveMethod parse_solve_method(const std::string& text);  // cpu-lu, cpu-sym, gpu-lu, gpu-irs-c, gpu-irs-y, cpu-ldlt, gpu-ldlt

@@ -17,12 +17,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "batchsolve/batch.hpp"
+#include "batchsolve/buffer.hpp"
 #include "batchsolve/context.hpp"
 #include "batchsolve/types.hpp"
 
@@ -85,6 +87,15 @@ public:
     // threads' start-up on short calls. The device-resident overloads below use it for CUDA groups.
     void enqueue(const std::function<void(int member)>& work);
 
+    // A cap on the memory each member is taken to have (bytes; 0: none, the default). Checks before
+    // allocating (TiledMatrix, gesv) use min(cap, free memory): a CPU group with a cap stands in for
+    // GPUs of that size in tests, and a GPU group can be held below its memory.
+    void set_memory_limit(std::size_t bytes) { memory_limit_ = bytes; }
+    std::size_t memory_limit() const { return memory_limit_; }
+    // Bytes member `member` can still allocate: the device's free memory (CUDA), the host's available
+    // memory (CPU), at most memory_limit().
+    std::size_t available_bytes(int member);
+
     // Internal: the staging blocks of a member, grown on demand and kept for the next call (pinned
     // allocations cost milliseconds). Freed with the group.
     detail::MemberStaging& staging(int member);
@@ -96,6 +107,7 @@ private:
     std::vector<int> devices_;
     std::vector<double> weights_;
     std::size_t staging_bytes_ = std::size_t(256) << 20;
+    std::size_t memory_limit_ = 0;
     std::vector<std::unique_ptr<detail::MemberStaging>> staging_;
 };
 
@@ -144,5 +156,54 @@ struct DenseSolveReport {
 // (InvalidArgument naming n, nrhs, lda, ldb, tile or a null pointer); a singular U is report.info > 0.
 template <class T>
 DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile = 1024);
+
+// ---- a dense matrix that lives spread over the group ----------------------------------------------
+
+// A rows x cols column-major matrix dealt to the members in tiles of `tile` columns round robin (tile t
+// on member t % size, cuSOLVERMg's 1-D block-cyclic layout): member p holds its tiles side by side in
+// its own memory (device memory for CUDA members, host memory for CPU members), leading dimension
+// rows. Applications fill it where it lies (each member its own columns), so a matrix larger than
+// any one device, or than the host, never sits in one place. Before allocating, every member's share
+// is checked against DeviceGroup::available_bytes(member) plus `reserve_bytes` (what the member
+// still needs afterwards, e.g. a solver's workspace); Error names the bytes per member, the member's
+// free memory and the group size when it does not fit.
+template <class T>
+class TiledMatrix {
+public:
+    TiledMatrix(DeviceGroup& group, int rows, int cols, int tile, std::size_t reserve_bytes = 0);
+    int rows() const { return rows_; }
+    int cols() const { return cols_; }
+    int tile() const { return tile_; }
+    int members() const { return int(parts_.size()); }
+    int owner(int column) const { return (column / tile_) % members(); }
+    // Column `column`'s index among its owner's local columns.
+    std::int64_t local_column(int column) const {
+        return std::int64_t(column / tile_ / members()) * tile_ + column % tile_;
+    }
+    // The global column of member p's local column c (inverse of local_column).
+    int global_column(int member, std::int64_t c) const {
+        return int(((c / tile_) * members() + member) * tile_ + c % tile_);
+    }
+    std::int64_t local_columns(int member) const { return local_columns_.at(std::size_t(member)); }
+    T* data(int member) const { return parts_.at(std::size_t(member)).data(); }  // member's memory
+    std::int64_t ld() const { return rows_; }
+    // Bytes one member holds at most: ceil(tiles / members) tiles of rows x tile.
+    static std::size_t bytes_per_member(int rows, int cols, int tile, int members);
+    // Host copy of the whole matrix (tests and small systems only: it gathers everything).
+    std::vector<T> gather() const;
+
+private:
+    int rows_, cols_, tile_;
+    std::vector<std::int64_t> local_columns_;
+    std::vector<Buffer<T>> parts_;
+};
+
+// Solves A X = B by LU with partial pivoting where A lies (a square TiledMatrix): CUDA groups run
+// cuSOLVERMg on the tiles in place (B, n x nrhs host-resident, is uploaded in the same layout and
+// X downloaded into it; A is overwritten by L and U on the devices); CPU groups gather A to the host
+// for LAPACK (the CPU backend's stand-in: host memory is the members' memory) and write L and U back
+// into the tiles. ipiv: n host entries, 1-based. Errors and report as the host-resident gesv above.
+template <class T>
+DenseSolveReport gesv(TiledMatrix<T>& a, int* ipiv, int nrhs, T* b, int ldb, DeviceGroup& group);
 
 }  // namespace batchsolve

@@ -148,23 +148,13 @@ void copy_tiles(const Distributed& m, int n, int cols, int tile, T* host, int ld
     }
 }
 
-}  // namespace
-
+// The devices of the group with peer access between every pair (cuSOLVERMg reads and writes the
+// other devices' tiles directly), the handle, the grid and the descriptors of A (n x n) and B.
 template <class T>
-DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile) {
+void mg_setup(MgResources& r, DeviceGroup& group, int n, int nrhs, int tile) {
     const MgApi& api = mg();
     if (!api.missing.empty()) throw Error("gesv over " + std::to_string(group.size()) + " GPUs needs cuSOLVERMg: " + api.missing);
-    DenseSolveReport report;
-    MgResources r;
     for (int p = 0; p < group.size(); ++p) r.devices.push_back(group.context(p).device());
-    const int d = int(r.devices.size());
-    const std::int64_t a_tiles = (std::int64_t(n) + tile - 1) / tile, b_tiles = (std::int64_t(nrhs) + tile - 1) / tile;
-    const std::int64_t a_per_device = (a_tiles + d - 1) / d, b_per_device = (b_tiles + d - 1) / d;
-    const std::size_t a_bytes = std::size_t(a_per_device) * tile * std::size_t(n) * sizeof(T);
-    const std::size_t b_bytes = std::size_t(std::max<std::int64_t>(b_per_device, 1)) * tile * std::size_t(n) * sizeof(T);
-    const std::size_t ipiv_bytes = std::size_t(a_per_device) * tile * sizeof(int);
-
-    // cuSOLVERMg reads and writes the other devices' tiles directly: peer access between every pair.
     for (int i : r.devices)
         for (int j : r.devices) {
             if (i == j) continue;
@@ -176,32 +166,40 @@ DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b
             if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) check(e, "cudaDeviceEnablePeerAccess");
             cudaGetLastError();
         }
+    const int d = int(r.devices.size());
     check(api.create(&r.handle), "cusolverMgCreate");
     check(api.device_select(r.handle, d, r.devices.data()), "cusolverMgDeviceSelect");
     check(api.create_grid(&r.grid, 1, d, r.devices.data(), CUDALIBMG_GRID_MAPPING_COL_MAJOR), "cusolverMgCreateDeviceGrid");
     check(api.create_desc(&r.desc_a, n, n, n, tile, data_type<T>(), r.grid), "cusolverMgCreateMatrixDesc (A)");
     check(api.create_desc(&r.desc_b, n, nrhs, n, tile, data_type<T>(), r.grid), "cusolverMgCreateMatrixDesc (B)");
+}
 
-    // A, B and the pivots first (checked against free memory before allocating), then the workspace,
-    // whose size cuSOLVERMg gives for the allocated tiles.
+// With A's tiles resident (A.pointers): B and the pivots (checked against the members' memory first),
+// the workspace cuSOLVERMg asks for, B uploaded, getrf, getrs, X and the pivots downloaded. A stays
+// on the devices (L and U).
+template <class T>
+void mg_factor_solve(MgResources& r, DeviceGroup& group, int n, int nrhs, int tile, Distributed& A, std::size_t a_bytes, int* ipiv, T* b,
+                     int ldb, DenseSolveReport& report) {
+    const MgApi& api = mg();
+    const int d = int(r.devices.size());
+    const std::int64_t a_tiles = (std::int64_t(n) + tile - 1) / tile, b_tiles = (std::int64_t(nrhs) + tile - 1) / tile;
+    const std::int64_t a_per_device = (a_tiles + d - 1) / d, b_per_device = (b_tiles + d - 1) / d;
+    const std::size_t b_bytes = std::size_t(std::max<std::int64_t>(b_per_device, 1)) * tile * std::size_t(n) * sizeof(T);
+    const std::size_t ipiv_bytes = std::size_t(a_per_device) * tile * sizeof(int);
     for (int p = 0; p < d; ++p) {
-        std::size_t free_bytes = 0, total_bytes = 0;
-        check(cudaSetDevice(r.devices[std::size_t(p)]), "cudaSetDevice");
-        check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-        const std::size_t need = a_bytes + b_bytes + ipiv_bytes;
-        if (need > free_bytes)
-            throw Error("gesv: n = " + std::to_string(n) + " needs " + gib(double(need)) + " per device on " + std::to_string(d) +
-                        " device(s) before workspace; device " + std::to_string(r.devices[std::size_t(p)]) + " has " +
-                        gib(double(free_bytes)) + " free of " + gib(double(total_bytes)) + " (add devices or reduce n)");
+        const std::size_t available = group.available_bytes(p);
+        if (b_bytes + ipiv_bytes > available)
+            throw Error("gesv: n = " + std::to_string(n) + " needs " + gib(double(b_bytes + ipiv_bytes)) +
+                        " per device for the right-hand sides and pivots beside the matrix; device " + std::to_string(r.devices[std::size_t(p)]) +
+                        " has " + gib(double(available)) + " available");
     }
-    Distributed A, B;
+    Distributed B;
     std::vector<int*> pivots;
     for (int p = 0; p < d; ++p) {
-        A.pointers.push_back(r.allocate(r.devices[std::size_t(p)], a_bytes, "cudaMalloc (gesv: A's tiles)"));
         B.pointers.push_back(r.allocate(r.devices[std::size_t(p)], b_bytes, "cudaMalloc (gesv: B's tiles)"));
         pivots.push_back(static_cast<int*>(r.allocate(r.devices[std::size_t(p)], ipiv_bytes, "cudaMalloc (gesv: pivots)")));
     }
-    A.tiles_per_device = a_per_device, B.tiles_per_device = b_per_device;
+    B.tiles_per_device = b_per_device;
     std::int64_t lwork_getrf = 0, lwork_getrs = 0;
     check(api.getrf_buffer(r.handle, n, n, A.pointers.data(), 1, 1, r.desc_a, pivots.data(), data_type<T>(), &lwork_getrf),
           "cusolverMgGetrf_bufferSize");
@@ -211,12 +209,10 @@ DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b
     const std::int64_t lwork = std::max(lwork_getrf, lwork_getrs);  // elements of T per device
     std::vector<void*> work;
     for (int p = 0; p < d; ++p) {
-        std::size_t free_bytes = 0, total_bytes = 0;
-        check(cudaSetDevice(r.devices[std::size_t(p)]), "cudaSetDevice");
-        check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-        if (std::size_t(lwork) * sizeof(T) > free_bytes)
+        const std::size_t available = group.available_bytes(p);
+        if (std::size_t(lwork) * sizeof(T) > available)
             throw Error("gesv: cuSOLVERMg's workspace needs " + gib(double(lwork) * sizeof(T)) + " per device, device " +
-                        std::to_string(r.devices[std::size_t(p)]) + " has " + gib(double(free_bytes)) + " free after the matrix");
+                        std::to_string(r.devices[std::size_t(p)]) + " has " + gib(double(available)) + " available after the matrix");
         work.push_back(r.allocate(r.devices[std::size_t(p)], std::size_t(lwork) * sizeof(T), "cudaMalloc (gesv: workspace)"));
     }
     report.device_bytes = a_bytes + b_bytes + ipiv_bytes + std::size_t(lwork) * sizeof(T);
@@ -229,10 +225,9 @@ DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b
         }
     };
     auto t0 = Clock::now();
-    copy_tiles(A, n, n, tile, a, lda, d, true);
     copy_tiles(B, n, nrhs, tile, b, ldb, d, true);
     sync_all();
-    report.upload_s = since(t0);
+    report.upload_s += since(t0);
 
     t0 = Clock::now();
     int info = 0;
@@ -254,7 +249,6 @@ DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b
     }
 
     t0 = Clock::now();
-    copy_tiles(A, n, n, tile, a, lda, d, false);
     if (report.info == 0) copy_tiles(B, n, nrhs, tile, b, ldb, d, false);
     // Pivots: tile j's entries on device j % d at local tile j / d, as the columns.
     for (std::int64_t j = 0; j < a_tiles; ++j) {
@@ -263,8 +257,68 @@ DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b
                          cudaMemcpyDeviceToHost),
               "cudaMemcpy (pivots)");
     }
-    report.download_s = since(t0);
+    report.download_s += since(t0);
+}
+
+}  // namespace
+
+template <class T>
+DenseSolveReport gesv_cusolvermg(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile) {
+    DenseSolveReport report;
+    MgResources r;
+    mg_setup<T>(r, group, n, nrhs, tile);
+    const int d = int(r.devices.size());
+    const std::int64_t a_tiles = (std::int64_t(n) + tile - 1) / tile;
+    const std::int64_t a_per_device = (a_tiles + d - 1) / d;
+    const std::size_t a_bytes = std::size_t(a_per_device) * tile * std::size_t(n) * sizeof(T);
+    const std::int64_t b_per_device = ((std::int64_t(nrhs) + tile - 1) / tile + d - 1) / d;
+    const std::size_t rest_bytes = std::size_t(std::max<std::int64_t>(b_per_device, 1)) * tile * std::size_t(n) * sizeof(T) +  // B
+                                   std::size_t(a_per_device) * tile * sizeof(int);                                               // pivots
+    // A, B and the pivots checked against the members' memory before allocating.
+    for (int p = 0; p < d; ++p) {
+        const std::size_t available = group.available_bytes(p);
+        if (a_bytes + rest_bytes > available)
+            throw Error("gesv: n = " + std::to_string(n) + " needs " + gib(double(a_bytes + rest_bytes)) + " per device on " + std::to_string(d) +
+                        " device(s) before workspace; device " + std::to_string(r.devices[std::size_t(p)]) + " has " +
+                        gib(double(available)) + " available (add devices or reduce n)");
+    }
+    Distributed A;
+    for (int p = 0; p < d; ++p) A.pointers.push_back(r.allocate(r.devices[std::size_t(p)], a_bytes, "cudaMalloc (gesv: A's tiles)"));
+    A.tiles_per_device = a_per_device;
+    auto t0 = Clock::now();
+    copy_tiles(A, n, n, tile, a, lda, d, true);
+    for (int dev : r.devices) {
+        check(cudaSetDevice(dev), "cudaSetDevice");
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+    report.upload_s = since(t0);
+    mg_factor_solve(r, group, n, nrhs, tile, A, a_bytes, ipiv, b, ldb, report);
+    t0 = Clock::now();
+    copy_tiles(A, n, n, tile, a, lda, d, false);
+    report.download_s += since(t0);
     return report;
+}
+
+template <class T>
+DenseSolveReport gesv_cusolvermg_tiled(TiledMatrix<T>& a, int* ipiv, int nrhs, T* b, int ldb, DeviceGroup& group) {
+    DenseSolveReport report;
+    MgResources r;
+    const int n = a.rows();
+    mg_setup<T>(r, group, n, nrhs, a.tile());
+    Distributed A;
+    for (int p = 0; p < group.size(); ++p) A.pointers.push_back(a.data(p));
+    A.tiles_per_device = (a.local_columns(0) + a.tile() - 1) / a.tile();
+    mg_factor_solve(r, group, n, nrhs, a.tile(), A, TiledMatrix<T>::bytes_per_member(n, n, a.tile(), group.size()), ipiv, b, ldb, report);
+    return report;
+}
+
+void cuda_memory(int device, std::size_t& free_bytes, std::size_t& total_bytes) {
+    int current = 0;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+    cudaSetDevice(current);
+    check(e, "cudaMemGetInfo");
 }
 
 template DenseSolveReport gesv_cusolvermg<float>(int, int, float*, int, int*, float*, int, DeviceGroup&, int);
@@ -273,6 +327,12 @@ template DenseSolveReport gesv_cusolvermg<std::complex<float>>(int, int, std::co
                                                                DeviceGroup&, int);
 template DenseSolveReport gesv_cusolvermg<std::complex<double>>(int, int, std::complex<double>*, int, int*, std::complex<double>*,
                                                                 int, DeviceGroup&, int);
+template DenseSolveReport gesv_cusolvermg_tiled<float>(TiledMatrix<float>&, int*, int, float*, int, DeviceGroup&);
+template DenseSolveReport gesv_cusolvermg_tiled<double>(TiledMatrix<double>&, int*, int, double*, int, DeviceGroup&);
+template DenseSolveReport gesv_cusolvermg_tiled<std::complex<float>>(TiledMatrix<std::complex<float>>&, int*, int, std::complex<float>*, int,
+                                                                     DeviceGroup&);
+template DenseSolveReport gesv_cusolvermg_tiled<std::complex<double>>(TiledMatrix<std::complex<double>>&, int*, int, std::complex<double>*,
+                                                                      int, DeviceGroup&);
 
 }  // namespace batchsolve::multi
 

@@ -14,6 +14,7 @@
 #include <chrono>
 
 #include <omp.h>
+#include <unistd.h>
 
 #include "../core/backends.hpp"
 #include "../reference/lapack.hpp"  // LAPACKE with std::complex, OpenBLAS's thread control
@@ -165,6 +166,19 @@ void DeviceGroup::set_staging_bytes(std::size_t bytes) {
     if (bytes < (std::size_t(1) << 20))
         throw InvalidArgument("DeviceGroup::set_staging_bytes", "bytes", "at least 1 MiB (got " + std::to_string(bytes) + ")");
     staging_bytes_ = bytes;
+}
+
+std::size_t DeviceGroup::available_bytes(int member) {
+    std::size_t available = 0;
+    if (backend_ == Backend::cuda) {
+        std::size_t total = 0;
+        multi::cuda_memory(context(member).device(), available, total);
+    } else {
+        // The host's available memory (CPU members share it).
+        const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        available = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : std::size_t(-1);
+    }
+    return memory_limit_ ? std::min(available, memory_limit_) : available;
 }
 
 void DeviceGroup::run(const std::function<void(int member)>& work) {
@@ -510,6 +524,86 @@ DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, 
     return report;
 }
 
+// ---- TiledMatrix and gesv on it ------------------------------------------------------------------
+
+namespace {
+std::string gib_text(double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(1ull << 30));
+    return text;
+}
+}  // namespace
+
+template <class T>
+std::size_t TiledMatrix<T>::bytes_per_member(int rows, int cols, int tile, int members) {
+    const std::int64_t tiles = (std::int64_t(cols) + tile - 1) / tile;
+    const std::int64_t per_member = (tiles + members - 1) / members;
+    return std::size_t(per_member) * std::size_t(tile) * std::size_t(rows) * sizeof(T);
+}
+
+template <class T>
+TiledMatrix<T>::TiledMatrix(DeviceGroup& group, int rows, int cols, int tile, std::size_t reserve_bytes)
+    : rows_(rows), cols_(cols), tile_(tile) {
+    constexpr const char* routine = "TiledMatrix";
+    if (rows < 0) throw InvalidArgument(routine, "rows", "rows >= 0 (got " + std::to_string(rows) + ")");
+    if (cols < 0) throw InvalidArgument(routine, "cols", "cols >= 0 (got " + std::to_string(cols) + ")");
+    if (tile < 1) throw InvalidArgument(routine, "tile", "tile >= 1 (got " + std::to_string(tile) + ")");
+    const int m = group.size();
+    // Local columns per member: whole tiles, the last one possibly short.
+    local_columns_.assign(std::size_t(m), 0);
+    const std::int64_t tiles = (std::int64_t(cols) + tile - 1) / tile;
+    for (std::int64_t t = 0; t < tiles; ++t) local_columns_[std::size_t(t % m)] += std::min<std::int64_t>(tile, cols - t * tile);
+    // Every member checked before any allocates: a matrix that does not fit the group fails at once.
+    for (int p = 0; p < m; ++p) {
+        const std::size_t need = std::size_t(local_columns_[std::size_t(p)]) * std::size_t(rows) * sizeof(T) + reserve_bytes;
+        const std::size_t available = group.available_bytes(p);
+        if (need > available)
+            throw Error("TiledMatrix: a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix in tiles of " + std::to_string(tile) +
+                        " columns over " + std::to_string(m) + " member(s) needs " + gib_text(double(need)) + " on member " + std::to_string(p) +
+                        " (" + group.context(p).device_name() + ", " + gib_text(double(reserve_bytes)) + " of it for what follows), which has " +
+                        gib_text(double(available)) + " available: the system does not fit this group (add devices or reduce the size)");
+    }
+    for (int p = 0; p < m; ++p) parts_.emplace_back(group.context(p), std::size_t(local_columns_[std::size_t(p)]) * std::size_t(rows));
+}
+
+template <class T>
+std::vector<T> TiledMatrix<T>::gather() const {
+    std::vector<T> full(std::size_t(rows_) * std::size_t(cols_));
+    for (int p = 0; p < members(); ++p) {
+        std::vector<T> part = parts_[std::size_t(p)].to_host();
+        for (std::int64_t c = 0; c < local_columns_[std::size_t(p)]; ++c)
+            std::copy_n(part.data() + c * rows_, rows_, full.data() + std::int64_t(global_column(p, c)) * rows_);
+    }
+    return full;
+}
+
+template <class T>
+DenseSolveReport gesv(TiledMatrix<T>& a, int* ipiv, int nrhs, T* b, int ldb, DeviceGroup& group) {
+    constexpr const char* routine = "gesv";
+    const int n = a.rows();
+    if (a.cols() != n) throw InvalidArgument(routine, "a", "a square matrix (got " + std::to_string(n) + " x " + std::to_string(a.cols()) + ")");
+    if (a.members() != group.size())
+        throw InvalidArgument(routine, "a", "tiles over this group's " + std::to_string(group.size()) + " members (got " +
+                                                std::to_string(a.members()) + ")");
+    if (nrhs < 0) throw InvalidArgument(routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
+    if (ldb < std::max(1, n)) throw InvalidArgument(routine, "ldb", "ldb >= max(1, n) (got " + std::to_string(ldb) + ")");
+    if (n > 0 && ipiv == nullptr) throw InvalidArgument(routine, "ipiv", "non-null");
+    if (n > 0 && nrhs > 0 && b == nullptr) throw InvalidArgument(routine, "b", "non-null");
+    if (n == 0) return {};
+    if (group.backend() == Backend::cuda) return multi::gesv_cusolvermg_tiled(a, ipiv, nrhs, b, ldb, group);
+    // CPU members: their memory is the host's, so LAPACK runs on the gathered matrix; L and U go back
+    // into the tiles as cuSOLVERMg would leave them.
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<T> full = a.gather();
+    DenseSolveReport report = gesv(n, nrhs, full.data(), n, ipiv, b, ldb, group, a.tile());
+    report.upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - report.factor_s;
+    for (int p = 0; p < a.members(); ++p)
+        for (std::int64_t c = 0; c < a.local_columns(p); ++c)
+            std::copy_n(full.data() + std::int64_t(a.global_column(p, c)) * n, n, a.data(p) + c * n);
+    report.engine = "LAPACK getrf/getrs on the host (the CPU members' tiles gathered)";
+    return report;
+}
+
 #define BATCHSOLVE_MULTI_INSTANTIATE(T)                                                                            \
     template void potrf_batched<T>(Uplo, const BatchView<T>&, int*, DeviceGroup&);                                \
     template void potrs_batched<T>(Uplo, const BatchView<const T>&, const BatchView<T>&, DeviceGroup&);           \
@@ -519,7 +613,9 @@ DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, 
                                    DeviceGroup&);                                                                \
     template void posv_batched<T>(Uplo, const std::vector<BatchView<T>>&, const std::vector<BatchView<T>>&,       \
                                   const std::vector<int*>&, DeviceGroup&);                                       \
-    template DenseSolveReport gesv<T>(int, int, T*, int, int*, T*, int, DeviceGroup&, int);
+    template DenseSolveReport gesv<T>(int, int, T*, int, int*, T*, int, DeviceGroup&, int); \
+    template class TiledMatrix<T>;                                                                                \
+    template DenseSolveReport gesv<T>(TiledMatrix<T>&, int*, int, T*, int, DeviceGroup&);
 BATCHSOLVE_FOR_EACH_PRECISION(BATCHSOLVE_MULTI_INSTANTIATE)
 #undef BATCHSOLVE_MULTI_INSTANTIATE
 

@@ -428,5 +428,114 @@ TYPED_TEST(MultiDense, EveryGpuWithCuSolverMgSolvesToBackwardStability) {
     EXPECT_EQ(valid, n) << "pivots outside [1, n]";
 }
 
+// ---- TiledMatrix: a matrix dealt to the members in tiles of columns, and gesv on it -------------------
+
+// Fills a TiledMatrix from a host matrix the way an application does: each member its own columns.
+template <class T>
+void fill_tiles(TiledMatrix<T>& t, const std::vector<T>& host, DeviceGroup& group) {
+    for (int p = 0; p < t.members(); ++p) {
+        std::vector<T> part(std::size_t(t.local_columns(p)) * std::size_t(t.rows()));
+        for (std::int64_t c = 0; c < t.local_columns(p); ++c)
+            std::copy_n(host.data() + std::int64_t(t.global_column(p, c)) * t.rows(), t.rows(), part.data() + c * t.rows());
+        if (!part.empty()) detail::backend_copy_to_backend(group.context(p), t.data(p), part.data(), part.size() * sizeof(T));
+    }
+}
+
+TEST(TiledMatrix, TilesAreDealtRoundRobinAndCoverEveryColumnOnce) {
+    for (int members : {1, 2, 3}) {
+        DeviceGroup group(Backend::cpu, std::vector<int>(std::size_t(members), 0));
+        for (int tile : {1, 4, 7, 64}) {
+            const int cols = 45;
+            TiledMatrix<double> t(group, 9, cols, tile);
+            std::vector<int> seen(std::size_t(cols), 0);
+            std::int64_t total = 0;
+            for (int p = 0; p < members; ++p) {
+                total += t.local_columns(p);
+                for (std::int64_t c = 0; c < t.local_columns(p); ++c) {
+                    const int j = t.global_column(p, c);
+                    ASSERT_TRUE(j >= 0 && j < cols) << "member " << p << " local " << c;
+                    EXPECT_EQ(t.owner(j), p);
+                    EXPECT_EQ(t.local_column(j), c);
+                    ++seen[std::size_t(j)];
+                }
+            }
+            EXPECT_EQ(total, cols) << members << " members, tile " << tile;
+            for (int j = 0; j < cols; ++j) EXPECT_EQ(seen[std::size_t(j)], 1) << "column " << j;
+            const std::size_t most = TiledMatrix<double>::bytes_per_member(9, cols, tile, members);
+            for (int p = 0; p < members; ++p) EXPECT_LE(std::size_t(t.local_columns(p)) * 9 * sizeof(double), most);
+        }
+    }
+}
+
+TYPED_TEST(MultiDense, TiledCpuGroupEqualsHostGesvBitForBit) {
+    using T = TypeParam;
+    const auto seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = 61, nrhs = 2;
+    const auto a0 = random_values<T>(std::size_t(n) * n, seed), b0 = random_values<T>(std::size_t(n) * nrhs, seed + 1);
+    DeviceGroup group(Backend::cpu, {0, 1, 2});
+    std::vector<T> a = a0, b = b0;
+    std::vector<int> ipiv(static_cast<std::size_t>(n), 0);
+    gesv(n, nrhs, a.data(), n, ipiv.data(), b.data(), n, group);
+    // Tiles of 8: 8 tiles over 3 members, the last one short; LAPACK runs on the gathered matrix, so
+    // X, the pivots and L\U (written back into the tiles) equal the host call's bit for bit.
+    TiledMatrix<T> t(group, n, n, 8);
+    fill_tiles(t, a0, group);
+    std::vector<T> x = b0;
+    std::vector<int> tiled_ipiv(std::size_t(n), -7);
+    const auto report = gesv(t, tiled_ipiv.data(), nrhs, x.data(), n, group);
+    EXPECT_EQ(report.info, 0);
+    EXPECT_EQ(x, b);
+    EXPECT_EQ(tiled_ipiv, ipiv);
+    EXPECT_EQ(t.gather(), a);
+    EXPECT_LT(dense_backward_error(n, nrhs, a0, x, b0), kAcceptance);
+}
+
+TEST(TiledMatrix, ArgumentsAndMemoryAreCheckedBeforeAnyAllocation) {
+    DeviceGroup group(Backend::cpu, {0, 1});
+    EXPECT_THROW(TiledMatrix<double>(group, -1, 4, 2), InvalidArgument);
+    EXPECT_THROW(TiledMatrix<double>(group, 4, 4, 0), InvalidArgument);
+    TiledMatrix<double> rect(group, 4, 5, 2);
+    std::vector<int> ipiv(5);
+    std::vector<double> b(5);
+    EXPECT_THROW(gesv(rect, ipiv.data(), 1, b.data(), 5, group), InvalidArgument);  // not square
+    TiledMatrix<double> sq(group, 5, 5, 2);
+    EXPECT_THROW(gesv(sq, ipiv.data(), -1, b.data(), 5, group), InvalidArgument);
+    EXPECT_THROW(gesv(sq, ipiv.data(), 1, b.data(), 4, group), InvalidArgument);  // ldb < n
+    DeviceGroup three(Backend::cpu, {0, 1, 2});
+    EXPECT_THROW(gesv(sq, ipiv.data(), 1, b.data(), 5, three), InvalidArgument);  // tiles of another group
+    // A 2000 x 2000 double matrix is 30.5 MiB; members capped at 4 MiB: refused, naming the need.
+    group.set_memory_limit(std::size_t(4) << 20);
+    EXPECT_EQ(group.available_bytes(0), std::size_t(4) << 20);
+    try {
+        TiledMatrix<double> big(group, 2000, 2000, 100);
+        ADD_FAILURE() << "a 30 MiB matrix was accepted by two members of 4 MiB";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("needs 0.01 GiB on member 0"), std::string::npos) << what;
+        EXPECT_NE(what.find("does not fit"), std::string::npos) << what;
+    }
+}
+
+TYPED_TEST(MultiDense, TiledOnEveryGpuSolvesLikeTheHostResidentGesv) {
+    using T = TypeParam;
+    if (!Context::cuda_available()) GTEST_SKIP() << "skipped: no GPU";
+    const auto seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    DeviceGroup group(Backend::cuda, DeviceGroup::parse_devices("all", Backend::cuda));
+    const int n = 700, nrhs = 1, tile = 96;
+    const auto a0 = random_values<T>(std::size_t(n) * n, seed), b0 = random_values<T>(std::size_t(n) * nrhs, seed + 1);
+    TiledMatrix<T> t(group, n, n, tile);
+    fill_tiles(t, a0, group);
+    std::vector<T> x = b0;
+    std::vector<int> ipiv(std::size_t(n), -7);
+    const auto report = gesv(t, ipiv.data(), nrhs, x.data(), n, group);
+    EXPECT_EQ(report.info, 0) << report.engine;
+    EXPECT_LT(dense_backward_error(n, nrhs, a0, x, b0), kAcceptance) << group.describe();
+    int valid = 0;
+    for (int p : ipiv) valid += p >= 1 && p <= n;
+    EXPECT_EQ(valid, n) << "pivots outside [1, n]";
+}
+
 }  // namespace
 }  // namespace batchsolve::test
