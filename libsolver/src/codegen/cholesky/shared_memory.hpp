@@ -1,0 +1,86 @@
+// The shared-memory column-major Cholesky family (potrf, potrs, fused posv; issue 29): each of a
+// block's matrices_per_block matrices is held whole in shared memory as an n x n square with the
+// leading dimension n, so n goes up to what one block's 227 KiB hold (s n <= 241, d and c n <= 170,
+// z n <= 120; the dispatcher sends n = 129..256 here where it fits, cuSOLVER elsewhere).
+//
+//   copy in   a batch of contiguous, 16-byte aligned matrices (strided, lda = n, stride = n^2) is
+//             copied as one flat run of 16-byte cp.async per block; any other batch (lda > n, pointer
+//             arrays, odd offsets) element by element over the referenced triangle, consecutive
+//             threads on consecutive rows of a column (coalesced), also cp.async. The other triangle
+//             is never written back.
+//   factor    blocked right-looking over panels of nb columns by the group of warps_per_matrix warps
+//             of the matrix: (1) the panel column by column, one row per thread (two barriers per
+//             column; the diagonal entry written one phase late, so no thread reads a pivot another
+//             overwrites), (2) the trailing triangle A22 -= L21 L21^H in register tiles of
+//             rows_per_thread x rows_per_thread entries whose rows and columns are strided by the
+//             number of tiles per side: neighbouring threads read neighbouring rows of L21 (no
+//             bank conflicts) and every tile of the square grid holds only lower-triangle work
+//             (the entries above the diagonal of a tile are neither computed nor stored), so the
+//             update does exactly the triangle's multiply-adds with 2 * tile shared loads per column
+//             of the panel.
+//   solve     posv after the copy-out, potrs right after the copy-in: one right-hand side per warp at
+//             a time, lane l holding rows l + 32 a, forward and backward substitution as axpy steps
+//             (the unknown broadcast by a shuffle) from the factor in shared memory: L read once.
+//
+// Per-matrix info as the other kernels: the first pivot not in (0, Inf) (or NaN) stops that matrix
+// (info = its column, 1-based; every column before it holds L) and only that one; posv leaves B of a
+// failed matrix untouched. The upper triangle (A = U^H U) is read and written through the same
+// square (element (i, j) of L is conj(A(j, i))), so one text serves both triangles.
+//
+// It is the column-major generator family "shared_memory" (codegen/cholesky/families.hpp), selected by
+// CholeskyConfig::staged with looking = left (the public configuration gets no new field in issue 29;
+// staged kernels never read `looking`, and column_major_spec keeps `left` only for this family).
+// Its typed configuration, all in CholeskyConfig: nb = panel width (1..32; potrs: 0),
+// warps_per_matrix = warps per matrix (1..32), matrices_per_block (>= 1), rows_per_thread = side of
+// the update's register tile (1..8; 0: shared_memory_default_tile). Defaults per n:
+// shared_memory_default_config.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "codegen/cholesky/column_major.hpp"
+
+namespace batchsolve::codegen::cholesky {
+
+// Largest n this family generates (the square must also fit one block's shared memory).
+inline constexpr int shared_memory_max_n = 256;
+// Widest panel (registers of the panel phase are one row's nb entries at most).
+inline constexpr int shared_memory_max_nb = 32;
+// Largest side of the trailing update's register tile (tile^2 accumulators per thread).
+inline constexpr int shared_memory_max_tile = 8;
+// Default side of the register tile: 4 gives 10 multiply-adds per 8 shared loads per panel column
+// at 16 registers of accumulators (a tile of 2 gives 3 per 4, one of 8 36 per 16 at 64 registers).
+inline constexpr int shared_memory_default_tile = 4;
+
+// True when `config` selects this family (staged with looking = left).
+inline bool is_shared_memory_config(const CholeskyConfig& c) { return c.staged && c.looking == Looking::left; }
+
+// Bytes of shared memory for `matrices` squares of order n in precision p.
+inline std::size_t shared_memory_bytes(Precision p, int n, int matrices) {
+    return std::size_t(matrices) * std::size_t(n) * std::size_t(n) * std::size_t(codegen::element_bytes(p));
+}
+// Largest n one matrix per block holds in shared memory (column_major_max_shared_bytes), capped at
+// shared_memory_max_n: s 241, d and c 170, z 120.
+int shared_memory_largest_n(Precision p);
+
+// The default configuration for (routine, precision, n), reasoned (not yet tuned on a GPU): see the
+// .cpp for the rules (matrices per block so that a block has 4-8 warps of work at small n, panels of
+// 8 (s) or 4 (wider types) columns, one warp per 16-32 rows of the trailing update at larger n).
+CholeskyConfig shared_memory_default_config(Routine routine, Precision precision, int n);
+
+// "" when the family can generate and launch `spec` (spec.config selects it), else
+// "config.<field>: <reason>" or "n: <reason>"; fills `shape` (block_threads, threads_per_matrix,
+// matrices_per_block, rows_per_thread = tile side, shared_bytes, words, vec).
+std::string shared_memory_resolve(const ColumnMajorSpec& spec, ColumnMajorShape& shape);
+
+// Kernel name, e.g. potrf_cm_s_lower_n128_smem_nb8_w4_m1_t4.
+std::string shared_memory_kernel_name(const ColumnMajorSpec& spec, const ColumnMajorShape& shape);
+
+// The kernel text after the prelude (the caller adds the prelude and the host entry); parameters
+// and launch as the staged kernels (column_major.hpp: potrf's, posv's or potrs's parameters;
+// ceil(count / matrices_per_block) blocks of block_threads threads, shared_bytes dynamic).
+std::string shared_memory_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, const std::string& name,
+                                 int min_blocks);
+
+}  // namespace batchsolve::codegen::cholesky

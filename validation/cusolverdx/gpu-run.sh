@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 29 on the GPU machine, in one call of about 85 s, from the repository root (the bundle of the
+# gpu build unpacked at /tmp/bundle; cuSolverDx's benchmark copied to .gpu-requests/cusolverdx/):
+#   1. the tester on column-major potrf and posv (1 rhs), s and d, batch 16384, n = 8..128 and 160,
+#      200, with the shared-memory kernels (shared_memory_table.py's table via BATCHSOLVE_TUNING_FILE)
+#      and cuSOLVER beside them                                              -> new.json
+#   2. the same cases with the committed tables (the register / staged kernels; n > 128 runs the
+#      shared-memory default there too)                                      -> old.json
+#   3. accuracy (--check: backward error < 30 n eps, info, other triangle untouched) of the new kernels,
+#      lower and upper, potrf, potrs, posv, n = 1..241 incl. odd n           -> in logs.tar.gz
+#   4. cuSolverDx's benchmark, batch 16384, every n, s and d, potrf and posv -> cusolverdx.csv
+#   5. compare.py: the side-by-side table and the plot                      -> compare.md, compare.png
+# Everything under $OUT/dx-gpu/ (6 files). Time limits per step (seconds): TESTER_NEW_S, TESTER_OLD_S,
+# CHECK_S, DX_S. The most important measurement (1) runs first.
+set -uo pipefail
+out=${OUT:-/tmp/out}/dx-gpu
+mkdir -p "$out"
+bundle=${BATCHSOLVE_BUNDLE_DIR:-/tmp/bundle}
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}
+mkdir -p "$BATCHSOLVE_CACHE_DIR"
+here=$(cd "$(dirname "$0")" && pwd)
+start=$(date +%s)
+tester() { "$bundle/run" tester "$@"; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+echo "dx-gpu: $gpu; working tree at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+ns="8,16,32,64,100,128,160,200"
+common=(--layout column_major --uplo lower --nrhs 1 --batch 16384 --distinct 1024 --repeat 7 --warmup 1 --jobs 16)
+python3 "$here/shared_memory_table.py" --variant default --routine potrf,posv,potrs --precision s,d,c,z \
+  --output "$out/shared-memory-table.json" > /dev/null
+
+# 1. the new kernels beside cuSOLVER
+BATCHSOLVE_TUNING_FILE="$out/shared-memory-table.json" timeout -k 5 "${TESTER_NEW_S:-30}" \
+  "$bundle/run" tester --routine potrf,posv --precision s,d --n "$ns" "${common[@]}" --ref cusolver \
+  --json "$out/new.json" > "$out/new.log" 2>&1
+echo "1 new kernels: rc $? ($(tail -n 1 "$out/new.log"))"
+
+# 2. the committed tables' kernels
+timeout -k 5 "${TESTER_OLD_S:-16}" "$bundle/run" tester --routine potrf,posv --precision s,d \
+  --n 8,16,32,64,100,128 "${common[@]}" --json "$out/old.json" > "$out/old.log" 2>&1
+echo "2 committed tables: rc $? ($(tail -n 1 "$out/old.log"))"
+
+# 3. accuracy and info of the new kernels (d n = 241 is beyond one block's shared memory: cuSOLVER)
+BATCHSOLVE_TUNING_FILE="$out/shared-memory-table.json" timeout -k 5 "${CHECK_S:-12}" \
+  "$bundle/run" tester --routine potrf,potrs,posv --precision s,d --uplo lower,upper --n 1,7,33,100,128,129,170,241 \
+  --layout column_major --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --jobs 16 \
+  --json "$out/check.json" > "$out/check.log" 2>&1
+echo "3 accuracy: rc $? ($(tail -n 1 "$out/check.log"))"
+
+# 4. cuSolverDx (its best of ~4 configurations per case, same restore-and-flush method)
+dx=.gpu-requests/cusolverdx/run.sh
+[[ -f $dx ]] || dx=.gpu-bundle/cusolverdx/run.sh
+if [[ -f $dx ]]; then
+  OUT="$out" timeout -k 5 "${DX_S:-30}" bash "$dx" --batch 16384 --reps 5 --warmup 1 > "$out/dx-summary.txt" 2>&1
+  echo "4 cuSolverDx: rc $? ($(grep -c '^cusolverdx,' "$out/cusolverdx.csv" 2>/dev/null) rows)"
+else
+  echo "4 cuSolverDx: no run.sh in .gpu-requests/cusolverdx/ or .gpu-bundle/cusolverdx/"
+fi
+
+# 5. the side-by-side table and plot (the committed cuSolverDx CSV of the same GPU type if 4 failed)
+dxcsv="$out/cusolverdx.csv"
+if ! grep -q '^cusolverdx,' "$dxcsv" 2>/dev/null; then
+  case "$gpu" in *H200*) dxcsv=../shared/tools/peers/cusolverdx/h200-2026-11-26/cusolverdx.csv ;;
+                 *) dxcsv=../shared/tools/peers/cusolverdx/h100-2026-11-26/cusolverdx.csv ;; esac
+fi
+python3 "$here/compare.py" --new "$out/new.json" --old "$out/old.json" --cusolverdx "$dxcsv" \
+  --markdown "$out/compare.md" --png "$out/compare.png" > "$out/compare.log" 2>&1 || echo "5 compare.py failed: $(tail -n 3 "$out/compare.log")"
+
+( cd "$out" && tar -czf logs.tar.gz $(ls new.log old.log check.log check.json compare.log dx-summary.txt cusolverdx.log \
+    shared-memory-table.json 2>/dev/null) && rm -f new.log old.log check.log check.json compare.log dx-summary.txt \
+    cusolverdx.log shared-memory-table.json )
+echo "=== dx-gpu summary ($(( $(date +%s) - start )) s, $gpu)"
+sed -n '/^## Summary/,$p' "$out/compare.md" 2>/dev/null | head -n 30

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Writes a tuning table (libsolver/tuning schema) whose column-major entries run the shared-memory
+family (libsolver/src/codegen/cholesky/shared_memory.hpp: staged with looking = left), for
+BATCHSOLVE_TUNING_FILE: the tester then times the new kernels where the committed tables would run
+the register or staged ones. Two variants:
+
+  default  the library's own defaults (shared_memory_default_config, mirrored here; the ctest
+           dx.shared_memory_table checks the mirror against the C++ through batchsolve_emit_shared_memory_defaults)
+  wide     twice the warps per matrix (at most 16), the rest as the default: more threads on the
+           trailing update, fewer matrices per block at small n
+
+Usage: shared_memory_table.py --output FILE [--variant default|wide] [--n 8,16,32] [--precision s,d]
+       [--routine potrf,posv] [--check-against DEFAULTS_TEXT]
+"""
+import argparse
+import json
+import sys
+
+ELEMENT_BYTES = {"s": 4, "d": 8, "c": 8, "z": 16}
+MAX_SHARED_BYTES = 232448  # column_major_max_shared_bytes (227 KiB, sm_90)
+MAX_N = 256                # shared_memory_max_n
+
+
+def largest_n(p):
+    n = 1
+    while n < MAX_N and (n + 1) * (n + 1) * ELEMENT_BYTES[p] <= MAX_SHARED_BYTES:
+        n += 1
+    return n
+
+
+def default_config(routine, p, n):
+    """Mirror of shared_memory_default_config (shared_memory.cpp)."""
+    warps = min(8, max(1, (n + 31) // 32))
+    mpb = max(1, min(8, 4 // warps))
+    while mpb > 1 and mpb * n * n * ELEMENT_BYTES[p] > 64 * 1024:
+        mpb -= 1
+    c = {"staged": True, "looking": "left", "threads_per_block": 0, "warps_per_matrix": warps,
+         "matrices_per_block": mpb, "nb": 0, "rows_per_thread": 0}
+    if routine == "potrs":
+        return c
+    c["nb"] = min(n, 8 if p in "sc" else 4)
+    c["rows_per_thread"] = 2 if n <= 16 else 4
+    return c
+
+
+def variant_config(variant, routine, p, n):
+    c = default_config(routine, p, n)
+    if variant == "wide":
+        c["warps_per_matrix"] = min(16, 2 * c["warps_per_matrix"])
+        c["matrices_per_block"] = max(1, min(c["matrices_per_block"], 1024 // (32 * c["warps_per_matrix"])))
+        while c["matrices_per_block"] > 1 and c["matrices_per_block"] * n * n * ELEMENT_BYTES[p] > 64 * 1024:
+            c["matrices_per_block"] -= 1
+    return c
+
+
+def parse_list(text, convert=str):
+    out = []
+    for part in text.split(","):
+        if ":" in part:
+            lo, hi = part.split(":")[:2]
+            out += list(range(int(lo), int(hi) + 1))
+        elif part:
+            out.append(convert(part))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--output", help="the table to write")
+    ap.add_argument("--variant", default="default", choices=["default", "wide"])
+    ap.add_argument("--n", default="1:256", help="orders (list or first:last)")
+    ap.add_argument("--precision", default="s,d,c,z")
+    ap.add_argument("--routine", default="potrf,potrs,posv")
+    ap.add_argument("--batch", type=int, default=16384, help="the table's batch (lookup picks the nearest)")
+    ap.add_argument("--check-against", metavar="FILE",
+                    help="lines 'routine precision n <config JSON>' of batchsolve_emit_shared_memory_defaults: "
+                         "exit 1 where this mirror differs")
+    a = ap.parse_args()
+    if a.check_against:
+        bad = 0
+        lines = [l for l in open(a.check_against).read().splitlines() if l.strip()]
+        for line in lines:
+            routine, p, n, text = line.split(" ", 3)
+            got = json.loads(text)
+            want = default_config(routine, p, int(n))
+            diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
+            if diff:
+                bad += 1
+                print(f"{routine} {p} n={n}: C++ vs mirror {diff}")
+        print(f"shared_memory_table: {len(lines)} defaults compared, {bad} differ")
+        return 1 if bad or not lines else 0
+    if not a.output:
+        ap.error("--output is required unless --check-against")
+    entries = []
+    for routine in parse_list(a.routine):
+        for p in parse_list(a.precision):
+            for n in parse_list(a.n, int):
+                if 1 <= n <= largest_n(p):
+                    entries.append({"routine": routine, "precision": p, "layout": "column_major", "n": n,
+                                    "best": {"config": variant_config(a.variant, routine, p, n)}})
+    table = {"arch": "sm_90", "arch_number": 90, "device": "none (reasoned defaults, not tuned)",
+             "cuda_version": "13.0", "date": "", "commit": "", "batch": a.batch, "entries": entries}
+    with open(a.output, "w") as f:
+        f.write("{\n")
+        for key in ("arch", "arch_number", "device", "cuda_version", "date", "commit", "batch"):
+            f.write(f' "{key}": {json.dumps(table[key])},\n')
+        f.write(' "entries": [\n')
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
+        f.write("\n ]\n}\n")
+    print(f"{a.output}: {len(entries)} entries ({a.variant})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
