@@ -3,6 +3,7 @@
 #include "codegen/cholesky/families.hpp"
 
 #include "codegen/cholesky/cooperative.hpp"
+#include "codegen/cholesky/shared_memory.hpp"
 #include "codegen/cholesky/staged.hpp"
 
 namespace batchsolve::codegen::cholesky {
@@ -59,6 +60,8 @@ public:
     std::string problem(const ColumnMajorSpec& spec) const override {
         if (spec.config.staged != staged_)
             return std::string("staged: ") + (staged_ ? "true" : "false") + " for the " + name() + " kernels";
+        if (is_shared_memory_config(spec.config))
+            return "looking: not left for the staged kernels (looking = left selects the shared_memory family)";
         return column_major_spec_problem(spec);
     }
     KernelResources resources(const ColumnMajorSpec& spec) const override {
@@ -81,6 +84,25 @@ private:
     bool staged_;
 };
 
+// Whole matrices in shared memory (shared_memory.hpp): staged with looking = left.
+class SharedMemoryFamily final : public GeneratorFamily<ColumnMajorSpec> {
+public:
+    const char* name() const override { return "shared_memory"; }
+    std::string problem(const ColumnMajorSpec& spec) const override {
+        if (!is_shared_memory_config(spec.config))
+            return "staged: true with looking = left for the shared_memory kernels";
+        return column_major_spec_problem(spec);
+    }
+    KernelResources resources(const ColumnMajorSpec& spec) const override {
+        const ColumnMajorShape shape = column_major_shape(spec);
+        return {shape.shared_bytes, shape.block_threads};
+    }
+    CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
+        return shared_memory_default_config(spec.routine, spec.precision, spec.n);
+    }
+    KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
+};
+
 }  // namespace
 
 const GeneratorFamily<InterleavedKernelSpec>& one_thread_family() {
@@ -100,10 +122,16 @@ const GeneratorFamily<ColumnMajorSpec>& staged_family() {
     return family;
 }
 
+const GeneratorFamily<ColumnMajorSpec>& shared_memory_family() {
+    static const SharedMemoryFamily family;
+    return family;
+}
+
 const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec) {
     return is_cooperative(spec) ? cooperative_family() : one_thread_family();
 }
 const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec) {
+    if (is_shared_memory_config(spec.config)) return shared_memory_family();
     return spec.config.staged ? staged_family() : column_major_family();
 }
 

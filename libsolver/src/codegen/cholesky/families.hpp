@@ -1,6 +1,7 @@
-// The four Cholesky generator families behind codegen::GeneratorFamily: one thread per matrix and
+// The five Cholesky generator families behind codegen::GeneratorFamily: one thread per matrix and
 // cooperative warps (interleaved layouts, InterleavedKernelSpec), a matrix in a group of threads'
-// registers and a matrix staged in shared memory (column-major layouts, ColumnMajorSpec).
+// registers, a matrix staged in shared memory (packed triangle) and whole matrices in shared memory
+// (shared_memory.hpp, n <= 256) (column-major layouts, ColumnMajorSpec).
 #pragma once
 
 #include "codegen/cholesky/column_major.hpp"
@@ -13,9 +14,10 @@ const GeneratorFamily<InterleavedKernelSpec>& one_thread_family();
 const GeneratorFamily<InterleavedKernelSpec>& cooperative_family();
 const GeneratorFamily<ColumnMajorSpec>& column_major_family();
 const GeneratorFamily<ColumnMajorSpec>& staged_family();
+const GeneratorFamily<ColumnMajorSpec>& shared_memory_family();
 
 // The family a spec belongs to: cooperative when config.warps_per_matrix != 0, staged when
-// config.staged, else the one-thread or register kernels.
+// config.staged (shared_memory with looking = left), else the one-thread or register kernels.
 const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec);
 const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec);
 

@@ -12,6 +12,8 @@
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/cholesky/families.hpp"
+#include "codegen/cholesky/shared_memory.hpp"
+#include "../cholesky_cusolver.hpp"
 #include "kernel_plan.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
@@ -81,13 +83,20 @@ BatchArgs<T> batch_args(const BatchView<T>& v) {
     return b;
 }
 
+// n = 129..256 reaches the column-major launchers (column_major_supports); where one matrix of this
+// precision no longer fits a block's shared memory (d n > 170, z n > 120, ...), cuSOLVER runs it, as
+// it ran every n > 128 before the shared-memory family.
+bool beyond_shared_memory(int n, Precision p) {
+    return n > column_major_max_n && n > codegen::cholesky::shared_memory_largest_n(p);
+}
+
 unsigned blocks_for(long long items, int per_block) { return static_cast<unsigned>((items + per_block - 1) / per_block); }
 
 }  // namespace
 
 bool column_major_supports(LayoutKind layout, int n) {
     return (layout == LayoutKind::column_major || layout == LayoutKind::pointer_array) && n >= 0 &&
-           n <= column_major_max_n;
+           n <= codegen::cholesky::shared_memory_max_n;
 }
 
 ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
@@ -99,16 +108,23 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     spec.n = n;
     spec.nrhs = nrhs;
     spec.config = config;
-    if (config.nb == 0) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
+    // n beyond the register and staged kernels: the library default is the shared-memory family (a
+    // configuration the caller or a table chose is kept, and refused by its own kernel's checks)
+    if (n > column_major_max_n && config == CholeskyConfig{})
+        spec.config = codegen::cholesky::shared_memory_default_config(routine, precision, n);
+    const bool shared_memory = codegen::cholesky::is_shared_memory_config(spec.config);
+    if (config.nb == 0 && !shared_memory) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
-        if (config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged
+        if (spec.config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged
         spec.config.full_unroll = false;
         spec.config.rows_per_thread = 0, spec.config.threads_per_row = 0;
-        if (config.staged) spec.config.threads_per_block = 0;  // the block is warps x matrices
+        if (spec.config.staged) spec.config.threads_per_block = 0;  // the block is warps x matrices
         else spec.config.matrices_per_block = 0, spec.config.warps_per_matrix = 0;
     }
-    if (config.staged) spec.config.full_unroll = false, spec.config.nrhs_block = 1;  // not read by the staged kernel
-    spec.config.looking = Looking::right;  // the only order these kernels have
+    if (spec.config.staged) spec.config.full_unroll = false, spec.config.nrhs_block = 1;  // not read by the staged kernel
+    if (shared_memory) spec.config.threads_per_block = 0;  // the block is warps x matrices
+    // the only order these kernels have; left stays the shared-memory family's mark (shared_memory.hpp)
+    if (!shared_memory) spec.config.looking = Looking::right;
     spec.config.chunk_size = 0;
     return spec;
 }
@@ -143,6 +159,7 @@ void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const Chole
         BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
         return;
     }
+    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_potrf_batched(uplo, a, info, ctx);
     require_on_device(r, a, routine, "a");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, config);
     const ColumnMajorShape shape = column_major_shape(spec, routine);
@@ -173,6 +190,7 @@ void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
         BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
         return;
     }
+    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_posv_batched(uplo, a, b, info, ctx);
     require_on_device(r, a, routine, "a");
     if (nrhs > 0) require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, config);
@@ -200,6 +218,7 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     const int n = a.rows, nrhs = b.cols;
     if (a.count == 0 || n == 0 || nrhs == 0) return;
     DeviceGuard guard(r.device_);
+    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_potrs_batched(uplo, a, b, ctx);
     require_on_device(r, a, routine, "a");
     require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrs, precision_v<T>, uplo, n, nrhs, config);

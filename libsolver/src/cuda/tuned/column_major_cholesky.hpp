@@ -1,7 +1,9 @@
 // Tuned batched Cholesky (potrf, potrs, fused posv) for the standard column-major layouts (strided
 // and pointer array) with n <= column_major_max_n (128): run-time generated kernels (see
-// codegen/cholesky/column_major.hpp), launched on the context's stream. Larger n is not taken: the dispatcher
-// sends it to cuSOLVER (column_major_supports says which).
+// codegen/cholesky/column_major.hpp), launched on the context's stream; n = 129..256 the shared-memory
+// family (codegen/cholesky/shared_memory.hpp) where one matrix fits a block's shared memory, else
+// cuSOLVER from these launchers. Larger n is not taken: the dispatcher sends it to cuSOLVER
+// (column_major_supports says which).
 #pragma once
 
 #include "batchsolve/batch.hpp"

@@ -64,6 +64,7 @@ std::vector<ColumnMajorSpec> nvrtc_sample() {
     }
     for (const ColumnMajorSpec& s : staged_specs()) add(s);  // the staged potrf, every precision
     for (const ColumnMajorSpec& s : staged_tensor_core_specs()) add(s);  // ... its mma.sync update (kArch >= 80)
+    for (const ColumnMajorSpec& s : shared_memory_specs()) add(s);  // whole matrices in shared memory (n <= 256)
     for (int n : {5, 32}) {
         for (Precision p : {Precision::c, Precision::z}) {
             add(make_spec(ColumnMajorRoutine::potrf, p, Uplo::upper, n, 0, shapes[0]));

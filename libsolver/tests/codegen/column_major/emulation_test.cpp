@@ -97,6 +97,11 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             potrf_scenario<T>(spec.uplo, n, 1, false, seed + 4, emulated_potrf<T>(kernel, shape));
             // Inf on the diagonal, NaN and Inf below it (issue 22), among good matrices
             potrf_scenario<T>(spec.uplo, n, 13, false, seed + 6, emulated_potrf<T>(kernel, shape), true);
+            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {  // its flat 16-byte copy-in
+                ContiguousStorage contiguous;
+                potrf_scenario<T>(spec.uplo, n, count, false, seed + 8, emulated_potrf<T>(kernel, shape));
+                potrf_scenario<T>(spec.uplo, n, 13, false, seed + 10, emulated_potrf<T>(kernel, shape), true);
+            }
             break;
         }
         case ColumnMajorRoutine::posv: {
@@ -106,6 +111,10 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
                              emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, count, 0, false, false, seed + 4, emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, 13, 2, false, true, seed + 6, emulated_posv<T>(kernel, shape), true);
+            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {
+                ContiguousStorage contiguous;
+                posv_scenario<T>(spec.uplo, n, count, 2, false, false, seed + 8, emulated_posv<T>(kernel, shape));
+            }
             break;
         }
         case ColumnMajorRoutine::potrs: {
@@ -115,6 +124,10 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             potrs_scenario<T>(spec.uplo, n, count, 1, false, true, seed, emulated_potrs<T>(kernel, shape, staged));
             potrs_scenario<T>(spec.uplo, n, count, 2 * shape.nrhs_block + 1, true, false, seed + 2,
                               emulated_potrs<T>(kernel, shape, staged));
+            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {
+                ContiguousStorage contiguous;
+                potrs_scenario<T>(spec.uplo, n, count, 3, false, false, seed + 4, emulated_potrs<T>(kernel, shape, staged));
+            }
             break;
         }
     }

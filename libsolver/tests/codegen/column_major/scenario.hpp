@@ -40,6 +40,20 @@ struct Storage {
     const T& at(int k, int i, int j) const { return data[offsets[k] + static_cast<long long>(j) * ld + i]; }
 };
 
+// Set by a test (ContiguousStorage below) for strided batches with ld = rows and stride = rows * cols:
+// the contiguous batches the shared-memory kernels copy as flat runs of 16-byte vectors
+// (codegen/cholesky/shared_memory.hpp). Pointer arrays keep their gaps.
+inline bool& contiguous_storage() {
+    static bool on = false;
+    return on;
+}
+struct ContiguousStorage {
+    ContiguousStorage() { contiguous_storage() = true; }
+    ~ContiguousStorage() { contiguous_storage() = false; }
+    ContiguousStorage(const ContiguousStorage&) = delete;
+    ContiguousStorage& operator=(const ContiguousStorage&) = delete;
+};
+
 template <class T>
 Storage<T> make_storage(int rows, int cols, int count, bool pointers, std::mt19937_64& rng) {
     Storage<T> s;
@@ -47,6 +61,10 @@ Storage<T> make_storage(int rows, int cols, int count, bool pointers, std::mt199
     s.ld = std::max(1, rows + 1 + static_cast<int>(rng() % 3));                // ld > rows
     const long long matrix = static_cast<long long>(s.ld) * std::max(cols, 1);
     s.stride = matrix + 1 + static_cast<long long>(rng() % 7);                  // stride > ld * cols
+    if (contiguous_storage() && !pointers) {
+        s.ld = std::max(1, rows);
+        s.stride = static_cast<long long>(s.ld) * std::max(cols, 1);
+    }
     s.offsets.resize(count);
     if (!pointers) {
         for (int k = 0; k < count; ++k) s.offsets[k] = k * s.stride;

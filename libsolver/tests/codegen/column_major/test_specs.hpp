@@ -8,6 +8,7 @@
 
 #include "cuda/tuned/column_major_cholesky.hpp"
 #include "codegen/cholesky/column_major.hpp"
+#include "codegen/cholesky/shared_memory.hpp"
 
 namespace batchsolve::test::column_major {
 
@@ -119,6 +120,49 @@ inline std::vector<ColumnMajorSpec> staged_tensor_core_specs() {
     };
 }
 
+// The shared-memory family (codegen/cholesky/shared_memory.hpp; staged with looking = left): panels
+// that divide n and that do not, a panel wider than n, tiles of 1 to 8 (odd ones too), one and several
+// warps and matrices per block (a partial block at the batch's end), every precision and both
+// triangles, and n beyond 128 up to the largest that fits (s 241, d 170, z 120).
+inline ColumnMajorSpec shared_memory_spec(Precision p, Uplo uplo, int n, int nb, int warps, int matrices, int tile,
+                                          ColumnMajorRoutine routine = ColumnMajorRoutine::potrf, int nrhs = 0) {
+    CholeskyConfig c;
+    c.staged = true;
+    c.looking = Looking::left;
+    c.nb = routine == ColumnMajorRoutine::potrs ? 0 : nb;
+    c.warps_per_matrix = warps;
+    c.matrices_per_block = matrices;
+    c.rows_per_thread = routine == ColumnMajorRoutine::potrs ? 0 : tile;
+    return cuda_backend::tuned::column_major_spec(routine, p, uplo, n, nrhs, c);
+}
+inline std::vector<ColumnMajorSpec> shared_memory_specs() {
+    using R = ColumnMajorRoutine;
+    const Precision s = Precision::s, d = Precision::d, c = Precision::c, z = Precision::z;
+    const Uplo lo = Uplo::lower, up = Uplo::upper;
+    return {
+        shared_memory_spec(s, lo, 1, 8, 1, 3, 4),     shared_memory_spec(d, up, 5, 2, 1, 2, 2),
+        shared_memory_spec(s, lo, 13, 4, 1, 4, 3),    shared_memory_spec(d, lo, 33, 8, 2, 2, 4),
+        shared_memory_spec(s, up, 64, 8, 2, 1, 4),    shared_memory_spec(d, lo, 100, 4, 4, 1, 4),
+        shared_memory_spec(s, lo, 128, 8, 4, 1, 1),   shared_memory_spec(d, up, 128, 16, 4, 1, 8),
+        shared_memory_spec(c, up, 11, 3, 1, 3, 2),    shared_memory_spec(z, lo, 9, 4, 1, 2, 4),
+        shared_memory_spec(s, lo, 200, 8, 8, 1, 5),   shared_memory_spec(d, up, 170, 4, 8, 1, 4),
+        shared_memory_spec(s, up, 241, 32, 8, 1, 6),  shared_memory_spec(z, up, 120, 8, 4, 1, 4),
+        shared_memory_spec(d, lo, 1, 4, 1, 3, 4, R::posv, 2),
+        shared_memory_spec(s, up, 13, 4, 2, 2, 4, R::posv, 3),
+        shared_memory_spec(d, up, 33, 8, 2, 2, 3, R::posv, 1),
+        shared_memory_spec(s, lo, 100, 8, 4, 1, 4, R::posv, 3),
+        shared_memory_spec(z, up, 20, 8, 1, 2, 2, R::posv, 2),
+        shared_memory_spec(c, lo, 37, 16, 2, 1, 4, R::posv, 3),
+        shared_memory_spec(d, lo, 170, 4, 8, 1, 4, R::posv, 2),
+        shared_memory_spec(d, lo, 1, 0, 1, 3, 0, R::potrs, 2),
+        shared_memory_spec(s, up, 13, 0, 2, 2, 0, R::potrs, 3),
+        shared_memory_spec(d, up, 100, 0, 4, 1, 0, R::potrs, 2),
+        shared_memory_spec(s, lo, 200, 0, 2, 1, 0, R::potrs, 3),
+        shared_memory_spec(z, up, 20, 0, 1, 2, 0, R::potrs, 2),
+        shared_memory_spec(c, lo, 37, 0, 2, 1, 0, R::potrs, 3),
+    };
+}
+
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
@@ -153,6 +197,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
     add(make_spec(ColumnMajorRoutine::posv, Precision::c, Uplo::lower, 20, 4, {"r3_t3", 3, 3, 0, 1, true}, 4));
     for (const ColumnMajorSpec& s : staged_specs()) add(s);
     for (const ColumnMajorSpec& s : staged_tensor_core_specs()) add(s);
+    for (const ColumnMajorSpec& s : shared_memory_specs()) add(s);
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));
