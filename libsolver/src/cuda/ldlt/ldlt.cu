@@ -11,8 +11,11 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "../../core/ldlt_backend.hpp"
@@ -371,6 +374,13 @@ __global__ void fill_nan_kernel(int rows, D* x, int ldx) {
 __global__ void widen_pivots_kernel(int n, const int* ipiv, std::int64_t* wide) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) wide[i] = ipiv[i];
+}
+
+// *flag = 1 when any of rows x cols entries of X is Inf or NaN (the flag is cleared beforehand).
+template <class D>
+__global__ void flag_non_finite_kernel(int rows, const D* x, int ldx, int* flag) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows && !finite_value(x[std::size_t(blockIdx.y) * ldx + i])) *flag = 1;
 }
 
 // ---- cuBLAS / cuSOLVER by type --------------------------------------------------------------------
@@ -791,11 +801,34 @@ BATCHSOLVE_LDLT_FILL_NAN(T) {
 
 namespace {
 
-// The pieces of the pivoted fallback's workspace: a full copy of A, pivots (32- and 64-bit), info,
-// and cuSOLVER's own buffer (the largest of sytrf's, sytrs's and getrf's).
+// $BATCHSOLVE_LDLT_TRACE set (not empty): the Bunch-Kaufman route's outcome on stderr (sytrf's and
+// sytrs's info, whether the solution had Inf/NaN, the first pivots), to diagnose a fallback on a GPU.
+void trace_pivoted(int n, int nrhs, int sytrf_info, int sytrs_info, int non_finite, const int* ipiv, cudaStream_t stream) {
+    static const bool on = [] {
+        const char* v = std::getenv("BATCHSOLVE_LDLT_TRACE");
+        return v != nullptr && *v != '\0';
+    }();
+    if (!on) return;
+    std::vector<int> pivots(std::size_t(std::min(n, 8)));
+    if (!pivots.empty()) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(pivots.data(), ipiv, pivots.size() * sizeof(int), cudaMemcpyDeviceToHost, stream));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    std::string text;
+    for (int p : pivots) text += " " + std::to_string(p);
+    std::fprintf(stderr, "batchsolve ldlt pivoted: n %d nrhs %d sytrf info %d sytrs info %d non-finite %d ipiv[0:8]%s\n", n,
+                 nrhs, sytrf_info, sytrs_info, non_finite, text.c_str());
+}
+
+// The pieces of the pivoted fallback's workspace: a full copy of A, pivots (32- and 64-bit), info and
+// a non-finite flag, the right-hand sides packed with leading dimension n (sytrs solves there: the
+// call then has exactly the n, nrhs and ldb = n its buffer size was queried for, and X is written only
+// once a solution is known to be finite), and cuSOLVER's own buffer (the largest of sytrf's, sytrs's
+// and getrf's).
 template <class T>
 struct PivotedLayout {
-    std::size_t copy = 0, ipiv = 0, ipiv64 = 0, info = 0, library = 0, library_bytes = 0, host_bytes = 0, total = 0;
+    std::size_t copy = 0, ipiv = 0, ipiv64 = 0, info = 0, flag = 0, rhs = 0, library = 0, library_bytes = 0,
+                host_bytes = 0, total = 0;
     PivotedLayout(CudaResources& r, int n, int nrhs) {
         using ldlt_detail::align_up;
         std::size_t at = 0;
@@ -803,6 +836,8 @@ struct PivotedLayout {
         ipiv = at, at += align_up(std::size_t(n) * sizeof(int));
         ipiv64 = at, at += align_up(std::size_t(n) * sizeof(std::int64_t));
         info = at, at += align_up(sizeof(int));
+        flag = at, at += align_up(sizeof(int));
+        rhs = at, at += align_up(std::size_t(n) * std::max(1, nrhs) * sizeof(T));
         int lwork_sytrf = 0, lwork_getrf = 0;
         // The size queries read no data, but a library may refuse null pointers: hand them scratch.
         void* dummy = r.scratch(256);
@@ -891,24 +926,47 @@ BATCHSOLVE_LDLT_PIVOTED_SOLVE(T) {
     int* info = reinterpret_cast<int*>(base + layout.info);
     T* work = reinterpret_cast<T*>(base + layout.library);
     const int lwork = int(layout.library_bytes / sizeof(T));
+    int* non_finite = reinterpret_cast<int*>(base + layout.flag);
+    T* rhs = reinterpret_cast<T*>(base + layout.rhs);
     const bool use_sytrf = !(is_complex_v<T> && s == Symmetry::hermitian) && sytrf_is_complex_symmetric<T>(r);
     if (use_sytrf) {
         copy_matrix(n, n, a, lda, copy, n, ctx);
         BATCHSOLVE_CUSOLVER_CHECK(sytrf(r.cusolver(), n, copy, ipiv, work, lwork, info));
         BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(info_host, info, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
         BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
-        if (*info_host != 0) return SolvePath::pivoted_high_sytrf;
-        widen_pivots_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, ipiv, ipiv64);
-        BATCHSOLVE_LAUNCH_CHECK("widen_pivots_kernel");
-        std::vector<char> host(layout.host_bytes + 1);
-        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type(T{}), copy, n,
-                                                   ipiv64, data_type(T{}), x, ldx, work, layout.library_bytes, host.data(),
-                                                   layout.host_bytes, info));
-        BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
-        return SolvePath::pivoted_high_sytrf;
+        const int sytrf_info = *info_host;
+        if (sytrf_info == 0) {
+            widen_pivots_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, ipiv, ipiv64);
+            BATCHSOLVE_LAUNCH_CHECK("widen_pivots_kernel");
+            copy_matrix(n, nrhs, x, ldx, rhs, n, ctx);  // X holds B (sysv_mixed's pivoted step)
+            std::vector<char> host(layout.host_bytes + 1);
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXsytrs(r.cusolver(), CUBLAS_FILL_MODE_LOWER, n, nrhs, data_type(T{}), copy, n,
+                                                       ipiv64, data_type(T{}), rhs, n, work, layout.library_bytes,
+                                                       host.data(), layout.host_bytes, info));
+            BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(non_finite, 0, sizeof(int), r.stream()));
+            flag_non_finite_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, dev(rhs), n, non_finite);
+            BATCHSOLVE_LAUNCH_CHECK("flag_non_finite_kernel");
+            int status[2] = {0, 0};  // sytrs's info, the non-finite flag (adjacent pieces: two copies)
+            BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(&status[0], info, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+            BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(&status[1], non_finite, sizeof(int), cudaMemcpyDeviceToHost, r.stream()));
+            BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+            trace_pivoted(n, nrhs, sytrf_info, status[0], status[1], ipiv, r.stream());
+            if (status[0] == 0 && status[1] == 0) {
+                copy_matrix(n, nrhs, rhs, n, x, ldx, ctx);
+                BATCHSOLVE_CUDA_CHECK(cudaStreamSynchronize(r.stream()));
+                return SolvePath::pivoted_high_sytrf;
+            }
+            // Bunch-Kaufman gave no finite solution of a matrix it factored without a zero pivot: the
+            // H100/H200 suites met this (cuSOLVER's sytrf + Xsytrs, z at n = 2 and 34, d at n = 96, on
+            // zero-diagonal saddle points that LAPACK's ?sytrf/?sytrs solve). LU with partial pivoting
+            // below solves any nonsingular matrix; X still holds B.
+        } else {
+            trace_pivoted(n, nrhs, sytrf_info, -1, -1, ipiv, r.stream());
+            // A zero pivot of D: singular in exact arithmetic, unless sytrf misjudged; LU decides.
+        }
     }
-    // LU on the full matrix: Hermitian input (cuSOLVER has no hetrf), or a sytrf that read complex
-    // input as Hermitian.
+    // LU on the full matrix: Hermitian input (cuSOLVER has no hetrf), a sytrf that read complex input
+    // as Hermitian, or a Bunch-Kaufman route that gave no finite solution.
     int* overflow = info;  // T -> T cannot overflow; getrf overwrites the slot with its info
     const unsigned tiles = unsigned((n + kTile - 1) / kTile);
     if (s == Symmetry::hermitian && is_complex_v<T>)
