@@ -192,7 +192,7 @@ PtxasStats parse_ptxas_log(const std::string& log, const std::string& kernel_nam
 }
 
 ScopedDevice::ScopedDevice(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (const cudaError_t e = cudaGetDevice(&previous_); e != cudaSuccess) check_cuda(e, "cudaGetDevice");
     if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
 }
 ScopedDevice::~ScopedDevice() {
@@ -258,10 +258,11 @@ LoadedKernel get_kernel(const KernelSource& kernel, int device) {
 void launch(const LoadedKernel& k, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
             unsigned shared_bytes, void* stream, void** args) {
     if (k.function == nullptr) throw Error("jit::launch: kernel " + k.name + " is not loaded");
-    check_cuda(cudaLaunchKernel(static_cast<const void*>(k.function), dim3(grid_x, grid_y), dim3(block_x, block_y), args,
-                                shared_bytes, static_cast<cudaStream_t>(stream)),
-               "cudaLaunchKernel(" + k.name + ")");
-    check_cuda(cudaGetLastError(), "launch of " + k.name);
+    // The error texts are built only on failure: this is every launch's path (no allocation).
+    const cudaError_t e = cudaLaunchKernel(static_cast<const void*>(k.function), dim3(grid_x, grid_y),
+                                           dim3(block_x, block_y), args, shared_bytes, static_cast<cudaStream_t>(stream));
+    if (e != cudaSuccess) check_cuda(e, "cudaLaunchKernel(" + k.name + ")");
+    if (const cudaError_t last = cudaGetLastError(); last != cudaSuccess) check_cuda(last, "launch of " + k.name);
 }
 
 }  // namespace batchsolve::cuda_backend::jit

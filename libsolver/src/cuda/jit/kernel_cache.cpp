@@ -321,6 +321,14 @@ DiskFill fill_disk_cache_for_arch(const std::vector<KernelRequest>& requests, in
     return fill;
 }
 
+void insert_loaded_kernel(const KernelKey& key, int device, const LoadedKernel& kernel) {
+    Cache& c = cache();
+    const std::string mkey = memory_key(key, device);
+    std::lock_guard<std::mutex> lock(c.m);
+    auto& slot = c.loaded[mkey];
+    if (!slot) slot = std::make_unique<LoadedKernel>(kernel);
+}
+
 const LoadedKernel* find_kernel(const std::string& family, const std::string& kernel_name, int device) {
     return find_loaded(memory_key(family, kernel_name, device));
 }

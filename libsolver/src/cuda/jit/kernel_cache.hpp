@@ -75,6 +75,11 @@ const std::string& prebuilt_directory();
 // from (src/codegen), so that a changed generator never reads an older generator's CUBIN.
 const char* generator_version();
 
+// Puts a kernel loaded elsewhere into the in-memory cache under `key` (a slot already filled is
+// kept). For host-only tests and benchmarks of the lookup path (tests/gpu/launch_path_bench.cpp),
+// which register a LoadedKernel they never launch.
+void insert_loaded_kernel(const KernelKey& key, int device, const LoadedKernel& kernel);
+
 // Counters of this process's cache traffic (tests, first-call measurements).
 struct CacheStatistics {
     long long memory_hits = 0;

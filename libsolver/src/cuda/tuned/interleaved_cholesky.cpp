@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <climits>
 #include <complex>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
 
 #include "../jit/jit.hpp"
@@ -134,6 +138,102 @@ TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int n
     return out;
 }
 
+// ---- the hot path: one resolution per distinct call --------------------------------------------------
+//
+// A call's kernels depend on (device, routine, precision, uplo, n, the configuration as given, and
+// whether 32-bit offsets suffice); everything else (pointers, count, chunk, nrhs) is a launch argument.
+// The first call of such a combination resolves and checks the spec(s), formats the kernel names and
+// looks the kernels up (compiling them if need be); later calls find the result by an integer key:
+// no string is formatted, no memory allocated and no spec re-checked on the way to the launch. (The
+// resolution builds a dozen strings: the kernel name, the family's and the memory key, and the
+// cooperative family's check texts. The H200 run at a611ee2 lost ~3 us per call at n = 8 against
+// 12f7b85.) tests/gpu/launch_path_bench.cpp times this path on the host: on the shared 2-core build
+// machine, mean of potrf/potrs/posv s/d n = 8/16/32 interleaved/chunked, 670 ns and 5-6 heap
+// allocations per call before, 31 ns and none after (the table lookup before it: 44 ns, none).
+struct CallKey {
+    int device = 0;
+    Routine routine = Routine::potrf;
+    Precision precision = Precision::s;
+    Uplo uplo = Uplo::lower;
+    int n = 0;
+    bool wide_index = false;         // interleaved_needs_wide_index with the call's right-hand sides
+    bool wide_index_factor = false;  // ... with none (the factor kernel of a two-kernel posv)
+    CholeskyConfig config;           // as the launcher received it (resolution fills in the defaults)
+};
+
+bool operator==(const CallKey& a, const CallKey& b) {
+    return a.device == b.device && a.routine == b.routine && a.precision == b.precision && a.uplo == b.uplo &&
+           a.n == b.n && a.wide_index == b.wide_index && a.wide_index_factor == b.wide_index_factor &&
+           a.config == b.config;
+}
+
+struct CallKeyHash {
+    std::size_t operator()(const CallKey& k) const noexcept {
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields as integers
+        auto mix = [&h](long long v) { h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull; };
+        mix(k.device), mix(static_cast<int>(k.routine)), mix(static_cast<int>(k.precision));
+        mix(static_cast<int>(k.uplo)), mix(k.n), mix(k.wide_index), mix(k.wide_index_factor);
+#define BATCHSOLVE_MIX_FIELD(field) mix(static_cast<long long>(k.config.field));
+        BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_MIX_FIELD)
+#undef BATCHSOLVE_MIX_FIELD
+        return static_cast<std::size_t>(h);
+    }
+};
+
+// The resolved call: its kernel, or a two-kernel posv's factor and solve kernels.
+struct ResolvedCall {
+    InterleavedKernelSpec first;
+    const LaunchableKernel* first_kernel = nullptr;
+    InterleavedKernelSpec second;  // two-kernel posv: the solve
+    const LaunchableKernel* second_kernel = nullptr;
+};
+
+struct CallCache {
+    std::mutex m;
+    // Node-based: a reference handed out stays valid while other calls are added.
+    std::unordered_map<CallKey, std::unique_ptr<ResolvedCall>, CallKeyHash> calls;
+};
+CallCache& call_cache() {
+    static CallCache c;
+    return c;
+}
+
+// The kernels of a call with `nrhs` right-hand sides (0 for potrf; a two-kernel posv takes at least 1),
+// resolved once per CallKey; a configuration problem throws InvalidArgument naming `name`'s field on
+// every call (nothing is cached for it).
+const ResolvedCall& resolve_call(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count, int chunk,
+                                 const CholeskyConfig& config, int device, const char* name) {
+    CallKey key;
+    key.device = device;
+    key.routine = routine;
+    key.precision = precision;
+    key.uplo = uplo;
+    key.n = n;
+    key.wide_index = interleaved_needs_wide_index(n, routine == Routine::potrf ? 0 : nrhs, count, chunk);
+    key.wide_index_factor = interleaved_needs_wide_index(n, 0, count, chunk);
+    key.config = config;
+    CallCache& cache = call_cache();
+    {
+        std::lock_guard<std::mutex> lock(cache.m);
+        if (auto it = cache.calls.find(key); it != cache.calls.end()) return *it->second;
+    }
+    auto resolved = std::make_unique<ResolvedCall>();
+    if (routine == Routine::posv && is_two_kernel_posv(config)) {
+        const TwoKernelPosv specs = two_kernel_posv_specs(precision, uplo, n, nrhs, count, chunk, config, name);
+        // both kernels ready (compiled, launchable) before the first runs: a failure leaves A and info as they were
+        const auto [factor_kernel, solve_kernel] = lookup_pair(specs.factor, specs.solve, device);
+        resolved->first = specs.factor, resolved->first_kernel = factor_kernel;
+        resolved->second = specs.solve, resolved->second_kernel = solve_kernel;
+    } else {
+        resolved->first = make_spec(routine, precision, uplo, n, nrhs, count, chunk, config, name);
+        resolved->first_kernel = &lookup(resolved->first, device);
+    }
+    std::lock_guard<std::mutex> lock(cache.m);
+    auto& slot = cache.calls[key];
+    if (!slot) slot = std::move(resolved);  // a racing thread's equal resolution stays
+    return *slot;
+}
+
 unsigned grid_for(int count, int threads_per_block) {
     return static_cast<unsigned>((static_cast<long long>(count) + threads_per_block - 1) / threads_per_block);
 }
@@ -156,6 +256,16 @@ void launch_interleaved(const InterleavedKernelSpec& spec, const LaunchableKerne
 
 }  // namespace
 
+ResolvedLaunch resolve_interleaved_launch(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count,
+                                          int chunk, const CholeskyConfig& config, int device, const char* routine_name) {
+    const ResolvedCall& call = resolve_call(routine, precision, uplo, n, nrhs, count, chunk, config, device, routine_name);
+    ResolvedLaunch r;
+    r.spec = &call.first;
+    r.kernel = call.first_kernel;
+    if (call.second_kernel != nullptr) r.solve_spec = &call.second, r.solve_kernel = call.second_kernel;
+    return r;
+}
+
 template <class T>
 void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const CholeskyConfig& config, Context& ctx) {
     constexpr const char* routine = "potrf_batched";
@@ -169,12 +279,11 @@ void potrf_interleaved(Uplo uplo, const BatchView<T>& a, int* info, const Choles
                    "cudaMemsetAsync(info)");
         return;
     }
-    const InterleavedKernelSpec spec =
-        make_spec(Routine::potrf, precision_v<T>, uplo, a.rows, 0, count, chunk, config, routine);
-    const LaunchableKernel& k = lookup(spec, ctx.device());
+    const ResolvedCall& call =
+        resolve_call(Routine::potrf, precision_v<T>, uplo, a.rows, 0, count, chunk, config, ctx.device(), routine);
     T* data = a.data;
     void* args[] = {&data, &info, &count, &chunk};
-    launch_interleaved(spec, k, count, 0, args, routine, ctx);
+    launch_interleaved(call.first, *call.first_kernel, count, 0, args, routine, ctx);
 }
 
 template <class T>
@@ -188,9 +297,10 @@ void potrs_interleaved(Uplo uplo, const BatchView<const T>& a, const BatchView<T
     int nrhs = b.cols;
     if (count == 0 || a.rows == 0 || nrhs == 0) return;
     jit::ScopedDevice on(ctx.device());
-    const InterleavedKernelSpec spec =
-        make_spec(Routine::potrs, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
-    const LaunchableKernel& k = lookup(spec, ctx.device());
+    const ResolvedCall& call =
+        resolve_call(Routine::potrs, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, ctx.device(), routine);
+    const InterleavedKernelSpec& spec = call.first;
+    const LaunchableKernel& k = *call.first_kernel;
     const T* a_data = a.data;
     T* b_data = b.data;
     const int* no_info = nullptr;  // the cooperative kernel skips systems with info != 0 (two-kernel posv)
@@ -211,20 +321,19 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
     if (count == 0) return;
     if (is_two_kernel_posv(config)) {  // potrf, then potrs on the systems whose info is 0
         if (a.rows == 0) return potrf_interleaved(uplo, a, info, CholeskyConfig{}, ctx);  // info = 0, as the fused form
-        const TwoKernelPosv specs =
-            two_kernel_posv_specs(precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk, config, routine);
         jit::ScopedDevice on(ctx.device());
-        // both kernels ready (compiled, launchable) before the first runs: a failure leaves A and info as they were
-        const auto [factor_kernel, solve_kernel] = lookup_pair(specs.factor, specs.solve, ctx.device());
-        const LaunchableKernel &factor = *factor_kernel, &solve = *solve_kernel;
+        // both kernels ready (resolve_call loads them together) before the first runs: a failure leaves
+        // A and info as they were
+        const ResolvedCall& call = resolve_call(Routine::posv, precision_v<T>, uplo, a.rows, std::max(nrhs, 1), count, chunk,
+                                                config, ctx.device(), routine);
         T* a_data = a.data;
         T* b_data = b.data;
         void* factor_args[] = {&a_data, &info, &count, &chunk};
-        launch_interleaved(specs.factor, factor, count, 0, factor_args, routine, ctx);
+        launch_interleaved(call.first, *call.first_kernel, count, 0, factor_args, routine, ctx);
         if (nrhs == 0) return;
         const int* failed = info;
         void* solve_args[] = {&a_data, &b_data, &nrhs, &failed, &count, &chunk};
-        launch_interleaved(specs.solve, solve, count, nrhs, solve_args, routine, ctx);
+        launch_interleaved(call.second, *call.second_kernel, count, nrhs, solve_args, routine, ctx);
         return;
     }
     if (a.rows == 0 || nrhs == 0) {  // nothing to solve: the factorisation alone (info = 0 for n = 0)
@@ -236,13 +345,12 @@ void posv_interleaved(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, i
         return;
     }
     jit::ScopedDevice on(ctx.device());
-    const InterleavedKernelSpec spec =
-        make_spec(Routine::posv, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, routine);
-    const LaunchableKernel& k = lookup(spec, ctx.device());
+    const ResolvedCall& call =
+        resolve_call(Routine::posv, precision_v<T>, uplo, a.rows, nrhs, count, chunk, config, ctx.device(), routine);
     T* a_data = a.data;
     T* b_data = b.data;
     void* args[] = {&a_data, &b_data, &nrhs, &info, &count, &chunk};
-    launch_interleaved(spec, k, count, nrhs, args, routine, ctx);  // cooperative: factor, barrier, solve; grid.y 1
+    launch_interleaved(call.first, *call.first_kernel, count, nrhs, args, routine, ctx);  // cooperative: factor, barrier, solve; grid.y 1
 }
 
 template <class T>

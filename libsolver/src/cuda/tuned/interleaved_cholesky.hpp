@@ -57,4 +57,20 @@ template <class T>
 InterleavedKernelReport prepare_interleaved(Routine routine, Uplo uplo, int n, int nrhs, int count, int chunk,
                                             const CholeskyConfig& config, Context& ctx);
 
+// The launchers' resolution of a call (what potrf/potrs/posv_interleaved do before the launch): the
+// kernel of `routine` with `nrhs` right-hand sides (0 for potrf) on `device`, resolved, checked and
+// looked up in the kernel cache on the first call of each (device, routine, precision, uplo, n,
+// configuration, 32/64-bit offsets) and found by an integer key afterwards (no string formatted, no
+// allocation). A two-kernel posv returns its factor kernel in `spec`/`kernel` and its solve kernel
+// in `solve_spec`/`solve_kernel`. Public for tests/gpu/launch_path_bench.cpp, which times it on the
+// host; throws InvalidArgument (naming `routine_name`'s config field) as the launchers do.
+struct ResolvedLaunch {
+    const InterleavedKernelSpec* spec = nullptr;
+    const jit::LoadedKernel* kernel = nullptr;
+    const InterleavedKernelSpec* solve_spec = nullptr;
+    const jit::LoadedKernel* solve_kernel = nullptr;
+};
+ResolvedLaunch resolve_interleaved_launch(Routine routine, Precision precision, Uplo uplo, int n, int nrhs, int count,
+                                          int chunk, const CholeskyConfig& config, int device, const char* routine_name);
+
 }  // namespace batchsolve::cuda_backend::tuned
