@@ -110,6 +110,7 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item,
                                          const Partition* partition = nullptr);
 bool cuda_engine_available();  // compiled in and a device present
 int cuda_device_count();       // 0 without CUDA or a device
+std::uint64_t cuda_free_bytes(int device);  // free memory of a CUDA device (0 without CUDA)
 
 // Bytes the CUDA engine needs for this problem (CSR on both sides, factors, one slice of systems,
 // right-hand sides, info), for the up-front check and --help text; with a partition, its own rows'.

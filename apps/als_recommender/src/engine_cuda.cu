@@ -11,15 +11,16 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "engine.hpp"
+#include "memory_plan.hpp"
 
 namespace als {
 
 namespace {
 
-// Entries of one row accumulated by one thread block; longer rows (popular items) are cut into
-// segments of this many entries whose blocks add into the same system with atomics, so that one
-// item with a million users does not keep a single block busy for the whole half-iteration.
-constexpr std::int64_t kSegmentEntries = 1024;
+// Entries of one row accumulated by one thread block (kSegmentEntries, memory_plan.hpp): longer rows
+// (popular items) are cut into segments of that many entries whose blocks add into the same system
+// with atomics, so that one item with a million users does not keep a single block busy for the
+// whole half-iteration.
 // Rows of the other side staged in shared memory per step of the accumulation.
 constexpr int kStagedRows = 32;
 // Each thread owns a kTile x kTile block of the lower triangle of the system.
@@ -38,6 +39,7 @@ struct Segment {
     std::int64_t begin, end;  // entries [begin, end) of the CSR
     std::int32_t row;
 };
+static_assert(sizeof(Segment) == kSegmentBytes, "memory_plan.hpp counts segments of kSegmentBytes");
 
 // The batched solver's index formula (batchsolve/batch.hpp) for packed column-major (chunk = 0) and
 // chunked interleaved storage (plain interleaved: chunk = count).
@@ -191,12 +193,6 @@ struct Side {
     std::vector<std::int64_t> extra_start;  // host: extra segments of rows [0, r) precede index extra_start[r]
     batchsolve::Buffer<float> factors;
 };
-
-std::int64_t rows_per_slice(std::int64_t rows, int s, std::uint64_t slice_bytes) {
-    const std::uint64_t per_row = std::uint64_t(s) * std::uint64_t(s) * sizeof(float);
-    if (slice_bytes == 0) return std::max<std::int64_t>(rows, 1);
-    return std::clamp<std::int64_t>(std::int64_t(slice_bytes / per_row), 1, std::max<std::int64_t>(rows, 1));
-}
 
 class CudaEngine final : public Engine {
 public:
@@ -422,22 +418,21 @@ private:
 }  // namespace
 
 std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition) {
-    const std::uint64_t w = std::uint64_t(s.width);
-    // Own rows' CSR and segments, every row's factors.
-    auto side = [&](const Csr& m, RowRange own) {
-        const std::uint64_t nnz = std::uint64_t(m.indptr[own.first + own.count] - m.indptr[own.first]);
-        const std::uint64_t segments = std::uint64_t(own.count) + nnz / kSegmentEntries + 1;
-        return std::uint64_t(own.count + 1) * 8 + nnz * 8 + segments * sizeof(Segment) + std::uint64_t(m.rows) * w * 4;
-    };
-    const RowRange users = partition ? partition->users[std::size_t(partition->index)] : RowRange{0, by_user.rows};
-    const RowRange items = partition ? partition->items[std::size_t(partition->index)] : RowRange{0, by_item.rows};
-    const std::uint64_t slice = std::uint64_t(std::max(rows_per_slice(users.count, s.width, s.slice_bytes),
-                                                       rows_per_slice(items.count, s.width, s.slice_bytes)));
-    // Systems, right-hand sides, info, the Gram matrix, plus 256 MiB for cuBLAS and the solver's kernels.
-    return side(by_user, users) + side(by_item, items) + slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
+    return engine_bytes(by_user, by_item, s, partition);  // memory_plan.cpp: the same count in every build
 }
 
 bool cuda_engine_available() { return batchsolve::Context::cuda_available(); }
+
+std::uint64_t cuda_free_bytes(int device) {
+    int current = 0;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+    cudaSetDevice(current);
+    check(e, "cudaMemGetInfo");
+    return free_bytes;
+}
 
 int cuda_device_count() {
     int n = 0;

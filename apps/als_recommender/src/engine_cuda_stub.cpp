@@ -10,6 +10,7 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr&, const Csr&, const EngineSet
 }
 bool cuda_engine_available() { return false; }
 int cuda_device_count() { return 0; }
+std::uint64_t cuda_free_bytes(int) { return 0; }
 std::uint64_t cuda_engine_bytes(const Csr&, const Csr&, const EngineSettings&, const Partition*) { return 0; }
 
 void engine_copy_to_host(void* host, const void* engine_memory, std::size_t bytes, bool device_memory, void*) {

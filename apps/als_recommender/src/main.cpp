@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batchsolve/multi_device.hpp"
+#include "memory_plan.hpp"
 #include "batchsolve_io/hdf5.hpp"
 #include "batchsolve_io/progress.hpp"
 #include "model.hpp"
@@ -224,7 +225,12 @@ void add_hyper_options(po::options_description& d) {
         ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)")
         ("devices", po::value<std::string>(), "train on several devices of this process: CUDA device ids (0,1 or all), or with --backend "
                                               "cpu as many CPU partitions as ids (for tests); users and items are partitioned, ratings stay "
-                                              "with their partition. Under mpirun: the GPU of each rank (devices[local rank % count])");
+                                              "with their partition. Under mpirun: the GPU of each rank (devices[local rank % count])")
+        ("device-memory-mb", po::value<std::int64_t>()->default_value(0), "take each device to have this much memory (0: its free memory); "
+                                                                         "every partition's estimate is checked against it before training, "
+                                                                         "and with --backend cpu it simulates devices of that size")
+        ("partitions", po::value<std::string>()->default_value("all"), "with --devices: all (one partition per listed device) | fit (the "
+                                                                       "fewest of the listed devices whose partitions fit their memory)");
 }
 
 Hyper hyper_from(const po::variables_map& vm, Feedback feedback) {
@@ -259,6 +265,12 @@ TrainOptions train_options_from(const po::variables_map& vm) {
             throw UsageError("--devices: " + e.condition());
         }
     }
+    const std::int64_t memory_mb = vm["device-memory-mb"].as<std::int64_t>();
+    if (memory_mb < 0) throw UsageError("--device-memory-mb must be >= 0");
+    o.device_memory_bytes = std::uint64_t(memory_mb) << 20;
+    const std::string partitions = vm["partitions"].as<std::string>();
+    if (partitions != "all" && partitions != "fit") throw UsageError("--partitions must be all or fit (got '" + partitions + "')");
+    o.fit_partitions = partitions == "fit";
     o.ranks = g_ranks;
     return o;
 }
@@ -318,6 +330,7 @@ int run_train(const std::vector<std::string>& args) {
     if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
     if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
     write_model(out, m, vm.count("force") > 0, inputs);
+    if (!m.partition_plan.empty()) std::cout << "device memory: " << m.partition_plan << "\n";
     std::cout << "backend " << m.backend << " (" << m.device << ")";
     if (m.peak_device_bytes)
         std::cout << ", peak GPU memory in use " << fmt(double(m.peak_device_bytes) / double(1 << 30), "%.2f") << " GiB (CUDA context included)";
@@ -524,13 +537,31 @@ GenerateOptions generate_options_from(const po::variables_map& vm) {
 int run_generate(const std::vector<std::string>& args) {
     po::options_description d("als generate: a synthetic rating set -> HDF5 ratings file\n\nOptions");
     d.add_options()("help,h", "this help")("output,o", po::value<std::string>(), "ratings file to write")
-        ("seed", po::value<std::string>(), "random seed (default: a fresh one, printed)")("force", "replace the output if it exists");
+        ("seed", po::value<std::string>(), "random seed (default: a fresh one, printed)")("force", "replace the output if it exists")
+        ("fill-memory", po::value<double>(), "size the set from device memory: users and interactions of the shape scaled so that one "
+                                             "GPU engine needs this multiple of a device's memory (e.g. 1.5: does not fit one device)")
+        ("device-memory-mb", po::value<std::int64_t>()->default_value(0), "with --fill-memory: the device's memory (0: device 0's free memory)")
+        ("factors", po::value<int>()->default_value(64), "with --fill-memory: the factors the estimate is for");
     add_generate_options(d);
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"output"}, "generate");
     GenerateOptions o = generate_options_from(vm);
     o.seed = seed_from(vm);
+    if (vm.count("fill-memory")) {
+        const double fraction = vm["fill-memory"].as<double>();
+        if (!(fraction > 0) || !std::isfinite(fraction)) throw UsageError("--fill-memory must be > 0");
+        const int factors = vm["factors"].as<int>();
+        if (factors < 1) throw UsageError("--factors must be >= 1");
+        const std::int64_t mb = vm["device-memory-mb"].as<std::int64_t>();
+        if (mb < 0) throw UsageError("--device-memory-mb must be >= 0");
+        std::uint64_t memory = std::uint64_t(mb) << 20;
+        if (memory == 0) memory = cuda_free_bytes(0);
+        if (memory == 0) throw UsageError("--fill-memory: no GPU to size the set from; give --device-memory-mb");
+        o = scale_to_memory(o, factors, std::uint64_t(fraction * double(memory)));
+        std::cout << "sized for " << fmt(fraction, "%.2f") << " x " << fmt(double(memory) / double(1ull << 30), "%.2f") << " GiB of device memory (k = "
+                  << factors << "): " << o.users << " users x " << o.items << " items, " << o.interactions << " interactions wanted\n";
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const Ratings r = generate(o);
     write_ratings(vm["output"].as<std::string>(), r, vm.count("force") > 0, {}, command_line_text("generate", args));

@@ -1,5 +1,6 @@
 // ALS training loop, loss, metrics and baselines, recommendations and the model file.
 #include "model.hpp"
+#include "memory_plan.hpp"
 
 #include <cblas.h>
 
@@ -191,6 +192,21 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
     es.slice_bytes = options.slice_bytes ? options.slice_bytes : (want_cuda ? std::uint64_t(4) << 30 : std::uint64_t(1) << 30);
     m.backend = want_cuda ? "cuda" : "cpu";
     RankGroup* ranks = options.ranks && options.ranks->size() > 1 ? options.ranks : nullptr;
+    std::vector<int> devices = options.devices;
+    if (!ranks && (options.device_memory_bytes > 0 || options.fit_partitions || (want_cuda && devices.size() > 1))) {
+        // Every partition's bytes against the memory of a device, before any engine allocates.
+        std::uint64_t per_device = options.device_memory_bytes;
+        if (per_device == 0 && want_cuda) {
+            per_device = ~std::uint64_t(0);
+            for (int d : devices.empty() ? std::vector<int>{0} : devices) per_device = std::min(per_device, cuda_free_bytes(d));
+        }
+        if (per_device > 0) {
+            const PartitionPlan plan = plan_partitions(by_user, by_item, es, std::max<int>(1, int(devices.size())), per_device,
+                                                       options.fit_partitions);
+            if (!devices.empty()) devices.resize(std::size_t(plan.partitions));
+            m.partition_plan = plan.describe();
+        }
+    }
     if (ranks) {
         // One partition per rank; an error while setting up (memory, device) on one rank is every rank's.
         const int local = ranks->local_rank();
@@ -206,10 +222,10 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
             why = e.what();
         }
         ranks->agree(engine != nullptr, why, "setting up the engine");
-    } else if (options.devices.size() > 1) {
-        engine = make_multi_device_engine(by_user, by_item, es, want_cuda, options.devices);
+    } else if (devices.size() > 1) {
+        engine = make_multi_device_engine(by_user, by_item, es, want_cuda, devices);
     } else {
-        if (!options.devices.empty()) es.device = options.devices.front();
+        if (!devices.empty()) es.device = devices.front();
         engine = want_cuda ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     }
     m.device = engine->device();

@@ -53,6 +53,7 @@ struct Model {
     std::vector<IterationLog> history;
     std::string backend, device, command_line, train_provenance;
     std::uint64_t peak_device_bytes = 0;  // GPU memory in use at its peak during training (0 on the CPU)
+    std::string partition_plan;           // when device memory was planned: PartitionPlan::describe()
 
     int width() const { return hyper.factors + (hyper.biases ? 1 : 0); }
     std::int64_t users() const { return std::int64_t(user_ids.size()); }
@@ -74,6 +75,13 @@ struct TrainOptions {
     // local rank % visible GPUs). Results equal one engine's to rounding.
     std::vector<int> devices;
     RankGroup* ranks = nullptr;
+    // Device memory (issue 30), checked before any engine allocates: each partition's estimate
+    // (memory_plan.hpp) against device_memory_bytes per device (0: the smallest free memory of the
+    // devices for CUDA; no check for the CPU backend unless given). fit_partitions: train on the fewest
+    // of `devices` whose partitions fit (one partition when it fits one device). A cap with the CPU
+    // backend simulates devices of that size (how CI tests the partitioned path).
+    std::uint64_t device_memory_bytes = 0;
+    bool fit_partitions = false;
     bool compute_loss = true;
     int eval_every = 1;              // test metric every N iterations (0: never; needs a test set)
     // Called after each iteration (progress, printing); the log holds the iteration's numbers.

@@ -4,11 +4,13 @@
 // same, and a partition that fails reported instead of hanging. The MPI path: test_mpi.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
 
+#include "memory_plan.hpp"
 #include "model.hpp"
 #include "ratings.hpp"
 
@@ -182,6 +184,85 @@ TEST(MultiDevice, BadDeviceListsAreClearErrors) {
 }
 
 // ---- GPUs ----------------------------------------------------------------------------------------
+
+// ---- device memory: partitions chosen from a per-device cap (memory_plan.hpp) ----------------------
+
+// The engine settings train() uses on the CPU backend (1 GiB slices) for an implicit model of k factors.
+EngineSettings cpu_settings(int factors) {
+    EngineSettings es;
+    es.width = factors, es.implicit = true, es.slice_bytes = std::uint64_t(1) << 30;
+    return es;
+}
+
+std::uint64_t fullest(const PartitionPlan& p) { return *std::max_element(p.bytes.begin(), p.bytes.end()); }
+
+TEST(MemoryPlan, ACapBetweenOneAndTwoPartitionsForcesTwoAndResultsEqualOnePartition) {
+    const auto seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    GenerateOptions g;
+    g.users = 1500, g.items = 800, g.interactions = 30000, g.seed = seed;
+    const Ratings r = generate(g);
+    Hyper h;
+    h.factors = 12, h.iterations = 4, h.lambda = 0.1f, h.seed = seed;
+    const EngineSettings es = cpu_settings(h.factors);
+    const std::uint64_t unlimited = ~std::uint64_t(0);
+    const std::uint64_t one = fullest(plan_partitions(r.by_user, r.by_item, es, 1, unlimited, false));
+    const std::uint64_t two = fullest(plan_partitions(r.by_user, r.by_item, es, 2, unlimited, false));
+    ASSERT_LT(two, one);  // half the ratings each; the factors of every row and the allowance are on both
+    // A device between the two: one partition does not fit it, two do.
+    TrainOptions o;
+    o.backend = "cpu", o.devices = {0, 1, 2, 3}, o.fit_partitions = true, o.device_memory_bytes = (one + two) / 2;
+    const Model capped = train(r, h, o);
+    EXPECT_EQ(capped.partition_plan.rfind("2 partitions: ", 0), 0u) << capped.partition_plan;
+    EXPECT_NE(capped.device.find("exchange host memory"), std::string::npos) << capped.device;
+    const Model single = train_on(r, h, "cpu", {});
+    // The bound of CpuPartitionsEqualOneEngineImplicitAndExplicit (only the Gram matrix's summation
+    // order differs).
+    EXPECT_LT(relative_difference(capped, single), 1e3 * float_eps);
+    // Enough memory: one partition, whatever the device list.
+    o.device_memory_bytes = one;
+    EXPECT_EQ(train(r, h, o).partition_plan.rfind("1 partition: ", 0), 0u);
+}
+
+TEST(MemoryPlan, EvenAllTheDevicesTooSmallIsAClearErrorBeforeTraining) {
+    GenerateOptions g;
+    g.users = 600, g.items = 300, g.interactions = 8000, g.seed = 11;
+    const Ratings r = generate(g);
+    Hyper h;
+    h.factors = 8, h.iterations = 1, h.seed = 3;
+    const std::uint64_t two = fullest(plan_partitions(r.by_user, r.by_item, cpu_settings(h.factors), 2, ~std::uint64_t(0), false));
+    TrainOptions o;
+    o.backend = "cpu", o.devices = {0, 1}, o.fit_partitions = true, o.device_memory_bytes = two - 1;
+    try {
+        train(r, h, o);
+        ADD_FAILURE() << "trained with partitions larger than the devices";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("do not fit 2 device(s)"), std::string::npos) << what;
+        EXPECT_NE(what.find("each device has"), std::string::npos) << what;
+    }
+}
+
+TEST(MemoryPlan, GeneratorIsSizedFromTheMemory) {
+    GenerateOptions g;
+    g.users = 1000, g.items = 400, g.interactions = 20000;
+    for (std::uint64_t target : {std::uint64_t(300) << 20, std::uint64_t(2) << 30}) {
+        const GenerateOptions sized = scale_to_memory(g, 32, target);
+        EXPECT_EQ(sized.items, g.items);
+        // users and interactions scaled by the same factor (rounded down to integers)
+        EXPECT_NEAR(double(sized.interactions) / double(sized.users), double(g.interactions) / double(g.users), 0.01 * g.interactions / g.users);
+        EngineSettings es;
+        es.width = 32, es.slice_bytes = std::uint64_t(4) << 30;
+        const double bytes = double(engine_bytes_for_shape(sized.users, sized.items, sized.interactions, es));
+        EXPECT_NEAR(bytes / double(target), 1.0, 1e-3);
+    }
+    EXPECT_THROW(scale_to_memory(g, 32, std::uint64_t(100) << 20), Error);  // below the fixed 256 MiB allowance
+    // The estimate of a generated set is the shape's (interactions are close to the request, not exact).
+    g.seed = 5;
+    const Ratings r = generate(g);
+    const EngineSettings es = cpu_settings(16);
+    EXPECT_EQ(engine_bytes(r.by_user, r.by_item, es), engine_bytes_for_shape(r.users(), r.items(), r.nnz(), es));
+}
 
 TEST(MultiDeviceGpu, TwoPartitionsOnOneGpuEqualOneEngine) {
     if (!cuda_engine_available()) GTEST_SKIP() << "skipped: no GPU";
