@@ -43,11 +43,7 @@ private:
 
 class MpiRankGroup final : public RankGroup {
 public:
-    MpiRankGroup(int* argc, char*** argv) : env_(argc, argv), comm_() {
-        const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-        if (local == nullptr) local = std::getenv("MPI_LOCALRANKID");
-        local_rank_ = local ? std::atoi(local) : comm_.rank();
-    }
+    MpiRankGroup(int* argc, char*** argv) : env_(argc, argv), comm_(), local_rank_(bmpi::local_rank(comm_)) {}
     int rank() const override { return comm_.rank(); }
     int size() const override { return comm_.size(); }
     int local_rank() const override { return local_rank_; }

@@ -111,4 +111,13 @@ private:
 // Rank r's share of `total` matrices split as evenly as possible over `size` ranks (split_batch).
 BatchShare rank_share(int total, int rank, int size, int align = 1);
 
+// This rank's index among the ranks of its node: OMPI_COMM_WORLD_LOCAL_RANK (OpenMPI),
+// MPI_LOCALRANKID (MPICH), SLURM_LOCALID (srun), else the rank in MPI_Comm_split_type(SHARED).
+int local_rank(const Communicator& comm);
+
+// One rank per GPU: the CUDA device this rank should use, devices[local_rank % devices.size()]
+// (devices: the ordinals to use; empty: every visible GPU, 0..count-1). -1 when no GPU is visible.
+// mpirun -np N on a node of N GPUs gives rank r GPU r; more ranks than GPUs share them round robin.
+int rank_device(const Communicator& comm, const std::vector<int>& devices = {});
+
 }  // namespace batchsolve::mpi

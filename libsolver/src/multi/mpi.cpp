@@ -190,4 +190,27 @@ BatchShare rank_share(int total, int rank, int size, int align) {
     return split_batch(total, std::vector<double>(std::size_t(size), 1.0), align)[std::size_t(rank)];
 }
 
+int local_rank(const Communicator& comm) {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+        if (const char* value = std::getenv(name)) {
+            char* end = nullptr;
+            const long r = std::strtol(value, &end, 10);
+            if (end != value && *end == '\0' && r >= 0 && r < INT_MAX) return int(r);
+        }
+    // No launcher variable: the ranks that share this node's memory, in rank order.
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm.comm(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int r = 0;
+    MPI_Comm_rank(node, &r);
+    MPI_Comm_free(&node);
+    return r;
+}
+
+int rank_device(const Communicator& comm, const std::vector<int>& devices) {
+    const int local = local_rank(comm);
+    if (!devices.empty()) return devices[std::size_t(local) % devices.size()];
+    const int visible = Context::cuda_available() ? int(DeviceGroup::parse_devices("all", Backend::cuda).size()) : 0;
+    return visible > 0 ? local % visible : -1;
+}
+
 }  // namespace batchsolve::mpi

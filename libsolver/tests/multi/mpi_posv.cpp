@@ -1,8 +1,12 @@
-// mpi_posv: a batch of SPD systems split over MPI ranks (each rank its share, CPU backend), the info
-// gathered to rank 0 at global indices and the solutions compared on rank 0 with one process solving
-// the whole batch. Run by mpi_test.sh under mpirun -np 1, 2, 3; prints "mpi_posv: ok ..." on success.
-//   mpi_posv SEED [COUNT] [N]
+// mpi_posv: a batch of SPD systems split over MPI ranks (each rank its share), the info gathered to
+// rank 0 at global indices and the solutions compared on rank 0 with one process solving the whole
+// batch. Run by mpi_test.sh under mpirun -np 1, 2, 3; prints "mpi_posv: ok ..." on success.
+//   mpi_posv SEED [COUNT] [N] [cpu|cuda]
+// cuda: one rank per GPU (rank r on GPU local_rank % GPUs, batchsolve::mpi::rank_device), each rank
+// uploads its share and solves it there; every rank prints its local rank and device.
 // Exit codes: 0 ok, 1 a wrong result, 2 an error (a failing rank is reported by every rank).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +26,13 @@ int main(int argc, char** argv) {
         if (argc < 2) throw InvalidArgument("mpi_posv", "SEED", "usage: mpi_posv SEED [COUNT] [N]");
         const std::uint64_t seed = std::strtoull(argv[1], nullptr, 0);
         const int count = argc > 2 ? std::atoi(argv[2]) : 1001, n = argc > 3 ? std::atoi(argv[3]) : 12;
+        const bool cuda = argc > 4 && std::strcmp(argv[4], "cuda") == 0;
+        if (argc > 4 && !cuda && std::strcmp(argv[4], "cpu") != 0) throw InvalidArgument("mpi_posv", "backend", "cpu or cuda");
+        const int device = cuda ? mpi::rank_device(comm) : 0;
+        if (cuda && device < 0) throw Error("mpi_posv cuda: no GPU visible to rank " + std::to_string(comm.rank()));
+        std::printf("mpi_posv: rank %d of %d, local rank %d, %s\n", comm.rank(), comm.size(), mpi::local_rank(comm),
+                    cuda ? ("GPU " + std::to_string(device)).c_str() : "CPU");
+        std::fflush(stdout);
         // Every rank generates the same batch (deterministic in the seed) and keeps only its share, as
         // ranks on different nodes would read theirs from a file.
         std::vector<double> all_a = generate_spd_batch<double>(n, count, 1e3, seed);
@@ -35,9 +46,20 @@ int main(int argc, char** argv) {
         std::vector<int> info(std::size_t(share.count) + 1, -7);
         comm.run_agreed("the share's solve", [&] {
             comm.fault_point("the share's solve");
-            Context ctx(Backend::cpu);
-            posv_batched(Uplo::lower, BatchView<double>::column_major(a.data(), n, n, share.count),
-                         BatchView<double>::column_major(b.data(), n, 1, share.count), info.data(), ctx);
+            if (cuda) {
+                Context ctx(Backend::cuda, device);
+                Buffer<double> da(ctx, a), db(ctx, b);
+                Buffer<int> dinfo(ctx, std::size_t(share.count) + 1);
+                posv_batched(Uplo::lower, BatchView<double>::column_major(da.data(), n, n, share.count),
+                             BatchView<double>::column_major(db.data(), n, 1, share.count), dinfo.data(), ctx);
+                ctx.synchronize();
+                db.download(b.data(), b.size());
+                dinfo.download(info.data(), std::size_t(share.count));
+            } else {
+                Context ctx(Backend::cpu);
+                posv_batched(Uplo::lower, BatchView<double>::column_major(a.data(), n, n, share.count),
+                             BatchView<double>::column_major(b.data(), n, 1, share.count), info.data(), ctx);
+            }
         });
         const std::vector<int> global_info = comm.gather_info(info.data(), share, count, "gathering info");
         // The solutions to rank 0 as well (plain MPI: this is the test's own check, not the library's).
@@ -61,12 +83,28 @@ int main(int argc, char** argv) {
             std::cerr << "mpi_posv: info[" << bad << "] = " << global_info[std::size_t(bad)] << ", expected " << n / 2 + 1 << "\n";
             ++wrong;
         }
-        // Each matrix is solved by LAPACK on its own, so the split cannot change a bit.
-        const int differ = std::memcmp(x.data(), one_b.data(), x.size() * sizeof(double)) != 0;
+        // Each matrix is solved by LAPACK on its own, so the split cannot change a bit. On GPUs (compared
+        // with the CPU): both backward stable, so |x - x_cpu| / |x| <= 2 cond n eps with cond <= 1e3
+        // (generate_spd_batch); 1e-9 is ten times 2 x 1e3 x 128 x 2.2e-16 for n up to 128.
+        int differ = 0;
+        double worst = 0;
+        if (!cuda) differ = std::memcmp(x.data(), one_b.data(), x.size() * sizeof(double)) != 0;
+        else
+            for (int k = 0; k < count; ++k) {
+                if (one_info[std::size_t(k)] != 0) continue;
+                double d = 0, s = 0;
+                for (int i = 0; i < n; ++i) {
+                    d = std::max(d, std::abs(x[std::size_t(k) * n + i] - one_b[std::size_t(k) * n + i]));
+                    s = std::max(s, std::abs(one_b[std::size_t(k) * n + i]));
+                }
+                worst = std::max(worst, s > 0 ? d / s : d);
+                differ |= !(worst <= 1e-9);
+            }
         std::printf("mpi_posv: %s: %d ranks, %d matrices of order %d, failed matrix reported at global index %d (info %d), "
                     "%d info mismatches, solutions %s one process's\n",
                     wrong || differ ? "FAILED" : "ok", comm.size(), count, n, bad, global_info[std::size_t(bad)], wrong,
-                    differ ? "differ from" : "equal bit for bit to");
+                    differ ? "differ from" : cuda ? "agree (GPU vs CPU, within 1e-9) with" : "equal bit for bit to");
+        if (cuda) std::printf("mpi_posv: largest relative difference from the CPU %.2e\n", worst);
         return wrong || differ ? 1 : 0;
     } catch (const mpi::Timeout& e) {
         std::cerr << "mpi_posv: error: " << e.what() << "\n";

@@ -14,6 +14,10 @@ for np in 1 2 3; do
   out=$(run "$np" "$prog" "$seed" 1001 12); rc=$?
   echo "$out" | grep "mpi_posv:"
   [[ $rc == 0 && $out == *"mpi_posv: ok"* ]] || { echo "FAILED: -np $np (exit $rc)"; echo "$out"; fail=1; }
+  # One rank per GPU binds rank r to local rank r (the GPU it takes): every local rank 0..np-1 once.
+  for ((r = 0; r < np; ++r)); do
+    [[ $out == *"rank $r of $np, local rank $r,"* ]] || { echo "FAILED: -np $np: rank $r is not local rank $r"; fail=1; }
+  done
 done
 # A failing rank: every rank reports rank 1's failure and the job exits non-zero.
 out=$(BATCHSOLVE_MPI_FAULT=1:fail run 3 -x BATCHSOLVE_MPI_FAULT "$prog" "$seed" 101 6); rc=$?
