@@ -158,7 +158,7 @@ template <class T>
 std::size_t posv_mixed_workspace_size(Uplo uplo, int n, int nrhs, const PosvMixedOptions& options, Context& ctx);
 
 // Solves A X = B for T = double, A symmetric positive definite (uplo triangle read), factoring in
-// float. Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n)
+// float. Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps max(sqrt(n), 4)
 // with eps = 2^-52 (ldlt.hpp's criterion). A and B are read only; X (n x nrhs, ldx) must not overlap
 // them. A system every allowed step fails on returns with path == none and X filled with NaN.
 template <class T>

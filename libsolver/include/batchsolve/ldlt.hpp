@@ -138,8 +138,9 @@ template <class T>
 std::size_t sysv_mixed_workspace_size(Symmetry symmetry, int n, int nrhs, const SysvOptions& options, Context& ctx);
 
 // Solves A X = B for T = double (factor in float) and std::complex<double> (factor in complex<float>).
-// Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps sqrt(n), eps =
-// 2^-52 (the seed paper's criterion with the machine epsilon of double).
+// Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps max(sqrt(n), 4),
+// eps = 2^-52 (the seed paper's criterion with the machine epsilon of double; at least 4 eps, since a
+// complex residual's own rounding can exceed eps sqrt(n) at n = 1: core/refinement.hpp).
 // A (lower triangle) and B are read only; X (n x nrhs, ldx) must not overlap them. Throws
 // InvalidArgument for argument errors; a system that every allowed step fails on returns with
 // path == none and X filled with NaN (never silently wrong).
