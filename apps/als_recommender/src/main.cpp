@@ -541,7 +541,8 @@ int run_generate(const std::vector<std::string>& args) {
         ("fill-memory", po::value<double>(), "size the set from device memory: users and interactions of the shape scaled so that one "
                                              "GPU engine needs this multiple of a device's memory (e.g. 1.5: does not fit one device)")
         ("device-memory-mb", po::value<std::int64_t>()->default_value(0), "with --fill-memory: the device's memory (0: device 0's free memory)")
-        ("factors", po::value<int>()->default_value(64), "with --fill-memory: the factors the estimate is for");
+        ("factors", po::value<int>()->default_value(64), "with --fill-memory: the factors the estimate is for")
+        ("slice-mb", po::value<int>()->default_value(0), "with --fill-memory: train's --slice-mb the estimate is for (0: 4096)");
     add_generate_options(d);
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
@@ -558,7 +559,9 @@ int run_generate(const std::vector<std::string>& args) {
         std::uint64_t memory = std::uint64_t(mb) << 20;
         if (memory == 0) memory = cuda_free_bytes(0);
         if (memory == 0) throw UsageError("--fill-memory: no GPU to size the set from; give --device-memory-mb");
-        o = scale_to_memory(o, factors, std::uint64_t(fraction * double(memory)));
+        const int slice_mb = vm["slice-mb"].as<int>();
+        if (slice_mb < 0) throw UsageError("--slice-mb must be >= 0");
+        o = scale_to_memory(o, factors, std::uint64_t(fraction * double(memory)), std::uint64_t(slice_mb) << 20);
         std::cout << "sized for " << fmt(fraction, "%.2f") << " x " << fmt(double(memory) / double(1ull << 30), "%.2f") << " GiB of device memory (k = "
                   << factors << "): " << o.users << " users x " << o.items << " items, " << o.interactions << " interactions wanted\n";
     }

@@ -79,10 +79,10 @@ PartitionPlan plan_partitions(const Csr& by_user, const Csr& by_item, const Engi
                 "; add devices, lower --slice-mb or --factors");
 }
 
-GenerateOptions scale_to_memory(GenerateOptions o, int factors, std::uint64_t target_bytes) {
+GenerateOptions scale_to_memory(GenerateOptions o, int factors, std::uint64_t target_bytes, std::uint64_t slice_bytes) {
     EngineSettings s;
     s.width = factors;
-    s.slice_bytes = std::uint64_t(4) << 30;  // the CUDA engine's default slice
+    s.slice_bytes = slice_bytes ? slice_bytes : std::uint64_t(4) << 30;  // the CUDA engine's default slice
     auto bytes_at = [&](double scale) {
         return engine_bytes_for_shape(std::max<std::int64_t>(1, std::int64_t(double(o.users) * scale)), o.items,
                                       std::max<std::int64_t>(1, std::int64_t(double(o.interactions) * scale)), s);

@@ -44,7 +44,8 @@ PartitionPlan plan_partitions(const Csr& by_user, const Csr& by_item, const Engi
                               std::uint64_t per_device, bool fewest);
 
 // The options' set scaled (users and interactions by one factor, items kept) so that one engine's
-// bytes for `factors` are about `target_bytes`; Error when the items alone exceed it.
-GenerateOptions scale_to_memory(GenerateOptions options, int factors, std::uint64_t target_bytes);
+// bytes for `factors` and slices of `slice_bytes` (0: the CUDA engine's 4 GiB) are about
+// `target_bytes`; Error when the items and the fixed part alone exceed it.
+GenerateOptions scale_to_memory(GenerateOptions options, int factors, std::uint64_t target_bytes, std::uint64_t slice_bytes = 0);
 
 }  // namespace als
