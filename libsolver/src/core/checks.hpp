@@ -2,6 +2,7 @@
 // argument and the condition that failed (BLAS++'s blas_error_if habit).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "batchsolve/batch.hpp"
@@ -13,56 +14,71 @@ inline void require(bool ok, const char* routine, const char* argument, const st
     if (!ok) throw InvalidArgument(routine, argument, condition);
 }
 
+// As require, for the checks every call runs: the argument's name (`name` + `field`) and the
+// condition's text (`condition()`) are built only when the check fails, so a call with good
+// arguments formats no string and allocates nothing here.
+template <class Text>
+void require_that(bool ok, const char* routine, const char* name, const char* field, Text&& condition) {
+    if (!ok) throw InvalidArgument(routine, std::string(name) + field, condition());
+}
+
 // A view that a routine may read or write: sizes non-negative, ld >= rows, storage present when
 // there is anything to store, a valid chunk size.
 template <class T>
 void check_view(const BatchView<T>& v, const char* routine, const char* name) {
-    const std::string n(name);
-    require(v.count >= 0, routine, (n + ".count").c_str(), "count >= 0 (got " + std::to_string(v.count) + ")");
-    require(v.rows >= 0, routine, (n + ".rows").c_str(), "rows >= 0 (got " + std::to_string(v.rows) + ")");
-    require(v.cols >= 0, routine, (n + ".cols").c_str(), "cols >= 0 (got " + std::to_string(v.cols) + ")");
+    using std::to_string;
+    require_that(v.count >= 0, routine, name, ".count", [&] { return "count >= 0 (got " + to_string(v.count) + ")"; });
+    require_that(v.rows >= 0, routine, name, ".rows", [&] { return "rows >= 0 (got " + to_string(v.rows) + ")"; });
+    require_that(v.cols >= 0, routine, name, ".cols", [&] { return "cols >= 0 (got " + to_string(v.cols) + ")"; });
     const bool empty = v.count == 0 || v.rows == 0 || v.cols == 0;
+    auto non_null = [] { return std::string("non-null"); };
+    auto ld_text = [&] {
+        return "ld >= max(1, rows) (got ld = " + to_string(v.ld) + ", rows = " + to_string(v.rows) + ")";
+    };
     switch (v.layout) {
         case LayoutKind::column_major:
-            require(v.ld >= (v.rows > 1 ? v.rows : 1), routine, (n + ".ld").c_str(),
-                    "ld >= max(1, rows) (got ld = " + std::to_string(v.ld) + ", rows = " + std::to_string(v.rows) + ")");
-            require(v.count <= 1 || v.stride >= std::int64_t(v.ld) * v.cols, routine, (n + ".stride").c_str(),
-                    "stride >= ld * cols (got " + std::to_string(v.stride) + ")");
-            require(empty || v.data != nullptr, routine, (n + ".data").c_str(), "non-null");
+            require_that(v.ld >= (v.rows > 1 ? v.rows : 1), routine, name, ".ld", ld_text);
+            require_that(v.count <= 1 || v.stride >= std::int64_t(v.ld) * v.cols, routine, name, ".stride",
+                         [&] { return "stride >= ld * cols (got " + to_string(v.stride) + ")"; });
+            require_that(empty || v.data != nullptr, routine, name, ".data", non_null);
             break;
         case LayoutKind::pointer_array:
-            require(v.ld >= (v.rows > 1 ? v.rows : 1), routine, (n + ".ld").c_str(),
-                    "ld >= max(1, rows) (got ld = " + std::to_string(v.ld) + ", rows = " + std::to_string(v.rows) + ")");
-            require(v.count == 0 || v.pointers != nullptr, routine, (n + ".pointers").c_str(), "non-null");
+            require_that(v.ld >= (v.rows > 1 ? v.rows : 1), routine, name, ".ld", ld_text);
+            require_that(v.count == 0 || v.pointers != nullptr, routine, name, ".pointers", non_null);
             break;
         case LayoutKind::chunked_interleaved:
-            require(v.chunk_size >= 1, routine, (n + ".chunk_size").c_str(),
-                    "chunk_size >= 1 (got " + std::to_string(v.chunk_size) + ")");
+            require_that(v.chunk_size >= 1, routine, name, ".chunk_size",
+                         [&] { return "chunk_size >= 1 (got " + to_string(v.chunk_size) + ")"; });
             [[fallthrough]];
         case LayoutKind::interleaved:
-            require(v.ld == v.rows, routine, (n + ".ld").c_str(), "ld == rows for interleaved layouts");
-            require(empty || v.data != nullptr, routine, (n + ".data").c_str(), "non-null");
+            require_that(v.ld == v.rows, routine, name, ".ld",
+                         [] { return std::string("ld == rows for interleaved layouts"); });
+            require_that(empty || v.data != nullptr, routine, name, ".data", non_null);
             break;
     }
 }
 
 template <class T>
 void check_square(const BatchView<T>& a, const char* routine, const char* name) {
-    require(a.rows == a.cols, routine, name,
-            "square matrices (got " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + ")");
+    require_that(a.rows == a.cols, routine, name, "", [&] {
+        return "square matrices (got " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + ")";
+    });
 }
 
 // B goes with A: same count, rows == n, compatible layout family.
 template <class TA, class TB>
 void check_rhs(const BatchView<TA>& a, const BatchView<TB>& b, const char* routine) {
-    require(b.count == a.count, routine, "b.count",
-            "b.count == a.count (got " + std::to_string(b.count) + " vs " + std::to_string(a.count) + ")");
-    require(b.rows == a.rows, routine, "b.rows",
-            "b.rows == n (got " + std::to_string(b.rows) + " vs " + std::to_string(a.rows) + ")");
-    require(a.is_interleaved() == b.is_interleaved(), routine, "b.layout",
-            "A and B both column-major (strided or pointer array) or both interleaved");
-    require(!a.is_interleaved() || (a.layout == b.layout && a.chunk() == b.chunk()), routine, "b.layout",
-            "the same interleaved layout and chunk size as A");
+    require_that(b.count == a.count, routine, "b", ".count", [&] {
+        return "b.count == a.count (got " + std::to_string(b.count) + " vs " + std::to_string(a.count) + ")";
+    });
+    require_that(b.rows == a.rows, routine, "b", ".rows", [&] {
+        return "b.rows == n (got " + std::to_string(b.rows) + " vs " + std::to_string(a.rows) + ")";
+    });
+    require_that(a.is_interleaved() == b.is_interleaved(), routine, "b", ".layout", [] {
+        return std::string("A and B both column-major (strided or pointer array) or both interleaved");
+    });
+    require_that(!a.is_interleaved() || (a.layout == b.layout && a.chunk() == b.chunk()), routine, "b", ".layout",
+                 [] { return std::string("the same interleaved layout and chunk size as A"); });
 }
 
 }  // namespace batchsolve::checks
