@@ -2,10 +2,14 @@
 # Issue 30 on the GPU machine (run from the repository root, bundle at /tmp/bundle, results under
 # $OUT/multi/): the multi-device tests, batched posv on 1 vs N GPUs (multi_bench), ALS on 1 vs N GPUs
 # (als bench --device-sets) on the ML-20M and Netflix shapes, the MPI path when mpirun is there, a summary.
-#   usage: libsolver/src/multi/gpu-run.sh [smoke|full]
+#   usage: libsolver/src/multi/gpu-run.sh [smoke|full|beyond]
 #   smoke (1 GPU is enough, < 3 min): probes (mpirun, NCCL, topology), the GPU tests (two ALS
 #          partitions on one GPU included), multi_bench and als bench on what the machine has.
-#   full  (2+ GPUs, < 4 min): the same at full size, plus mpirun -np 2 als train with one rank per GPU.
+#   full  (2+ GPUs, one call: budget 570 s, rows in this order, what the budget leaves out is said):
+#          the same at full size (posv 10^6, ALS ML-20M and Netflix k = 64, 128 on 1..N GPUs), then the
+#          'beyond' rows, then mpirun -np 2 als train with one rank per GPU.
+#   beyond (2+ GPUs, < 8 min): only the rows beyond one GPU: BEM P1 n ~ 33,000 on 1 and N GPUs, a BEM
+#          system larger than one GPU on N GPUs, an ALS set larger than a (capped) device on N GPUs.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared hosts it can take the machine out of service.
 set -uo pipefail
 mode=${1:-smoke}
@@ -37,7 +41,9 @@ say "NCCL for als: ${NCCL_LIBRARY:-libnccl.so.2 on the loader path}"
 
 # Every step gets at most what is left of the budget (MULTI_BUDGET seconds, default 170 smoke / 230
 # full), so that the summary always comes out; a step that cannot get its minimum is skipped, said so.
-budget=${MULTI_BUDGET:-$([[ $mode == smoke ]] && echo 170 || echo 230)}
+budget=${MULTI_BUDGET:-$([[ $mode == smoke ]] && echo 170 || echo 570)}
+scaling=1; [[ $mode == beyond ]] && scaling=0   # the tests, multi_bench and als bench rows
+beyond=0; [[ $mode == full || $mode == beyond ]] && beyond=1
 left() { echo $(( budget - ($(date +%s) - start) )); }
 # limit WANTED MINIMUM: the seconds the next step may take, or 0 (skip it) when MINIMUM is not left.
 limit() { local l; l=$(( $(left) - 8 )); (( l < $2 )) && { echo 0; return; }; (( l < $1 )) && echo $l || echo $1; }
@@ -48,6 +54,7 @@ run_for() {
     timeout "$l" "$@"
 }
 
+if ((scaling)); then
 say "== GPU tests: multi-device posv and gesv (every GPU), ALS partitions"
 timeout 60 $R batchsolve_multi_device_test --gtest_brief=1 2>&1 | tail -8 | tee -a "$log"
 timeout 60 $R test_als_distributed --gtest_brief=1 > /tmp/multi-als-tests.txt 2>&1
@@ -83,10 +90,41 @@ else
         --cpu-max-interactions 0 --seed 21 --work-dir /tmp/multi-netflix --json "$out/als_netflix.json" --markdown /tmp/multi-tables-netflix.md \
         2>&1 | grep "^ours\|^data\|error" | tee -a "$log"
 fi
+fi
+
+# BEM beyond one GPU (bem solve --devices: each GPU assembles its column tiles, cuSOLVERMg LU): a P1
+# problem of n ~ 33,000 (gmsh:0.021, 17 GB) on one GPU (cuSOLVER) and on every GPU, then a P0 system
+# of 1.2 x one GPU's memory (n triangles = sqrt(1.2 x memory / 16), gmsh:h with h = sqrt(29 / n)) on
+# every GPU. ALS: a set sized 1.3 x a device capped at MULTI_ALS_CAP_MB (default 4096; a set larger than
+# a whole 80 GB GPU needs ~5e9 ratings, beyond the generator and host memory of one call): one GPU
+# refused, every GPU with --partitions fit.
+if ((beyond)); then
+    mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+    say "== bem hard-P1 n ~ 33,000 (gmsh:0.021, k = 20): one GPU, then $gpus GPUs"
+    run_for 75 40 $R bem solve --mesh gmsh:0.021 --formulation hard-p1 -k 20 --assembly gpu --solver gpu-lu --angles 36 \
+        -o /tmp/multi-bem33-one --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
+    run_for 75 40 $R bem solve --mesh gmsh:0.021 --formulation hard-p1 -k 20 --assembly gpu --devices all --angles 36 \
+        -o /tmp/multi-bem33-all --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
+    if [[ -n $mem_mib ]] && ((gpus >= 2)); then
+        n_large=$(python3 -c "import math; print(int(math.sqrt(1.2 * $mem_mib * 2**20 / 16)))")
+        h_large=$(python3 -c "import math; print(f'{math.sqrt(29.0 / $n_large):.5f}')")
+        say "== bem soft-P0 larger than one GPU: about $n_large triangles (gmsh:$h_large), $gpus GPUs"
+        run_for 200 100 $R bem solve --mesh gmsh:$h_large -k 20 --assembly gpu --devices all --tile 2048 --angles 36 \
+            -o /tmp/multi-bem-large --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
+    fi
+    cap=${MULTI_ALS_CAP_MB:-4096}
+    say "== als: a set of 1.3 x a ${cap} MiB device (k = 64, slices of 256 MiB): one GPU refused, then $gpus GPUs"
+    run_for 60 30 $R als generate -o /tmp/multi-oom.h5 --force --fill-memory 1.3 --device-memory-mb "$cap" --factors 64 --slice-mb 256 \
+        --shape ml20m --seed 9 2>&1 | tail -2 | tee -a "$log"
+    run_for 25 10 $R als train --train /tmp/multi-oom.h5 -o /tmp/multi-oom-one.h5 --force --backend cuda --devices 0 --device-memory-mb "$cap" \
+        --slice-mb 256 --factors 64 --iterations 1 --seed 5 --no-loss 2>&1 | grep "error" | tee -a "$log"
+    run_for 75 30 $R als train --train /tmp/multi-oom.h5 -o /tmp/multi-oom-all.h5 --force --backend cuda --devices all --partitions fit \
+        --device-memory-mb "$cap" --slice-mb 256 --factors 64 --iterations 3 --seed 5 --no-loss 2>&1 | grep "^iter\|^device memory\|^backend\|error" | tee -a "$log"
+fi
 
 # MPI: mpirun -np 2 als train on the GPUs (one rank per GPU; both on GPU 0 when there is one) against
 # one process, then the CPU MPI test (posv over ranks, a failing and a hanging rank).
-if command -v mpirun > /dev/null && [[ -e /tmp/multi-ml20m/bench_train.h5 ]] && (( $(limit 30 30) > 0 )); then
+if ((scaling)) && command -v mpirun > /dev/null && [[ -e /tmp/multi-ml20m/bench_train.h5 ]] && (( $(limit 30 30) > 0 )); then
     T=/tmp/multi-ml20m/bench_train.h5
     dev=(); ((gpus < 2)) && dev=(--devices 0)
     say "== mpirun -np 2 als train --backend cuda ${dev[*]} vs one process (ML-20M shape, k = 64, 3 iterations)"
@@ -128,3 +166,7 @@ for name in ("als_ml20m", "als_netflix"):
                 print(f"{name} k {r['factors']} devices {r.get('devices')}: {r['seconds_per_iteration']:.4f} s/iter"
                       + (f", {s:.2f}x vs devices 0" if s else "") + f", P@10 {r['p_at_10']:.4f}")
 PY
+if ((beyond)); then
+    echo "-- beyond one GPU (bem solve one GPU / --devices all; als one GPU refused / --partitions fit):"
+    grep "^k = \|^device memory:\|do not fit\|does not fit" "$log" | cut -c1-400
+fi
