@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "access.hpp"
 #include "cholesky_simd.hpp"
@@ -37,13 +38,23 @@ inline __m512d load(const double* p) { return _mm512_loadu_pd(p); }
 inline __m512 load(const float* p) { return _mm512_loadu_ps(p); }
 inline void store(double* p, __m512d x) { _mm512_storeu_pd(p, x); }
 inline void store(float* p, __m512 x) { _mm512_storeu_ps(p, x); }
+inline __m512d load_first(const double* p, int count) {
+    return count == 8 ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(__mmask8((1u << count) - 1), p);
+}
+inline __m512 load_first(const float* p, int count) {
+    return count == 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
+}
+inline void store_first(double* p, int count, __m512d x) { _mm512_mask_storeu_pd(p, __mmask8((1u << count) - 1), x); }
+inline void store_first(float* p, int count, __m512 x) { _mm512_mask_storeu_ps(p, __mmask16((1u << count) - 1), x); }
 inline __m512d fnmadd(__m512d a, __m512d b, __m512d c) { return _mm512_fnmadd_pd(a, b, c); }
 inline __m512 fnmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fnmadd_ps(a, b, c); }
 // The zero-masked forms: GCC 12 warns that the plain ones' _mm512_undefined_*() source is uninitialised.
 inline __m512d vsqrt(__m512d x) { return _mm512_maskz_sqrt_pd(__mmask8(0xFF), x); }
 inline __m512 vsqrt(__m512 x) { return _mm512_maskz_sqrt_ps(__mmask16(0xFFFF), x); }
 
+namespace {  // internal linkage: no PLT calls, free inlining
 #include "cholesky_simd_kernels.hpp"
+}  // namespace
 
 }  // namespace batchsolve::reference::simd::avx512
 

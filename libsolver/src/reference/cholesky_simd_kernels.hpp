@@ -2,8 +2,9 @@
 //
 // Each cholesky_simd_<isa>.cpp includes this file inside `namespace batchsolve::reference::simd::<isa>`
 // under its `#pragma GCC target`, after defining, for T in {float, double}: Vec<T> (a GCC vector of
-// kLanes<T> elements of T), load/store (unaligned), fnmadd(a, b, c) = c - a b (fused where the set has
-// FMA), vsqrt. It includes nothing itself: a standard header first included here would compile its
+// kLanes<T> elements of T), load/store (unaligned), load_first/store_first(p, count) (the first count
+// elements, the rest of the vector zero; nothing beyond them touched), fnmadd(a, b, c) = c - a b (fused
+// where the set has FMA), vsqrt; and <utility> included. It includes nothing itself: a standard header first included here would compile its
 // inline functions for the target, and the linker could keep that copy for callers on any CPU.
 //
 // Scratch of a group (W = kLanes<T> matrices, element q of every vector is matrix q of the group):
@@ -28,6 +29,8 @@ struct LaneGroup {
     int active = 0;
     bool adjacent = false;
     bool same_steps = false;  // all lanes share row_step and col_step (column-major: one offset per element)
+    // A full group of column-major matrices with one ld: W x W tiles are transposed in registers.
+    bool columns = false;
     MatrixAccess<U> m[W];
 };
 
@@ -43,6 +46,7 @@ LaneGroup<U, W> lane_group(const BatchView<U>& v, int first) {
         g.same_steps = g.same_steps && steps;
         g.adjacent = g.adjacent && steps && g.m[q].ptr == g.m[0].ptr + q;
     }
+    g.columns = g.active == W && g.same_steps && g.m[0].row_step == 1 && !g.adjacent;
     return g;
 }
 
@@ -80,10 +84,116 @@ inline void scatter_element(const LaneGroup<T, W>& g, int r, int c, const T* slo
     }
 }
 
+// ---- W x W transposes in registers (column-major groups) -------------------------------------------
+
+typedef long long DoubleShuffleIndex __attribute__((vector_size(sizeof(Vec<double>))));
+typedef int FloatShuffleIndex __attribute__((vector_size(sizeof(Vec<float>))));
+template <class T>
+struct ShuffleIndex {
+    using type = FloatShuffleIndex;
+    using element = int;
+};
+template <>
+struct ShuffleIndex<double> {
+    using type = DoubleShuffleIndex;
+    using element = long long;
+};
+
+// The two-input shuffles of one transpose stage: vectors a and a + D (a without bit D) exchange their
+// off-diagonal D x D blocks. Lane index j < W takes element j of the first input, W + j of the second.
+template <class T, int D, bool Second, std::size_t... J>
+inline typename ShuffleIndex<T>::type stage_index(std::index_sequence<J...>) {
+    using E = typename ShuffleIndex<T>::element;
+    constexpr std::size_t W = kLanes<T>;
+    return typename ShuffleIndex<T>::type{
+        static_cast<E>(Second ? ((J & D) ? W + J : J + D) : ((J & D) ? W + J - D : J))...};
+}
+
+// v[r][q] <- v[q][r]: log2(W) stages of W shuffles (each swaps one bit of the row and column indices).
+template <class T, int D = 1>
+inline void transpose(Vec<T>* v) {
+    constexpr int W = kLanes<T>;
+    if constexpr (D < W) {
+        const auto first = stage_index<T, D, false>(std::make_index_sequence<W>{});
+        const auto second = stage_index<T, D, true>(std::make_index_sequence<W>{});
+#pragma GCC unroll 16
+        for (int a = 0; a < W; ++a)
+            if (!(a & D)) {
+                const Vec<T> x = v[a], y = v[a + D];
+                v[a] = __builtin_shuffle(x, y, first);
+                v[a + D] = __builtin_shuffle(x, y, second);
+            }
+        transpose<T, 2 * D>(v);
+    }
+}
+
+// Elements [offset, offset + count) of every lane's matrix (count <= W) -> the vectors of the run.
+template <class T, class U, int W, bool Growing>
+inline void gather_run(const LaneGroup<U, W>& g, std::int64_t offset, int count, T* slot, int step) {
+    Vec<T> v[W];
+#pragma GCC unroll 16
+    for (int q = 0; q < W; ++q) v[q] = load_first(g.m[q].ptr + offset, count);
+    transpose<T>(v);
+    for (int r = 0; r < count; ++r) {
+        store(slot, v[r]);
+        slot += step * W;
+        if (Growing) ++step;
+    }
+}
+
+template <class T, int W, bool Growing>
+inline void scatter_run(const LaneGroup<T, W>& g, std::int64_t offset, int count, const T* slot, int step) {
+    Vec<T> v[W];
+    for (int r = 0; r < W; ++r) {
+        v[r] = r < count ? load(slot) : broadcast<T>(0);
+        slot += step * W;
+        if (Growing) ++step;
+    }
+    transpose<T>(v);
+#pragma GCC unroll 16
+    for (int q = 0; q < W; ++q) store_first(g.m[q].ptr + offset, count, v[q]);
+}
+
+// Column c rows [first, end) of every lane, W rows at a time, to the vectors from `slot` on (row i + 1
+// `step` vectors after row i; step + 1 after that when Growing).
+template <class T, class U, int W, bool Growing>
+inline void gather_column(const LaneGroup<U, W>& g, int c, int first, int end, T* slot, int step) {
+    const std::int64_t ld = g.m[0].col_step;
+    for (int i0 = first; i0 < end; i0 += W) {
+        const int count = end - i0 < W ? end - i0 : W;
+        gather_run<T, U, W, Growing>(g, c * ld + i0, count, slot, step);
+        for (int r = 0; r < count; ++r) {
+            slot += step * W;
+            if (Growing) ++step;
+        }
+    }
+}
+
+template <class T, int W, bool Growing>
+inline void scatter_column(const LaneGroup<T, W>& g, int c, int first, int end, const T* slot, int step) {
+    const std::int64_t ld = g.m[0].col_step;
+    for (int i0 = first; i0 < end; i0 += W) {
+        const int count = end - i0 < W ? end - i0 : W;
+        scatter_run<T, W, Growing>(g, c * ld + i0, count, slot, step);
+        for (int r = 0; r < count; ++r) {
+            slot += step * W;
+            if (Growing) ++step;
+        }
+    }
+}
+
 // The `uplo` triangle of the group's matrices into the factor part of the scratch. For a lower
 // triangle from column-major storage the loop runs down each column (the source's contiguous way).
 template <class T, class U, int W>
 void load_triangle(Uplo uplo, int n, const LaneGroup<U, W>& g, T* s) {
+    if (g.columns) {  // lower: column k rows k..n-1 -> (i, k); upper: column i rows 0..i -> row i of the scratch
+        for (int c = 0; c < n; ++c) {
+            // (i, c) at row_start(i) + c: row i + 1 lies i + 1 vectors further
+            if (uplo == Uplo::lower) gather_column<T, U, W, true>(g, c, c, n, s + (row_start(c) + c) * W, c + 1);
+            else gather_column<T, U, W, false>(g, c, 0, c + 1, s + row_start(c) * W, 1);
+        }
+        return;
+    }
     if (uplo == Uplo::lower) {
         for (int k = 0; k < n; ++k)
             for (int i = k; i < n; ++i) gather_element<T, U, W>(g, i, k, s + (row_start(i) + k) * W);
@@ -96,6 +206,13 @@ void load_triangle(Uplo uplo, int n, const LaneGroup<U, W>& g, T* s) {
 template <class T, int W>
 void store_triangle(Uplo uplo, int n, const LaneGroup<T, W>& g, const T* s) {
     const unsigned all = W == 32 ? ~0u : (1u << W) - 1;
+    if (g.columns) {
+        for (int c = 0; c < n; ++c) {
+            if (uplo == Uplo::lower) scatter_column<T, W, true>(g, c, c, n, s + (row_start(c) + c) * W, c + 1);
+            else scatter_column<T, W, false>(g, c, 0, c + 1, s + row_start(c) * W, 1);
+        }
+        return;
+    }
     if (uplo == Uplo::lower) {
         for (int k = 0; k < n; ++k)
             for (int i = k; i < n; ++i) scatter_element<T, W>(g, i, k, s + (row_start(i) + k) * W, all);
@@ -108,6 +225,11 @@ void store_triangle(Uplo uplo, int n, const LaneGroup<T, W>& g, const T* s) {
 // Columns [c0, c0 + cols) of the group's B into the right-hand-side part (column c at c n W).
 template <class T, class U, int W>
 void load_rhs(int n, int c0, int cols, const LaneGroup<U, W>& g, T* rhs) {
+    if (g.columns) {
+        for (int c = 0; c < cols; ++c)
+            gather_column<T, U, W, false>(g, c0 + c, 0, n, rhs + c * n * W, 1);
+        return;
+    }
     for (int c = 0; c < cols; ++c)
         for (int i = 0; i < n; ++i) {
             T* slot = rhs + (c * n + i) * W;
@@ -118,6 +240,12 @@ void load_rhs(int n, int c0, int cols, const LaneGroup<U, W>& g, T* rhs) {
 
 template <class T, int W>
 void store_rhs(int n, int c0, int cols, const LaneGroup<T, W>& g, const T* rhs, unsigned write_lanes) {
+    const unsigned all = W == 32 ? ~0u : (1u << W) - 1;
+    if (g.columns && write_lanes == all) {
+        for (int c = 0; c < cols; ++c)
+            scatter_column<T, W, false>(g, c0 + c, 0, n, rhs + c * n * W, 1);
+        return;
+    }
     for (int c = 0; c < cols; ++c)
         for (int i = 0; i < n; ++i) scatter_element<T, W>(g, i, c0 + c, rhs + (c * n + i) * W, write_lanes);
 }

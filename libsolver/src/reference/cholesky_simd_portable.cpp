@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "access.hpp"
 #include "cholesky_simd.hpp"
@@ -43,6 +44,16 @@ inline Doubles load(const double* p) { return load_as<Doubles>(p); }
 inline Floats load(const float* p) { return load_as<Floats>(p); }
 inline void store(double* p, Doubles x) { std::memcpy(p, &x, sizeof x); }
 inline void store(float* p, Floats x) { std::memcpy(p, &x, sizeof x); }
+template <class V, class T>
+inline V load_first_as(const T* p, int count) {
+    V x = {};
+    std::memcpy(&x, p, sizeof(T) * count);
+    return x;
+}
+inline Doubles load_first(const double* p, int count) { return load_first_as<Doubles>(p, count); }
+inline Floats load_first(const float* p, int count) { return load_first_as<Floats>(p, count); }
+inline void store_first(double* p, int count, Doubles x) { std::memcpy(p, &x, sizeof(double) * count); }
+inline void store_first(float* p, int count, Floats x) { std::memcpy(p, &x, sizeof(float) * count); }
 inline Doubles fnmadd(Doubles a, Doubles b, Doubles c) { return c - a * b; }
 inline Floats fnmadd(Floats a, Floats b, Floats c) { return c - a * b; }
 template <class V>
@@ -53,7 +64,9 @@ inline V lanewise_sqrt(V x) {
 inline Doubles vsqrt(Doubles x) { return lanewise_sqrt(x); }
 inline Floats vsqrt(Floats x) { return lanewise_sqrt(x); }
 
+namespace {  // internal linkage: no PLT calls, free inlining
 #include "cholesky_simd_kernels.hpp"
+}  // namespace
 
 }  // namespace batchsolve::reference::simd::portable
 
