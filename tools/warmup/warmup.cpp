@@ -3,9 +3,13 @@
 // them there instead of compiling. The kernels are those of the tuning table of this GPU (else the
 // defaults), compiled on several threads; nothing is launched.
 //   batchsolve-warmup --routines potrf,posv --precisions s,d --layouts column_major,interleaved --n 1:128
+// or, with --kernels FILE, exactly the kernels of a manifest a run recorded ($BATCHSOLVE_KERNEL_MANIFEST,
+// src/cuda/tuned/kernel_plan.hpp), e.g. those the GPU suites compile (libsolver/tests/gpu/run-all.sh).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -15,10 +19,17 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve_io/progress.hpp"
+#if BATCHSOLVE_WARMUP_MANIFESTS  // CUDA builds: the library's internal headers (tools/warmup/CMakeLists.txt)
+#include "cuda/jit/kernel_cache.hpp"
+#include "cuda/tuned/kernel_plan.hpp"
+#endif
 
 namespace {
 
 using namespace batchsolve;
+#if BATCHSOLVE_WARMUP_MANIFESTS
+namespace jit = batchsolve::cuda_backend::jit;
+#endif
 
 int usage(std::ostream& out, int code) {
     out << "usage: batchsolve-warmup [options]\n"
@@ -38,6 +49,9 @@ int usage(std::ostream& out, int code) {
            "  --device D         CUDA device whose architecture the kernels are for (default 0)\n"
            "  --arch A           compile for compute capability A (e.g. 90) without a GPU instead; with\n"
            "                     --cache-dir, a folder to ship as prebuilt kernels ($BATCHSOLVE_PREBUILT_DIR)\n"
+           "  --kernels FILE     instead of the combinations above, exactly the kernels listed in FILE, a\n"
+           "                     manifest a run recorded with BATCHSOLVE_KERNEL_MANIFEST=FILE (one kernel spec\n"
+           "                     per line; duplicates and blank lines are skipped)\n"
            "Prints one summary line (and every case whose configuration cannot run).\n";
     return code;
 }
@@ -80,6 +94,53 @@ std::vector<int> parse_orders(const std::string& text) {
     return out;
 }
 
+#if BATCHSOLVE_WARMUP_MANIFESTS
+// --kernels FILE: the manifest's kernels into the disk cache, in batches (the bar advances per batch;
+// each batch compiles on `threads` threads). A malformed line is reported with its number and skipped.
+int warm_manifest(const std::string& path, int device, int arch, int threads) {
+    std::ifstream in(path);
+    if (!in) throw Error("batchsolve-warmup: --kernels " + path + ": cannot read");
+    std::vector<std::string> lines;
+    std::vector<jit::KernelRequest> requests;
+    int bad = 0, number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (std::find(lines.begin(), lines.end(), line) != lines.end()) continue;
+        lines.push_back(line);
+        try {
+            requests.push_back(cuda_backend::tuned::manifest_request(line));
+        } catch (const std::exception& e) {
+            std::cout << "cannot run: " << path << ":" << number << ": " << e.what() << "\n";
+            ++bad;
+        }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    jit::DiskFill total;
+    const std::size_t batch = std::size_t(std::max(threads, 1)) * 4;
+    io::Progress progress("warm-up", (requests.size() + batch - 1) / batch);
+    for (std::size_t at = 0; at < requests.size(); at += batch) {
+        const std::vector<jit::KernelRequest> part(requests.begin() + at,
+                                                   requests.begin() + std::min(requests.size(), at + batch));
+        const jit::DiskFill fill = arch > 0 ? jit::fill_disk_cache_for_arch(part, arch, threads)
+                                            : jit::fill_disk_cache(part, device, threads);
+        total.already_on_disk += fill.already_on_disk, total.compiled += fill.compiled;
+        progress.advance();
+    }
+    progress.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("warm-up of %s for %s: %zu kernels (%d already cached, %d compiled), %d lines refused, %.2f s with %d "
+                "threads\n",
+                path.c_str(), arch > 0 ? ("sm_" + std::to_string(arch)).c_str() : ("device " + std::to_string(device)).c_str(),
+                requests.size(), total.already_on_disk, total.compiled, bad, seconds, threads);
+    return bad == 0 ? 0 : 1;
+}
+#else
+int warm_manifest(const std::string&, int, int, int) {
+    throw NotCompiled("batchsolve-warmup --kernels", "cuda");
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +152,7 @@ int main(int argc, char** argv) {
         int nrhs = 1, batch = 16384, chunk = 32, device = 0, arch = 0;
         int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         Uplo uplo = Uplo::lower;
+        std::string manifest;
         for (int i = 1; i < argc; ++i) {
             const std::string arg = argv[i];
             auto value = [&]() -> std::string {
@@ -131,6 +193,9 @@ int main(int argc, char** argv) {
                 const std::string dir = value();
                 if (dir.empty()) throw InvalidArgument("batchsolve-warmup", "--cache-dir", "a directory");
                 setenv("BATCHSOLVE_CACHE_DIR", dir.c_str(), 1);
+            } else if (arg == "--kernels") {
+                manifest = value();
+                if (manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--kernels", "a file");
             } else throw InvalidArgument("batchsolve-warmup", arg, "a known option (--help)");
         }
         if (nrhs < 1) throw InvalidArgument("batchsolve-warmup", "--nrhs", ">= 1");
@@ -141,6 +206,7 @@ int main(int argc, char** argv) {
             std::cout << "skipped: no GPU (give --arch to compile for an architecture without one)\n";
             return 0;
         }
+        if (!manifest.empty()) return warm_manifest(manifest, device, arch, threads);
         std::unique_ptr<Context> ctx;
         if (arch == 0) ctx = std::make_unique<Context>(Backend::cuda, device);
 

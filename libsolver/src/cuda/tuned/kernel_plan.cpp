@@ -3,7 +3,14 @@
 // way, and tests/codegen's digest of every table case would change if they parted.
 #include "kernel_plan.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <sstream>
 
 #include "codegen/cholesky/families.hpp"
 #include "column_major_cholesky.hpp"
@@ -65,7 +72,74 @@ void plan_interleaved(Routine routine, Precision precision, Uplo uplo, int n, in
     plan.interleaved = specs;
 }
 
+// Appends `line` to $BATCHSOLVE_KERNEL_MANIFEST once per process (see kernel_plan.hpp).
+void record_in_manifest(const std::string& line) {
+    static const std::string path = [] {
+        const char* p = std::getenv("BATCHSOLVE_KERNEL_MANIFEST");
+        return std::string(p != nullptr ? p : "");
+    }();
+    if (path.empty()) return;
+    static std::mutex m;
+    static std::set<std::string> written;
+    std::lock_guard<std::mutex> lock(m);
+    if (!written.insert(line).second) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return;  // a diagnostic aid: a manifest that cannot be written loses no kernel
+    const std::string text = line + "\n";
+    [[maybe_unused]] const ssize_t written_bytes = ::write(fd, text.data(), text.size());  // O_APPEND: one piece
+    ::close(fd);
+}
+
+[[noreturn]] void bad_line(const char* field, const std::string& why, const std::string& line) {
+    throw InvalidArgument("kernel manifest", field, why + " (line: " + line.substr(0, 120) + ")");
+}
+
 }  // namespace
+
+std::string manifest_line(const InterleavedKernelSpec& spec) {
+    return std::string("interleaved ") + to_string(spec.routine) + " " + precision_letter(spec.precision) + " " +
+           batchsolve::to_string(spec.uplo) + " " + std::to_string(spec.n) + " " + (spec.wide_index ? "1 " : "0 ") +
+           to_string(spec.config);
+}
+
+std::string manifest_line(const codegen::cholesky::ColumnMajorSpec& spec) {
+    return std::string("column_major ") + to_string(spec.routine) + " " + precision_letter(spec.precision) + " " +
+           batchsolve::to_string(spec.uplo) + " " + std::to_string(spec.n) + " " + std::to_string(spec.nrhs) + " " +
+           to_string(spec.config);
+}
+
+jit::KernelRequest manifest_request(const std::string& line) {
+    std::istringstream in(line);
+    std::string kind, routine, precision, uplo;
+    int n = 0, extra = 0;
+    if (!(in >> kind >> routine >> precision >> uplo >> n >> extra)) bad_line("line", "7 fields", line);
+    std::string config_text;
+    std::getline(in >> std::ws, config_text);
+    if (config_text.empty()) bad_line("config", "a configuration JSON object", line);
+    if (uplo != "lower" && uplo != "upper") bad_line("uplo", "lower or upper", line);
+    if (n < 1 || n > codegen::max_dispatched_n) bad_line("n", "1 <= n <= " + std::to_string(codegen::max_dispatched_n), line);
+    const Routine r = parse_routine(routine);
+    const Precision p = parse_precision(precision);
+    const Uplo u = uplo == "lower" ? Uplo::lower : Uplo::upper;
+    const CholeskyConfig config = parse_config(config_text);
+    if (kind == "interleaved") {
+        if (extra != 0 && extra != 1) bad_line("wide_index", "0 or 1", line);
+        InterleavedKernelSpec spec;
+        spec.routine = r, spec.precision = p, spec.uplo = u, spec.n = n, spec.wide_index = extra == 1, spec.config = config;
+        if (const std::string problem = codegen::cholesky::interleaved_spec_problem(spec); !problem.empty())
+            bad_line("config", problem, line);
+        return cache_request(spec);
+    }
+    if (kind == "column_major") {
+        if (extra < 0) bad_line("nrhs", ">= 0", line);
+        codegen::cholesky::ColumnMajorSpec spec;
+        spec.routine = r, spec.precision = p, spec.uplo = u, spec.n = n, spec.nrhs = extra, spec.config = config;
+        if (const std::string problem = codegen::cholesky::column_major_spec_problem(spec); !problem.empty())
+            bad_line("config", problem, line);
+        return cache_request(spec);
+    }
+    bad_line("kind", "interleaved or column_major", line);
+}
 
 jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
     jit::KernelKey key;
@@ -84,10 +158,12 @@ jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec) {
 }
 
 jit::KernelRequest cache_request(const InterleavedKernelSpec& spec) {
+    record_in_manifest(manifest_line(spec));
     return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
 }
 
 jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec) {
+    record_in_manifest(manifest_line(spec));
     return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
 }
 

@@ -42,6 +42,21 @@ jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec);
 jit::KernelRequest cache_request(const codegen::cholesky::InterleavedKernelSpec& spec);
 jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec);
 
+// ---- kernel manifests: the exact kernels a run needed, replayable by batchsolve-warmup --kernels ----
+//
+// With $BATCHSOLVE_KERNEL_MANIFEST=FILE set, every generated Cholesky kernel a process asks the cache
+// for (cache_request: the launchers' misses, prepare_kernel, warm_up) is appended to FILE once, one
+// line per kernel spec (appends from concurrent processes do not interleave: one write() per line):
+//   interleaved <routine> <precision> <uplo> <n> <wide_index 0|1> <configuration JSON>
+//   column_major <routine> <precision> <uplo> <n> <nrhs> <configuration JSON>
+// tests/gpu/run-all.sh records what the GPU suites compile and warms the next run's disk cache with
+// exactly those kernels.
+std::string manifest_line(const codegen::cholesky::InterleavedKernelSpec& spec);
+std::string manifest_line(const codegen::cholesky::ColumnMajorSpec& spec);
+// The cache request of a manifest line (the generator call included); throws InvalidArgument naming
+// the field of a malformed line.
+jit::KernelRequest manifest_request(const std::string& line);
+
 // The plan of `routine` on matrices of order n (1..codegen::max_dispatched_n) in `layout`, nrhs
 // right-hand sides (ignored by potrf), `count` matrices in chunks of `chunk` (interleaved: count;
 // column-major: ignored) of `element_bytes` bytes, with `config` as the call would see it (the

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Issue 21's three leftovers on the GPU machine, in one call of about 80 s (most important first):
+#  1. tester: potrs and posv, s and d, interleaved / chunked / column-major, n = 8, 16, 32, batch 16384,
+#     cuSOLVER side by side (the a611ee2 H200 run's command, narrowed), compared with the H200 runs
+#     at a611ee2 (n = 8 potrs/posv interleaved/chunked at 0.80-0.89 of 12f7b85's speed-up) and 12f7b85
+#     (compare_tester.py: speed-up over cuSOLVER new / reference; n = 16 has no reference row). The
+#     per-call host path lost its allocations since (interleaved launchers' cached resolution, lazy
+#     argument-check texts, launch error texts).
+#  2. LDL^T, c/z CUDA instances (Ldlt/6, Ldlt/7 = cuda_c, cuda_z; SysvMixed/3 = z via c), then the
+#     zero-diagonal case of d and z four times with fresh seeds and once with each seed that failed
+#     (z 11800589031403369438 at n = 2, 34; d 18435474758635866584 at n = 96), with
+#     BATCHSOLVE_LDLT_TRACE=1: one line per pivoted solve says whether cuSOLVER's sytrf + Xsytrs route
+#     gave a finite solution (now solved with ldb = n) or LU took over.
+# Run from the repository root with the bundle at /tmp/bundle. Files: $OUT/arch21/{tester.json,
+# vs-a611ee2.md, vs-12f7b85.md, ldlt-trace.txt, logs.tar.gz (tester.log, ldlt.txt), summary.txt}; the
+# summary is printed last.
+set -uo pipefail
+out=${OUT:-/tmp/out}/arch21
+mkdir -p "$out"
+run=${RUN:-/tmp/bundle/run}
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}
+mkdir -p "$BATCHSOLVE_CACHE_DIR"
+export OMP_WAIT_POLICY=passive
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
+summary=("== arch21 (issue 21) on ${gpu:-no GPU?} at $commit")
+t0=$(date +%s)
+
+# ---- 1. tester ---------------------------------------------------------------------------------------
+timeout -k 5 45 "$run" tester --routine potrs,posv --precision s,d --layout interleaved,chunked,column_major \
+  --n 8,16,32 --batch 16384 --distinct 2048 --ref cusolver --repeat 10 --jobs 16 --json "$out/tester.json" \
+  > "$out/tester.log" 2>&1
+rc=$?
+summary+=("tester (rc $rc, $(( $(date +%s) - t0 )) s): $(grep -E '^tester: ' "$out/tester.log" | tail -1)")
+if [[ -s $out/tester.json ]]; then
+  for ref in a611ee2:results/2026-11-27-h200-a611ee2-tester-issue21/tester.json \
+             12f7b85:results/2026-11-26-h200-12f7b85-arch-tester-first-call/tester.json; do
+    name=${ref%%:*} file=${ref#*:}
+    [[ -s $file ]] || { summary+=("vs $name: no reference file $file"); continue; }
+    line=$(python3 libsolver/tests/codegen/compare_tester.py "$out/tester.json" "$file" --markdown "$out/vs-$name.md" 2>&1 | tail -1)
+    summary+=("vs $name: $line")
+    # the rows of the issue: n = 8 potrs/posv, interleaved and chunked
+    [[ -s $out/vs-$name.md ]] && summary+=("$(grep -E '^\| (potrs|posv) \| [sd] \| (interleaved|chunked) \| 8 \|' "$out/vs-$name.md" |
+      awk -F'|' '{ printf "  n=8 %s %s %s: ratio %s (%s)\n", $2, $3, $4, $10, $11 }' | sed 's/  */ /g')")
+  done
+fi
+
+# ---- 2. LDL^T ----------------------------------------------------------------------------------------
+t1=$(date +%s)
+timeout -k 5 30 "$run" batchsolve_ldlt_test --gtest_filter='Ldlt/6.*:Ldlt/7.*:SysvMixed/3.*' > "$out/ldlt.txt" 2>&1
+rc=$?
+summary+=("ldlt c/z CUDA (rc $rc, $(( $(date +%s) - t1 )) s): $(grep -E '^\[  (PASSED|FAILED) +\] [0-9]+ test' "$out/ldlt.txt" | tr '\n' ' ')")
+summary+=("$(grep -E '^\[  FAILED  \] .*\([0-9]+ ms\)$' "$out/ldlt.txt" | head -8)")
+: > "$out/ldlt-trace.txt"
+zero='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo:SysvMixed/3.ZeroDiagonalNeedsButterfliesAndSaysSo'
+{
+  echo "### fresh seeds, 4 repeats"
+  BATCHSOLVE_LDLT_TRACE=1 timeout -k 5 20 "$run" batchsolve_ldlt_test --gtest_filter="$zero" --gtest_repeat=4 2>&1
+  echo "### z seed 11800589031403369438"
+  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=11800589031403369438 timeout -k 5 10 "$run" batchsolve_ldlt_test \
+    --gtest_filter='SysvMixed/3.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
+  echo "### d seed 18435474758635866584"
+  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=18435474758635866584 timeout -k 5 10 "$run" batchsolve_ldlt_test \
+    --gtest_filter='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
+} >> "$out/ldlt-trace.txt"
+pivoted=$(grep -c 'ldlt pivoted:' "$out/ldlt-trace.txt")
+bad=$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -cvE 'sytrf info 0 sytrs info 0 non-finite 0')
+summary+=("ldlt zero-diagonal (trace): $(grep -cE '^\[       OK \] SysvMixed' "$out/ldlt-trace.txt") runs ok," \
+          "$(grep -cE '^\[  FAILED  \] SysvMixed.*\([0-9]+ ms\)$' "$out/ldlt-trace.txt") failed; $pivoted pivoted solves," \
+          "$bad of them not solved by sytrf + Xsytrs (LU took over)")
+summary+=("$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -vE 'non-finite 0' | sort | uniq -c | head -6)")
+
+( cd "$out" && tar -czf logs.tar.gz tester.log ldlt.txt && rm -f tester.log ldlt.txt )
+summary+=("total $(( $(date +%s) - t0 )) s; files in $out")
+printf '%s\n' "${summary[@]}" | grep -v '^$' | tee "$out/summary.txt"
