@@ -11,9 +11,13 @@
 #     (z 11800589031403369438 at n = 2, 34; d 18435474758635866584 at n = 96), with
 #     BATCHSOLVE_LDLT_TRACE=1: one line per pivoted solve says whether cuSOLVER's sytrf + Xsytrs route
 #     gave a finite solution (now solved with ldb = n) or LU took over.
-# Run from the repository root with the bundle at /tmp/bundle. Files: $OUT/arch21/{tester.json,
-# vs-a611ee2.md, vs-12f7b85.md, ldlt-trace.txt, logs.tar.gz (tester.log, ldlt.txt), summary.txt}; the
-# summary is printed last.
+#  3. the GPU suites' kernel list: run-all.sh RECORD_ONLY=1 (nothing compiled; the tests fail fast by
+#     design), suite-kernels.txt to commit as libsolver/tests/gpu/suite-kernels.txt for run-all.sh's
+#     warm-up of a later call.
+# Each step gets what is left of TOTAL_SECONDS (default 88). Run from the repository root with the
+# bundle at /tmp/bundle. Files (6): $OUT/arch21/{tester.json, vs-a611ee2.md, vs-12f7b85.md,
+# ldlt-trace.txt, suite-kernels.txt, logs.tar.gz (tester.log, ldlt.txt, run-all-record.txt,
+# summary.txt)}; the summary is printed last.
 set -uo pipefail
 out=${OUT:-/tmp/out}/arch21
 mkdir -p "$out"
@@ -25,9 +29,15 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
 summary=("== arch21 (issue 21) on ${gpu:-no GPU?} at $commit")
 t0=$(date +%s)
+total_s=${TOTAL_SECONDS:-88}  # the request's budget: each step gets min(its limit, what is left)
+limit() {  # limit STEP_SECONDS: seconds for the next step, 0 when too little is left
+  local left=$(( total_s - ($(date +%s) - t0) ))
+  (( left >= 5 )) || { echo 0; return; }
+  echo $(( left < $1 ? left : $1 ))
+}
 
 # ---- 1. tester ---------------------------------------------------------------------------------------
-timeout -k 5 45 "$run" tester --routine potrs,posv --precision s,d --layout interleaved,chunked,column_major \
+timeout -k 5 "$(limit 40)" "$run" tester --routine potrs,posv --precision s,d --layout interleaved,chunked,column_major \
   --n 8,16,32 --batch 16384 --distinct 2048 --ref cusolver --repeat 10 --jobs 16 --json "$out/tester.json" \
   > "$out/tester.log" 2>&1
 rc=$?
@@ -47,7 +57,8 @@ fi
 
 # ---- 2. LDL^T ----------------------------------------------------------------------------------------
 t1=$(date +%s)
-timeout -k 5 30 "$run" batchsolve_ldlt_test --gtest_filter='Ldlt/6.*:Ldlt/7.*:SysvMixed/3.*' > "$out/ldlt.txt" 2>&1
+lim=$(limit 25)
+((lim > 0)) && timeout -k 5 "$lim" "$run" batchsolve_ldlt_test --gtest_filter='Ldlt/6.*:Ldlt/7.*:SysvMixed/3.*' > "$out/ldlt.txt" 2>&1
 rc=$?
 summary+=("ldlt c/z CUDA (rc $rc, $(( $(date +%s) - t1 )) s): $(grep -E '^\[  (PASSED|FAILED) +\] [0-9]+ test' "$out/ldlt.txt" | tr '\n' ' ')")
 summary+=("$(grep -E '^\[  FAILED  \] .*\([0-9]+ ms\)$' "$out/ldlt.txt" | head -8)")
@@ -55,21 +66,39 @@ summary+=("$(grep -E '^\[  FAILED  \] .*\([0-9]+ ms\)$' "$out/ldlt.txt" | head -
 zero='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo:SysvMixed/3.ZeroDiagonalNeedsButterfliesAndSaysSo'
 {
   echo "### fresh seeds, 4 repeats"
-  BATCHSOLVE_LDLT_TRACE=1 timeout -k 5 20 "$run" batchsolve_ldlt_test --gtest_filter="$zero" --gtest_repeat=4 2>&1
+  lim=$(limit 14); ((lim > 0)) &&
+  BATCHSOLVE_LDLT_TRACE=1 timeout -k 5 "$lim" "$run" batchsolve_ldlt_test --gtest_filter="$zero" --gtest_repeat=4 2>&1
   echo "### z seed 11800589031403369438"
-  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=11800589031403369438 timeout -k 5 10 "$run" batchsolve_ldlt_test \
+  lim=$(limit 8); ((lim > 0)) &&
+  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=11800589031403369438 timeout -k 5 "$lim" "$run" batchsolve_ldlt_test \
     --gtest_filter='SysvMixed/3.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
   echo "### d seed 18435474758635866584"
-  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=18435474758635866584 timeout -k 5 10 "$run" batchsolve_ldlt_test \
+  lim=$(limit 8); ((lim > 0)) &&
+  BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=18435474758635866584 timeout -k 5 "$lim" "$run" batchsolve_ldlt_test \
     --gtest_filter='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
 } >> "$out/ldlt-trace.txt"
 pivoted=$(grep -c 'ldlt pivoted:' "$out/ldlt-trace.txt")
 bad=$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -cvE 'sytrf info 0 sytrs info 0 non-finite 0')
-summary+=("ldlt zero-diagonal (trace): $(grep -cE '^\[       OK \] SysvMixed' "$out/ldlt-trace.txt") runs ok," \
-          "$(grep -cE '^\[  FAILED  \] SysvMixed.*\([0-9]+ ms\)$' "$out/ldlt-trace.txt") failed; $pivoted pivoted solves," \
-          "$bad of them not solved by sytrf + Xsytrs (LU took over)")
+ok_runs=$(grep -cE '^\[       OK \] SysvMixed' "$out/ldlt-trace.txt")
+failed_runs=$(grep -cE '^\[  FAILED  \] SysvMixed.*\([0-9]+ ms\)$' "$out/ldlt-trace.txt")
+summary+=("ldlt zero-diagonal (trace): $ok_runs runs ok, $failed_runs failed; $pivoted pivoted solves, $bad of them not solved by sytrf + Xsytrs (LU took over)")
 summary+=("$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -vE 'non-finite 0' | sort | uniq -c | head -6)")
 
-( cd "$out" && tar -czf logs.tar.gz tester.log ldlt.txt && rm -f tester.log ldlt.txt )
+
+# ---- 3. the GPU suites' kernel list (run-all.sh RECORD_ONLY=1: nothing compiled, tests fail fast) ----
+lim=$(limit 20)
+if ((lim >= 10)); then
+  OUT=/tmp/arch21-run-all RECORD_ONLY=1 BUDGET_SECONDS=$((lim - 3)) SHARD_SECONDS=$((lim - 5)) MIN_SHARD_SECONDS=2 JOBS=8 \
+    bash libsolver/tests/gpu/run-all.sh > /tmp/arch21-run-all.txt 2>&1
+  cp /tmp/arch21-run-all/run-all/suite-kernels.txt "$out/suite-kernels.txt" 2>/dev/null
+  cp /tmp/arch21-run-all.txt "$out/run-all-record.txt"
+  summary+=("suites' kernels (record only, $lim s): $(tail -1 /tmp/arch21-run-all.txt)")
+else
+  summary+=("suites' kernels: not recorded (time left ${lim} s)")
+fi
+
 summary+=("total $(( $(date +%s) - t0 )) s; files in $out")
-printf '%s\n' "${summary[@]}" | grep -v '^$' | tee "$out/summary.txt"
+printf '%s\n' "${summary[@]}" | grep -v '^$' > "$out/summary.txt"
+( cd "$out" && tar -czf logs.tar.gz $(ls tester.log ldlt.txt run-all-record.txt summary.txt 2>/dev/null) &&
+  rm -f tester.log ldlt.txt run-all-record.txt )
+cat "$out/summary.txt" && rm -f "$out/summary.txt"

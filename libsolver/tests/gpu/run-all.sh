@@ -26,9 +26,14 @@
 #   SHARD_SECONDS     time limit of one shard (default 150)
 #   BUDGET_SECONDS    the whole run's limit (default 540, inside a device call's 600 s): a shard that
 #                     would start after it is reported as not run
+#   MIN_SHARD_SECONDS a shard is not started with less of the budget left (default 15)
 #   JOBS              shards at a time (default 4: each shard's CPU reference checks use the cores too)
 #   LABELS            comma-separated labels to run (default all): gpu, unit, ldlt, families
 #   SHARDS_PER_SUITE  gtest shards of the heavy suites (default 4)
+#   RECORD_ONLY=1     list the kernels only: no warm-up, and every kernel the shards ask for is recorded
+#                     and refused instead of compiled (BATCHSOLVE_KERNEL_RECORD_ONLY), so the tests fail
+#                     fast; the result is suite-kernels.txt (the kernels each test compiles ahead of its
+#                     run; a typed suite's plain calls stop at the first kernel). Seconds, not minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."  # the repository root
 start=$(date +%s)
@@ -57,7 +62,6 @@ EOF
 else
   runner=${RUN:-/tmp/bundle/run}
 fi
-has() { "$runner" "$1" --gtest_list_tests > /dev/null 2>&1; }
 export OMP_WAIT_POLICY=passive  # the suites' CPU references share the cores with other shards
 
 # ---- the shards: label, suite, gtest shards, and which tests (the CUDA instances only) --------------
@@ -80,21 +84,21 @@ suites=(
   "families batchsolve_vbatched_blas_test 1"
   "families batchsolve_multi_device_test 1"
 )
-# gtest filter of a suite's GPU tests: every test of a non-typed suite, the cuda_ instances of typed ones
+# gtest filter of a suite's GPU tests (from its listing): every test of a non-typed suite, the cuda_
+# instances of typed ones
 gpu_filter() {
-  "$runner" "$1" --gtest_list_tests 2>/dev/null |
-    awk '/^[^ ]/ { s = $1; cpu = /TypeParam = (mixed_)?cpu_/ } /^  / && !cpu { print s $1 }' | paste -sd: -
+  awk '/^[^ ]/ { s = $1; cpu = /TypeParam = (mixed_)?cpu_/ } /^  / && !cpu { print s $1 }' | paste -sd: -
 }
 
 : > "$out/shards.list"
 for entry in "${suites[@]}"; do
   read -r label suite count <<<"$entry"
   [[ $labels == *",$label,"* ]] || continue
-  if ! has "$suite"; then
+  if ! listing=$("$runner" "$suite" --gtest_list_tests 2>/dev/null); then
     echo "$label $suite absent" >> "$out/absent.list"
     continue
   fi
-  filter=$(gpu_filter "$suite")
+  filter=$(gpu_filter <<<"$listing")
   [[ -n $filter ]] || { echo "$label $suite no-gpu-tests" >> "$out/absent.list"; continue; }
   printf '%s\n' "$filter" > "$out/filter.$suite"
   for ((i = 0; i < count; i++)); do echo "$label $suite $i $count" >> "$out/shards.list"; done
@@ -103,7 +107,11 @@ shards=$(wc -l < "$out/shards.list")
 
 # ---- warm-up: exactly the kernels a previous run recorded --------------------------------------------
 manifest=${KERNEL_MANIFEST:-libsolver/tests/gpu/suite-kernels.txt}
-if [[ -s $manifest ]]; then
+record_only=${RECORD_ONLY:-0}
+if [[ $record_only == 1 ]]; then
+  export BATCHSOLVE_KERNEL_RECORD_ONLY=1
+  warm="warm-up: none (RECORD_ONLY=1: the shards list their kernels; their failures are expected)"
+elif [[ -s $manifest ]]; then
   threads=$(nproc)
   warm_start=$(date +%s)
   timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$manifest" --threads "$threads" \
@@ -118,12 +126,13 @@ echo "run-all: $warm; $shards shards next, $jobs at a time"
 
 # ---- the shards, JOBS at a time, each bounded; every one records the kernels it asks for -------------
 export runner out shard_seconds
+export MIN_SHARD_SECONDS=${MIN_SHARD_SECONDS:-15}  # a shard is not started with less time than this left
 export DEADLINE=$(( start + budget ))
 xargs -P "$jobs" -L 1 bash -c '
   label=$0 suite=$1 index=$2 count=$3
   log="$out/logs/$label.$suite.$index.log"
   left=$(( DEADLINE - $(date +%s) ))
-  (( left > 15 )) || { echo "nr $label $suite $index"; exit 0; }
+  (( left >= MIN_SHARD_SECONDS )) || { echo "nr $label $suite $index"; exit 0; }
   limit=$(( left < shard_seconds ? left : shard_seconds ))
   GTEST_TOTAL_SHARDS=$count GTEST_SHARD_INDEX=$index BATCHSOLVE_KERNEL_MANIFEST="$out/manifests/$suite.$index.txt" \
     timeout -k 10 "$limit" "$runner" "$suite" --gtest_filter="$(cat "$out/filter.$suite")" > "$log" 2>&1
@@ -167,4 +176,8 @@ cat "$out/summary.txt"
 echo "run-all: $shards shards in $(( $(date +%s) - start )) s: $total_pass passed, $total_fail failed, $total_skip skipped;" \
      "$total_timeout shards timed out, $total_nr not run, $total_other crashed; $kernels kernels recorded ($out/suite-kernels.txt)" |
   tee -a "$out/summary.txt"
-(( total_fail + total_timeout + total_nr + total_other == 0 ))
+if [[ $record_only == 1 ]]; then
+  (( kernels > 0 ))
+else
+  (( total_fail + total_timeout + total_nr + total_other == 0 ))
+fi

@@ -215,6 +215,16 @@ std::vector<const LoadedKernel*> cached_kernels(const std::vector<KernelRequest>
         misses.push_back(std::move(miss));
     }
     if (misses.empty()) return out;  // the hot path: nothing generated, hashed or read
+    // $BATCHSOLVE_KERNEL_RECORD_ONLY set (not empty): a run that only lists the kernels it needs (with
+    // $BATCHSOLVE_KERNEL_MANIFEST, tests/gpu/run-all.sh RECORD_ONLY=1): every miss fails at once
+    // instead of compiling, so the GPU suites name their kernels in seconds.
+    static const bool record_only = [] {
+        const char* v = std::getenv("BATCHSOLVE_KERNEL_RECORD_ONLY");
+        return v != nullptr && *v != '\0';
+    }();
+    if (record_only)
+        throw Error("kernel cache: " + requests[misses.front().index].key.kernel_name +
+                    " not compiled (BATCHSOLVE_KERNEL_RECORD_ONLY: a run that lists its kernels)");
 
     const int arch = device_arch(device);
     const std::string dir = cache_directory();

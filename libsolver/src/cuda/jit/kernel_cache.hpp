@@ -46,7 +46,8 @@ const LoadedKernel& cached_kernel(const KernelKey& key, int device, const std::f
 
 // Several kernels at once (one call's kernels, a warm-up list): the misses are generated and
 // compiled on up to `threads` threads (NVRTC is thread-safe per program), then loaded. The result
-// is in the order of `keys`.
+// is in the order of `keys`. With $BATCHSOLVE_KERNEL_RECORD_ONLY set, a miss throws Error instead
+// (a run that only lists its kernels in a manifest: tuned/kernel_plan.hpp).
 struct KernelRequest {
     KernelKey key;
     std::function<KernelSource()> generate;
