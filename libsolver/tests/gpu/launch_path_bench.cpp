@@ -137,16 +137,51 @@ void usage() {
         "(a611ee2's per-call sequence) and after (the cached resolution). No GPU needed: the kernels are\n"
         "registered as loaded and never launched.\n"
         "  --iterations N  calls per timed repeat (default 200000)\n"
-        "  --check         exit 1 unless both paths find the same kernel and the new one allocates nothing\n");
+        "  --check         exit 1 unless both paths find the same kernel and the new one allocates nothing\n"
+        "  --record-only-check  with BATCHSOLVE_KERNEL_RECORD_ONLY and BATCHSOLVE_KERNEL_MANIFEST set: exit 1\n"
+        "                  unless a kernel not in the cache is refused (not compiled) and written to the manifest\n");
 }
 
 }  // namespace
+
+// A kernel nobody registered, asked for in a record-only run (run-all.sh RECORD_ONLY=1): the cache must
+// refuse it before touching a GPU, and the manifest must name it.
+int record_only_check() {
+    const char* manifest = std::getenv("BATCHSOLVE_KERNEL_MANIFEST");
+    if (manifest == nullptr || std::getenv("BATCHSOLVE_KERNEL_RECORD_ONLY") == nullptr) {
+        std::printf("FAIL: set BATCHSOLVE_KERNEL_RECORD_ONLY and BATCHSOLVE_KERNEL_MANIFEST\n");
+        return 1;
+    }
+    try {
+        tuned::resolve_interleaved_launch(Routine::potrf, Precision::s, Uplo::lower, 5, 0, 100, 100, CholeskyConfig{},
+                                          kDevice, "launch_path_bench");
+        std::printf("FAIL: a record-only run resolved a kernel it never compiled\n");
+        return 1;
+    } catch (const Error& e) {
+        if (std::string(e.what()).find("BATCHSOLVE_KERNEL_RECORD_ONLY") == std::string::npos) {
+            std::printf("FAIL: unexpected error: %s\n", e.what());
+            return 1;
+        }
+    }
+    std::FILE* f = std::fopen(manifest, "r");
+    char line[4096] = {0};
+    const bool recorded = f != nullptr && std::fgets(line, sizeof line, f) != nullptr &&
+                          std::strncmp(line, "interleaved potrf s lower 5 0 {", 31) == 0;
+    if (f != nullptr) std::fclose(f);
+    if (!recorded) {
+        std::printf("FAIL: the manifest %s does not name the refused kernel (first line: %s)\n", manifest, line);
+        return 1;
+    }
+    std::printf("ok: refused and recorded: %s", line);
+    return 0;
+}
 
 int main(int argc, char** argv) {
     int iterations = 200000;
     bool check = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(), 0;
+        if (!std::strcmp(argv[i], "--record-only-check")) return record_only_check();
         if (!std::strcmp(argv[i], "--check")) check = true;
         else if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = std::atoi(argv[++i]);
         else {
