@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the results shelf and writes results/LATEST.md from the run folders' manifests.
 
-Every run folder under results/ is named YYYY-MM-DD-<gpu>-<commit>-<topic> and holds a manifest.json:
+Every run folder under results/ is named YYYY-MM-DD-<gpu>-<commit>-<topic> (<gpu>: h100, h200, or cpu for a
+run on the CPU alone, whose manifest's "gpu" says "none: CPU run (...)") and holds a manifest.json:
 
     date      "YYYY-MM-DD" (the folder name's)      gpu       the GPU's name as nvidia-smi gives it
     commit    the commit the binary was built at     cuda      CUDA runtime version
@@ -34,7 +35,7 @@ import os
 import re
 import sys
 
-FOLDER = re.compile(r"^(\d{4}-\d{2}-\d{2})-(h100|h200)-([0-9a-f]{7,40})-([a-z0-9][a-z0-9-]*)$")
+FOLDER = re.compile(r"^(\d{4}-\d{2}-\d{2})-(h100|h200|cpu)-([0-9a-f]{7,40})-([a-z0-9][a-z0-9-]*)$")
 REQUIRED = ("date", "gpu", "commit", "cuda", "topic", "command", "files", "formerly")
 OPTIONAL = ("figures", "note")
 ROUTINES = ("potrf", "potrs", "posv")
@@ -70,7 +71,7 @@ def check_manifest(root, folder, problems):
     where = f"results/{folder}"
     m = FOLDER.match(folder)
     if not m:
-        problems.append(f"{where}: the name is not YYYY-MM-DD-<h100|h200>-<commit>-<topic>")
+        problems.append(f"{where}: the name is not YYYY-MM-DD-<h100|h200|cpu>-<commit>-<topic>")
         return None
     path = os.path.join(root, folder, "manifest.json")
     try:
