@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The CPU small-n Cholesky benchmark of issue 29, in one run: validation/cpu_small_bench (the batchsolve
+CPU backend, its LAPACKE path, LAPACKE loops on all cores and on one thread, the GEMM peak), then numpy's
+batched routines on the same cases, in this process; writes a results folder with the merged JSON, a
+Markdown table (ratios and the targets), a PNG (GFLOP/s against n) and a manifest.json.
+
+    validation/cpu_small_bench.py --bench build-simd/validation/cpu_small_bench [--out results]
+                                  [--n 4,8,...] [--batch 16384] [--rounds 5] [--precision d,s] [--routine potrf,posv]
+
+numpy's rows: potrf is numpy.linalg.cholesky on a (batch, n, n) array; numpy has no batched Cholesky
+solve, so posv's numpy row is numpy.linalg.solve (LU with pivoting, twice the factorisation's flops),
+the batched dense solver a numpy user would call; GFLOP/s are counted with the Cholesky flops for every
+method, so they compare times. Targets (issue 29): batchsolve >= 2x the all-cores LAPACKE loop at n <= 32
+and >= 1x at every n <= 128, potrf and posv.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+METHODS = ("batchsolve", "batchsolve_off", "lapacke_omp", "lapacke_1thread", "numpy")
+LABELS = {
+    "batchsolve": "batchsolve CPU backend (vector path)",
+    "batchsolve_off": "batchsolve, BATCHSOLVE_CPU_SIMD=off (LAPACKE loop, before issue 29)",
+    "lapacke_omp": "LAPACKE per matrix, OpenMP on all cores",
+    "lapacke_1thread": "LAPACKE per matrix, one thread",
+    "numpy": "numpy (cholesky; posv: linalg.solve)",
+}
+
+
+def spd_batch(n, batch, distinct, dtype, seed):
+    """`distinct` random SPD matrices of condition ~100 repeated over the batch (as the C++ bench)."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((distinct, n, n)))
+    d = np.logspace(0, -2, n)
+    a = (q * d[None, None, :]) @ np.swapaxes(q, 1, 2)
+    a = 0.5 * (a + np.swapaxes(a, 1, 2))
+    reps = -(-batch // distinct)
+    return np.ascontiguousarray(np.tile(a, (reps, 1, 1))[:batch].astype(dtype))
+
+
+def time_numpy(routine, n, batch, precision, rounds, distinct):
+    dtype = np.float64 if precision == "d" else np.float32
+    a = spd_batch(n, batch, min(distinct, batch), dtype, 20261127 + n)
+    b = np.ones((batch, n, 1), dtype=dtype)
+    call = (lambda: np.linalg.cholesky(a)) if routine == "potrf" else (lambda: np.linalg.solve(a, b))
+    call()  # warm-up
+    seconds = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        out = call()
+        seconds.append(time.perf_counter() - t0)
+    ok = bool(np.isfinite(out).all())
+    return seconds, ok
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def table(doc):
+    peak = doc["header"]["peak_gflops"]
+    lines = ["| routine | prec | n | batchsolve | BATCHSOLVE_CPU_SIMD=off | LAPACKE all cores | LAPACKE 1 thread | numpy | "
+             "× LAPACKE all cores | × LAPACKE 1 thread | × numpy | × before | % of GEMM peak | target |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in doc["rows"]:
+        m = r["methods"]
+        t = {k: m[k]["seconds"] for k in METHODS if k in m}
+        need = 2.0 if r["n"] <= 32 else 1.0
+        ratio = t["lapacke_omp"] / t["batchsolve"]
+        verdict = ("met" if ratio >= need else "**missed**") + f" (≥ {need:g}×)"
+        cells = [f"{m[k]['gflops']:.2f}" if k in m else "—" for k in METHODS]
+        numpy_ratio = f"{t['numpy'] / t['batchsolve']:.2f}" if "numpy" in t else "—"
+        lines.append(f"| {r['routine']} | {r['precision']} | {r['n']} | " + " | ".join(cells) +
+                     f" | {ratio:.2f} | {t['lapacke_1thread'] / t['batchsolve']:.2f} | {numpy_ratio} | "
+                     f"{t['batchsolve_off'] / t['batchsolve']:.2f} | "
+                     f"{100 * m['batchsolve']['gflops'] / peak[r['precision']]:.1f} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(doc, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("cpu_small_bench.py: matplotlib not installed; no PNG", file=sys.stderr)
+        return False
+    keys = sorted({(r["routine"], r["precision"]) for r in doc["rows"]}, key=lambda k: (k[0] != "potrf", k[1] != "d"))
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 4.4), squeeze=False)
+    styles = {"batchsolve": ("C0", "o-"), "batchsolve_off": ("C7", "x:"), "lapacke_omp": ("C1", "s--"),
+              "lapacke_1thread": ("C2", "^--"), "numpy": ("C3", "d-.")}
+    for ax, (routine, prec) in zip(axes[0], keys):
+        rows = sorted((r for r in doc["rows"] if r["routine"] == routine and r["precision"] == prec), key=lambda r: r["n"])
+        ns = [r["n"] for r in rows]
+        for m in METHODS:
+            if all(m in r["methods"] for r in rows):
+                color, style = styles[m]
+                ax.plot(ns, [r["methods"][m]["gflops"] for r in rows], style, color=color, label=LABELS[m], ms=4)
+        ax.axhline(doc["header"]["peak_gflops"][prec], color="k", lw=0.8, ls="--")
+        ax.text(ns[0], doc["header"]["peak_gflops"][prec] * 0.8, "GEMM peak (measured)", fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(ns)
+        ax.set_xticklabels([str(n) for n in ns], fontsize=7)
+        ax.set_xlabel("n")
+        ax.set_title(f"{routine} ({prec}), batch {rows[0]['batch']}", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("GFLOP/s (Cholesky flop count)")
+    axes[0][0].legend(fontsize=6, loc="lower right")
+    h = doc["header"]
+    fig.suptitle(f"CPU small-n Cholesky: {h['cpu']}, {h['threads']} threads, commit {h['commit']}, {h['date'][:10]} "
+                 f"(load before {h['load_average_before']})", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="the cpu_small_bench executable")
+    ap.add_argument("--out", default=os.path.join(REPO, "results"), help="where the run folder goes (default results/)")
+    ap.add_argument("--n", default="4,8,12,16,24,32,48,64,100,128")
+    ap.add_argument("--batch", type=int, default=16384)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--distinct", type=int, default=512)
+    ap.add_argument("--precision", default="d,s")
+    ap.add_argument("--routine", default="potrf,posv")
+    args = ap.parse_args()
+
+    commit = git_commit()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    folder = os.path.join(args.out, f"{date}-cpu-{commit}-small-cholesky")
+    os.makedirs(folder, exist_ok=True)
+    raw = os.path.join(folder, "cpu_small_bench.json")
+    command = [args.bench, "--n", args.n, "--batch", str(args.batch), "--rounds", str(args.rounds),
+               "--distinct", str(args.distinct), "--precision", args.precision, "--routine", args.routine,
+               "--json", raw]
+    print("cpu_small_bench.py:", " ".join(command), flush=True)
+    console = subprocess.run(command, capture_output=True, text=True)
+    sys.stdout.write(console.stdout)
+    sys.stderr.write(console.stderr)
+    if console.returncode not in (0, 1) or not os.path.exists(raw):
+        sys.exit(f"cpu_small_bench.py: the bench failed (exit status {console.returncode})")
+    with open(raw) as f:
+        doc = json.load(f)
+    doc["header"]["commit"] = commit
+    doc["header"]["numpy"] = np.__version__
+    doc["header"]["python"] = platform.python_version()
+    numpy_ok = True
+    for r in doc["rows"]:
+        seconds, ok = time_numpy(r["routine"], r["n"], r["batch"], r["precision"], args.rounds, args.distinct)
+        numpy_ok &= ok
+        t = statistics.median(seconds)
+        r["methods"]["numpy"] = {"seconds": t, "seconds_all": seconds, "gflops": r["flops"] / t * 1e-9,
+                                 "call": "numpy.linalg.cholesky" if r["routine"] == "potrf" else "numpy.linalg.solve"}
+        r["speedup"]["over_numpy"] = t / r["methods"]["batchsolve"]["seconds"]
+        print(f"numpy {r['routine']} {r['precision']} n={r['n']}: {r['methods']['numpy']['gflops']:.2f} GFLOP/s "
+              f"(batchsolve {r['speedup']['over_numpy']:.2f}x)", flush=True)
+    doc["header"]["load_average_after_numpy"] = open("/proc/loadavg").read().split()[:3]
+    with open(raw, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(folder, "table.md"), "w") as f:
+        h = doc["header"]
+        f.write(f"# CPU small-n batched Cholesky: batchsolve vs LAPACKE loops and numpy\n\n"
+                f"{h['cpu']}, {h['threads']} OpenMP threads, commit {commit}, {h['date']}; GFLOP/s of the median of "
+                f"{args.rounds} rounds (Cholesky flop counts; posv with one right-hand side), ratios of times "
+                f"(> 1: batchsolve faster). Measured GEMM peak: d {h['peak_gflops']['d']:.1f}, "
+                f"s {h['peak_gflops']['s']:.1f} GFLOP/s. Load average before {h['load_average_before']}, after "
+                f"{h['load_average_after']} (a shared machine). numpy {np.__version__}; its posv row is "
+                f"numpy.linalg.solve (LU).\n\n")
+        f.write(table(doc))
+    png = plot(doc, os.path.join(folder, "gflops.png"))
+    with open(os.path.join(folder, "console.txt"), "w") as f:
+        f.write(console.stdout + console.stderr)
+    manifest = {
+        "date": date,
+        "gpu": f"none: CPU run ({doc['header']['cpu']}, {doc['header']['threads']} threads)",
+        "commit": commit,
+        "cuda": "none",
+        "topic": "issue 29: the CPU backend's vectorised small-n potrf/posv (s, d, batch "
+                 f"{args.batch}, n {args.n}) against LAPACKE loops on all cores and one thread, numpy and the "
+                 "backend's LAPACKE path, with the measured GEMM peak",
+        "command": ["validation/cpu_small_bench.py " + " ".join(sys.argv[1:])],
+        "files": {
+            "cpu_small_bench.json": "cpu_small_bench output (header: CPU, threads, peak, load; one row per case, "
+                                    "every method's times) with numpy's times added",
+            "table.md": "the side-by-side table with ratios and the issue's targets",
+            "console.txt": "the bench's console output",
+        },
+        "formerly": "",
+        "note": "CPU only (no GPU involved). The machine is shared by several engineers: see the load averages "
+                "in the JSON header.",
+    }
+    if png:
+        manifest["files"]["gflops.png"] = "GFLOP/s against n per routine and precision, every method, the GEMM peak"
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(table(doc))
+    print(f"cpu_small_bench.py: wrote {folder}")
+    return 0 if console.returncode == 0 and numpy_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
