@@ -553,9 +553,12 @@ TiledMatrix<T>::TiledMatrix(DeviceGroup& group, int rows, int cols, int tile, st
     local_columns_.assign(std::size_t(m), 0);
     const std::int64_t tiles = (std::int64_t(cols) + tile - 1) / tile;
     for (std::int64_t t = 0; t < tiles; ++t) local_columns_[std::size_t(t % m)] += std::min<std::int64_t>(tile, cols - t * tile);
+    // Whole tiles are allocated (the last, short tile padded): cuSOLVERMg addresses a member's tiles
+    // at multiples of tile x rows.
+    auto allocated_columns = [&](int p) { return (local_columns_[std::size_t(p)] + tile - 1) / tile * tile; };
     // Every member checked before any allocates: a matrix that does not fit the group fails at once.
     for (int p = 0; p < m; ++p) {
-        const std::size_t need = std::size_t(local_columns_[std::size_t(p)]) * std::size_t(rows) * sizeof(T) + reserve_bytes;
+        const std::size_t need = std::size_t(allocated_columns(p)) * std::size_t(rows) * sizeof(T) + reserve_bytes;
         const std::size_t available = group.available_bytes(p);
         if (need > available)
             throw Error("TiledMatrix: a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix in tiles of " + std::to_string(tile) +
@@ -563,7 +566,7 @@ TiledMatrix<T>::TiledMatrix(DeviceGroup& group, int rows, int cols, int tile, st
                         " (" + group.context(p).device_name() + ", " + gib_text(double(reserve_bytes)) + " of it for what follows), which has " +
                         gib_text(double(available)) + " available: the system does not fit this group (add devices or reduce the size)");
     }
-    for (int p = 0; p < m; ++p) parts_.emplace_back(group.context(p), std::size_t(local_columns_[std::size_t(p)]) * std::size_t(rows));
+    for (int p = 0; p < m; ++p) parts_.emplace_back(group.context(p), std::size_t(allocated_columns(p)) * std::size_t(rows));
 }
 
 template <class T>
