@@ -524,6 +524,7 @@ struct EventTimer {
 double assemble_p0_columns_gpu(const Geometry& g, double k, const QuadratureOptions& q, const ColumnBlock& block, cd* local) {
     if (g.regular_count != regular_points_per_panel) throw std::logic_error("GPU assembly: the regular rule changed size; update regular_points_per_panel");
     check(cudaSetDevice(block.device), "cudaSetDevice");
+    if (block.local_columns == 0) return 0;  // a member without columns (more members than tiles)
     ColumnGeometry dg(g, q);
     auto* a = reinterpret_cast<double2*>(local);
     // Poisoned first (NaN bytes), so that an entry no pass writes shows up in the residual check.
@@ -548,6 +549,7 @@ double assemble_p0_columns_gpu(const Geometry& g, double k, const QuadratureOpti
 double assemble_p1_columns_gpu(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, const ColumnBlock& block,
                                cd* local) {
     check(cudaSetDevice(block.device), "cudaSetDevice");
+    if (block.local_columns == 0) return 0;
     ColumnGeometry dg(g, q);
     auto* a = reinterpret_cast<double*>(local);
     check(cudaMemset(a, 0, std::size_t(block.local_columns * block.order) * 16), "clear");  // accumulated into
@@ -572,6 +574,7 @@ double assemble_p1_columns_gpu(const Geometry& g, std::size_t vertices, double k
 
 void column_block_matvec_gpu(const ColumnBlock& block, const cd* local, const cd* x, cd* y, double* row_abs) {
     check(cudaSetDevice(block.device), "cudaSetDevice");
+    if (block.local_columns == 0) return;  // adds nothing
     const std::size_t n = std::size_t(block.order);
     DeviceArray<double2> dx(n), dy(n);
     DeviceArray<double> drow(n);
