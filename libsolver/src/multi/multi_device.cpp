@@ -566,7 +566,8 @@ TiledMatrix<T>::TiledMatrix(DeviceGroup& group, int rows, int cols, int tile, st
                         " (" + group.context(p).device_name() + ", " + gib_text(double(reserve_bytes)) + " of it for what follows), which has " +
                         gib_text(double(available)) + " available: the system does not fit this group (add devices or reduce the size)");
     }
-    for (int p = 0; p < m; ++p) parts_.emplace_back(group.context(p), std::size_t(allocated_columns(p)) * std::size_t(rows));
+    // At least one element: a member without columns still hands cuSOLVERMg a valid pointer.
+    for (int p = 0; p < m; ++p) parts_.emplace_back(group.context(p), std::max<std::size_t>(1, std::size_t(allocated_columns(p)) * std::size_t(rows)));
 }
 
 template <class T>
