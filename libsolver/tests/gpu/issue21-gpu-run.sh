@@ -10,7 +10,8 @@
 #     zero-diagonal case of d and z four times with fresh seeds and once with each seed that failed
 #     (z 11800589031403369438 at n = 2, 34; d 18435474758635866584 at n = 96), with
 #     BATCHSOLVE_LDLT_TRACE=1: one line per pivoted solve says whether cuSOLVER's sytrf + Xsytrs route
-#     gave a finite solution (now solved with ldb = n) or LU took over.
+#     gave a finite solution (now solved with ldb = n) or LU took over; then the TF32 refinement's pass
+#     counts of fresh seeds (TensorCoreUpdatesStillConverge, bound 20) x4.
 #  3. the GPU suites' kernel list: run-all.sh RECORD_ONLY=1 (nothing compiled; the tests fail fast by
 #     design), suite-kernels.txt to commit as libsolver/tests/gpu/suite-kernels.txt for run-all.sh's
 #     warm-up of a later call.
@@ -77,6 +78,14 @@ zero='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo:SysvMixed/3.ZeroDiagonal
   BATCHSOLVE_LDLT_TRACE=1 BATCHSOLVE_TEST_SEED=18435474758635866584 timeout -k 5 "$lim" "$run" batchsolve_ldlt_test \
     --gtest_filter='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
 } >> "$out/ldlt-trace.txt"
+{
+  echo "### TF32 refinement passes, d and z, fresh seeds (the test's bound: 20)"
+  lim=$(limit 12); ((lim > 0)) &&
+  timeout -k 5 "$lim" "$run" batchsolve_ldlt_test --gtest_repeat=4 \
+    --gtest_filter='SysvMixed/2.TensorCoreUpdatesStillConverge:SysvMixed/3.TensorCoreUpdatesStillConverge' 2>&1
+} >> "$out/ldlt-trace.txt"
+summary+=("ldlt TF32 refinement passes (fresh seeds): $(grep -E '^\[ measure  \]' "$out/ldlt-trace.txt" |
+  sed -n 's/.*: \([0-9]*\) refinement passes.*/\1/p' | sort -n | uniq -c | awk '{ printf "%s x %s, ", $1, $2 }')")
 pivoted=$(grep -c 'ldlt pivoted:' "$out/ldlt-trace.txt")
 bad=$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -cvE 'sytrf info 0 sytrs info 0 non-finite 0')
 ok_runs=$(grep -cE '^\[       OK \] SysvMixed' "$out/ldlt-trace.txt")
