@@ -15,7 +15,7 @@
 #  3. the GPU suites' kernel list: run-all.sh RECORD_ONLY=1 (nothing compiled; the tests fail fast by
 #     design), suite-kernels.txt to commit as libsolver/tests/gpu/suite-kernels.txt for run-all.sh's
 #     warm-up of a later call.
-# Each step gets what is left of TOTAL_SECONDS (default 88). Run from the repository root with the
+# Each step gets what is left of TOTAL_SECONDS (default 84; a killed step takes up to 5 s more). Run from the repository root with the
 # bundle at /tmp/bundle. Files (6): $OUT/arch21/{tester.json, vs-a611ee2.md, vs-12f7b85.md,
 # ldlt-trace.txt, suite-kernels.txt, logs.tar.gz (tester.log, ldlt.txt, run-all-record.txt,
 # summary.txt)}; the summary is printed last.
@@ -30,7 +30,7 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
 summary=("== arch21 (issue 21) on ${gpu:-no GPU?} at $commit")
 t0=$(date +%s)
-total_s=${TOTAL_SECONDS:-88}  # the request's budget: each step gets min(its limit, what is left)
+total_s=${TOTAL_SECONDS:-84}  # the request's budget: each step gets min(its limit, what is left)
 limit() {  # limit STEP_SECONDS: seconds for the next step, 0 when too little is left
   local left=$(( total_s - ($(date +%s) - t0) ))
   (( left >= 5 )) || { echo 0; return; }
