@@ -2,6 +2,7 @@
 // Subcommands: sphere (generate a mesh), check (mesh checks), solve, validate (sphere vs Mie under
 // refinement), bench (GPU assembly and solvers side by side). `bem <subcommand> --help` for each.
 #include <boost/program_options.hpp>
+#include <batchsolve/multi_device.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -147,6 +148,11 @@ int cmd_solve(int argc, char** argv) {
         if (!vm["solver"].defaulted()) throw std::invalid_argument("--solver: not with --devices (the solve over several devices is LU: cuSOLVERMg)");
         if (vm.count("write-matrix")) throw std::invalid_argument("--write-matrix: not with --devices (the matrix never sits in one place)");
         if (o.tile < 1) throw std::invalid_argument("--tile: at least 1 (got " + std::to_string(o.tile) + ")");
+        try {  // the list's syntax now, before the mesh is read (the devices themselves when the group starts)
+            batchsolve::DeviceGroup::parse_devices(o.devices, assembly == "gpu" ? batchsolve::Backend::cuda : batchsolve::Backend::cpu);
+        } catch (const batchsolve::InvalidArgument& e) {
+            throw std::invalid_argument(std::string("--devices: ") + e.what());
+        }
         if (!(o.device_memory_gib >= 0)) throw std::invalid_argument("--device-memory-gib: at least 0");
     }
     o.unit_scale = parse_unit(unit);
