@@ -111,6 +111,7 @@ int dry_run(const Options& opt) {
                             later += r == Routine::posv && !opt.exhaustive && seeded && potrf_ranks_staged(k)
                                          ? std::min<int>(kSeedStagedPosv, int(staged_candidates(k, false).size()))
                                          : int(staged_candidates(k, opt.exhaustive).size());
+                        if (s == "shared_memory") later += int(shared_memory_candidates(k, opt.exhaustive).size());
                         if (s == "tensor_cores") {
                             const int all = int(tensor_core_candidates(k, opt.exhaustive).size());
                             const bool after_staged = std::find(plan.begin(), plan.end(), "staged") != plan.end();

@@ -6,12 +6,14 @@
 namespace batchsolve::autotune {
 
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
-inline const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores", "split"};
+inline const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores", "split",
+                                                       "shared_memory"};
 
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
 // Leaving out coop also leaves out cooperative_only, whose plan starts with it.
 inline const std::vector<std::string> kSkippableStages = {"unroll", "chunk",        "prefetch",   "through", "coop", "grid",
-                                                          "staged", "tensor_cores", "nrhs_block", "split"};
+                                                          "staged", "tensor_cores", "nrhs_block", "split",
+                                                          "shared_memory"};
 
 struct Options {
     std::vector<Routine> routines;

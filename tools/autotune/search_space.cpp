@@ -171,6 +171,43 @@ std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaus
     return out;
 }
 
+std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exhaustive) {
+    std::vector<CholeskyConfig> out;
+    if (k.family != Family::column_major || k.n > codegen::cholesky::shared_memory_largest_n(k.precision)) return out;
+    const bool factors = k.routine != Routine::potrs;
+    const bool single = k.precision == Precision::s || k.precision == Precision::c;
+    std::vector<int> panels{0}, tiles{0};
+    if (factors && exhaustive) {
+        panels.assign(std::begin(kSharedMemoryPanelsExhaustive), std::end(kSharedMemoryPanelsExhaustive));
+        tiles.assign(std::begin(kSharedMemoryTilesExhaustive), std::end(kSharedMemoryTilesExhaustive));
+    } else if (factors) {
+        if (single) panels.assign(std::begin(kSharedMemoryPanelsSingle), std::end(kSharedMemoryPanelsSingle));
+        else panels.assign(std::begin(kSharedMemoryPanelsWide), std::end(kSharedMemoryPanelsWide));
+        tiles = {k.n <= 16 ? 2 : codegen::cholesky::shared_memory_default_tile};
+    }
+    std::vector<int> seen_panels;
+    for (int nb : panels) {
+        const int panel = std::min(nb, k.n);  // a panel wider than n: the same kernel as nb = n
+        if (std::find(seen_panels.begin(), seen_panels.end(), panel) != seen_panels.end()) continue;
+        seen_panels.push_back(panel);
+        for (int w : kSharedMemoryWarps) {
+            if (w > 1 && kSharedMemoryRowsPerWarp * (w - 1) >= k.n) continue;  // warps with too few rows
+            for (int m : kSharedMemoryMatrices) {
+                if (w * m > kSharedMemoryMaxWarps) continue;
+                if (codegen::cholesky::shared_memory_bytes(k.precision, k.n, m) > codegen::cholesky::column_major_max_shared_bytes)
+                    continue;
+                for (int tile : tiles) {
+                    CholeskyConfig c;
+                    c.staged = true, c.looking = Looking::left, c.threads_per_block = 0;
+                    c.nb = panel, c.warps_per_matrix = w, c.matrices_per_block = m, c.rows_per_thread = tile;
+                    out.push_back(c);
+                }
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<int> fill_anchors(int n, bool exhaustive) {
     if (exhaustive || n <= kFillAboveN || n % kFillStep == 0) return {};
     const int below = n - n % kFillStep;

@@ -7,6 +7,7 @@
 
 #include "codegen/cholesky/column_major.hpp"  // the library's search-space limits (header-only constants)
 #include "codegen/cholesky/interleaved.hpp"
+#include "codegen/cholesky/shared_memory.hpp"  // header-only limits of the shared-memory family
 #include "codegen/common.hpp"
 #include "common.hpp"
 
@@ -233,6 +234,22 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive)
 // Column-major potrf and posv in double precision, "tensor_cores" stage: the staged candidates again
 // with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
 std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaustive);
+
+// Column-major, "shared_memory" stage (issue 29): whole matrices in shared memory
+// (codegen/cholesky/shared_memory.hpp, CholeskyConfig::staged with looking = left). Not measured yet:
+// the space spans the reasoned default's neighbourhood. Panels of 8 and 16 (s, c) or 4 and 8 (d, z);
+// warps per matrix 1..16, at most one per 8 rows (n = 128: 16); matrices per block 1..8 within
+// kSharedMemoryMaxWarps warps per block and a block's shared memory; the update's register tile 4
+// (2 up to n = 16). --exhaustive: panels 4, 8, 16, 32 and tiles 1, 2, 3, 4, 6, 8. potrs: shapes only.
+constexpr int kSharedMemoryPanelsSingle[] = {8, 16};
+constexpr int kSharedMemoryPanelsWide[] = {4, 8};
+constexpr int kSharedMemoryPanelsExhaustive[] = {4, 8, 16, 32};
+constexpr int kSharedMemoryWarps[] = {1, 2, 4, 8, 16};
+constexpr int kSharedMemoryMatrices[] = {1, 2, 4, 8};
+constexpr int kSharedMemoryTilesExhaustive[] = {1, 2, 3, 4, 6, 8};
+constexpr int kSharedMemoryMaxWarps = 16;
+constexpr int kSharedMemoryRowsPerWarp = 8;
+std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exhaustive);
 
 // The anchors a size between anchors takes its candidates from (kFillStep), or none: a size that
 // gets the full search itself (as does one whose two anchors are not both tuned in the run or resumed).

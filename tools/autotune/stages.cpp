@@ -7,7 +7,7 @@ namespace batchsolve::autotune {
 
 std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = {"through", "staged", "tensor_cores"};
+    if (f == Family::column_major) apply = {"through", "staged", "tensor_cores", "shared_memory"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     if (f != Family::column_major && r == Routine::posv) apply.push_back("split");
     std::vector<std::string> out;
@@ -29,9 +29,11 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     // "through": the interleaved family's winners run through a converted workspace (last, since
     // it needs the interleaved case of the same size finished).
     // "prefetch": how many steps of a substitution the register potrs loads ahead (config.nb).
-    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "prefetch", "through", "staged"};
+    // "shared_memory": whole matrices in shared memory (issue 29), last.
+    if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "prefetch", "through", "staged", "shared_memory"};
     // "tensor_cores": the staged kernels with their trailing update on the FP64 tensor cores (d only).
-    else if (f == Family::column_major) plan = {"shape", "unroll", "threads", "through", "staged", "tensor_cores"};
+    else if (f == Family::column_major)
+        plan = {"shape", "unroll", "threads", "through", "staged", "tensor_cores", "shared_memory"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
@@ -224,6 +226,8 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
             out.push_back(c);
         }
         if (out.empty()) out = all;  // no staged shape timed (e.g. --skip-stages staged)
+    } else if (stage == "shared_memory") {
+        out = shared_memory_candidates(k, opt.exhaustive);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;

@@ -24,8 +24,9 @@ tester() { "$bundle/run" tester "$@"; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "dx-gpu: $gpu; working tree at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
-ns="8,16,32,64,100,128,160,200"
-common=(--layout column_major --uplo lower --nrhs 1 --batch 16384 --distinct 1024 --repeat 7 --warmup 1 --jobs 16)
+# NS, OLD_NS, CHECK_NS, BATCH: smaller sets for a dry run of this script (here, on the CPU backend)
+ns=${NS:-8,16,32,64,100,128,160,200}
+common=(--layout column_major --uplo lower --nrhs 1 --batch "${BATCH:-16384}" --distinct 1024 --repeat 7 --warmup 1 --jobs 16)
 python3 "$here/shared_memory_table.py" --variant default --routine potrf,posv,potrs --precision s,d,c,z \
   --output "$out/shared-memory-table.json" > /dev/null
 
@@ -37,13 +38,13 @@ echo "1 new kernels: rc $? ($(tail -n 1 "$out/new.log"))"
 
 # 2. the committed tables' kernels
 timeout -k 5 "${TESTER_OLD_S:-16}" "$bundle/run" tester --routine potrf,posv --precision s,d \
-  --n 8,16,32,64,100,128 "${common[@]}" --json "$out/old.json" > "$out/old.log" 2>&1
+  --n "${OLD_NS:-8,16,32,64,100,128}" "${common[@]}" --json "$out/old.json" > "$out/old.log" 2>&1
 echo "2 committed tables: rc $? ($(tail -n 1 "$out/old.log"))"
 
 # 3. accuracy and info of the new kernels (d n = 241 is beyond one block's shared memory: cuSOLVER)
 BATCHSOLVE_TUNING_FILE="$out/shared-memory-table.json" timeout -k 5 "${CHECK_S:-12}" \
-  "$bundle/run" tester --routine potrf,potrs,posv --precision s,d --uplo lower,upper --n 1,7,33,100,128,129,170,241 \
-  --layout column_major --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --jobs 16 \
+  "$bundle/run" tester --routine potrf,potrs,posv --precision s,d --uplo lower,upper --n "${CHECK_NS:-1,7,33,100,128,129,170,241}" \
+  --layout column_major --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16 \
   --json "$out/check.json" > "$out/check.log" 2>&1
 echo "3 accuracy: rc $? ($(tail -n 1 "$out/check.log"))"
 

@@ -4,13 +4,13 @@ family (libsolver/src/codegen/cholesky/shared_memory.hpp: staged with looking = 
 BATCHSOLVE_TUNING_FILE: the tester then times the new kernels where the committed tables would run
 the register or staged ones. Two variants:
 
-  default  the library's own defaults (shared_memory_default_config, mirrored here; the ctest
-           dx.shared_memory_table checks the mirror against the C++ through batchsolve_emit_shared_memory_defaults)
+  default  the library's own defaults (shared_memory_default_config of shared_memory.cpp, mirrored
+           here: keep the two in step; ColumnMajorSharedMemory.DefaultsAsDocumented pins the C++ side)
   wide     twice the warps per matrix (at most 16), the rest as the default: more threads on the
            trailing update, fewer matrices per block at small n
 
 Usage: shared_memory_table.py --output FILE [--variant default|wide] [--n 8,16,32] [--precision s,d]
-       [--routine potrf,posv] [--check-against DEFAULTS_TEXT]
+       [--routine potrf,posv]
 """
 import argparse
 import json
@@ -30,7 +30,8 @@ def largest_n(p):
 
 def default_config(routine, p, n):
     """Mirror of shared_memory_default_config (shared_memory.cpp)."""
-    warps = min(8, max(1, (n + 31) // 32))
+    blocks_per_sm = max(1, MAX_SHARED_BYTES // (n * n * ELEMENT_BYTES[p]))
+    warps = min(16, max((n + 31) // 32, (8 + blocks_per_sm - 1) // blocks_per_sm))
     mpb = max(1, min(8, 4 // warps))
     while mpb > 1 and mpb * n * n * ELEMENT_BYTES[p] > 64 * 1024:
         mpb -= 1
@@ -46,7 +47,7 @@ def default_config(routine, p, n):
 def variant_config(variant, routine, p, n):
     c = default_config(routine, p, n)
     if variant == "wide":
-        c["warps_per_matrix"] = min(16, 2 * c["warps_per_matrix"])
+        c["warps_per_matrix"] = min(32, 2 * c["warps_per_matrix"])
         c["matrices_per_block"] = max(1, min(c["matrices_per_block"], 1024 // (32 * c["warps_per_matrix"])))
         while c["matrices_per_block"] > 1 and c["matrices_per_block"] * n * n * ELEMENT_BYTES[p] > 64 * 1024:
             c["matrices_per_block"] -= 1
@@ -66,31 +67,13 @@ def parse_list(text, convert=str):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--output", help="the table to write")
+    ap.add_argument("--output", required=True, help="the table to write")
     ap.add_argument("--variant", default="default", choices=["default", "wide"])
     ap.add_argument("--n", default="1:256", help="orders (list or first:last)")
     ap.add_argument("--precision", default="s,d,c,z")
     ap.add_argument("--routine", default="potrf,potrs,posv")
     ap.add_argument("--batch", type=int, default=16384, help="the table's batch (lookup picks the nearest)")
-    ap.add_argument("--check-against", metavar="FILE",
-                    help="lines 'routine precision n <config JSON>' of batchsolve_emit_shared_memory_defaults: "
-                         "exit 1 where this mirror differs")
     a = ap.parse_args()
-    if a.check_against:
-        bad = 0
-        lines = [l for l in open(a.check_against).read().splitlines() if l.strip()]
-        for line in lines:
-            routine, p, n, text = line.split(" ", 3)
-            got = json.loads(text)
-            want = default_config(routine, p, int(n))
-            diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
-            if diff:
-                bad += 1
-                print(f"{routine} {p} n={n}: C++ vs mirror {diff}")
-        print(f"shared_memory_table: {len(lines)} defaults compared, {bad} differ")
-        return 1 if bad or not lines else 0
-    if not a.output:
-        ap.error("--output is required unless --check-against")
     entries = []
     for routine in parse_list(a.routine):
         for p in parse_list(a.precision):

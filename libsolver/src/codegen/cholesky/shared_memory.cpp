@@ -246,24 +246,24 @@ constexpr const char* kSolve = R"(
   }
 )";
 
-// Default warps per matrix: one per 32 rows of the matrix, at most 8 (the trailing update of the
-// first panels has (n / tile)^2 tiles: 900 at n = 128, enough for 256 threads).
-int default_warps(int n) { return std::min(8, std::max(1, (n + 31) / 32)); }
+// Default warps per matrix: one per 32 rows of the matrix, and at least 8 warps per multiprocessor
+// where the squares leave room for few blocks (d n = 128: one block of 128 KiB per SM, so 8 warps
+// rather than 4, to hide the shared-memory latency of the panel steps); at most 16 (the trailing
+// update of the first panels has (n / tile)^2 tiles: 900 at n = 128, enough for 512 threads).
+int default_warps(Precision p, int n) {
+    const int blocks_per_sm = std::max<int>(1, int(column_major_max_shared_bytes / shared_memory_bytes(p, n, 1)));
+    const int for_rows = (n + 31) / 32, for_latency = (8 + blocks_per_sm - 1) / blocks_per_sm;
+    return std::min(16, std::max(for_rows, for_latency));
+}
 
 }  // namespace
-
-int shared_memory_largest_n(Precision p) {
-    int n = 1;
-    while (n < shared_memory_max_n && shared_memory_bytes(p, n + 1, 1) <= column_major_max_shared_bytes) ++n;
-    return n;
-}
 
 CholeskyConfig shared_memory_default_config(Routine routine, Precision precision, int n) {
     CholeskyConfig c;
     c.staged = true;
     c.looking = Looking::left;
     c.threads_per_block = 0;  // the block is warps x matrices
-    c.warps_per_matrix = default_warps(n);
+    c.warps_per_matrix = default_warps(precision, n);
     // Several matrices per block at small n, so that a block has 4 warps (at most 8 matrices) and
     // a barrier stalls one block of several rather than each matrix's own: the shared memory of
     // 8 matrices of n = 32 in d is 64 KiB, 3 blocks per SM.

@@ -62,7 +62,11 @@ inline std::size_t shared_memory_bytes(Precision p, int n, int matrices) {
 }
 // Largest n one matrix per block holds in shared memory (column_major_max_shared_bytes), capped at
 // shared_memory_max_n: s 241, d and c 170, z 120.
-int shared_memory_largest_n(Precision p);
+inline int shared_memory_largest_n(Precision p) {
+    int n = 1;
+    while (n < shared_memory_max_n && shared_memory_bytes(p, n + 1, 1) <= column_major_max_shared_bytes) ++n;
+    return n;
+}
 
 // The default configuration for (routine, precision, n), reasoned (not yet tuned on a GPU): see the
 // .cpp for the rules (matrices per block so that a block has 4-8 warps of work at small n, panels of

@@ -99,6 +99,12 @@ bool column_major_supports(LayoutKind layout, int n) {
            n <= codegen::cholesky::shared_memory_max_n;
 }
 
+bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes) {
+    if (!beyond_shared_memory(n, precision) || n > codegen::cholesky::shared_memory_max_n) return false;
+    workspace_bytes = cusolver_workspace_bytes(n, nrhs, count, std::size_t(codegen::element_bytes(precision)));
+    return true;
+}
+
 ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precision, Uplo uplo, int n, int nrhs,
                                   const CholeskyConfig& config) {
     ColumnMajorSpec spec;

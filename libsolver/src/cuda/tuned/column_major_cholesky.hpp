@@ -22,6 +22,11 @@ using namespace codegen::cholesky;
 // True when these kernels take matrices of order n in `layout` (column_major or pointer_array).
 bool column_major_supports(LayoutKind layout, int n);
 
+// n = 129..256 that no generated column-major kernel of `precision` holds (one matrix exceeds a
+// block's shared memory: d n > 170, ...): the launchers below run cuSOLVER; true, with cuSOLVER's
+// workspace (nrhs 0 for potrf) in `workspace_bytes`. kernel_plan.cpp plans such a call this way.
+bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes);
+
 // Configuration fields read (0 = the library default for n and precision; config.nb == 0 also
 // takes full_unroll from the default):
 //   potrf/posv: rows_per_thread, threads_per_row, warps_per_matrix (a cap on the shape),
