@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "codegen/cholesky/families.hpp"
+#include "codegen/cholesky/shared_memory.hpp"
 #include "column_major_cholesky.hpp"
 #include "../through_interleaved.hpp"
 
@@ -177,9 +178,13 @@ std::vector<codegen::KernelSource> KernelPlan::sources() const {
 KernelPlan plan_kernels(Routine routine, Precision precision, Uplo uplo, LayoutKind layout, int n, int nrhs, int count,
                         int chunk, const CholeskyConfig& config) {
     KernelPlan plan;
-    if (n < 1 || n > codegen::max_dispatched_n) {
-        plan.problem = "n: 1 <= n <= " + std::to_string(codegen::max_dispatched_n) + " for the generated kernels (got " +
-                       std::to_string(n) + ")";
+    // column-major n = 129..256: the shared-memory kernels, or cuSOLVER where they cannot hold n (column_major_cholesky.hpp)
+    const bool column_major = layout == LayoutKind::column_major || layout == LayoutKind::pointer_array;
+    if (column_major && column_major_plan_cusolver(precision, n, routine == Routine::potrf ? 0 : nrhs, count, plan.workspace_bytes))
+        return plan;
+    const int max_n = column_major ? codegen::cholesky::shared_memory_max_n : codegen::max_dispatched_n;
+    if (n < 1 || n > max_n) {
+        plan.problem = "n: 1 <= n <= " + std::to_string(max_n) + " for the generated kernels (got " + std::to_string(n) + ")";
         return plan;
     }
     const int rhs = routine == Routine::potrf ? 0 : nrhs;
