@@ -14,7 +14,7 @@ is >= 1.2 for column-major), GFLOP/s and the fraction of the copy roofline; a su
 and a PNG (GFLOP/s vs n per routine and precision: batchsolve's kernels, cuSolverDx, cuSOLVER and the
 copy roofline), titled with the GPU, commit and date.
 
-  compare.py --cusolverdx cusolverdx.csv (--new new.json [--old old.json] | --batchsolve-csv same-call.csv)
+  compare.py --cusolverdx cusolverdx.csv (--new new.json [more.json ...] [--old old.json] | --batchsolve-csv same-call.csv)
              [--markdown OUT.md] [--png OUT.png] [--title TEXT]
 """
 import argparse
@@ -96,7 +96,7 @@ def fmt(x, digits=3):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cusolverdx", required=True)
-    ap.add_argument("--new")
+    ap.add_argument("--new", nargs="+", default=[], help="tester JSON files of the shared-memory kernels")
     ap.add_argument("--old")
     ap.add_argument("--batchsolve-csv")
     ap.add_argument("--markdown")
@@ -108,11 +108,16 @@ def main():
 
     dx, dx_device = read_dx(a.cusolverdx)
     ours, header, series = {}, {}, []
-    if a.new and os.path.exists(a.new):
-        d, header = read_tester(a.new, "shared_memory")
+    for path in a.new:
+        if not os.path.exists(path):
+            print(f"compare.py: {path} missing (a timed-out tester?)", file=sys.stderr)
+            continue
+        d, h = read_tester(path, "shared_memory")
+        header = header or h
         for k, v in d.items():
             ours.setdefault(k, {}).update(v)
-        series.append("shared_memory")
+        if "shared_memory" not in series:
+            series.append("shared_memory")
     if a.old and os.path.exists(a.old):
         d, h = read_tester(a.old, "committed")
         header = header or h
@@ -180,6 +185,14 @@ def main():
                             (k[2], d[impl]["gflops"] / d[impl]["roofline"]))
         lines.append("")
     lines += ["## Summary", ""]
+    # per case, cuSolverDx time / batchsolve time for each series ("n ratio/ratio ...")
+    for routine, prec, batch in groups:
+        cells = []
+        for n in sorted({x[4] for x in summary if x[1:4] == (routine, prec, batch)}):
+            r = {x[0]: x[5] for x in summary if x[1:5] == (routine, prec, batch, n)}
+            cells.append(f"{n}: " + "/".join(f"{r[s]:.2f}" if s in r else "-" for s in series))
+        if cells:
+            lines.append(f"- {routine} {prec} {batch} ({'/'.join(series)}): " + ", ".join(cells))
     for s in series:
         rs = [x for x in summary if x[0] == s]
         if not rs:
