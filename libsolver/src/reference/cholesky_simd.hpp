@@ -42,18 +42,21 @@ Isa best_supported_isa();
 Isa active_isa();
 
 // The switch-over: the largest order the vector path takes, per precision. Above it the LAPACKE loop
-// (blocked, BLAS-3 per matrix) is faster or the scratch outgrows the caches. Measured on the 2-core CI
-// machine (Xeon, Sapphire Rapids, AVX-512), batch 16384, validation/cpu_small_bench; see
-// results/*-cpu-*-small-cholesky/ for the figures behind these values.
+// (blocked, BLAS-3 per matrix) is faster: the vector path's scratch (n^2 / 2 x W elements) outgrows
+// L2 while each matrix's trailing updates still fit OpenBLAS's GEMM kernels. Measured 2026-11-27 on the
+// 2-core CI machine (Xeon, Sapphire Rapids class, AVX-512), potrf lower, one thread, batch 1024, CPU
+// time of the vector path over the LAPACKE loop's: d 1.62x at n = 96, 1.40x at 128, 1.27x at 160,
+// 1.05x at 192, 0.81x at 256; s 1.85x at 96, 1.56x at 128, 1.51x at 160, 1.23x at 192, 0.99x at 256.
+// The limits keep a margin of >= 1.2x below the crossing (machine load moves these by ~10%).
 template <class T>
 struct SimdSwitchOver;
 template <>
 struct SimdSwitchOver<double> {
-    static constexpr int max_order = 128;
+    static constexpr int max_order = 160;
 };
 template <>
 struct SimdSwitchOver<float> {
-    static constexpr int max_order = 128;
+    static constexpr int max_order = 192;
 };
 
 // Right-hand sides solved per pass over a group's factor: the block of B copied into the scratch.

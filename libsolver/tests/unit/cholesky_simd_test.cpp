@@ -51,7 +51,7 @@ int lanes_of(simd::Isa isa) {
 template <class T>
 std::vector<int> simd_orders() {
     std::vector<int> sizes;
-    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 24, 31, 32, 33, 48, 64, 100, 128})
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 24, 31, 32, 33, 48, 64, 100, 128, 160, 192})
         if (n <= simd::SimdSwitchOver<T>::max_order) sizes.push_back(n);
     return sizes;
 }
