@@ -73,6 +73,8 @@ def main():
     ap.add_argument("--precision", default="s,d,c,z")
     ap.add_argument("--routine", default="potrf,potrs,posv")
     ap.add_argument("--batch", type=int, default=16384, help="the table's batch (lookup picks the nearest)")
+    ap.add_argument("--commit", default="", help="the commit whose defaults the table records")
+    ap.add_argument("--date", default="", help="UTC date of writing")
     a = ap.parse_args()
     entries = []
     for routine in parse_list(a.routine):
@@ -82,7 +84,7 @@ def main():
                     entries.append({"routine": routine, "precision": p, "layout": "column_major", "n": n,
                                     "best": {"config": variant_config(a.variant, routine, p, n)}})
     table = {"arch": "sm_90", "arch_number": 90, "device": "none (reasoned defaults, not tuned)",
-             "cuda_version": "13.0", "date": "", "commit": "", "batch": a.batch, "entries": entries}
+             "cuda_version": "13.0", "date": a.date, "commit": a.commit, "batch": a.batch, "entries": entries}
     with open(a.output, "w") as f:
         f.write("{\n")
         for key in ("arch", "arch_number", "device", "cuda_version", "date", "commit", "batch"):
