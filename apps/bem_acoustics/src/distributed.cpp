@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 namespace bem {
@@ -107,7 +109,17 @@ DistributedResult solve_distributed(Formulation f, const Mesh& mesh, const Geome
     r.tile = tile;
     r.group = group.describe();
     // The tiles and what each member needs beside them, checked on every member before any allocation.
-    batchsolve::TiledMatrix<cd> a(group, int(n), int(n), tile, distributed_reserve_bytes(n, g.n, tile, group.size()));
+    std::unique_ptr<batchsolve::TiledMatrix<cd>> tiles;
+    try {
+        tiles = std::make_unique<batchsolve::TiledMatrix<cd>>(group, int(n), int(n), tile, distributed_reserve_bytes(n, g.n, tile, group.size()));
+    } catch (const batchsolve::Error& e) {
+        char size[96];
+        std::snprintf(size, sizeof size, "%.2f GiB in complex double, %.2f GiB of tiles on the fullest member", double(n) * double(n) * 16 / double(1ull << 30),
+                      double(batchsolve::TiledMatrix<cd>::bytes_per_member(int(n), int(n), tile, group.size())) / double(1ull << 30));
+        throw std::runtime_error(std::string("the ") + to_string(f) + " system of order " + std::to_string(n) + " (" + size + ") does not fit " +
+                                 group.describe() + ": " + e.what());
+    }
+    batchsolve::TiledMatrix<cd>& a = *tiles;
     r.bytes_per_member = batchsolve::TiledMatrix<cd>::bytes_per_member(int(n), int(n), tile, group.size());
     r.assembly_s = assemble_distributed(f, mesh, g, k, q, a, group);
     r.x = b;
