@@ -1,7 +1,9 @@
 // Mesh readers (PLY, STL, Gmsh), sphere generators and the surface checks of mesh.hpp.
 #include "mesh.hpp"
 
+#ifndef BEM_WITHOUT_GMSH
 #include <gmsh.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -381,6 +383,7 @@ Mesh read_stl(const std::string& path) {
     return mesh;
 }
 
+#ifndef BEM_WITHOUT_GMSH
 namespace {
 // Gmsh keeps global state: one user at a time, initialised once without reading config files.
 std::mutex gmsh_mutex;
@@ -564,6 +567,13 @@ Mesh make_gmsh_sphere(double h, double radius) {
     }
     return welded;
 }
+#else  // BEM_WITHOUT_GMSH: a build for machines without the Gmsh SDK (the GPU bundle's bem_multi_check)
+
+Mesh read_msh(const std::string& path) { fail(path, "gmsh", "this program was built without the Gmsh SDK"); }
+
+Mesh make_gmsh_sphere(double, double) { throw MeshError("gmsh sphere: this program was built without the Gmsh SDK"); }
+
+#endif
 
 Mesh make_refined_sphere(int level, double radius, SphereBase base) {
     if (level < 0 || level > 9) throw MeshError("refined sphere: level must be 0..9");

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 30 on ONE GPU in one short call (<= 90 s): the paths that need several GPUs, run on a
 # DeviceGroup of the one GPU, beside the one-GPU paths they must agree with.
-#  1. BEM: bem solve --devices 0 (column-block assembly into cuSOLVERMg's tiles, cuSOLVERMg LU with one
-#     device, residual from the re-assembled columns) vs the one-GPU solve (GPU assembly, cuSOLVER LU),
-#     P0 on ico:5 (n = 20,480) and P1 sound-hard on ico:5 (n = 10,242): time, scaled residual, Mie error;
-#     and a member cap below the matrix: the clear error.
+#  1. BEM: bem_multi_check (the bem code without Gmsh; or bem solve --devices 0 where bem is in the
+#     bundle): column-block assembly into cuSOLVERMg's tiles, cuSOLVERMg LU with one device, residual
+#     from the re-assembled columns, vs the one-GPU solve (GPU assembly, cuSOLVER LU), P0 on ico:5
+#     (n = 20,480) and P1 sound-hard on ico:5 (n = 10,242): time, scaled residual, Mie error, the two
+#     solutions' difference; and a member cap below the matrix: the clear error.
 #  2. ALS: a rating set sized from a (simulated) 330 MiB device by als generate --fill-memory 1.05; one
 #     partition refused under the cap, two partitions on the GPU (--devices 0,0 --partitions fit)
 #     against one engine without the cap (compare_models).
@@ -42,21 +43,31 @@ say "# issue 30 on one GPU, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader 2>&1 | tee -a "$log"
 
 # ---- 1. BEM: the multi-device path on a group of one GPU vs the one-GPU path ----------------------
-B=/tmp/multi-bem; rm -rf $B
+# bem_multi_check (no Gmsh needed) when the bundle has it; the full bem when it has that instead.
 bem_rows=()
-bem() {  # NAME ARGS...: one bem solve, its result line kept for the summary
-    local name=$1; shift
-    step 25 "bem $name" $R bem solve --mesh ico:5 -k 5 --mie-radius 1 --angles 181 -o $B/$name --force "$@"
-    local rc=$?
-    bem_rows+=("$name|$rc|$(grep -m1 '^k = ' /tmp/multi-step.txt)|$(grep -m1 'far field vs Mie' /tmp/multi-step.txt)")
-}
-bem p0-multi --assembly gpu --devices 0 --tile 1024
-bem p0-one --assembly gpu --solver gpu-lu
-bem p1-multi --formulation hard-p1 --assembly gpu --devices 0 --tile 512
-bem p1-one --formulation hard-p1 --assembly gpu --solver gpu-lu
-step 10 "bem cap: n = 20,480 (6.25 GiB) on a member capped at 4 GiB" $R bem solve --mesh ico:5 -k 5 --assembly gpu --devices 0 \
-    --device-memory-gib 4 -o $B/cap --force
-cap_line=$(grep -m1 "does not fit\|error" /tmp/multi-step.txt)
+cap_line=""
+if [[ -x /tmp/bundle/bin/bem_multi_check || -n ${MULTI_RUN:-} ]] && step 45 "bem_multi_check ico:5 P0 + hard-P1, k = 5, cap 4 GiB" \
+        $R bem_multi_check --level 5 -k 5 --formulations soft-p0,hard-p1 --devices 0 --tile 1024 --cap-gib 4; then :; fi
+if grep -q "^bem_multi_check" /tmp/multi-step.txt 2>/dev/null; then
+    while IFS= read -r line; do bem_rows+=("$line"); done < <(grep " summary: \| n = \|^cap \|^bem_multi_check" /tmp/multi-step.txt)
+elif [[ -x /tmp/bundle/bin/bem ]]; then
+    B=/tmp/multi-bem; rm -rf $B
+    bem() {  # NAME ARGS...: one bem solve, its result line kept for the summary
+        local name=$1; shift
+        step 25 "bem $name" $R bem solve --mesh ico:5 -k 5 --mie-radius 1 --angles 181 -o $B/$name --force "$@"
+        local rc=$?
+        bem_rows+=("$name|$rc|$(grep -m1 '^k = ' /tmp/multi-step.txt)|$(grep -m1 'far field vs Mie' /tmp/multi-step.txt)")
+    }
+    bem p0-multi --assembly gpu --devices 0 --tile 1024
+    bem p0-one --assembly gpu --solver gpu-lu
+    bem p1-multi --formulation hard-p1 --assembly gpu --devices 0 --tile 512
+    bem p1-one --formulation hard-p1 --assembly gpu --solver gpu-lu
+    step 10 "bem cap: n = 20,480 (6.25 GiB) on a member capped at 4 GiB" $R bem solve --mesh ico:5 -k 5 --assembly gpu --devices 0 \
+        --device-memory-gib 4 -o $B/cap --force
+    cap_line=$(grep -m1 "does not fit\|error" /tmp/multi-step.txt)
+else
+    say "BEM: neither bem_multi_check nor bem in the bundle: BEM rows skipped"
+fi
 
 # ---- 2. ALS: a set larger than a (simulated) device, two partitions on the GPU ---------------------
 A=/tmp/multi-als; rm -rf $A; mkdir -p $A
@@ -76,8 +87,11 @@ step 8 "compare_models two partitions vs one engine" $R compare_models $A/two.h5
 cmp_line=$(grep -m1 "relative difference" /tmp/multi-step.txt)
 
 # ---- 3. the GPU tests of these paths; one rank per GPU under mpirun ---------------------------------
-step 20 "test_bem_acoustics DistributedGpu" $R test_bem_acoustics --gtest_filter='DistributedGpu.*' --gtest_brief=1
-bem_test=$(grep -m1 "PASSED\|FAILED" /tmp/multi-step.txt)
+bem_test="not in the bundle"
+if [[ -x /tmp/bundle/bin/test_bem_acoustics ]]; then
+    step 20 "test_bem_acoustics DistributedGpu" $R test_bem_acoustics --gtest_filter='DistributedGpu.*' --gtest_brief=1
+    bem_test=$(grep -m1 "PASSED\|FAILED" /tmp/multi-step.txt)
+fi
 step 20 "batchsolve_multi_device_test MultiDense (cuSOLVERMg, tiled)" $R batchsolve_multi_device_test --gtest_filter='MultiDense*' --gtest_brief=1
 dense_test=$(grep -m1 "PASSED\|FAILED" /tmp/multi-step.txt)
 mpi_line="mpirun absent"
