@@ -19,8 +19,8 @@
 #                     next run warms exactly those kernels), logs.tar.gz (every shard's log)
 #   RUN               how to run a bundle program (default /tmp/bundle/run NAME ARGS...)
 #   BUILD_DIR         instead of RUN: run the executables of this build tree (dry run)
-#   KERNEL_MANIFEST   manifest to warm from (default libsolver/tests/gpu/suite-kernels.txt when present;
-#                     without one the warm-up is skipped and this run records one)
+#   KERNEL_MANIFEST   manifest to warm from, plain or .xz/.gz (default libsolver/tests/gpu/suite-kernels.txt.xz
+#                     or .txt when present; without one the warm-up is skipped and this run records one)
 #   BATCHSOLVE_CACHE_DIR  the disk kernel cache (default /tmp/batchsolve-cache)
 #   WARM_SECONDS      time limit of the warm-up (default 240)
 #   SHARD_SECONDS     time limit of one shard (default 150)
@@ -106,7 +106,17 @@ done
 shards=$(wc -l < "$out/shards.list")
 
 # ---- warm-up: exactly the kernels a previous run recorded --------------------------------------------
-manifest=${KERNEL_MANIFEST:-libsolver/tests/gpu/suite-kernels.txt}
+manifest=${KERNEL_MANIFEST:-}
+if [[ -z $manifest ]]; then  # the committed one, compressed or not
+  for m in libsolver/tests/gpu/suite-kernels.txt.xz libsolver/tests/gpu/suite-kernels.txt; do
+    [[ -s $m ]] && { manifest=$m; break; }
+  done
+  manifest=${manifest:-libsolver/tests/gpu/suite-kernels.txt}
+fi
+case $manifest in  # batchsolve-warmup reads plain text
+  *.xz) xz -dc "$manifest" > "$out/warm-manifest.txt" && manifest=$out/warm-manifest.txt ;;
+  *.gz) gzip -dc "$manifest" > "$out/warm-manifest.txt" && manifest=$out/warm-manifest.txt ;;
+esac
 record_only=${RECORD_ONLY:-0}
 if [[ $record_only == 1 ]]; then
   export BATCHSOLVE_KERNEL_RECORD_ONLY=1
@@ -171,7 +181,7 @@ total_pass=0 total_fail=0 total_skip=0 total_timeout=0 total_nr=0 total_other=0
 cat "$out"/manifests/*.txt 2>/dev/null | sort -u > "$out/suite-kernels.txt"
 kernels=$(grep -c . "$out/suite-kernels.txt")
 rm -rf "$out/manifests"
-tar -czf "$out/logs.tar.gz" -C "$out" logs shards.list shards.rc && rm -rf "$out/logs" "$out"/filter.* "$out/run-from-build"
+tar -czf "$out/logs.tar.gz" -C "$out" logs shards.list shards.rc && rm -rf "$out/logs" "$out"/filter.* "$out/run-from-build" "$out/warm-manifest.txt"
 cat "$out/summary.txt"
 echo "run-all: $shards shards in $(( $(date +%s) - start )) s: $total_pass passed, $total_fail failed, $total_skip skipped;" \
      "$total_timeout shards timed out, $total_nr not run, $total_other crashed; $kernels kernels recorded ($out/suite-kernels.txt)" |
