@@ -4,7 +4,8 @@
 // assembly and solve times, scaled residuals, the far field's error against the Mie series, the
 // difference of the two solutions; then a member cap below the matrix (the error it must give).
 //   bem_multi_check [--level 5] [-k 5] [--formulations soft-p0,hard-p1] [--devices all] [--tile 1024]
-//                   [--cap-gib 4]
+//                   [--cap-gib 4] [--cpu]
+// --cpu: the same on the CPU (CPU assembly and LAPACK; CPU members): a dry run where there is no GPU.
 // Exit 0 when every residual is below 1e-10 and the solutions agree; 1 otherwise; 2 on usage errors.
 #include <batchsolve/multi_device.hpp>
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     int level = 5, tile = 1024;
     double k = 5, cap_gib = 0;
     std::string formulations = "soft-p0,hard-p1", devices = "all";
+    bool cpu = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
             else if (arg == "--devices") devices = value();
             else if (arg == "--tile") tile = std::stoi(value());
             else if (arg == "--cap-gib") cap_gib = std::stod(value());
+            else if (arg == "--cpu") cpu = true;
             else throw std::invalid_argument("unknown option " + arg);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "bem_multi_check: %s (--help)\n", e.what());
@@ -72,11 +75,12 @@ int main(int argc, char** argv) {
     }
     int failures = 0;
     try {
-        if (!gpu_available()) throw std::runtime_error("needs a CUDA device");
+        if (!cpu && !gpu_available()) throw std::runtime_error("needs a CUDA device (--cpu for a dry run on the CPU)");
+        const batchsolve::Backend backend = cpu ? batchsolve::Backend::cpu : batchsolve::Backend::cuda;
         Mesh mesh = make_refined_sphere(level);
         check_surface(mesh);
         const Geometry g = make_geometry(mesh);
-        batchsolve::DeviceGroup group(batchsolve::Backend::cuda, batchsolve::DeviceGroup::parse_devices(devices, batchsolve::Backend::cuda));
+        batchsolve::DeviceGroup group(backend, batchsolve::DeviceGroup::parse_devices(devices, backend));
         std::printf("bem_multi_check: icosphere level %d (%zu triangles, %zu vertices), k = %g, group %s, tiles of %d columns\n", level,
                     mesh.triangle_count(), mesh.vertex_count(), k, group.describe().c_str(), tile);
         std::stringstream list(formulations);
@@ -88,15 +92,16 @@ int main(int argc, char** argv) {
             // One GPU: the path of bem solve --assembly gpu --solver gpu-lu.
             auto t0 = std::chrono::steady_clock::now();
             GpuAssemblyTiming timing;
-            const Matrix a = f == Formulation::soft_p0
-                                 ? assemble_p0_single_layer_gpu(g, k, {}, &timing)
-                                 : assemble_p1_gpu(mesh, g, k, f == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, {},
-                                                   &timing);
+            const Matrix a = cpu                           ? assemble(f, mesh, g, k)
+                             : f == Formulation::soft_p0 ? assemble_p0_single_layer_gpu(g, k, {}, &timing)
+                                                         : assemble_p1_gpu(mesh, g, k,
+                                                                           f == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer,
+                                                                           {}, &timing);
             const double one_assembly = seconds_since(t0);
-            const SolveResult one = solve(SolveMethod::gpu_lu, a, b, false);
+            const SolveResult one = solve(cpu ? SolveMethod::cpu_lu : SolveMethod::gpu_lu, a, b, false);
             const double one_error = mie_error(f, mesh, g, one.x, k, 91);
-            std::printf("%s n = %zu one GPU: assembly %.3f s (device %.3f s), cuSOLVER LU %.3f s, scaled residual %.2e, Mie error %.3e\n",
-                        name.c_str(), a.n, one_assembly, timing.total_s, one.seconds, one.scaled_residual, one_error);
+            std::printf("%s n = %zu one %s: assembly %.3f s (device %.3f s), %s %.3f s, scaled residual %.2e, Mie error %.3e\n", name.c_str(),
+                        a.n, cpu ? "CPU" : "GPU", one_assembly, timing.total_s, one.path.c_str(), one.seconds, one.scaled_residual, one_error);
             // The group: column tiles, cuSOLVERMg, residual from the re-assembled columns.
             const DistributedResult d = solve_distributed(f, mesh, g, k, b, group, tile);
             const double d_error = mie_error(f, mesh, g, d.x, k, 91);
@@ -108,8 +113,8 @@ int main(int argc, char** argv) {
                         name.c_str(), d.order, d.group.c_str(), d.assembly_s, d.engine.c_str(), d.factor_s, d.solve_s, d.upload_s, d.download_s,
                         d.residual_assembly_s, d.residual_s, d.scaled_residual, d_error, double(d.bytes_per_member) / double(1ull << 30),
                         diff / scale);
-            std::printf("%s summary: one GPU %.3f s (assembly + LU), group %.3f s (assembly + factor + solve), residuals %.1e / %.1e\n", name.c_str(),
-                        one_assembly + one.seconds, d.assembly_s + d.factor_s + d.solve_s, one.scaled_residual, d.scaled_residual);
+            std::printf("%s summary: one %s %.3f s (assembly + LU), group %.3f s (assembly + factor + solve), residuals %.1e / %.1e\n",
+                        name.c_str(), cpu ? "CPU" : "GPU", one_assembly + one.seconds, d.assembly_s + d.factor_s + d.solve_s, one.scaled_residual, d.scaled_residual);
             // Partial-pivoting LU is backward stable (residuals ~1e-19 measured); the solutions agree to
             // far better than 1e-6 away from a resonance (cond ~ n).
             if (!(d.scaled_residual < 1e-10) || !(one.scaled_residual < 1e-10) || !(diff / scale < 1e-6)) ++failures;
