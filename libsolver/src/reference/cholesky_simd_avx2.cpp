@@ -58,6 +58,12 @@ inline __m256 fnmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fnmadd_ps(a, 
 inline __m256d vsqrt(__m256d x) { return _mm256_sqrt_pd(x); }
 inline __m256 vsqrt(__m256 x) { return _mm256_sqrt_ps(x); }
 
+template <class V>
+inline void pivot_and_inverse(V d, V& pivot, V& inverse) {
+    pivot = vsqrt(d);
+    inverse = V{} + 1 / pivot;
+}
+
 namespace {  // internal linkage: no PLT calls, free inlining
 #include "cholesky_simd_kernels.hpp"
 }  // namespace

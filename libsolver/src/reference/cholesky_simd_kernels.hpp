@@ -278,7 +278,7 @@ inline void factor_rows(T* s, int j, int i0, Vec<T> inverse_pivot) {
 // writes 1 / L(j, j) to inverse_diagonal. A failed lane goes on computing (NaN): lanes never interact.
 template <class T, int W>
 Vec<T> factor_group(int n, T* s, T* inverse_diagonal) {
-    const Vec<T> zero = broadcast<T>(0), one = broadcast<T>(1), infinity = broadcast<T>(T(1) / T(0));
+    const Vec<T> zero = broadcast<T>(0), infinity = broadcast<T>(T(1) / T(0));
     Vec<T> failed_column = zero;
     for (int j = 0; j < n; ++j) {
         T* row_j = s + row_start(j) * W;
@@ -298,7 +298,8 @@ Vec<T> factor_group(int n, T* s, T* inverse_diagonal) {
         // NaN fails both comparisons; +Inf fails the second (sqrt(Inf) would pass a plain d > 0).
         const auto good = (d > zero) & (d < infinity);
         failed_column = ((failed_column == zero) & ~good) ? broadcast<T>(T(j + 1)) : failed_column;
-        const Vec<T> pivot = vsqrt(d), inverse_pivot = one / pivot;
+        Vec<T> pivot, inverse_pivot;
+        pivot_and_inverse(d, pivot, inverse_pivot);
         store(row_j + j * W, pivot);
         store(inverse_diagonal + j * W, inverse_pivot);
         int i = j + 1;

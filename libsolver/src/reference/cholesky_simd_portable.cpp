@@ -64,6 +64,12 @@ inline V lanewise_sqrt(V x) {
 inline Doubles vsqrt(Doubles x) { return lanewise_sqrt(x); }
 inline Floats vsqrt(Floats x) { return lanewise_sqrt(x); }
 
+template <class V>
+inline void pivot_and_inverse(V d, V& pivot, V& inverse) {
+    pivot = vsqrt(d);
+    inverse = V{} + 1 / pivot;
+}
+
 namespace {  // internal linkage: no PLT calls, free inlining
 #include "cholesky_simd_kernels.hpp"
 }  // namespace

@@ -58,10 +58,12 @@ std::vector<int> simd_orders() {
 
 // Runs the three routines in `layout` on the vector path and on the LAPACKE path and compares.
 template <class T>
-void compare_with_lapacke(Uplo uplo, const LayoutSpec& layout, int n, int count, std::uint64_t seed) {
-    SCOPED_TRACE(::testing::Message() << to_string(uplo) << " n=" << n << " count=" << count << " " << layout.name());
+void compare_with_lapacke(Uplo uplo, const LayoutSpec& layout, int n, int count, std::uint64_t seed, T scale = 1) {
+    SCOPED_TRACE(::testing::Message() << to_string(uplo) << " n=" << n << " count=" << count << " " << layout.name()
+                                      << " scale=" << scale);
     Context cpu(Backend::cpu);
-    const std::vector<T> a = test_matrices<T>(n, count, seed);
+    std::vector<T> a = test_matrices<T>(n, count, seed);
+    for (T& x : a) x *= scale;
     const std::vector<T> input = with_other_triangle_poisoned(a, uplo, n, count);
     const int nrhs = n % 3 == 0 ? 5 : 1;  // 5: more than one block of right-hand sides (kRhsBlock = 4)
     const std::vector<T> b = random_values<T>(std::size_t(n) * nrhs * count, seed + 1);
@@ -247,6 +249,25 @@ TEST_P(CholeskySimd, OneFailingLaneReportsItsColumnAndSparesItsNeighbours) {
         if (is_double()) check_single_lane_failures<double>(lanes_of<double>(isa_), n, seed + n);
         else check_single_lane_failures<float>(lanes_of<float>(isa_), n, seed + n);
     }
+}
+
+// Matrices scaled far from 1 (pivots down to 2^-1000 in d, 2^-110 in s, and up to the inverse): the
+// AVX-512 pivots come from a refined reciprocal square root, whose refinement would overflow for tiny
+// pivots; those columns must take the exact route and agree with LAPACKE like any other.
+template <class T>
+void extreme_scales(std::uint64_t seed) {
+    const T small = sizeof(T) == 8 ? T(0x1p-1000) : T(0x1p-110);
+    for (T scale : {small, T(1) / small})
+        for (int n : {5, 16, 33})
+            for (const LayoutSpec& layout : {packed_column_major(), interleaved_layout()})
+                for (Uplo uplo : {Uplo::lower, Uplo::upper}) compare_with_lapacke<T>(uplo, layout, n, 37, seed + n, scale);
+}
+
+TEST_P(CholeskySimd, TinyAndHugeScalesAgreeWithLapacke) {
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    if (is_double()) extreme_scales<double>(seed);
+    else extreme_scales<float>(seed);
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<simd::Isa, char>>& info) {
