@@ -237,12 +237,12 @@ std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaus
 
 // Column-major, "shared_memory" stage (issue 29): whole matrices in shared memory
 // (codegen/cholesky/shared_memory.hpp, CholeskyConfig::staged with looking = left). Not measured yet:
-// the space spans the reasoned default's neighbourhood. Panels of 8 and 16 (s, c) or 4 and 8 (d, z);
+// the space spans the reasoned default's neighbourhood. Panels of 8 and 16 (s, c) or 4, 8 and 16 (d, z);
 // warps per matrix 1..16, at most one per 8 rows (n = 128: 16); matrices per block 1..8 within
 // kSharedMemoryMaxWarps warps per block and a block's shared memory; the update's register tile 4
 // (2 up to n = 16). --exhaustive: panels 4, 8, 16, 32 and tiles 1, 2, 3, 4, 6, 8. potrs: shapes only.
 constexpr int kSharedMemoryPanelsSingle[] = {8, 16};
-constexpr int kSharedMemoryPanelsWide[] = {4, 8};
+constexpr int kSharedMemoryPanelsWide[] = {4, 8, 16};
 constexpr int kSharedMemoryPanelsExhaustive[] = {4, 8, 16, 32};
 constexpr int kSharedMemoryWarps[] = {1, 2, 4, 8, 16};
 constexpr int kSharedMemoryMatrices[] = {1, 2, 4, 8};

@@ -39,7 +39,7 @@ def default_config(routine, p, n):
          "matrices_per_block": mpb, "nb": 0, "rows_per_thread": 0}
     if routine == "potrs":
         return c
-    c["nb"] = min(n, 8 if p in "sc" else 4)
+    c["nb"] = min(n, 8)
     c["rows_per_thread"] = 2 if n <= 16 else 4
     return c
 

@@ -95,33 +95,72 @@ constexpr const char* kFactor = R"(
 #pragma unroll 1
   for (int k0 = 0; k0 < N; k0 += NB) {
     const int kb = N - k0 < NB ? N - k0 : NB;
-    // ---- 1. the panel, column by column: one row per thread ----
-#pragma unroll 1
-    for (int c = 0; c < kb; ++c) {
-      const int k = k0 + c;
-      const R piv = live_group ? bs_real(bs_get(s, k, k)) : (R)1;
-      if (failed == 0 && !bs_pivot_ok(piv)) failed = k + 1;
-      const bool go = live_group && failed == 0;
-      const R d = go ? @SQRT@(piv) : (R)1;
-      const R rd = (R)1 / d;
-      if (go)
-        for (int i = k + 1 + t; i < N; i += TPM) bs_put(s, i, k, bs_scale(bs_get(s, i, k), rd));
-      __syncthreads();
-      if (go) {
-        // l_kk now: every thread has read the pivot, and no one reads (k, k) in this phase
-        if (t == 0) bs_put(s, k, k, bs_from_real(d));
-        // the panel's later columns: A(i, j) -= L(i, k) conj(L(j, k)), k < j < k0 + kb, j <= i
-        for (int i = k + 1 + t; i < N; i += TPM) {
-          const T lik = bs_get(s, i, k);
+    // ---- 1a. the diagonal block by warp 0 of the group: lane i holds row k0 + i in registers, the
+    //      columns reach the other lanes by shuffles (no block barrier per column) ----
+    if (live_group && failed == 0 && t < 32) {
+      const int lane = t;
+      T r[NB];
 #pragma unroll
-          for (int jj = 1; jj < NB; ++jj) {
-            const int j = k + jj;
-            if (j < k0 + kb && j <= i) bs_put(s, i, j, bs_sub_mul_conj(bs_get(s, i, j), lik, bs_get(s, j, k)));
+      for (int c = 0; c < NB; ++c) r[c] = (lane < kb && c <= lane) ? bs_get(s, k0 + lane, k0 + c) : bs_zero();
+      bool stop = false;  // the same in every lane
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        if (c < kb && !stop) {
+          const R piv = bs_real(bs_shfl(r[c], c, 32));
+          if (!bs_pivot_ok(piv)) {
+            stop = true;  // (k0 + c, k0 + c) keeps the bad pivot: the group's threads find it there
+          } else {
+            const R d = @SQRT@(piv), rd = (R)1 / d;
+            r[c] = lane == c ? bs_from_real(d) : bs_scale(r[c], rd);
+#pragma unroll
+            for (int c2 = c + 1; c2 < NB; ++c2) {
+              const T l = bs_shfl(r[c], c2, 32);  // L(k0 + c2, k0 + c)
+              if (lane >= c2) r[c2] = bs_sub_mul_conj(r[c2], r[c], l);
+            }
           }
         }
       }
-      __syncthreads();
+      // back to the slot: L, or after a bad pivot the block as it stands (the bad pivot raw)
+      if (lane < kb) {
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+          if (c <= lane) bs_put(s, k0 + lane, k0 + c, r[c]);
+      }
     }
+    __syncthreads();
+    // ---- 1b. the group reads the block's diagonal: the first entry that is not a usable l_cc is the
+    //      failed pivot (a factored column holds sqrt(pivot) > 0, the failed one its raw pivot) ----
+    R rinv[NB];
+    int solved = 0;  // columns of this panel that hold L
+    if (live_group && failed == 0) {
+      solved = kb;
+#pragma unroll
+      for (int c = 0; c < NB; ++c) {
+        const R d = c < kb ? bs_real(bs_get(s, k0 + c, k0 + c)) : (R)1;
+        if (c < solved && !bs_pivot_ok(d)) solved = c;
+        rinv[c] = (R)1 / d;
+      }
+      // ---- 2. the panel below: L21 = A21 L11^-H, one row per thread (a failed panel: its good columns) ----
+      for (int i = k0 + kb + t; i < N; i += TPM) {
+        T x[NB];
+#pragma unroll
+        for (int c = 0; c < NB; ++c) x[c] = c < solved ? bs_get(s, i, k0 + c) : bs_zero();
+#pragma unroll
+        for (int c = 0; c < NB; ++c) {
+          if (c < solved) {
+            x[c] = bs_scale(x[c], rinv[c]);
+#pragma unroll
+            for (int c2 = c + 1; c2 < NB; ++c2)
+              if (c2 < solved) x[c2] = bs_sub_mul_conj(x[c2], x[c], bs_get(s, k0 + c2, k0 + c));
+          }
+        }
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+          if (c < solved) bs_put(s, i, k0 + c, x[c]);
+      }
+      if (solved < kb) failed = k0 + solved + 1;
+    }
+    __syncthreads();
     // ---- 2. the trailing triangle: A22 -= L21 L21^H in strided register tiles ----
     const int r0 = k0 + kb, M = N - r0;
     if (M > 0) {
@@ -271,10 +310,10 @@ CholeskyConfig shared_memory_default_config(Routine routine, Precision precision
     while (c.matrices_per_block > 1 && shared_memory_bytes(precision, n, c.matrices_per_block) > 64 * 1024)
         --c.matrices_per_block;
     if (routine == Routine::potrs) return c;
-    // Panels of 8 columns in single precision, 4 in the wider types (a panel column costs two
-    // barriers; the trailing update loads 2 * tile entries per panel column for tile (tile + 1) / 2
-    // multiply-adds, and the wider panel keeps more of them in flight per barrier).
-    c.nb = std::min(n, is_single(precision) ? 8 : 4);
+    // Panels of 8 columns: a panel costs three block barriers and one warp's serial factorisation
+    // of its diagonal block (nb steps of nb shuffles), so narrower panels pay more barriers and
+    // wider ones leave the other warps waiting longer on warp 0 (not yet measured on a GPU).
+    c.nb = std::min(n, 8);
     c.rows_per_thread = n <= 16 ? 2 : shared_memory_default_tile;
     return c;
 }

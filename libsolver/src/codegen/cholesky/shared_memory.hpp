@@ -9,9 +9,12 @@
 //             threads on consecutive rows of a column (coalesced), also cp.async. The other triangle
 //             is never written back.
 //   factor    blocked right-looking over panels of nb columns by the group of warps_per_matrix warps
-//             of the matrix: (1) the panel column by column, one row per thread (two barriers per
-//             column; the diagonal entry written one phase late, so no thread reads a pivot another
-//             overwrites), (2) the trailing triangle A22 -= L21 L21^H in register tiles of
+//             of the matrix, three block barriers per panel: (1) warp 0 factors the nb x nb diagonal
+//             block in registers (lane i holds row i; columns reach the other lanes by shuffles, no
+//             barrier per column); a bad pivot stays raw on the diagonal, where every thread of the
+//             group finds it (a factored column holds sqrt(pivot) > 0), (2) every thread solves
+//             rows of the panel below, L21 = A21 L11^-H, one row at a time (rows are independent),
+//             (3) the trailing triangle A22 -= L21 L21^H in register tiles of
 //             rows_per_thread x rows_per_thread entries whose rows and columns are strided by the
 //             number of tiles per side: neighbouring threads read neighbouring rows of L21 (no
 //             bank conflicts) and every tile of the square grid holds only lower-triangle work
@@ -69,8 +72,8 @@ inline int shared_memory_largest_n(Precision p) {
 }
 
 // The default configuration for (routine, precision, n), reasoned (not yet tuned on a GPU): see the
-// .cpp for the rules (matrices per block so that a block has 4-8 warps of work at small n, panels of
-// 8 (s) or 4 (wider types) columns, one warp per 16-32 rows of the trailing update at larger n).
+// .cpp for the rules (one warp per 32 rows and at least 8 warps per multiprocessor, several matrices
+// per block at small n, panels of 8 columns, register tiles of 4).
 CholeskyConfig shared_memory_default_config(Routine routine, Precision precision, int n);
 
 // "" when the family can generate and launch `spec` (spec.config selects it), else

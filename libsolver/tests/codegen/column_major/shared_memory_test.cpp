@@ -33,15 +33,15 @@ TEST(ColumnMajorSharedMemory, LargestOrderThatFitsOneBlock) {
 
 // The defaults as shared_memory.cpp documents them (and validation/cusolverdx/shared_memory_table.py
 // mirrors them): one warp per 32 rows and at least 8 warps per SM, up to 4 warps of matrices per
-// block within 64 KiB, panels of 8 (s, c) or 4 (d, z), tiles of 4 (2 up to n = 16).
+// block within 64 KiB, panels of 8 (at most n), tiles of 4 (2 up to n = 16).
 TEST(ColumnMajorSharedMemory, DefaultsAsDocumented) {
     struct Expect {
         Routine r;
         Precision p;
         int n, warps, matrices, nb, tile;
     };
-    for (const Expect& e : {Expect{Routine::potrf, Precision::s, 8, 1, 4, 8, 2}, Expect{Routine::potrf, Precision::d, 64, 2, 2, 4, 4},
-                            Expect{Routine::posv, Precision::s, 128, 4, 1, 8, 4}, Expect{Routine::potrf, Precision::d, 128, 8, 1, 4, 4},
+    for (const Expect& e : {Expect{Routine::potrf, Precision::s, 8, 1, 4, 8, 2}, Expect{Routine::potrf, Precision::d, 64, 2, 2, 8, 4},
+                            Expect{Routine::posv, Precision::s, 128, 4, 1, 8, 4}, Expect{Routine::potrf, Precision::d, 128, 8, 1, 8, 4},
                             Expect{Routine::potrf, Precision::s, 200, 8, 1, 8, 4}, Expect{Routine::potrs, Precision::d, 100, 4, 1, 0, 0},
                             Expect{Routine::potrf, Precision::z, 3, 1, 4, 3, 2}}) {
         const CholeskyConfig c = shared_memory_default_config(e.r, e.p, e.n);
