@@ -357,16 +357,21 @@ TEST(Train, RecoversAPlantedLowRankMatrixToTheNoiseLevel) {
     const double sigma = 0.05;
     const auto [tr, te] = planted(sigma, fresh_seed());
     Hyper h;
-    h.feedback = Feedback::explicit_ratings, h.factors = 4, h.iterations = 30, h.lambda = 1e-3f, h.biases = true, h.seed = fresh_seed();
+    h.feedback = Feedback::explicit_ratings, h.factors = 4, h.iterations = 30, h.lambda = 1e-2f, h.biases = true, h.seed = fresh_seed();
     TrainOptions o;
     o.backend = "cpu";
     const Model m = train(tr, h, o, &te);
     const double rmse = evaluate_explicit(m, te).rmse;
     // The noise floor is sigma; a fitted rank-4 model sits above it by the estimation error of its
-    // (U + I)(k + 1) parameters from ~5,800 ratings and by 30 iterations from a random start (up to
-    // 1.57 sigma seen over a dozen fresh seeds); the bias-only model, which cannot see the signal, is >10 sigma.
+    // (U + I)(k + 1) parameters from ~5,800 ratings and by 30 iterations from a random start; the
+    // bias-only model, which cannot see the signal, is >10 sigma. Measured over fresh seeds (data and
+    // start): lambda 1e-3 left ALS in a swamp (training loss ~0.1, test RMSE 13-15 sigma, for 100+
+    // iterations) in 2 of 400 runs at 30 iterations and 2 of 1,000 at 100 (e.g. data seed
+    // 16065971519357367412, start seed 7857013990509886840); lambda 1e-2: none in 3,000 runs,
+    // RMSE median 1.24 sigma, 99.9% below 2.3 sigma, max 2.78 sigma (a data seed's own error: 2.6
+    // sigma from every start); baseline min 16.7 sigma over 2,000.
     const double baseline = baseline_biases(tr, te).rmse;
-    EXPECT_LT(rmse, 2 * sigma) << "baseline " << baseline;
+    EXPECT_LT(rmse, 4 * sigma) << "baseline " << baseline;
     EXPECT_GT(baseline, 10 * sigma);
     EXPECT_LT(m.history.back().loss, m.history.front().loss);
 }
@@ -543,9 +548,9 @@ TEST(Gpu, RecoversThePlantedMatrix) {
     const double sigma = 0.05;
     const auto [tr, te] = planted(sigma, fresh_seed());
     Hyper h;
-    h.feedback = Feedback::explicit_ratings, h.factors = 4, h.iterations = 30, h.lambda = 1e-3f, h.biases = true, h.seed = fresh_seed();
+    h.feedback = Feedback::explicit_ratings, h.factors = 4, h.iterations = 30, h.lambda = 1e-2f, h.biases = true, h.seed = fresh_seed();
     TrainOptions o;
     o.backend = "cuda";
     const Model m = train(tr, h, o, &te);
-    EXPECT_LT(evaluate_explicit(m, te).rmse, 2 * sigma);  // as the CPU test above
+    EXPECT_LT(evaluate_explicit(m, te).rmse, 4 * sigma);  // as the CPU test above (lambda and bound measured there)
 }
