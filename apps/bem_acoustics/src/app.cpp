@@ -39,18 +39,19 @@ void report_resonance(const SolveResult& r, std::size_t n) {
 }  // namespace
 
 bool is_sphere_spec(const std::string& spec) {
-    return spec.rfind("ico:", 0) == 0 || spec.rfind("octa:", 0) == 0 || spec.rfind("gmsh:", 0) == 0;
+    return spec.rfind("ico:", 0) == 0 || spec.rfind("octa:", 0) == 0 || spec.rfind("gmsh:", 0) == 0 || spec.rfind("geo:", 0) == 0;
 }
 
 Mesh make_sphere_from_spec(const std::string& spec, double radius) {
     const auto colon = spec.find(':');
-    if (colon == std::string::npos || !is_sphere_spec(spec)) throw std::invalid_argument("sphere spec: expected ico:L, octa:L or gmsh:h, got '" + spec + "'");
+    if (colon == std::string::npos || !is_sphere_spec(spec)) throw std::invalid_argument("sphere spec: expected ico:L, octa:L, geo:m or gmsh:h, got '" + spec + "'");
     const std::string kind = spec.substr(0, colon), value = spec.substr(colon + 1);
     try {
         if (kind == "gmsh") return make_gmsh_sphere(std::stod(value), radius);
         std::size_t used = 0;
         const int level = std::stoi(value, &used);
         if (used != value.size()) throw std::invalid_argument("");
+        if (kind == "geo") return make_geodesic_sphere(level, radius);
         return make_refined_sphere(level, radius, kind == "ico" ? SphereBase::icosahedron : SphereBase::octahedron);
     } catch (const MeshError&) {
         throw;

@@ -575,6 +575,66 @@ Mesh make_gmsh_sphere(double, double) { throw MeshError("gmsh sphere: this progr
 
 #endif
 
+Mesh make_geodesic_sphere(int m, double radius) {
+    if (m < 1 || m > 20000) throw MeshError("geodesic sphere: frequency must be 1..20000");
+    if (!(radius > 0)) throw MeshError("geodesic sphere: radius must be positive");
+    const Mesh base = make_refined_sphere(0, 1.0);  // the icosahedron, outward faces
+    Mesh mesh;
+    mesh.source = "geodesic sphere frequency " + std::to_string(m);
+    mesh.vertices = base.vertices;
+    mesh.vertices.reserve(std::size_t(10) * m * m + 2);
+    mesh.triangles.reserve(std::size_t(20) * m * m);
+    auto project = [radius](std::array<double, 3> v) {
+        const double r = norm(v);
+        return std::array<double, 3>{radius * v[0] / r, radius * v[1] / r, radius * v[2] / r};
+    };
+    for (auto& v : mesh.vertices) v = project(v);
+    auto point = [&](int a, int b, int c, int i, int j) {  // (A (m - i - j) + B i + C j) / m on the face, projected
+        std::array<double, 3> p{};
+        for (int x = 0; x < 3; ++x)
+            p[x] = (base.vertices[a][x] * (m - i - j) + base.vertices[b][x] * i + base.vertices[c][x] * j) / m;
+        return project(p);
+    };
+    // Points inside an edge are shared by its two faces: keyed by (lower vertex, higher vertex, steps from the lower).
+    std::map<std::array<int, 3>, int> edge_points;
+    auto on_edge = [&](int a, int b, int t) {  // t steps of m from a towards b, 0 < t < m
+        const std::array<int, 3> key = a < b ? std::array<int, 3>{a, b, t} : std::array<int, 3>{b, a, m - t};
+        auto it = edge_points.find(key);
+        if (it != edge_points.end()) return it->second;
+        mesh.vertices.push_back(point(key[0], key[1], key[1], key[2], 0));
+        const int id = int(mesh.vertices.size()) - 1;
+        edge_points.emplace(key, id);
+        return id;
+    };
+    for (const auto& f : base.triangles) {
+        const int A = f[0], B = f[1], C = f[2];
+        std::vector<int> grid(std::size_t(m + 1) * std::size_t(m + 1), -1);  // (i, j) with i + j <= m
+        auto at = [&](int i, int j) -> int& { return grid[std::size_t(i) * std::size_t(m + 1) + std::size_t(j)]; };
+        for (int i = 0; i <= m; ++i)
+            for (int j = 0; i + j <= m; ++j) {
+                int id;
+                if (i == 0 && j == 0) id = A;
+                else if (i == m) id = B;
+                else if (j == m) id = C;
+                else if (j == 0) id = on_edge(A, B, i);
+                else if (i == 0) id = on_edge(A, C, j);
+                else if (i + j == m) id = on_edge(B, C, j);
+                else {
+                    mesh.vertices.push_back(point(A, B, C, i, j));
+                    id = int(mesh.vertices.size()) - 1;
+                }
+                at(i, j) = id;
+            }
+        // Both kinds of small triangle keep the face's (outward) orientation.
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; i + j < m; ++j) {
+                mesh.triangles.push_back({at(i, j), at(i + 1, j), at(i, j + 1)});
+                if (i + j < m - 1) mesh.triangles.push_back({at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)});
+            }
+    }
+    return mesh;
+}
+
 Mesh make_refined_sphere(int level, double radius, SphereBase base) {
     if (level < 0 || level > 9) throw MeshError("refined sphere: level must be 0..9");
     Mesh mesh;

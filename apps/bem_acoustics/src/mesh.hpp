@@ -39,6 +39,10 @@ enum class SphereBase { icosahedron, octahedron };
 Mesh make_refined_sphere(int level, double radius = 1.0, SphereBase base = SphereBase::icosahedron);
 // A sphere meshed by Gmsh's frontal algorithm with target element size h (OpenCASCADE geometry).
 Mesh make_gmsh_sphere(double h, double radius = 1.0);
+// Geodesic sphere of frequency m: each icosahedron face cut into m^2 triangles (vertices on the face's
+// m-grid projected to the sphere): 20 m^2 triangles, 10 m^2 + 2 vertices, any size without Gmsh
+// (m = 2^L gives the counts of make_refined_sphere(L)). Spec "geo:m".
+Mesh make_geodesic_sphere(int frequency, double radius = 1.0);
 
 // Readers: the format is chosen by extension (.ply, .stl, .msh). Coordinates are multiplied by
 // `unit_scale` (0.001 for millimetres). Coincident vertices of STL files are merged.

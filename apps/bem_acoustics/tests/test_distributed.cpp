@@ -170,6 +170,20 @@ TEST(Distributed, SolveCommandWritesTheSameFarField) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(Distributed, GeodesicSpheresAreClosedWithTheExpectedCounts) {
+    for (int m : {1, 2, 3, 4, 7}) {
+        Mesh mesh = make_geodesic_sphere(m, 2.0);
+        EXPECT_EQ(mesh.triangle_count(), std::size_t(20 * m * m)) << m;
+        EXPECT_EQ(mesh.vertex_count(), std::size_t(10 * m * m + 2)) << m;
+        const SurfaceReport report = check_surface(mesh);  // throws on an open, non-manifold or degenerate surface
+        EXPECT_FALSE(report.flipped_to_outward) << "frequency " << m << ": faces must come out outward";
+        EXPECT_EQ(report.removed_unused_vertices, 0u);
+        for (const auto& v : mesh.vertices) ASSERT_NEAR(std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), 2.0, 1e-12);
+    }
+    EXPECT_EQ(make_sphere_from_spec("geo:6").triangle_count(), 720u);
+    EXPECT_THROW(make_geodesic_sphere(0), MeshError);
+}
+
 // ---- GPU: a DeviceGroup of every GPU against the one-GPU assembly and solve ------------------------
 
 TEST(DistributedGpu, ColumnsAndSolveAgreeWithOneGpu) {

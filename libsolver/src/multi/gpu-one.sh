@@ -47,7 +47,7 @@ nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader 2>&1 
 bem_rows=()
 cap_line=""
 if [[ -x /tmp/bundle/bin/bem_multi_check || -n ${MULTI_RUN:-} ]] && step 45 "bem_multi_check ico:5 P0 + hard-P1, k = 5, cap 4 GiB" \
-        $R bem_multi_check --level 5 -k 5 --formulations soft-p0,hard-p1 --devices 0 --tile 1024 --cap-gib 4; then :; fi
+        $R bem_multi_check --mesh ico:5 -k 5 --formulations soft-p0,hard-p1 --devices 0 --tile 1024 --cap-gib 4; then :; fi
 if grep -q "^bem_multi_check" /tmp/multi-step.txt 2>/dev/null; then
     while IFS= read -r line; do bem_rows+=("$line"); done < <(grep " summary: \| n = \|^cap \|^bem_multi_check" /tmp/multi-step.txt)
 elif [[ -x /tmp/bundle/bin/bem ]]; then

@@ -8,7 +8,7 @@
 #   full  (2+ GPUs, one call: budget 570 s, rows in this order, what the budget leaves out is said):
 #          the same at full size (posv 10^6, ALS ML-20M and Netflix k = 64, 128 on 1..N GPUs), then the
 #          'beyond' rows, then mpirun -np 2 als train with one rank per GPU.
-#   beyond (2+ GPUs, < 8 min): only the rows beyond one GPU: BEM P1 n ~ 33,000 on 1 and N GPUs, a BEM
+#   beyond (2+ GPUs, < 8 min): only the rows beyond one GPU: BEM P1 n = 32,492 on 1 and N GPUs, a BEM
 #          system larger than one GPU on N GPUs, an ALS set larger than a (capped) device on N GPUs.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): on shared hosts it can take the machine out of service.
 set -uo pipefail
@@ -92,25 +92,22 @@ else
 fi
 fi
 
-# BEM beyond one GPU (bem solve --devices: each GPU assembles its column tiles, cuSOLVERMg LU): a P1
-# problem of n ~ 33,000 (gmsh:0.021, 17 GB) on one GPU (cuSOLVER) and on every GPU, then a P0 system
-# of 1.2 x one GPU's memory (n triangles = sqrt(1.2 x memory / 16), gmsh:h with h = sqrt(29 / n)) on
-# every GPU. ALS: a set sized 1.3 x a device capped at MULTI_ALS_CAP_MB (default 4096; a set larger than
-# a whole 80 GB GPU needs ~5e9 ratings, beyond the generator and host memory of one call): one GPU
-# refused, every GPU with --partitions fit.
+# BEM beyond one GPU (bem_multi_check: each GPU assembles its column tiles, cuSOLVERMg LU; built without
+# Gmsh, so it runs from the bundle): a hard-P1 problem of n = 32,492 (geodesic sphere geo:57, 16.9 GB) on
+# one GPU (cuSOLVER) and on every GPU, then a soft-P0 system of 1.2 x one GPU's memory (geo:m with
+# 20 m^2 = sqrt(1.2 x memory / 16) triangles) on every GPU. ALS: a set sized 1.3 x a device capped at
+# MULTI_ALS_CAP_MB (default 4096; a set larger than a whole 80 GB GPU needs ~5e9 ratings, beyond the
+# generator and host memory of one call): one GPU refused, every GPU with --partitions fit.
 if ((beyond)); then
     mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
-    say "== bem hard-P1 n ~ 33,000 (gmsh:0.021, k = 20): one GPU, then $gpus GPUs"
-    run_for 75 40 $R bem solve --mesh gmsh:0.021 --formulation hard-p1 -k 20 --assembly gpu --solver gpu-lu --angles 36 \
-        -o /tmp/multi-bem33-one --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
-    run_for 75 40 $R bem solve --mesh gmsh:0.021 --formulation hard-p1 -k 20 --assembly gpu --devices all --angles 36 \
-        -o /tmp/multi-bem33-all --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
+    say "== bem hard-P1 n = 32,492 (geo:57, k = 20): one GPU, then $gpus GPUs"
+    run_for 120 50 $R bem_multi_check --mesh geo:57 -k 20 --formulations hard-p1 --devices all --tile 1024 --one auto 2>&1 \
+        | grep "n = \|summary\|error\|^bem_multi_check" | cut -c1-400 | tee -a "$log"
     if [[ -n $mem_mib ]] && ((gpus >= 2)); then
-        n_large=$(python3 -c "import math; print(int(math.sqrt(1.2 * $mem_mib * 2**20 / 16)))")
-        h_large=$(python3 -c "import math; print(f'{math.sqrt(29.0 / $n_large):.5f}')")
-        say "== bem soft-P0 larger than one GPU: about $n_large triangles (gmsh:$h_large), $gpus GPUs"
-        run_for 200 100 $R bem solve --mesh gmsh:$h_large -k 20 --assembly gpu --devices all --tile 2048 --angles 36 \
-            -o /tmp/multi-bem-large --force 2>&1 | grep "^mesh\|^k =\|error" | tee -a "$log"
+        m_large=$(python3 -c "import math; print(int(math.sqrt(math.sqrt(1.2 * $mem_mib * 2**20 / 16) / 20)) + 1)")
+        say "== bem soft-P0 larger than one GPU: geo:$m_large ($((20 * m_large * m_large)) triangles, k = 20), $gpus GPUs"
+        run_for 200 100 $R bem_multi_check --mesh geo:$m_large -k 20 --formulations soft-p0 --devices all --tile 2048 --one auto 2>&1 \
+            | grep "n = \|summary\|error\|^bem_multi_check" | cut -c1-400 | tee -a "$log"
     fi
     cap=${MULTI_ALS_CAP_MB:-4096}
     say "== als: a set of 1.3 x a ${cap} MiB device (k = 64, slices of 256 MiB): one GPU refused, then $gpus GPUs"
@@ -167,6 +164,6 @@ for name in ("als_ml20m", "als_netflix"):
                       + (f", {s:.2f}x vs devices 0" if s else "") + f", P@10 {r['p_at_10']:.4f}")
 PY
 if ((beyond)); then
-    echo "-- beyond one GPU (bem solve one GPU / --devices all; als one GPU refused / --partitions fit):"
-    grep "^k = \|^device memory:\|do not fit\|does not fit" "$log" | cut -c1-400
+    echo "-- beyond one GPU (bem_multi_check one GPU / every GPU; als one GPU refused / --partitions fit):"
+    grep " summary: \|^device memory:\|do not fit\|does not fit" "$log" | cut -c1-400
 fi
