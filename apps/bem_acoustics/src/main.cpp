@@ -70,7 +70,7 @@ int cmd_check(int argc, char** argv) {
     po::options_description opts("bem check options");
     std::string path, unit;
     double frequency, c;
-    opts.add_options()("mesh", po::value(&path)->required(), "mesh file (.ply, .stl, .msh) or sphere spec (ico:L, octa:L, gmsh:h)")
+    opts.add_options()("mesh", po::value(&path)->required(), "mesh file (.ply, .stl, .msh) or sphere spec (ico:L, octa:L, geo:m, gmsh:h)")
         ("unit", po::value(&unit)->default_value("m"), "unit of the mesh coordinates: m, cm, mm")
         ("frequency", po::value(&frequency)->default_value(0), "frequency in Hz for the elements-per-wavelength check")
         ("speed-of-sound", po::value(&c)->default_value(343.0), "m/s");
@@ -121,7 +121,7 @@ int cmd_solve(int argc, char** argv) {
     po::options_description opts("bem solve options");
     SolveOptions o;
     std::string unit, wavenumbers, frequencies, direction, source, formulation, solver, assembly;
-    opts.add_options()("mesh", po::value(&o.mesh)->required(), "mesh file (.ply, .stl, .msh) or sphere spec (ico:L, octa:L, gmsh:h)")
+    opts.add_options()("mesh", po::value(&o.mesh)->required(), "mesh file (.ply, .stl, .msh) or sphere spec (ico:L, octa:L, geo:m, gmsh:h)")
         ("unit", po::value(&unit)->default_value("m"), "unit of the mesh coordinates: m, cm, mm")
         ("wavenumber,k", po::value(&wavenumbers), "wavenumbers in 1/m, comma separated")
         ("frequency,f", po::value(&frequencies), "frequencies in Hz, comma separated (k = 2 pi f / c)")
@@ -182,7 +182,7 @@ int cmd_validate(int argc, char** argv) {
     ValidateOptions o;
     std::string formulation, meshes, wavenumbers;
     opts.add_options()("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 | hard-p1")
-        ("meshes", po::value(&meshes)->default_value("ico:1,ico:2,ico:3,ico:4"), "unit-sphere meshes, comma separated (ico:L, octa:L, gmsh:h, or files)")
+        ("meshes", po::value(&meshes)->default_value("ico:1,ico:2,ico:3,ico:4"), "unit-sphere meshes, comma separated (ico:L, octa:L, geo:m, gmsh:h, or files)")
         ("wavenumber,k", po::value(&wavenumbers)->default_value("2"), "one wavenumber for all meshes, or one per mesh")
         ("angles", po::value(&o.angles)->default_value(181), "far-field angles over [0, 180] degrees")
         ("singular-order", po::value(&o.quadrature.singular_order)->default_value(4), "Gauss points per dimension of the Sauter-Schwab rules")
