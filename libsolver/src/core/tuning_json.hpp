@@ -4,6 +4,8 @@
 // the committed tables into the library (pack_tuning_tables.cpp), so both read a table the same way.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,7 +20,11 @@ namespace batchsolve::tuning {
 // One field of a configuration to and from JSON, by its C++ type; a value of the wrong type or out of
 // range throws InvalidArgument naming the field.
 inline void read_field(const nlohmann::json& j, const char* field, int& value) {
-    if (!j.is_number_integer()) throw InvalidArgument("tuning table", field, "an integer");
+    // get<int> of a wider integer would wrap silently.
+    if (!j.is_number_integer() || j.get<std::int64_t>() < std::numeric_limits<int>::min() ||
+        (j.is_number_unsigned() ? j.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<int>::max())
+                                : j.get<std::int64_t>() > std::numeric_limits<int>::max()))
+        throw InvalidArgument("tuning table", field, "an integer within int's range");
     value = j.get<int>();
 }
 inline void read_field(const nlohmann::json& j, const char* field, bool& value) {
@@ -83,27 +89,40 @@ struct ParsedTable {
     std::vector<TableEntry> entries;
 };
 
-// Throws Error naming `origin` when the text is not a JSON object, InvalidArgument naming a field of
-// an entry that has the wrong type.
+// Throws Error naming `origin` (and the entry, and the field where one is at fault) when the text is
+// not a JSON object, or a member is missing or of the wrong type or range; the JSON library's own
+// exceptions never escape (they did: found by data/fuzz/fuzz_tuning_json).
 inline ParsedTable parse_table_json(const std::string& text, const std::string& origin) {
     ParsedTable t;
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) throw Error("tuning table " + origin + ": not a JSON object");
-    if (j.contains("batch") && j["batch"].is_number_integer()) t.batch = j["batch"].get<int>();
-    if (j.contains("arch_number") && j["arch_number"].is_number_integer()) t.arch_number = j["arch_number"].get<int>();
-    std::ostringstream d;
-    d << origin << ": " << j.value("device", std::string("?")) << ", CUDA " << j.value("cuda_version", std::string("?"))
-      << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?")) << ", batch "
-      << (t.batch > 0 ? std::to_string(t.batch) : std::string("?"));
-    t.description = d.str();
-    for (const auto& e : j.value("entries", nlohmann::json::array())) {
-        TableEntry entry;
-        entry.routine = e.at("routine").get<std::string>();
-        entry.precision = e.at("precision").get<std::string>();
-        entry.layout = e.at("layout").get<std::string>();
-        entry.n = e.at("n").get<int>();
-        entry.config = config_from_json(e.at("best").at("config"));
-        t.entries.push_back(std::move(entry));
+    std::string where = "header";
+    try {
+        int value = 0;
+        if (j.contains("batch")) read_field(j["batch"], "batch", value), t.batch = value;
+        if (j.contains("arch_number")) read_field(j["arch_number"], "arch_number", value), t.arch_number = value;
+        std::ostringstream d;
+        d << origin << ": " << j.value("device", std::string("?")) << ", CUDA " << j.value("cuda_version", std::string("?"))
+          << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?")) << ", batch "
+          << (t.batch > 0 ? std::to_string(t.batch) : std::string("?"));
+        t.description = d.str();
+        const nlohmann::json entries = j.value("entries", nlohmann::json::array());
+        if (!entries.is_array()) throw Error("tuning table " + origin + ": 'entries' is not an array");
+        for (std::size_t k = 0; k < entries.size(); ++k) {
+            where = "entry " + std::to_string(k);
+            const nlohmann::json& e = entries[k];
+            TableEntry entry;
+            entry.routine = e.at("routine").get<std::string>();
+            entry.precision = e.at("precision").get<std::string>();
+            entry.layout = e.at("layout").get<std::string>();
+            read_field(e.at("n"), "n", entry.n);
+            entry.config = config_from_json(e.at("best").at("config"));
+            t.entries.push_back(std::move(entry));
+        }
+    } catch (const nlohmann::json::exception& x) {
+        throw Error("tuning table " + origin + ": " + where + ": " + x.what());
+    } catch (const InvalidArgument& x) {  // a configuration field: named, now with the file and entry
+        throw Error("tuning table " + origin + ": " + where + ": " + x.what());
     }
     return t;
 }
