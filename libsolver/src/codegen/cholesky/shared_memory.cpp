@@ -46,15 +46,15 @@ inline void bs_copy_async(T* dst, const T* src) { *dst = *src; }
 inline void bs_copy_async16(T* dst, const T* src) { BS_VEC_AT(src); *(bs_vec*)dst = *(const bs_vec*)src; }
 inline void bs_copy_wait() {}
 #endif
-// Element (i, j), i >= j, of L (or of the matrix being factored) in a slot: the square holds A as A
-// is stored (leading dimension N), so for the upper triangle (A = U^H U, U = L^H) it is conj(A(j, i)).
-BS_DEVICE T bs_get(const T* s, int i, int j) { return @UPPER@ ? bs_conj(s[i * @N@ + j]) : s[j * @N@ + i]; }
-BS_DEVICE void bs_put(T* s, int i, int j, T v) {
-  if (@UPPER@) s[i * @N@ + j] = bs_conj(v);
-  else s[j * @N@ + i] = v;
-}
-// Element e = j N + i of the square is in the referenced triangle of A.
+// Element (i, j), i >= j, of L (or of the matrix being factored) in a slot: the slot holds the lower
+// triangle column-major (leading dimension N) in both cases. The upper triangle (A = U^H U, U = L^H)
+// is transposed (and conjugated) on the way in and out, so the O(n^3) part reads columns, without
+// the bank conflicts of rows of a square whose side is a multiple of 32.
+BS_DEVICE T bs_get(const T* s, int i, int j) { return s[j * @N@ + i]; }
+BS_DEVICE void bs_put(T* s, int i, int j, T v) { s[j * @N@ + i] = v; }
+// Element (i, j) of A is in its referenced triangle; its place in the slot (upper: (j, i) of L).
 BS_DEVICE bool bs_in_triangle(int i, int j) { return @UPPER@ ? i <= j : i >= j; }
+BS_DEVICE int bs_slot_index(int i, int j) { return @UPPER@ ? i * @N@ + j : j * @N@ + i; }
 
 BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   const int N = @N@, TPM = @TPM@, G = @G@, NN = @N@ * @N@, VEC = (int)(sizeof(bs_vec) / sizeof(T));
@@ -68,7 +68,7 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   T* const s = slots + g * NN;
 
   // ---- copy in: contiguous aligned matrices as one flat run of 16-byte copies, else the triangle ----
-  if (a_ptrs == 0 && lda == N && a_stride == (long long)NN && NN % VEC == 0 &&
+  if (!@UPPER@ && a_ptrs == 0 && lda == N && a_stride == (long long)NN && NN % VEC == 0 &&
       ((unsigned long long)(const void*)a & 15ull) == 0) {
     const T* const src = a + first * NN;
     for (int q = tid; q < live * (NN / VEC); q += G * TPM) bs_copy_async16(slots + q * VEC, src + (long long)q * VEC);
@@ -78,11 +78,19 @@ BS_KERNEL_HEAD(@THREADS@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
       if (bs_in_triangle(i, j)) {
         const long long mm = first + gg;
         const T* const am = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-        bs_copy_async(slots + q, am + (long long)j * lda + i);
+        bs_copy_async(slots + gg * NN + bs_slot_index(i, j), am + (long long)j * lda + i);
       }
     }
   }
   bs_copy_wait();
+  __syncthreads();
+@CONJ_IN@)";
+
+// Complex upper triangle: the copied elements are U's, conj of L's (real types need nothing).
+constexpr const char* kConjugateIn = R"(  for (int q = tid; q < live * NN; q += G * TPM) {
+    const int e = q % NN, j = e / N, i = e - j * N;
+    if (i >= j) slots[q] = bs_conj(slots[q]);
+  }
   __syncthreads();
 )";
 
@@ -161,7 +169,7 @@ constexpr const char* kFactor = R"(
       if (solved < kb) failed = k0 + solved + 1;
     }
     __syncthreads();
-    // ---- 2. the trailing triangle: A22 -= L21 L21^H in strided register tiles ----
+    // ---- 3. the trailing triangle: A22 -= L21 L21^H in strided register tiles ----
     const int r0 = k0 + kb, M = N - r0;
     if (M > 0) {
       if (live_group && failed == 0) {
@@ -219,7 +227,7 @@ constexpr const char* kFactor = R"(
     if (bs_in_triangle(i, j)) {
       const long long mm = first + gg;
       T* const am = a_ptrs ? a_ptrs[mm] : a + mm * a_stride;
-      am[(long long)j * lda + i] = slots[q];
+      am[(long long)j * lda + i] = @CONJ_OUT@(slots[gg * NN + bs_slot_index(i, j)]);
     }
   }
   if (t == 0 && live_group) info[first + g] = failed;
@@ -393,6 +401,7 @@ std::string shared_memory_kernel(const ColumnMajorSpec& spec, const ColumnMajorS
     if (r != Routine::potrf) text += kSolve;
     text += "}\n";
     const bool single = is_single(spec.precision);
+    const bool conj = spec.uplo == Uplo::upper && codegen::is_complex(spec.precision);  // U = L^H
     return fill(text, {{"NAME", name},
                        {"PARAMS", params},
                        {"THREADS", std::to_string(shape.block_threads)},
@@ -404,6 +413,8 @@ std::string shared_memory_kernel(const ColumnMajorSpec& spec, const ColumnMajorS
                        {"RT", std::to_string(shape.rows_per_thread)},
                        {"ESIZE", std::to_string(4 * shape.words)},
                        {"UPPER", spec.uplo == Uplo::upper ? "true" : "false"},
+                       {"CONJ_IN", conj ? kConjugateIn : ""},
+                       {"CONJ_OUT", conj ? "bs_conj" : ""},
                        {"SQRT", single ? "sqrtf" : "sqrt"}});
 }
 

@@ -3,7 +3,7 @@
 // leading dimension n, so n goes up to what one block's 227 KiB hold (s n <= 241, d and c n <= 170,
 // z n <= 120; the dispatcher sends n = 129..256 here where it fits, cuSOLVER elsewhere).
 //
-//   copy in   a batch of contiguous, 16-byte aligned matrices (strided, lda = n, stride = n^2) is
+//   copy in   a batch of contiguous, 16-byte aligned lower triangles (strided, lda = n, stride = n^2) is
 //             copied as one flat run of 16-byte cp.async per block; any other batch (lda > n, pointer
 //             arrays, odd offsets) element by element over the referenced triangle, consecutive
 //             threads on consecutive rows of a column (coalesced), also cp.async. The other triangle
@@ -27,8 +27,9 @@
 //
 // Per-matrix info as the other kernels: the first pivot not in (0, Inf) (or NaN) stops that matrix
 // (info = its column, 1-based; every column before it holds L) and only that one; posv leaves B of a
-// failed matrix untouched. The upper triangle (A = U^H U) is read and written through the same
-// square (element (i, j) of L is conj(A(j, i))), so one text serves both triangles.
+// failed matrix untouched. The upper triangle (A = U^H U) is transposed (and conjugated) into the
+// slot's lower triangle on the way in and back on the way out (element by element: the flat copy
+// serves lower only), so the factorisation and solves are one text for both triangles.
 //
 // It is the column-major generator family "shared_memory" (codegen/cholesky/families.hpp), selected by
 // CholeskyConfig::staged with looking = left (the public configuration gets no new field in issue 29;
