@@ -3,15 +3,15 @@
 # gpu build unpacked at /tmp/bundle; cuSolverDx's benchmark copied to .gpu-requests/cusolverdx/):
 #   1. the tester on column-major potrf and posv (1 rhs), s and d, batch 16384, n = 8..128 and 160,
 #      200, with the shared-memory kernels (shared_memory_table.py's table via BATCHSOLVE_TUNING_FILE)
-#      and cuSOLVER beside them (d n = 200 does not fit: cuSOLVER both)     -> new.json, new-large.json
+#      and cuSOLVER beside them (d n = 200 does not fit: cuSOLVER both)     -> new.json
 #   2. the same cases with the committed tables (the register / staged kernels; n > 128 runs the
 #      shared-memory default there too)                                      -> old.json
 #   3. accuracy (--check: backward error < 30 n eps, info, other triangle untouched) of the new kernels,
 #      lower and upper, potrf, potrs, posv, n = 1..241 incl. odd n           -> in logs.tar.gz
 #   4. cuSolverDx's benchmark, batch 16384, every n, s and d, potrf and posv -> cusolverdx.csv
 #   5. compare.py: the side-by-side table and the plot                      -> compare.md, compare.png
-# Everything under $OUT/dx-gpu/ (7 files: new.json, new-large.json, old.json, cusolverdx.csv, compare.md,
-# compare.png, logs.tar.gz). Time limits per step (seconds): TESTER_NEW_S, TESTER_OLD_S,
+# Everything under $OUT/dx-gpu/ (6 files: new.json (both halves of step 1), old.json, cusolverdx.csv,
+# compare.md, compare.png, logs.tar.gz). Time limits per step (seconds): TESTER_NEW_S, TESTER_OLD_S,
 # TESTER_NEW_LARGE_S, CHECK_S, DX_S (12 + 18 + 14 + 12 + 28 s). The most important measurement (1) runs first.
 set -uo pipefail
 out=${OUT:-/tmp/out}/dx-gpu
@@ -40,6 +40,17 @@ BATCHSOLVE_TUNING_FILE="$out/shared-memory-table.json" timeout -k 5 "${TESTER_NE
   "$bundle/run" tester --routine potrf,posv --precision s,d --n "${NS_LARGE:-100,128,160,200}" "${common[@]}" --ref cusolver \
   --json "$out/new-large.json" > "$out/new-large.log" 2>&1
 echo "1b new kernels, large n: rc $? ($(tail -n 1 "$out/new-large.log"))"
+# one file back instead of two (at most ~6 files return from the GPU machine)
+python3 - "$out/new.json" "$out/new-large.json" <<'PY' && rm -f "$out/new-large.json"
+import json, os, sys
+parts = [json.load(open(p)) for p in sys.argv[1:] if os.path.exists(p)]
+if parts:
+    merged = parts[0]
+    for p in parts[1:]:
+        merged["rows"] += p["rows"]
+        merged.setdefault("later_headers", []).append(p.get("header", {}))
+    json.dump(merged, open(sys.argv[1], "w"), indent=1)
+PY
 
 # 2. the committed tables' kernels
 timeout -k 5 "${TESTER_OLD_S:-14}" "$bundle/run" tester --routine potrf,posv --precision s,d \
@@ -69,7 +80,7 @@ if ! grep -q '^cusolverdx,' "$dxcsv" 2>/dev/null; then
   case "$gpu" in *H200*) dxcsv=../shared/tools/peers/cusolverdx/h200-2026-11-26/cusolverdx.csv ;;
                  *) dxcsv=../shared/tools/peers/cusolverdx/h100-2026-11-26/cusolverdx.csv ;; esac
 fi
-python3 "$here/compare.py" --new "$out/new.json" "$out/new-large.json" --old "$out/old.json" --cusolverdx "$dxcsv" \
+python3 "$here/compare.py" --new "$out/new.json" --old "$out/old.json" --cusolverdx "$dxcsv" \
   --markdown "$out/compare.md" --png "$out/compare.png" > "$out/compare.log" 2>&1 || echo "5 compare.py failed: $(tail -n 3 "$out/compare.log")"
 
 ( cd "$out" && tar -czf logs.tar.gz $(ls new.log new-large.log old.log check.log check.json compare.log dx-summary.txt cusolverdx.log \
