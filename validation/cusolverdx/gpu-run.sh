@@ -26,7 +26,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "dx-gpu: $gpu; working tree at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 # NS_SMALL, NS_LARGE, OLD_NS, CHECK_NS, BATCH: smaller sets for a dry run of this script (here, on the CPU backend)
-common=(--layout column_major --uplo lower --nrhs 1 --batch "${BATCH:-16384}" --distinct 1024 --repeat 7 --warmup 1 --jobs 16)
+common=(--layout column_major --uplo lower --nrhs 1 --batch "${BATCH:-16384}" --distinct 512 --repeat 7 --warmup 1 --jobs 16)
 python3 "$here/shared_memory_table.py" --variant default --routine potrf,posv,potrs --precision s,d,c,z \
   --output "$out/shared-memory-table.json" > /dev/null
 
