@@ -68,7 +68,8 @@ echo "3 accuracy: rc $? ($(tail -n 1 "$out/check.log"))"
 dx=.gpu-requests/cusolverdx/run.sh
 [[ -f $dx ]] || dx=.gpu-bundle/cusolverdx/run.sh
 if [[ -f $dx ]]; then
-  OUT="$out" timeout -k 5 "${DX_S:-28}" bash "$dx" --batch 16384 --reps 5 --warmup 1 > "$out/dx-summary.txt" 2>&1
+  # line-buffered (stdbuf reaches the benchmark through the environment), so a timeout keeps the rows so far
+  OUT="$out" timeout -k 5 "${DX_S:-28}" stdbuf -oL bash "$dx" --batch 16384 --reps 5 --warmup 1 > "$out/dx-summary.txt" 2>&1
   echo "4 cuSolverDx: rc $? ($(grep -c '^cusolverdx,' "$out/cusolverdx.csv" 2>/dev/null) rows)"
 else
   echo "4 cuSolverDx: no run.sh in .gpu-requests/cusolverdx/ or .gpu-bundle/cusolverdx/"
