@@ -536,6 +536,9 @@ void write_model(const std::string& path, const Model& m, bool force, const std:
     f.commit();
 }
 
+// The most iterations a model file may say it has done (far beyond any real run).
+constexpr std::int64_t kMaxIterationsDone = 1 << 30;
+
 Model read_model(const std::string& path) {
     try {
         h5::File f = h5::File::open(path);
@@ -549,7 +552,11 @@ Model read_model(const std::string& path) {
         const std::int64_t k = f.int_attribute("/", "factors");
         if (k < 1 || k > 1024) throw Error(path + ": /: factors = " + std::to_string(k) + " outside [1, 1024]");
         h.factors = int(k);
-        m.iterations_done = int(f.int_attribute("/", "iterations"));
+        // Bounded so that a resumed run's iteration numbers (iterations_done + k) cannot overflow int.
+        const std::int64_t done = f.int_attribute("/", "iterations");
+        if (done < 0 || done > kMaxIterationsDone)
+            throw Error(path + ": /: iterations = " + std::to_string(done) + " outside [0, " + std::to_string(kMaxIterationsDone) + "]");
+        m.iterations_done = int(done);
         h.iterations = m.iterations_done;
         h.lambda = float(f.double_attribute("/", "lambda"));
         h.alpha = float(f.double_attribute("/", "alpha"));
@@ -587,8 +594,12 @@ Model read_model(const std::string& path) {
                        me = f.read<double>("/history/test_metric");
             if (b.size() != it.size() || so.size() != it.size() || lo.size() != it.size() || me.size() != it.size())
                 throw Error(path + ": /history: datasets of different lengths");
-            for (std::size_t j = 0; j < it.size(); ++j)
+            for (std::size_t j = 0; j < it.size(); ++j) {
+                // int() of a value outside int's range is undefined (UBSan under fuzz_als_model, a crafted 1e300).
+                if (!(it[j] >= 0 && it[j] <= double(kMaxIterationsDone)))
+                    throw Error(path + ": /history/iteration: entry " + std::to_string(j) + " is not an iteration number");
                 m.history.push_back({int(it[j]), b[j], so[j], lo[j], me[j], 0});
+            }
         }
         return m;
     } catch (const batchsolve::io::FileError& e) {
