@@ -5,7 +5,8 @@ batched routines on the same cases, in this process; writes a results folder wit
 Markdown table (ratios and the targets), a PNG (GFLOP/s against n) and a manifest.json.
 
     validation/cpu_small_bench.py --bench build-simd/validation/cpu_small_bench [--out results]
-                                  [--n 4,8,...] [--batch 16384] [--rounds 5] [--precision d,s] [--routine potrf,posv]
+                                  [--n 4,8,...] [--batch 16384] [--rounds 5] [--numpy-rounds 3]
+                                  [--precision d,s] [--routine potrf,posv]
 
 numpy's rows: potrf is numpy.linalg.cholesky on a (batch, n, n) array; numpy has no batched Cholesky
 solve, so posv's numpy row is numpy.linalg.solve (LU with pivoting, twice the factorisation's flops),
@@ -23,7 +24,11 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+# numpy loops over a batch one matrix at a time; OpenBLAS threads inside each factorisation of n <= 128
+# only add synchronisation (on a loaded 2-core machine a round at n = 128 took minutes), so numpy runs
+# with its BLAS on one thread, its best setting for this work (set before numpy loads OpenBLAS).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -100,10 +105,13 @@ def plot(doc, path):
         print("cpu_small_bench.py: matplotlib not installed; no PNG", file=sys.stderr)
         return False
     keys = sorted({(r["routine"], r["precision"]) for r in doc["rows"]}, key=lambda k: (k[0] != "potrf", k[1] != "d"))
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 4.4), squeeze=False)
+    cols = min(2, len(keys))
+    rows_of_plots = -(-len(keys) // cols)
+    fig, axes = plt.subplots(rows_of_plots, cols, figsize=(6.0 * cols, 4.4 * rows_of_plots), squeeze=False)
+    flat = [ax for row in axes for ax in row]
     styles = {"batchsolve": ("C0", "o-"), "batchsolve_off": ("C7", "x:"), "lapacke_omp": ("C1", "s--"),
               "lapacke_1thread": ("C2", "^--"), "numpy": ("C3", "d-.")}
-    for ax, (routine, prec) in zip(axes[0], keys):
+    for ax, (routine, prec) in zip(flat, keys):
         rows = sorted((r for r in doc["rows"] if r["routine"] == routine and r["precision"] == prec), key=lambda r: r["n"])
         ns = [r["n"] for r in rows]
         for m in METHODS:
@@ -119,8 +127,11 @@ def plot(doc, path):
         ax.set_xlabel("n")
         ax.set_title(f"{routine} ({prec}), batch {rows[0]['batch']}", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("GFLOP/s (Cholesky flop count)")
-    axes[0][0].legend(fontsize=6, loc="lower right")
+    for ax in flat[len(keys):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("GFLOP/s (Cholesky flop count)")
+    flat[0].legend(fontsize=7, loc="lower right")
     h = doc["header"]
     fig.suptitle(f"CPU small-n Cholesky: {h['cpu']}, {h['threads']} threads, commit {h['commit']}, {h['date'][:10]} "
                  f"(load before {h['load_average_before']})", fontsize=8)
@@ -137,6 +148,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16384)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--distinct", type=int, default=512)
+    ap.add_argument("--numpy-rounds", type=int, default=3,
+                    help="timed rounds of numpy (default 3: one round at n = 128 takes seconds)")
     ap.add_argument("--precision", default="d,s")
     ap.add_argument("--routine", default="potrf,posv")
     args = ap.parse_args()
@@ -162,7 +175,7 @@ def main():
     doc["header"]["python"] = platform.python_version()
     numpy_ok = True
     for r in doc["rows"]:
-        seconds, ok = time_numpy(r["routine"], r["n"], r["batch"], r["precision"], args.rounds, args.distinct)
+        seconds, ok = time_numpy(r["routine"], r["n"], r["batch"], r["precision"], args.numpy_rounds, args.distinct)
         numpy_ok &= ok
         t = statistics.median(seconds)
         r["methods"]["numpy"] = {"seconds": t, "seconds_all": seconds, "gflops": r["flops"] / t * 1e-9,
@@ -178,11 +191,11 @@ def main():
         h = doc["header"]
         f.write(f"# CPU small-n batched Cholesky: batchsolve vs LAPACKE loops and numpy\n\n"
                 f"{h['cpu']}, {h['threads']} OpenMP threads, commit {commit}, {h['date']}; GFLOP/s of the median of "
-                f"{args.rounds} rounds (Cholesky flop counts; posv with one right-hand side), ratios of times "
+                f"{args.rounds} rounds ({args.numpy_rounds} for numpy; Cholesky flop counts; posv with one right-hand side), ratios of times "
                 f"(> 1: batchsolve faster). Measured GEMM peak: d {h['peak_gflops']['d']:.1f}, "
                 f"s {h['peak_gflops']['s']:.1f} GFLOP/s. Load average before {h['load_average_before']}, after "
-                f"{h['load_average_after']} (a shared machine). numpy {np.__version__}; its posv row is "
-                f"numpy.linalg.solve (LU).\n\n")
+                f"{h['load_average_after']} (a shared machine). numpy {np.__version__} "
+                f"(OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}); its posv row is numpy.linalg.solve (LU).\n\n")
         f.write(table(doc))
     png = plot(doc, os.path.join(folder, "gflops.png"))
     with open(os.path.join(folder, "console.txt"), "w") as f:
