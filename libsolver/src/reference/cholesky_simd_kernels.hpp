@@ -274,41 +274,93 @@ inline void factor_rows(T* s, int j, int i0, Vec<T> inverse_pivot) {
     for (int r = 0; r < R; ++r) store(row[r] + j * W, acc[r] * inverse_pivot);
 }
 
-// Left-looking (Crout) Cholesky of the group's lower factor in place. Returns, per lane, the 1-based
-// column of the first pivot that is not positive and finite (0 when none), as T (exact up to 2^24);
-// writes 1 / L(j, j) to inverse_diagonal. A failed lane goes on computing (NaN): lanes never interact.
+// Columns j and j + 1 at rows i0 .. i0 + R - 1 (all > j + 1) in one pass over k < j: each load of
+// L(i, k) serves both columns (R + 2 loads for 2 R FMAs, against R + 1 for R one column at a time);
+// then the k = j term of column j + 1, L(i, j) L(j + 1, j), once L(i, j) is known.
+template <class T, int W, int R>
+inline void factor_row_pairs(T* s, int j, int i0, Vec<T> inverse_pivot, Vec<T> next_inverse_pivot) {
+    Vec<T> acc[R], next[R];
+    T* row[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        row[r] = s + row_start(i0 + r) * W;
+        acc[r] = load(row[r] + j * W);
+        next[r] = load(row[r] + (j + 1) * W);
+    }
+    const T* row_j = s + row_start(j) * W;
+    const T* row_j1 = s + row_start(j + 1) * W;
+    for (int k = 0; k < j; ++k) {
+        const Vec<T> x = load(row_j + k * W), y = load(row_j1 + k * W);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const Vec<T> l = load(row[r] + k * W);
+            acc[r] = fnmadd(l, x, acc[r]);
+            next[r] = fnmadd(l, y, next[r]);
+        }
+    }
+    const Vec<T> l_j1_j = load(row_j1 + j * W);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        acc[r] = acc[r] * inverse_pivot;
+        store(row[r] + j * W, acc[r]);
+        store(row[r] + (j + 1) * W, fnmadd(acc[r], l_j1_j, next[r]) * next_inverse_pivot);
+    }
+}
+
+// Rows of two columns per pass (factor_row_pairs): 8 rows where the set has 32 registers (AVX-512),
+// else 4 (16 accumulators and their operands would not fit in 16).
+template <class T>
+constexpr int kPairRows = sizeof(Vec<T>) == 64 ? 8 : 4;
+
+// Pivot j from row j of the factor (its entries left of the diagonal are final): d = A(j, j) - the
+// squares of L(j, 0:j); records a failure in failed_column, stores L(j, j) and its inverse.
+template <class T, int W>
+inline Vec<T> pivot_column(T* s, int j, T* inverse_diagonal, Vec<T>& failed_column) {
+    const Vec<T> zero = broadcast<T>(0), infinity = broadcast<T>(T(1) / T(0));
+    T* row_j = s + row_start(j) * W;
+    // Two partial sums: the diagonal's dot product is one chain otherwise.
+    Vec<T> d0 = load(row_j + j * W), d1 = zero;
+    int k = 0;
+    for (; k + 1 < j; k += 2) {
+        const Vec<T> x0 = load(row_j + k * W), x1 = load(row_j + (k + 1) * W);
+        d0 = fnmadd(x0, x0, d0);
+        d1 = fnmadd(x1, x1, d1);
+    }
+    if (k < j) {
+        const Vec<T> x = load(row_j + k * W);
+        d0 = fnmadd(x, x, d0);
+    }
+    const Vec<T> d = d0 + d1;
+    // NaN fails both comparisons; +Inf fails the second (sqrt(Inf) would pass a plain d > 0).
+    const auto good = (d > zero) & (d < infinity);
+    failed_column = ((failed_column == zero) & ~good) ? broadcast<T>(T(j + 1)) : failed_column;
+    Vec<T> pivot, inverse_pivot;
+    pivot_and_inverse(d, pivot, inverse_pivot);
+    store(row_j + j * W, pivot);
+    store(inverse_diagonal + j * W, inverse_pivot);
+    return inverse_pivot;
+}
+
+// Left-looking (Crout) Cholesky of the group's lower factor in place, two columns at a time. Returns,
+// per lane, the 1-based column of the first pivot that is not positive and finite (0 when none), as T
+// (exact up to 2^24); writes 1 / L(j, j) to inverse_diagonal. A failed lane goes on computing (NaN):
+// lanes never interact.
 template <class T, int W>
 Vec<T> factor_group(int n, T* s, T* inverse_diagonal) {
-    const Vec<T> zero = broadcast<T>(0), infinity = broadcast<T>(T(1) / T(0));
-    Vec<T> failed_column = zero;
-    for (int j = 0; j < n; ++j) {
-        T* row_j = s + row_start(j) * W;
-        // Two partial sums: the diagonal's dot product is one chain otherwise.
-        Vec<T> d0 = load(row_j + j * W), d1 = zero;
-        int k = 0;
-        for (; k + 1 < j; k += 2) {
-            const Vec<T> x0 = load(row_j + k * W), x1 = load(row_j + (k + 1) * W);
-            d0 = fnmadd(x0, x0, d0);
-            d1 = fnmadd(x1, x1, d1);
-        }
-        if (k < j) {
-            const Vec<T> x = load(row_j + k * W);
-            d0 = fnmadd(x, x, d0);
-        }
-        const Vec<T> d = d0 + d1;
-        // NaN fails both comparisons; +Inf fails the second (sqrt(Inf) would pass a plain d > 0).
-        const auto good = (d > zero) & (d < infinity);
-        failed_column = ((failed_column == zero) & ~good) ? broadcast<T>(T(j + 1)) : failed_column;
-        Vec<T> pivot, inverse_pivot;
-        pivot_and_inverse(d, pivot, inverse_pivot);
-        store(row_j + j * W, pivot);
-        store(inverse_diagonal + j * W, inverse_pivot);
-        int i = j + 1;
-        for (; i + 8 <= n; i += 8) factor_rows<T, W, 8>(s, j, i, inverse_pivot);
-        if (i + 4 <= n) factor_rows<T, W, 4>(s, j, i, inverse_pivot), i += 4;
-        if (i + 2 <= n) factor_rows<T, W, 2>(s, j, i, inverse_pivot), i += 2;
-        if (i < n) factor_rows<T, W, 1>(s, j, i, inverse_pivot);
+    constexpr int P = kPairRows<T>;
+    Vec<T> failed_column = broadcast<T>(0);
+    int j = 0;
+    for (; j + 1 < n; j += 2) {
+        const Vec<T> inverse_pivot = pivot_column<T, W>(s, j, inverse_diagonal, failed_column);
+        factor_rows<T, W, 1>(s, j, j + 1, inverse_pivot);  // L(j + 1, j): row j + 1 is then final up to j
+        const Vec<T> next_inverse_pivot = pivot_column<T, W>(s, j + 1, inverse_diagonal, failed_column);
+        int i = j + 2;
+        for (; i + P <= n; i += P) factor_row_pairs<T, W, P>(s, j, i, inverse_pivot, next_inverse_pivot);
+        if (P > 4 && i + 4 <= n) factor_row_pairs<T, W, 4>(s, j, i, inverse_pivot, next_inverse_pivot), i += 4;
+        if (i + 2 <= n) factor_row_pairs<T, W, 2>(s, j, i, inverse_pivot, next_inverse_pivot), i += 2;
+        if (i < n) factor_row_pairs<T, W, 1>(s, j, i, inverse_pivot, next_inverse_pivot);
     }
+    if (j < n) pivot_column<T, W>(s, j, inverse_diagonal, failed_column);  // the last column of an odd n
     return failed_column;
 }
 
