@@ -222,9 +222,13 @@ nlohmann::json run_case(const std::string& routine, int n, const Options& o, bs:
         {"batchsolve", [&] { batchsolve_call(); }},
         {"batchsolve_off",
          [&] {
+             // The caller's setting (e.g. BATCHSOLVE_CPU_SIMD=avx2 for the batchsolve row) comes back after.
+             const char* before = std::getenv("BATCHSOLVE_CPU_SIMD");
+             const std::string saved = before ? before : "";
              setenv("BATCHSOLVE_CPU_SIMD", "off", 1);
              batchsolve_call();
-             unsetenv("BATCHSOLVE_CPU_SIMD");
+             if (before) setenv("BATCHSOLVE_CPU_SIMD", saved.c_str(), 1);
+             else unsetenv("BATCHSOLVE_CPU_SIMD");
          }},
         {"lapacke_omp", [&] { lapacke_loop(true); }},
         {"lapacke_1thread", [&] { lapacke_loop(false); }},
