@@ -1,7 +1,9 @@
 // The shared-memory column-major Cholesky family (potrf, potrs, fused posv; issue 29): each of a
 // block's matrices_per_block matrices is held whole in shared memory as an n x n square with the
 // leading dimension n, so n goes up to what one block's 227 KiB hold (s n <= 241, d and c n <= 170,
-// z n <= 120; the dispatcher sends n = 129..256 here where it fits, cuSOLVER elsewhere).
+// z n <= 120). Column-major n = 129..256 runs cuSOLVER unless the configuration (the caller's, or a
+// measured tuning-table entry) selects this family: on the H200 its defaults were slower than
+// cuSOLVER there and slower than the register/staged kernels at n <= 128 (results 0437, b024f08).
 //
 //   copy in   a batch of contiguous, 16-byte aligned lower triangles (strided, lda = n, stride = n^2) is
 //             copied as one flat run of 16-byte cp.async per block; any other batch (lda > n, pointer

@@ -83,11 +83,15 @@ BatchArgs<T> batch_args(const BatchView<T>& v) {
     return b;
 }
 
-// n = 129..256 reaches the column-major launchers (column_major_supports); where one matrix of this
-// precision no longer fits a block's shared memory (d n > 170, z n > 120, ...), cuSOLVER runs it, as
-// it ran every n > 128 before the shared-memory family.
-bool beyond_shared_memory(int n, Precision p) {
-    return n > column_major_max_n && n > codegen::cholesky::shared_memory_largest_n(p);
+// n = 129..256 reaches the column-major launchers (column_major_supports) but runs cuSOLVER, as every
+// n > 128 did before the shared-memory family, unless the configuration (the caller's, or a measured
+// tuning-table entry) selects that family and one matrix of this precision fits a block's shared
+// memory (not d n > 170, z n > 120, ...). The family's defaults are not the default there: on the
+// H200 (results 0437, b024f08) they were slower than cuSOLVER (s potrf n = 200 16.2 ms vs 10.6, d
+// n = 160 13.1 vs 9.3).
+bool runs_cusolver(int n, Precision p, const CholeskyConfig& config) {
+    return n > column_major_max_n &&
+           (!codegen::cholesky::is_shared_memory_config(config) || n > codegen::cholesky::shared_memory_largest_n(p));
 }
 
 unsigned blocks_for(long long items, int per_block) { return static_cast<unsigned>((items + per_block - 1) / per_block); }
@@ -99,8 +103,9 @@ bool column_major_supports(LayoutKind layout, int n) {
            n <= codegen::cholesky::shared_memory_max_n;
 }
 
-bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes) {
-    if (!beyond_shared_memory(n, precision) || n > codegen::cholesky::shared_memory_max_n) return false;
+bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, const CholeskyConfig& config,
+                                std::size_t& workspace_bytes) {
+    if (!runs_cusolver(n, precision, config) || n > codegen::cholesky::shared_memory_max_n) return false;
     workspace_bytes = cusolver_workspace_bytes(n, nrhs, count, std::size_t(codegen::element_bytes(precision)));
     return true;
 }
@@ -114,10 +119,6 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     spec.n = n;
     spec.nrhs = nrhs;
     spec.config = config;
-    // n beyond the register and staged kernels: the library default is the shared-memory family (a
-    // configuration the caller or a table chose is kept, and refused by its own kernel's checks)
-    if (n > column_major_max_n && config == CholeskyConfig{})
-        spec.config = codegen::cholesky::shared_memory_default_config(routine, precision, n);
     const bool shared_memory = codegen::cholesky::is_shared_memory_config(spec.config);
     if (config.nb == 0 && !shared_memory) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
@@ -140,6 +141,8 @@ ColumnMajorPrepared prepare_column_major(ColumnMajorRoutine routine, Precision p
     constexpr const char* name = "prepare_kernel (column-major kernels)";
     CudaResources& r = detail::resources_of(ctx, name);
     DeviceGuard guard(r.device_);
+    if (runs_cusolver(n, precision, config))
+        throw InvalidArgument(name, "n", std::to_string(n) + " runs cuSOLVER with this configuration, not a generated kernel");
     const ColumnMajorSpec spec = column_major_spec(routine, precision, uplo, n, nrhs, config);
     const ColumnMajorShape shape = column_major_shape(spec, name);
     ColumnMajorPrepared p;
@@ -165,7 +168,7 @@ void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const Chole
         BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
         return;
     }
-    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_potrf_batched(uplo, a, info, ctx);
+    if (runs_cusolver(n, precision_v<T>, config)) return cusolver_potrf_batched(uplo, a, info, ctx);
     require_on_device(r, a, routine, "a");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, config);
     const ColumnMajorShape shape = column_major_shape(spec, routine);
@@ -196,7 +199,7 @@ void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
         BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int) * std::size_t(a.count), stream));
         return;
     }
-    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_posv_batched(uplo, a, b, info, ctx);
+    if (runs_cusolver(n, precision_v<T>, config)) return cusolver_posv_batched(uplo, a, b, info, ctx);
     require_on_device(r, a, routine, "a");
     if (nrhs > 0) require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, config);
@@ -224,7 +227,7 @@ void potrs_column_major(Uplo uplo, const BatchView<const T>& a, const BatchView<
     const int n = a.rows, nrhs = b.cols;
     if (a.count == 0 || n == 0 || nrhs == 0) return;
     DeviceGuard guard(r.device_);
-    if (beyond_shared_memory(n, precision_v<T>)) return cusolver_potrs_batched(uplo, a, b, ctx);
+    if (runs_cusolver(n, precision_v<T>, config)) return cusolver_potrs_batched(uplo, a, b, ctx);
     require_on_device(r, a, routine, "a");
     require_on_device(r, b, routine, "b");
     const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrs, precision_v<T>, uplo, n, nrhs, config);

@@ -1,8 +1,8 @@
 // Tuned batched Cholesky (potrf, potrs, fused posv) for the standard column-major layouts (strided
 // and pointer array) with n <= column_major_max_n (128): run-time generated kernels (see
-// codegen/cholesky/column_major.hpp), launched on the context's stream; n = 129..256 the shared-memory
-// family (codegen/cholesky/shared_memory.hpp) where one matrix fits a block's shared memory, else
-// cuSOLVER from these launchers. Larger n is not taken: the dispatcher sends it to cuSOLVER
+// codegen/cholesky/column_major.hpp), launched on the context's stream; n = 129..256 cuSOLVER from these
+// launchers, or the shared-memory family (codegen/cholesky/shared_memory.hpp) where the configuration
+// selects it and one matrix fits a block's shared memory. Larger n is not taken: the dispatcher sends it to cuSOLVER
 // (column_major_supports says which).
 #pragma once
 
@@ -22,10 +22,16 @@ using namespace codegen::cholesky;
 // True when these kernels take matrices of order n in `layout` (column_major or pointer_array).
 bool column_major_supports(LayoutKind layout, int n);
 
-// n = 129..256 that no generated column-major kernel of `precision` holds (one matrix exceeds a
-// block's shared memory: d n > 170, ...): the launchers below run cuSOLVER; true, with cuSOLVER's
-// workspace (nrhs 0 for potrf) in `workspace_bytes`. kernel_plan.cpp plans such a call this way.
-bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes);
+// n = 129..256 that the launchers below hand to cuSOLVER: every such call unless `config` selects the
+// shared-memory family (explicitly, or through a measured tuning-table entry) and one matrix of
+// `precision` fits a block's shared memory; true, with cuSOLVER's workspace (nrhs 0 for potrf) in
+// `workspace_bytes`. kernel_plan.cpp plans such a call this way.
+bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, const CholeskyConfig& config,
+                                std::size_t& workspace_bytes);
+// (transitional: the default configuration's answer, for kernel_plan.cpp until it passes the call's)
+inline bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes) {
+    return column_major_plan_cusolver(precision, n, nrhs, count, CholeskyConfig{}, workspace_bytes);
+}
 
 // Configuration fields read (0 = the library default for n and precision; config.nb == 0 also
 // takes full_unroll from the default):

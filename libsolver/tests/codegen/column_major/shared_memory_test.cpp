@@ -94,36 +94,44 @@ TEST(ColumnMajorSharedMemory, ReachedThroughStagedWithLookingLeft) {
     EXPECT_EQ(old.config.looking, Looking::right);
 }
 
-// n = 129..256: the library default (an empty configuration, as with no table entry) becomes the
-// shared-memory default; a configuration of another family is kept and refused by its own checks.
+// n = 129..256: the library default (an empty configuration, as with no table entry) is cuSOLVER;
+// a shared-memory configuration runs the family where one matrix fits; any other is refused by its
+// own kernel's checks.
 TEST(ColumnMajorSharedMemory, DefaultBeyond128) {
-    const auto spec = column_major_spec(Routine::posv, Precision::d, Uplo::lower, 150, 1, CholeskyConfig{});
-    EXPECT_TRUE(codegen::cholesky::is_shared_memory_config(spec.config));
-    EXPECT_EQ(column_major_spec_problem(spec), "");
     const CholeskyConfig reg = cuda_backend::tuned::default_column_major_config(Routine::potrf, Precision::d, 129, 1);
     EXPECT_TRUE(starts(column_major_spec_problem(column_major_spec(Routine::potrf, Precision::d, Uplo::lower, 129, 0, reg)), "n:"));
     EXPECT_TRUE(cuda_backend::tuned::column_major_supports(LayoutKind::column_major, 256));
     EXPECT_FALSE(cuda_backend::tuned::column_major_supports(LayoutKind::column_major, 257));
     EXPECT_FALSE(cuda_backend::tuned::column_major_supports(LayoutKind::interleaved, 129));
+    std::size_t bytes = 0;
+    EXPECT_TRUE(cuda_backend::tuned::column_major_plan_cusolver(Precision::d, 150, 1, 100, CholeskyConfig{}, bytes));
+    EXPECT_TRUE(cuda_backend::tuned::column_major_plan_cusolver(Precision::d, 150, 1, 100, reg, bytes));
+    EXPECT_FALSE(cuda_backend::tuned::column_major_plan_cusolver(
+        Precision::d, 150, 1, 100, shared_memory_default_config(Routine::posv, Precision::d, 150), bytes));
+    EXPECT_TRUE(cuda_backend::tuned::column_major_plan_cusolver(
+        Precision::d, 171, 1, 100, shared_memory_default_config(Routine::posv, Precision::d, 150), bytes));
+    EXPECT_FALSE(cuda_backend::tuned::column_major_plan_cusolver(Precision::d, 128, 1, 100, CholeskyConfig{}, bytes));
 }
 
-// The kernel plan (what check_config, workspace_bytes and the warm-up see): one shared-memory kernel
-// where n fits, cuSOLVER (no kernel, its workspace) where it does not, a problem past 256.
+// The kernel plan (what check_config, workspace_bytes and the warm-up see): cuSOLVER (no kernel, its
+// workspace) by default and where the family cannot hold n, its kernel where a configuration selects
+// it, a problem past 256.
 TEST(ColumnMajorSharedMemory, PlanOfLargeOrders) {
     using cuda_backend::tuned::plan_kernels;
-    const auto fits = plan_kernels(Routine::potrf, Precision::s, Uplo::lower, LayoutKind::column_major, 200, 1, 1000, 1000,
-                                   CholeskyConfig{});
+    const auto smem = shared_memory_default_config(Routine::potrf, Precision::s, 200);
+    const auto fits = plan_kernels(Routine::potrf, Precision::s, Uplo::lower, LayoutKind::column_major, 200, 1, 1000, 1000, smem);
     EXPECT_EQ(fits.problem, "");
     ASSERT_EQ(fits.column_major.size(), 1u);
     EXPECT_TRUE(codegen::cholesky::is_shared_memory_config(fits.column_major[0].config));
-    const auto vendor = plan_kernels(Routine::posv, Precision::d, Uplo::lower, LayoutKind::pointer_array, 200, 2, 1000, 1000,
-                                     CholeskyConfig{});
-    EXPECT_EQ(vendor.problem, "");
-    EXPECT_TRUE(vendor.column_major.empty());
-    EXPECT_TRUE(vendor.interleaved.empty());
-    EXPECT_GT(vendor.workspace_bytes, 0u);  // cuSOLVER's preserve mode converts slices
-    const auto beyond = plan_kernels(Routine::potrf, Precision::s, Uplo::lower, LayoutKind::column_major, 257, 1, 10, 10,
-                                     CholeskyConfig{});
+    for (const auto& [precision, config] : {std::pair{Precision::s, CholeskyConfig{}}, std::pair{Precision::d, smem}}) {
+        const auto vendor = plan_kernels(Routine::posv, precision, Uplo::lower, LayoutKind::pointer_array, 200, 2, 1000,
+                                         1000, config);
+        EXPECT_EQ(vendor.problem, "");
+        EXPECT_TRUE(vendor.column_major.empty());
+        EXPECT_TRUE(vendor.interleaved.empty());
+        EXPECT_GT(vendor.workspace_bytes, 0u);  // cuSOLVER's preserve mode converts slices
+    }
+    const auto beyond = plan_kernels(Routine::potrf, Precision::s, Uplo::lower, LayoutKind::column_major, 257, 1, 10, 10, smem);
     EXPECT_TRUE(starts(beyond.problem, "n:"));
     // interleaved layouts keep their limit
     const auto interleaved = plan_kernels(Routine::potrf, Precision::s, Uplo::lower, LayoutKind::interleaved, 129, 1, 10,
