@@ -178,9 +178,10 @@ std::vector<codegen::KernelSource> KernelPlan::sources() const {
 KernelPlan plan_kernels(Routine routine, Precision precision, Uplo uplo, LayoutKind layout, int n, int nrhs, int count,
                         int chunk, const CholeskyConfig& config) {
     KernelPlan plan;
-    // column-major n = 129..256: the shared-memory kernels, or cuSOLVER where they cannot hold n (column_major_cholesky.hpp)
+    // column-major n = 129..256: cuSOLVER, or the shared-memory kernels where the configuration selects them (column_major_cholesky.hpp)
     const bool column_major = layout == LayoutKind::column_major || layout == LayoutKind::pointer_array;
-    if (column_major && column_major_plan_cusolver(precision, n, routine == Routine::potrf ? 0 : nrhs, count, plan.workspace_bytes))
+    if (column_major && column_major_plan_cusolver(precision, n, routine == Routine::potrf ? 0 : nrhs, count, config,
+                                                   plan.workspace_bytes))
         return plan;
     const int max_n = column_major ? codegen::cholesky::shared_memory_max_n : codegen::max_dispatched_n;
     if (n < 1 || n > max_n) {
