@@ -28,10 +28,6 @@ bool column_major_supports(LayoutKind layout, int n);
 // `workspace_bytes`. kernel_plan.cpp plans such a call this way.
 bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, const CholeskyConfig& config,
                                 std::size_t& workspace_bytes);
-// (transitional: the default configuration's answer, for kernel_plan.cpp until it passes the call's)
-inline bool column_major_plan_cusolver(Precision precision, int n, int nrhs, int count, std::size_t& workspace_bytes) {
-    return column_major_plan_cusolver(precision, n, nrhs, count, CholeskyConfig{}, workspace_bytes);
-}
 
 // Configuration fields read (0 = the library default for n and precision; config.nb == 0 also
 // takes full_unroll from the default):
