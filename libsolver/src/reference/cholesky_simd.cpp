@@ -89,7 +89,7 @@ bool takes(int n, int count) {
 // region, so that an allocation failure throws to the caller instead of ending the process.
 template <class T, class Run>
 void for_each_group_range(int count, int lanes, int n, const Run& run) {
-    const int groups = (count + lanes - 1) / lanes;
+    const int groups = count / lanes + (count % lanes != 0);  // count + lanes - 1 could overflow
     const int threads = std::max(1, std::min(omp_get_max_threads(), groups));
     // Whole cache lines per thread, so that threads never share one.
     const std::size_t per_thread = (scratch_elements(n, lanes) + 63) / 64 * 64;

@@ -5,8 +5,9 @@
 // kLanes<T> elements of T), load/store (unaligned), load_first/store_first(p, count) (the first count
 // elements, the rest of the vector zero; nothing beyond them touched), fnmadd(a, b, c) = c - a b (fused
 // where the set has FMA), vsqrt, pivot_and_inverse(d, pivot, inverse) (sqrt(d) and its inverse, each
-// lane from its own d only); and <utility> included. It includes nothing itself: a standard header first included here would compile its
-// inline functions for the target, and the linker could keep that copy for callers on any CPU.
+// lane from its own d only); and <utility> included. It includes nothing itself: a standard header
+// first included here would compile its inline functions for the target, and the linker could keep
+// that copy for callers on any CPU.
 //
 // Scratch of a group (W = kLanes<T> matrices, element q of every vector is matrix q of the group):
 //   [factor: n (n + 1) / 2 vectors, lower triangle by rows, (i, k) at row_start(i) + k]
