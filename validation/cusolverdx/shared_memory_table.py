@@ -6,8 +6,10 @@ the register or staged ones. Two variants:
 
   default  the library's own defaults (shared_memory_default_config of shared_memory.cpp, mirrored
            here: keep the two in step; ColumnMajorSharedMemory.DefaultsAsDocumented pins the C++ side)
-  wide     twice the warps per matrix (at most 16), the rest as the default: more threads on the
+  wide     twice the warps per matrix (at most 32), the rest as the default: more threads on the
            trailing update, fewer matrices per block at small n
+  regs64   the default with max_registers = 64 (__launch_bounds__ asks for 8 blocks of 128 threads per
+           SM): the first call's kernels used 93-127 registers, which held s n = 32-64 to 5 blocks
 
 Usage: shared_memory_table.py --output FILE [--variant default|wide] [--n 8,16,32] [--precision s,d]
        [--routine potrf,posv]
@@ -46,6 +48,8 @@ def default_config(routine, p, n):
 
 def variant_config(variant, routine, p, n):
     c = default_config(routine, p, n)
+    if variant == "regs64":
+        c["max_registers"] = 64
     if variant == "wide":
         c["warps_per_matrix"] = min(32, 2 * c["warps_per_matrix"])
         c["matrices_per_block"] = max(1, min(c["matrices_per_block"], 1024 // (32 * c["warps_per_matrix"])))
@@ -68,7 +72,7 @@ def parse_list(text, convert=str):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--output", required=True, help="the table to write")
-    ap.add_argument("--variant", default="default", choices=["default", "wide"])
+    ap.add_argument("--variant", default="default", choices=["default", "wide", "regs64"])
     ap.add_argument("--n", default="1:256", help="orders (list or first:last)")
     ap.add_argument("--precision", default="s,d,c,z")
     ap.add_argument("--routine", default="potrf,potrs,posv")
