@@ -58,6 +58,11 @@ void check_layout(const BatchView<T>& v, const char* routine, const char* name) 
     if (v.layout != LayoutKind::column_major && v.layout != LayoutKind::pointer_array)
         throw InvalidArgument(routine, std::string(name) + ".layout",
                               "column_major or pointer_array for the column-major kernels");
+    // the orders column_major_supports promises (n = 129..256 may still run cuSOLVER: runs_cusolver)
+    if (v.rows > codegen::cholesky::shared_memory_max_n)
+        throw InvalidArgument(routine, std::string(name) + ".rows",
+                              "at most " + std::to_string(codegen::cholesky::shared_memory_max_n) +
+                                  " for the column-major launchers (got " + std::to_string(v.rows) + ")");
 }
 
 template <class T>
