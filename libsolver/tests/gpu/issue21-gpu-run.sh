@@ -11,7 +11,7 @@
 #     (z 11800589031403369438 at n = 2, 34; d 18435474758635866584 at n = 96), with
 #     BATCHSOLVE_LDLT_TRACE=1: one line per pivoted solve says whether cuSOLVER's sytrf + Xsytrs route
 #     gave a finite solution (now solved with ldb = n) or LU took over; then the TF32 refinement's pass
-#     counts of fresh seeds (TensorCoreUpdatesStillConverge, bound 20) x4.
+#     counts of fresh seeds (TensorCoreUpdatesStillConverge, bound 10) x4.
 #  3. the GPU suites' kernel list: run-all.sh RECORD_ONLY=1 (nothing compiled; the tests fail fast by
 #     design), suite-kernels.txt to commit as libsolver/tests/gpu/suite-kernels.txt for run-all.sh's
 #     warm-up of a later call.
@@ -79,7 +79,7 @@ zero='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo:SysvMixed/3.ZeroDiagonal
     --gtest_filter='SysvMixed/2.ZeroDiagonalNeedsButterfliesAndSaysSo' 2>&1
 } >> "$out/ldlt-trace.txt"
 {
-  echo "### TF32 refinement passes, d and z, fresh seeds (the test's bound: 20)"
+  echo "### TF32 refinement passes, d and z, fresh seeds (the test's bound: 10)"
   lim=$(limit 12); ((lim > 0)) &&
   timeout -k 5 "$lim" "$run" batchsolve_ldlt_test --gtest_repeat=4 \
     --gtest_filter='SysvMixed/2.TensorCoreUpdatesStillConverge:SysvMixed/3.TensorCoreUpdatesStillConverge' 2>&1
