@@ -52,6 +52,7 @@ int usage(std::ostream& out, int code) {
            "  --kernels FILE     instead of the combinations above, exactly the kernels listed in FILE, a\n"
            "                     manifest a run recorded with BATCHSOLVE_KERNEL_MANIFEST=FILE (one kernel spec\n"
            "                     per line; duplicates and blank lines are skipped)\n"
+           "  --check-only       with --kernels: read and check the manifest, compile nothing (no GPU needed)\n"
            "Prints one summary line (and every case whose configuration cannot run).\n";
     return code;
 }
@@ -97,7 +98,7 @@ std::vector<int> parse_orders(const std::string& text) {
 #if BATCHSOLVE_WARMUP_MANIFESTS
 // --kernels FILE: the manifest's kernels into the disk cache, in batches (the bar advances per batch;
 // each batch compiles on `threads` threads). A malformed line is reported with its number and skipped.
-int warm_manifest(const std::string& path, int device, int arch, int threads) {
+int warm_manifest(const std::string& path, int device, int arch, int threads, bool check_only) {
     std::ifstream in(path);
     if (!in) throw Error("batchsolve-warmup: --kernels " + path + ": cannot read");
     std::vector<std::string> lines;
@@ -114,6 +115,10 @@ int warm_manifest(const std::string& path, int device, int arch, int threads) {
             std::cout << "cannot run: " << path << ":" << number << ": " << e.what() << "\n";
             ++bad;
         }
+    }
+    if (check_only) {
+        std::printf("%s: %zu kernel specs, %d lines refused\n", path.c_str(), requests.size(), bad);
+        return bad == 0 ? 0 : 1;
     }
     const auto start = std::chrono::steady_clock::now();
     jit::DiskFill total;
@@ -136,7 +141,7 @@ int warm_manifest(const std::string& path, int device, int arch, int threads) {
     return bad == 0 ? 0 : 1;
 }
 #else
-int warm_manifest(const std::string&, int, int, int) {
+int warm_manifest(const std::string&, int, int, int, bool) {
     throw NotCompiled("batchsolve-warmup --kernels", "cuda");
 }
 #endif
@@ -153,6 +158,7 @@ int main(int argc, char** argv) {
         int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         Uplo uplo = Uplo::lower;
         std::string manifest;
+        bool check_only = false;
         for (int i = 1; i < argc; ++i) {
             const std::string arg = argv[i];
             auto value = [&]() -> std::string {
@@ -193,6 +199,8 @@ int main(int argc, char** argv) {
                 const std::string dir = value();
                 if (dir.empty()) throw InvalidArgument("batchsolve-warmup", "--cache-dir", "a directory");
                 setenv("BATCHSOLVE_CACHE_DIR", dir.c_str(), 1);
+            } else if (arg == "--check-only") {
+                check_only = true;
             } else if (arg == "--kernels") {
                 manifest = value();
                 if (manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--kernels", "a file");
@@ -202,11 +210,15 @@ int main(int argc, char** argv) {
         if (batch < 1) throw InvalidArgument("batchsolve-warmup", "--batch", ">= 1");
         if (chunk < 1) throw InvalidArgument("batchsolve-warmup", "--chunk", ">= 1");
         if (threads < 1) throw InvalidArgument("batchsolve-warmup", "--threads", ">= 1");
+        if (check_only) {
+            if (manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--check-only", "with --kernels FILE");
+            return warm_manifest(manifest, device, arch, threads, true);
+        }
         if (arch == 0 && !Context::cuda_available()) {
             std::cout << "skipped: no GPU (give --arch to compile for an architecture without one)\n";
             return 0;
         }
-        if (!manifest.empty()) return warm_manifest(manifest, device, arch, threads);
+        if (!manifest.empty()) return warm_manifest(manifest, device, arch, threads, false);
         std::unique_ptr<Context> ctx;
         if (arch == 0) ctx = std::make_unique<Context>(Backend::cuda, device);
 
