@@ -11,7 +11,7 @@ case $mode in demo|test) ;; *) echo "usage: scripts/setup.sh demo|test" >&2; exi
 
 packages=(cmake g++ libhdf5-dev libboost-program-options-dev libopenblas-dev liblapacke-dev
           libgtest-dev nlohmann-json3-dev libomp-dev libfftw3-dev libtiff-dev zlib1g-dev pkg-config
-          libgmsh-dev clang libclang-rt-dev libopenmpi-dev openmpi-bin python3-dev python3-pip)
+          libgmsh-dev clang libclang-rt-dev libopenmpi-dev openmpi-bin python3-dev python3-pip xz-utils)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 if ((${#missing[@]})); then
