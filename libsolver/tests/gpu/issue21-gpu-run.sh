@@ -88,8 +88,8 @@ summary+=("ldlt TF32 refinement passes (fresh seeds): $(grep -E '^\[ measure  \]
   sed -n 's/.*: \([0-9]*\) refinement passes.*/\1/p' | sort -n | uniq -c | awk '{ printf "%s x %s, ", $1, $2 }')")
 pivoted=$(grep -c 'ldlt pivoted:' "$out/ldlt-trace.txt")
 bad=$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -cvE 'sytrf info 0 sytrs info 0 non-finite 0')
-ok_runs=$(grep -cE '^\[       OK \] SysvMixed' "$out/ldlt-trace.txt")
-failed_runs=$(grep -cE '^\[  FAILED  \] SysvMixed.*\([0-9]+ ms\)$' "$out/ldlt-trace.txt")
+ok_runs=$(grep -cE '^\[       OK \] SysvMixed/[0-9]+\.ZeroDiagonal' "$out/ldlt-trace.txt")
+failed_runs=$(grep -cE '^\[  FAILED  \] SysvMixed/[0-9]+\.ZeroDiagonal.*\([0-9]+ ms\)$' "$out/ldlt-trace.txt")
 summary+=("ldlt zero-diagonal (trace): $ok_runs runs ok, $failed_runs failed; $pivoted pivoted solves, $bad of them not solved by sytrf + Xsytrs (LU took over)")
 summary+=("$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -vE 'non-finite 0' | sort | uniq -c | head -6)")
 
