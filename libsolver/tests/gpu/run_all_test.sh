@@ -2,7 +2,8 @@
 # CI test of run-all.sh (no GPU needed): a fake bundle stands in for the GPU machine's programs, so the
 # script's warm-up call, test selection, sharding, time limits, summary and exit status are checked
 # before a device call depends on them. The fake suites' outcomes are fixed (no timing races): one
-# suite passes, one fails a test, one hangs until its shard's time limit kills it.
+# suite passes, one fails a test, one hangs until its shard's time limit (10 s: ample for the fake
+# shards that finish, on a loaded machine) kills it.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/run-all-test.XXXXXX)
@@ -34,7 +35,7 @@ filter=${1#--gtest_filter=}
 [[ $filter == *cpu* || $filter == *"/0."* ]] && { echo "a CPU instance was selected: $filter"; exit 3; }
 echo "interleaved potrf s lower $((RANDOM % 2 + 4)) 0 {\"nb\":2}" >> "$BATCHSOLVE_KERNEL_MANIFEST"
 case $name in
-  batchsolve_ldlt_test) sleep 30 ;;  # killed by its shard's time limit
+  batchsolve_ldlt_test) exec sleep 120 ;;  # killed by its shard's time limit
   batchsolve_potrf_test)  # shard 0 of 2: Potrf/4.Small fails; shard 1: Potrf/4.Large passes
     if [[ $GTEST_SHARD_INDEX == 0 ]]; then echo "[  FAILED  ] Potrf/4.Small (3 ms)"; exit 1; fi
     echo "[       OK ] Potrf/4.Large (5 ms)" ;;
@@ -47,7 +48,7 @@ chmod +x "$work/run"
 export FAKE_CALLS=$work/calls
 printf 'interleaved potrf s lower 4 0 {"nb":2}\n' > "$work/manifest.txt"
 
-RUN=$work/run OUT=$work/out KERNEL_MANIFEST=$work/manifest.txt SHARD_SECONDS=3 JOBS=4 SHARDS_PER_SUITE=2 \
+RUN=$work/run OUT=$work/out KERNEL_MANIFEST=$work/manifest.txt SHARD_SECONDS=10 JOBS=4 SHARDS_PER_SUITE=2 \
   bash "$here/run-all.sh" > "$work/console" 2>&1
 rc=$?
 cat "$work/console"
