@@ -64,7 +64,7 @@ struct Options {
     std::string json_path, markdown_path;
     std::vector<int> dense_sizes;  // gesv rows (one large system), when given
     std::string dense_precision = "z";
-    int tile = 1024;
+    int tile = 256;
 };
 
 struct Row {
@@ -363,7 +363,7 @@ usage: multi_bench [options]
   --repeat R        timed repeats after one warm-up; the median is reported (default 5)
   --seed S          generator seed (default 1)
   --dense LIST      also one large dense system per n (gesv: LU over the devices with cuSOLVERMg), e.g. 16384,33000
-  --dense-precision P  s, d, c or z (default z, as BEM's systems); --tile T  columns per tile (default 1024)
+  --dense-precision P  s, d, c or z (default z, as BEM's systems); --tile T  columns per tile (default 256, cuSOLVERMg's widest)
   --json FILE       results as JSON;  --markdown FILE  the table
 Exit code: the number of rows with failed matrices or a backward error above 30.
 )";
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
         ("repeat", po::value<int>()->default_value(5), "")("seed", po::value<std::uint64_t>()->default_value(1), "")
         ("json", po::value<std::string>(), "")("markdown", po::value<std::string>(), "")
         ("dense", po::value<std::string>()->default_value(""), "")("dense-precision", po::value<std::string>()->default_value("z"), "")
-        ("tile", po::value<int>()->default_value(1024), "");
+        ("tile", po::value<int>()->default_value(256), "");
     Options o;
     try {
         po::variables_map vm;

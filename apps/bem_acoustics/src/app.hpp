@@ -29,7 +29,7 @@ struct SolveOptions {
     // Several devices (issue 30): a DeviceGroup of these GPUs (--assembly gpu) or CPU members
     // (--assembly cpu); each assembles its tiles of `tile` columns, LU by cuSOLVERMg. Empty: one device.
     std::string devices;
-    int tile = 1024;
+    int tile = 256;  // batchsolve::cusolvermg_max_tile
     double device_memory_gib = 0;  // cap on each member's memory (0: the device's own)
 };
 int run_solve(const SolveOptions& o);

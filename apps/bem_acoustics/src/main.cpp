@@ -139,7 +139,7 @@ int cmd_solve(int argc, char** argv) {
         ("force", po::bool_switch(&o.force), "replace existing result files")
         ("devices", po::value(&o.devices), "assemble and solve over several devices (issue 30): GPUs 0,1,... or 'all' with --assembly gpu "
                                           "(each assembles its column tiles, LU by cuSOLVERMg), CPU members 0,1,... with --assembly cpu")
-        ("tile", po::value(&o.tile)->default_value(1024), "with --devices: columns per tile, tiles dealt round robin (cuSOLVERMg's layout)")
+        ("tile", po::value(&o.tile)->default_value(256), "with --devices: columns per tile, tiles dealt round robin (cuSOLVERMg's layout; at most 256 on GPUs)")
         ("device-memory-gib", po::value(&o.device_memory_gib)->default_value(0), "with --devices: take each member to have at most this "
                                                                                  "much memory (0: the device's own; tests and sharing)");
     po::variables_map vm;

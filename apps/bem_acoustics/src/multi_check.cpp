@@ -3,7 +3,7 @@
 // formulation: one GPU (GPU assembly, cuSOLVER LU) and a DeviceGroup (column tiles, cuSOLVERMg):
 // assembly and solve times, scaled residuals, the far field's error against the Mie series, the
 // difference of the two solutions; then a member cap below the matrix (the error it must give).
-//   bem_multi_check [--mesh ico:5 | octa:L | geo:m] [-k 5] [--formulations soft-p0,hard-p1] [--devices all] [--tile 1024]
+//   bem_multi_check [--mesh ico:5 | octa:L | geo:m] [-k 5] [--formulations soft-p0,hard-p1] [--devices all] [--tile 256]
 //                   [--cap-gib 4] [--cpu]
 // --cpu: the same on the CPU (CPU assembly and LAPACK; CPU members): a dry run where there is no GPU.
 // Exit 0 when every residual is below 1e-10 and the solutions agree; 1 otherwise; 2 on usage errors.
@@ -45,7 +45,7 @@ double mie_error(Formulation f, const Mesh& mesh, const Geometry& g, const std::
 }  // namespace
 
 int main(int argc, char** argv) {
-    int tile = 1024;
+    int tile = 256;
     std::string mesh_spec = "ico:5", one_gpu = "auto";
     double k = 5, cap_gib = 0;
     std::string formulations = "soft-p0,hard-p1", devices = "all";
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
         try {
             if (arg == "--help" || arg == "-h") {
                 std::printf("usage: bem_multi_check [--mesh ico:L|octa:L|geo:m] [-k 5] [--formulations soft-p0,hard-p1] [--devices all]\n"
-                            "                       [--tile 1024] [--one auto|yes|no] [--cap-gib G] [--cpu]\n"
+                            "                       [--tile 256] [--one auto|yes|no] [--cap-gib G] [--cpu]\n"
                             "  --mesh: refined icosahedron/octahedron (20/8 x 4^L triangles) or geodesic sphere (20 m^2 triangles)\n"
                             "  --one: also the one-device path (auto: when the matrix fits one GPU); --cap-gib: a member cap to be refused\n"
                             "  --cpu: CPU assembly, LAPACK and CPU members (a dry run without a GPU)\n");

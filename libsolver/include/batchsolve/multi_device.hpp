@@ -144,7 +144,7 @@ struct DenseSolveReport {
     int info = 0;                  // LAPACK's: 0, or i > 0 when U(i, i) is exactly zero (A singular)
     double upload_s = 0, factor_s = 0, solve_s = 0, download_s = 0;  // wall clock, each phase
     std::size_t device_bytes = 0;  // device memory per device (matrix, right-hand sides, pivots, workspace)
-    std::string engine;            // e.g. "cuSOLVERMg, 2 devices, tiles of 1024 columns" or "LAPACK getrf/getrs"
+    std::string engine;            // e.g. "cuSOLVERMg, 2 devices, tiles of 256 columns" or "LAPACK getrf/getrs"
 };
 
 // Solves A X = B for one n x n matrix by LU with partial pivoting (getrf then getrs), A (lda >= n)
@@ -155,7 +155,12 @@ struct DenseSolveReport {
 // by L and U, ipiv (n entries, 1-based as LAPACK's) by the pivots, B by X. Arguments are checked first
 // (InvalidArgument naming n, nrhs, lda, ldb, tile or a null pointer); a singular U is report.info > 0.
 template <class T>
-DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile = 1024);
+DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, DeviceGroup& group, int tile = 256);
+
+// The widest tile cuSOLVERMg's getrf takes: it returns CUSOLVER_STATUS_INVALID_VALUE for tiles of 1024
+// columns (measured on an H200, CUDA 13; tiles of 96, 128 and 256 run, 256 is NVIDIA's samples' size).
+// gesv on a CUDA group refuses wider tiles (InvalidArgument naming `tile`) before any allocation.
+constexpr int cusolvermg_max_tile = 256;
 
 // ---- a dense matrix that lives spread over the group ----------------------------------------------
 

@@ -47,7 +47,7 @@ nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader 2>&1 
 bem_rows=()
 cap_line=""
 if [[ -x /tmp/bundle/bin/bem_multi_check || -n ${MULTI_RUN:-} ]] && step 45 "bem_multi_check ico:5 P0 + hard-P1, k = 5, cap 4 GiB" \
-        $R bem_multi_check --mesh ico:5 -k 5 --formulations soft-p0,hard-p1 --devices 0 --tile 1024 --cap-gib 4; then :; fi
+        $R bem_multi_check --mesh ico:5 -k 5 --formulations soft-p0,hard-p1 --devices 0 --tile 256 --cap-gib 4; then :; fi
 if grep -q "^bem_multi_check" /tmp/multi-step.txt 2>/dev/null; then
     while IFS= read -r line; do bem_rows+=("$line"); done < <(grep " summary: \| n = \|^cap \|^bem_multi_check" /tmp/multi-step.txt)
 elif [[ -x /tmp/bundle/bin/bem ]]; then
@@ -58,9 +58,9 @@ elif [[ -x /tmp/bundle/bin/bem ]]; then
         local rc=$?
         bem_rows+=("$name|$rc|$(grep -m1 '^k = ' /tmp/multi-step.txt)|$(grep -m1 'far field vs Mie' /tmp/multi-step.txt)")
     }
-    bem p0-multi --assembly gpu --devices 0 --tile 1024
+    bem p0-multi --assembly gpu --devices 0 --tile 256
     bem p0-one --assembly gpu --solver gpu-lu
-    bem p1-multi --formulation hard-p1 --assembly gpu --devices 0 --tile 512
+    bem p1-multi --formulation hard-p1 --assembly gpu --devices 0 --tile 128
     bem p1-one --formulation hard-p1 --assembly gpu --solver gpu-lu
     step 10 "bem cap: n = 20,480 (6.25 GiB) on a member capped at 4 GiB" $R bem solve --mesh ico:5 -k 5 --assembly gpu --devices 0 \
         --device-memory-gib 4 -o $B/cap --force

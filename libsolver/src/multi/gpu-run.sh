@@ -101,12 +101,12 @@ fi
 if ((beyond)); then
     mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
     say "== bem hard-P1 n = 32,492 (geo:57, k = 20): one GPU, then $gpus GPUs"
-    run_for 120 50 $R bem_multi_check --mesh geo:57 -k 20 --formulations hard-p1 --devices all --tile 1024 --one auto 2>&1 \
+    run_for 120 50 $R bem_multi_check --mesh geo:57 -k 20 --formulations hard-p1 --devices all --tile 256 --one auto 2>&1 \
         | grep "n = \|summary\|error\|^bem_multi_check" | cut -c1-400 | tee -a "$log"
     if [[ -n $mem_mib ]] && ((gpus >= 2)); then
         m_large=$(python3 -c "import math; print(int(math.sqrt(math.sqrt(1.2 * $mem_mib * 2**20 / 16) / 20)) + 1)")
         say "== bem soft-P0 larger than one GPU: geo:$m_large ($((20 * m_large * m_large)) triangles, k = 20), $gpus GPUs"
-        run_for 200 100 $R bem_multi_check --mesh geo:$m_large -k 20 --formulations soft-p0 --devices all --tile 2048 --one auto 2>&1 \
+        run_for 200 100 $R bem_multi_check --mesh geo:$m_large -k 20 --formulations soft-p0 --devices all --tile 256 --one auto 2>&1 \
             | grep "n = \|summary\|error\|^bem_multi_check" | cut -c1-400 | tee -a "$log"
     fi
     cap=${MULTI_ALS_CAP_MB:-4096}

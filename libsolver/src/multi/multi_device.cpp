@@ -509,6 +509,9 @@ DenseSolveReport gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb, 
     if (tile < 1) throw InvalidArgument(routine, "tile", "tile >= 1 (got " + std::to_string(tile) + ")");
     if (n > 0 && (a == nullptr || ipiv == nullptr)) throw InvalidArgument(routine, a == nullptr ? "a" : "ipiv", "non-null");
     if (n > 0 && nrhs > 0 && b == nullptr) throw InvalidArgument(routine, "b", "non-null");
+    if (group.backend() == Backend::cuda && tile > cusolvermg_max_tile)
+        throw InvalidArgument(routine, "tile", "tile <= " + std::to_string(cusolvermg_max_tile) + " on GPUs (cuSOLVERMg's getrf rejects wider tiles; got " +
+                                                   std::to_string(tile) + ")");
     if (n == 0) return {};
     if (group.backend() == Backend::cuda) return multi::gesv_cusolvermg(n, nrhs, a, lda, ipiv, b, ldb, group, tile);
     DenseSolveReport report;
@@ -593,6 +596,9 @@ DenseSolveReport gesv(TiledMatrix<T>& a, int* ipiv, int nrhs, T* b, int ldb, Dev
     if (ldb < std::max(1, n)) throw InvalidArgument(routine, "ldb", "ldb >= max(1, n) (got " + std::to_string(ldb) + ")");
     if (n > 0 && ipiv == nullptr) throw InvalidArgument(routine, "ipiv", "non-null");
     if (n > 0 && nrhs > 0 && b == nullptr) throw InvalidArgument(routine, "b", "non-null");
+    if (group.backend() == Backend::cuda && a.tile() > cusolvermg_max_tile)
+        throw InvalidArgument(routine, "a", "tiles of at most " + std::to_string(cusolvermg_max_tile) +
+                                                " columns on GPUs (cuSOLVERMg's getrf rejects wider tiles; got " + std::to_string(a.tile()) + ")");
     if (n == 0) return {};
     if (group.backend() == Backend::cuda) return multi::gesv_cusolvermg_tiled(a, ipiv, nrhs, b, ldb, group);
     // CPU members: their memory is the host's, so LAPACK runs on the gathered matrix; L and U go back
