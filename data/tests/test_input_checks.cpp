@@ -1,6 +1,7 @@
 // Regression tests of issue 22's input checks in the library that bsolve and the applications rely
 // on: overflow-checked sizes (checked_size.hpp), Buffer's byte count and copies, the host-memory
-// estimate under ulimit -v, and a non-finite entry of A giving a nonzero info on the CPU backend.
+// estimate under ulimit -v, a non-finite entry of A giving a nonzero info on the CPU backend, and a
+// malformed tuning table (BATCHSOLVE_TUNING_FILE) named with its file and entry.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -12,10 +13,12 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/checked_size.hpp"
+#include "core/tuning_json.hpp"
 
 #include "test_support.hpp"
 
@@ -209,6 +212,34 @@ TYPED_TEST(NonFiniteInput, UnreferencedTriangleIsIgnored) {
     info.fill_bytes(0x7F);
     potrf_batched<T>(Uplo::lower, BatchView<T>::column_major(da.data(), n, n, 1), info.data(), ctx);
     EXPECT_EQ(info.to_host()[0], 0);
+}
+
+// ---- tuning tables (BATCHSOLVE_TUNING_FILE) --------------------------------------------------------
+
+// A malformed table is an Error naming the file, the entry and what is wrong: the JSON library's own
+// exception escaped without the file's name (fuzz_tuning_json, 682db9c), and an n beyond int wrapped.
+TEST(TuningFile, MalformedTablesNameFileEntryAndField) {
+    const std::string entry = R"({"routine":"potrf","precision":"d","layout":"column_major","n":8,"best":{"config":{}}})";
+    auto message = [](const std::string& text) {
+        try {
+            tuning::parse_table_json(text, "t.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    auto expect_has = [](const std::string& m, std::initializer_list<const char*> parts) {
+        for (const char* p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing in: " << m;
+    };
+    EXPECT_EQ(tuning::parse_table_json(R"({"batch":16384,"entries":[)" + entry + "," + entry + "]}", "t.json").entries.size(), 2u);
+    expect_has(message(R"({"entries":[)" + entry + R"(,{"precision":"d"}]})"), {"t.json", "entry 1", "routine"});
+    expect_has(message(R"({"entries":[{"routine":"potrf","precision":"d","layout":"column_major","n":1099511627776,"best":{"config":{}}}]})"),
+               {"t.json", "entry 0", "'n'"});
+    expect_has(message(R"({"entries":[{"routine":7}]})"), {"t.json", "entry 0"});
+    expect_has(message(R"({"device":5,"entries":[]})"), {"t.json", "header"});
+    expect_has(message(R"({"batch":"16384"})"), {"t.json", "'batch'"});
+    expect_has(message(R"({"entries":{"a":1}})"), {"t.json", "'entries' is not an array"});
+    expect_has(message("[1, 2]"), {"t.json", "not a JSON object"});
 }
 
 }  // namespace
