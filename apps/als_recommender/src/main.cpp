@@ -37,6 +37,19 @@ bool distributed() { return g_ranks != nullptr && g_ranks->size() > 1; }
 // Rank 0 speaks for the job (progress, results, files); the others stay quiet.
 bool speaker() { return g_ranks == nullptr || g_ranks->rank() == 0; }
 
+// HDF5 1.10 can crash or hang on a crafted file (docs/input-checks.md; fuzz_als_model found both in
+// model files): outside MPI each input is read once in a child process first, as bsolve does, so such
+// a file ends in a one-line error naming it instead of a segfault or a hang of the job. Under mpirun
+// the ranks read directly: fork() inside an MPI process is unsafe with some of Open MPI's transports.
+Ratings read_ratings_checked(const std::string& path) {
+    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_ratings(path); });
+    return read_ratings(path);
+}
+Model read_model_checked(const std::string& path) {
+    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_model(path); });
+    return read_model(path);
+}
+
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -196,7 +209,7 @@ int run_split(const std::vector<std::string>& args) {
     o.seed = seed_from(vm);
     const std::string in = vm["input"].as<std::string>(), tr = vm["train"].as<std::string>(), te = vm["test"].as<std::string>();
     if (tr == te) throw UsageError("--train and --test must be different files");
-    const Ratings all = read_ratings(in);
+    const Ratings all = read_ratings_checked(in);
     auto [train_set, test_set] = split(all, o);
     const std::string cl = command_line_text("split", args);
     write_ratings(tr, train_set, vm.count("force") > 0, {in}, cl);
@@ -295,11 +308,11 @@ int run_train(const std::vector<std::string>& args) {
     if (distributed() && !vm.count("seed") && !vm.count("resume"))
         throw UsageError("under mpirun, --seed is required: every rank must start from the same factors");
     const std::string train_path = vm["train"].as<std::string>(), out = vm["output"].as<std::string>();
-    const Ratings train_set = read_ratings(train_path);
+    const Ratings train_set = read_ratings_checked(train_path);
     std::unique_ptr<Ratings> test_set;
-    if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings(vm["test"].as<std::string>()));
+    if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings_checked(vm["test"].as<std::string>()));
     std::unique_ptr<Model> resume;
-    if (vm.count("resume")) resume = std::make_unique<Model>(read_model(vm["resume"].as<std::string>()));
+    if (vm.count("resume")) resume = std::make_unique<Model>(read_model_checked(vm["resume"].as<std::string>()));
     Hyper h = hyper_from(vm, train_set.feedback);
     TrainOptions o = train_options_from(vm);
     o.compute_loss = vm.count("no-loss") == 0;
@@ -355,15 +368,15 @@ int run_evaluate(const std::vector<std::string>& args) {
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"model", "test"}, "evaluate");
-    const Model m = read_model(vm["model"].as<std::string>());
-    const Ratings test = read_ratings(vm["test"].as<std::string>());
+    const Model m = read_model_checked(vm["model"].as<std::string>());
+    const Ratings test = read_ratings_checked(vm["test"].as<std::string>());
     nlohmann::json j;
     if (m.hyper.feedback == Feedback::explicit_ratings) {
         const auto r = evaluate_explicit(m, test);
         std::cout << "model            RMSE " << fmt(r.rmse) << "  MAE " << fmt(r.mae) << "  (" << r.count << " test ratings)\n";
         j["model"] = {{"rmse", r.rmse}, {"mae", r.mae}, {"count", r.count}};
         if (vm.count("train")) {
-            const Ratings train_set = read_ratings(vm["train"].as<std::string>());
+            const Ratings train_set = read_ratings_checked(vm["train"].as<std::string>());
             const auto g = baseline_global_mean(train_set, test), b = baseline_biases(train_set, test);
             std::cout << "global mean      RMSE " << fmt(g.rmse) << "  MAE " << fmt(g.mae) << "\n";
             std::cout << "user+item biases RMSE " << fmt(b.rmse) << "  MAE " << fmt(b.mae) << "\n";
@@ -448,7 +461,7 @@ int run_recommend(const std::vector<std::string>& args) {
     if (format != "csv" && format != "json") throw UsageError("--format must be csv or json");
     const int n = vm["n"].as<int>();
     if (n < 1) throw UsageError("--n must be >= 1");
-    const Model m = read_model(model_path);
+    const Model m = read_model_checked(model_path);
     struct Query {
         std::string id;
         std::vector<Scored> result;
@@ -621,7 +634,7 @@ int run_bench(const std::vector<std::string>& args) {
     Ratings all;
     std::string data_name;
     if (vm.count("input")) {
-        all = read_ratings(vm["input"].as<std::string>());
+        all = read_ratings_checked(vm["input"].as<std::string>());
         data_name = vm["input"].as<std::string>();
     } else {
         GenerateOptions g = generate_options_from(vm);

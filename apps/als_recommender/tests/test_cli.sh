@@ -5,6 +5,7 @@
 # usage: test_cli.sh ALS_BINARY SCRATCH_DIR [SHARED_RATINGS_DIR]
 set -uo pipefail
 als=$1 dir=$2 shared=${3:-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
@@ -62,6 +63,12 @@ expect_status 0 "train explicit" -- "$als" train --train ex_tr.h5 --test ex_te.h
 grep -q "test RMSE" out.txt || fail "explicit train prints no RMSE"
 expect_status 0 "evaluate explicit" -- "$als" evaluate -m ex_m.h5 --test ex_te.h5 --train ex_tr.h5
 grep -q "user+item biases RMSE" out.txt || fail "explicit evaluate prints no bias baseline"
+
+# A crafted model file on which HDF5 1.10.8 itself segfaults (found by fuzz_als_model): a one-line error
+# naming the file, exit 3, never a crash (the reader runs in a child process first).
+crafted=$here/data/crafted-model-crashes-hdf5.h5
+expect_status 3 "crafted model file" -- "$als" recommend -m "$crafted" --users 1
+grep -q "crafted-model-crashes-hdf5.h5" err.txt || { fail "crafted model: the error does not name the file"; cat err.txt; }
 
 if [[ -n $shared && -f $shared/ml-latest-small/ratings.csv ]]; then
     expect_status 0 "import MovieLens" -- "$als" import -i "$shared/ml-latest-small/ratings.csv" -o ml.h5
