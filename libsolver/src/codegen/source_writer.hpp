@@ -5,8 +5,21 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace batchsolve::codegen {
+
+// Replaces every @KEY@ of `text` by its value: the kernels written as raw-string templates (staged,
+// shared_memory) fill their literals with it.
+inline std::string fill_placeholders(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [key, value] : values) {
+        const std::string token = "@" + key + "@";
+        for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size()))
+            text.replace(at, token.size(), value);
+    }
+    return text;
+}
 
 class SourceWriter {
 public:

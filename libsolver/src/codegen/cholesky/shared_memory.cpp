@@ -8,22 +8,13 @@
 #include <vector>
 
 #include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
 
 namespace batchsolve::codegen::cholesky {
 
 namespace {
 
 using codegen::element_bytes;
-
-// Replaces every @KEY@ of `text` by its value.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-    for (const auto& [key, value] : values) {
-        const std::string token = "@" + key + "@";
-        for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size()))
-            text.replace(at, token.size(), value);
-    }
-    return text;
-}
 
 // The kernel, written once for every precision and both triangles with the prelude's T, R and bs_*
 // helpers. N, NB, TPM, G and RT are literals, so the loops over a thread's tile and a panel's
@@ -402,7 +393,7 @@ std::string shared_memory_kernel(const ColumnMajorSpec& spec, const ColumnMajorS
     text += "}\n";
     const bool single = is_single(spec.precision);
     const bool conj = spec.uplo == Uplo::upper && codegen::is_complex(spec.precision);  // U = L^H
-    return fill(text, {{"NAME", name},
+    return fill_placeholders(text, {{"NAME", name},
                        {"PARAMS", params},
                        {"THREADS", std::to_string(shape.block_threads)},
                        {"MIN_BLOCKS", std::to_string(min_blocks)},

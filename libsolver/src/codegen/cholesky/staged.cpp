@@ -2,6 +2,7 @@
 #include "codegen/cholesky/staged.hpp"
 
 #include "codegen/common.hpp"
+#include "codegen/source_writer.hpp"
 
 #include <string>
 #include <utility>
@@ -12,16 +13,6 @@ namespace batchsolve::codegen::cholesky {
 namespace {
 
 using codegen::is_complex;
-
-// Replaces every @NAME@ of `text` by its value.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-    for (const auto& [key, value] : values) {
-        const std::string token = "@" + key + "@";
-        for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size()))
-            text.replace(at, token.size(), value);
-    }
-    return text;
-}
 
 // The kernel, written once for every precision with the prelude's T, R and bs_* helpers. Loops with
 // literal bounds over register arrays are unrolled (the arrays stay in registers); the panel loop
@@ -449,7 +440,7 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
     const bool shared_diagonal = nb >= column_major_staged_shared_diagonal_min_nb;
     const bool tensor_cores = spec.config.tensor_cores;  // column_major_spec_problem: d, potrf or posv
     std::string text = std::string(tensor_cores ? kMma8x8x4 : "") +
-                       fill(kHead, {{"DIAGONAL_BLOCK", r != ColumnMajorRoutine::potrs ? kDiagonalBlock : ""}});
+                       fill_placeholders(kHead, {{"DIAGONAL_BLOCK", r != ColumnMajorRoutine::potrs ? kDiagonalBlock : ""}});
     if (r != ColumnMajorRoutine::potrs) {
         // The two tile sets of the trailing update, by threads (scalar tiles) or by warps (tensor
         // cores); in a group of more than one warp, warp 0 leaves the rest set to the others.
@@ -459,20 +450,20 @@ std::string column_major_staged_kernel(const ColumnMajorSpec& spec, const Column
             const std::vector<std::pair<std::string, std::string>> update = {
                 {"SETUP", kTensorCoreSetup}, {"TILE", kTensorCoreTile},    {"TS", "8"},
                 {"WORKER", "(t >> 5)"},      {"WORKERS", "(TPM / 32)"}, {"REST_SKIP", one_warp ? "0" : "1"}};
-            next_tiles = fill(kNextPanelTiles, update);
-            rest_tiles = fill(kRestTiles, update);
+            next_tiles = fill_placeholders(kNextPanelTiles, update);
+            rest_tiles = fill_placeholders(kRestTiles, update);
         } else {
-            next_tiles = fill(kAllTiles, {{"SETUP", ""}, {"TILE", kScalarTile}, {"TS", "@RT@"}, {"WORKER", "t"},
+            next_tiles = fill_placeholders(kAllTiles, {{"SETUP", ""}, {"TILE", kScalarTile}, {"TS", "@RT@"}, {"WORKER", "t"},
                                           {"WORKERS", "TPM"}});
         }
-        text += fill(kFactor, {{"NEXT_TILES", next_tiles}, {"REST_TILES", rest_tiles}}) + "  // ---- copy out ----" +
-                fill(walk, {{"STEP", kCopyOutStep}});
+        text += fill_placeholders(kFactor, {{"NEXT_TILES", next_tiles}, {"REST_TILES", rest_tiles}}) + "  // ---- copy out ----" +
+                fill_placeholders(walk, {{"STEP", kCopyOutStep}});
     }
     if (r != ColumnMajorRoutine::potrf) text += std::string(kSolve) + "  (void)ngroups;  // one right-hand side per warp at a time\n";
     text += r == ColumnMajorRoutine::potrs ? kEnd : kInfoAndEnd;
     // before the placeholders the copies contain
-    text = fill(text, {{"COPY_IN", "  // ---- copy in ----" + fill(walk, {{"STEP", kCopyInStep}})}});
-    return fill(text, {{"NAME", name},
+    text = fill_placeholders(text, {{"COPY_IN", "  // ---- copy in ----" + fill_placeholders(walk, {{"STEP", kCopyInStep}})}});
+    return fill_placeholders(text, {{"NAME", name},
                        {"PARAMS", params},
                        {"THREADS", std::to_string(shape.block_threads)},
                        {"MIN_BLOCKS", std::to_string(min_blocks)},
