@@ -13,6 +13,9 @@ cuSOLVER, the ratio cuSolverDx time / batchsolve time (> 1: batchsolve faster; t
 is >= 1.2 for column-major), GFLOP/s and the fraction of the copy roofline; a summary of the target;
 and a PNG (GFLOP/s vs n per routine and precision: batchsolve's kernels, cuSolverDx, cuSOLVER and the
 copy roofline), titled with the GPU, commit and date.
+Tester rows whose check failed (status "failed") and cuSolverDx rows without a positive finite time
+are refused: they enter no ratio, are listed under "Refused rows", and compare.py exits 1 (the table
+is still written, so that the failure can be read).
 
   compare.py --cusolverdx cusolverdx.csv (--new new.json [more.json ...] [--old old.json] | --batchsolve-csv same-call.csv)
              [--markdown OUT.md] [--png OUT.png] [--title TEXT]
@@ -26,6 +29,7 @@ import sys
 
 PREC = {"float": "s", "double": "d", "s": "s", "d": "d"}
 TARGET = 1.2
+REFUSED = []  # failed rows met on reading (named in the output; compare.py then exits 1)
 
 
 def read_dx(path):
@@ -47,7 +51,11 @@ def read_dx(path):
             continue
         try:
             key = (row["routine"], PREC[row["precision"]], int(row["n"]), int(row["batch"]))
-            data.setdefault(key, {})[row["impl"]] = {"ms": float(row["ms"]), "gflops": float(row["GFLOP/s"]),
+            ms = float(row["ms"])
+            if not math.isfinite(ms) or ms <= 0:
+                REFUSED.append(f"{row['impl']} {key[0]} {key[1]} n = {key[2]} batch {key[3]}: time {row['ms']} ({path})")
+                continue
+            data.setdefault(key, {})[row["impl"]] = {"ms": ms, "gflops": float(row["GFLOP/s"]),
                                                       "roofline": float(row["roofline_fraction"])}
         except (KeyError, ValueError):
             continue
@@ -60,9 +68,16 @@ def read_tester(path, label):
         t = json.load(f)
     data = {}
     for r in t.get("rows", []):
-        if r.get("layout") != "column_major" or r.get("status") not in ("ok", "failed") or not r.get("time_ms"):
+        if r.get("layout") != "column_major":
             continue
         key = (r["routine"], r["precision"], int(r["n"]), int(r["batch"]))
+        if r.get("status") == "failed":
+            # A row whose check failed (wrong info, backward error, other triangle touched) is no
+            # measurement of a working solver: refused, named in the output, never in a ratio.
+            REFUSED.append(f"{label} {key[0]} {key[1]} n = {key[2]} batch {key[3]}: {r.get('note') or 'failed'} ({path})")
+            continue
+        if r.get("status") != "ok" or not r.get("time_ms"):
+            continue
         entry = data.setdefault(key, {})
         entry[label] = {"ms": r["time_ms"], "gflops": r["gflops"], "roofline": r.get("roofline"),
                         "kernel": (r.get("kernel") or {}).get("name", ""), "status": r.get("status")}
@@ -204,6 +219,9 @@ def main():
         geo = math.exp(sum(math.log(x[5]) for x in rs) / len(rs))
         lines.append(f"- {s}: {met}/{len(rs)} cases >= {TARGET}x cuSolverDx, {ahead}/{len(rs)} >= 1.0x; geometric mean "
                      f"{geo:.2f}x; worst {worst[5]:.2f}x ({worst[1]} {worst[2]} n = {worst[4]}, batch {worst[3]})")
+    if REFUSED:
+        lines += ["", f"## Refused rows ({len(REFUSED)}: failed checks or no valid time; in no ratio above)", ""]
+        lines += [f"- {r}" for r in REFUSED]
     text = "\n".join(lines) + "\n"
     if a.markdown:
         with open(a.markdown, "w") as f:
@@ -241,6 +259,9 @@ def main():
         fig.tight_layout()
         fig.savefig(a.png, dpi=110)
         print(f"compare.py: wrote {a.png}")
+    if REFUSED:
+        print(f"compare.py: {len(REFUSED)} rows refused: failed checks or no valid time (listed under 'Refused rows')", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -75,17 +75,27 @@ else
   echo "4 cuSolverDx: no run.sh in .gpu-requests/cusolverdx/ or .gpu-bundle/cusolverdx/"
 fi
 
-# 5. the side-by-side table and plot (the committed cuSolverDx CSV of the same GPU type if 4 failed)
-dxcsv="$out/cusolverdx.csv"
-if ! grep -q '^cusolverdx,' "$dxcsv" 2>/dev/null; then
-  case "$gpu" in *H200*) dxcsv=../shared/tools/peers/cusolverdx/h200-2026-11-26/cusolverdx.csv ;;
-                 *) dxcsv=../shared/tools/peers/cusolverdx/h100-2026-11-26/cusolverdx.csv ;; esac
+# 5. the side-by-side table and plot, from this run's cuSolverDx rows only. Without them there is no
+#    comparison (a CSV of another day's run under this run's title would be a different measurement);
+#    DX_CSV=path uses an earlier run's CSV on purpose, and the title then names that file and says so.
+dxcsv="$out/cusolverdx.csv" title=()
+status=0
+if [[ -n ${DX_CSV:-} ]]; then
+  dxcsv=$DX_CSV
+  title=(--title "$gpu, batchsolve $(git rev-parse --short HEAD 2>/dev/null || echo unknown) of $(date -u +%F); cuSolverDx rows NOT of this run: $DX_CSV")
 fi
-python3 "$here/compare.py" --new "$out/new.json" --old "$out/old.json" --cusolverdx "$dxcsv" \
-  --markdown "$out/compare.md" --png "$out/compare.png" > "$out/compare.log" 2>&1 || echo "5 compare.py failed: $(tail -n 3 "$out/compare.log")"
+if ! grep -q '^cusolverdx,' "$dxcsv" 2>/dev/null; then
+  echo "5 compare.py: not run: no cuSolverDx rows in $dxcsv (step 4 failed; DX_CSV=path compares with an earlier run, labelled as such)"
+  status=1
+else
+  python3 "$here/compare.py" --new "$out/new.json" --old "$out/old.json" --cusolverdx "$dxcsv" "${title[@]}" \
+    --markdown "$out/compare.md" --png "$out/compare.png" > "$out/compare.log" 2>&1 ||
+    { echo "5 compare.py failed (rc $?; refused rows are listed in compare.md): $(tail -n 3 "$out/compare.log")"; status=1; }
+fi
 
 ( cd "$out" && tar -czf logs.tar.gz $(ls new.log new-large.log old.log check.log check.json compare.log dx-summary.txt cusolverdx.log \
     shared-memory-table.json 2>/dev/null) && rm -f new.log new-large.log old.log check.log check.json compare.log dx-summary.txt \
     cusolverdx.log shared-memory-table.json )
 echo "=== dx-gpu summary ($(( $(date +%s) - start )) s, $gpu)"
 sed -n '/^## Summary/,$p' "$out/compare.md" 2>/dev/null | head -n 30
+exit $status

@@ -62,12 +62,36 @@ class Synthetic(unittest.TestCase):
                 self.assertEqual(f.read().strip(), out.strip())
 
 
+    def test_failed_rows_are_refused(self):
+        # A failed tester row (here twice as fast as cuSolverDx) must enter no ratio and no summary,
+        # be listed with its note, and make compare.py exit 1; the ok row's ratio stays.
+        with tempfile.TemporaryDirectory() as d:
+            dx = os.path.join(d, "dx.csv")
+            with open(dx, "w") as f:
+                f.write("impl,precision,n,batch,routine,ms,GFLOP/s,roofline_fraction,err\n"
+                        "cusolverdx,float,32,16384,potrf,0.060,100,0.5,0.1\n"
+                        "cusolverdx,float,64,16384,potrf,0.100,100,0.5,0.1\n"
+                        "cusolverdx,float,128,16384,potrf,nan,100,0.5,0.1\n")
+            bad = tester_row("potrf", "s", 64, 0.050, "smem")
+            bad["status"], bad["note"] = "failed", "3 matrices: backward error 2.1e+03 n eps"
+            new = os.path.join(d, "new.json")
+            write_json(new, {"header": {}, "rows": [tester_row("potrf", "s", 32, 0.040, "smem"), bad,
+                                                    tester_row("potrf", "s", 128, 1.0, "smem")]})
+            out = subprocess.run([sys.executable, COMPARE, "--cusolverdx", dx, "--new", new], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+            self.assertIn("- potrf s 16384 (shared_memory): 32: 1.50", out.stdout)
+            self.assertNotIn("64: ", out.stdout.split("## Summary")[1].split("## Refused")[0])
+            self.assertIn("- shared_memory: 1/1 cases >= 1.2x cuSolverDx", out.stdout)
+            self.assertIn("shared_memory potrf s n = 64 batch 16384: 3 matrices: backward error", out.stdout)
+            self.assertIn("cusolverdx potrf s n = 128 batch 16384: time nan", out.stdout)
+            self.assertIn("2 rows refused: failed checks or no valid time", out.stderr)
+
+
 class CommittedH100(unittest.TestCase):
     def test_reproduces_the_issue_table(self):
         folder = os.path.join(PEERS, "h100-2026-11-26")
         if not os.path.isdir(folder):
-            print(f"skipped: {folder} absent")
-            return
+            self.skipTest(f"{folder} absent")
         out = run("--cusolverdx", os.path.join(folder, "cusolverdx.csv"),
                   "--batchsolve-csv", os.path.join(folder, "batchsolve-0bce3cd-same-call.csv"))
         # issue 29's table: potrf s batch 16384, column-major 0.92 0.83 0.59 0.46 0.83 0.52 and
