@@ -59,4 +59,16 @@ private:
     std::size_t workspace_allocations_ = 0;
 };
 
+// What the CPU backend runs for batched Cholesky (potrf/potrs/posv) as a call made now would run it, so
+// that a benchmark can name the code behind its CPU figures: real s/d calls up to the switch-over order
+// go to the vector path with instruction set `isa` ("avx512", "avx2", "portable"; "off" when
+// BATCHSOLVE_CPU_SIMD=off disables it), everything else (complex, larger n) to LAPACKE per matrix.
+struct CpuCholeskyPath {
+    std::string isa;
+    int simd_max_order_s = 0;  // largest n the vector path takes in single precision
+    int simd_max_order_d = 0;  // ... in double precision
+    int threads = 0;           // OpenMP threads the backend runs on
+};
+CpuCholeskyPath cpu_cholesky_path();
+
 }  // namespace batchsolve

@@ -1,6 +1,7 @@
 // The vector Cholesky path of the CPU backend (cholesky_simd.hpp): which instruction set runs, and the
 // OpenMP loop that hands each thread its range of matrix groups and its scratch.
 #include "cholesky_simd.hpp"
+#include "batchsolve/context.hpp"
 
 #include <omp.h>
 
@@ -163,3 +164,17 @@ BATCHSOLVE_SIMD_INSTANTIATE(std::complex<double>)
 #undef BATCHSOLVE_SIMD_INSTANTIATE
 
 }  // namespace batchsolve::reference::simd
+
+namespace batchsolve {
+
+// Declared in batchsolve/context.hpp; answered here, where the instruction set and the switch-over live.
+CpuCholeskyPath cpu_cholesky_path() {
+    CpuCholeskyPath p;
+    p.isa = reference::simd::to_string(reference::simd::active_isa());
+    p.simd_max_order_s = reference::simd::SimdSwitchOver<float>::max_order;
+    p.simd_max_order_d = reference::simd::SimdSwitchOver<double>::max_order;
+    p.threads = omp_get_max_threads();
+    return p;
+}
+
+}  // namespace batchsolve
