@@ -111,11 +111,30 @@ inline typename ShuffleIndex<T>::type stage_index(std::index_sequence<J...>) {
         static_cast<E>(Second ? ((J & D) ? W + J : J + D) : ((J & D) ? W + J - D : J))...};
 }
 
+#if defined(__clang__)
+// clang has no __builtin_shuffle with a mask vector; __builtin_shufflevector takes the same lane
+// indices as constants (the `fuzz` preset and scripts/sanitize-*.sh build the library with clang).
+template <class T, int D, bool Second, std::size_t... J>
+inline Vec<T> shuffle_stage(const Vec<T>& x, const Vec<T>& y, std::index_sequence<J...>) {
+    constexpr std::size_t W = kLanes<T>;
+    return __builtin_shufflevector(x, y, int(Second ? ((J & D) ? W + J : J + D) : ((J & D) ? W + J - D : J))...);
+}
+#endif
+
 // v[r][q] <- v[q][r]: log2(W) stages of W shuffles (each swaps one bit of the row and column indices).
 template <class T, int D = 1>
 inline void transpose(Vec<T>* v) {
     constexpr int W = kLanes<T>;
     if constexpr (D < W) {
+#if defined(__clang__)
+#pragma GCC unroll 16
+        for (int a = 0; a < W; ++a)
+            if (!(a & D)) {
+                const Vec<T> x = v[a], y = v[a + D];
+                v[a] = shuffle_stage<T, D, false>(x, y, std::make_index_sequence<W>{});
+                v[a + D] = shuffle_stage<T, D, true>(x, y, std::make_index_sequence<W>{});
+            }
+#else
         const auto first = stage_index<T, D, false>(std::make_index_sequence<W>{});
         const auto second = stage_index<T, D, true>(std::make_index_sequence<W>{});
 #pragma GCC unroll 16
@@ -125,6 +144,7 @@ inline void transpose(Vec<T>* v) {
                 v[a] = __builtin_shuffle(x, y, first);
                 v[a + D] = __builtin_shuffle(x, y, second);
             }
+#endif
         transpose<T, 2 * D>(v);
     }
 }
