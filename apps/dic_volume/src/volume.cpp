@@ -177,7 +177,12 @@ Volume read_tiff_stack(const std::string& path) {
         else if (w != width || h != height || b != bits || f != format)
             throw Error(path + ": page " + std::to_string(pages) + " is " + std::to_string(h) + "x" + std::to_string(w) + " with " + std::to_string(b) + "-bit samples, page 0 is " + std::to_string(height) + "x" + std::to_string(width) + " with " + std::to_string(bits));
         ++pages;
-    } while (TIFFReadDirectory(tif.get()));
+        // TIFFReadDirectory fails alike at the end and on a directory cut off by truncation: only
+        // the last directory (next offset 0) may end the stack.
+        if (TIFFLastDirectory(tif.get())) break;
+        if (!TIFFReadDirectory(tif.get()))
+            throw Error(path + ": page " + std::to_string(pages) + " cannot be read (truncated or corrupt file)");
+    } while (true);
     (void)samples;
     Volume v;
     v.dims = {pages, std::int64_t(height), std::int64_t(width)};
