@@ -123,7 +123,9 @@ def main():
             out.create_dataset(f"{kind}/items", data=np.ascontiguousarray(itf))
             runs.append({"tool": "implicit", "backend": kind, "device": device, "layout": "-", "factors": a.factors,
                          "iterations": a.iterations, "seconds_per_iteration": median, "setup_seconds": setup,
-                         "iteration_seconds": per_iter, "solver": "conjugate gradient, 3 steps (implicit's default)",
+                         "iteration_seconds": per_iter,
+                         "solver": ("exact Cholesky (use_cg=False)" if a.exact
+                                    else "conjugate gradient, 3 steps (implicit's default)"),
                          "implicit_version": implicit.__version__, "factors_group": f"/{kind}"})
             print(f"implicit {kind} ({device}) k {a.factors}: {median:.4f} s/iter, setup {setup:.2f} s", flush=True)
     with open(a.json, "w") as f:
