@@ -18,12 +18,22 @@ measured it (by the manifest's date, then the JSON's), its GFLOP/s and the speed
 timed in the same process, and the folder it came from; then the index of every run folder.
 
     results/make_latest.py            check the shelf, then write LATEST.md
-    results/make_latest.py --check    check the shelf, and that LATEST.md is what this would write
+    results/make_latest.py --check    check the shelf, that LATEST.md is what this would write, and
+                                      every figure's source (below)
+    results/make_latest.py --verify-sources
+                                      only that every figure of the committed LATEST.md comes from
+                                      the source files its row names (CTest results.latest_sources)
     results/make_latest.py --root DIR a shelf elsewhere (the tests' fixtures)
     results/make_latest.py --draft-manifest results/FOLDER
                                       a first manifest.json for a new run folder, from its tester
                                       JSON headers and its file names (edit the topic and the files'
                                       descriptions, then run the script)
+
+Every row of LATEST.md's tables names its source files (`folder/file.json` of the run's "figures");
+the source check reads the committed LATEST.md, not this script's output: each figure must be what the
+row's named files give for that GPU, routine, precision, layout, batch and n, a row without a named
+source, a named file that is missing or not among its run's "figures", and a figure that no file gives
+all fail, naming the row and the cell.
 
 Also checked: every relative link of the shelf's Markdown files ([text](path) and `../path` in code
 spans) names a file or folder that exists. Exit code 1, with every problem listed, when a check fails.
@@ -149,6 +159,15 @@ def cell(row):
     return text
 
 
+def figure_rows(doc):
+    """(key, n, row) of a tester JSON's rows that LATEST.md shows: CUDA, one right-hand side at most."""
+    gpu = gpu_short(doc["header"]["gpu"]["name"])
+    for r in doc["rows"]:
+        if r.get("backend") != "cuda" or r.get("nrhs", 1) > 1:
+            continue
+        yield (gpu, r["routine"], r["precision"], r["layout"], r["batch"]), r["n"], r
+
+
 def latest_rows(root, manifests):
     """{(gpu, routine, precision, layout, batch): (folder, manifest, {n: row})}, the latest run per key."""
     best = {}
@@ -156,17 +175,13 @@ def latest_rows(root, manifests):
         docs = []
         for fig in man.get("figures", []):
             with open(os.path.join(root, folder, fig)) as f:
-                docs.append(json.load(f))
-        docs.sort(key=lambda d: d["header"]["date"])
+                docs.append((json.load(f), fig))
+        docs.sort(key=lambda d: d[0]["header"]["date"])
         merged = {}
-        for doc in docs:  # a later JSON of the run replaces the same cells of an earlier one
-            gpu = gpu_short(doc["header"]["gpu"]["name"])
-            for r in doc["rows"]:
-                if r.get("backend") != "cuda" or r.get("nrhs", 1) > 1:
-                    continue
-                key = (gpu, r["routine"], r["precision"], r["layout"], r["batch"])
-                merged.setdefault(key, {})[r["n"]] = r
-        stamp = (man["date"], max((d["header"]["date"] for d in docs), default=""))
+        for doc, fig in docs:  # a later JSON of the run replaces the same cells of an earlier one
+            for key, n, r in figure_rows(doc):
+                merged.setdefault(key, {})[n] = (r, fig)
+        stamp = (man["date"], max((d[0]["header"]["date"] for d in docs), default=""))
         for key, cells in merged.items():
             if key not in best or stamp > best[key][0]:
                 best[key] = (stamp, folder, man, cells)
@@ -180,7 +195,8 @@ def render(root, manifests):
            "`results.latest` fails when this file is not what the script writes). For each GPU, precision,",
            "layout and batch size, the latest run that measured it: GFLOP/s of the library's routine (its",
            "tuned configuration, one right-hand side for potrs and posv) and, in parentheses, its speed-up over",
-           "cuSOLVER's batched routine timed in the same process; — where that run has no such n.",
+           "cuSOLVER's batched routine timed in the same process; — where that run has no such n. The last",
+           "column names the files each row's figures come from (checked by CTest `results.latest_sources`).",
            ""]
     for routine in ROUTINES:
         keys = [k for k in rows if k[1] == routine]
@@ -193,9 +209,10 @@ def render(root, manifests):
         keys.sort(key=lambda k: rows[k][1]["date"], reverse=True)  # the newest runs first (stable)
         for k in keys:
             folder, man, cells = rows[k]
-            values = [cell(cells[n]) if n in cells else "—" for n in COLUMNS]
+            values = [cell(cells[n][0]) if n in cells else "—" for n in COLUMNS]
+            sources = sorted({cells[n][1] for n in COLUMNS if n in cells})
             out.append(f"| {k[0]} | {k[2]} | {k[3]} | {k[4]} | " + " | ".join(values) +
-                       f" | [{folder}]({folder}/) ({man['commit']}) |")
+                       f" | [{folder}]({folder}/) ({man['commit']}): " + ", ".join(f"`{s}`" for s in sources) + " |")
         out.append("")
     out += ["## Every run", "",
             "Newest first; `manifest.json` in each folder says what its files are and how they were made.", "",
@@ -205,6 +222,73 @@ def render(root, manifests):
         topic = man["topic"].replace("|", "/")
         out.append(f"| [{folder}]({folder}/) | {man['gpu']} | {man['commit']} | {topic} |")
     return "\n".join(out) + "\n"
+
+
+ROW = re.compile(r"^\| (?P<gpu>[^|]+) \| (?P<precision>[^|]+) \| (?P<layout>[^|]+) \| (?P<batch>\d+) \| "
+                 r"(?P<cells>(?:[^|]+ \| ){%d})(?P<source>[^|]*) \|$" % len(COLUMNS))
+SOURCE = re.compile(r"^\[(?P<folder>[^\]]+)\]\((?P=folder)/\) \([0-9a-f]+\): (?P<files>`[^`]+`(?:, `[^`]+`)*)$")
+
+
+def verify_sources(root, latest, manifests, problems):
+    """Every figure of the tables in `latest` (the committed file) from the source files its row names."""
+    try:
+        with open(latest, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        problems.append(f"{latest}: missing")
+        return 0
+    routine, checked = None, 0
+    for number, line in enumerate(lines, 1):
+        where = f"{os.path.basename(latest)}:{number}"
+        if line.startswith("## "):
+            routine = line[3:].strip() if line[3:].strip() in ROUTINES else None
+            continue
+        if routine is None or not line.startswith("| ") or line.startswith("| GPU |"):
+            continue
+        m = ROW.match(line)
+        if not m:
+            problems.append(f"{where}: a table row that is not GPU | precision | layout | batch | "
+                            f"{len(COLUMNS)} figures | source")
+            continue
+        values = [v.strip() for v in m.group("cells").split(" | ")]
+        values[-1] = values[-1].rstrip(" |").strip()
+        src = SOURCE.match(m.group("source").strip())
+        if not src:
+            if any(v != "—" for v in values):
+                problems.append(f"{where}: figures without a source file (the row names none)")
+            continue
+        folder = src.group("folder")
+        files = re.findall(r"`([^`]+)`", src.group("files"))
+        man = manifests.get(folder)
+        derived = {}
+        docs = []
+        for fig in files:
+            path = os.path.join(root, folder, fig)
+            if man is None or fig not in man.get("figures", []):
+                problems.append(f"{where}: source {folder}/{fig} is not among that run's \"figures\"")
+                continue
+            try:
+                with open(path) as f:
+                    docs.append(json.load(f))
+            except (OSError, ValueError) as e:
+                problems.append(f"{where}: source {folder}/{fig} unreadable: {e}")
+        docs.sort(key=lambda d: d["header"]["date"])
+        key = (m.group("gpu").strip(), routine, m.group("precision").strip(), m.group("layout").strip(),
+               int(m.group("batch")))
+        for doc in docs:
+            for k, n, r in figure_rows(doc):
+                if k == key:
+                    derived[n] = cell(r)
+        for n, value in zip(COLUMNS, values):
+            checked += value != "—"
+            if value == "—":
+                if n in derived:
+                    problems.append(f"{where}: n = {n} shows — but {folder} has {derived[n]}")
+            elif n not in derived:
+                problems.append(f"{where}: n = {n} figure {value} has no source (no row of {', '.join(files)})")
+            elif derived[n] != value:
+                problems.append(f"{where}: n = {n} figure {value}, but its source gives {derived[n]}")
+    return checked
 
 
 # What the usual files of a run are (make_latest.py --draft-manifest).
@@ -266,6 +350,8 @@ def main():
     ap.add_argument("--links-also", action="append", default=[],
                     help="another folder whose Markdown links are checked too (e.g. experiments/)")
     ap.add_argument("--draft-manifest", metavar="FOLDER", help="write a first manifest.json for a new run folder")
+    ap.add_argument("--verify-sources", action="store_true",
+                    help="only check every figure of the committed LATEST.md against its named source files")
     args = ap.parse_args()
     if args.draft_manifest:
         path = os.path.join(args.draft_manifest, "manifest.json")
@@ -284,14 +370,24 @@ def main():
         man = check_manifest(root, folder, problems)
         if man is not None:
             manifests[folder] = man
+    latest = os.path.join(root, "LATEST.md")
+    if args.verify_sources:
+        checked = verify_sources(root, latest, manifests, problems)
+        for p in problems:
+            print(f"make_latest: {p}", file=sys.stderr)
+        if problems:
+            print(f"make_latest: {len(problems)} problem(s)", file=sys.stderr)
+            return 1
+        print(f"make_latest: {checked} figures of LATEST.md, each from its named source file")
+        return 0
     markdown = []
     for top in [root] + [os.path.abspath(p) for p in args.links_also]:
         for dirpath, _, names in os.walk(top):
             markdown += [os.path.join(dirpath, n) for n in names if n.endswith(".md")]
     check_links(sorted(markdown), os.path.dirname(root), problems)
     text = render(root, manifests)
-    latest = os.path.join(root, "LATEST.md")
     if args.check:
+        verify_sources(root, latest, manifests, problems)
         try:
             with open(latest, encoding="utf-8") as f:
                 committed = f.read()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of make_latest.py on a small shelf built here: a good shelf passes and its LATEST.md takes each
 row from the newest run; a stale LATEST.md, a folder name that disagrees with its manifest, a file no
-pattern describes, a missing manifest key and a broken link each fail with the problem named."""
+pattern describes, a missing manifest key and a broken link each fail with the problem named; so do a
+LATEST.md figure edited by hand, one without a source file, and a source the run does not list."""
 import json
 import os
 import shutil
@@ -97,6 +98,26 @@ def main():
                lambda c: shutil.rmtree(os.path.join(c, "2026-01-01-h200-aaaaaaa-test")) or
                edit_manifest(c, "figures", ["t.json"]),
                "which does not exist")
+        # every figure of the committed LATEST.md must come from the file its row names
+        rc, out = run(root, "--verify-sources")
+        expect("--verify-sources passes on the written LATEST.md", rc == 0 and "figures of LATEST.md" in out, out)
+
+        def latest_edit(name, old, new, message):
+            case = os.path.join(tmp, name)
+            shutil.copytree(root, case)
+            p = os.path.join(case, "LATEST.md")
+            text = open(p).read()
+            assert old in text, (name, text)
+            open(p, "w").write(text.replace(old, new, 1))
+            for mode in ("--verify-sources", "--check"):
+                rc, out = run(case, mode)
+                expect(f"{name} ({mode})", rc == 1 and message in out, out)
+
+        latest_edit("a figure edited by hand", "| 320 (3.00×) |", "| 330 (3.00×) |", "its source gives 320 (3.00×)")
+        latest_edit("a row without its source file", ": `t.json` |", " |", "figures without a source file")
+        latest_edit("a figure no source row gives", "| — |", "| 99 |", "has no source")
+        latest_edit("a source that is not among the run's figures", ": `t.json` |", ": `other.json` |",
+                    "is not among that run's")
         # a drafted manifest has the folder's provenance and the figures, and fails until its TODOs are done
         case = os.path.join(tmp, "draft")
         shutil.copytree(root, case)
