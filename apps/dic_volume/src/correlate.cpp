@@ -1,7 +1,6 @@
 // The correlation driver: point grid, FFT initial guesses, IC-GN passes with neighbour seeding.
 #include "correlate.hpp"
 
-#include <fftw3.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -76,107 +75,6 @@ PointGrid make_point_grid(const Dims& dims, const CorrelationOptions& o) {
     return grid;
 }
 
-std::vector<std::int32_t> fft_integer_shifts(const Volume& ref, const Volume& def, const std::vector<Point3>& centres,
-                                             int s, int radius, bool progress) {
-    if (radius < 0) throw Error("--search-radius: must not be negative");
-    const int w = s + 2 * radius;
-    const std::int64_t real_size = std::int64_t(w) * w * w;
-    const std::int64_t complex_size = std::int64_t(w) * w * (w / 2 + 1);
-    std::vector<std::int32_t> shifts(centres.size() * 3, 0);
-    // Plans are made once (FFTW's planner is not thread-safe) and executed on per-thread arrays.
-    float* plan_in = fftwf_alloc_real(real_size);
-    fftwf_complex* plan_out = fftwf_alloc_complex(complex_size);
-    fftwf_plan forward = fftwf_plan_dft_r2c_3d(w, w, w, plan_in, plan_out, FFTW_ESTIMATE);
-    fftwf_plan backward = fftwf_plan_dft_c2r_3d(w, w, w, plan_out, plan_in, FFTW_ESTIMATE);
-    const double half = subset_half(s);
-    const std::int64_t n = std::int64_t(s) * s * s;
-    batchsolve::io::Progress bar("fft guess", centres.size(),
-                                 progress ? batchsolve::io::Progress::Show::if_terminal : batchsolve::io::Progress::Show::never);
-    std::mutex bar_mutex;
-    std::int64_t done = 0;
-#pragma omp parallel
-    {
-        float* f = fftwf_alloc_real(real_size);
-        float* g = fftwf_alloc_real(real_size);
-        fftwf_complex* F = fftwf_alloc_complex(complex_size);
-        fftwf_complex* G = fftwf_alloc_complex(complex_size);
-        const int p = w + 1;
-        std::vector<double> s1(std::size_t(p) * p * p), s2(std::size_t(p) * p * p);
-#pragma omp for schedule(dynamic, 4)
-        for (std::int64_t k = 0; k < std::int64_t(centres.size()); ++k) {
-            std::int64_t start[3];
-            for (int i = 0; i < 3; ++i) start[i] = std::llround(centres[k][i] - half);
-            double mean = 0;
-            for (int a = 0; a < s; ++a)
-                for (int b = 0; b < s; ++b)
-                    for (int c = 0; c < s; ++c) mean += ref.at(start[0] + a, start[1] + b, start[2] + c);
-            mean /= double(n);
-            std::fill(f, f + real_size, 0.0f);
-            for (int a = 0; a < s; ++a)
-                for (int b = 0; b < s; ++b)
-                    for (int c = 0; c < s; ++c)
-                        f[(std::int64_t(a) * w + b) * w + c] = float(ref.at(start[0] + a, start[1] + b, start[2] + c) - mean);
-            // The deformed window (zero outside the volume; shifts that reach there are skipped).
-            for (int a = 0; a < w; ++a)
-                for (int b = 0; b < w; ++b)
-                    for (int c = 0; c < w; ++c) {
-                        const std::int64_t z = start[0] - radius + a, y = start[1] - radius + b, x = start[2] - radius + c;
-                        const bool in = z >= 0 && y >= 0 && x >= 0 && z < def.nz() && y < def.ny() && x < def.nx();
-                        g[(std::int64_t(a) * w + b) * w + c] = in ? def.at(z, y, x) : 0.0f;
-                    }
-            fftwf_execute_dft_r2c(forward, f, F);
-            fftwf_execute_dft_r2c(forward, g, G);
-            for (std::int64_t i = 0; i < complex_size; ++i) {
-                const float re = F[i][0] * G[i][0] + F[i][1] * G[i][1];
-                const float im = F[i][0] * G[i][1] - F[i][1] * G[i][0];
-                F[i][0] = re, F[i][1] = im;
-            }
-            fftwf_execute_dft_c2r(backward, F, f);  // f now holds w^3 * sum_x f~(x) g(x + shift)
-            // Window sums of g and g^2 for the zero-normalised score.
-            auto at = [p](std::vector<double>& v, int a, int b, int c) -> double& { return v[(std::size_t(a) * p + b) * p + c]; };
-            for (int a = 0; a <= w; ++a)
-                for (int b = 0; b <= w; ++b)
-                    for (int c = 0; c <= w; ++c) {
-                        if (a == 0 || b == 0 || c == 0) { at(s1, a, b, c) = at(s2, a, b, c) = 0; continue; }
-                        const double v = g[(std::int64_t(a - 1) * w + (b - 1)) * w + (c - 1)];
-                        at(s1, a, b, c) = v + at(s1, a - 1, b, c) + at(s1, a, b - 1, c) + at(s1, a, b, c - 1) - at(s1, a - 1, b - 1, c) -
-                                          at(s1, a - 1, b, c - 1) - at(s1, a, b - 1, c - 1) + at(s1, a - 1, b - 1, c - 1);
-                        at(s2, a, b, c) = v * v + at(s2, a - 1, b, c) + at(s2, a, b - 1, c) + at(s2, a, b, c - 1) - at(s2, a - 1, b - 1, c) -
-                                          at(s2, a - 1, b, c - 1) - at(s2, a, b - 1, c - 1) + at(s2, a - 1, b - 1, c - 1);
-                    }
-            auto box = [&](std::vector<double>& v, int a, int b, int c) {
-                return at(v, a + s, b + s, c + s) - at(v, a, b + s, c + s) - at(v, a + s, b, c + s) - at(v, a + s, b + s, c) +
-                       at(v, a, b, c + s) + at(v, a, b + s, c) + at(v, a + s, b, c) - at(v, a, b, c);
-            };
-            double best = -std::numeric_limits<double>::infinity();
-            int best_shift[3] = {0, 0, 0};
-            for (int a = 0; a <= 2 * radius; ++a)
-                for (int b = 0; b <= 2 * radius; ++b)
-                    for (int c = 0; c <= 2 * radius; ++c) {
-                        const int shift[3] = {a - radius, b - radius, c - radius};
-                        bool inside = true;
-                        for (int i = 0; i < 3; ++i)
-                            inside = inside && start[i] + shift[i] >= 1 && start[i] + shift[i] + s <= (i == 0 ? def.nz() : i == 1 ? def.ny() : def.nx()) - 2;
-                        if (!inside) continue;
-                        const double sum = box(s1, a, b, c), energy = box(s2, a, b, c) - sum * sum / double(n);
-                        if (!(energy > 0)) continue;
-                        const double score = f[(std::int64_t(a) * w + b) * w + c] / std::sqrt(energy);
-                        // Prefer the smaller shift on ties (a flat correlation peak).
-                        if (score > best) best = score, best_shift[0] = shift[0], best_shift[1] = shift[1], best_shift[2] = shift[2];
-                    }
-            for (int i = 0; i < 3; ++i) shifts[3 * k + i] = best_shift[i];
-            if (progress) {
-                std::lock_guard<std::mutex> lock(bar_mutex);
-                bar.set(std::uint64_t(++done));
-            }
-        }
-        fftwf_free(f), fftwf_free(g), fftwf_free(F), fftwf_free(G);
-    }
-    fftwf_destroy_plan(forward), fftwf_destroy_plan(backward);
-    fftwf_free(plan_in), fftwf_free(plan_out);
-    return shifts;
-}
-
 namespace {
 
 bool retry_worthy(std::int8_t s) {
@@ -197,14 +95,9 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
     const auto start = Clock::now();
     check_icgn_inputs(ref_in, def_in, o.icgn);
     if (o.presmooth_sigma < 0 || o.presmooth_sigma > 10) throw Error("--presmooth: must lie in [0, 10] voxels");
-    Volume ref_smooth, def_smooth;
-    if (o.presmooth_sigma > 0) {
-        ref_smooth = ref_in, def_smooth = def_in;
-        gaussian_smooth(ref_smooth, o.presmooth_sigma);
-        gaussian_smooth(def_smooth, o.presmooth_sigma);
-    }
-    const Volume& ref = o.presmooth_sigma > 0 ? ref_smooth : ref_in;
-    const Volume& def = o.presmooth_sigma > 0 ? def_smooth : def_in;
+    if (o.search_radius < 0) throw Error("--search-radius: must not be negative");
+    const Volume& ref = ref_in;
+    const Volume& def = def_in;
     CorrelationResult r;
     r.grid = make_point_grid(ref.dims, o);
     const std::int64_t count = std::int64_t(r.grid.centres.size());
@@ -214,7 +107,10 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
     r.status.assign(count, std::int8_t(PointStatus::not_run));
     r.initial_shift.assign(std::size_t(count) * 3, 0);
     r.pass.assign(count, 0);
-    auto engine = make_icgn_engine(ref, def, o.icgn, ctx, r.icgn);
+    IcgnSettings settings = o.icgn;
+    settings.presmooth_sigma = o.presmooth_sigma;
+    const int levels = o.guess == GuessMode::none ? 0 : pyramid_levels(ref.dims, o.icgn.subset, o.search_radius, o.pyramid_levels);
+    auto engine = make_icgn_engine(ref, def, settings, ctx, r.icgn);
     r.backend = engine->backend_name();
 
     const auto& shape = r.grid.grid_shape;
@@ -250,7 +146,7 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
         std::vector<Point3> centres;
         for (auto k : points) centres.push_back(r.grid.centres[k]);
         const auto t0 = Clock::now();
-        const auto shifts = fft_integer_shifts(ref, def, centres, o.icgn.subset, o.search_radius, o.progress);
+        const auto shifts = engine->integer_shifts(centres, o.search_radius, levels, o.progress);
         r.guess.fft_s += seconds_since(t0);
         r.guess.fft_points += std::int64_t(points.size());
         std::vector<double> guesses(points.size() * 12, 0.0);

@@ -10,6 +10,7 @@
 #include <batchsolve/context.hpp>
 
 #include "icgn.hpp"
+#include "initial_guess.hpp"
 #include "volume.hpp"
 
 namespace dvc {
@@ -27,7 +28,8 @@ struct CorrelationOptions {
     IcgnSettings icgn;
     int spacing = 8;           // between grid points, voxels
     GuessMode guess = GuessMode::seeded;
-    int search_radius = 8;     // FFT search: integer shifts up to +-radius per axis
+    int search_radius = 8;     // FFT search: integer shifts up to +-radius per axis (on the coarsest pyramid level)
+    int pyramid_levels = -1;   // coarser levels of the FFT guess (initial_guess.hpp); -1: as many as fit
     int seed_stride = 3;       // seeded: every seed_stride-th grid point per axis is a seed
     int retry_passes = 2;      // neighbour-seeded retries of failed points
     double min_zncc = 0.9;     // converged points below this ZNCC get status low_correlation
@@ -81,11 +83,5 @@ struct CorrelationResult {
 
 CorrelationResult correlate(const Volume& reference, const Volume& deformed, const CorrelationOptions& options,
                             batchsolve::Context& ctx);
-
-// Integer shifts (z, y, x per point) maximising the zero-normalised cross-correlation of each
-// reference subset against the deformed volume within +-radius, by FFT (FFTW, OpenMP over points).
-// Shifts that would move the subset outside the volume are not considered.
-std::vector<std::int32_t> fft_integer_shifts(const Volume& reference, const Volume& deformed,
-                                             const std::vector<Point3>& centres, int subset, int radius, bool progress);
 
 }  // namespace dvc

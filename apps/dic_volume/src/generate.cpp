@@ -7,6 +7,7 @@
 #include <random>
 
 #include "interpolation.hpp"
+#include "volume_math.hpp"
 
 namespace dvc {
 
@@ -18,31 +19,21 @@ SpeckleKind parse_speckle_kind(const std::string& text) {
 
 void gaussian_smooth(Volume& v, double sigma) {
     if (sigma <= 0) return;
-    const int radius = int(std::ceil(3 * sigma));
+    const int radius = gaussian_radius(sigma);
     std::vector<double> kernel(2 * radius + 1);
-    double total = 0;
-    for (int i = -radius; i <= radius; ++i) total += kernel[i + radius] = std::exp(-0.5 * i * i / (sigma * sigma));
-    for (auto& k : kernel) k /= total;
+    gaussian_taps(sigma, kernel.data());
     const std::int64_t n[3] = {v.nz(), v.ny(), v.nx()}, stride[3] = {v.ny() * v.nx(), v.nx(), 1};
     for (int axis = 0; axis < 3; ++axis) {
         const std::int64_t len = n[axis], lines = std::int64_t(v.voxels()) / len;
 #pragma omp parallel
         {
-            std::vector<double> line(len);
+            std::vector<float> line(len);
 #pragma omp for
             for (std::int64_t l = 0; l < lines; ++l) {
                 std::int64_t base = axis == 2 ? l * n[2] : axis == 1 ? (l / n[2]) * n[1] * n[2] + l % n[2] : l;
                 for (std::int64_t k = 0; k < len; ++k) line[k] = v.data[base + k * stride[axis]];
-                for (std::int64_t k = 0; k < len; ++k) {
-                    double s = 0;
-                    for (int i = -radius; i <= radius; ++i) {
-                        std::int64_t j = k + i;
-                        j = j < 0 ? -j : j >= len ? 2 * len - 2 - j : j;  // mirror
-                        j = std::min<std::int64_t>(std::max<std::int64_t>(j, 0), len - 1);
-                        s += kernel[i + radius] * line[j];
-                    }
-                    v.data[base + k * stride[axis]] = float(s);
-                }
+                for (std::int64_t k = 0; k < len; ++k)
+                    v.data[base + k * stride[axis]] = float(gaussian_at(line.data(), len, 1, k, kernel.data(), radius));
             }
         }
     }

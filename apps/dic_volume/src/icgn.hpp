@@ -44,11 +44,14 @@ struct IcgnSettings {
     double tolerance = 1e-4;              // on ||dp|| = sqrt(|dt|^2 + (subset/2)^2 |dG|_F^2), voxels
     double max_displacement_change = -1;  // diverged when |t - t_initial| exceeds it (< 0: subset/2)
     double max_gradient = 0.5;            // diverged when any |G_ij| exceeds it
+    // Gaussian pre-smoothing sigma of both volumes before everything else (voxels; 0: none), done
+    // by the engine on its backend.
+    double presmooth_sigma = 0.0;
 };
 
 // Wall-clock time of each stage (seconds; GPU stages synchronised around each), summed over calls.
 struct IcgnTimings {
-    double prepare_s = 0;        // prefilter of the deformed volume, reference gradients, uploads
+    double prepare_s = 0;        // uploads, pre-smoothing, prefilters, reference gradients
     double hessian_s = 0;        // per-point reference statistics and Hessians
     double factor_s = 0;         // potrf_batched
     double interpolation_s = 0;  // deformed-subset interpolation and the right-hand sides
@@ -77,6 +80,10 @@ public:
     // evaluated warp), iterations and status.
     virtual void run(const std::vector<Point3>& centres, std::vector<double>& params, std::vector<float>& zncc,
                      std::vector<std::int32_t>& iterations, std::vector<std::int8_t>& status, IcgnTimings& timings) = 0;
+    // Integer initial shifts (3 per point, z, y, x) of the subsets at `centres` by the FFT search of
+    // initial_guess.hpp on `levels` coarser pyramid levels (then the finest), the coarsest
+    // searching +-radius; on the engine's (pre-smoothed) volumes.
+    virtual std::vector<std::int32_t> integer_shifts(const std::vector<Point3>& centres, int radius, int levels, bool progress) = 0;
 };
 
 // The engine of ctx's backend; it keeps the prepared volumes (coefficients, gradients) for many

@@ -9,8 +9,10 @@
 #include <batchsolve/batch.hpp>
 #include <batchsolve/cholesky.hpp>
 
+#include "generate.hpp"
 #include "icgn.hpp"
 #include "icgn_math.hpp"
+#include "initial_guess.hpp"
 
 namespace dvc {
 
@@ -46,24 +48,50 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// `v` itself, or its pre-smoothed copy kept in `store`.
+const Volume& smoothed(const Volume& v, double sigma, Volume& store) {
+    if (!(sigma > 0)) return v;
+    store = v;
+    gaussian_smooth(store, sigma);
+    return store;
+}
+
 class CpuEngine final : public IcgnEngine {
 public:
     CpuEngine(const Volume& reference, const Volume& deformed, const IcgnSettings& settings, batchsolve::Context& ctx,
               IcgnTimings& timings)
-        : ref_(reference), def_(deformed), s_(settings), ctx_(ctx) {
+        : t0_(Clock::now()),
+          ref_(smoothed(reference, settings.presmooth_sigma, ref_smooth_)),
+          def_(smoothed(deformed, settings.presmooth_sigma, def_smooth_)),
+          s_(settings),
+          ctx_(ctx) {
         check_icgn_inputs(reference, deformed, settings);
-        const auto t0 = Clock::now();
+        const auto t0 = t0_;
         const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
         std::vector<float> ref_coefficients;
         if (cubic) {
-            ref_coefficients = bspline_coefficients(reference, 3);
-            def_coefficients_ = bspline_coefficients(deformed, 3);
+            ref_coefficients = bspline_coefficients(ref_, 3);
+            def_coefficients_ = bspline_coefficients(def_, 3);
         }
-        image_gradients(reference, cubic ? &ref_coefficients : nullptr, s_.interpolation, gz_, gy_, gx_);
+        image_gradients(ref_, cubic ? &ref_coefficients : nullptr, s_.interpolation, gz_, gy_, gx_);
         timings.prepare_s += seconds_since(t0);
     }
 
     std::string backend_name() const override { return "cpu"; }
+
+    std::vector<std::int32_t> integer_shifts(const std::vector<Point3>& centres, int radius, int levels, bool progress) override {
+        // Coarser levels are made on first use and kept for later calls.
+        while (int(ref_levels_.size()) < levels) {
+            const Volume& r = ref_levels_.empty() ? ref_ : ref_levels_.back();
+            const Volume& d = def_levels_.empty() ? def_ : def_levels_.back();
+            ref_levels_.push_back(downsample2(r));
+            def_levels_.push_back(downsample2(d));
+        }
+        return pyramid_shifts(centres, ref_.dims, s_.subset, radius, levels, [&](int level, const ShiftSearch& search) {
+            return level == 0 ? fft_shift_search(ref_, def_, search, progress)
+                              : fft_shift_search(ref_levels_[level - 1], def_levels_[level - 1], search, false);
+        });
+    }
 
     void run(const std::vector<Point3>& centres, std::vector<double>& params, std::vector<float>& zncc,
              std::vector<std::int32_t>& iterations, std::vector<std::int8_t>& status, IcgnTimings& timings) override {
@@ -260,8 +288,11 @@ private:
         return znssd_rhs(&jf_[12 * k], jg, &j1_[12 * k], g1, gg, fg, double(s) * s * s, df_[k], b, zncc);
     }
 
+    Clock::time_point t0_;
+    Volume ref_smooth_, def_smooth_;  // the pre-smoothed volumes (empty without pre-smoothing)
     const Volume& ref_;
     const Volume& def_;
+    std::vector<Volume> ref_levels_, def_levels_;  // pyramid levels 1, 2, ...
     IcgnSettings s_;
     batchsolve::Context& ctx_;
     std::vector<float> def_coefficients_, gz_, gy_, gx_;

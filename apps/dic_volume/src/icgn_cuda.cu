@@ -12,8 +12,10 @@
 #include <batchsolve/batch.hpp>
 #include <batchsolve/cholesky.hpp>
 
+#include "device_stages.hpp"
 #include "icgn.hpp"
 #include "icgn_math.hpp"
+#include "initial_guess.hpp"
 
 namespace dvc {
 namespace {
@@ -261,28 +263,66 @@ public:
         : ref_(reference), s_(settings), ctx_(ctx), stream_(static_cast<cudaStream_t>(ctx.stream())) {
         check_icgn_inputs(reference, deformed, settings);
         const auto t0 = Clock::now();
+        // Every volume stage runs here on the device: the host volumes are uploaded once (their
+        // samples), then pre-smoothing, the prefilters and the reference gradients. The smoothed
+        // samples of both stay for the FFT initial guess; scratch holds a volume while preparing.
         const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
-        std::vector<float> ref_coefficients, def_samples, gz, gy, gx;
-        if (cubic) ref_coefficients = bspline_coefficients(reference, 3);
-        image_gradients(reference, cubic ? &ref_coefficients : nullptr, s_.interpolation, gz, gy, gx);
-        ref_coefficients.clear();
-        ref_coefficients.shrink_to_fit();
-        const std::vector<float>& def_data = cubic ? (def_samples = bspline_coefficients(deformed, 3)) : deformed.data;
+        const Dims dims = reference.dims;
         const std::size_t voxels = reference.voxels();
         float* image = volumes_.allocate<float>(voxels);
         float* dz = volumes_.allocate<float>(voxels);
         float* dy = volumes_.allocate<float>(voxels);
         float* dx = volumes_.allocate<float>(voxels);
-        float* def = volumes_.allocate<float>(voxels);
-        DVC_CUDA_CHECK(cudaMemcpy(image, reference.data.data(), voxels * 4, cudaMemcpyHostToDevice));
-        DVC_CUDA_CHECK(cudaMemcpy(dz, gz.data(), voxels * 4, cudaMemcpyHostToDevice));
-        DVC_CUDA_CHECK(cudaMemcpy(dy, gy.data(), voxels * 4, cudaMemcpyHostToDevice));
-        DVC_CUDA_CHECK(cudaMemcpy(dx, gx.data(), voxels * 4, cudaMemcpyHostToDevice));
-        DVC_CUDA_CHECK(cudaMemcpy(def, def_data.data(), voxels * 4, cudaMemcpyHostToDevice));
-        DVC_CUDA_CHECK(cudaDeviceSynchronize());  // the uploads complete before any stream reads them
+        def_samples_ = volumes_.allocate<float>(voxels);
+        float* def = cubic ? volumes_.allocate<float>(voxels) : def_samples_;
+        {
+            DeviceArena scratch_arena;
+            float* scratch = scratch_arena.allocate<float>(voxels);
+            timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + scratch_arena.peak());
+            device::upload(image, reference.data.data(), voxels, stream_);
+            device::upload(def_samples_, deformed.data.data(), voxels, stream_);
+            device::gaussian_smooth(image, scratch, dims, s_.presmooth_sigma, stream_);
+            device::gaussian_smooth(def_samples_, scratch, dims, s_.presmooth_sigma, stream_);
+            if (cubic) {
+                // The reference's coefficients pass through `def` on their way to the gradients.
+                DVC_CUDA_CHECK(cudaMemcpyAsync(def, image, voxels * 4, cudaMemcpyDeviceToDevice, stream_));
+                device::bspline_prefilter(def, scratch, dims, 3, stream_);
+                device::gradients(def, dims, true, dz, dy, dx, stream_);
+                DVC_CUDA_CHECK(cudaMemcpyAsync(def, def_samples_, voxels * 4, cudaMemcpyDeviceToDevice, stream_));
+                device::bspline_prefilter(def, scratch, dims, 3, stream_);
+            } else {
+                device::gradients(image, dims, false, dz, dy, dx, stream_);
+            }
+            DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        }
         dev_ = DeviceVolumes{image, dz, dy, dx, def, reference.ny(), reference.nx()};
         timings.prepare_s += seconds_since(t0);
         timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak());
+        timings_ = &timings;
+    }
+
+    std::vector<std::int32_t> integer_shifts(const std::vector<Point3>& centres, int radius, int levels, bool) override {
+        // Coarser levels of both smoothed volumes are made on first use and kept.
+        while (int(levels_.size()) < levels) {
+            const int l = int(levels_.size()) + 1;
+            const Dims fine = pyramid_dims(ref_.dims, l - 1), coarse = pyramid_dims(ref_.dims, l);
+            const std::size_t n = std::size_t(coarse[0]) * coarse[1] * coarse[2];
+            Level level{pyramid_arena_.allocate<float>(n), pyramid_arena_.allocate<float>(n)};
+            const float* ref_fine = l == 1 ? dev_.image : levels_.back().ref;
+            const float* def_fine = l == 1 ? def_samples_ : levels_.back().def;
+            device::downsample2(ref_fine, fine, level.ref, stream_);
+            device::downsample2(def_fine, fine, level.def, stream_);
+            levels_.push_back(level);
+        }
+        const std::uint64_t held = volumes_.peak() + pyramid_arena_.peak();
+        return pyramid_shifts(centres, ref_.dims, s_.subset, radius, levels, [&](int level, const ShiftSearch& search) {
+            const float* r = level == 0 ? dev_.image : levels_[level - 1].ref;
+            const float* d = level == 0 ? def_samples_ : levels_[level - 1].def;
+            std::size_t peak = 0;
+            auto shifts = device::fft_shift_search(r, d, pyramid_dims(ref_.dims, level), search, stream_, &peak);
+            timings_->device_bytes = std::max<std::uint64_t>(timings_->device_bytes, held + peak);
+            return shifts;
+        });
     }
 
     std::string backend_name() const override { return "cuda"; }
@@ -336,7 +376,7 @@ public:
         int* d_active[2] = {arena.allocate<int>(count), arena.allocate<int>(count)};
         const double** d_factors[2] = {arena.allocate<const double*>(count), arena.allocate<const double*>(count)};
         int* d_count = arena.allocate<int>(1);
-        timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + arena.peak());
+        timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + pyramid_arena_.peak() + arena.peak());
 
         DVC_CUDA_CHECK(cudaMemcpyAsync(d_centres, flat_centres.data(), flat_centres.size() * 8, cudaMemcpyHostToDevice, stream_));
         DVC_CUDA_CHECK(cudaMemcpyAsync(d_params, params.data(), params.size() * 8, cudaMemcpyHostToDevice, stream_));
@@ -443,6 +483,14 @@ private:
     cudaStream_t stream_;
     DeviceArena volumes_;
     DeviceVolumes dev_{};
+    float* def_samples_ = nullptr;  // the smoothed deformed samples (the FFT guess reads them)
+    struct Level {
+        float* ref;
+        float* def;
+    };
+    DeviceArena pyramid_arena_;
+    std::vector<Level> levels_;  // pyramid levels 1, 2, ... of the smoothed samples
+    IcgnTimings* timings_ = nullptr;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 // reference-image gradients used by the IC-GN Hessian.
 #include "interpolation.hpp"
 
+#include "volume_math.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -19,42 +21,7 @@ const char* to_string(Interpolation i) { return i == Interpolation::cubic_bsplin
 
 namespace {
 
-// Causal initial value for mirror boundaries (exact sum over the mirrored signal).
-double initial_causal(const double* c, std::int64_t n, double z) {
-    if (n == 1) return c[0];
-    double zn = z, iz = 1.0 / z, z2n = std::pow(z, double(n - 1));
-    double sum = c[0] + z2n * c[n - 1];
-    z2n *= z2n * iz;
-    for (std::int64_t k = 1; k < n - 1; ++k) {
-        sum += (zn + z2n) * c[k];
-        zn *= z;
-        z2n *= iz;
-    }
-    return sum / (1.0 - zn * zn);
-}
-
-void prefilter_line(double* c, std::int64_t n, const double* poles, int pole_count) {
-    if (n == 1) return;
-    double gain = 1.0;
-    for (int p = 0; p < pole_count; ++p) gain *= (1.0 - poles[p]) * (1.0 - 1.0 / poles[p]);
-    for (std::int64_t k = 0; k < n; ++k) c[k] *= gain;
-    for (int p = 0; p < pole_count; ++p) {
-        const double z = poles[p];
-        c[0] = initial_causal(c, n, z);
-        for (std::int64_t k = 1; k < n; ++k) c[k] += z * c[k - 1];
-        c[n - 1] = (z / (z * z - 1.0)) * (z * c[n - 2] + c[n - 1]);
-        for (std::int64_t k = n - 2; k >= 0; --k) c[k] = z * (c[k + 1] - c[k]);
-    }
-}
-
-// Mirror an index into [0, n) (whole-sample symmetric: -1 -> 1, n -> n - 2).
-inline std::int64_t mirror(std::int64_t i, std::int64_t n) {
-    if (n == 1) return 0;
-    const std::int64_t period = 2 * (n - 1);
-    i %= period;
-    if (i < 0) i += period;
-    return i < n ? i : period - i;
-}
+inline std::int64_t mirror(std::int64_t i, std::int64_t n) { return mirror_index(i, n); }
 
 // Degree-5 B-spline weights of taps floor(x)-2 .. floor(x)+3 at fraction t.
 void quintic_weights(double t, double w[6]) {
@@ -71,11 +38,8 @@ void quintic_weights(double t, double w[6]) {
 }  // namespace
 
 std::vector<float> bspline_coefficients(const Volume& v, int degree) {
-    double poles[2];
-    int pole_count;
-    if (degree == 3) poles[0] = std::sqrt(3.0) - 2.0, pole_count = 1;
-    else if (degree == 5) poles[0] = -0.43057534709997379, poles[1] = -0.043096288203264653, pole_count = 2;
-    else throw Error("bspline_coefficients: degree " + std::to_string(degree) + " (3 or 5 supported)");
+    if (degree != 3 && degree != 5) throw Error("bspline_coefficients: degree " + std::to_string(degree) + " (3 or 5 supported)");
+    const SplinePoles poles = spline_poles(degree);
     std::vector<float> c(v.data);
     const std::int64_t nz = v.nz(), ny = v.ny(), nx = v.nx();
     const std::int64_t lengths[3] = {nz, ny, nx};
@@ -94,7 +58,7 @@ std::vector<float> bspline_coefficients(const Volume& v, int degree) {
                 else if (axis == 1) base = (l / nx) * ny * nx + (l % nx);
                 else base = l;
                 for (std::int64_t k = 0; k < n; ++k) line[k] = c[base + k * stride];
-                prefilter_line(line.data(), n, poles, pole_count);
+                prefilter_line_strided(line.data(), n, 1, poles);
                 for (std::int64_t k = 0; k < n; ++k) c[base + k * stride] = float(line[k]);
             }
         }
@@ -136,24 +100,13 @@ void image_gradients(const Volume& image, const std::vector<float>* coefficients
         throw Error("image_gradients: the cubic gradient needs the volume's coefficients");
     const float* src = cubic ? coefficients->data() : image.data.data();
     gz.assign(image.voxels(), 0.0f), gy.assign(image.voxels(), 0.0f), gx.assign(image.voxels(), 0.0f);
-    // The derivative of the cubic spline at a node is the central difference of the coefficients along
-    // the axis, smoothed by the node values of the B-spline (1, 4, 1) / 6 along the other two axes.
-    const float smooth[3] = {cubic ? 1.0f / 6.0f : 0.0f, cubic ? 4.0f / 6.0f : 1.0f, cubic ? 1.0f / 6.0f : 0.0f};
 #pragma omp parallel for collapse(2) schedule(static)
     for (std::int64_t z = 0; z < nz; ++z)
         for (std::int64_t y = 0; y < ny; ++y)
             for (std::int64_t x = 0; x < nx; ++x) {
-                const std::int64_t zi[3] = {mirror(z - 1, nz), z, mirror(z + 1, nz)};
-                const std::int64_t yi[3] = {mirror(y - 1, ny), y, mirror(y + 1, ny)};
-                const std::int64_t xi[3] = {mirror(x - 1, nx), x, mirror(x + 1, nx)};
-                auto at = [&](int a, int b, int d) { return src[(zi[a] * ny + yi[b]) * nx + xi[d]]; };
-                float dz = 0, dy = 0, dx = 0;
-                for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) {
-                        dz += smooth[a] * smooth[b] * 0.5f * (at(2, a, b) - at(0, a, b));
-                        dy += smooth[a] * smooth[b] * 0.5f * (at(a, 2, b) - at(a, 0, b));
-                        dx += smooth[a] * smooth[b] * 0.5f * (at(a, b, 2) - at(a, b, 0));
-                    }
+                float g[3];
+                gradient_at(src, nz, ny, nx, z, y, x, cubic, g);
+                const float dz = g[0], dy = g[1], dx = g[2];
                 const std::size_t i = image.index(z, y, x);
                 gz[i] = dz, gy[i] = dy, gx[i] = dx;
             }

@@ -1,0 +1,441 @@
+// The GPU engine's volume stages; see device_stages.hpp. Bandwidth: each pass of the smoothing,
+// prefilter or gradient reads and writes a volume once (0.5 GB each way at 512^3), a fraction of a
+// millisecond at the H200's ~4 TB/s; the shift search is a few batched 3-D FFTs per chunk.
+#include "device_stages.hpp"
+
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "volume_math.hpp"
+
+namespace dvc::device {
+namespace {
+
+#define DVC_STAGE_CHECK(call)                                                                               \
+    do {                                                                                                    \
+        const cudaError_t err_ = (call);                                                                    \
+        if (err_ != cudaSuccess) throw Error(std::string("CUDA: ") + #call + ": " + cudaGetErrorString(err_)); \
+    } while (0)
+#define DVC_CUFFT_CHECK(call)                                                                               \
+    do {                                                                                                    \
+        const cufftResult r_ = (call);                                                                      \
+        if (r_ != CUFFT_SUCCESS) throw Error(std::string("cuFFT: ") + #call + " failed (cufftResult " + std::to_string(int(r_)) + ")"); \
+    } while (0)
+
+constexpr int kThreads = 256;
+// Staging buffers of the upload: large enough that a DMA's set-up time is negligible, small enough
+// that the first chunk starts moving at once.
+constexpr std::size_t kUploadChunkBytes = std::size_t(32) << 20;
+// Device memory the shift search may hold for one chunk of windows.
+constexpr std::size_t kShiftSearchBudget = std::size_t(1) << 30;
+
+unsigned blocks_for(std::int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+
+// ---- Gaussian ----------------------------------------------------------------------------------
+
+struct GaussianTaps {
+    double w[2 * 30 + 1];  // sigma <= 10 voxels: radius <= 30 (correlate refuses larger)
+    int radius;
+};
+
+__global__ void gaussian_axis_kernel(const float* in, float* out, long long nz, long long ny, long long nx, int axis, GaussianTaps taps) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= nz * ny * nx) return;
+    const long long x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
+    const long long n = axis == 0 ? nz : axis == 1 ? ny : nx;
+    const long long stride = axis == 0 ? ny * nx : axis == 1 ? nx : 1;
+    const long long k = axis == 0 ? z : axis == 1 ? y : x;
+    const float* line = in + (i - k * stride);
+    out[i] = float(gaussian_at(line, n, stride, k, taps.w, taps.radius));
+}
+
+// ---- prefilter ---------------------------------------------------------------------------------
+
+// Line l of `lines`: base offset l_outer * outer_stride + l_inner, elements at `stride`.
+__global__ void prefilter_lines_kernel(float* v, long long lines, long long inner, long long outer_stride, long long n,
+                                       long long stride, SplinePoles poles) {
+    const long long l = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (l >= lines) return;
+    float* line = v + (l / inner) * outer_stride + (l % inner);
+    prefilter_line_strided(line, n, stride, poles);
+}
+
+constexpr int kTile = 32;
+// out[z][x][y] = in[z][y][x] per slice (dims nz, ny, nx of `in`), 32x32 tiles through shared memory.
+__global__ void transpose_slices_kernel(const float* in, float* out, long long ny, long long nx) {
+    __shared__ float tile[kTile][kTile + 1];
+    const long long z = blockIdx.z;
+    const long long x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+    const float* src = in + z * ny * nx;
+    float* dst = out + z * ny * nx;
+    for (int r = threadIdx.y; r < kTile; r += blockDim.y) {
+        const long long y = y0 + r, x = x0 + threadIdx.x;
+        if (y < ny && x < nx) tile[r][threadIdx.x] = src[y * nx + x];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < kTile; r += blockDim.y) {
+        const long long x = x0 + r, y = y0 + threadIdx.x;
+        if (y < ny && x < nx) dst[x * ny + y] = tile[threadIdx.x][r];
+    }
+}
+
+void transpose_slices(const float* in, float* out, const Dims& d, cudaStream_t stream) {
+    const dim3 grid(unsigned((d[2] + kTile - 1) / kTile), unsigned((d[1] + kTile - 1) / kTile), unsigned(d[0]));
+    if (d[0] > 65535) throw Error("GPU prefilter: " + std::to_string(d[0]) + " slices exceed the 65535 of one launch");
+    transpose_slices_kernel<<<grid, dim3(kTile, 8), 0, stream>>>(in, out, d[1], d[2]);
+}
+
+// ---- gradients, downsampling -------------------------------------------------------------------
+
+__global__ void gradients_kernel(const float* src, long long nz, long long ny, long long nx, bool cubic, float* gz, float* gy, float* gx) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= nz * ny * nx) return;
+    const long long x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
+    float g[3];
+    gradient_at(src, nz, ny, nx, z, y, x, cubic, g);
+    gz[i] = g[0], gy[i] = g[1], gx[i] = g[2];
+}
+
+__global__ void downsample_kernel(const float* fine, long long fny, long long fnx, float* coarse, long long nz, long long ny, long long nx) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= nz * ny * nx) return;
+    const long long x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
+    coarse[i] = downsample_at(fine, fny, fnx, z, y, x);
+}
+
+// ---- shift search ------------------------------------------------------------------------------
+
+struct SearchGeometry {
+    long long dims[3];
+    int s, r, w, R;          // subset, radius, window w = s + 2 r, box edge R = 2 r + 1
+    long long begin, count;  // the chunk's first point and the number of points in all
+};
+
+// One block per window: the reference subset minus its mean, zero-padded to w^3, and the deformed
+// window (zero outside the volume) around start + predicted.
+__global__ void gather_kernel(const float* ref, const float* def, SearchGeometry g, const long long* starts, const int* predicted,
+                              float* f, float* gw) {
+    const long long k = g.begin + blockIdx.x;
+    const long long w3 = (long long)g.w * g.w * g.w;
+    float* fk = f + blockIdx.x * w3;
+    float* gk = gw + blockIdx.x * w3;
+    if (k >= g.count) {
+        for (long long i = threadIdx.x; i < w3; i += blockDim.x) fk[i] = 0.0f, gk[i] = 0.0f;
+        return;
+    }
+    const long long* st = starts + 3 * k;
+    const int* pr = predicted + 3 * k;
+    const long long ny = g.dims[1], nx = g.dims[2];
+    const int s = g.s, w = g.w;
+    __shared__ double partial[kThreads];
+    double sum = 0;
+    for (long long i = threadIdx.x; i < (long long)s * s * s; i += blockDim.x) {
+        const long long a = i / (s * s), b = (i / s) % s, c = i % s;
+        sum += ref[((st[0] + a) * ny + (st[1] + b)) * nx + (st[2] + c)];
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) partial[threadIdx.x] += partial[threadIdx.x + h];
+        __syncthreads();
+    }
+    const double mean = partial[0] / double((long long)s * s * s);
+    const long long o[3] = {st[0] + pr[0] - g.r, st[1] + pr[1] - g.r, st[2] + pr[2] - g.r};
+    for (long long i = threadIdx.x; i < w3; i += blockDim.x) {
+        const long long a = i / (w * w), b = (i / w) % w, c = i % w;
+        fk[i] = (a < s && b < s && c < s) ? float(ref[((st[0] + a) * ny + (st[1] + b)) * nx + (st[2] + c)] - mean) : 0.0f;
+        const long long z = o[0] + a, y = o[1] + b, x = o[2] + c;
+        const bool in = z >= 0 && y >= 0 && x >= 0 && z < g.dims[0] && y < ny && x < nx;
+        gk[i] = in ? def[(z * ny + y) * nx + x] : 0.0f;
+    }
+}
+
+// Box sums of g and g^2 over s consecutive voxels, one axis at a time (sliding sums in double):
+// along x: X[a][b][c] (w, w, R); along y: Y[a][b][c] (w, R, R); along z: S[a][b][c] (R, R, R).
+__global__ void box_x_kernel(const float* gw, SearchGeometry g, double* X1, double* X2) {
+    const long long w3 = (long long)g.w * g.w * g.w;
+    const float* gk = gw + blockIdx.x * w3;
+    const long long rows = (long long)g.w * g.w, out = rows * g.R;
+    for (long long row = threadIdx.x; row < rows; row += blockDim.x) {
+        const float* line = gk + row * g.w;
+        double s1 = 0, s2 = 0;
+        for (int x = 0; x < g.s; ++x) s1 += line[x], s2 += double(line[x]) * line[x];
+        double* o1 = X1 + blockIdx.x * out + row * g.R;
+        double* o2 = X2 + blockIdx.x * out + row * g.R;
+        for (int c = 0; c < g.R; ++c) {
+            o1[c] = s1, o2[c] = s2;
+            if (c + 1 < g.R) {
+                const double add = line[c + g.s], sub = line[c];
+                s1 += add - sub, s2 += add * add - sub * sub;
+            }
+        }
+    }
+}
+
+__global__ void box_y_kernel(const double* X1, const double* X2, SearchGeometry g, double* Y1, double* Y2) {
+    const int w = g.w, R = g.R;
+    const long long in_size = (long long)w * w * R, out_size = (long long)w * R * R;
+    for (long long col = threadIdx.x; col < (long long)w * R; col += blockDim.x) {
+        const long long a = col / R, c = col % R;
+        const double* i1 = X1 + blockIdx.x * in_size + a * w * R + c;
+        const double* i2 = X2 + blockIdx.x * in_size + a * w * R + c;
+        double s1 = 0, s2 = 0;
+        for (int y = 0; y < g.s; ++y) s1 += i1[y * R], s2 += i2[y * R];
+        for (int b = 0; b < R; ++b) {
+            Y1[blockIdx.x * out_size + (a * R + b) * R + c] = s1;
+            Y2[blockIdx.x * out_size + (a * R + b) * R + c] = s2;
+            if (b + 1 < R) s1 += i1[(b + g.s) * R] - i1[b * R], s2 += i2[(b + g.s) * R] - i2[b * R];
+        }
+    }
+}
+
+__global__ void box_z_kernel(const double* Y1, const double* Y2, SearchGeometry g, double* S1, double* S2) {
+    const int R = g.R;
+    const long long in_size = (long long)g.w * R * R, out_size = (long long)R * R * R;
+    for (long long col = threadIdx.x; col < (long long)R * R; col += blockDim.x) {
+        const double* i1 = Y1 + blockIdx.x * in_size + col;
+        const double* i2 = Y2 + blockIdx.x * in_size + col;
+        double s1 = 0, s2 = 0;
+        for (int z = 0; z < g.s; ++z) s1 += i1[(long long)z * R * R], s2 += i2[(long long)z * R * R];
+        for (int a = 0; a < R; ++a) {
+            S1[blockIdx.x * out_size + a * R * R + col] = s1;
+            S2[blockIdx.x * out_size + a * R * R + col] = s2;
+            if (a + 1 < R) {
+                s1 += i1[(long long)(a + g.s) * R * R] - i1[(long long)a * R * R];
+                s2 += i2[(long long)(a + g.s) * R * R] - i2[(long long)a * R * R];
+            }
+        }
+    }
+}
+
+// F <- conj(F) G (the spectrum of the cross-correlation sum_x f(x) g(x + offset)).
+__global__ void conj_multiply_kernel(cufftComplex* F, const cufftComplex* G, long long count) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const cufftComplex a = F[i], b = G[i];
+    F[i] = make_cuFloatComplex(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
+}
+
+// One block per window: the best admissible offset by score corr / sqrt(energy); ties go to the
+// smaller linear offset index, as on the CPU (which keeps the first strictly better one).
+__global__ void score_kernel(const float* corr, const double* S1, const double* S2, SearchGeometry g, const long long* starts,
+                             const int* predicted, int* shifts) {
+    const long long k = g.begin + blockIdx.x;
+    if (k >= g.count) return;
+    const int R = g.R, s = g.s, w = g.w;
+    const long long boxes = (long long)R * R * R;
+    const float* ck = corr + blockIdx.x * (long long)w * w * w;
+    const double* s1 = S1 + blockIdx.x * boxes;
+    const double* s2 = S2 + blockIdx.x * boxes;
+    const long long* st = starts + 3 * k;
+    const int* pr = predicted + 3 * k;
+    const double n = double((long long)s * s * s);
+    double best = -INFINITY;
+    long long best_index = boxes;
+    for (long long q = threadIdx.x; q < boxes; q += blockDim.x) {
+        const int a = int(q / (R * R)), b = int((q / R) % R), c = int(q % R);
+        const int off[3] = {a, b, c};
+        bool inside = true;
+        for (int i = 0; i < 3; ++i) inside = inside && shift_admissible(st[i], pr[i] + off[i] - g.r, s, g.dims[i]);
+        if (!inside) continue;
+        const double energy = s2[q] - s1[q] * s1[q] / n;
+        if (!(energy > 0)) continue;
+        const double score = double(ck[((long long)a * w + b) * w + c]) / sqrt(energy);
+        if (score > best) best = score, best_index = q;
+    }
+    __shared__ double best_score[kThreads];
+    __shared__ long long best_at[kThreads];
+    best_score[threadIdx.x] = best, best_at[threadIdx.x] = best_index;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) {
+            const double o = best_score[threadIdx.x + h];
+            const long long oi = best_at[threadIdx.x + h];
+            if (o > best_score[threadIdx.x] || (o == best_score[threadIdx.x] && oi < best_at[threadIdx.x]))
+                best_score[threadIdx.x] = o, best_at[threadIdx.x] = oi;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const long long q = best_at[0];
+        const bool found = q < boxes;
+        const int off[3] = {int(q / (R * R)), int((q / R) % R), int(q % R)};
+        for (int i = 0; i < 3; ++i) shifts[3 * k + i] = found ? pr[i] + off[i] - g.r : pr[i];
+    }
+}
+
+// Device buffers freed on scope exit (the stages' temporaries).
+class Buffers {
+public:
+    ~Buffers() {
+        for (void* p : blocks_) cudaFree(p);
+    }
+    template <class T>
+    T* allocate(std::size_t count) {
+        void* p = nullptr;
+        DVC_STAGE_CHECK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
+        blocks_.push_back(p);
+        bytes_ += count * sizeof(T);
+        return static_cast<T*>(p);
+    }
+    std::size_t bytes() const { return bytes_; }
+
+private:
+    std::vector<void*> blocks_;
+    std::size_t bytes_ = 0;
+};
+
+struct Plan {
+    cufftHandle handle = 0;
+    bool made = false;
+    ~Plan() {
+        if (made) cufftDestroy(handle);
+    }
+};
+
+std::size_t window_bytes(int s, int r) {
+    const std::size_t w = std::size_t(s) + 2 * r, R = 2 * std::size_t(r) + 1;
+    return 2 * w * w * w * sizeof(float) + 2 * w * w * (w / 2 + 1) * sizeof(cufftComplex) + 2 * w * w * R * sizeof(double) +
+           2 * w * R * R * sizeof(double) + 2 * R * R * R * sizeof(double);
+}
+
+}  // namespace
+
+void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream) {
+    const std::size_t chunk = kUploadChunkBytes / sizeof(float);
+    float* staging[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    try {
+        for (int b = 0; b < 2; ++b) {
+            DVC_STAGE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&staging[b]), kUploadChunkBytes, cudaHostAllocDefault));
+            DVC_STAGE_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+        }
+        for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
+            const int b = int(i % 2);
+            const std::size_t n = std::min(chunk, count - first);
+            DVC_STAGE_CHECK(cudaEventSynchronize(done[b]));  // this buffer's previous DMA has finished
+            std::memcpy(staging[b], host + first, n * sizeof(float));
+            DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, staging[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
+            DVC_STAGE_CHECK(cudaEventRecord(done[b], stream));
+        }
+        DVC_STAGE_CHECK(cudaStreamSynchronize(stream));
+    } catch (...) {
+        cudaStreamSynchronize(stream);
+        for (int b = 0; b < 2; ++b) {
+            if (staging[b]) cudaFreeHost(staging[b]);
+            if (done[b]) cudaEventDestroy(done[b]);
+        }
+        throw;
+    }
+    for (int b = 0; b < 2; ++b) cudaFreeHost(staging[b]), cudaEventDestroy(done[b]);
+}
+
+void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cudaStream_t stream) {
+    if (!(sigma > 0)) return;
+    GaussianTaps taps{};
+    taps.radius = gaussian_radius(sigma);
+    if (taps.radius > 30) throw Error("--presmooth: sigma " + std::to_string(sigma) + " beyond the GPU filter's 10 voxels");
+    gaussian_taps(sigma, taps.w);
+    const std::int64_t voxels = d[0] * d[1] * d[2];
+    // Axes z, y, x as on the CPU: v -> scratch -> v -> scratch, then back into v.
+    float* bufs[2] = {v, scratch};
+    for (int axis = 0; axis < 3; ++axis)
+        gaussian_axis_kernel<<<blocks_for(voxels), kThreads, 0, stream>>>(bufs[axis % 2], bufs[1 - axis % 2], d[0], d[1], d[2], axis, taps);
+    DVC_STAGE_CHECK(cudaGetLastError());
+    DVC_STAGE_CHECK(cudaMemcpyAsync(v, scratch, std::size_t(voxels) * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+}
+
+void bspline_prefilter(float* v, float* scratch, const Dims& d, int degree, cudaStream_t stream) {
+    if (degree != 3 && degree != 5) throw Error("GPU prefilter: degree " + std::to_string(degree) + " (3 or 5 supported)");
+    const SplinePoles poles = spline_poles(degree);
+    const std::int64_t nz = d[0], ny = d[1], nx = d[2];
+    // x: transpose each slice to (z, x, y), filter along the middle axis (lines (z, y), stride ny), back.
+    transpose_slices(v, scratch, d, stream);
+    prefilter_lines_kernel<<<blocks_for(nz * ny), kThreads, 0, stream>>>(scratch, nz * ny, ny, nx * ny, nx, ny, poles);
+    transpose_slices(scratch, v, Dims{nz, nx, ny}, stream);
+    // y: lines (z, x), stride nx; z: lines (y, x), stride ny nx. Neighbouring threads hold neighbouring x.
+    prefilter_lines_kernel<<<blocks_for(nz * nx), kThreads, 0, stream>>>(v, nz * nx, nx, ny * nx, ny, nx, poles);
+    prefilter_lines_kernel<<<blocks_for(ny * nx), kThreads, 0, stream>>>(v, ny * nx, ny * nx, 0, nz, ny * nx, poles);
+    DVC_STAGE_CHECK(cudaGetLastError());
+}
+
+void gradients(const float* src, const Dims& d, bool cubic, float* gz, float* gy, float* gx, cudaStream_t stream) {
+    gradients_kernel<<<blocks_for(d[0] * d[1] * d[2]), kThreads, 0, stream>>>(src, d[0], d[1], d[2], cubic, gz, gy, gx);
+    DVC_STAGE_CHECK(cudaGetLastError());
+}
+
+void downsample2(const float* fine, const Dims& fd, float* coarse, cudaStream_t stream) {
+    const Dims c = pyramid_dims(fd, 1);
+    downsample_kernel<<<blocks_for(c[0] * c[1] * c[2]), kThreads, 0, stream>>>(fine, fd[1], fd[2], coarse, c[0], c[1], c[2]);
+    DVC_STAGE_CHECK(cudaGetLastError());
+}
+
+std::size_t shift_search_bytes(int subset, int radius, std::size_t points) {
+    const std::size_t per = window_bytes(subset, radius);
+    const std::size_t chunk = std::max<std::size_t>(1, std::min(points, kShiftSearchBudget / per));
+    return chunk * per + points * (3 * sizeof(long long) + 6 * sizeof(int));
+}
+
+std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, const Dims& dims, const ShiftSearch& search,
+                                           cudaStream_t stream, std::size_t* peak_bytes) {
+    const std::size_t count = search.points();
+    std::vector<std::int32_t> shifts(search.predicted);
+    if (count == 0) return shifts;
+    const int s = search.subset, r = search.radius, w = s + 2 * r, R = 2 * r + 1;
+    const std::size_t chunk = std::max<std::size_t>(1, std::min(count, kShiftSearchBudget / window_bytes(s, r)));
+    const std::size_t w3 = std::size_t(w) * w * w, wc = std::size_t(w) * w * (w / 2 + 1);
+    Buffers b;
+    long long* d_starts = b.allocate<long long>(3 * count);
+    int* d_predicted = b.allocate<int>(3 * count);
+    int* d_shifts = b.allocate<int>(3 * count);
+    float* f = b.allocate<float>(chunk * w3);
+    float* g = b.allocate<float>(chunk * w3);
+    cufftComplex* F = b.allocate<cufftComplex>(chunk * wc);
+    cufftComplex* G = b.allocate<cufftComplex>(chunk * wc);
+    double* X1 = b.allocate<double>(chunk * w * w * R);
+    double* X2 = b.allocate<double>(chunk * w * w * R);
+    double* Y1 = b.allocate<double>(chunk * w * R * R);
+    double* Y2 = b.allocate<double>(chunk * w * R * R);
+    double* S1 = b.allocate<double>(chunk * R * R * R);
+    double* S2 = b.allocate<double>(chunk * R * R * R);
+    static_assert(sizeof(long long) == sizeof(std::int64_t), "64-bit starts");
+    DVC_STAGE_CHECK(cudaMemcpyAsync(d_starts, search.starts.data(), 3 * count * sizeof(long long), cudaMemcpyHostToDevice, stream));
+    DVC_STAGE_CHECK(cudaMemcpyAsync(d_predicted, search.predicted.data(), 3 * count * sizeof(int), cudaMemcpyHostToDevice, stream));
+    Plan forward, inverse;
+    int n[3] = {w, w, w};
+    DVC_CUFFT_CHECK(cufftPlanMany(&forward.handle, 3, n, nullptr, 1, int(w3), nullptr, 1, int(wc), CUFFT_R2C, int(chunk)));
+    forward.made = true;
+    DVC_CUFFT_CHECK(cufftPlanMany(&inverse.handle, 3, n, nullptr, 1, int(wc), nullptr, 1, int(w3), CUFFT_C2R, int(chunk)));
+    inverse.made = true;
+    DVC_CUFFT_CHECK(cufftSetStream(forward.handle, stream));
+    DVC_CUFFT_CHECK(cufftSetStream(inverse.handle, stream));
+    std::size_t work = 0, work_inverse = 0;
+    cufftGetSize(forward.handle, &work);
+    cufftGetSize(inverse.handle, &work_inverse);
+    if (peak_bytes) *peak_bytes = b.bytes() + work + work_inverse;
+    SearchGeometry geo{{dims[0], dims[1], dims[2]}, s, r, w, R, 0, (long long)count};
+    for (std::size_t begin = 0; begin < count; begin += chunk) {
+        geo.begin = (long long)begin;
+        const unsigned blocks = unsigned(chunk);
+        gather_kernel<<<blocks, kThreads, 0, stream>>>(ref, def, geo, d_starts, d_predicted, f, g);
+        box_x_kernel<<<blocks, kThreads, 0, stream>>>(g, geo, X1, X2);
+        box_y_kernel<<<blocks, kThreads, 0, stream>>>(X1, X2, geo, Y1, Y2);
+        box_z_kernel<<<blocks, kThreads, 0, stream>>>(Y1, Y2, geo, S1, S2);
+        DVC_STAGE_CHECK(cudaGetLastError());
+        DVC_CUFFT_CHECK(cufftExecR2C(forward.handle, f, F));
+        DVC_CUFFT_CHECK(cufftExecR2C(forward.handle, g, G));
+        conj_multiply_kernel<<<blocks_for((long long)(chunk * wc)), kThreads, 0, stream>>>(F, G, (long long)(chunk * wc));
+        DVC_CUFFT_CHECK(cufftExecC2R(inverse.handle, F, f));
+        score_kernel<<<blocks, kThreads, 0, stream>>>(f, S1, S2, geo, d_starts, d_predicted, d_shifts);
+        DVC_STAGE_CHECK(cudaGetLastError());
+    }
+    DVC_STAGE_CHECK(cudaMemcpyAsync(shifts.data(), d_shifts, 3 * count * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    DVC_STAGE_CHECK(cudaStreamSynchronize(stream));
+    return shifts;
+}
+
+}  // namespace dvc::device

@@ -1,0 +1,46 @@
+// The GPU engine's volume stages (device_stages.cu): upload, Gaussian pre-smoothing, B-spline
+// prefilter, spline gradients, pyramid downsampling and the cuFFT integer shift search. Every
+// function works on device buffers of one volume (z, y, x; x fastest) and queues its work on
+// `stream`; the per-voxel and per-line arithmetic is volume_math.hpp's, shared with the CPU.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "initial_guess.hpp"
+#include "volume.hpp"
+
+namespace dvc::device {
+
+// Host-to-device copy of `count` floats through two pinned staging buffers (the host fills one
+// while the other's DMA runs); returns when the copy is complete.
+void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream);
+
+// Separable Gaussian (volume_math.hpp's taps, mirrored borders) in place; `scratch` holds a volume.
+void gaussian_smooth(float* v, float* scratch, const Dims& dims, double sigma, cudaStream_t stream);
+
+// B-spline coefficients of degree 3 or 5 in place (axes x, y, z in turn as on the CPU; one thread
+// per line, the x axis through a transposed copy in `scratch` so that every pass is coalesced).
+void bspline_prefilter(float* v, float* scratch, const Dims& dims, int degree, cudaStream_t stream);
+
+// Gradient of the image at every voxel (volume_math.hpp's gradient_at) from `src` (cubic: the
+// coefficients, trilinear: the samples).
+void gradients(const float* src, const Dims& dims, bool cubic, float* gz, float* gy, float* gx, cudaStream_t stream);
+
+// 2x2x2 block means into `coarse` (dims floor(n / 2)).
+void downsample2(const float* fine, const Dims& fine_dims, float* coarse, cudaStream_t stream);
+
+// Bytes of device memory the shift search of `points` windows would hold at once (its chunk).
+std::size_t shift_search_bytes(int subset, int radius, std::size_t points);
+
+// The integer shift search of initial_guess.hpp on the device: batched cuFFT cross-correlation of
+// the windows of a chunk of points at a time, the zero-normalised score from box sums of the
+// deformed window, the best admissible shift per point. Same result as fft_shift_search on the
+// CPU up to ties of the float correlation. `peak_bytes` receives the device memory it held.
+std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, const Dims& dims, const ShiftSearch& search,
+                                           cudaStream_t stream, std::size_t* peak_bytes);
+
+}  // namespace dvc::device
