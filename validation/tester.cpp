@@ -1,5 +1,7 @@
-// tester: accuracy and speed of batchsolve's Cholesky routines against LAPACK and cuSOLVER over a
-// sweep of cases, one aligned row per case as it finishes, optional JSON; exit code = failed rows.
+// tester: accuracy and speed of batchsolve's routines against their peers (LAPACK, cuSOLVER, cuBLAS, our
+// CPU backend) over a sweep of cases, one aligned row per case as it finishes, optional JSON and
+// targets report; exit code = failed rows. potrf/potrs/posv run here and in bench.cpp; the other
+// routines in their families (suite.hpp).
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,8 @@
 #include "bench.hpp"
 #include "command_line.hpp"
 #include "gpu.hpp"
+#include "peers.hpp"
+#include "suite.hpp"
 
 #ifndef BATCHSOLVE_TESTER_COMMIT
 #define BATCHSOLVE_TESTER_COMMIT "unknown"
@@ -215,6 +219,117 @@ void write_json(const std::string& path, const json& doc) {
     if (!out) throw std::runtime_error("cannot write --json file '" + path + "'");
 }
 
+// ---- rows of the other families (suite.hpp) ------------------------------------------------------
+
+std::string suite_status_text(const suite::Row& r) {
+    std::string text = r.status == suite::Status::ok ? "ok" : r.status == suite::Status::failed ? "FAILED" : "skipped";
+    if (!r.note.empty()) text += r.status == suite::Status::skipped ? ": " + r.note : " (" + r.note + ")";
+    for (const suite::Peer& p : r.peers)
+        if (!p.ran && !p.note.empty()) text += " [" + p.name + ": " + p.note + "]";
+    return text;
+}
+
+std::string pad(const std::string& text, int width, bool left) {
+    if (int(text.size()) >= width) return text;
+    const std::string fill(width - text.size(), ' ');
+    return left ? text + fill : fill + text;
+}
+
+// The header of a group of rows: the common columns, then time and ratio per peer.
+std::string suite_header(const suite::Row& r) {
+    std::string h = pad("routine", 14, true) + " " + pad("prec", 4, true) + " " + pad("case", 26, true) + " " +
+                    pad("variant", 9, true) + " " + pad("time_ms", 11, false) + " " + pad("GFLOP/s", 10, false) + " " +
+                    pad("roofline", 8, false);
+    for (const suite::Peer& p : r.peers)
+        h += " " + pad(p.name + "_ms", std::max<int>(11, int(p.name.size()) + 3), false) + " " +
+             pad("x_" + p.name, std::max<int>(7, int(p.name.size()) + 2), false);
+    return h + " " + pad("error", 9, false) + "  status";
+}
+
+std::string suite_line(const suite::Row& r) {
+    const std::string dash = "-";
+    std::string l = pad(r.routine, 14, true) + " " + pad(r.precision, 4, true) + " " + pad(r.shape, 26, true) + " " +
+                    pad(r.variant.empty() ? "default" : r.variant, 9, true) + " " +
+                    pad(r.ran ? format("%.4f", r.ms) : dash, 11, false) + " " +
+                    pad(r.ran ? rate(r.gflops) : dash, 10, false) + " " +
+                    pad(r.ran && r.roofline >= 0 ? format("%.3f", r.roofline) : dash, 8, false);
+    for (const suite::Peer& p : r.peers)
+        l += " " + pad(p.ran ? format("%.4f", p.ms) : dash, std::max<int>(11, int(p.name.size()) + 3), false) + " " +
+             pad(p.ran && r.ran && r.ms > 0 ? format("%.2f", p.ms / r.ms) : dash, std::max<int>(7, int(p.name.size()) + 2),
+                 false);
+    return l + " " + pad(r.checked ? format("%.2e", r.error) : dash, 9, false) + "  " + suite_status_text(r);
+}
+
+// The same keys as row_json where they mean the same (routine, precision, n, batch, nrhs, time_ms, gflops,
+// roofline, error, status, refs{name: time_ms, gflops, speedup}), the family's own figures under "detail".
+json suite_json(const suite::Row& r) {
+    json row = {{"routine", r.routine}, {"precision", r.precision}, {"case", r.shape}, {"variant", r.variant},
+                {"n", r.n}, {"batch", r.batch}, {"nrhs", r.nrhs},
+                {"status", r.status == suite::Status::ok ? "ok" : r.status == suite::Status::failed ? "FAILED" : "skipped"},
+                {"note", r.note}, {"flops", r.flops}};
+    if (r.ran) row["time_ms"] = r.ms;
+    row["gflops"] = number_or_null(r.ran, r.gflops);
+    row["roofline"] = number_or_null(r.ran && r.roofline >= 0, r.roofline);
+    row["roofline_basis"] = r.roofline_basis;
+    row["error"] = number_or_null(r.checked, r.error);
+    row["error_definition"] = r.error_definition;
+    json refs = json::object();
+    for (const suite::Peer& p : r.peers) {
+        json j = {{"ran", p.ran}, {"note", p.note}};
+        if (p.ran) {
+            j["time_ms"] = p.ms;
+            j["gflops"] = p.gflops;
+            j["speedup"] = number_or_null(r.ran && r.ms > 0, p.ms / r.ms);
+            j["error"] = number_or_null(std::isfinite(p.error), p.error);
+        }
+        refs[p.name] = j;
+    }
+    row["refs"] = refs;
+    row["detail"] = r.detail;
+    return row;
+}
+
+// ---- targets -------------------------------------------------------------------------------------
+
+// A target: rows selected by routine (and optionally precision, n, batch, variant), a metric of those
+// rows, a comparison and a value. Metrics: "speedup:<peer>" (peer time / our time), "gflops",
+// "roofline", "time_ms", "error". Each selected row gives one entry of targets.json.
+json evaluate_targets(const json& definitions, const json& rows) {
+    json out = json::array();
+    for (const json& t : definitions) {
+        for (const char* key : {"routine", "metric", "op", "value"})
+            if (!t.contains(key)) throw std::runtime_error(std::string("target without \"") + key + "\": " + t.dump());
+        const std::string metric = t["metric"], op = t["op"];
+        if (op != ">=" && op != "<=") throw std::runtime_error("target op must be >= or <=: " + t.dump());
+        const double value = t["value"];
+        bool any = false;
+        for (const json& row : rows) {
+            if (row["routine"] != t["routine"]) continue;
+            bool selected = true;
+            for (const char* key : {"precision", "n", "batch", "variant", "layout"})
+                if (t.contains(key) && (!row.contains(key) || row[key] != t[key])) selected = false;
+            if (!selected) continue;
+            any = true;
+            double measured = NAN;
+            if (metric.rfind("speedup:", 0) == 0) {
+                const std::string peer = metric.substr(8);
+                if (row["refs"].contains(peer) && row["refs"][peer].contains("speedup") && row["refs"][peer]["speedup"].is_number())
+                    measured = row["refs"][peer]["speedup"];
+            } else if (row.contains(metric) && row[metric].is_number()) {
+                measured = row[metric];
+            }
+            const bool met = row["status"] == "ok" && std::isfinite(measured) && (op == ">=" ? measured >= value : measured <= value);
+            json entry = {{"target", t}, {"routine", row["routine"]}, {"precision", row["precision"]}, {"n", row["n"]},
+                          {"batch", row["batch"]}, {"measured", number_or_null(std::isfinite(measured), measured)},
+                          {"met", met}, {"row_status", row["status"]}};
+            if (row.contains("variant")) entry["variant"] = row["variant"];
+            out.push_back(entry);
+        }
+        if (!any) out.push_back({{"target", t}, {"measured", nullptr}, {"met", false}, {"row_status", "no row"}});
+    }
+    return out;
+}
+
 // Compiles the generated kernels of every GPU case on `jobs` host threads (each with a context of its
 // own) before anything is timed: NVRTC needs 0.1-10 s per kernel, which one after another would
 // dominate a run on a cold cache. Problems are left for the case itself to report.
@@ -255,18 +370,24 @@ void prepare_kernels(const std::vector<CaseSpec>& cases, int jobs, int device) {
 
 int main(int argc, char** argv) {
     po::options_description desc(
-        "tester: batched Cholesky (potrf, potrs, posv) of batchsolve against LAPACK and cuSOLVER.\n"
+        "tester: batchsolve's routines against their peers, one row per case.\n"
+        "Routines: potrf, potrs, posv (batched, fixed n); potrf_large, potrs_large, posv_mixed (one large matrix);\n"
+        "sytrf_nopiv, sysv_mixed (symmetric indefinite); gemm_vbatched, syrk_vbatched, syr2k_vbatched,\n"
+        "symm_vbatched, trsm_vbatched, trmm_vbatched, potrf_vbatched (variable sizes); multi_posv (devices).\n"
         "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 4:128:4 or --n 8,16,32.\n"
+        "Where --precision, --n, --batch or --cond are not given, a routine outside potrf/potrs/posv uses\n"
+        "its own defaults (validation/README.md).\n"
         "Options");
     std::string routines_text, precisions_text, n_text, batch_text, layouts_text, uplo_text, nrhs_text, backend_text,
-        refs_text, json_path;
+        refs_text, json_path, targets_path, targets_out, setups_text, devices_text, modes_text;
+    suite::Options so;
     Settings settings;
     int chunk = 32, device = 0;
     int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
     std::uint64_t seed = 0;
     desc.add_options()
         ("help,h", "this help")
-        ("routine", po::value(&routines_text)->default_value("potrf"), "potrf, potrs, posv (list)")
+        ("routine", po::value(&routines_text)->default_value("potrf"), "routines (list; see above)")
         ("precision", po::value(&precisions_text)->default_value("s,d"), "s, d, c, z (list)")
         ("n", po::value(&n_text)->default_value("8,16,32,64,100,128"), "matrix sizes (list, >= 0)")
         ("batch", po::value(&batch_text)->default_value("16384"), "matrices per batch (list, >= 1)")
@@ -279,7 +400,10 @@ int main(int argc, char** argv) {
         ("check", po::bool_switch(&settings.check), "compute errors on the host (and compare with lapack)")
         ("fast-math", po::bool_switch(&settings.fast_math),
          "GPU kernels with approximate square roots and divisions (the tuned configuration otherwise)")
-        ("ref", po::value(&refs_text)->default_value(""), "references to run: lapack, cusolver (list)")
+        ("ref", po::value(&refs_text)->default_value(""),
+         "peers to run (list): lapack (LAPACKE per matrix, one matrix per OpenMP thread, BLAS on one thread), "
+         "lapack1 (the same loop on one thread), cpu (batchsolve's CPU backend), cusolver (cuSOLVER's "
+         "potrfBatched/potrsBatched alone in the timed region); --check compares with lapack's result")
         ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
         ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
         ("tol", po::value(&settings.tolerance)->default_value(30), "tolerance of the scaled errors (> 0)")
@@ -290,14 +414,35 @@ int main(int argc, char** argv) {
         ("device", po::value(&device)->default_value(0), "CUDA device")
         ("jobs", po::value(&jobs)->default_value(jobs),
          "host threads compiling the generated kernels before the sweep (NVRTC; 0: compile on first call)")
-        ("json", po::value(&json_path), "write the header and all rows to this JSON file");
+        ("json", po::value(&json_path), "write the header and all rows to this JSON file")
+        ("targets", po::value(&targets_path),
+         "JSON file of targets (a list of {routine, [precision, n, batch, variant], metric, op, value}; metric: "
+         "speedup:<peer>, gflops, roofline, time_ms, error; op: >= or <=): each selected row's measured value and "
+         "whether it is met go to --targets-out")
+        ("targets-out", po::value(&targets_out)->default_value("targets.json"), "where the targets report goes")
+        ("all-variants", po::bool_switch(&so.all_variants),
+         "routine option: besides the default configuration, a row per variant (potrf_large: graph; posv_mixed, "
+         "sysv_mixed: tf32; trsm_vbatched: recursive, inversion)")
+        ("cpu-max", po::value(&so.cpu_max)->default_value(8192), "routine option (*_large): largest n of the CPU peers")
+        ("cpu-seconds", po::value(&so.cpu_seconds)->default_value(60),
+         "routine option (*_large): time box of all CPU peer runs (an n predicted not to fit is skipped)")
+        ("split", po::bool_switch(&so.split), "routine option (potrf_large): time split panel / TRSM / update (JSON)")
+        ("matrix", po::value(&so.matrix_file),
+         "routine option (sytrf_nopiv, sysv_mixed): also this complex symmetric matrix (bem solve --write-matrix's HDF5)")
+        ("setups", po::value(&setups_text)->default_value(""),
+         "routine option (*_vbatched): size set-ups (validation/README.md)")
+        ("devices", po::value(&devices_text)->default_value(""), "routine option (multi_posv): device counts (list)")
+        ("host-batch", po::value(&so.host_batch)->default_value(200000), "routine option (multi_posv): host-mode batch")
+        ("modes", po::value(&modes_text)->default_value(""), "routine option (multi_posv): device, host (list)");
 
     std::vector<Routine> routines;
+    std::vector<std::string> suite_routines;
     std::vector<Precision> precisions;
     std::vector<LayoutKind> layouts;
     std::vector<Uplo> uplos;
     std::vector<int> ns, batches, nrhss;
     Backend backend = Backend::automatic;
+    json target_definitions;
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;  // a stray word is an error, not ignored
@@ -307,7 +452,20 @@ int main(int argc, char** argv) {
             std::cout << desc << "\nExit code: the number of FAILED rows (at most 255); 255 also for bad options.\n";
             return 0;
         }
-        routines = parse_list<Routine>("routine", routines_text, parse_routine);
+        for (const std::string& name : split(routines_text, ',')) {
+            if (!suite::family_of(name).empty()) {
+                if (std::find(suite_routines.begin(), suite_routines.end(), name) == suite_routines.end())
+                    suite_routines.push_back(name);
+                continue;
+            }
+            try {
+                const Routine r = parse_routine(name);
+                if (std::find(routines.begin(), routines.end(), r) == routines.end()) routines.push_back(r);
+            } catch (const InvalidArgument&) {
+                throw UsageError("routine", routines_text, "'" + name + "' is not a routine (tester --help lists them)");
+            }
+        }
+        if (routines.empty() && suite_routines.empty()) throw UsageError("routine", routines_text, "no values");
         precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
         layouts = parse_list<LayoutKind>("layout", layouts_text, parse_layout);
         uplos = parse_list<Uplo>("uplo", uplo_text, parse_uplo);
@@ -319,12 +477,47 @@ int main(int argc, char** argv) {
         } catch (const InvalidArgument& e) {
             throw UsageError("backend", backend_text, e.condition());
         }
+        // A peer must belong to at least one routine asked for; a routine runs only the peers it has.
+        std::vector<std::string> known;
+        if (!routines.empty()) known = {"lapack", "lapack1", "cpu", "cusolver"};
+        for (const std::string& r : suite_routines)
+            for (const std::string& p : suite::peers_of(r))
+                if (std::find(known.begin(), known.end(), p) == known.end()) known.push_back(p);
+        std::vector<std::string> all_refs;
         if (!refs_text.empty())
-            settings.refs = parse_list<std::string>("ref", refs_text, [&](const std::string& r) {
-                if (r != "lapack" && r != "cusolver")
-                    throw InvalidArgument("tester", "ref", "'" + r + "' is not one of lapack, cusolver");
+            all_refs = parse_list<std::string>("ref", refs_text, [&](const std::string& r) {
+                if (std::find(known.begin(), known.end(), r) == known.end()) {
+                    std::string list;
+                    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+                    throw InvalidArgument("tester", "ref", "'" + r + "' is no peer of these routines (" + list + ")");
+                }
                 return r;
             });
+        for (const std::string& r : all_refs)
+            if (r == "lapack" || r == "lapack1" || r == "cpu" || r == "cusolver") settings.refs.push_back(r);
+        so.refs = all_refs;
+        if (!vm["precision"].defaulted()) so.precisions = split(precisions_text, ',');
+        if (!vm["n"].defaulted()) so.ns = ns;
+        if (!vm["batch"].defaulted()) so.batches = batches;
+        if (!vm["nrhs"].defaulted()) so.nrhs = nrhss;
+        if (!vm["cond"].defaulted()) so.cond = settings.cond;
+        if (!vm["distinct"].defaulted()) so.distinct = settings.distinct;
+        if (!setups_text.empty()) so.setups = split(setups_text, ',');
+        if (!devices_text.empty()) so.devices = parse_int_list("devices", devices_text, 1);
+        if (!modes_text.empty()) so.modes = split(modes_text, ',');
+        if (so.cpu_max < 0) throw UsageError("cpu-max", std::to_string(so.cpu_max), "must be >= 0");
+        if (!(so.cpu_seconds >= 0)) throw UsageError("cpu-seconds", number_text(so.cpu_seconds), "must be >= 0");
+        if (so.host_batch < 1) throw UsageError("host-batch", std::to_string(so.host_batch), "must be >= 1");
+        if (!targets_path.empty()) {
+            std::ifstream in(targets_path);
+            if (!in) throw UsageError("targets", targets_path, "cannot be read");
+            try {
+                target_definitions = json::parse(in);
+            } catch (const std::exception& e) {
+                throw UsageError("targets", targets_path, std::string("not JSON: ") + e.what());
+            }
+            if (!target_definitions.is_array()) throw UsageError("targets", targets_path, "must hold a JSON list of targets");
+        }
         if (chunk < 1) throw UsageError("chunk", std::to_string(chunk), "must be >= 1");
         if (settings.repeat < 1) throw UsageError("repeat", std::to_string(settings.repeat), "must be >= 1");
         if (settings.warmup < 0) throw UsageError("warmup", std::to_string(settings.warmup), "must be >= 0");
@@ -395,7 +588,12 @@ int main(int argc, char** argv) {
         std::cerr << "tester: the GPU is present but unusable: " << e.what() << "\n";
         return kUsageError;
     }
-    std::printf("CPU reference: %s\n", cpu.device_name().c_str());
+    const CpuCholeskyPath cpu_path = cpu_cholesky_path();
+    const std::string lapack_library = peer::lapack_library();
+    std::printf("CPU: %s; batchsolve's CPU backend: vector path %s for real s/d n <= %d/%d, LAPACKE per matrix "
+                "otherwise; LAPACK peer: LAPACKE (%s), one matrix per thread\n",
+                cpu.device_name().c_str(), cpu_path.isa.c_str(), cpu_path.simd_max_order_s, cpu_path.simd_max_order_d,
+                lapack_library.c_str());
     std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
                 static_cast<unsigned long long>(seed), settings.cond, settings.distinct, settings.tolerance,
                 settings.repeat, settings.warmup, settings.check ? "on" : "off");
@@ -406,7 +604,13 @@ int main(int argc, char** argv) {
                   {"date", date},
                   {"command_line", command_line},
                   {"gpu", gpu_json},
-                  {"cpu_reference", cpu.device_name()},
+                  {"cpu", {{"threads", cpu_path.threads},
+                           {"backend_simd_isa", cpu_path.isa},
+                           {"backend_simd_max_order", {{"s", cpu_path.simd_max_order_s}, {"d", cpu_path.simd_max_order_d}}},
+                           {"backend_path", "vector path (" + cpu_path.isa + ") for real s/d up to the max order, "
+                                            "LAPACKE per matrix otherwise"},
+                           {"lapack_peer", "LAPACKE_?potrf/potrs/posv_work per matrix, OpenMP static loop, BLAS on one thread"},
+                           {"lapack_library", lapack_library}}},
                   {"seed", seed},
                   {"cond", settings.cond},
                   {"distinct", settings.distinct},
@@ -463,9 +667,9 @@ int main(int argc, char** argv) {
         ok += result.status == Status::ok;
         failed += result.status == Status::failed;
         skipped += result.status == Status::skipped;
+        doc["rows"].push_back(row_json(c, result, settings, launch_floor_ms));  // also what targets read
+        doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
         if (!json_path.empty()) {
-            doc["rows"].push_back(row_json(c, result, settings, launch_floor_ms));
-            doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
             try {
                 write_json(json_path, doc);  // after every row: a killed run keeps its rows
             } catch (const std::exception& e) {
@@ -474,6 +678,46 @@ int main(int argc, char** argv) {
             }
         }
     }
+    // ---- the other families ------------------------------------------------------------------------
+    so.repeat = settings.repeat, so.warmup = settings.warmup, so.tolerance = settings.tolerance;
+    so.seed = seed, so.device = device, so.gpu = gpu_present, so.cuda_backend = lib_backend == Backend::cuda;
+    so.check = settings.check;
+    for (const std::string& routine : suite_routines) {
+        std::string last_header;
+        const suite::Sink sink = [&](suite::Row&& r) {
+            const std::string header = suite_header(r);
+            if (header != last_header) std::cout << "\n" << header << std::endl, last_header = header;
+            std::cout << suite_line(r) << std::endl;
+            ok += r.status == suite::Status::ok;
+            failed += r.status == suite::Status::failed;
+            skipped += r.status == suite::Status::skipped;
+            doc["rows"].push_back(suite_json(r));
+            doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
+            if (!json_path.empty()) write_json(json_path, doc);  // after every row: a killed run keeps its rows
+        };
+        try {
+            const std::string family = suite::family_of(routine);
+            if (family == "large") suite::run_large(routine, so, sink);
+            else if (family == "ldlt") suite::run_ldlt(routine, so, sink);
+        } catch (const std::exception& e) {
+            std::cerr << "tester: " << routine << ": " << e.what() << "\n";
+            return kUsageError;
+        }
+    }
     std::printf("\ntester: %d rows: %d ok, %d failed, %d skipped\n", ok + failed + skipped, ok, failed, skipped);
+    if (!target_definitions.is_null()) {
+        const json& rows = doc["rows"];
+        const json report = {{"tester_json", json_path}, {"git_commit", commit}, {"date", date},
+                             {"targets", evaluate_targets(target_definitions, rows)}};
+        int met = 0, total = 0;
+        for (const json& t : report["targets"]) met += t["met"].get<bool>(), ++total;
+        try {
+            write_json(targets_out, report);
+        } catch (const std::exception& e) {
+            std::cerr << "tester: " << e.what() << "\n";
+            return kUsageError;
+        }
+        std::printf("targets: %d of %d met (%s)\n", met, total, targets_out.c_str());
+    }
     return std::min(failed, 255);
 }

@@ -1,0 +1,448 @@
+// The tester's large-matrix Cholesky (cholesky_large.hpp): potrf_large, potrs_large and posv_mixed on
+// one matrix of order n per call, against cusolverDnXpotrf / Xpotrs (and FP64 potrf + potrs for
+// posv_mixed), LAPACKE with all threads in its BLAS, and our CPU backend; each row's fraction of the
+// GEMM rate measured in the same run, its normwise backward error in units of n u.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "batchsolve/batchsolve.hpp"
+#include "peers.hpp"
+#include "suite_cuda.hpp"
+
+namespace batchsolve::validation::suite {
+
+namespace {
+
+// Entry (i, j) of S, symmetric by construction: a splitmix64 hash of (seed, min, max) to [-1, 1).
+double symmetric_entry(std::uint64_t seed, int i, int j) {
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL *
+                                 (std::uint64_t(std::min(i, j)) * 0x100000001ULL + std::uint64_t(std::max(i, j)) + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return double(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+// A = D + S, S symmetric with entries uniform in [-1, 1), D = r (K + 1) / (K - 1) I with r = 2 sqrt(n / 3)
+// the spectral radius of S (semicircle law): SPD with condition number about K. Both triangles, ld = n.
+template <class T>
+std::vector<T> make_matrix(int n, double cond, std::uint64_t seed, double* norm_inf) {
+    std::vector<T> a(std::size_t(n) * n);
+    const double radius = 2 * std::sqrt(n / 3.0);
+    const double diagonal = radius * (cond + 1) / (cond - 1);
+    double norm = 0;
+#pragma omp parallel for schedule(static) reduction(max : norm)
+    for (int j = 0; j < n; ++j) {
+        double column = 0;  // = row j's sum (symmetric)
+        for (int i = 0; i < n; ++i) {
+            const double v = i == j ? diagonal : symmetric_entry(seed, i, j);
+            a[std::size_t(j) * n + i] = T(v);
+            column += std::abs(double(T(v)));
+        }
+        norm = std::max(norm, column);
+    }
+    *norm_inf = norm;
+    return a;
+}
+
+std::vector<double> make_rhs(int n, std::uint64_t seed) {
+    std::vector<double> b(n);
+    for (int i = 0; i < n; ++i) b[i] = symmetric_entry(seed ^ 0xb0b, i, n + i);
+    return b;
+}
+
+cudaDataType data_type(float) { return CUDA_R_32F; }
+cudaDataType data_type(double) { return CUDA_R_64F; }
+
+template <class T>
+struct Problem {
+    int n;
+    double norm_a;
+    std::vector<T> host_a;
+    DeviceArray<T> a, work, b, x;
+    DeviceArray<int> info;
+    Problem(int n_, std::vector<T> ha, double norm, const std::vector<double>& host_b)
+        : n(n_), norm_a(norm), host_a(std::move(ha)), a(host_a.size()), work(host_a.size()), b(n_), x(n_), info(1) {
+        SUITE_CHECK(cudaMemcpy(a.get(), host_a.data(), host_a.size() * sizeof(T), cudaMemcpyHostToDevice));
+        std::vector<T> bt(host_b.begin(), host_b.end());
+        SUITE_CHECK(cudaMemcpy(b.get(), bt.data(), bt.size() * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    void restore(cudaStream_t s) const {
+        SUITE_CHECK(cudaMemcpyAsync(work.get(), a.get(), std::size_t(n) * n * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    }
+    void b_into_x(cudaStream_t s) const {
+        SUITE_CHECK(cudaMemcpyAsync(x.get(), b.get(), n * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    }
+    int read_info() const {
+        int v = 0;
+        SUITE_CHECK(cudaMemcpy(&v, info.get(), sizeof(int), cudaMemcpyDeviceToHost));
+        return v;
+    }
+};
+
+// ||b - A x||_inf / (||A||_inf ||x||_inf) with the pristine A (lower triangle), in the working precision.
+template <class T>
+double backward_error(cublasHandle_t blas, cudaStream_t stream, const Problem<T>& p, const T* x) {
+    const int n = p.n;
+    DeviceArray<T> r(n);
+    SUITE_CHECK(cudaMemcpyAsync(r.get(), p.b.get(), n * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+    const T minus_one = -1, one = 1;
+    if constexpr (std::is_same_v<T, double>)
+        SUITE_CHECK(cublasDsymv(blas, CUBLAS_FILL_MODE_LOWER, n, &minus_one, p.a.get(), n, x, 1, &one, r.get(), 1));
+    else
+        SUITE_CHECK(cublasSsymv(blas, CUBLAS_FILL_MODE_LOWER, n, &minus_one, p.a.get(), n, x, 1, &one, r.get(), 1));
+    std::vector<T> hr(n), hx(n);
+    SUITE_CHECK(cudaStreamSynchronize(stream));
+    SUITE_CHECK(cudaMemcpy(hr.data(), r.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
+    SUITE_CHECK(cudaMemcpy(hx.data(), x, n * sizeof(T), cudaMemcpyDeviceToHost));
+    double rmax = 0, xmax = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!std::isfinite(double(hr[i])) || !std::isfinite(double(hx[i]))) return std::numeric_limits<double>::infinity();
+        rmax = std::max(rmax, std::abs(double(hr[i])));
+        xmax = std::max(xmax, std::abs(double(hx[i])));
+    }
+    return rmax / (p.norm_a * xmax);
+}
+
+struct Handles {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    cusolverDnHandle_t solver = nullptr;
+    cusolverDnParams_t params = nullptr;
+    Handles(Context& ctx) {
+        stream = static_cast<cudaStream_t>(ctx.stream());
+        SUITE_CHECK(cublasCreate(&blas));
+        SUITE_CHECK(cublasSetStream(blas, stream));
+        SUITE_CHECK(cusolverDnCreate(&solver));
+        SUITE_CHECK(cusolverDnSetStream(solver, stream));
+        SUITE_CHECK(cusolverDnCreateParams(&params));
+    }
+    ~Handles() {
+        cusolverDnDestroyParams(params);
+        cusolverDnDestroy(solver);
+        cublasDestroy(blas);
+    }
+};
+
+// cuSOLVER's Xpotrf / Xpotrs (lower) on the working copy, its buffers sized once (outside any timing).
+template <class T>
+struct Cusolver {
+    std::size_t device_bytes = 0, host_bytes = 0;
+    std::unique_ptr<DeviceArray<char>> device;
+    std::vector<char> host;
+    Cusolver(Handles& h, Problem<T>& p) {
+        SUITE_CHECK(cusolverDnXpotrf_bufferSize(h.solver, h.params, CUBLAS_FILL_MODE_LOWER, p.n, data_type(T{}), p.work.get(),
+                                                p.n, data_type(T{}), &device_bytes, &host_bytes));
+        device = std::make_unique<DeviceArray<char>>(std::max<std::size_t>(device_bytes, 1));
+        host.resize(std::max<std::size_t>(host_bytes, 1));
+    }
+    void factor(Handles& h, Problem<T>& p) {
+        SUITE_CHECK(cusolverDnXpotrf(h.solver, h.params, CUBLAS_FILL_MODE_LOWER, p.n, data_type(T{}), p.work.get(), p.n,
+                                     data_type(T{}), device->get(), device_bytes, host.data(), host_bytes, p.info.get()));
+    }
+    void solve(Handles& h, Problem<T>& p, T* x) {
+        SUITE_CHECK(cusolverDnXpotrs(h.solver, h.params, CUBLAS_FILL_MODE_LOWER, p.n, 1, data_type(T{}), p.work.get(), p.n,
+                                     data_type(T{}), x, p.n, p.info.get()));
+    }
+};
+
+// GEMM rate (TFLOP/s) at m = n = k = min(order, 8192), default math (no TF32 for s): the bound of the
+// roofline column.
+template <class T>
+double gemm_tflops(Handles& h, int order, int warmup, int repeat) {
+    const int m = std::min(order, 8192);
+    DeviceArray<T> a(std::size_t(m) * m), b(std::size_t(m) * m), c(std::size_t(m) * m);
+    SUITE_CHECK(cudaMemsetAsync(a.get(), 0, std::size_t(m) * m * sizeof(T), h.stream));
+    SUITE_CHECK(cudaMemsetAsync(b.get(), 0, std::size_t(m) * m * sizeof(T), h.stream));
+    const T one = 1, zero = 0;
+    const double ms = time_ms(h.stream, warmup, repeat, [] {}, [&] {
+        if constexpr (std::is_same_v<T, double>)
+            SUITE_CHECK(cublasDgemm(h.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, a.get(), m, b.get(), m, &zero, c.get(), m));
+        else
+            SUITE_CHECK(cublasSgemm(h.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, a.get(), m, b.get(), m, &zero, c.get(), m));
+    });
+    return 2.0 * m * double(m) * m / (ms * 1e-3) * 1e-12;
+}
+
+double potrf_flops(int n) { return double(n) * n * n / 3.0; }
+
+// The CPU peers' time box: an order whose predicted time (the last one's times (n / n_last)^3) would
+// not fit in what is left of --cpu-seconds is skipped.
+struct CpuBox {
+    double used = 0, last_seconds = 0;
+    int last_n = 0;
+    bool fits(const Options& o, int n) const {
+        if (n > o.cpu_max) return false;
+        const double predicted = last_n ? last_seconds * std::pow(double(n) / last_n, 3) : 0;
+        return used + predicted <= o.cpu_seconds;
+    }
+    void add(int n, double seconds) { used += seconds, last_seconds = seconds, last_n = n; }
+};
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class T>
+void run_t(const std::string& routine, const Options& o, int n, Context& ctx, Handles& h, CpuBox& box, const Sink& sink) {
+    const char letter = std::is_same_v<T, double> ? 'd' : 's';
+    const double u = std::numeric_limits<T>::epsilon() / 2;
+    const double cond = o.cond > 0 ? o.cond : 100;
+    const std::uint64_t seed = o.seed + std::uint64_t(n);
+    double norm_a = 0;
+    std::vector<T> host_a = make_matrix<T>(n, cond, seed, &norm_a);
+    const std::vector<double> host_b = make_rhs(n, seed);
+    Problem<T> p(n, std::move(host_a), norm_a, host_b);
+    const int R = o.repeat, W = o.warmup;
+    const double gemm = gemm_tflops<T>(h, n, W, R);
+    const auto tflops = [&](double flops, double ms) { return flops / (ms * 1e-3) * 1e-12; };
+    const std::string definition = "||b - A x||_inf / (||A||_inf ||x||_inf n u), one right-hand side";
+    const std::string basis = std::string("cuBLAS ") + char(std::toupper(letter)) + "GEMM at order " +
+                              std::to_string(std::min(n, 8192)) + ", same run";
+
+    Row row;
+    row.routine = routine, row.precision = std::string(1, letter), row.n = n, row.batch = 1;
+    row.nrhs = routine == "potrf_large" ? 0 : 1;
+    row.shape = "n=" + std::to_string(n);
+    row.error_definition = definition, row.roofline_basis = basis;
+    row.detail = {{"gemm_tflops", gemm}, {"cond", cond}};
+    const LargeCholeskyConfig config = cholesky_large_default_config<T>(n);
+    row.detail["config"] = {{"nb", config.nb}, {"ib", config.ib}, {"variant", to_string(config.variant)},
+                            {"recursion_depth", config.recursion_depth}, {"lookahead", config.lookahead},
+                            {"strip", to_string(config.strip)}};
+    ctx.workspace(potrf_workspace_size<T>(n, ctx));
+    Cusolver<T> vendor(h, p);
+
+    // The CPU peers (LAPACKE with all threads in its BLAS; our CPU backend), time-boxed.
+    const auto cpu_peers = [&](bool solve) {
+        for (const std::string& name : {std::string("lapack"), std::string("cpu")}) {
+            if (!wants(o, name)) continue;
+            Peer peer;
+            peer.name = name;
+            if (!box.fits(o, n)) {
+                peer.note = "over --cpu-max / --cpu-seconds";
+                row.peers.push_back(peer);
+                continue;
+            }
+            std::vector<T> a = p.host_a, x(host_b.begin(), host_b.end());
+            int info = 0;
+            double seconds = 0;
+            if (name == "lapack") {
+                const auto t0 = std::chrono::steady_clock::now();
+                info = peer::lapacke_potrf_one<T>(Uplo::lower, n, a.data(), n, omp_get_max_threads());
+                seconds = since(t0);
+                if (solve && info == 0) {
+                    const auto t1 = std::chrono::steady_clock::now();
+                    peer::lapacke_potrs_one<T>(Uplo::lower, n, 1, a.data(), n, x.data(), n, omp_get_max_threads());
+                    seconds = routine == "potrs_large" ? since(t1) : seconds + since(t1);
+                }
+            } else {
+                Context cpu(Backend::cpu);
+                const auto t0 = std::chrono::steady_clock::now();
+                potrf<T>(Uplo::lower, n, a.data(), n, &info, cpu);
+                seconds = since(t0);
+                if (solve && info == 0) {
+                    const auto t1 = std::chrono::steady_clock::now();
+                    potrs<T>(Uplo::lower, n, 1, a.data(), n, x.data(), n, cpu);
+                    seconds = routine == "potrs_large" ? since(t1) : seconds + since(t1);
+                }
+            }
+            box.add(n, seconds);
+            peer.ran = info == 0;
+            peer.ms = seconds * 1e3;
+            peer.gflops = row.flops / (seconds * 1e9);
+            peer.note = info ? "info " + std::to_string(info) : "one run (" + std::to_string(omp_get_max_threads()) + " threads)";
+            row.peers.push_back(peer);
+        }
+    };
+
+    if (routine == "potrf_large") {
+        row.flops = potrf_flops(n);
+        std::vector<double> samples;
+        row.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); },
+                         [&] { potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), ctx); }, &samples);
+        row.ran = true;
+        const int info = p.read_info();
+        p.b_into_x(h.stream);
+        potrs<T>(Uplo::lower, n, 1, p.work.get(), n, p.x.get(), n, ctx);
+        row.checked = true;
+        row.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+        if (info != 0) row.status = Status::failed, row.note = "info " + std::to_string(info);
+        row.gflops = tflops(row.flops, row.ms) * 1e3;
+        row.roofline = tflops(row.flops, row.ms) / gemm;
+        row.detail["times_ms"] = samples;
+        row.detail["ours_seconds"] = row.ms * 1e-3;
+        row.detail["ours_tflops"] = tflops(row.flops, row.ms);
+        row.detail["ours_fraction_of_gemm"] = row.roofline;
+        if (o.split) {
+            CholeskyPhaseTimes split;
+            p.restore(h.stream);
+            potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), config, ctx, &split);
+            row.detail["split_seconds"] = {{"panel", split.panel_seconds}, {"trsm", split.trsm_seconds},
+                                           {"update", split.update_seconds}, {"panels", split.panels}};
+        }
+        if (wants(o, "cusolver")) {
+            Peer peer;
+            peer.name = "cusolver";
+            peer.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); }, [&] { vendor.factor(h, p); });
+            peer.ran = true;
+            peer.gflops = tflops(row.flops, peer.ms) * 1e3;
+            const int their_info = p.read_info();
+            p.b_into_x(h.stream);
+            vendor.solve(h, p, p.x.get());
+            peer.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+            peer.note = "cusolverDnXpotrf" + (their_info ? ", info " + std::to_string(their_info) : std::string());
+            row.detail["cusolver_seconds"] = peer.ms * 1e-3;
+            row.detail["cusolver_tflops"] = tflops(row.flops, peer.ms);
+            row.detail["cusolver_fraction_of_gemm"] = tflops(row.flops, peer.ms) / gemm;
+            row.peers.push_back(peer);
+        }
+        cpu_peers(false);
+        judge(row, o.tolerance);
+        Row graph = row;  // the same factorisation captured once as a CUDA graph and replayed
+        sink(std::move(row));
+        if (!o.all_variants) return;
+        LargeCholeskyConfig graph_config = config;
+        graph_config.graph = true;
+        graph.variant = "graph";
+        graph.peers.erase(std::remove_if(graph.peers.begin(), graph.peers.end(),
+                                         [](const Peer& q) { return q.name != "cusolver"; }),
+                          graph.peers.end());
+        graph.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); },
+                           [&] { potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), graph_config, ctx); });
+        graph.gflops = tflops(graph.flops, graph.ms) * 1e3;
+        graph.roofline = tflops(graph.flops, graph.ms) / gemm;
+        graph.status = p.read_info() == 0 ? graph.status : Status::failed;
+        graph.detail["ours_graph_seconds"] = graph.ms * 1e-3;
+        sink(std::move(graph));
+        return;
+    }
+
+    if (routine == "potrs_large") {
+        row.flops = 2.0 * n * double(n);
+        p.restore(h.stream);
+        potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), ctx);
+        const int info = p.read_info();
+        row.ms = time_ms(h.stream, W, R, [&] { p.b_into_x(h.stream); },
+                         [&] { potrs<T>(Uplo::lower, n, 1, p.work.get(), n, p.x.get(), n, ctx); });
+        row.ran = true;
+        row.checked = true;
+        row.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+        if (info != 0) row.status = Status::failed, row.note = "potrf info " + std::to_string(info);
+        row.gflops = tflops(row.flops, row.ms) * 1e3;
+        row.roofline = -1;  // a solve is bound by reading the factor, not by GEMM
+        if (wants(o, "cusolver")) {
+            Peer peer;
+            peer.name = "cusolver";
+            p.restore(h.stream);
+            vendor.factor(h, p);
+            peer.ms = time_ms(h.stream, W, R, [&] { p.b_into_x(h.stream); }, [&] { vendor.solve(h, p, p.x.get()); });
+            peer.ran = true;
+            peer.gflops = tflops(row.flops, peer.ms) * 1e3;
+            peer.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+            peer.note = "cusolverDnXpotrs";
+            row.peers.push_back(peer);
+        }
+        cpu_peers(true);
+        judge(row, o.tolerance);
+        sink(std::move(row));
+        return;
+    }
+
+    // posv_mixed (T = double): FP32 factor (TF32 updates in the "tf32" variant) + FP64 refinement,
+    // against cuSOLVER's FP64 Xpotrf + Xpotrs, the whole solve timed on both sides.
+    if constexpr (std::is_same_v<T, double>) {
+        row.flops = potrf_flops(n);  // solvers are given the flops of the factorisation
+        double direct = 0;
+        Peer peer;
+        if (wants(o, "cusolver")) {
+            peer.name = "cusolver";
+            direct = time_ms(h.stream, W, R, [&] { p.restore(h.stream); }, [&] {
+                p.b_into_x(h.stream);
+                vendor.factor(h, p);
+                vendor.solve(h, p, p.x.get());
+            });
+            peer.ran = true;
+            peer.ms = direct;
+            peer.gflops = tflops(row.flops, direct) * 1e3;
+            peer.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+            peer.note = "FP64 cusolverDnXpotrf + Xpotrs";
+        }
+        for (bool tf32 : {false, true}) {
+            if (tf32 && !o.all_variants) break;
+            Row r = row;
+            r.variant = tf32 ? "tf32" : "";
+            if (peer.ran) r.peers.push_back(peer);
+            PosvMixedOptions options;
+            options.tensor_core_updates = tf32;
+            ctx.workspace(posv_mixed_workspace_size<double>(Uplo::lower, n, 1, options, ctx));
+            PosvMixedResult result;
+            r.ms = time_ms(h.stream, W, R, [] {}, [&] {
+                result = posv_mixed<double>(Uplo::lower, n, 1, p.a.get(), n, p.b.get(), n, p.x.get(), n, options, ctx);
+            });
+            r.ran = true;
+            r.gflops = tflops(r.flops, r.ms) * 1e3;
+            r.roofline = tflops(r.flops, r.ms) / gemm;
+            r.checked = true;
+            r.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+            r.note = result.describe();
+            r.detail["path"] = to_string(result.path);
+            r.detail["iterations"] = result.iterations;
+            r.detail["componentwise_backward_error"] = result.backward_error;
+            r.detail["seconds"] = r.ms * 1e-3;
+            if (peer.ran) r.detail["speedup_vs_cusolver_fp64"] = direct / r.ms;
+            judge(r, o.tolerance);
+            sink(std::move(r));
+        }
+    } else {
+        row.status = Status::skipped, row.note = "posv_mixed is double precision only";
+        sink(std::move(row));
+    }
+}
+
+}  // namespace
+
+void run_large(const std::string& routine, const Options& o, const Sink& sink) {
+    const std::vector<std::string> precisions =
+        !o.precisions.empty() ? o.precisions
+                              : routine == "posv_mixed" ? std::vector<std::string>{"d"} : std::vector<std::string>{"d", "s"};
+    const std::vector<int> ns = !o.ns.empty() ? o.ns : std::vector<int>{1024, 2048, 4096, 8192, 16384, 32768};
+    for (const std::string& p : precisions)
+        if (p != "s" && p != "d") throw std::runtime_error("invalid --precision '" + p + "' for " + routine + ": s or d");
+    if (!o.gpu || !o.cuda_backend) {
+        for (const std::string& p : precisions)
+            for (int n : ns) {
+                Row r;
+                r.routine = routine, r.precision = p, r.n = n, r.shape = "n=" + std::to_string(n);
+                r.status = Status::skipped, r.note = o.gpu ? "GPU routine (--backend cuda)" : "no GPU";
+                sink(std::move(r));
+            }
+        return;
+    }
+    Context ctx(Backend::cuda, o.device);
+    Handles h(ctx);
+    CpuBox box;
+    for (const std::string& p : precisions)
+        for (int n : ns) {
+            try {
+                if (p == "d") run_t<double>(routine, o, n, ctx, h, box, sink);
+                else run_t<float>(routine, o, n, ctx, h, box, sink);
+            } catch (const std::exception& e) {
+                Row r;
+                r.routine = routine, r.precision = p, r.n = n, r.shape = "n=" + std::to_string(n);
+                r.status = Status::failed, r.note = e.what();
+                sink(std::move(r));
+            }
+        }
+}
+
+}  // namespace batchsolve::validation::suite
