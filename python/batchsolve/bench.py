@@ -13,6 +13,17 @@ same library call on the same arrays from a C++ loop (the extension's raw timing
 
 are measured, not assumed. "issue" columns time the host side only (until the last call returned,
 before the synchronisation): the launch overhead that a GPU-bound loop hides.
+
+Ratios over a peer compare like with like (docs/benchmarking.md):
+    speedup_alloc    peer's allocating call / our allocating call (a plain bs.potrf(a), new outputs)
+                     - torch.linalg.cholesky_ex(a), cupy, jax, numpy all return new arrays
+    speedup_inplace  torch.linalg.cholesky_ex(a, out=(L, info)) [+ cholesky_solve(b, L, out=X)] into
+                     outputs allocated once / our in-place call (overwrite_a, info=, overwrite_b)
+    speedup_cpp      the same out= peer / the C++ loop (in place)
+Every peer synchronises once per round, after its last call, as ours: JAX's results are kept and
+waited for (block_until_ready) at the end of the round, not after each call. On the CPU, numpy runs
+both on one thread and split over as many threads as the CPU backend uses (a thread pool; NumPy's
+linalg releases the GIL); the faster of the two is the peer.
 """
 
 from __future__ import annotations
@@ -170,8 +181,11 @@ class NumpyArrays:
 
 
 def median_time(arrays, restore, calls, repeat: int) -> tuple[float, float]:
-    """(time per call, host issue time per call), medians over `repeat` rounds of all `calls`."""
+    """(time per call, host issue time per call), medians over `repeat` rounds of all `calls`. A call
+    list may carry a `finish` attribute: run after the last call of a round, before the device
+    synchronisation (JAX: wait for the round's results, whose launches its runtime may still hold)."""
     totals, issues = [], []
+    finish = getattr(calls, "finish", None)
     for _ in range(repeat):
         restore()
         arrays.synchronize()
@@ -179,6 +193,8 @@ def median_time(arrays, restore, calls, repeat: int) -> tuple[float, float]:
         for call in calls:
             call()
         issued = time.perf_counter()
+        if finish is not None:
+            finish()
         arrays.synchronize()
         done = time.perf_counter()
         totals.append((done - start) / len(calls))
@@ -273,18 +289,26 @@ def run_case(arrays, routine: str, precision: str, n: int, count: int, nrhs: int
             continue
         try:
             calls[0]()
+            if getattr(calls, "finish", None) is not None:
+                calls.finish()
             arrays.synchronize()
             row[f"{name}_us"], _ = (1e6 * t for t in median_time(arrays, restore, calls, repeat))
         except Exception as e:  # a peer that cannot run this case is reported, not fatal
             row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
-    reference = row.get("torch_ex_us") or row.get("numpy_us")
-    if reference:
-        row["speedup_cpp"] = reference / row["cpp_us"]
-        row["speedup_python"] = reference / row["python_us"]
-        row["kept"] = row["speedup_python"] / row["speedup_cpp"]  # = C++ time / Python time, whatever the peer
-    if row.get("torch_us"):  # torch.linalg.cholesky (checks info: one synchronisation per call), the issue's peer
-        row["speedup_cpp_vs_cholesky"] = row["torch_us"] / row["cpp_us"]
-        row["speedup_python_vs_cholesky"] = row["torch_us"] / row["python_us"]
+    # numpy: the faster of one thread and the thread pool is the peer (both kept in the row).
+    numpy_times = [row[k] for k in ("numpy_1t_us", "numpy_mt_us") if k in row]
+    if numpy_times:
+        row["numpy_us"] = min(numpy_times)
+    # Like for like: allocating against allocating, in place (preallocated outputs) against in place.
+    alloc_peer = row.get("torch_ex_us") or row.get("numpy_us")
+    if alloc_peer:
+        row["speedup_alloc"] = alloc_peer / row["python_new_us"]
+    if row.get("torch_ex_out_us"):
+        row["speedup_inplace"] = row["torch_ex_out_us"] / row["python_us"]
+        row["speedup_cpp"] = row["torch_ex_out_us"] / row["cpp_us"]
+    row["kept"] = row["cpp_us"] / row["python_us"]  # the share of the C++ call's speed Python keeps
+    if row.get("torch_us"):  # torch.linalg.cholesky: allocates and checks info (one synchronisation per call)
+        row["speedup_alloc_vs_cholesky"] = row["torch_us"] / row["python_new_us"]
     row["overhead_us"] = row["python_us"] - row["cpp_us"]
     row["issue_overhead_us"] = row["python_issue_us"] - row["cpp_issue_us"]
     row["gflops_python"] = count * FLOPS[routine](n, nrhs) * (4 if precision in "cz" else 1) / (row["python_us"] * 1e3)
@@ -355,7 +379,20 @@ def torch_peers():
             return [lambda a=a, b=b: torch.cholesky_solve(b, torch.linalg.cholesky(a)) for a, b in zip(a_views, b_views)]
         return None
 
-    return {"torch_ex": cholesky_ex, "torch": cholesky}
+    def cholesky_ex_out(routine, a_views, b_views):
+        # The closest PyTorch has to an in-place call: outputs allocated once, written by out= every
+        # call (PyTorch has no Cholesky that overwrites its input); compared with our in-place call.
+        ls = [torch.empty_like(a) for a in a_views]
+        infos = [torch.empty(a.shape[:-2], dtype=torch.int32, device=a.device) for a in a_views]
+        if routine == "potrf":
+            return [lambda a=a, l=l, i=i: torch.linalg.cholesky_ex(a, out=(l, i)) for a, l, i in zip(a_views, ls, infos)]
+        xs = [torch.empty_like(b) for b in b_views]
+        if routine == "potrs":
+            return [lambda a=a, b=b, x=x: torch.cholesky_solve(b, a, out=x) for a, b, x in zip(a_views, b_views, xs)]
+        return [lambda a=a, b=b, l=l, i=i, x=x: (torch.linalg.cholesky_ex(a, out=(l, i)), torch.cholesky_solve(b, l, out=x))
+                for a, b, l, i, x in zip(a_views, b_views, ls, infos, xs)]
+
+    return {"torch_ex": cholesky_ex, "torch_ex_out": cholesky_ex_out, "torch": cholesky}
 
 
 def cupy_peers():
@@ -389,29 +426,75 @@ def jax_peers():
         views = [jnp.from_dlpack(a) for a in a_views]
         if views and views[0].dtype != jnp.dtype(str(a_views[0].dtype).replace("torch.", "")):
             return None  # not the same data type: no fair comparison
-        return [lambda a=a: fn(a).block_until_ready() for a in views]
+        # Synchronised once per round like every other implementation: the results are kept and
+        # waited for after the round's last call (median_time's finish), not one by one.
+        results = []
+        calls = CallList(lambda a=a: results.append(fn(a)) for a in views)
+
+        def finish():
+            for r in results:
+                r.block_until_ready()
+            results.clear()
+
+        calls.finish = finish
+        return calls
 
     return {"jax": cholesky}
 
 
-def numpy_peers():
-    def cholesky(routine, a_views, b_views):
-        if routine == "potrf":
-            return [lambda a=a: np.linalg.cholesky(a) for a in a_views]
-        if routine == "posv":
-            return [lambda a=a, b=b: np.linalg.solve(a, b) for a, b in zip(a_views, b_views)]  # LU: no batched Cholesky solve
-        return None
+class CallList(list):
+    """A list of calls that may carry a `finish` hook (see median_time)."""
 
-    return {"numpy": cholesky}
+
+def backend_threads() -> int:
+    """Threads the CPU backend uses (OpenMP: OMP_NUM_THREADS, else every core)."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
+def numpy_peers():
+    # One matrix after another in NumPy's own loop (one thread), and the batch split over a pool of as
+    # many threads as the CPU backend runs (NumPy's linalg releases the GIL: 1.7x on 2 cores measured
+    # for potrf d n = 8, batch 16384); the row's numpy_us is the faster (docs/benchmarking.md).
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads = backend_threads()
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+
+    def one(routine, a, b):
+        if routine == "potrf":
+            return np.linalg.cholesky(a)
+        return np.linalg.solve(a, b)  # LU: NumPy has no batched Cholesky solve
+
+    def single(routine, a_views, b_views):
+        if routine == "potrs":
+            return None
+        return [lambda a=a, b=b: one(routine, a, b) for a, b in zip(a_views, b_views)]
+
+    def pooled(routine, a_views, b_views):
+        if routine == "potrs" or pool is None:
+            return None
+
+        def call(a, b):
+            parts_a = np.array_split(a, threads)
+            parts_b = np.array_split(b, threads) if b is not None else [None] * threads
+            return list(pool.map(lambda ab: one(routine, *ab), zip(parts_a, parts_b)))
+
+        return [lambda a=a, b=b: call(a, b) for a, b in zip(a_views, b_views)]
+
+    return {"numpy_1t": single, "numpy_mt": pooled}
 
 
 # ---- output ------------------------------------------------------------------------------------------
 
 COLUMNS = [("routine", "{}"), ("precision", "{}"), ("n", "{}"), ("batch", "{}"), ("cpp_us", "{:.1f}"),
            ("python_us", "{:.1f}"), ("overhead_us", "{:+.1f}"), ("issue_overhead_us", "{:+.1f}"),
-           ("python_new_us", "{:.1f}"), ("torch_ex_us", "{:.1f}"), ("torch_us", "{:.1f}"), ("cupy_us", "{:.1f}"),
-           ("jax_us", "{:.1f}"), ("numpy_us", "{:.1f}"), ("speedup_cpp", "{:.2f}"), ("speedup_python", "{:.2f}"),
-           ("speedup_cpp_vs_cholesky", "{:.2f}"), ("speedup_python_vs_cholesky", "{:.2f}"), ("kept", "{:.3f}"), ("error", "{:.1f}"), ("ok", "{}")]
+           ("python_new_us", "{:.1f}"), ("torch_ex_us", "{:.1f}"), ("torch_ex_out_us", "{:.1f}"), ("torch_us", "{:.1f}"),
+           ("cupy_us", "{:.1f}"), ("jax_us", "{:.1f}"), ("numpy_1t_us", "{:.1f}"), ("numpy_mt_us", "{:.1f}"),
+           ("speedup_alloc", "{:.2f}"), ("speedup_inplace", "{:.2f}"), ("speedup_cpp", "{:.2f}"),
+           ("speedup_alloc_vs_cholesky", "{:.2f}"), ("kept", "{:.3f}"), ("error", "{:.1f}"), ("ok", "{}")]
 
 
 def table(rows: list[dict]) -> str:
@@ -437,11 +520,13 @@ def summary(rows: list[dict]) -> str:
         out.append(f"overhead at batch 16384: max {worst['overhead_us']:+.1f} us per call ({worst['routine']} "
                    f"{worst['precision']} n={worst['n']}), host issue max {worst_issue['issue_overhead_us']:+.1f} us "
                    f"({sum(r['overhead_us'] <= 10 for r in at_16384)} of {len(at_16384)} cases <= 10 us)")
-    speed = [r for r in rows if "speedup_cpp" in r]
+    speed = [r for r in rows if "speedup_alloc" in r]
     if speed:
-        out.append("speed-up over the peer (C++ / Python): " + ", ".join(
-            f"{r['routine']}{r['precision']} n={r['n']} b={r['batch']}: {r['speedup_cpp']:.2f}/{r['speedup_python']:.2f}"
-            for r in speed[:12]) + (" ..." if len(speed) > 12 else ""))
+        out.append("speed-up over the peer, allocating vs allocating" +
+                   (" / in place vs out= (PyTorch)" if any("speedup_inplace" in r for r in speed) else "") + ": " + ", ".join(
+            f"{r['routine']}{r['precision']} n={r['n']} b={r['batch']}: {r['speedup_alloc']:.2f}"
+            + (f"/{r['speedup_inplace']:.2f}" if "speedup_inplace" in r else "") for r in speed[:12])
+            + (" ..." if len(speed) > 12 else ""))
     bad = [r for r in rows if not r["ok"]]
     out.append(f"accuracy: {len(rows) - len(bad)} of {len(rows)} cases ok" +
                ("" if not bad else " (FAILED: " + ", ".join(f"{r['routine']}{r['precision']} n={r['n']}" for r in bad) + ")"))
@@ -454,19 +539,22 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups = sorted({(r["routine"], r["batch"]) for r in rows if "speedup_cpp" in r})
+    groups = sorted({(r["routine"], r["batch"]) for r in rows if "speedup_alloc" in r})
     if not groups:
         return
     fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
     for ax, (routine, batch) in zip(axes[0], groups):
         for precision, color in zip("sdcz", ("C0", "C1", "C2", "C3")):
             sel = sorted((r for r in rows if r["routine"] == routine and r["batch"] == batch and r["precision"] == precision
-                          and "speedup_cpp" in r), key=lambda r: r["n"])
+                          and "speedup_alloc" in r), key=lambda r: r["n"])
             if not sel:
                 continue
             ns = [r["n"] for r in sel]
-            ax.plot(ns, [r["speedup_cpp"] for r in sel], "o-", color=color, label=f"{precision} C++")
-            ax.plot(ns, [r["speedup_python"] for r in sel], "x--", color=color, label=f"{precision} Python")
+            ax.plot(ns, [r["speedup_alloc"] for r in sel], "o-", color=color, label=f"{precision} allocating")
+            inplace = [r for r in sel if "speedup_inplace" in r]
+            if inplace:
+                ax.plot([r["n"] for r in inplace], [r["speedup_inplace"] for r in inplace], "x--", color=color,
+                        label=f"{precision} in place / out=")
         ax.axhline(1, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("n")
@@ -574,7 +662,7 @@ def write_outputs(args, rows, skipped, failed, device_label, versions, argv, fin
             f.write(f"# batchsolve.bench on {device_label}, commit {meta['commit']}, {meta['date']}\n\n{table(rows) if rows else ''}\n\n{report}\n")
     if final and args.plot and rows:
         try:
-            plot(rows, args.plot, f"batchsolve from Python vs C++ over the peer, {device_label}, {meta['commit']}")
+            plot(rows, args.plot, f"batchsolve from Python over the peer, like for like, {device_label}, {meta['commit']}")
         except ImportError:
             print("batchsolve.bench: matplotlib not installed: no plot", file=sys.stderr)
     return report
