@@ -105,6 +105,7 @@ int cmd_generate(const std::vector<std::string>& args) {
         ("noise", po::value<double>()->default_value(0.0), "grey-level noise sigma added to both volumes")
         ("brightness", po::value<double>()->default_value(0.0), "deformed = contrast * f + brightness")
         ("contrast", po::value<double>()->default_value(1.0), "see --brightness")
+        ("raw", po::value<std::string>(), "also write PREFIX_reference.raw and PREFIX_deformed.raw (z, y, x in --dtype, no header)")
         ("dtype", po::value<std::string>()->default_value("float32"), "stored type: float32 | uint16 | uint8 (rounded, clamped)");
     const auto vm = parse(args, desc);
     if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
@@ -148,18 +149,24 @@ int cmd_generate(const std::vector<std::string>& args) {
     Volume ref = make_speckle(so);
     Volume def = deform(ref, field, d);
     const h5::Shape shape{std::uint64_t(so.dims[0]), std::uint64_t(so.dims[1]), std::uint64_t(so.dims[2])};
+    // --raw: the same volumes as headerless files (what a scanner writes), beside the HDF5 pair.
+    const std::string raw_prefix = vm.count("raw") ? vm["raw"].as<std::string>() : std::string();
+    auto raw_copy = [&](const std::string& name, const void* data, std::size_t bytes) {
+        if (raw_prefix.empty()) return;
+        write_raw_file(raw_prefix + (name == "/reference" ? "_reference.raw" : "_deformed.raw"), data, bytes, vm.count("force") > 0);
+    };
     for (int which = 0; which < 2; ++which) {
         const Volume& v = which == 0 ? ref : def;
         const std::string name = which == 0 ? "/reference" : "/deformed";
-        if (dtype == VoxelType::float32) file.write(name, v.data.data(), shape);
+        if (dtype == VoxelType::float32) file.write(name, v.data.data(), shape), raw_copy(name, v.data.data(), v.voxels() * sizeof(float));
         else if (dtype == VoxelType::uint8) {
             std::vector<std::uint8_t> q(v.voxels());
             for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint8_t(std::clamp(std::lround(v.data[i]), 0L, 255L));
-            file.write(name, q.data(), shape);
+            file.write(name, q.data(), shape), raw_copy(name, q.data(), q.size() * sizeof(q[0]));
         } else {
             std::vector<std::uint16_t> q(v.voxels());
             for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint16_t(std::clamp(std::lround(v.data[i] * 256.0), 0L, 65535L));
-            file.write(name, q.data(), shape);
+            file.write(name, q.data(), shape), raw_copy(name, q.data(), q.size() * sizeof(q[0]));
         }
         file.set_attribute(name, "voxel_size", 1.0);
     }
@@ -189,6 +196,7 @@ void add_correlation_options(po::options_description& desc) {
         ("seed-stride", po::value<int>()->default_value(3), "seeded: every n-th grid point per axis is a seed")
         ("retries", po::value<int>()->default_value(2), "neighbour-seeded retries of points that failed")
         ("min-zncc", po::value<double>()->default_value(0.9), "converged points below this ZNCC get status low_correlation (5)")
+        ("pyramid-levels", po::value<int>()->default_value(-1), "coarser levels (2x each) of the FFT guess: -1 as many as fit (up to 3), 0 none")
         ("presmooth", po::value<double>()->default_value(0.0), "Gaussian pre-smoothing sigma of both volumes, voxels (reduces the sub-voxel bias)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda");
 }
@@ -206,6 +214,9 @@ CorrelationOptions correlation_options(const po::variables_map& vm) try {
     o.retry_passes = vm["retries"].as<int>();
     o.min_zncc = vm["min-zncc"].as<double>();
     o.presmooth_sigma = vm["presmooth"].as<double>();
+    o.pyramid_levels = vm["pyramid-levels"].as<int>();
+    if (o.pyramid_levels < -1 || o.pyramid_levels > kMaxPyramidLevels)
+        throw UsageError("--pyramid-levels: must lie in -1.." + std::to_string(kMaxPyramidLevels));
     if (!(o.min_zncc >= -1 && o.min_zncc <= 1)) throw UsageError("--min-zncc: must lie in [-1, 1]");
     if (o.seed_stride < 1) throw UsageError("--seed-stride: must be at least 1");
     if (o.retry_passes < 0) throw UsageError("--retries: must not be negative");
@@ -270,6 +281,9 @@ nlohmann::json summary_json(const Summary& s, const CorrelationResult& r) {
     j["fft_points"] = r.guess.fft_points;
     j["point_iterations"] = r.icgn.point_iterations;
     j["device_bytes"] = r.icgn.device_bytes;
+    if (r.end_to_end.total_s > 0)
+        j["end_to_end_s"] = {{"read", r.end_to_end.read_s}, {"correlate", r.total_s}, {"strain", r.end_to_end.strain_s},
+                             {"write", r.end_to_end.write_s}, {"total", r.end_to_end.total_s}};
     if (s.truth) {
         j["truth_points"] = s.truth_points;
         j["rmse_zyx"] = {s.rmse[0], s.rmse[1], s.rmse[2]};
@@ -307,6 +321,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
     desc.add_options()
         ("help,h", "this help")
         ("pair", po::value<std::string>(), "an HDF5 pair from dvc generate (/reference, /deformed, /truth)")
+        ("truth", po::value<std::string>(), "a dvc generate pair whose /truth the results are compared with (for --reference/--deformed inputs)")
         ("reference", po::value<std::string>(), "reference volume (instead of --pair)")
         ("deformed", po::value<std::string>(), "deformed volume (instead of --pair)")
         ("dims", po::value<std::string>(), "raw inputs: ZxYxX")
@@ -365,8 +380,12 @@ int cmd_correlate(const std::vector<std::string>& args) {
         if (vm.count(key))
             for (auto& in : inputs)
                 if (vm[key].as<std::string>() == in) throw UsageError(std::string("--") + key + ": would overwrite the input " + in);
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    const auto t_read = Clock::now();
     const Volume ref = read_volume(rs);
     const Volume def = read_volume(ds);
+    const double read_s = since(t_read);
     Volume mask;
     if (vm.count("mask")) {
         mask = read_volume(volume_source(vm["mask"].as<std::string>(), vm));
@@ -379,6 +398,12 @@ int cmd_correlate(const std::vector<std::string>& args) {
         auto f = h5::File::open(vm["pair"].as<std::string>());
         if (f.exists("/truth")) field = read_field_attributes(f, "/truth"), have_truth = true;
     }
+    if (vm.count("truth")) {
+        const std::string path = vm["truth"].as<std::string>();
+        auto f = h5::File::open(path);
+        if (!f.exists("/truth")) throw Error(path + ": no /truth group (not a pair written by dvc generate)");
+        field = read_field_attributes(f, "/truth"), have_truth = true;
+    }
     const int component = [&] {
         const std::string c = vm["png-component"].as<std::string>();
         if (c == "z") return 0;
@@ -388,15 +413,23 @@ int cmd_correlate(const std::vector<std::string>& args) {
         throw UsageError("--png-component: '" + c + "' is not one of z, y, x, magnitude");
     }();
     batchsolve::Context ctx(batchsolve::parse_backend(vm["backend"].as<std::string>()));
-    const CorrelationResult r = correlate(ref, def, o, ctx);
+    CorrelationResult r = correlate(ref, def, o, ctx);
+    r.end_to_end.read_s = read_s;
+    auto t_stage = Clock::now();
     const FieldStrain fs = strain_from_field(r, vm["strain-sigma"].as<double>());
     if (have_truth) truth = compare_with_truth(r, field);
     RunDescription run{ref_name, def_name, o, join_args(args)};
+    r.end_to_end.strain_s = since(t_stage);
+    t_stage = Clock::now();
     write_results_h5(out, force, inputs, r, fs, truth, run);
+    r.end_to_end.write_s = since(t_stage);
+    r.end_to_end.total_s = since(t_read);
     if (vm.count("vti")) write_vti(vm["vti"].as<std::string>(), r, fs);
     if (vm.count("vtu")) write_vtu(vm["vtu"].as<std::string>(), r, fs);
     const Summary s = summarise(r, &truth);
     print_summary(s, r);
+    std::printf("end to end: read %.3f s, correlate %.3f s, strain %.3f s, write %.3f s, total %.3f s (%.0f points/s)\n", r.end_to_end.read_s,
+                r.total_s, r.end_to_end.strain_s, r.end_to_end.write_s, r.end_to_end.total_s, double(s.points) / r.end_to_end.total_s);
     if (vm.count("png")) {
         const auto range = write_slice_png(vm["png"].as<std::string>(), r, component, vm["png-slice"].as<std::int64_t>(), vm["png-scale"].as<int>());
         std::printf("png: grid slice z=%lld, left: displacement %s from %.4g (dark) to %.4g (bright) voxels, right: ZNCC %.2f..%.2f, grey: not converged\n",

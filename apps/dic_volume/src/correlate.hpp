@@ -67,6 +67,13 @@ struct GuessTimings {
     std::int64_t fft_points = 0;
 };
 
+// Seconds of a whole `dvc correlate` call (commands.cpp fills it): reading both volumes, the
+// correlation (CorrelationResult::total_s, including the backend's start), the field strain and
+// the comparison with a truth, writing the HDF5 results; total from the first read to the written file.
+struct EndToEnd {
+    double read_s = 0, strain_s = 0, write_s = 0, total_s = 0;
+};
+
 struct CorrelationResult {
     PointGrid grid;
     std::vector<double> params;          // 12 per point (icgn.hpp)
@@ -79,6 +86,7 @@ struct CorrelationResult {
     GuessTimings guess;
     std::string backend;
     double total_s = 0;
+    EndToEnd end_to_end;  // zero unless the caller timed the whole call
 };
 
 CorrelationResult correlate(const Volume& reference, const Volume& deformed, const CorrelationOptions& options,

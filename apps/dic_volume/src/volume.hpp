@@ -69,6 +69,10 @@ Volume read_raw(const std::string& path, const Dims& dims, VoxelType type, std::
 Volume read_tiff_stack(const std::string& path);
 Volume read_hdf5_volume(const std::string& path, const std::string& dataset);
 
+// Writes `bytes` bytes as a raw file (a temporary renamed into place, so no partial file is left);
+// an existing `path` is refused unless `replace`.
+void write_raw_file(const std::string& path, const void* data, std::size_t bytes, bool replace);
+
 // Writes a TIFF stack of float32 pages (tests and examples; readers accept uint8/uint16/float32).
 void write_tiff_stack(const std::string& path, const Volume& v, VoxelType type);
 
