@@ -62,7 +62,12 @@ std::string signal_name(int signal) {
     } catch (const FileError& e) {
         status = 3, report = e.file() + '\0' + e.dataset() + '\0' + e.reason();
     } catch (const std::exception& e) {
-        status = 4, report = path + '\0' + "/" + '\0' + detail::one_line(e.what());
+        // A reader's own error usually names the file already ("<path>: <dataset>: <reason>"): kept as
+        // it is, not prefixed a second time.
+        const std::string what = detail::one_line(e.what()), prefix = path + ": ";
+        status = 4;
+        if (what.compare(0, prefix.size(), prefix) == 0) report = path + '\0' + '\0' + what.substr(prefix.size());
+        else report = path + '\0' + "/" + '\0' + what;
     } catch (...) {
         status = 4, report = path + '\0' + "/" + '\0' + "reading it threw an unknown exception";
     }

@@ -14,11 +14,12 @@
 #include <new>
 
 #include "batchsolve/checked_size.hpp"
+#include "batchsolve_io/output.hpp"
 
 namespace batchsolve::io {
 
 FileError::FileError(std::string file, std::string dataset, std::string reason)
-    : Error(detail::one_line(file + ": " + dataset + ": " + reason)),
+    : Error(detail::one_line(file + ": " + (dataset.empty() ? std::string() : dataset + ": ") + reason)),
       file_(std::move(file)), dataset_(std::move(dataset)), reason_(detail::one_line(std::move(reason))) {}
 
 namespace detail {
@@ -274,41 +275,74 @@ void OutputFile::check_only(const std::string& target, const OutputOptions& rule
 OutputFile::~OutputFile() {
     file_.reset();
     if (temp_created_ && !committed_) ::unlink(temp_.c_str());
+    unregister_temporary(temp_slot_);
 }
 
 void OutputFile::fail(const std::string& object, const std::string& reason) const {
     detail::fail(target_, object, reason);
 }
 
-void OutputFile::check_target() {
+void check_output_target(std::string& target, const OutputOptions& rules, const std::string& object, bool* exists,
+                         struct stat* status) {
     struct stat st {};
-    if (::lstat(target_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (::lstat(target.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
         // Write where the link points, so that the link itself stays.
         std::error_code ec;
-        const auto resolved = std::filesystem::canonical(target_, ec);
-        if (ec) fail("/", "is a symbolic link to a missing file or directory: refused");
-        target_ = resolved.string();
+        const auto resolved = std::filesystem::canonical(target, ec);
+        if (ec) fail(target, object, "is a symbolic link to a missing file or directory: refused");
+        target = resolved.string();
     }
-    target_exists_ = ::stat(target_.c_str(), &st) == 0;
-    if (!target_exists_) {
-        if (errno != ENOENT) fail("/", std::string("cannot access: ") + std::strerror(errno));
-        const std::filesystem::path dir = std::filesystem::path(target_).parent_path();
-        if (!dir.empty() && !std::filesystem::is_directory(dir))
-            fail("/", "the directory '" + dir.string() + "' does not exist");
+    *exists = ::stat(target.c_str(), &st) == 0;
+    if (!*exists) {
+        if (errno != ENOENT) fail(target, object, std::string("cannot access: ") + std::strerror(errno));
+        const std::filesystem::path dir = std::filesystem::path(target).parent_path();
+        std::error_code ec;
+        if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+            fail(target, object, "the directory '" + dir.string() + "' does not exist");
+        if (target.empty() || target.back() == '/') fail(target, object, "names a directory, not a file");
         return;
     }
-    target_stat_ = st;
-    if (S_ISDIR(st.st_mode)) fail("/", "is a directory");
+    *status = st;
+    if (S_ISDIR(st.st_mode)) fail(target, object, "is a directory");
     if (!S_ISREG(st.st_mode))
-        fail("/", std::string("is ") + file_kind(st.st_mode) + ", not a regular file: refused (it would be replaced)");
-    for (const std::string& input : rules_.inputs) {
+        fail(target, object, std::string("is ") + file_kind(st.st_mode) + ", not a regular file: refused (it would be replaced)");
+    for (const std::string& input : rules.inputs) {
         struct stat in {};
         if (::stat(input.c_str(), &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
-            fail("/", "is the input file '" + input + "' of this run: refused (choose another output)");
+            fail(target, object, "is the input file '" + input + "' of this run: refused (choose another output)");
     }
     if ((st.st_mode & 0222) == 0)
-        fail("/", "is read-only (mode " + mode_text(st.st_mode) + "): refused (make it writable to replace it)");
-    if (rules_.existing == Existing::refuse) fail("/", "exists; pass --force to replace it");
+        fail(target, object, "is read-only (mode " + mode_text(st.st_mode) + "): refused (make it writable to replace it)");
+    if (rules.existing == Existing::refuse) fail(target, object, "exists; pass --force to replace it");
+}
+
+void OutputFile::check_target() { check_output_target(target_, rules_, "/", &target_exists_, &target_stat_); }
+
+int create_temporary(const std::string& target, const std::string& object, std::string* temp) {
+    int fd = -1;
+    for (int attempt = 0; fd < 0; ++attempt) {
+        *temp = target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(temporary_counter++);
+        fd = ::open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 less the umask
+        if (fd < 0 && (errno != EEXIST || attempt > 100))
+            fail(target, object, "cannot create the temporary file '" + *temp + "': " + std::strerror(errno));
+    }
+    return fd;
+}
+
+void rename_over_target(const std::string& temp, const std::string& target, Existing existing, const std::string& object) {
+    int renamed = 0;
+    if (existing == Existing::refuse) {
+        // No replacement even if the target appeared since the check.
+        renamed = ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE);
+        if (renamed != 0 && (errno == EINVAL || errno == ENOSYS)) {  // file system without it
+            renamed = ::link(temp.c_str(), target.c_str());
+            if (renamed == 0) ::unlink(temp.c_str());
+        }
+        if (renamed != 0 && errno == EEXIST) fail(target, object, "exists; pass --force to replace it");
+    } else {
+        renamed = std::rename(temp.c_str(), target.c_str());
+    }
+    if (renamed != 0) fail(target, object, "cannot rename '" + temp + "' to the target: " + std::strerror(errno));
 }
 
 void OutputFile::commit() {
@@ -327,32 +361,19 @@ void OutputFile::commit() {
     if (H5Fclose(file_.release()) < 0) fail("/", "cannot close the file in memory: " + hdf5_message());
     check_target();  // again: the target may have changed while the file was being built
     write_temporary(image);
-    int renamed = 0;
-    if (rules_.existing == Existing::refuse) {
-        // No replacement even if the target appeared since the check.
-        renamed = ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE);
-        if (renamed != 0 && (errno == EINVAL || errno == ENOSYS)) {  // file system without it
-            renamed = ::link(temp_.c_str(), target_.c_str());
-            if (renamed == 0) ::unlink(temp_.c_str());
-        }
-        if (renamed != 0 && errno == EEXIST) fail("/", "exists; pass --force to replace it");
-    } else {
-        renamed = std::rename(temp_.c_str(), target_.c_str());
-    }
-    if (renamed != 0) fail("/", "cannot rename '" + temp_ + "' to the target: " + std::strerror(errno));
+    test_pause_before_rename();
+    check_target();  // and once more: the pause above (tests) or a slow disk
+    rename_over_target(temp_, target_, rules_.existing, "/");
     committed_ = true;
+    unregister_temporary(temp_slot_);
+    temp_slot_ = -1;
 }
 
 // Writes the image to a new temporary file beside the target (so that the rename stays on one file
 // system), with the replaced file's permissions, synced before the rename makes it visible.
 void OutputFile::write_temporary(const std::vector<char>& image) {
-    int fd = -1;
-    for (int attempt = 0; fd < 0; ++attempt) {
-        temp_ = target_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(temporary_counter++);
-        fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 less the umask
-        if (fd < 0 && (errno != EEXIST || attempt > 100))
-            fail("/", "cannot create the temporary file '" + temp_ + "': " + std::strerror(errno));
-    }
+    const int fd = create_temporary(target_, "/", &temp_);
+    temp_slot_ = register_temporary(temp_);
     temp_created_ = true;
     auto fail_closing = [&](const std::string& what) {
         const int err = errno;

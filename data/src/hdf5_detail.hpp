@@ -147,7 +147,18 @@ private:
     struct stat target_stat_ {};
     Handle file_;
     bool temp_created_ = false;
+    int temp_slot_ = -1;  // in the cleanup registry (output.hpp) while the temporary exists
     bool committed_ = false;
 };
+
+// The target rules of OutputOptions (shared by OutputFile and the text/binary OutputStream):
+// FileError(target, object, reason) when refused. A symbolic link is replaced by what it points to;
+// *exists and *status say whether (and as what) the target exists.
+void check_output_target(std::string& target, const OutputOptions& rules, const std::string& object, bool* exists,
+                         struct stat* status);
+// A new temporary "<target>.tmp-<pid>-<k>" (O_EXCL), its descriptor; FileError when it cannot be made.
+int create_temporary(const std::string& target, const std::string& object, std::string* temp);
+// Renames temp over target; with Existing::refuse never replaces a file that appeared meanwhile.
+void rename_over_target(const std::string& temp, const std::string& target, Existing existing, const std::string& object);
 
 }  // namespace batchsolve::io::detail
