@@ -19,6 +19,7 @@
 #include "batchsolve/multi_device.hpp"
 #include "memory_plan.hpp"
 #include "batchsolve_io/hdf5.hpp"
+#include "batchsolve_io/output.hpp"
 #include "batchsolve_io/progress.hpp"
 #include "model.hpp"
 #include "ranks.hpp"
@@ -53,6 +54,63 @@ Model read_model_checked(const std::string& path) {
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+std::string fmt(double v, const char* f = "%.4f") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// A bad option value is a usage error (exit 2) wherever it is found, also by the parsers of
+// model.hpp and ratings.hpp (which throw Error, as they do for files).
+template <class F>
+auto option_value(F&& parse) -> decltype(parse()) {
+    try {
+        return parse();
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw UsageError(e.what());
+    }
+}
+
+// A floating-point option that must be a finite number within [lo, hi].
+template <class T>
+T finite_option(const po::variables_map& vm, const char* name, double lo, double hi) {
+    const T v = vm[name].as<T>();
+    if (!std::isfinite(double(v)) || double(v) < lo || double(v) > hi) {
+        std::ostringstream m;
+        m << "--" << name << " must be a finite number in [" << lo << ", " << hi << "] (got " << v << ")";
+        throw UsageError(m.str());
+    }
+    return v;
+}
+
+batchsolve::io::OutputOptions output_rules(bool force, std::vector<std::string> inputs) {
+    return {force ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, std::move(inputs)};
+}
+
+// One rating far beyond the others (3e38 among stars) makes the squares of the fit overflow or
+// dominate it: the fit "succeeds" with a loss of 1e73. Said once, with the rating and where it is.
+void warn_outliers(const Ratings& r, const std::string& what) {
+    const auto& v = r.by_user.values;
+    if (v.size() < 2) return;
+    std::vector<float> mags(v.size());
+    std::size_t worst = 0;
+    for (std::size_t e = 0; e < v.size(); ++e) {
+        mags[e] = std::fabs(v[e]);
+        if (mags[e] > mags[worst]) worst = e;
+    }
+    const float largest = mags[worst];
+    std::nth_element(mags.begin(), mags.begin() + std::ptrdiff_t(mags.size() / 2), mags.end());
+    const double median = std::max(double(mags[mags.size() / 2]), 1e-30);
+    constexpr double kOutlierRatio = 1e6;  // Last.fm's play counts span ~1e3 times their median
+    if (double(largest) <= kOutlierRatio * median) return;
+    const auto row = std::upper_bound(r.by_user.indptr.begin(), r.by_user.indptr.end(), std::int64_t(worst)) - r.by_user.indptr.begin() - 1;
+    std::cerr << "als: warning: " << what << ": rating " << largest << " (user '" << r.user_ids[std::size_t(row)] << "', item '"
+              << r.item_ids[std::size_t(r.by_user.indices[worst])] << "') is " << fmt(double(largest) / median, "%.3g")
+              << " times the median |rating| " << median << ": it will dominate the fit (rescale or remove it)\n";
+}
 
 const char* const main_help =
     "als: alternating least squares recommender on batched exact Cholesky solves (batchsolve posv)\n"
@@ -116,11 +174,6 @@ std::string command_line_text(const char* command, const std::vector<std::string
     return s;
 }
 
-std::string fmt(double v, const char* f = "%.4f") {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 // ---- import --------------------------------------------------------------------------------------
 
@@ -146,7 +199,7 @@ int run_import(const std::vector<std::string>& args) {
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"input", "output"}, "import");
-    TextFormat f = named_format(vm["format"].as<std::string>());
+    TextFormat f = option_value([&] { return named_format(vm["format"].as<std::string>()); });
     if (vm.count("columns")) {
         if (f.name != "csv" && f.name != "tsv") throw UsageError("--columns is for --format csv or tsv");
         std::vector<int> cols;
@@ -169,11 +222,13 @@ int run_import(const std::vector<std::string>& args) {
     if (vm.count("header")) f.header = vm["header"].as<bool>();
     if (vm.count("delimiter")) f.delimiter = vm["delimiter"].as<std::string>() == "space" ? " " : vm["delimiter"].as<std::string>();
     if (f.delimiter.empty()) throw UsageError("--delimiter must not be empty");
-    if (vm.count("feedback")) f.feedback = parse_feedback(vm["feedback"].as<std::string>());
-    if (vm.count("duplicates")) f.duplicates = parse_duplicates(vm["duplicates"].as<std::string>());
+    if (vm.count("feedback")) f.feedback = option_value([&] { return parse_feedback(vm["feedback"].as<std::string>()); });
+    if (vm.count("duplicates")) f.duplicates = option_value([&] { return parse_duplicates(vm["duplicates"].as<std::string>()); });
     ImportReport rep;
     const std::string input = vm["input"].as<std::string>(), output = vm["output"].as<std::string>();
+    batchsolve::io::check_outputs({{"--output", output}}, output_rules(vm.count("force") > 0, {input}));
     Ratings r = import_text(input, f, vm.count("skip-bad") > 0, &rep);
+    warn_outliers(r, input);
     write_ratings(output, r, vm.count("force") > 0, {input}, command_line_text("import", args));
     std::cout << "imported " << r.nnz() << " " << to_string(r.feedback) << " ratings: " << r.users() << " users, " << r.items()
               << " items, " << rep.lines << " data lines, " << rep.duplicates_merged << " duplicate pairs merged ("
@@ -206,9 +261,13 @@ int run_split(const std::vector<std::string>& args) {
     else throw UsageError("--mode must be random or leave-k-out (got '" + mode + "')");
     o.test_fraction = vm["test-fraction"].as<double>();
     o.leave_k = vm["leave-k"].as<int>();
-    o.seed = seed_from(vm);
+    if (o.mode == SplitMode::random && !(o.test_fraction > 0 && o.test_fraction < 1))
+        throw UsageError("--test-fraction must be in (0, 1)");
+    if (o.mode == SplitMode::leave_k_out && o.leave_k < 1) throw UsageError("--leave-k must be >= 1");
     const std::string in = vm["input"].as<std::string>(), tr = vm["train"].as<std::string>(), te = vm["test"].as<std::string>();
-    if (tr == te) throw UsageError("--train and --test must be different files");
+    // Both outputs before any work (and not the same file, by name or by inode).
+    batchsolve::io::check_outputs({{"--train", tr}, {"--test", te}}, output_rules(vm.count("force") > 0, {in}));
+    o.seed = seed_from(vm);
     const Ratings all = read_ratings_checked(in);
     auto [train_set, test_set] = split(all, o);
     const std::string cl = command_line_text("split", args);
@@ -253,9 +312,14 @@ Hyper hyper_from(const po::variables_map& vm, Feedback feedback) {
     h.iterations = vm["iterations"].as<int>();
     h.lambda = vm.count("lambda") ? vm["lambda"].as<float>() : (feedback == Feedback::implicit_counts ? 0.01f : 0.05f);
     h.alpha = vm["alpha"].as<float>();
-    h.weighting = parse_weighting(vm["weighting"].as<std::string>());
+    h.weighting = option_value([&] { return parse_weighting(vm["weighting"].as<std::string>()); });
     h.log_epsilon = vm["log-epsilon"].as<float>();
     h.biases = vm.count("biases") > 0;
+    if (h.factors < 1 || h.factors > 1024) throw UsageError("--factors must be in [1, 1024] (got " + std::to_string(h.factors) + ")");
+    if (h.iterations < 0) throw UsageError("--iterations must be >= 0");
+    if (vm.count("lambda")) finite_option<float>(vm, "lambda", 0, 1e30);
+    finite_option<float>(vm, "alpha", 0, 1e30);
+    if (!(h.log_epsilon > 0) || !std::isfinite(h.log_epsilon)) throw UsageError("--log-epsilon must be a finite number > 0");
     h.seed = seed_from(vm);
     return h;
 }
@@ -263,7 +327,7 @@ Hyper hyper_from(const po::variables_map& vm, Feedback feedback) {
 TrainOptions train_options_from(const po::variables_map& vm) {
     TrainOptions o;
     o.backend = vm["backend"].as<std::string>();
-    o.layout = parse_layout(vm["layout"].as<std::string>());
+    o.layout = option_value([&] { return parse_layout(vm["layout"].as<std::string>()); });
     o.chunk_size = vm["chunk-size"].as<int>();
     if (o.chunk_size < 1) throw UsageError("--chunk-size must be >= 1");
     const int mb = vm["slice-mb"].as<int>();
@@ -308,7 +372,15 @@ int run_train(const std::vector<std::string>& args) {
     if (distributed() && !vm.count("seed") && !vm.count("resume"))
         throw UsageError("under mpirun, --seed is required: every rank must start from the same factors");
     const std::string train_path = vm["train"].as<std::string>(), out = vm["output"].as<std::string>();
+    if (vm["eval-every"].as<int>() < 0) throw UsageError("--eval-every must be >= 0 (0: never)");
+    {
+        std::vector<std::string> inputs{train_path};
+        if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
+        if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
+        if (speaker()) batchsolve::io::check_outputs({{"--output", out}}, output_rules(vm.count("force") > 0, inputs));
+    }
     const Ratings train_set = read_ratings_checked(train_path);
+    if (speaker()) warn_outliers(train_set, train_path);
     std::unique_ptr<Ratings> test_set;
     if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings_checked(vm["test"].as<std::string>()));
     std::unique_ptr<Model> resume;
@@ -338,6 +410,12 @@ int run_train(const std::vector<std::string>& args) {
     Model m = train(train_set, h, o, test_set.get(), resume.get());
     if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
     progress->finish();
+    // A model of NaN or Inf factors (an overflowing fit) is an error, never written as a result.
+    for (const auto* v : {&m.user_factors, &m.item_factors})
+        for (float x : *v)
+            if (!std::isfinite(x))
+                throw Error("training diverged: the factors are not finite (NaN or Inf); nothing written to " + out +
+                            " (check the ratings' range, or raise --lambda)");
     m.command_line = command_line_text("train", args);
     std::vector<std::string> inputs{train_path};
     if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
@@ -364,12 +442,19 @@ int run_evaluate(const std::vector<std::string>& args) {
         ("test", po::value<std::string>(), "test ratings file")
         ("train", po::value<std::string>(), "training file (explicit baselines; implicit popularity uses the model's seen items)")
         ("k", po::value<int>()->default_value(10), "cut-off of the ranking metrics")
-        ("json", po::value<std::string>(), "also write the numbers to this JSON file");
+        ("json", po::value<std::string>(), "also write the numbers to this JSON file")
+        ("force", "replace the JSON file if it exists");
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"model", "test"}, "evaluate");
+    if (vm["k"].as<int>() < 1) throw UsageError("--k must be >= 1");
+    std::vector<std::string> inputs{vm["model"].as<std::string>(), vm["test"].as<std::string>()};
+    if (vm.count("train")) inputs.push_back(vm["train"].as<std::string>());
+    const batchsolve::io::OutputOptions rules = output_rules(vm.count("force") > 0, inputs);
+    if (vm.count("json")) batchsolve::io::check_outputs({{"--json", vm["json"].as<std::string>()}}, rules);
     const Model m = read_model_checked(vm["model"].as<std::string>());
     const Ratings test = read_ratings_checked(vm["test"].as<std::string>());
+    if (test.nnz() == 0) throw Error(vm["test"].as<std::string>() + ": holds no ratings: nothing to evaluate");
     nlohmann::json j;
     if (m.hyper.feedback == Feedback::explicit_ratings) {
         const auto r = evaluate_explicit(m, test);
@@ -402,11 +487,7 @@ int run_evaluate(const std::vector<std::string>& args) {
         j["model"] = row("model     ", r);
         j["popularity"] = row("popularity", p);
     }
-    if (vm.count("json")) {
-        std::ofstream f(vm["json"].as<std::string>());
-        f << j.dump(2) << "\n";
-        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
-    }
+    if (vm.count("json")) batchsolve::io::write_text_file(vm["json"].as<std::string>(), j.dump(2) + "\n", rules);
     return exit_ok;
 }
 
@@ -452,10 +533,16 @@ int run_recommend(const std::vector<std::string>& args) {
         ("n", po::value<int>()->default_value(10), "items per user (or per item)")
         ("items-allowed", po::value<std::string>(), "file with one item id per line: recommend only these")
         ("format", po::value<std::string>()->default_value("csv"), "csv | json")
-        ("output,o", po::value<std::string>(), "file to write (default: standard output)");
+        ("output,o", po::value<std::string>(), "file to write (default: standard output)")
+        ("force", "replace the output file if it exists");
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
     require(vm, {"model"}, "recommend");
+    std::vector<std::string> inputs{vm["model"].as<std::string>()};
+    for (const char* in : {"users-file", "items-allowed"})
+        if (vm.count(in)) inputs.push_back(vm[in].as<std::string>());
+    const batchsolve::io::OutputOptions rules = output_rules(vm.count("force") > 0, inputs);
+    if (vm.count("output")) batchsolve::io::check_outputs({{"--output", vm["output"].as<std::string>()}}, rules);
     const std::string model_path = vm["model"].as<std::string>();
     const std::string format = vm["format"].as<std::string>();
     if (format != "csv" && format != "json") throw UsageError("--format must be csv or json");
@@ -506,9 +593,7 @@ int run_recommend(const std::vector<std::string>& args) {
         out << j.dump(2) << "\n";
     }
     if (vm.count("output")) {
-        std::ofstream f(vm["output"].as<std::string>());
-        f << out.str();
-        if (!f) throw Error(vm["output"].as<std::string>() + ": cannot write");
+        batchsolve::io::write_text_file(vm["output"].as<std::string>(), out.str(), rules);
     } else {
         std::cout << out.str();
     }
@@ -541,9 +626,11 @@ GenerateOptions generate_options_from(const po::variables_map& vm) {
     if (vm.count("items")) o.items = vm["items"].as<std::int64_t>();
     if (vm.count("interactions")) o.interactions = vm["interactions"].as<std::int64_t>();
     o.rank = vm["rank"].as<int>();
-    o.zipf = vm["zipf"].as<double>();
-    o.noise = vm["noise"].as<double>();
-    o.feedback = parse_feedback(vm["feedback"].as<std::string>());
+    o.zipf = finite_option<double>(vm, "zipf", 0, 100);
+    o.noise = finite_option<double>(vm, "noise", 0, 1e6);
+    o.feedback = option_value([&] { return parse_feedback(vm["feedback"].as<std::string>()); });
+    if (o.rank < 1 || o.rank > 1024) throw UsageError("--rank must be in [1, 1024]");
+    if (o.users < 1 || o.items < 1 || o.interactions < 1) throw UsageError("--users, --items and --interactions must be >= 1");
     return o;
 }
 
@@ -561,6 +648,7 @@ int run_generate(const std::vector<std::string>& args) {
     const auto vm = parse(args, d);
     require(vm, {"output"}, "generate");
     GenerateOptions o = generate_options_from(vm);
+    batchsolve::io::check_outputs({{"--output", vm["output"].as<std::string>()}}, output_rules(vm.count("force") > 0, {}));
     o.seed = seed_from(vm);
     if (vm.count("fill-memory")) {
         const double fraction = vm["fill-memory"].as<double>();
@@ -622,10 +710,20 @@ int run_bench(const std::vector<std::string>& args) {
         ("work-dir", po::value<std::string>()->default_value("."), "where the generated files go")
         ("json", po::value<std::string>(), "results JSON to write")
         ("markdown", po::value<std::string>(), "results table (markdown) to write")
+        ("force", "replace --json and --markdown files if they exist")
         ("seed", po::value<std::string>(), "seed of the generator, split and initial factors (default: fresh, printed)");
     add_generate_options(d);
     if (wants_help(args)) return std::cout << d << "\n", exit_ok;
     const auto vm = parse(args, d);
+    std::vector<std::string> bench_inputs;
+    if (vm.count("input")) bench_inputs.push_back(vm["input"].as<std::string>());
+    batchsolve::io::OutputOptions report_rules = output_rules(vm.count("force") > 0, bench_inputs);
+    {
+        std::vector<batchsolve::io::OutputTarget> reports;
+        for (const char* key : {"json", "markdown"})
+            if (vm.count(key)) reports.push_back({std::string("--") + key, vm[key].as<std::string>()});
+        batchsolve::io::check_outputs(reports, report_rules);
+    }
     const std::uint64_t seed = seed_from(vm);
     namespace fs = std::filesystem;
     const fs::path work = vm["work-dir"].as<std::string>();
@@ -676,14 +774,14 @@ int run_bench(const std::vector<std::string>& args) {
     const bool cpu_ok = train_set.nnz() <= vm["cpu-max-interactions"].as<std::int64_t>();
     nlohmann::json results = nlohmann::json::array();
     // The JSON is rewritten after every fit, so that a run cut short by a time limit keeps what it measured.
+    batchsolve::io::OutputOptions json_rules = report_rules;
     auto save_json = [&] {
         if (!vm.count("json")) return;
         nlohmann::json doc{{"data", data_name}, {"users", all.users()}, {"items", all.items()}, {"interactions", all.nnz()},
                            {"train_interactions", train_set.nnz()}, {"lambda", lambda}, {"alpha", alpha}, {"iterations", iterations},
                            {"seed", seed}, {"results", results}};
-        std::ofstream f(vm["json"].as<std::string>());
-        f << doc.dump(2) << "\n";
-        if (!f) throw Error(vm["json"].as<std::string>() + ": cannot write");
+        batchsolve::io::write_text_file(vm["json"].as<std::string>(), doc.dump(2) + "\n", json_rules);
+        json_rules.existing = batchsolve::io::Existing::replace;  // rewritten after every fit: our own file from now on
     };
     std::vector<int> ks;
     for (const auto& k : split_list(vm["factors-list"].as<std::string>())) ks.push_back(std::stoi(k));
@@ -822,11 +920,7 @@ int run_bench(const std::vector<std::string>& args) {
     }
     std::cout << "\n" << md.str();
     save_json();
-    if (vm.count("markdown")) {
-        std::ofstream f(vm["markdown"].as<std::string>());
-        f << md.str();
-        if (!f) throw Error(vm["markdown"].as<std::string>() + ": cannot write");
-    }
+    if (vm.count("markdown")) batchsolve::io::write_text_file(vm["markdown"].as<std::string>(), md.str(), report_rules);
     return exit_ok;
 }
 

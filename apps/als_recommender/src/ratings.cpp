@@ -151,10 +151,11 @@ std::string trim(const std::string& s) {
     return s.substr(b, e - b + 1);
 }
 
-// Parses a whole field as a finite number; false on anything else ("4 stars", "", "nan", "1e999").
+// Parses a whole field as a finite decimal number; false on anything else ("4 stars", "", "nan",
+// "1e999", and hexadecimal floats such as "0x1p3", which strtod would take but no ratings file means).
 bool parse_number(const std::string& text, double& value) {
     const std::string t = trim(text);
-    if (t.empty()) return false;
+    if (t.empty() || t.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
     errno = 0;
     char* end = nullptr;
     value = std::strtod(t.c_str(), &end);
@@ -197,6 +198,8 @@ Ratings import_text(const std::string& path, const TextFormat& format, bool skip
     };
     while (std::getline(in, line)) {
         ++line_number;
+        // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first field.
+        if (line_number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
         if (line_number == 1 && format.header) continue;
         if (trim(line).empty()) continue;  // blank lines (a trailing newline) are not data
         ++rep.lines;
@@ -213,9 +216,14 @@ Ratings import_text(const std::string& path, const TextFormat& format, bool skip
             bad(std::string("empty ") + (user.empty() ? "user" : "item") + " id");
             continue;
         }
+        // HDF5 stores ids as C strings: a NUL byte would cut the id short (two ids becoming one).
+        if (user.find('\0') != std::string::npos || item.find('\0') != std::string::npos) {
+            bad(std::string(user.find('\0') != std::string::npos ? "user" : "item") + " id contains a NUL byte");
+            continue;
+        }
         double value = 1;
         if (format.rating_column >= 0 && !parse_number(fields[std::size_t(format.rating_column)], value)) {
-            bad("rating '" + trim(fields[std::size_t(format.rating_column)]) + "' is not a finite number");
+            bad("rating '" + trim(fields[std::size_t(format.rating_column)]) + "' is not a finite decimal number");
             continue;
         }
         if (format.feedback == Feedback::implicit_counts && value < 0) {
@@ -224,6 +232,12 @@ Ratings import_text(const std::string& path, const TextFormat& format, bool skip
         }
         if (std::fabs(value) > 3.0e38) {
             bad("rating out of the float range");
+            continue;
+        }
+        // Ratings are stored as float: a non-zero value below its smallest normal number would be
+        // flushed to 0 or keep only a few bits (1e-50 -> 0), silently changing the data.
+        if (value != 0 && std::fabs(value) < 1.17549435e-38) {
+            bad("rating '" + trim(fields[std::size_t(format.rating_column)]) + "' is too small for a float (below 1.2e-38; it would become 0)");
             continue;
         }
         us.push_back(users.get(user));
