@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include <batchsolve/types.hpp>
 
 #include "batchsolve_io/hdf5.hpp"
+#include "batchsolve_io/output.hpp"
 #include "correlate.hpp"
 #include "generate.hpp"
 #include "output.hpp"
@@ -69,10 +72,22 @@ std::array<double, 3> parse_triple(const std::string& text, const std::string& w
         } catch (const std::exception&) {
             throw UsageError(what + ": '" + part + "' is not a number");
         }
+        if (!std::isfinite(v[i])) throw UsageError(what + ": '" + part + "' is not a finite number");
         ++i;
     }
     if (i == 1) v[1] = v[2] = v[0];
     else if (i != 3) throw UsageError(what + ": '" + text + "' needs one value or three (z,y,x)");
+    return v;
+}
+
+// A floating-point option that must be finite and within [lo, hi] (a usage error, exit 2, otherwise).
+double checked_double(const po::variables_map& vm, const char* name, double lo, double hi) {
+    const double v = vm[name].as<double>();
+    if (!std::isfinite(v) || v < lo || v > hi) {
+        std::ostringstream m;
+        m << "--" << name << ": " << v << " is not a finite number within [" << lo << ", " << hi << "]";
+        throw UsageError(m.str());
+    }
     return v;
 }
 
@@ -115,12 +130,12 @@ int cmd_generate(const std::vector<std::string>& args) {
     if (size.find_first_of("x,") == std::string::npos) size = size + "x" + size + "x" + size;
     so.dims = parse_dims(size, "--size");
     so.kind = parse_speckle_kind(vm["speckle"].as<std::string>());
-    so.sigma = vm["sigma"].as<double>();
+    so.sigma = checked_double(vm, "sigma", 0.1, 1000);
     so.seed = vm["seed"].as<std::uint64_t>();
     const VoxelType dtype = parse_voxel_type(vm["dtype"].as<std::string>());
     const std::array<double, 3> centre{0.5 * (so.dims[0] - 1), 0.5 * (so.dims[1] - 1), 0.5 * (so.dims[2] - 1)};
     DisplacementField field;
-    const double degrees = vm["rotation"].as<double>();
+    const double degrees = checked_double(vm, "rotation", -360, 360);
     if (degrees != 0) {
         const std::string axis = vm["rotation-axis"].as<std::string>();
         if (axis.size() != 1) throw UsageError("--rotation-axis: '" + axis + "' is not one of z, y, x");
@@ -130,7 +145,7 @@ int cmd_generate(const std::vector<std::string>& args) {
     field.translation = parse_triple(vm["translation"].as<std::string>(), "--translation");
     const auto strain = parse_triple(vm["strain"].as<std::string>(), "--strain");
     for (int i = 0; i < 3; ++i) field.gradient[4 * i] += strain[i];
-    field.gradient[7] += vm["shear"].as<double>();
+    field.gradient[7] += checked_double(vm, "shear", -1, 1);
     const auto sinusoid = parse_triple(vm["sinusoid"].as<std::string>() + ",0", "--sinusoid");
     field.amplitude = sinusoid[0], field.wavelength = sinusoid[1];
     if (field.amplitude != 0 && !(field.wavelength > 0)) throw UsageError("--sinusoid: the wavelength must be positive");
@@ -140,9 +155,9 @@ int cmd_generate(const std::vector<std::string>& args) {
         throw UsageError("the field's gradient reaches 0.5 or more: the inverse map is not a contraction");
     field.kind = degrees != 0 ? "rotation" : field.amplitude != 0 ? "sinusoidal" : (strain[0] || strain[1] || strain[2] || field.gradient[7]) ? "strain" : "translation";
     DeformOptions d;
-    d.noise_sigma = vm["noise"].as<double>();
-    d.brightness = vm["brightness"].as<double>();
-    d.contrast = vm["contrast"].as<double>();
+    d.noise_sigma = checked_double(vm, "noise", 0, 1e6);
+    d.brightness = checked_double(vm, "brightness", -1e6, 1e6);
+    d.contrast = checked_double(vm, "contrast", -1e6, 1e6);
     d.noise_seed = so.seed + 7;
     const std::string out = vm["output"].as<std::string>();
     auto file = h5::File::create(out, vm.count("force") ? h5::Existing::replace : h5::Existing::refuse);
@@ -218,6 +233,12 @@ CorrelationOptions correlation_options(const po::variables_map& vm) try {
     if (o.pyramid_levels < -1 || o.pyramid_levels > kMaxPyramidLevels)
         throw UsageError("--pyramid-levels: must lie in -1.." + std::to_string(kMaxPyramidLevels));
     if (!(o.min_zncc >= -1 && o.min_zncc <= 1)) throw UsageError("--min-zncc: must lie in [-1, 1]");
+    if (!(o.presmooth_sigma >= 0 && o.presmooth_sigma <= 10)) throw UsageError("--presmooth: must lie in [0, 10] voxels");
+    if (!(o.icgn.tolerance > 0) || !std::isfinite(o.icgn.tolerance)) throw UsageError("--tolerance: must be a finite number > 0");
+    if (o.icgn.max_iterations < 1) throw UsageError("--max-iterations: must be at least 1");
+    if (o.spacing < 1) throw UsageError("--spacing: must be at least 1 voxel");
+    if (o.icgn.subset < 1) throw UsageError("--subset: must be at least 1 voxel");
+    if (o.search_radius < 0) throw UsageError("--search-radius: must not be negative");
     if (o.seed_stride < 1) throw UsageError("--seed-stride: must be at least 1");
     if (o.retry_passes < 0) throw UsageError("--retries: must not be negative");
     return o;
@@ -301,7 +322,9 @@ void print_summary(const Summary& s, const CorrelationResult& r) {
     std::printf("time: FFT guess %.3f s (%lld points), prepare %.3f s, IC-GN %.3f s (Hessian %.3f, factor %.3f, interpolation %.3f, solve %.3f, update %.3f), total %.3f s\n",
                 r.guess.fft_s, (long long)r.guess.fft_points, r.icgn.prepare_s, r.icgn.icgn_s(), r.icgn.hessian_s, r.icgn.factor_s,
                 r.icgn.interpolation_s, r.icgn.solve_s, r.icgn.update_s, r.total_s);
-    if (s.truth)
+    if (s.truth && s.truth_points == 0)
+        std::printf("error against the truth: no point converged, nothing to compare\n");
+    else if (s.truth)
         std::printf("error against the truth (%lld converged points): RMSE %.3e voxel (z %.3e, y %.3e, x %.3e), bias z %.2e y %.2e x %.2e, max |e| %.3e\n",
                     (long long)s.truth_points, s.rmse_total, s.rmse[0], s.rmse[1], s.rmse[2], s.bias[0], s.bias[1], s.bias[2], s.max_error);
 }
@@ -310,7 +333,9 @@ VolumeSource volume_source(const std::string& text, const po::variables_map& vm)
     VolumeSource s = parse_volume_source(text);
     if (vm.count("dims")) s.raw_dims = parse_dims(vm["dims"].as<std::string>(), "--dims");
     s.raw_type = parse_voxel_type(vm["dtype"].as<std::string>());
-    s.raw_offset = vm["offset"].as<std::uint64_t>();
+    const std::int64_t offset = vm["offset"].as<std::int64_t>();
+    if (offset < 0) throw UsageError("--offset: " + std::to_string(offset) + " is negative (header bytes to skip)");
+    s.raw_offset = std::uint64_t(offset);
     return s;
 }
 
@@ -326,7 +351,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
         ("deformed", po::value<std::string>(), "deformed volume (instead of --pair)")
         ("dims", po::value<std::string>(), "raw inputs: ZxYxX")
         ("dtype", po::value<std::string>()->default_value("uint8"), "raw inputs: uint8 | uint16 | float32")
-        ("offset", po::value<std::uint64_t>()->default_value(0), "raw inputs: header bytes to skip")
+        ("offset", po::value<std::int64_t>()->default_value(0), "raw inputs: header bytes to skip")
         ("mask", po::value<std::string>(), "volume (same dims): points whose centre voxel is 0 are left out")
         ("region", po::value<std::string>(), "z0:z1,y0:y1,x0:x1 voxel box the subsets stay in")
         ("output,o", po::value<std::string>(), "HDF5 results (required; schema in README.md)")
@@ -374,12 +399,23 @@ int cmd_correlate(const std::vector<std::string>& args) {
         ref_name = vm["reference"].as<std::string>(), def_name = vm["deformed"].as<std::string>();
     }
     rs = volume_source(ref_name, vm), ds = volume_source(def_name, vm);
-    const std::vector<std::string> inputs{rs.path, ds.path};
-    // Outputs that would overwrite an input are refused before any work.
-    for (const char* key : {"vti", "vtu", "png"})
-        if (vm.count(key))
-            for (auto& in : inputs)
-                if (vm[key].as<std::string>() == in) throw UsageError(std::string("--") + key + ": would overwrite the input " + in);
+    std::vector<std::string> inputs{rs.path, ds.path};
+    std::optional<VolumeSource> mask_source;
+    if (vm.count("mask")) mask_source = volume_source(vm["mask"].as<std::string>(), vm), inputs.push_back(mask_source->path);
+    // Every option value and every output is checked before any work: a refusal leaves nothing behind
+    // and a long run never ends in one (the writers check their targets again when they commit).
+    const std::int64_t png_slice = vm["png-slice"].as<std::int64_t>();
+    const int png_scale = vm["png-scale"].as<int>();
+    if (png_slice < -1) throw UsageError("--png-slice: " + std::to_string(png_slice) + " is not a grid z index (or -1: the middle)");
+    if (png_scale < 1 || png_scale > 64) throw UsageError("--png-scale: " + std::to_string(png_scale) + " is not within 1..64 pixels per grid point");
+    const double strain_sigma = checked_double(vm, "strain-sigma", 0.1, 100);
+    const batchsolve::io::OutputOptions rules{force ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, inputs};
+    {
+        std::vector<batchsolve::io::OutputTarget> targets{{"--output", out}};
+        for (const char* key : {"vti", "vtu", "png", "summary-json"})
+            if (vm.count(key)) targets.push_back({std::string("--") + key, vm[key].as<std::string>()});
+        batchsolve::io::check_outputs(targets, rules);
+    }
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     const auto t_read = Clock::now();
@@ -387,9 +423,40 @@ int cmd_correlate(const std::vector<std::string>& args) {
     const Volume def = read_volume(ds);
     const double read_s = since(t_read);
     Volume mask;
-    if (vm.count("mask")) {
-        mask = read_volume(volume_source(vm["mask"].as<std::string>(), vm));
+    if (mask_source) {
+        mask = read_volume(*mask_source);
         o.mask = &mask;
+    }
+    // The region is a box of voxels of these volumes: a range beyond them is an error, not clamped.
+    if (vm.count("region"))
+        for (int i = 0; i < 3; ++i)
+            if (o.region_hi[i] > ref.dims[i])
+                throw UsageError("--region: the " + std::string(1, "zyx"[i]) + " range " + std::to_string(o.region_lo[i]) + ":" +
+                                 std::to_string(o.region_hi[i]) + " reaches beyond the volume's " + std::to_string(ref.dims[i]) + " voxels");
+    // The FFT guess searches shifts up to --search-radius: one larger than the volume cannot keep a
+    // subset inside it, and each thread's FFT windows ((subset + 2 radius + 4)^3: two real inputs and
+    // their two half spectra, about 16 bytes per voxel of the window) must fit the memory.
+    if (o.guess != GuessMode::none) {
+        const std::int64_t longest = std::max({ref.dims[0], ref.dims[1], ref.dims[2]});
+        if (o.search_radius >= longest)
+            throw UsageError("--search-radius: " + std::to_string(o.search_radius) + " voxels is not smaller than the volume (" +
+                             dims_text(ref.dims) + "): no shift that large keeps a subset inside it");
+        const double window = double(o.icgn.subset) + 2.0 * o.search_radius + 4;
+        const double threads = std::max(1u, std::thread::hardware_concurrency());
+        const double need = 16.0 * window * window * window * threads;
+        const double available = double(h5::available_host_bytes());
+        if (need > available) {
+            char m[256];
+            std::snprintf(m, sizeof m, "--search-radius: %d needs FFT windows of %.0f^3 voxels, %.1f GiB for %.0f threads, %.1f GiB available",
+                          o.search_radius, window, need / double(1ull << 30), threads, available / double(1ull << 30));
+            throw UsageError(m);
+        }
+    }
+    if (vm.count("png") && png_slice >= 0) {
+        const PointGrid grid = make_point_grid(ref.dims, o);
+        if (png_slice >= grid.grid_shape[0])
+            throw UsageError("--png-slice: " + std::to_string(png_slice) + " is beyond the grid's " + std::to_string(grid.grid_shape[0]) +
+                             " z slices (0.." + std::to_string(grid.grid_shape[0] - 1) + ")");
     }
     TruthComparison truth;
     DisplacementField field;
@@ -416,7 +483,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
     CorrelationResult r = correlate(ref, def, o, ctx);
     r.end_to_end.read_s = read_s;
     auto t_stage = Clock::now();
-    const FieldStrain fs = strain_from_field(r, vm["strain-sigma"].as<double>());
+    const FieldStrain fs = strain_from_field(r, strain_sigma);
     if (have_truth) truth = compare_with_truth(r, field);
     RunDescription run{ref_name, def_name, o, join_args(args)};
     r.end_to_end.strain_s = since(t_stage);
@@ -424,22 +491,18 @@ int cmd_correlate(const std::vector<std::string>& args) {
     write_results_h5(out, force, inputs, r, fs, truth, run);
     r.end_to_end.write_s = since(t_stage);
     r.end_to_end.total_s = since(t_read);
-    if (vm.count("vti")) write_vti(vm["vti"].as<std::string>(), r, fs);
-    if (vm.count("vtu")) write_vtu(vm["vtu"].as<std::string>(), r, fs);
+    if (vm.count("vti")) write_vti(vm["vti"].as<std::string>(), r, fs, rules);
+    if (vm.count("vtu")) write_vtu(vm["vtu"].as<std::string>(), r, fs, rules);
     const Summary s = summarise(r, &truth);
     print_summary(s, r);
     std::printf("end to end: read %.3f s, correlate %.3f s, strain %.3f s, write %.3f s, total %.3f s (%.0f points/s)\n", r.end_to_end.read_s,
                 r.total_s, r.end_to_end.strain_s, r.end_to_end.write_s, r.end_to_end.total_s, double(s.points) / r.end_to_end.total_s);
     if (vm.count("png")) {
-        const auto range = write_slice_png(vm["png"].as<std::string>(), r, component, vm["png-slice"].as<std::int64_t>(), vm["png-scale"].as<int>());
+        const auto range = write_slice_png(vm["png"].as<std::string>(), r, component, png_slice, png_scale, rules);
         std::printf("png: grid slice z=%lld, left: displacement %s from %.4g (dark) to %.4g (bright) voxels, right: ZNCC %.2f..%.2f, grey: not converged\n",
                     (long long)range.slice, vm["png-component"].as<std::string>().c_str(), range.lo, range.hi, range.zncc_lo, range.zncc_hi);
     }
-    if (vm.count("summary-json")) {
-        std::ofstream j(vm["summary-json"].as<std::string>());
-        j << summary_json(s, r).dump(2) << "\n";
-        if (!j) throw Error(vm["summary-json"].as<std::string>() + ": write failed");
-    }
+    if (vm.count("summary-json")) batchsolve::io::write_text_file(vm["summary-json"].as<std::string>(), summary_json(s, r).dump(2) + "\n", rules);
     return exit_ok;
 }
 
@@ -459,11 +522,15 @@ int cmd_bench(const std::vector<std::string>& args) {
         ("cpu-points", po::value<std::int64_t>()->default_value(2000), "the CPU backend correlates an evenly spread subset of this many points (0: all)")
         ("gpu-points", po::value<std::int64_t>()->default_value(0), "the same for the GPU backend (0: all)")
         ("json", po::value<std::string>(), "write the results as JSON")
+        ("force", "replace the JSON file if it exists")
         ("quiet,q", "no progress bars");
     add_correlation_options(desc);
     const auto vm = parse(args, desc);
     if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
     CorrelationOptions base = correlation_options(vm);
+    batchsolve::io::OutputOptions json_rules{vm.count("force") ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, {}};
+    if (vm.count("pair")) json_rules.inputs.push_back(vm["pair"].as<std::string>());
+    if (vm.count("json")) batchsolve::io::check_outputs({{"--json", vm["json"].as<std::string>()}}, json_rules);
     base.progress = !vm.count("quiet");
     Volume ref, def;
     DisplacementField field;
@@ -535,11 +602,7 @@ int cmd_bench(const std::vector<std::string>& args) {
             j["runs"].push_back(row);
         }
     }
-    if (vm.count("json")) {
-        std::ofstream out(vm["json"].as<std::string>());
-        out << j.dump(2) << "\n";
-        if (!out) throw Error(vm["json"].as<std::string>() + ": write failed");
-    }
+    if (vm.count("json")) batchsolve::io::write_text_file(vm["json"].as<std::string>(), j.dump(2) + "\n", json_rules);
     return exit_ok;
 }
 

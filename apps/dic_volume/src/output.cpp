@@ -10,6 +10,8 @@
 #include <fstream>
 #include <limits>
 
+#include "batchsolve_io/output.hpp"
+
 namespace dvc {
 
 namespace h5 = batchsolve::io::h5;
@@ -52,6 +54,12 @@ DisplacementField read_field_attributes(const h5::File& f, const std::string& g)
     std::copy(c.begin(), c.end(), d.centre.begin());
     d.amplitude = f.double_attribute(g, "amplitude");
     d.wavelength = f.double_attribute(g, "wavelength");
+    // A field with a NaN or Inf in it compares every point with NaN: refused, not reported as 0 error.
+    bool finite = std::isfinite(d.amplitude) && std::isfinite(d.wavelength);
+    for (double x : t) finite = finite && std::isfinite(x);
+    for (double x : L) finite = finite && std::isfinite(x);
+    for (double x : c) finite = finite && std::isfinite(x);
+    if (!finite) throw Error(f.path() + ": " + g + ": the field's attributes are not all finite numbers (NaN or Inf)");
     return d;
 }
 
@@ -153,7 +161,7 @@ GridArrays to_grid(const CorrelationResult& r, const FieldStrain& fs) {
 }
 
 template <class T>
-void write_array(std::ofstream& out, const char* type, const char* name, int components, const std::vector<T>& v) {
+void write_array(std::ostream& out, const char* type, const char* name, int components, const std::vector<T>& v) {
     out << "        <DataArray type=\"" << type << "\" Name=\"" << name << "\" NumberOfComponents=\"" << components
         << "\" format=\"ascii\">\n";
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -164,19 +172,15 @@ void write_array(std::ofstream& out, const char* type, const char* name, int com
     out << "\n        </DataArray>\n";
 }
 
-std::ofstream open_text(const std::string& path) {
-    std::ofstream out(path);
-    if (!out) throw Error(path + ": cannot create the file");
-    out.precision(9);
-    return out;
-}
 
 }  // namespace
 
-void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& fs) {
+void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& fs, const batchsolve::io::OutputOptions& rules) {
     const auto g = to_grid(r, fs);
     const auto& s = r.grid.grid_shape;
-    auto out = open_text(path);
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
+    out.precision(9);
     out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
     out << "  <ImageData WholeExtent=\"0 " << s[2] - 1 << " 0 " << s[1] - 1 << " 0 " << s[0] - 1 << "\" Origin=\"" << r.grid.origin[2]
         << " " << r.grid.origin[1] << " " << r.grid.origin[0] << "\" Spacing=\"" << r.grid.spacing << " " << r.grid.spacing << " "
@@ -188,10 +192,10 @@ void write_vti(const std::string& path, const CorrelationResult& r, const FieldS
     write_array(out, "Float32", "zncc", 1, g.zncc);
     write_array(out, "Int32", "status", 1, g.status);
     out << "      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n";
-    if (!out) throw Error(path + ": write failed");
+    file.commit();
 }
 
-void write_vtu(const std::string& path, const CorrelationResult& r, const FieldStrain& fs) {
+void write_vtu(const std::string& path, const CorrelationResult& r, const FieldStrain& fs, const batchsolve::io::OutputOptions& rules) {
     const std::size_t n = r.grid.centres.size();
     std::vector<double> pts(3 * n), disp(3 * n), strain(9 * n);
     std::vector<int> status(n), connectivity(n), offsets(n), types(n, 1 /* VTK_VERTEX */);
@@ -200,7 +204,9 @@ void write_vtu(const std::string& path, const CorrelationResult& r, const FieldS
         for (int q = 0; q < 9; ++q) strain[9 * k + q] = fs.strain[9 * k + (2 - q / 3) * 3 + (2 - q % 3)];
         status[k] = r.status[k], connectivity[k] = int(k), offsets[k] = int(k + 1);
     }
-    auto out = open_text(path);
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
+    out.precision(9);
     out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n";
     out << "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" << n << "\" NumberOfCells=\"" << n << "\">\n";
     out << "      <Points>\n";
@@ -215,10 +221,11 @@ void write_vtu(const std::string& path, const CorrelationResult& r, const FieldS
     write_array(out, "Float32", "zncc", 1, r.zncc);
     write_array(out, "Int32", "status", 1, status);
     out << "      </PointData>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
-    if (!out) throw Error(path + ": write failed");
+    file.commit();
 }
 
-void write_png_rgb(const std::string& path, int width, int height, const std::vector<unsigned char>& rgb) {
+void write_png_rgb(const std::string& path, int width, int height, const std::vector<unsigned char>& rgb,
+                   const batchsolve::io::OutputOptions& rules) {
     std::vector<unsigned char> raw;
     raw.reserve(std::size_t(height) * (3 * width + 1));
     for (int y = 0; y < height; ++y) {
@@ -229,8 +236,8 @@ void write_png_rgb(const std::string& path, int width, int height, const std::ve
     std::vector<unsigned char> packed(packed_size);
     if (compress2(packed.data(), &packed_size, raw.data(), uLong(raw.size()), 6) != Z_OK) throw Error(path + ": zlib compression failed");
     packed.resize(packed_size);
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(path + ": cannot create the file");
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
     auto u32 = [](std::vector<unsigned char>& v, std::uint32_t x) {
         for (int s = 24; s >= 0; s -= 8) v.push_back(static_cast<unsigned char>(x >> s));
     };
@@ -252,7 +259,7 @@ void write_png_rgb(const std::string& path, int width, int height, const std::ve
     chunk("IHDR", ihdr);
     chunk("IDAT", packed);
     chunk("IEND", {});
-    if (!out) throw Error(path + ": write failed");
+    file.commit();
 }
 
 namespace {
@@ -266,7 +273,8 @@ void colour(double t, unsigned char* rgb) {
 }
 }  // namespace
 
-SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, int component, std::int64_t slice, int scale) {
+SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, int component, std::int64_t slice, int scale,
+                           const batchsolve::io::OutputOptions& rules) {
     const auto& s = r.grid.grid_shape;
     SliceRange range;
     range.slice = slice < 0 ? s[0] / 2 : slice;
@@ -303,7 +311,7 @@ SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, 
                     std::copy(right, right + 3, &rgb[3 * (row + s[2] * scale + gap + x * scale + b)]);
                 }
         }
-    write_png_rgb(path, w, h, rgb);
+    write_png_rgb(path, w, h, rgb, rules);
     return range;
 }
 

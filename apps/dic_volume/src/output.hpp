@@ -29,8 +29,12 @@ TruthComparison compare_with_truth(const CorrelationResult& r, const Displacemen
 
 void write_results_h5(const std::string& path, bool force, const std::vector<std::string>& inputs, const CorrelationResult& r,
                       const FieldStrain& field_strain, const TruthComparison& truth, const RunDescription& run);
-void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain);
-void write_vtu(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain);
+// The text and PNG writers go through batchsolve::io::OutputStream (checked temporary renamed over
+// the target; `rules`: --force and the run's inputs); the default replaces an existing file.
+void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain,
+               const batchsolve::io::OutputOptions& rules = {});
+void write_vtu(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain,
+               const batchsolve::io::OutputOptions& rules = {});
 // A z slice of the grid (index `slice`, -1: middle): displacement component `component` (0 z, 1
 // y, 2 x, 3 magnitude) beside ZNCC, each grid point a square of `scale` pixels; points that did not
 // converge are grey. Colour maps span the converged points' range (printed by the caller).
@@ -38,10 +42,12 @@ struct SliceRange {
     double lo = 0, hi = 0, zncc_lo = 0, zncc_hi = 1;
     std::int64_t slice = 0;
 };
-SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, int component, std::int64_t slice, int scale);
+SliceRange write_slice_png(const std::string& path, const CorrelationResult& r, int component, std::int64_t slice, int scale,
+                           const batchsolve::io::OutputOptions& rules = {});
 
 // A minimal PNG writer (8-bit RGB, zlib), for the slice plot.
-void write_png_rgb(const std::string& path, int width, int height, const std::vector<unsigned char>& rgb);
+void write_png_rgb(const std::string& path, int width, int height, const std::vector<unsigned char>& rgb,
+                   const batchsolve::io::OutputOptions& rules = {});
 
 // Deformation field description as HDF5 attributes of `group` and back.
 void write_field_attributes(batchsolve::io::h5::File& file, const std::string& group, const DisplacementField& f);
