@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../../libsolver/tests/test_seed.hpp"
+
 namespace data_tests {
 
 // A scratch directory per test (under GoogleTest's temporary folder), removed afterwards.
@@ -42,12 +44,7 @@ private:
     std::filesystem::path dir_;
 };
 
-// A fresh seed per call, printed and recorded so that a failure can be replayed.
-inline std::uint64_t fresh_seed() {
-    const std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::cout << "[ seed     ] " << seed << std::endl;
-    ::testing::Test::RecordProperty("seed", std::to_string(seed));
-    return seed;
-}
+// Fresh seeds (libsolver/tests/test_seed.hpp): printed on failure, BATCHSOLVE_TEST_SEED replays.
+using batchsolve::test::fresh_seed;
 
 }  // namespace data_tests

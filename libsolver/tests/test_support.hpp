@@ -23,6 +23,7 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/tuning.hpp"
+#include "test_seed.hpp"
 
 namespace batchsolve::test {
 
@@ -54,19 +55,7 @@ std::vector<T> test_matrices(int n, int count, std::uint64_t seed) {
 // time (9: one narrow chunk for C = 32, the last 2 wide for C = 7).
 inline int batch_count_for(int n) { return n <= 33 ? 37 : 9; }
 
-// ---- seeds ---------------------------------------------------------------------------------------
-
-// A fresh seed per run (std::random_device), or BATCHSOLVE_TEST_SEED to replay a failure.
-inline std::uint64_t fresh_seed() {
-    if (const char* text = std::getenv("BATCHSOLVE_TEST_SEED")) return std::strtoull(text, nullptr, 0);
-    std::random_device device;
-    return (std::uint64_t(device()) << 32) ^ device();
-}
-
-// Names the seed in every failure message of the enclosing scope.
-#define BATCHSOLVE_TRACE_SEED(seed)                                                                  \
-    SCOPED_TRACE(::testing::Message() << "seed " << (seed) << " (replay: BATCHSOLVE_TEST_SEED=" << (seed) \
-                                      << ")")
+// ---- seeds: fresh_seed(), base_seed(), BATCHSOLVE_TRACE_SEED (test_seed.hpp) -------------------------
 
 // ---- configurations: backend x precision (the named ones, cpu_s ... cuda_z, end this file) ---------
 

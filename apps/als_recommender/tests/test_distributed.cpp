@@ -13,6 +13,7 @@
 #include "memory_plan.hpp"
 #include "model.hpp"
 #include "ratings.hpp"
+#include "../../../libsolver/tests/test_seed.hpp"
 
 using namespace als;
 
@@ -20,10 +21,7 @@ namespace {
 
 constexpr double float_eps = std::numeric_limits<float>::epsilon();
 
-std::uint64_t fresh_seed() {
-    if (const char* t = std::getenv("ALS_TEST_SEED")) return std::strtoull(t, nullptr, 0);
-    return (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-}
+using batchsolve::test::fresh_seed;  // libsolver/tests/test_seed.hpp: printed on failure, BATCHSOLVE_TEST_SEED replays
 
 // ||x - y|| / ||y|| over both factor matrices.
 double relative_difference(const Model& x, const Model& y) {
@@ -90,7 +88,7 @@ Model train_on(const Ratings& r, const Hyper& h, const std::string& backend, std
 
 TEST(MultiDevice, CpuPartitionsEqualOneEngineImplicitAndExplicit) {
     const auto seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED)");
     GenerateOptions g;
     g.users = 1500, g.items = 800, g.interactions = 30000, g.seed = seed;
     for (Feedback f : {Feedback::implicit_counts, Feedback::explicit_ratings}) {
@@ -115,7 +113,7 @@ TEST(MultiDevice, CpuPartitionsEqualOneEngineImplicitAndExplicit) {
 
 TEST(MultiDevice, PartitionsOfUsersWithoutRatingsAndFailedSystemsCountedTheSame) {
     const auto seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED)");
     GenerateOptions g;
     g.users = 300, g.items = 200, g.interactions = 6000, g.feedback = Feedback::explicit_ratings, g.seed = seed;
     // 300 users with ratings, then 3000 without: of 4 partitions of equal work the last holds only
@@ -198,7 +196,7 @@ std::uint64_t fullest(const PartitionPlan& p) { return *std::max_element(p.bytes
 
 TEST(MemoryPlan, ACapBetweenOneAndTwoPartitionsForcesTwoAndResultsEqualOnePartition) {
     const auto seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED)");
     GenerateOptions g;
     g.users = 1500, g.items = 800, g.interactions = 30000, g.seed = seed;
     const Ratings r = generate(g);
@@ -267,7 +265,7 @@ TEST(MemoryPlan, GeneratorIsSizedFromTheMemory) {
 TEST(MultiDeviceGpu, TwoPartitionsOnOneGpuEqualOneEngine) {
     if (!cuda_engine_available()) GTEST_SKIP() << "skipped: no GPU";
     const auto seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED)");
     GenerateOptions g;
     g.users = 4000, g.items = 2000, g.interactions = 80000, g.seed = seed;
     const Ratings r = generate(g);
@@ -283,7 +281,7 @@ TEST(MultiDeviceGpu, EveryGpuEqualsOneGpu) {
     if (!cuda_engine_available()) GTEST_SKIP() << "skipped: no GPU";
     if (cuda_device_count() < 2) GTEST_SKIP() << "skipped: needs 2 GPUs (" << cuda_device_count() << " here)";
     const auto seed = fresh_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (ALS_TEST_SEED)");
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED)");
     GenerateOptions g;
     g.users = 20000, g.items = 5000, g.interactions = 400000, g.seed = seed;
     const Ratings r = generate(g);

@@ -9,8 +9,10 @@ if ! command -v "$mpiexec" >/dev/null 2>&1; then echo "skipped: mpirun not found
 mkdir -p "$work" && cd "$work" || exit 2
 mpi() { local np=$1; shift; OMP_NUM_THREADS=1 timeout 180 "$mpiexec" --oversubscribe --allow-run-as-root -np "$np" "$@" 2>&1; }
 fail=0
-seed=$(( (RANDOM << 15) | RANDOM ))
-echo "seed $seed"
+# A fresh seed per run unless BATCHSOLVE_TEST_SEED is set (the same variable as the GoogleTest suites).
+seed=${BATCHSOLVE_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}
+[[ $seed =~ ^[0-9]+$ ]] || { echo "BATCHSOLVE_TEST_SEED='$seed' is not a decimal integer"; exit 2; }
+echo "seed $seed (replay: BATCHSOLVE_TEST_SEED=$seed ctest -R apps.als_recommender.mpi)"
 for feedback in implicit explicit; do
   extra=(); [[ $feedback == explicit ]] && extra=(--biases --lambda 0.05)
   "$als" generate -o r_$feedback.h5 --seed "$seed" --users 1200 --items 600 --interactions 24000 --feedback $feedback --force >/dev/null || exit 2

@@ -114,7 +114,12 @@ TEST(Mesh, RefinedSpheresAreClosedWithExpectedCounts) {
         EXPECT_EQ(octa.triangle_count(), 8u << (2 * level));
         const SurfaceReport r = check_surface(octa);
         EXPECT_FALSE(r.flipped_to_outward);
-        EXPECT_GT(mesh_stats(octa).volume, 0);
+        // Vertices on the unit sphere, each refinement's new vertices pushed out onto it: the
+        // polyhedron contains the octahedron (volume 4/3) and lies inside the ball (4 pi / 3).
+        const double volume = mesh_stats(octa).volume;
+        if (level == 0) EXPECT_NEAR(volume, 4.0 / 3.0, 1e-12);
+        else EXPECT_GT(volume, 4.0 / 3.0) << "level " << level;
+        EXPECT_LT(volume, 4.0 * M_PI / 3.0) << "level " << level;
     }
     EXPECT_EQ(make_refined_sphere(5, 1.0, SphereBase::octahedron).triangle_count(), 8192u);  // bempp-cl's regular_sphere(5)
 }
@@ -160,7 +165,8 @@ TEST(Mesh, InwardMeshIsReversed) {
     for (auto& t : m.triangles) std::swap(t[1], t[2]);
     const SurfaceReport r = check_surface(m);
     EXPECT_TRUE(r.flipped_to_outward);
-    EXPECT_GT(mesh_stats(m).volume, 0);
+    // Reversed back: the same enclosed volume as the mesh that was never reversed.
+    EXPECT_NEAR(mesh_stats(m).volume, mesh_stats(make_refined_sphere(1)).volume, 1e-12);
 }
 
 TEST(Mesh, PlyAsciiAndBinaryBothEndiannessesRoundTrip) {

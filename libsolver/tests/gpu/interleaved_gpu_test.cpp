@@ -22,6 +22,7 @@
 #include "cuda/tuned/interleaved_cholesky.hpp"
 #include "codegen/cholesky/interleaved.hpp"
 #include "host_checks.hpp"
+#include "../test_seed.hpp"
 
 namespace {
 
@@ -35,13 +36,8 @@ using jit_tests::to_interleaved;
 constexpr double tolerance = 30;  // scaled errors (accuracy.hpp) of a backward-stable algorithm
 constexpr double condition = 100;
 
-std::uint64_t fresh_seed() {
-    if (const char* text = std::getenv("BATCHSOLVE_TEST_SEED")) return std::strtoull(text, nullptr, 0);
-    std::random_device d;
-    return (std::uint64_t(d()) << 32) ^ d();
-}
-#define TRACE_SEED(seed) \
-    SCOPED_TRACE(::testing::Message() << "seed " << (seed) << " (replay: BATCHSOLVE_TEST_SEED=" << (seed) << ")")
+using batchsolve::test::fresh_seed;  // test_seed.hpp: BATCHSOLVE_TEST_SEED replays, printed on failure
+#define TRACE_SEED(seed) BATCHSOLVE_TRACE_SEED(seed)
 
 // A layout for the batch: plain interleaved (chunk 0) or chunked with that width.
 struct Shape {

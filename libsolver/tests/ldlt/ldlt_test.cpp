@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../../src/core/ldlt_backend.hpp"
-#include "../../src/reference/lapack.hpp"
+#include "../../src/host/lapack.hpp"
 #include "../test_support.hpp"
 #include "batchsolve/ldlt.hpp"
 
@@ -603,7 +603,7 @@ SysvResult run_mixed(Context& ctx, Symmetry s, const Matrix& a, int n, int nrhs,
 }
 }  // namespace
 
-TYPED_TEST(SysvMixed, ConvergesInFewIterationsWhenWellConditioned) {
+TYPED_TEST(SysvMixed, ConvergesOnTheLowPathWhenWellConditioned) {
     using T = typename TypeParam::value_type;
     const auto seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
@@ -612,16 +612,20 @@ TYPED_TEST(SysvMixed, ConvergesInFewIterationsWhenWellConditioned) {
         for (int n : {1, 64, 199}) {
             SCOPED_TRACE(::testing::Message() << to_string(s) << " n = " << n);
             double normwise = 0;
-            const SysvResult r = run_mixed<T>(this->ctx(), s, indefinite_matrix<T>(s, n, 100, seed + n), n, 4, SysvOptions{}, seed, &normwise);
+            const SysvOptions options;
+            const SysvResult r = run_mixed<T>(this->ctx(), s, indefinite_matrix<T>(s, n, 100, seed + n), n, 4, options, seed, &normwise);
+            // What holds for every such matrix: the path (no fallback to the pivoted factor) and the
+            // final accuracy. The number of iterations does not have a bound here: the factor is
+            // unpivoted (after the random butterflies), and on random indefinite matrices its growth
+            // is not bounded, so each correction's gain is not either. Over 400 fresh seeds at n = 199
+            // (double) it was 3 in 78%, at most 6 in 99%, 8 or 10 in 3 runs (recorded as test properties,
+            // not asserted). A count is asserted only on the diagonally dominant matrices of
+            // TensorCoreUpdatesStillConverge, where no growth makes the rate argument hold.
             EXPECT_EQ(r.path, SolvePath::nopiv_low) << r.describe();
             ASSERT_EQ(r.steps.size(), 1u) << r.describe();
-            EXPECT_EQ(r.steps[0].outcome, StepOutcome::converged);
-            // cond 100, u_low 2^-24: each correction gains ~ 1e-5 / growth, growth being that of a factor
-            // without pivoting. Measured over 400 fresh seeds at n = 199 (double): 3 iterations in 78%,
-            // at most 6 in 99%, and 8 or 10 in 3 runs where the butterflies left a large growth (a CI
-            // run met 10 against the old bound of 8). 15, half of max_iterations, still fails a
-            // refinement that stalls or crawls.
-            EXPECT_LE(r.iterations, 15) << r.describe();
+            EXPECT_EQ(r.steps[0].outcome, StepOutcome::converged) << r.describe();
+            EXPECT_LE(r.iterations, options.max_iterations) << r.describe();
+            this->RecordProperty("iterations_n" + std::to_string(n), r.iterations);
             EXPECT_LT(normwise, kAcceptance);
             EXPECT_LT(r.backward_error, kAcceptance * n * double(unit_roundoff<T>())) << "componentwise";
         }

@@ -8,8 +8,10 @@ mpiexec=${1:?usage: mpi_test.sh MPIEXEC MPI_POSV}; prog=${2:?}
 if ! command -v "$mpiexec" >/dev/null 2>&1; then echo "skipped: mpirun not found ($mpiexec)"; exit 77; fi
 run() { local np=$1; shift; OMP_NUM_THREADS=1 timeout 120 "$mpiexec" --oversubscribe --allow-run-as-root -np "$np" "$@" 2>&1; }
 fail=0
-seed=$(( (RANDOM << 15) | RANDOM ))
-echo "seed $seed (replay: mpi_test.sh with seed=$seed)"
+# A fresh seed per run unless BATCHSOLVE_TEST_SEED is set (the same variable as the GoogleTest suites).
+seed=${BATCHSOLVE_TEST_SEED:-$(( (RANDOM << 15) | RANDOM ))}
+[[ $seed =~ ^[0-9]+$ ]] || { echo "BATCHSOLVE_TEST_SEED='$seed' is not a decimal integer"; exit 2; }
+echo "seed $seed (replay: BATCHSOLVE_TEST_SEED=$seed ctest -R multi.mpi_posv)"
 for np in 1 2 3; do
   out=$(run "$np" "$prog" "$seed" 1001 12); rc=$?
   echo "$out" | grep "mpi_posv:"

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
+#include "../test_seed.hpp"
 
 namespace {
 
 using namespace batchsolve;
 
-std::uint64_t fresh_seed() { return std::random_device{}() * 0x9e3779b97f4a7c15ULL + 1; }
+using batchsolve::test::fresh_seed;  // BATCHSOLVE_TEST_SEED replays; printed on failure
 
 bool usable(Backend backend) { return backend == Backend::cpu || Context::cuda_available(); }
 

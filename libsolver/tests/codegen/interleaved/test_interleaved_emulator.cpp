@@ -13,6 +13,7 @@
 #include "nonfinite_cases.hpp"
 #include "emulated_variants.hpp"
 #include "host_checks.hpp"
+#include "../../test_seed.hpp"
 
 namespace batchsolve::emulator {
 std::vector<Variant>& variants() {
@@ -210,8 +211,7 @@ class Emulated : public ::testing::TestWithParam<int> {};
 
 TEST_P(Emulated, MatchesScaledErrorBoundsAndInfo) {
     const Variant& v = emulator::variants().at(GetParam());
-    const std::uint64_t seed = std::random_device{}();
-    RecordProperty("seed", std::to_string(seed));
+    const std::uint64_t seed = batchsolve::test::fresh_seed();  // BATCHSOLVE_TEST_SEED replays
     SCOPED_TRACE(v.name + ", seed " + std::to_string(seed));
     switch (v.spec.precision) {
         case Precision::s: check_variant<float>(v, seed); break;

@@ -12,6 +12,7 @@
 #include "core/tuning_table.hpp"
 #include "cuda/tuned/column_major_cholesky.hpp"
 #include "codegen/cholesky/interleaved.hpp"
+#include "../../test_seed.hpp"
 
 namespace batchsolve {
 namespace {
@@ -21,7 +22,7 @@ namespace tuned = cuda_backend::tuned;
 constexpr int kArch = 90;  // sm90.json: the table this repository ships
 constexpr int kMaxN = 128;
 
-std::uint64_t fresh_seed() { return (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}(); }
+using batchsolve::test::fresh_seed;  // test_seed.hpp: BATCHSOLVE_TEST_SEED replays, printed on failure
 
 // "" when the library would run `c` for this case, else why not (the checks the launchers make).
 std::string problem_of(const std::string& routine, Precision p, const std::string& family, int n,
