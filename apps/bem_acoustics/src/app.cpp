@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,19 @@ std::string utc_now() {
     const std::time_t t = std::time(nullptr);
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
     return buf;
+}
+
+// A solve is declared a success when its scaled residual ||b - Ax||_inf / (n ||A||_inf ||x||_inf)
+// (solver.hpp) is below kResidualFactor * n * u, u = 2^-53. Why that bound: LU with partial
+// pivoting gives |b - Ax| <= gamma_3n |L||U| |x| (Higham, Thm 9.4), so with ||(|L||U|)|| = rho ||A||
+// the scaled residual is at most about 3 rho u, plus about u from forming b - Ax in double; the
+// refined LDL^T stops at a componentwise backward error of order n u. kResidualFactor = 10 (the
+// tests' factor) leaves room for a growth rho of up to about 3n, far beyond what these well-
+// conditioned BEM matrices show, and still refuses a solve stuck at single accuracy (scaled
+// residual ~ 6e-8, against 1.9e-11 at n = 17,432).
+constexpr double kResidualFactor = 10;
+bool residual_accepted(double scaled_residual, std::size_t n) {
+    return scaled_residual < kResidualFactor * double(std::max<std::size_t>(n, 1)) * 0x1p-53;
 }
 
 void report_resonance(const SolveResult& r, std::size_t n) {
@@ -169,8 +183,8 @@ int run_solve(const SolveOptions& o) {
                         "%.3f s, scaled residual %.2e\n",
                         k, info.frequency, epw, d.order, d.group.c_str(), d.tile, double(d.bytes_per_member) / double(1u << 30), d.assembly_s,
                         d.engine.c_str(), d.upload_s, d.factor_s, d.solve_s, d.residual_assembly_s, d.residual_s, d.scaled_residual);
-            if (!(r.scaled_residual < 1e-10)) {
-                std::fprintf(stderr, "error: scaled residual %.2e: the solve failed\n", r.scaled_residual);
+            if (!residual_accepted(r.scaled_residual, d.order)) {
+                std::fprintf(stderr, "error: scaled residual %.2e (accepted below %g n u): the solve failed\n", r.scaled_residual, kResidualFactor);
                 ++failures;
             }
             finish_frequency(f, k, std::move(r.x), info);
@@ -194,8 +208,8 @@ int run_solve(const SolveOptions& o) {
                     "iterations %d, rcond %.2e\n",
                     k, info.frequency, epw, a.n, info.assembly_seconds, r.path.c_str(), r.seconds, r.scaled_residual, r.iterations, r.rcond);
         report_resonance(r, a.n);
-        if (!(r.scaled_residual < 1e-10)) {
-            std::fprintf(stderr, "error: scaled residual %.2e: the solve failed\n", r.scaled_residual);
+        if (!residual_accepted(r.scaled_residual, a.n)) {
+            std::fprintf(stderr, "error: scaled residual %.2e (accepted below %g n u): the solve failed\n", r.scaled_residual, kResidualFactor);
             ++failures;
         }
         finish_frequency(f, k, std::move(r.x), info);
@@ -384,7 +398,7 @@ int run_bench(const BenchOptions& o) {
                 s["path"] = r.path;
                 std::printf("  %-10s %8.4f s  scaled residual %.2e  iterations %d  (%s)\n", to_string(m), r.seconds, r.scaled_residual, r.iterations,
                             r.path.c_str());
-                if (!(r.scaled_residual < 1e-10)) ++failures;
+                if (!residual_accepted(r.scaled_residual, a.n)) ++failures;
             } catch (const std::exception& e) {
                 s["error"] = e.what();
                 std::printf("  %-10s failed: %s\n", to_string(m), e.what());
