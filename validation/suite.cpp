@@ -8,6 +8,9 @@ namespace batchsolve::validation::suite {
 std::string family_of(const std::string& routine) {
     if (routine == "potrf_large" || routine == "potrs_large" || routine == "posv_mixed") return "large";
     if (routine == "sytrf_nopiv" || routine == "sysv_mixed") return "ldlt";
+    if (routine == "trsm_vbatched" || routine == "trmm_vbatched" || routine == "potrf_vbatched") return "triangular";
+    if (routine == "gemm_vbatched" || routine == "syrk_vbatched" || routine == "syr2k_vbatched" || routine == "symm_vbatched")
+        return "vbatched";
     return "";
 }
 
@@ -16,9 +19,11 @@ std::vector<std::string> peers_of(const std::string& routine) {
     if (f == "large") return routine == "posv_mixed" ? std::vector<std::string>{"cusolver"}
                                                      : std::vector<std::string>{"cusolver", "lapack", "cpu"};
     if (f == "ldlt") return {"cusolver"};
-    if (f == "vbatched") return {"cublas-grouped", "cublas", "cpu"};
+    if (f == "vbatched") return routine == "gemm_vbatched" ? std::vector<std::string>{"cublas-grouped", "cublas", "cpu"}
+                                                           : std::vector<std::string>{"cublas", "cpu"};
     if (f == "triangular") return routine == "potrf_vbatched" ? std::vector<std::string>{"cusolver", "cpu"}
-                                                              : std::vector<std::string>{"cublas", "cpu"};
+               : routine == "trsm_vbatched" ? std::vector<std::string>{"cublas", "cublas-streams", "cpu"}
+                                            : std::vector<std::string>{"cublas", "cpu"};
     if (f == "multi") return {"one-device"};
     return {};
 }

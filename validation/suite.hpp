@@ -36,7 +36,8 @@ struct Options {
     double cpu_seconds = 60;              // large: time box of all CPU peer runs
     bool split = false;                   // large: potrf_large's time split panel / TRSM / update
     std::string matrix_file;              // ldlt: also a complex symmetric matrix from this HDF5 file
-    std::vector<std::string> setups;      // vbatched: size set-ups
+    std::vector<std::string> setups;      // vbatched, triangular: size set-ups
+    int cpu_max_vbatched = 512;           // vbatched: largest x of the cpu peer
     bool all_variants = false;            // triangular, vbatched: also the per-algorithm rows besides the default
     std::vector<int> devices;             // multi: device counts
     int host_batch = 200000;              // multi: batch of the host-resident mode

@@ -18,5 +18,7 @@ void skip_all(const std::string& routine, const Options& o, const Sink& sink) {
 
 void run_large(const std::string& routine, const Options& o, const Sink& sink) { skip_all(routine, o, sink); }
 void run_ldlt(const std::string& routine, const Options& o, const Sink& sink) { skip_all(routine, o, sink); }
+void run_triangular(const std::string& routine, const Options& o, const Sink& sink) { skip_all(routine, o, sink); }
+void run_vbatched(const std::string& routine, const Options& o, const Sink& sink) { skip_all(routine, o, sink); }
 
 }  // namespace batchsolve::validation::suite

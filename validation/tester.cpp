@@ -699,6 +699,8 @@ int main(int argc, char** argv) {
             const std::string family = suite::family_of(routine);
             if (family == "large") suite::run_large(routine, so, sink);
             else if (family == "ldlt") suite::run_ldlt(routine, so, sink);
+            else if (family == "triangular") suite::run_triangular(routine, so, sink);
+            else if (family == "vbatched") suite::run_vbatched(routine, so, sink);
         } catch (const std::exception& e) {
             std::cerr << "tester: " << routine << ": " << e.what() << "\n";
             return kUsageError;
