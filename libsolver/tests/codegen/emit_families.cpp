@@ -59,6 +59,17 @@ struct Output {
     }
 };
 
+// One spec through a family's interface (codegen/family.hpp): its kernel, or its refusal.
+template <class Family>
+void emit(Output& out, const std::string& tag, const Family& family, const typename Family::spec_type& spec,
+          const std::string& refused_as = "") {
+    if (const std::string problem = family.can_implement(spec); !problem.empty()) {
+        out.refused(tag, refused_as.empty() ? family.kernel_name(spec) : refused_as, problem);
+        return;
+    }
+    out.kernel(tag, family.generate(spec), family.resources(spec));
+}
+
 // ---- GEMM: every operand form and part, at tile shapes of the SIMT and both tensor-core forms ----
 void gemm(Output& out) {
     namespace b = codegen::blas3;
@@ -115,20 +126,13 @@ void triangular(Output& out) {
                         t::TriangularKernelSpec spec;
                         spec.kind = kind, spec.precision = p, spec.lower = lower;
                         spec.columns_per_thread = columns, spec.warps_per_block = warps;
-                        if (const std::string problem = t::problem(spec); !problem.empty()) {
-                            out.refused("triangular", t::kernel_name(spec), problem);
-                            continue;
-                        }
-                        out.kernel("triangular", t::generate(spec), t::resources(spec));
+                        emit(out, "triangular", t::triangular_family(), spec);
                     }
         for (int matrices : {1, 2}) {
             t::TriangularKernelSpec panel;
             panel.kind = t::KernelKind::potrf_panel, panel.precision = p, panel.warps_per_block = matrices;
-            if (const std::string problem = t::problem(panel); !problem.empty()) {
-                out.refused("triangular", t::kernel_name(panel) + "_m" + std::to_string(matrices), problem);
-                continue;
-            }
-            out.kernel("triangular", t::generate(panel), t::resources(panel));
+            emit(out, "triangular", t::triangular_family(), panel,
+                 t::triangular_family().kernel_name(panel) + "_m" + std::to_string(matrices));
         }
     }
 }
@@ -141,8 +145,8 @@ void potf2(Output& out) {
     const l::Potf2Spec refused[] = {{Precision::z, Uplo::lower, 64, {}}, {Precision::d, Uplo::lower, 64, {12, 256}},
                                     {Precision::d, Uplo::lower, 48, {}}, {Precision::s, Uplo::upper, 64, {16, 1000}}};
     for (const l::Potf2Spec& spec : refused)
-        if (const std::string problem = family.problem(spec); !problem.empty())
-            out.refused("potf2", l::potf2_kernel_name(spec) + "_" + precision_letter(spec.precision), problem);
+        if (const std::string problem = family.can_implement(spec); !problem.empty())
+            out.refused("potf2", family.kernel_name(spec) + "_" + precision_letter(spec.precision), problem);
     for (Precision p : {Precision::s, Precision::d})
         for (Uplo u : {Uplo::lower, Uplo::upper})
             for (int capacity : {32, 64, 96, 128, 256, 512, 1024})
@@ -156,11 +160,7 @@ void potf2(Output& out) {
                                 spec.config = family.default_config(spec);
                                 if (threads != 0) spec.config.threads = threads;
                                 if (resident >= 0) spec.config.resident = resident == 1;
-                                if (const std::string problem = family.problem(spec); !problem.empty()) {
-                                    out.refused("potf2", l::potf2_kernel_name(spec) + "_" + precision_letter(p), problem);
-                                    continue;
-                                }
-                                out.kernel("potf2", family.generate(spec), family.resources(spec));
+                                emit(out, "potf2", family, spec, family.kernel_name(spec) + "_" + precision_letter(p));
                             }
 }
 

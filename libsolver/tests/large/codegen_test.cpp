@@ -37,7 +37,7 @@ TEST(LargePotf2Codegen, SampledKernelsCompileWithoutSpills) {
                 Potf2Spec s = spec_of(p, u, capacity, ib);
                 s.config.strip = strip;
                 SCOPED_TRACE(codegen::large::potf2_kernel_name(s));
-                ASSERT_EQ(family.problem(s), "");
+                ASSERT_EQ(family.can_implement(s), "");
                 codegen::KernelSource k = family.generate(s);
                 k.options.push_back("--ptxas-options=-v");
                 std::string log;
@@ -56,13 +56,13 @@ TEST(LargePotf2Codegen, SampledKernelsCompileWithoutSpills) {
 TEST(LargePotf2Codegen, LimitsNameTheField) {
     const auto& family = codegen::large::potf2_family();
     // 1024 x 32 doubles need 256 KB of shared memory: more than a block may have.
-    EXPECT_EQ(family.problem(spec_of(Precision::d, Uplo::lower, 1024, 32)).rfind("nb:", 0), 0u);
-    EXPECT_EQ(family.problem(spec_of(Precision::d, Uplo::lower, 1024, 16)), "");
+    EXPECT_EQ(family.can_implement(spec_of(Precision::d, Uplo::lower, 1024, 32)).rfind("nb:", 0), 0u);
+    EXPECT_EQ(family.can_implement(spec_of(Precision::d, Uplo::lower, 1024, 16)), "");
     Potf2Spec bad = spec_of(Precision::s, Uplo::lower, 64, 16);
     bad.config.ib = 12;
-    EXPECT_EQ(family.problem(bad).rfind("ib:", 0), 0u);
+    EXPECT_EQ(family.can_implement(bad).rfind("ib:", 0), 0u);
     bad = spec_of(Precision::z, Uplo::lower, 64, 16);
-    EXPECT_EQ(family.problem(bad).rfind("precision:", 0), 0u);
+    EXPECT_EQ(family.can_implement(bad).rfind("precision:", 0), 0u);
     const Potf2Spec s = spec_of(Precision::d, Uplo::upper, 128, 16);
     EXPECT_EQ(family.generate(s).source, family.generate(s).source);
     EXPECT_NE(family.generate(s).source, family.generate(spec_of(Precision::d, Uplo::lower, 128, 16)).source);

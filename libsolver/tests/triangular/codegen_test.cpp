@@ -20,8 +20,8 @@ TEST(TriangularCodegen, EveryKernelCompilesWithoutSpills) {
                     TriangularKernelSpec spec;
                     spec.kind = kind, spec.precision = p, spec.lower = lower;
                     spec.columns_per_thread = cpt, spec.warps_per_block = warps;
-                    ASSERT_EQ(problem(spec), "");
-                    KernelSource source = generate(spec);
+                    ASSERT_EQ(triangular_family().can_implement(spec), "");
+                    KernelSource source = triangular_family().generate(spec);
                     SCOPED_TRACE(source.kernel_name);
                     source.options.push_back("--ptxas-options=-v");
                     std::string log;
@@ -36,10 +36,10 @@ TEST(TriangularCodegen, EveryKernelCompilesWithoutSpills) {
 TEST(TriangularCodegen, NamesAreDistinctAndStable) {
     TriangularKernelSpec a, b;
     b.lower = false;
-    EXPECT_NE(kernel_name(a), kernel_name(b));
-    EXPECT_EQ(generate(a).source, generate(a).source);
+    EXPECT_NE(triangular_family().kernel_name(a), triangular_family().kernel_name(b));
+    EXPECT_EQ(triangular_family().generate(a).source, triangular_family().generate(a).source);
     a.columns_per_thread = 5;
-    EXPECT_NE(problem(a), "");
+    EXPECT_NE(triangular_family().can_implement(a), "");
 }
 
 }  // namespace

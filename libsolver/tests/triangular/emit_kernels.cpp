@@ -16,7 +16,7 @@ int main() {
     std::string table;
     int id = 0;
     auto emit = [&](const TriangularKernelSpec& spec) {
-        const batchsolve::codegen::KernelSource k = generate(spec);
+        const batchsolve::codegen::KernelSource k = triangular_family().generate(spec);
         if (!names.insert(k.kernel_name).second) return;
         std::cout << "namespace bs_kernel_" << id << " {\n" << k.source << "}  // namespace bs_kernel_" << id << "\n\n";
         table += "    {\"" + k.kernel_name + "\", &bs_kernel_" + std::to_string(id) + "::bs_host_entry},\n";

@@ -32,11 +32,11 @@ class EmulatedExecutor {
 public:
     explicit EmulatedExecutor(Context& cpu) : cpu_(cpu) {}
     void kernel(const TriangularKernelSpec& spec, KernelArguments args, unsigned grid_x, unsigned grid_y) {
-        const std::string name = codegen::triangular::kernel_name(spec);
+        const std::string name = codegen::triangular::triangular_family().kernel_name(spec);
         const auto* found = std::find_if(std::begin(kEmulatedKernels), std::end(kEmulatedKernels),
                                          [&](const EmulatedKernel& k) { return name == k.name; });
         ASSERT_NE(found, std::end(kEmulatedKernels)) << "kernel " << name << " is not emitted for the emulator";
-        const codegen::KernelResources res = codegen::triangular::resources(spec);
+        const codegen::KernelResources res = codegen::triangular::triangular_family().resources(spec);
         void* params[] = {&args};
         bs_emu::Dim3 grid, block;
         grid.x = grid_x, grid.y = std::max(1u, std::min(grid_y, 65535u));

@@ -19,10 +19,11 @@ constexpr int default_coop_warps = 4;
 constexpr int default_staged_nb = 8;
 constexpr int default_staged_warps = 4;
 
-class OneThreadFamily final : public GeneratorFamily<InterleavedKernelSpec> {
+class OneThreadFamily final : public InterleavedFamily {
 public:
+    const char* area() const override { return "cholesky"; }
     const char* name() const override { return "interleaved"; }
-    std::string problem(const InterleavedKernelSpec& spec) const override {
+    std::string can_implement(const InterleavedKernelSpec& spec) const override {
         if (is_cooperative(spec)) return "warps_per_matrix: 0 for the one-thread-per-matrix kernels";
         return interleaved_spec_problem(spec);
     }
@@ -32,13 +33,15 @@ public:
     CholeskyConfig default_config(const InterleavedKernelSpec& spec) const override {
         return default_interleaved_config(spec.routine, spec.precision, spec.n);
     }
+    std::string kernel_name(const InterleavedKernelSpec& spec) const override { return interleaved_kernel_name(spec); }
     KernelSource generate(const InterleavedKernelSpec& spec) const override { return generate_interleaved_kernel(spec); }
 };
 
-class CooperativeFamily final : public GeneratorFamily<InterleavedKernelSpec> {
+class CooperativeFamily final : public InterleavedFamily {
 public:
+    const char* area() const override { return "cholesky"; }
     const char* name() const override { return "cooperative"; }
-    std::string problem(const InterleavedKernelSpec& spec) const override {
+    std::string can_implement(const InterleavedKernelSpec& spec) const override {
         if (!is_cooperative(spec)) return "warps_per_matrix: 2, 4 or 8 for the cooperative kernels";
         return interleaved_coop_spec_problem(spec);
     }
@@ -50,14 +53,16 @@ public:
         c.warps_per_matrix = default_coop_warps;
         return resolve_interleaved_config(spec.routine, spec.precision, spec.n, c);
     }
+    std::string kernel_name(const InterleavedKernelSpec& spec) const override { return interleaved_kernel_name(spec); }
     KernelSource generate(const InterleavedKernelSpec& spec) const override { return generate_interleaved_coop_kernel(spec); }
 };
 
-class ColumnMajorFamily final : public GeneratorFamily<ColumnMajorSpec> {
+class RegistersOrStagedFamily final : public ColumnMajorFamily {
 public:
-    explicit ColumnMajorFamily(bool staged) : staged_(staged) {}
+    explicit RegistersOrStagedFamily(bool staged) : staged_(staged) {}
+    const char* area() const override { return "cholesky"; }
     const char* name() const override { return staged_ ? "staged" : "column_major"; }
-    std::string problem(const ColumnMajorSpec& spec) const override {
+    std::string can_implement(const ColumnMajorSpec& spec) const override {
         if (spec.config.staged != staged_)
             return std::string("staged: ") + (staged_ ? "true" : "false") + " for the " + name() + " kernels";
         if (is_shared_memory_config(spec.config))
@@ -78,6 +83,7 @@ public:
         c.tensor_cores = spec.precision == Precision::d && spec.routine != ColumnMajorRoutine::potrs;
         return c;
     }
+    std::string kernel_name(const ColumnMajorSpec& spec) const override { return column_major_kernel_name(spec); }
     KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
 
 private:
@@ -85,10 +91,11 @@ private:
 };
 
 // Whole matrices in shared memory (shared_memory.hpp): staged with looking = left.
-class SharedMemoryFamily final : public GeneratorFamily<ColumnMajorSpec> {
+class SharedMemoryFamily final : public ColumnMajorFamily {
 public:
+    const char* area() const override { return "cholesky"; }
     const char* name() const override { return "shared_memory"; }
-    std::string problem(const ColumnMajorSpec& spec) const override {
+    std::string can_implement(const ColumnMajorSpec& spec) const override {
         if (!is_shared_memory_config(spec.config))
             return "staged: true with looking = left for the shared_memory kernels";
         return column_major_spec_problem(spec);
@@ -100,37 +107,38 @@ public:
     CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
         return shared_memory_default_config(spec.routine, spec.precision, spec.n);
     }
+    std::string kernel_name(const ColumnMajorSpec& spec) const override { return column_major_kernel_name(spec); }
     KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
 };
 
 }  // namespace
 
-const GeneratorFamily<InterleavedKernelSpec>& one_thread_family() {
+const InterleavedFamily& one_thread_family() {
     static const OneThreadFamily family;
     return family;
 }
-const GeneratorFamily<InterleavedKernelSpec>& cooperative_family() {
+const InterleavedFamily& cooperative_family() {
     static const CooperativeFamily family;
     return family;
 }
-const GeneratorFamily<ColumnMajorSpec>& column_major_family() {
-    static const ColumnMajorFamily family(false);
+const ColumnMajorFamily& column_major_family() {
+    static const RegistersOrStagedFamily family(false);
     return family;
 }
-const GeneratorFamily<ColumnMajorSpec>& staged_family() {
-    static const ColumnMajorFamily family(true);
+const ColumnMajorFamily& staged_family() {
+    static const RegistersOrStagedFamily family(true);
     return family;
 }
 
-const GeneratorFamily<ColumnMajorSpec>& shared_memory_family() {
+const ColumnMajorFamily& shared_memory_family() {
     static const SharedMemoryFamily family;
     return family;
 }
 
-const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec) {
+const InterleavedFamily& family_of(const InterleavedKernelSpec& spec) {
     return is_cooperative(spec) ? cooperative_family() : one_thread_family();
 }
-const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec) {
+const ColumnMajorFamily& family_of(const ColumnMajorSpec& spec) {
     if (is_shared_memory_config(spec.config)) return shared_memory_family();
     return spec.config.staged ? staged_family() : column_major_family();
 }

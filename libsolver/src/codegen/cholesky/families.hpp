@@ -1,4 +1,5 @@
-// The five Cholesky generator families behind codegen::GeneratorFamily: one thread per matrix and
+// The five Cholesky generator families behind codegen::GeneratorFamily (configuration type
+// CholeskyConfig, queried by the spec itself): one thread per matrix and
 // cooperative warps (interleaved layouts, InterleavedKernelSpec), a matrix in a group of threads'
 // registers, a matrix staged in shared memory (packed triangle) and whole matrices in shared memory
 // (shared_memory.hpp, n <= 256) (column-major layouts, ColumnMajorSpec).
@@ -10,15 +11,18 @@
 
 namespace batchsolve::codegen::cholesky {
 
-const GeneratorFamily<InterleavedKernelSpec>& one_thread_family();
-const GeneratorFamily<InterleavedKernelSpec>& cooperative_family();
-const GeneratorFamily<ColumnMajorSpec>& column_major_family();
-const GeneratorFamily<ColumnMajorSpec>& staged_family();
-const GeneratorFamily<ColumnMajorSpec>& shared_memory_family();
+using InterleavedFamily = GeneratorFamily<InterleavedKernelSpec, CholeskyConfig>;
+using ColumnMajorFamily = GeneratorFamily<ColumnMajorSpec, CholeskyConfig>;
+
+const InterleavedFamily& one_thread_family();
+const InterleavedFamily& cooperative_family();
+const ColumnMajorFamily& column_major_family();
+const ColumnMajorFamily& staged_family();
+const ColumnMajorFamily& shared_memory_family();
 
 // The family a spec belongs to: cooperative when config.warps_per_matrix != 0, staged when
 // config.staged (shared_memory with looking = left), else the one-thread or register kernels.
-const GeneratorFamily<InterleavedKernelSpec>& family_of(const InterleavedKernelSpec& spec);
-const GeneratorFamily<ColumnMajorSpec>& family_of(const ColumnMajorSpec& spec);
+const InterleavedFamily& family_of(const InterleavedKernelSpec& spec);
+const ColumnMajorFamily& family_of(const ColumnMajorSpec& spec);
 
 }  // namespace batchsolve::codegen::cholesky

@@ -19,14 +19,14 @@ std::string type_name(Precision p) { return p == Precision::s ? "float" : "doubl
 
 }  // namespace
 
-std::string potf2_kernel_name(const Potf2Spec& spec) {
+std::string Potf2Family::kernel_name(const Potf2Spec& spec) const {
     return std::string("bs_large_potf2_") + precision_letter(spec.precision) + (spec.uplo == Uplo::lower ? "_lower" : "_upper") +
            "_m" + std::to_string(spec.capacity) + "_ib" + std::to_string(spec.config.ib) + "_t" +
            std::to_string(spec.config.threads) + (spec.config.strip == StripFactor::warp ? "_warp" : "") +
            (spec.config.resident ? "_res" : "");
 }
 
-std::string Potf2Family::problem(const Potf2Spec& spec) const {
+std::string Potf2Family::can_implement(const Potf2Spec& spec) const {
     if (spec.precision != Precision::s && spec.precision != Precision::d) return "precision: s or d";
     const int ib = spec.config.ib;
     if (ib != 8 && ib != 16 && ib != 32) return "ib: 8, 16 or 32 (got " + std::to_string(ib) + ")";
@@ -74,7 +74,7 @@ KernelSource Potf2Family::generate(const Potf2Spec& spec) const {
     const bool single = spec.precision == Precision::s;
     const bool lower = spec.uplo == Uplo::lower;
     const int ib = spec.config.ib, threads = spec.config.threads, capacity = spec.capacity;
-    const std::string name = potf2_kernel_name(spec);
+    const std::string name = kernel_name(spec);
 
     SourceWriter w;
     w.line("// " + name + ": fused POTF2 of one diagonal block (order m <= " + std::to_string(capacity) + "), " +
@@ -246,5 +246,7 @@ const Potf2Family& potf2_family() {
     static const Potf2Family family;
     return family;
 }
+
+std::string potf2_kernel_name(const Potf2Spec& spec) { return potf2_family().kernel_name(spec); }
 
 }  // namespace batchsolve::codegen::large

@@ -44,19 +44,23 @@ struct Potf2Spec {
 // block's (0, 0) entry, `info` at the factorisation's info: a block that finds a non-positive or
 // non-finite pivot at its column j (1-based) writes column_offset + j there unless it is already set,
 // and a block launched while info is set does nothing (LAPACK stops at the first failure).
-class Potf2Family {
+// The family answers codegen/family.hpp's questions; its configuration type is Potf2Config.
+class Potf2Family final : public GeneratorFamily<Potf2Spec, Potf2Config> {
 public:
-    const char* name() const { return "large_potf2"; }
+    const char* area() const override { return "large"; }
+    const char* name() const override { return "potf2"; }
     // "" or "<config field>: <reason>" (capacity problems are reported as "nb").
-    std::string problem(const Potf2Spec& spec) const;
-    KernelResources resources(const Potf2Spec& spec) const;
+    std::string can_implement(const Potf2Spec& spec) const override;
+    KernelResources resources(const Potf2Spec& spec) const override;
     // ib and strip as configured by the caller, threads from the capacity (a thread per row up to 256),
     // resident when the block fits in shared memory next to the strip.
-    Potf2Config default_config(const Potf2Spec& spec) const;
-    KernelSource generate(const Potf2Spec& spec) const;
+    Potf2Config default_config(const Potf2Spec& spec) const override;
+    std::string kernel_name(const Potf2Spec& spec) const override;
+    KernelSource generate(const Potf2Spec& spec) const override;
 };
 
 const Potf2Family& potf2_family();
+// potf2_family().kernel_name(spec)
 std::string potf2_kernel_name(const Potf2Spec& spec);
 
 }  // namespace batchsolve::codegen::large

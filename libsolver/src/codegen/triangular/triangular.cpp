@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "batchsolve/vbatched_triangular.hpp"
+
 #include "codegen/common.hpp"
 #include "codegen/source_writer.hpp"
 
@@ -32,7 +34,7 @@ std::string kernel_arguments_source() {
            "};\n";
 }
 
-std::string kernel_name(const TriangularKernelSpec& s) {
+std::string TriangularFamily::kernel_name(const TriangularKernelSpec& s) const {
     std::ostringstream o;
     o << "bs_tri_" << to_string(s.kind) << "_" << precision_letter(s.precision);
     if (s.kind != KernelKind::potrf_panel) o << (s.lower ? "_lower" : "_upper") << "_w" << s.warps_per_block;
@@ -313,7 +315,7 @@ void potrf_panel_kernel(SourceWriter& w, const TriangularKernelSpec& s, const st
 
 }  // namespace
 
-KernelResources resources(const TriangularKernelSpec& s) {
+KernelResources TriangularFamily::resources(const TriangularKernelSpec& s) const {
     KernelResources r;
     r.threads_per_block = threads_of(s);
     // the triangle's tile, max_leaf_order x (max_leaf_order + 1) elements, and the diagonal's
@@ -322,13 +324,13 @@ KernelResources resources(const TriangularKernelSpec& s) {
     return r;
 }
 
-std::string problem(const TriangularKernelSpec& s) {
+std::string TriangularFamily::can_implement(const TriangularKernelSpec& s) const {
     if (s.columns_per_thread < 1 || s.columns_per_thread > 4) return "columns_per_thread: must be 1..4";
     if (s.warps_per_block < 1 || s.warps_per_block > max_threads_per_block / 32) return "warps_per_block: must be 1..32";
     return "";
 }
 
-KernelSource generate(const TriangularKernelSpec& s) {
+KernelSource TriangularFamily::generate(const TriangularKernelSpec& s) const {
     KernelSource k;
     k.kernel_name = kernel_name(s);
     SourceWriter w;
@@ -345,6 +347,19 @@ KernelSource generate(const TriangularKernelSpec& s) {
     w.line("#endif");
     k.source = w.str();
     return k;
+}
+
+TriangularKernelConfig TriangularFamily::default_config(const TriangularKernelSpec& s) const {
+    const TriangularConfig defaults;
+    TriangularKernelConfig c;
+    c.columns_per_thread = defaults.columns_per_thread;
+    c.warps_per_block = s.kind == KernelKind::potrf_panel ? 1 : defaults.warps_per_block;
+    return c;
+}
+
+const TriangularFamily& triangular_family() {
+    static const TriangularFamily family;
+    return family;
 }
 
 }  // namespace batchsolve::codegen::triangular

@@ -68,11 +68,28 @@ struct KernelArguments {
 // The struct above as CUDA source (for the generated text).
 std::string kernel_arguments_source();
 
-std::string kernel_name(const TriangularKernelSpec& spec);
-// Threads per block and dynamic shared memory (the triangle's tile, sized by max_leaf_order).
-KernelResources resources(const TriangularKernelSpec& spec);
-// "" when the spec can be generated, else "<field>: <reason>".
-std::string problem(const TriangularKernelSpec& spec);
-KernelSource generate(const TriangularKernelSpec& spec);
+// The kernel blocking a family member is generated for (TriangularKernelSpec carries it as
+// columns_per_thread and warps_per_block, which the public TriangularConfig sets).
+struct TriangularKernelConfig {
+    int columns_per_thread = 4;
+    int warps_per_block = 4;
+};
+
+// The codegen/family.hpp family of these kernels (triangular_family()).
+class TriangularFamily final : public GeneratorFamily<TriangularKernelSpec, TriangularKernelConfig> {
+public:
+    const char* area() const override { return "triangular"; }
+    const char* name() const override { return "leaf"; }
+    // "" when the spec can be generated, else "<field>: <reason>".
+    std::string can_implement(const TriangularKernelSpec& spec) const override;
+    // Threads per block and dynamic shared memory (the triangle's tile, sized by max_leaf_order).
+    KernelResources resources(const TriangularKernelSpec& spec) const override;
+    // The public TriangularConfig's default blocking; the potrf panel: one matrix per block.
+    TriangularKernelConfig default_config(const TriangularKernelSpec& spec) const override;
+    std::string kernel_name(const TriangularKernelSpec& spec) const override;
+    KernelSource generate(const TriangularKernelSpec& spec) const override;
+};
+
+const TriangularFamily& triangular_family();
 
 }  // namespace batchsolve::codegen::triangular

@@ -1,8 +1,11 @@
-// The CUDA backend's one kernel cache: every generated kernel (Cholesky's four generator families,
-// and any new family) is looked up here by a cheap key, in memory and then on disk, and its source is
-// generated and compiled only when neither has it.
+// The CUDA backend's one kernel cache: every generated kernel (every codegen/family.hpp family:
+// Cholesky's, GEMM, triangular, the fused POTF2) is looked up here by one key scheme, in memory and
+// then on disk, and its source is generated and compiled only when neither has it. A launcher asks
+// through family_kernel() below; per-call fast paths in front of it keep kernels from here
+// (call_cache.hpp), never private copies.
 //
 //   in memory: (device, family, kernel name)        a hash-map probe per call, no text generated
+//              family = codegen::cache_family(f) ("<area>.<name>"), kernel name = f.kernel_name(spec)
 //   on disk:   family, kernel name, typed spec text, generator version (a digest of src/codegen),
 //              sm_<arch>, CUDA runtime and NVRTC versions, the profiling aid's source folder
 //              ($BATCHSOLVE_CACHE_DIR, see jit::cache_directory; read_cache_file checks the whole key)
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/family.hpp"
 #include "jit.hpp"
 
 namespace batchsolve::cuda_backend::jit {
@@ -43,6 +47,20 @@ const LoadedKernel* find_kernel(const std::string& family, const std::string& ke
 // kernel both build it and the first one stored is kept. The reference stays valid for the process.
 const LoadedKernel& cached_kernel(const KernelKey& key, int device, const std::function<KernelSource()>& generate,
                                   const OnLoad& on_load = {});
+
+// The kernel of `spec` from `family` (a codegen::GeneratorFamily) on `device` through the cache above:
+// key (cache_family(family), family.kernel_name(spec)); on a miss the family generates the text.
+// `spec_text` (disk key only) and `on_load` as for cached_kernel. The caller has checked
+// family.can_implement(spec).
+template <class Family>
+const LoadedKernel& family_kernel(const Family& family, const typename Family::spec_type& spec, int device,
+                                  std::function<std::string()> spec_text = {}, const OnLoad& on_load = {}) {
+    const std::string family_key = codegen::cache_family(family);
+    const std::string name = family.kernel_name(spec);
+    if (const LoadedKernel* k = find_kernel(family_key, name, device)) return *k;
+    return cached_kernel(KernelKey{family_key, name, std::move(spec_text)}, device, [&] { return family.generate(spec); },
+                         on_load);
+}
 
 // Several kernels at once (one call's kernels, a warm-up list): the misses are generated and
 // compiled on up to `threads` threads (NVRTC is thread-safe per program), then loaded. The result

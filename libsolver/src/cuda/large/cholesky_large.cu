@@ -18,7 +18,9 @@
 #include "../../codegen/common.hpp"
 #include "../../codegen/large/potf2.hpp"
 #include "../../core/cholesky_large_backend.hpp"
+#include "../jit/call_cache.hpp"
 #include "../jit/jit.hpp"
+#include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "algorithm.hpp"
 
@@ -249,41 +251,34 @@ private:
     std::vector<Mark> marks_;
 };
 
-// The loaded POTF2 kernel of a spec on the current device, compiled (or read from the disk cache)
-// once per process; above 48 KB of shared memory the kernel opts in.
+// The loaded POTF2 kernel of a spec on the current device, through the one kernel cache (compiled or
+// read from the disk cache once per process); above 48 KB of shared memory the kernel opts in when
+// it is first loaded.
 jit::LoadedKernel load_potf2(const codegen::large::Potf2Spec& spec) {
-    static std::mutex m;
-    static std::map<std::string, jit::LoadedKernel> known;
     int device = 0;
     BATCHSOLVE_CUDA_CHECK(cudaGetDevice(&device));
-    const std::string name = codegen::large::potf2_kernel_name(spec);
-    const std::string key = std::to_string(device) + ":" + name;
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (auto it = known.find(key); it != known.end()) return it->second;
-    }
     const auto& family = codegen::large::potf2_family();
-    const std::string problem = family.problem(spec);
+    if (const jit::LoadedKernel* k = jit::find_kernel(codegen::cache_family(family), family.kernel_name(spec), device)) return *k;
+    const std::string problem = family.can_implement(spec);
     if (!problem.empty()) {
         const std::size_t colon = problem.find(':');
         throw InvalidArgument("potrf", "config." + problem.substr(0, colon), problem.substr(colon + 2));
     }
     const std::size_t shared = family.resources(spec).shared_bytes;
-    jit::LoadedKernel k = jit::get_kernel(family.generate(spec), device);
-    if (k.max_threads < spec.config.threads)
-        throw InvalidArgument("potrf", "config.nb",
-                              "kernel " + name + " allows " + std::to_string(k.max_threads) + " threads per block, not " +
-                                  std::to_string(spec.config.threads));
-    if (shared > 48 * 1024) {
-        const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
-                                                              cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
-        if (e != cudaSuccess)
-            throw InvalidArgument("potrf", "config.ib",
-                                  std::to_string(shared) + " bytes of shared memory for " + name + ": " + cudaGetErrorString(e));
-    }
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, k);
-    return k;
+    auto on_load = [&spec, shared, device](jit::LoadedKernel& k) {
+        if (k.max_threads < spec.config.threads)
+            throw InvalidArgument("potrf", "config.nb",
+                                  "kernel " + k.name + " allows " + std::to_string(k.max_threads) + " threads per block, not " +
+                                      std::to_string(spec.config.threads));
+        if (shared > 48 * 1024) {
+            const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
+                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
+            if (e != cudaSuccess)
+                throw InvalidArgument("potrf", "config.ib",
+                                      std::to_string(shared) + " bytes of shared memory for " + k.name + ": " + cudaGetErrorString(e));
+        }
+    };
+    return jit::family_kernel(family, spec, device, {}, on_load);
 }
 
 // ---- the CUDA executor of the blocked factorisation (algorithm.hpp) ------------------------------------------
@@ -394,41 +389,21 @@ private:
     large::BlockedCholesky<T, CudaExecutor<T>> algorithm_;
 };
 
-// Executable graphs of captured factorisations, by the text of everything the capture depends on.
-// Never destroyed (a replay may still be in flight when another call would evict it); bounded.
-class GraphCache {
-public:
-    static constexpr std::size_t kCapacity = 64;
-    static GraphCache& instance() {
-        static GraphCache cache;
-        return cache;
-    }
-    cudaGraphExec_t find(const std::string& key) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto it = graphs_.find(key);
-        return it == graphs_.end() ? nullptr : it->second;
-    }
-    bool full() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return graphs_.size() >= kCapacity;
-    }
-    void insert(const std::string& key, cudaGraphExec_t exec) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        graphs_.emplace(key, exec);
-    }
-
-private:
-    std::mutex mutex_;
-    std::map<std::string, cudaGraphExec_t> graphs_;
-};
+// Executable graphs of captured factorisations (a fast path of jit/call_cache.hpp), keyed by everything
+// the capture depends on. Never destroyed (a replay may still be in flight when another call would
+// evict it); bounded.
+constexpr std::size_t kGraphCacheCapacity = 64;
+using GraphKey = jit::IntegerKey<15>;
+jit::CallCache<GraphKey, cudaGraphExec_t>& graph_cache() {
+    static jit::CallCache<GraphKey, cudaGraphExec_t> cache(kGraphCacheCapacity);
+    return cache;
+}
 
 template <class T>
-std::string graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda, const int* info, const LargeCholeskyConfig& c) {
-    std::ostringstream key;
-    key << r.device_ << ':' << static_cast<const void*>(r.stream()) << ':' << sizeof(T) << ':' << int(uplo) << ':' << n << ':'
-        << static_cast<const void*>(a) << ':' << lda << ':' << static_cast<const void*>(info) << ':' << c.nb << ':' << c.ib << ':'
-        << c.recursion_depth << ':' << int(c.variant) << ':' << int(c.strip) << ':' << c.lookahead << ':' << c.tf32_updates;
-    return key.str();
+GraphKey graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda, const int* info, const LargeCholeskyConfig& c) {
+    using jit::key_field;
+    return GraphKey{{r.device_, key_field(r.stream()), static_cast<long long>(sizeof(T)), int(uplo), n, key_field(a), lda,
+                     key_field(info), c.nb, c.ib, c.recursion_depth, int(c.variant), int(c.strip), c.lookahead, c.tf32_updates}};
 }
 
 CudaResources& prepare(Context& ctx, const char* routine) {
@@ -446,10 +421,10 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     r.require_device_memory(info, "potrf", "info");
     if (n > 0) r.require_device_memory(a, "potrf", "a");
     if (n > 0 && config.graph && times == nullptr) {
-        GraphCache& cache = GraphCache::instance();
-        const std::string key = graph_key(r, uplo, n, a, lda, info, config);
-        if (cudaGraphExec_t exec = cache.find(key)) {
-            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
+        auto& cache = graph_cache();
+        const GraphKey key = graph_key(r, uplo, n, a, lda, info, config);
+        if (const cudaGraphExec_t* exec = cache.find(key)) {
+            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(*exec, r.stream()));
             return;
         }
         if (!cache.full()) {
@@ -470,7 +445,7 @@ BATCHSOLVE_LARGE_FACTOR(T) {
             const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
             cudaGraphDestroy(graph);
             BATCHSOLVE_CUDA_CHECK(instantiated);
-            cache.insert(key, exec);
+            cache.insert(key, std::make_unique<cudaGraphExec_t>(exec));
             BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
             return;
         }

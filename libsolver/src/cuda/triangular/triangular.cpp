@@ -24,10 +24,7 @@ using detail::DeviceGuard;
 // The process's one kernel cache (jit/kernel_cache.hpp): a hash-map probe per launch, the text
 // generated and compiled only on a miss of memory and disk. The name encodes the whole spec.
 const jit::LoadedKernel& lookup(const TriangularKernelSpec& spec, int device) {
-    static const std::string family = "triangular";
-    const std::string name = codegen::triangular::kernel_name(spec);
-    if (const jit::LoadedKernel* k = jit::find_kernel(family, name, device)) return *k;
-    return jit::cached_kernel(jit::KernelKey{family, name, {}}, device, [&] { return codegen::triangular::generate(spec); });
+    return jit::family_kernel(codegen::triangular::triangular_family(), spec, device);
 }
 
 template <class T>
@@ -38,7 +35,7 @@ public:
     void kernel(const TriangularKernelSpec& spec, KernelArguments args, unsigned grid_x, unsigned grid_y) {
         const jit::LoadedKernel& k = lookup(spec, r_.device_);
         void* params[] = {&args};
-        const codegen::KernelResources res = codegen::triangular::resources(spec);
+        const codegen::KernelResources res = codegen::triangular::triangular_family().resources(spec);
         // grid y beyond the limit: the kernels loop over their column groups with a stride of gridDim.y
         jit::launch(k, grid_x, std::max(1u, std::min(grid_y, 65535u)), unsigned(res.threads_per_block), 1,
                     unsigned(res.shared_bytes), r_.stream(), params);

@@ -28,7 +28,7 @@ using detail::DeviceGuard;
 // key); on first load its block size is checked and shared memory above 48 KB opted in to.
 const jit::LoadedKernel& lookup(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, CudaResources& r,
                                 const char* routine) {
-    if (const jit::LoadedKernel* k = jit::find_kernel(std::string("cholesky.") + family_of(spec).name(),
+    if (const jit::LoadedKernel* k = jit::find_kernel(codegen::cache_family(family_of(spec)),
                                                       column_major_kernel_name(spec), r.device_))
         return *k;
     // Refused on this device before any text is generated (and before a CUBIN from disk is used).

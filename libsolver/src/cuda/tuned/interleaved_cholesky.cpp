@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "../jit/call_cache.hpp"
 #include "../jit/jit.hpp"
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
@@ -66,7 +67,7 @@ jit::KernelRequest request_of(const InterleavedKernelSpec& spec) {
 }
 
 const LaunchableKernel& lookup(const InterleavedKernelSpec& spec, int device) {
-    const std::string family = std::string("cholesky.") + family_of(spec).name();
+    const std::string family = codegen::cache_family(family_of(spec));
     if (const jit::LoadedKernel* k = jit::find_kernel(family, interleaved_kernel_name(spec), device)) return *k;
     const jit::KernelRequest r = request_of(spec);
     return jit::cached_kernel(r.key, device, r.generate, r.on_load);
@@ -75,10 +76,10 @@ const LaunchableKernel& lookup(const InterleavedKernelSpec& spec, int device) {
 // Two kernels of one call (two-kernel posv), built in parallel when neither is cached.
 std::pair<const LaunchableKernel*, const LaunchableKernel*> lookup_pair(const InterleavedKernelSpec& first,
                                                                         const InterleavedKernelSpec& second, int device) {
-    const LaunchableKernel* a = jit::find_kernel(std::string("cholesky.") + family_of(first).name(),
-                                                 interleaved_kernel_name(first), device);
-    const LaunchableKernel* b = jit::find_kernel(std::string("cholesky.") + family_of(second).name(),
-                                                 interleaved_kernel_name(second), device);
+    const LaunchableKernel* a = jit::find_kernel(codegen::cache_family(family_of(first)),
+                                                 family_of(first).kernel_name(first), device);
+    const LaunchableKernel* b = jit::find_kernel(codegen::cache_family(family_of(second)),
+                                                 family_of(second).kernel_name(second), device);
     if (a != nullptr && b != nullptr) return {a, b};  // the hot path
     const auto k = jit::cached_kernels({request_of(first), request_of(second)}, device, 2);
     return {k[0], k[1]};
@@ -161,6 +162,16 @@ struct CallKey {
     bool wide_index = false;         // interleaved_needs_wide_index with the call's right-hand sides
     bool wide_index_factor = false;  // ... with none (the factor kernel of a two-kernel posv)
     CholeskyConfig config;           // as the launcher received it (resolution fills in the defaults)
+
+    std::size_t hash() const noexcept {  // every field, as jit/call_cache.hpp's keys are hashed
+        jit::KeyHasher h;
+        h.mix(device), h.mix(static_cast<int>(routine)), h.mix(static_cast<int>(precision));
+        h.mix(static_cast<int>(uplo)), h.mix(n), h.mix(wide_index), h.mix(wide_index_factor);
+#define BATCHSOLVE_MIX_FIELD(field) h.mix(static_cast<long long>(config.field));
+        BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_MIX_FIELD)
+#undef BATCHSOLVE_MIX_FIELD
+        return h.value();
+    }
 };
 
 bool operator==(const CallKey& a, const CallKey& b) {
@@ -168,19 +179,6 @@ bool operator==(const CallKey& a, const CallKey& b) {
            a.n == b.n && a.wide_index == b.wide_index && a.wide_index_factor == b.wide_index_factor &&
            a.config == b.config;
 }
-
-struct CallKeyHash {
-    std::size_t operator()(const CallKey& k) const noexcept {
-        std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields as integers
-        auto mix = [&h](long long v) { h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull; };
-        mix(k.device), mix(static_cast<int>(k.routine)), mix(static_cast<int>(k.precision));
-        mix(static_cast<int>(k.uplo)), mix(k.n), mix(k.wide_index), mix(k.wide_index_factor);
-#define BATCHSOLVE_MIX_FIELD(field) mix(static_cast<long long>(k.config.field));
-        BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_MIX_FIELD)
-#undef BATCHSOLVE_MIX_FIELD
-        return static_cast<std::size_t>(h);
-    }
-};
 
 // The resolved call: its kernel, or a two-kernel posv's factor and solve kernels.
 struct ResolvedCall {
@@ -190,13 +188,9 @@ struct ResolvedCall {
     const LaunchableKernel* second_kernel = nullptr;
 };
 
-struct CallCache {
-    std::mutex m;
-    // Node-based: a reference handed out stays valid while other calls are added.
-    std::unordered_map<CallKey, std::unique_ptr<ResolvedCall>, CallKeyHash> calls;
-};
-CallCache& call_cache() {
-    static CallCache c;
+// The resolved calls, in front of the kernel cache (jit/call_cache.hpp).
+jit::CallCache<CallKey, ResolvedCall>& call_cache() {
+    static jit::CallCache<CallKey, ResolvedCall> c;
     return c;
 }
 
@@ -214,11 +208,8 @@ const ResolvedCall& resolve_call(Routine routine, Precision precision, Uplo uplo
     key.wide_index = interleaved_needs_wide_index(n, routine == Routine::potrf ? 0 : nrhs, count, chunk);
     key.wide_index_factor = interleaved_needs_wide_index(n, 0, count, chunk);
     key.config = config;
-    CallCache& cache = call_cache();
-    {
-        std::lock_guard<std::mutex> lock(cache.m);
-        if (auto it = cache.calls.find(key); it != cache.calls.end()) return *it->second;
-    }
+    jit::CallCache<CallKey, ResolvedCall>& cache = call_cache();
+    if (const ResolvedCall* known = cache.find(key)) return *known;
     auto resolved = std::make_unique<ResolvedCall>();
     if (routine == Routine::posv && is_two_kernel_posv(config)) {
         const TwoKernelPosv specs = two_kernel_posv_specs(precision, uplo, n, nrhs, count, chunk, config, name);
@@ -230,10 +221,7 @@ const ResolvedCall& resolve_call(Routine routine, Precision precision, Uplo uplo
         resolved->first = make_spec(routine, precision, uplo, n, nrhs, count, chunk, config, name);
         resolved->first_kernel = &lookup(resolved->first, device);
     }
-    std::lock_guard<std::mutex> lock(cache.m);
-    auto& slot = cache.calls[key];
-    if (!slot) slot = std::move(resolved);  // a racing thread's equal resolution stays
-    return *slot;
+    return *cache.insert(key, std::move(resolved));  // a racing thread's equal resolution stays
 }
 
 unsigned grid_for(int count, int threads_per_block) {

@@ -144,7 +144,7 @@ jit::KernelRequest manifest_request(const std::string& line) {
 
 jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
     jit::KernelKey key;
-    key.family = std::string("cholesky.") + codegen::cholesky::family_of(spec).name();
+    key.family = codegen::cache_family(codegen::cholesky::family_of(spec));
     key.kernel_name = codegen::cholesky::interleaved_kernel_name(spec);
     key.spec_text = [config = spec.config] { return to_string(config); };
     return key;
@@ -152,7 +152,7 @@ jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
 
 jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec) {
     jit::KernelKey key;
-    key.family = std::string("cholesky.") + codegen::cholesky::family_of(spec).name();
+    key.family = codegen::cache_family(codegen::cholesky::family_of(spec));
     key.kernel_name = codegen::cholesky::column_major_kernel_name(spec);
     key.spec_text = [config = spec.config, nrhs = spec.nrhs] { return to_string(config) + " nrhs " + std::to_string(nrhs); };
     return key;

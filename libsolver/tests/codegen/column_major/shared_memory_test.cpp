@@ -83,8 +83,8 @@ TEST(ColumnMajorSharedMemory, ReachedThroughStagedWithLookingLeft) {
     const auto spec = column_major_spec(Routine::potrf, Precision::s, Uplo::upper, 64, 0, c);
     EXPECT_EQ(spec.config.looking, Looking::left);  // kept: the family's mark
     EXPECT_EQ(std::string(codegen::cholesky::family_of(spec).name()), "shared_memory");
-    EXPECT_EQ(codegen::cholesky::shared_memory_family().problem(spec), "");
-    EXPECT_TRUE(starts(codegen::cholesky::staged_family().problem(spec), "looking:"));
+    EXPECT_EQ(codegen::cholesky::shared_memory_family().can_implement(spec), "");
+    EXPECT_TRUE(starts(codegen::cholesky::staged_family().can_implement(spec), "looking:"));
     EXPECT_EQ(cuda_backend::tuned::column_major_kernel_name(spec), "potrf_cm_s_upper_n64_smem_nb8_w2_m2_t4");
     // the staged kernels keep their own family (looking is not theirs: set to right as before)
     CholeskyConfig staged;
