@@ -439,3 +439,77 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
 }
 
 }  // namespace dvc::device
+
+// ---- host entry points for the tests (device_checks.hpp) -------------------------------------------
+
+#include "device_checks.hpp"
+
+namespace dvc {
+namespace {
+
+// One volume on the device for the duration of a check.
+struct DeviceVolume {
+    float* p = nullptr;
+    explicit DeviceVolume(std::size_t count) { DVC_STAGE_CHECK(cudaMalloc(&p, std::max<std::size_t>(count, 1) * sizeof(float))); }
+    ~DeviceVolume() { cudaFree(p); }
+    DeviceVolume(const DeviceVolume&) = delete;
+    DeviceVolume& operator=(const DeviceVolume&) = delete;
+};
+
+Volume download(const float* d, const Dims& dims) {
+    Volume v;
+    v.dims = dims;
+    v.data.resize(v.voxels());
+    DVC_STAGE_CHECK(cudaMemcpy(v.data.data(), d, v.voxels() * sizeof(float), cudaMemcpyDeviceToHost));
+    return v;
+}
+
+}  // namespace
+
+bool gpu_stages_available() {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+Volume gpu_stage_prefilter(const Volume& v, int degree) {
+    DeviceVolume d(v.voxels()), scratch(v.voxels());
+    device::upload(d.p, v.data.data(), v.voxels(), nullptr);
+    device::bspline_prefilter(d.p, scratch.p, v.dims, degree, nullptr);
+    DVC_STAGE_CHECK(cudaDeviceSynchronize());
+    return download(d.p, v.dims);
+}
+
+Volume gpu_stage_smooth(const Volume& v, double sigma) {
+    DeviceVolume d(v.voxels()), scratch(v.voxels());
+    device::upload(d.p, v.data.data(), v.voxels(), nullptr);
+    device::gaussian_smooth(d.p, scratch.p, v.dims, sigma, nullptr);
+    DVC_STAGE_CHECK(cudaDeviceSynchronize());
+    return download(d.p, v.dims);
+}
+
+std::array<Volume, 3> gpu_stage_gradients(const Volume& src, bool cubic) {
+    DeviceVolume d(src.voxels()), gz(src.voxels()), gy(src.voxels()), gx(src.voxels());
+    device::upload(d.p, src.data.data(), src.voxels(), nullptr);
+    device::gradients(d.p, src.dims, cubic, gz.p, gy.p, gx.p, nullptr);
+    DVC_STAGE_CHECK(cudaDeviceSynchronize());
+    return {download(gz.p, src.dims), download(gy.p, src.dims), download(gx.p, src.dims)};
+}
+
+Volume gpu_stage_downsample(const Volume& v) {
+    const Dims c = pyramid_dims(v.dims, 1);
+    DeviceVolume d(v.voxels()), out(std::size_t(c[0]) * c[1] * c[2]);
+    device::upload(d.p, v.data.data(), v.voxels(), nullptr);
+    device::downsample2(d.p, v.dims, out.p, nullptr);
+    DVC_STAGE_CHECK(cudaDeviceSynchronize());
+    return download(out.p, c);
+}
+
+std::vector<std::int32_t> gpu_stage_shift_search(const Volume& reference, const Volume& deformed, const ShiftSearch& search) {
+    DeviceVolume r(reference.voxels()), d(deformed.voxels());
+    device::upload(r.p, reference.data.data(), reference.voxels(), nullptr);
+    device::upload(d.p, deformed.data.data(), deformed.voxels(), nullptr);
+    std::size_t peak = 0;
+    return device::fft_shift_search(r.p, d.p, reference.dims, search, nullptr, &peak);
+}
+
+}  // namespace dvc

@@ -9,3 +9,18 @@ std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume&, const Volume&, 
 }
 
 }  // namespace dvc
+
+// The GPU stages' test entry points (device_checks.hpp) without CUDA.
+#include "device_checks.hpp"
+
+namespace dvc {
+namespace {
+[[noreturn]] void no_cuda() { throw Error("the GPU volume stages: this dvc was built without CUDA"); }
+}  // namespace
+bool gpu_stages_available() { return false; }
+Volume gpu_stage_prefilter(const Volume&, int) { no_cuda(); }
+Volume gpu_stage_smooth(const Volume&, double) { no_cuda(); }
+std::array<Volume, 3> gpu_stage_gradients(const Volume&, bool) { no_cuda(); }
+Volume gpu_stage_downsample(const Volume&) { no_cuda(); }
+std::vector<std::int32_t> gpu_stage_shift_search(const Volume&, const Volume&, const ShiftSearch&) { no_cuda(); }
+}  // namespace dvc
