@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "batchsolve/context.hpp"
+#include "batchsolve/refinement.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve {
@@ -102,55 +103,17 @@ void potrs(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Conte
 
 // ---- the mixed-precision SPD solver ----------------------------------------------------------------
 
-// Which factorisation produced posv_mixed's X.
-enum class PosvPath {
-    single_refined,  // FP32 Cholesky + FP64 iterative refinement
-    double_direct,   // FP64 Cholesky + solve (the fallback), checked by one FP64 residual
-    none             // nothing ran (n == 0 or nrhs == 0), or every step failed (X is NaN)
-};
-const char* to_string(PosvPath p);
+// posv_mixed reports in refinement.hpp's vocabulary: paths single_refined (FP32 Cholesky + FP64
+// refinement) and double_direct (FP64 Cholesky + solve, checked by one FP64 residual); outcomes
+// converged, solved, overflow, not_positive_definite, stalled, diverged, too_many_iterations. The
+// names below are the same types under their earlier names.
+using PosvPath = SolvePath;
+using PosvOutcome = StepOutcome;
+using PosvStep = SolveStep;
+using PosvMixedResult = MixedResult;
 
-// Why one step ended (ldlt.hpp's StepOutcome, the values that apply to Cholesky).
-enum class PosvOutcome {
-    converged,            // refinement met the criterion: X is the answer
-    solved,               // the FP64 direct solve returned a finite X
-    overflow,             // A or a residual does not fit in float
-    not_positive_definite,// the factorisation met a non-positive pivot (column in `column`)
-    stalled,              // a correction shrank the residual by less than stall_ratio
-    diverged,             // the residual grew or became non-finite
-    too_many_iterations
-};
-const char* to_string(PosvOutcome o);
-
-struct PosvStep {
-    PosvPath path = PosvPath::none;
-    PosvOutcome outcome = PosvOutcome::converged;
-    int column = 0;            // not_positive_definite: the 1-based column
-    int iterations = 0;        // refinement corrections applied (0: the first solve met the criterion)
-    double residual = 0;       // max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf) at the end
-    bool tensor_cores = false; // this step's FP32 factor ran its updates on TF32 tensor cores
-};
-
-struct PosvMixedOptions {
-    int max_iterations = 30;  // LAPACK ?sgesv's ITERMAX
-    // A correction that shrinks the normwise residual by less than this factor counts as a stall
-    // (refinement gains ~ kappa(A) u_single per correction; near 1 it is no longer worth it).
-    double stall_ratio = 0.9;
-    // The FP32 factor's updates on TF32 tensor cores (CUDA): ~1e-3 relative accuracy instead of
-    // ~6e-8, so each correction gains ~ kappa(A) 1e-3: more iterations, and refinement stalls for
-    // kappa(A) above ~1e3. A TF32 step that stalls, diverges or runs out of iterations is repeated
-    // in plain FP32 before the FP64 fallback. The CPU backend ignores it.
-    bool tensor_core_updates = false;
+struct PosvMixedOptions : RefinementOptions {
     bool allow_fallback = true;  // FP64 potrf + potrs when refinement fails
-};
-
-struct PosvMixedResult {
-    PosvPath path = PosvPath::none;  // the step whose X was returned
-    int iterations = 0;              // its refinement iterations
-    double backward_error = 0;       // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
-    double normwise_residual = 0;    // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
-    std::vector<PosvStep> steps;     // every step tried, in order, the returned one last
-    std::string describe() const;    // "single_refined: stalled after 4 iterations -> double_direct: solved"
 };
 
 // Scratch bytes of posv_mixed (the FP32 copy of A's triangle, the FP64 fallback's copy, vectors).
@@ -159,8 +122,9 @@ std::size_t posv_mixed_workspace_size(Uplo uplo, int n, int nrhs, const PosvMixe
 
 // Solves A X = B for T = double, A symmetric positive definite (uplo triangle read), factoring in
 // float. Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps max(sqrt(n), 4)
-// with eps = 2^-52 (ldlt.hpp's criterion). A and B are read only; X (n x nrhs, ldx) must not overlap
-// them. A system every allowed step fails on returns with path == none and X filled with NaN.
+// with eps = 2^-52 (sysv_mixed's criterion). A and B are read only; X (n x nrhs, ldx) must not overlap
+// them. The chain: single_refined (with TF32 updates first when asked for), double_direct when
+// allow_fallback; a system every allowed step fails on returns with path == none and X filled with NaN.
 template <class T>
 PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x, int ldx,
                            const PosvMixedOptions& options, Context& ctx);

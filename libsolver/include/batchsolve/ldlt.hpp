@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "batchsolve/context.hpp"
+#include "batchsolve/refinement.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve {
@@ -71,65 +72,17 @@ Butterfly make_butterfly(int n, int depth, std::uint64_t seed);  // InvalidArgum
 
 // ---- mixed-precision solver with fallback --------------------------------------------------------------
 
-// How sysv_mixed ended up with its solution, in the order the chain tries them.
-enum class SolvePath {
-    nopiv_low,           // LDL^T without pivoting in the lower precision + refinement
-    rbt_nopiv_low,       // the same on U^T A U (random butterflies) + refinement
-    pivoted_high_sytrf,  // Bunch-Kaufman ?sytrf/?sytrs (?hetrf on the CPU) in the working precision
-    pivoted_high_getrf,  // LU with partial pivoting in the working precision (where no sytrf fits)
-    none                 // nothing ran (n == 0 or nrhs == 0)
-};
-const char* to_string(SolvePath p);
+// sysv_mixed reports in refinement.hpp's vocabulary: paths nopiv_low, rbt_nopiv_low,
+// pivoted_high_sytrf, pivoted_high_getrf; outcomes converged, solved, overflow, breakdown, stalled,
+// diverged, too_many_iterations, singular. SysvResult is MixedResult under its earlier name.
+using SysvResult = MixedResult;
 
-// Why one step of the chain ended.
-enum class StepOutcome {
-    converged,          // refinement met the stopping criterion: this step's X is the answer
-    solved,             // a direct pivoted solve returned (no refinement): this step's X is the answer
-    overflow,           // A or a residual does not fit the lower precision
-    breakdown,          // zero, tiny or non-finite pivot (column in `column`)
-    stalled,            // the residual stopped shrinking (refinement too slow: A too ill-conditioned)
-    diverged,           // the residual grew or became non-finite
-    too_many_iterations,
-    singular            // the pivoted factorisation found an exactly singular matrix
-};
-const char* to_string(StepOutcome o);
-
-struct SolveStep {
-    SolvePath path = SolvePath::none;
-    StepOutcome outcome = StepOutcome::converged;
-    int column = 0;        // breakdown / singular: the 1-based column
-    int iterations = 0;    // refinement iterations (corrections applied)
-    double residual = 0;   // max over right-hand sides of ||b - A x||_inf / (||x||_inf ||A||_inf) at the end
-    bool tensor_cores = false;  // the factor's trailing updates ran on TF32 tensor cores
-};
-
-struct SysvOptions {
+struct SysvOptions : RefinementOptions {
     bool allow_rbt = true;                 // the second step of the chain
     bool allow_pivoted = true;             // the last step
     bool start_with_rbt = false;           // skip the plain no-pivot attempt
     int butterfly_depth = kDefaultButterflyDepth;
     std::uint64_t seed = 0x5eedba77e7f1ULL;  // of the butterflies
-    int max_iterations = 30;               // LAPACK ?cgesv's ITERMAX
-    // Refinement stops for stagnation when a correction shrinks the residual by less than this
-    // factor (each correction gains a factor ~ growth kappa u_low, < 1 when refinement works; slow
-    // convergence is still cheap next to a factorisation, so only a near-standstill counts).
-    double stall_ratio = 0.9;
-    // CUDA: the single-precision factorisation's trailing updates on TF32 tensor cores (products with
-    // 10-bit mantissas: the factor is then accurate to about 1e-3 relative instead of 1e-7, so each
-    // correction gains ~ kappa(A) 1e-3, refinement takes more iterations and stalls for kappa(A) above
-    // ~1e3: a TF32 step that stalls, diverges or runs out of iterations is then repeated in plain
-    // single precision before the chain moves on). The CPU backend ignores it (the step is marked
-    // all the same).
-    bool tensor_core_updates = false;
-};
-
-struct SysvResult {
-    SolvePath path = SolvePath::none;       // the step whose X was returned
-    int iterations = 0;                     // its refinement iterations
-    double backward_error = 0;              // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
-    double normwise_residual = 0;           // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
-    std::vector<SolveStep> steps;           // every step tried, in order, the returned one last
-    std::string describe() const;           // "nopiv_low: breakdown at column 3 -> rbt_nopiv_low: converged in 2"
 };
 
 // Scratch bytes of sysv_mixed for order n with nrhs right-hand sides (the lower-precision copy of
@@ -140,9 +93,11 @@ std::size_t sysv_mixed_workspace_size(Symmetry symmetry, int n, int nrhs, const 
 // Solves A X = B for T = double (factor in float) and std::complex<double> (factor in complex<float>).
 // Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps max(sqrt(n), 4),
 // eps = 2^-52 (the seed paper's criterion with the machine epsilon of double; at least 4 eps, since a
-// complex residual's own rounding can exceed eps sqrt(n) at n = 1: core/refinement.hpp).
+// complex residual's own rounding can exceed eps sqrt(n) at n = 1, however often one refines).
 // A (lower triangle) and B are read only; X (n x nrhs, ldx) must not overlap them. Throws
-// InvalidArgument for argument errors; a system that every allowed step fails on returns with
+// InvalidArgument for argument errors. The chain: nopiv_low (unless start_with_rbt), rbt_nopiv_low
+// (allow_rbt or start_with_rbt), then the pivoted step (allow_pivoted); TF32 updates, when asked for,
+// on the first refined step only. A system that every allowed step fails on returns with
 // path == none and X filled with NaN (never silently wrong).
 template <class T>
 SysvResult sysv_mixed(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x,

@@ -2,6 +2,7 @@
 // argument and the condition that failed (BLAS++'s blas_error_if habit).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -79,6 +80,30 @@ void check_rhs(const BatchView<TA>& a, const BatchView<TB>& b, const char* routi
     });
     require_that(!a.is_interleaved() || (a.layout == b.layout && a.chunk() == b.chunk()), routine, "b", ".layout",
                  [] { return std::string("the same interleaved layout and chunk size as A"); });
+}
+
+// ---- one dense matrix per call (cholesky_large.hpp, ldlt.hpp) ----------------------------------------
+
+// Bytes from the first to one past the last element of a rows x cols matrix (ld): the checks of
+// size overflow and of overlap both use it.
+template <class T>
+std::size_t dense_bytes(int rows, int cols, int ld) {
+    if (rows == 0 || cols == 0) return 0;
+    return (std::size_t(cols - 1) * std::size_t(ld) + std::size_t(rows)) * sizeof(T);
+}
+
+// [p, p + p_bytes) and [q, q + q_bytes) share a byte.
+inline bool overlaps(const void* p, std::size_t p_bytes, const void* q, std::size_t q_bytes) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(q);
+    return a < b + q_bytes && b < a + p_bytes;
+}
+
+// An n x nrhs block of right-hand sides or solutions named `name`, leading dimension `ld_name`.
+inline void check_dense_rhs(const char* routine, const char* name, const char* ld_name, int n, int nrhs, const void* b,
+                            int ldb) {
+    require(ldb >= (n > 1 ? n : 1), routine, ld_name,
+            std::string(ld_name) + " >= max(1, n) (got " + std::to_string(ldb) + ", n = " + std::to_string(n) + ")");
+    require(n == 0 || nrhs == 0 || b != nullptr, routine, name, "non-null");
 }
 
 }  // namespace batchsolve::checks

@@ -1,7 +1,7 @@
 // The primitives of the large-matrix Cholesky solvers (cholesky_large.hpp) that each backend
 // implements, the limits of their configuration and the table of defaults. src/core/cholesky_large.cpp
-// checks arguments and runs posv_mixed's refinement on top of them (and of the generic vector
-// primitives of ldlt_backend.hpp); src/reference/cholesky_large.cpp implements them on the CPU,
+// checks arguments and plugs the factor and solve into the refinement driver for posv_mixed (whose
+// residuals and norms are core/refinement_backend.hpp's); src/reference/cholesky_large.cpp implements them on the CPU,
 // src/cuda/large/ on the GPU, and src/stub/large_stub.cpp throws NotCompiled in a CPU-only build.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "batchsolve/cholesky_large.hpp"
 #include "batchsolve/context.hpp"
+#include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 #include "declare.hpp"
 
@@ -24,22 +25,14 @@ inline constexpr int kMaxRecursionDepth = 4;
 inline constexpr int kMinLeaf = 32;
 inline constexpr bool valid_inner_blocking(int ib) { return ib == 8 || ib == 16 || ib == 32; }
 
-// The table of defaults, per precision and order (GPU; tuned by validation/large_bench --sweep on
-// an H200). Rows: the first whose n_max >= n applies.
-struct DefaultRow {
-    int n_max;
-    int nb, ib, recursion_depth;
-    CholeskyVariant variant;
-    Potf2Strip strip;
-};
-
 // "" when `config` (fields resolved, none automatic) is valid for order n, else
 // "<field>: <reason>" (the caller turns it into InvalidArgument naming config.<field>).
 std::string config_problem(const LargeCholeskyConfig& config);
 
-// The configuration with every automatic field taken from the table.
+// The configuration with every automatic field taken from the tuning table of GPU architecture `arch`
+// (libsolver/tuning/sm<arch>-large.json; the plain routines pass the context's), else the safe default.
 template <class T>
-LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n);
+LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n, int arch = kShippedTuningArch);
 
 inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -59,19 +52,9 @@ inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 25
 // is not finite in float.
 #define BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T)                                                              \
     void convert_triangle(Uplo uplo, int n, const T* a, int lda, float* dst, int ldd, int* overflow, Context& ctx)
-// res = b - A x, A symmetric from its uplo triangle.
-#define BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL(T)                                                            \
-    void symmetric_residual(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, \
-                            int ldb, T* res, int ldr, Context& ctx)
-// sums[i] = sum_k |a_ik| |x_k| from the uplo triangle (x == nullptr: all ones, the row sums).
-#define BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES(T) \
-    void abs_symmetric_times(Uplo uplo, int n, const T* a, int lda, const T* x, T* sums, Context& ctx)
-
 #define BATCHSOLVE_LARGE_ROUTINES(ROUTINE)                                        \
     ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_FACTOR, "potrf")                    \
     ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_SOLVE, "potrs")                     \
-    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_CONVERT_TRIANGLE, "posv_mixed")     \
-    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL, "posv_mixed")   \
-    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES, "posv_mixed")
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_CONVERT_TRIANGLE, "posv_mixed")
 
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)

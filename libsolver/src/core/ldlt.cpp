@@ -1,6 +1,6 @@
 // The symmetric indefinite solvers of ldlt.hpp: argument checks, dispatch of the primitives to the
-// context's backend, the butterflies' random diagonals, and sysv_mixed's chain of steps (no-pivot
-// LDL^T in the lower precision with refinement, the same after a random butterfly transformation,
+// context's backend, the butterflies' random diagonals, and sysv_mixed's plug-ins of the refinement
+// driver (no-pivot LDL^T in the lower precision, the same after a random butterfly transformation,
 // a pivoted factorisation in the working precision), written once for both backends.
 #include "batchsolve/ldlt.hpp"
 
@@ -8,12 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <sstream>
 
 #include "batchsolve/buffer.hpp"
 #include "checks.hpp"
-#include "refinement.hpp"
 #include "ldlt_backend.hpp"
+#include "refinement.hpp"
 
 namespace batchsolve {
 
@@ -23,45 +22,6 @@ Symmetry parse_symmetry(const std::string& text) {
     if (text == "symmetric") return Symmetry::symmetric;
     if (text == "hermitian") return Symmetry::hermitian;
     throw InvalidArgument("parse_symmetry", "text", "'symmetric' or 'hermitian' (got '" + text + "')");
-}
-
-const char* to_string(SolvePath p) {
-    switch (p) {
-        case SolvePath::nopiv_low: return "nopiv_low";
-        case SolvePath::rbt_nopiv_low: return "rbt_nopiv_low";
-        case SolvePath::pivoted_high_sytrf: return "pivoted_high_sytrf";
-        case SolvePath::pivoted_high_getrf: return "pivoted_high_getrf";
-        case SolvePath::none: return "none";
-    }
-    return "?";
-}
-
-const char* to_string(StepOutcome o) {
-    switch (o) {
-        case StepOutcome::converged: return "converged";
-        case StepOutcome::solved: return "solved";
-        case StepOutcome::overflow: return "overflow";
-        case StepOutcome::breakdown: return "breakdown";
-        case StepOutcome::stalled: return "stalled";
-        case StepOutcome::diverged: return "diverged";
-        case StepOutcome::too_many_iterations: return "too_many_iterations";
-        case StepOutcome::singular: return "singular";
-    }
-    return "?";
-}
-
-std::string SysvResult::describe() const {
-    std::ostringstream text;
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-        const SolveStep& s = steps[k];
-        if (k) text << " -> ";
-        text << to_string(s.path) << (s.tensor_cores ? " (TF32)" : "") << ": " << to_string(s.outcome);
-        if (s.outcome == StepOutcome::breakdown || s.outcome == StepOutcome::singular) text << " at column " << s.column;
-        if (s.path == SolvePath::nopiv_low || s.path == SolvePath::rbt_nopiv_low) text << " after " << s.iterations << " iterations";
-        if (s.residual != 0) text << " (residual " << s.residual << ")";
-    }
-    if (steps.empty()) text << "nothing to solve";
-    return text.str();
 }
 
 Butterfly make_butterfly(int n, int depth, std::uint64_t seed) {
@@ -91,38 +51,18 @@ void check_matrix_arguments(const char* routine, Uplo uplo, int n, const void* a
     checks::require(n == 0 || a != nullptr, routine, "a", "non-null");
 }
 
-template <class T>
-void check_rhs_arguments(const char* routine, const char* name, const char* ld_name, int n, int nrhs, const void* b,
-                         int ldb) {
-    checks::require(ldb >= std::max(1, n), routine, ld_name,
-                    std::string(ld_name) + " >= max(1, n) (got " + std::to_string(ldb) + ", n = " + std::to_string(n) + ")");
-    checks::require(n == 0 || nrhs == 0 || b != nullptr, routine, name, "non-null");
-}
-
 // Symmetry::hermitian of real data is the symmetric factorisation: one code path.
 template <class T>
 Symmetry effective(Symmetry s) {
     return is_complex_v<T> ? s : Symmetry::symmetric;
 }
 
-// [begin, end) of two memory ranges, for the no-overlap rule of sysv_mixed's output.
-bool overlaps(const void* p, std::size_t p_bytes, const void* q, std::size_t q_bytes) {
-    auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(q);
-    return a < b + q_bytes && b < a + p_bytes;
-}
-
-template <class T>
-std::size_t matrix_bytes(int rows, int cols, int ld) {
-    if (rows == 0 || cols == 0) return 0;
-    return (std::size_t(cols - 1) * std::size_t(ld) + std::size_t(rows)) * sizeof(T);
-}
-
 }  // namespace
 
 template <class T>
-std::size_t sytrf_nopiv_workspace_size(int n, Context&) {
+std::size_t sytrf_nopiv_workspace_size(int n, Context& ctx) {
     checks::require(n >= 0, "sytrf_nopiv_workspace_size", "n", "n >= 0 (got " + std::to_string(n) + ")");
-    return ldlt_detail::factor_workspace_bytes<T>(n);
+    return ldlt_detail::factor_workspace_bytes<T>(n, ctx);
 }
 
 template <class T>
@@ -130,7 +70,7 @@ void sytrf_nopiv(Symmetry symmetry, Uplo uplo, int n, T* a, int lda, int* info, 
     constexpr const char* routine = "sytrf_nopiv";
     check_matrix_arguments<T>(routine, uplo, n, a, lda);
     checks::require(info != nullptr, routine, "info", "non-null");
-    void* workspace = ctx.workspace(ldlt_detail::factor_workspace_bytes<T>(n));
+    void* workspace = ctx.workspace(ldlt_detail::factor_workspace_bytes<T>(n, ctx));
     BATCHSOLVE_ON_BACKEND(ctx, ldlt_factor<T>(effective<T>(symmetry), n, a, lda, info, workspace, false, ctx));
 }
 
@@ -139,281 +79,118 @@ void sytrs_nopiv(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a, int 
     constexpr const char* routine = "sytrs_nopiv";
     check_matrix_arguments<T>(routine, uplo, n, a, lda);
     checks::require(nrhs >= 0, routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
-    check_rhs_arguments<T>(routine, "b", "ldb", n, nrhs, b, ldb);
+    checks::check_dense_rhs(routine, "b", "ldb", n, nrhs, b, ldb);
     if (n == 0 || nrhs == 0) return;
     BATCHSOLVE_ON_BACKEND(ctx, ldlt_solve<T>(effective<T>(symmetry), n, nrhs, a, lda, b, ldb, ctx));
 }
 
 // ---- sysv_mixed ------------------------------------------------------------------------------------------
+// No-pivot LDL^T in the lower precision (plain, then after random butterflies), refined in the
+// working precision, then a pivoted factorisation: the plug-ins of the refinement driver
+// (core/refinement.hpp), which runs the chain.
 
 namespace {
 
-template <class T> struct lower_precision;
-template <> struct lower_precision<double> { using type = float; };
-template <> struct lower_precision<std::complex<double>> { using type = std::complex<float>; };
+using refinement::lower_t;
 
-// The pieces of sysv_mixed's workspace, in bytes from its start. The no-pivot steps' low-precision
-// matrix (and its factor scratch) and the pivoted step's copy of A are never alive together: they share
-// `matrix_region`.
+// Where the no-pivot steps keep their pieces inside the driver's matrix region: the padded low
+// matrix, its factor scratch, the butterflies' diagonals. The pivoted step's copy of A (and its
+// library workspace) reuses the region from its start: the two are never alive together.
 template <class T>
-struct MixedLayout {
-    using Lo = typename lower_precision<T>::type;
-    using R = real_t<T>;
-    int n = 0, nrhs = 0, npad = 0;
-    std::size_t low_matrix = 0, factor_scratch = 0, pivoted = 0, matrix_region = 0;
-    std::size_t butterfly = 0, residual = 0, correction = 0, row_sums = 0, norms = 0, flags = 0, total = 0;
+struct LdltPieces {
+    using Lo = lower_t<T>;
+    int npad = 0;  // the padded order when a step uses the butterflies, else n
+    std::size_t low_matrix = 0, factor_scratch = 0, butterfly = 0, low_bytes = 0, pivoted_bytes = 0;
 
-    MixedLayout(Symmetry symmetry, int n_, int nrhs_, const SysvOptions& options, Context& ctx, bool with_pivoted)
-        : n(n_), nrhs(nrhs_) {
-        using ldlt_detail::align_up;
+    LdltPieces(Symmetry symmetry, int n, int nrhs, const SysvOptions& options, Context& ctx) {
+        using refinement::align_up;
         npad = options.allow_rbt || options.start_with_rbt ? ldlt_detail::padded_order(n, options.butterfly_depth) : n;
-        const std::size_t low_bytes = align_up(std::size_t(npad) * npad * sizeof(Lo));
-        const std::size_t factor_bytes = ldlt_detail::factor_workspace_bytes<Lo>(npad);
-        std::size_t pivoted_bytes = 0;
-        if (with_pivoted && options.allow_pivoted)
+        low_matrix = 0;
+        factor_scratch = align_up(std::size_t(npad) * npad * sizeof(Lo));
+        butterfly = factor_scratch + align_up(ldlt_detail::factor_workspace_bytes<Lo>(npad, ctx));
+        low_bytes = butterfly + align_up(std::size_t(options.butterfly_depth) * npad * sizeof(real_t<Lo>));
+        if (options.allow_pivoted)
             pivoted_bytes = BATCHSOLVE_ON_BACKEND(ctx, pivoted_workspace_bytes(TypeTag<T>{}, symmetry, n, nrhs, ctx));
-        std::size_t at = 0;
-        low_matrix = at;
-        factor_scratch = low_bytes;
-        pivoted = 0;
-        matrix_region = std::max(low_bytes + factor_bytes, align_up(pivoted_bytes));
-        at += matrix_region;
-        butterfly = at, at += align_up(std::size_t(options.butterfly_depth) * npad * sizeof(real_t<Lo>));
-        residual = at, at += align_up(std::size_t(n) * nrhs * sizeof(T));
-        correction = at, at += align_up(std::size_t(npad) * nrhs * sizeof(Lo));
-        row_sums = at, at += align_up(std::size_t(n) * sizeof(R));
-        norms = at, at += align_up(std::size_t(2 * nrhs + 2) * sizeof(R));
-        flags = at, at += align_up(2 * sizeof(int));
-        total = at;
+    }
+    refinement::Layout layout(int n, int nrhs) const {
+        return refinement::Layout::of<T>(n, nrhs, npad, std::max(low_bytes, pivoted_bytes));
     }
 };
 
-template <class U>
-U* piece(void* base, std::size_t offset) {
-    return reinterpret_cast<U*>(static_cast<char*>(base) + offset);
-}
+using refinement::Operator;
+using refinement::Scratch;
 
-template <class U>
-void fetch(Context& ctx, U* host, const U* source, std::size_t count) {
-    detail::backend_copy_to_host(ctx, host, source, count * sizeof(U));
-}
-
+// LDL^T without pivoting of A rounded down, with or without the butterflies U^T A U (then a
+// correction is U (U^T A U)^-1 U^T r, of the padded order).
 template <class T>
-class MixedSolver {
+class LdltLow final : public refinement::LowFactor<T> {
 public:
-    using Lo = typename lower_precision<T>::type;
-    using R = real_t<T>;
+    using Lo = lower_t<T>;
     using RLo = real_t<Lo>;
+    LdltLow(bool rbt, const LdltPieces<T>& pieces, const SysvOptions& options)
+        : rbt_(rbt), pieces_(pieces), options_(options) {}
+    SolvePath path() const override { return rbt_ ? SolvePath::rbt_nopiv_low : SolvePath::nopiv_low; }
+    int rows(const Operator<T>& op) const override { return rbt_ ? pieces_.npad : op.n; }
 
-    MixedSolver(Symmetry symmetry, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x, int ldx,
-                const SysvOptions& options, Context& ctx)
-        : symmetry_(symmetry), n_(n), nrhs_(nrhs), a_(a), lda_(lda), b_(b), ldb_(ldb), x_(x), ldx_(ldx),
-          options_(options), ctx_(ctx), layout_(symmetry, n, nrhs, options, ctx, true) {
-        base_ = ctx.workspace(layout_.total);
-        r_ = piece<T>(base_, layout_.residual);
-        d_ = piece<Lo>(base_, layout_.correction);
-        sums_ = piece<R>(base_, layout_.row_sums);
-        norms_ = piece<R>(base_, layout_.norms);
-        flags_ = piece<int>(base_, layout_.flags);
+    bool factor(const Operator<T>& op, bool tensor_cores, const Scratch& scratch, SolveStep& step, Context& ctx) override {
+        const int npad = rows(op);
+        Lo* low = refinement::piece<Lo>(scratch.matrix, pieces_.low_matrix);
+        BATCHSOLVE_ON_BACKEND(ctx, expand_lower<T, Lo>(op.symmetry, op.n, op.a, op.lda, npad, low, npad, scratch.norm_a,
+                                                       scratch.overflow, ctx));
+        if (rbt_) {
+            const Butterfly u = make_butterfly(op.n, options_.butterfly_depth, options_.seed);
+            std::vector<RLo> values(u.diagonals.begin(), u.diagonals.end());
+            detail::backend_copy_to_backend(ctx, diagonals(scratch), values.data(), values.size() * sizeof(RLo));
+            BATCHSOLVE_ON_BACKEND(ctx, rbt_matrix<Lo>(npad, u.depth, diagonals(scratch), low, npad, ctx));
+        }
+        if (refinement::read_flag(ctx, scratch.overflow)) {
+            step.outcome = StepOutcome::overflow;
+            return false;
+        }
+        char* factor_scratch = refinement::piece<char>(scratch.matrix, pieces_.factor_scratch);
+        BATCHSOLVE_ON_BACKEND(ctx, ldlt_factor<Lo>(op.symmetry, npad, low, npad, scratch.info, factor_scratch, tensor_cores, ctx));
+        step.column = refinement::read_flag(ctx, scratch.info);
+        if (step.column != 0) step.outcome = StepOutcome::breakdown;
+        return step.column == 0;
     }
 
-    SysvResult run() {
-        SysvResult result;
-        // ||A||_inf: the scale of the stopping criterion and of the normwise residual.
-        BATCHSOLVE_ON_BACKEND(ctx_, abs_matrix_times<T>(n_, a_, lda_, nullptr, sums_, ctx_));
-        BATCHSOLVE_ON_BACKEND(ctx_, max_of<R>(n_, sums_, norms_, ctx_));
-        fetch(ctx_, &norm_a_, norms_, 1);
-
-        // TF32 updates first when asked for; if refinement then stalls, diverges or runs out of
-        // iterations, the likelier cause is TF32's precision, so the same step runs again in plain
-        // single precision before the chain moves on (and stays in plain single precision).
-        const bool tensor_cores = options_.tensor_core_updates;
-        auto precision_failure = [](StepOutcome o) {
-            return o == StepOutcome::stalled || o == StepOutcome::diverged || o == StepOutcome::too_many_iterations;
-        };
-        if (!options_.start_with_rbt) {
-            result.steps.push_back(refined(false, tensor_cores));
-            if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
-            if (tensor_cores && precision_failure(result.steps.back().outcome)) {
-                result.steps.push_back(refined(false, false));
-                if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
-            }
-        }
-        if (options_.allow_rbt || options_.start_with_rbt) {
-            result.steps.push_back(refined(true, tensor_cores && options_.start_with_rbt));
-            if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
-            if (result.steps.back().tensor_cores && precision_failure(result.steps.back().outcome)) {
-                result.steps.push_back(refined(true, false));
-                if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
-            }
-        }
-        if (options_.allow_pivoted) {
-            result.steps.push_back(pivoted());
-            if (result.steps.back().outcome == StepOutcome::solved) return finish(result);
-        }
-        BATCHSOLVE_ON_BACKEND(ctx_, fill_nan<T>(n_, nrhs_, x_, ldx_, ctx_));
-        result.path = SolvePath::none;
-        result.backward_error = std::numeric_limits<double>::quiet_NaN();
-        result.normwise_residual = std::numeric_limits<double>::quiet_NaN();
-        return result;
+    void solve(const Operator<T>& op, int nrhs, Lo* d, int ldd, const Scratch& scratch, Context& ctx) override {
+        const int npad = rows(op), depth = options_.butterfly_depth;
+        const Lo* low = refinement::piece<Lo>(scratch.matrix, pieces_.low_matrix);
+        if (rbt_) BATCHSOLVE_ON_BACKEND(ctx, rbt_vectors<Lo>(true, npad, nrhs, depth, diagonals(scratch), d, ldd, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, ldlt_solve<Lo>(op.symmetry, npad, nrhs, low, npad, d, ldd, ctx));
+        if (rbt_) BATCHSOLVE_ON_BACKEND(ctx, rbt_vectors<Lo>(false, npad, nrhs, depth, diagonals(scratch), d, ldd, ctx));
     }
 
 private:
-    using Measure = refinement::Measure;
-    Measure measure() {
-        BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, r_, n_, norms_, ctx_));
-        BATCHSOLVE_ON_BACKEND(ctx_, column_max_abs<T>(n_, nrhs_, x_, ldx_, norms_ + nrhs_, ctx_));
-        std::vector<R> host(2 * std::size_t(nrhs_));
-        fetch(ctx_, host.data(), norms_, host.size());
-        return refinement::measure(host.data(), host.data() + nrhs_, nrhs_, n_, norm_a_,
-                                   double(std::numeric_limits<R>::epsilon()));
-    }
+    RLo* diagonals(const Scratch& scratch) const { return refinement::piece<RLo>(scratch.matrix, pieces_.butterfly); }
 
-    int fetch_flag(int index) {
-        int value = 0;
-        fetch(ctx_, &value, flags_ + index, 1);
-        return value;
-    }
+    bool rbt_;
+    const LdltPieces<T>& pieces_;
+    const SysvOptions& options_;
+};
 
-    // The low-precision factorisation, with or without butterflies, then refinement.
-    SolveStep refined(bool rbt, bool tensor_cores) {
-        SolveStep step;
-        step.path = rbt ? SolvePath::rbt_nopiv_low : SolvePath::nopiv_low;
-        step.tensor_cores = tensor_cores;
-        const int npad = rbt ? layout_.npad : n_;
-        Lo* low = piece<Lo>(base_, layout_.low_matrix);
-        RLo* diagonals = piece<RLo>(base_, layout_.butterfly);
-        int* overflow = flags_;
-        int* info = flags_ + 1;
-        ctx_.synchronize();
-        detail::backend_fill_bytes(ctx_, flags_, 0, 2 * sizeof(int));
-
-        BATCHSOLVE_ON_BACKEND(ctx_, expand_lower<T, Lo>(symmetry_, n_, a_, lda_, npad, low, npad, norm_a_, overflow, ctx_));
-        if (rbt) {
-            const Butterfly u = make_butterfly(n_, options_.butterfly_depth, options_.seed);
-            std::vector<RLo> values(u.diagonals.begin(), u.diagonals.end());
-            detail::backend_copy_to_backend(ctx_, diagonals, values.data(), values.size() * sizeof(RLo));
-            BATCHSOLVE_ON_BACKEND(ctx_, rbt_matrix<Lo>(npad, u.depth, diagonals, low, npad, ctx_));
-        }
-        if (fetch_flag(0)) {
-            step.outcome = StepOutcome::overflow;
-            return step;
-        }
-        BATCHSOLVE_ON_BACKEND(ctx_, ldlt_factor<Lo>(symmetry_, npad, low, npad, info, piece<char>(base_, layout_.factor_scratch),
-                                             tensor_cores, ctx_));
-        step.column = fetch_flag(1);
-        if (step.column != 0) {
-            step.outcome = StepOutcome::breakdown;
-            return step;
-        }
-
-        // x = 0, r = b; every pass solves for the correction of the current residual.
-        BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, r_, n_, ctx_));
-        zero_x();
-        double previous = std::numeric_limits<double>::infinity();
-        for (int pass = 0;; ++pass) {
-            BATCHSOLVE_ON_BACKEND(ctx_, convert_down<T, Lo>(n_, npad, nrhs_, r_, n_, d_, npad, overflow, ctx_));
-            if (fetch_flag(0)) {
-                step.outcome = StepOutcome::overflow;
-                return step;
-            }
-            if (rbt) BATCHSOLVE_ON_BACKEND(ctx_, rbt_vectors<Lo>(true, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
-            BATCHSOLVE_ON_BACKEND(ctx_, ldlt_solve<Lo>(symmetry_, npad, nrhs_, low, npad, d_, npad, ctx_));
-            if (rbt) BATCHSOLVE_ON_BACKEND(ctx_, rbt_vectors<Lo>(false, npad, nrhs_, options_.butterfly_depth, diagonals, d_, npad, ctx_));
-            BATCHSOLVE_ON_BACKEND(ctx_, add_correction<T, Lo>(n_, nrhs_, d_, npad, x_, ldx_, ctx_));
-            BATCHSOLVE_ON_BACKEND(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
-            step.iterations = pass;  // the first pass is the solve, the later ones corrections
-            const Measure m = measure();
-            step.residual = m.scaled;
-            if (!m.finite || m.scaled > previous) {
-                step.outcome = StepOutcome::diverged;
-                return step;
-            }
-            if (m.met) {
-                step.outcome = StepOutcome::converged;
-                return step;
-            }
-            if (pass > 0 && m.scaled > options_.stall_ratio * previous) {
-                step.outcome = StepOutcome::stalled;
-                return step;
-            }
-            if (pass >= options_.max_iterations) {
-                step.outcome = StepOutcome::too_many_iterations;
-                return step;
-            }
-            previous = m.scaled;
-        }
-    }
-
-    void zero_x() {
-        for (int j = 0; j < nrhs_; ++j)
-            detail::backend_fill_bytes(ctx_, x_ + std::size_t(j) * ldx_, 0, std::size_t(n_) * sizeof(T));
-    }
-
-    SolveStep pivoted() {
-        SolveStep step;
+// Bunch-Kaufman (or LU where no sytrf fits) in the working precision; x holds B on entry.
+template <class T>
+class PivotedDirect final : public refinement::DirectSolve<T> {
+public:
+    SolveStep solve(const Operator<T>& op, int nrhs, T* x, int ldx, const Scratch& scratch, Context& ctx) override {
         int info = 0;
-        BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(n_, nrhs_, b_, ldb_, x_, ldx_, ctx_));
-        step.path = BATCHSOLVE_ON_BACKEND(ctx_, pivoted_solve<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_,
-                                                         piece<char>(base_, layout_.pivoted), &info, ctx_));
-        if (info > 0) {
-            step.outcome = StepOutcome::singular;
-            step.column = info;
-            return step;
-        }
-        BATCHSOLVE_ON_BACKEND(ctx_, residual<T>(symmetry_, n_, nrhs_, a_, lda_, x_, ldx_, b_, ldb_, r_, n_, ctx_));
-        const Measure m = measure();
-        step.residual = m.scaled;
-        step.outcome = m.finite ? StepOutcome::solved : StepOutcome::diverged;
+        char* workspace = static_cast<char*>(scratch.matrix);
+        const SolvePath path =
+            BATCHSOLVE_ON_BACKEND(ctx, pivoted_solve<T>(op.symmetry, op.n, nrhs, op.a, op.lda, x, ldx, workspace, &info, ctx));
+        SolveStep step;
+        step.path = path;
+        step.outcome = info > 0 ? StepOutcome::singular : StepOutcome::solved;
+        step.column = std::max(info, 0);
         return step;
     }
-
-    // The returned step's path and iterations; the componentwise backward error of X (the residual of
-    // the last step is current in r_).
-    SysvResult finish(SysvResult& result) {
-        const SolveStep& last = result.steps.back();
-        result.path = last.path;
-        result.iterations = last.iterations;
-        result.normwise_residual = last.residual;
-        double worst = 0;
-        for (int j = 0; j < nrhs_; ++j) {
-            const T* xj = x_ + std::size_t(j) * ldx_;
-            BATCHSOLVE_ON_BACKEND(ctx_, abs_matrix_times<T>(n_, a_, lda_, xj, sums_, ctx_));
-            BATCHSOLVE_ON_BACKEND(ctx_, componentwise_ratio<T>(n_, r_ + std::size_t(j) * n_, sums_, b_ + std::size_t(j) * ldb_,
-                                                       norms_, ctx_));
-            R value = 0;
-            fetch(ctx_, &value, norms_, 1);
-            worst = std::isnan(double(value)) ? double(value) : std::max(worst, double(value));
-        }
-        result.backward_error = worst;
-        return result;
-    }
-
-    Symmetry symmetry_;
-    int n_, nrhs_;
-    const T* a_;
-    int lda_;
-    const T* b_;
-    int ldb_;
-    T* x_;
-    int ldx_;
-    SysvOptions options_;
-    Context& ctx_;
-    MixedLayout<T> layout_;
-    void* base_ = nullptr;
-    T* r_ = nullptr;
-    Lo* d_ = nullptr;
-    R* sums_ = nullptr;
-    R* norms_ = nullptr;
-    int* flags_ = nullptr;
-    double norm_a_ = 0;
 };
 
 void check_options(const char* routine, const SysvOptions& o) {
     checks::require(o.butterfly_depth >= 1 && o.butterfly_depth <= 20, routine, "options.butterfly_depth",
                     "1 <= butterfly_depth <= 20 (got " + std::to_string(o.butterfly_depth) + ")");
-    checks::require(o.max_iterations >= 0, routine, "options.max_iterations", "max_iterations >= 0");
-    checks::require(o.stall_ratio > 0 && o.stall_ratio <= 1, routine, "options.stall_ratio", "0 < stall_ratio <= 1");
+    refinement::check_options(routine, o);
 }
 
 }  // namespace
@@ -425,7 +202,7 @@ std::size_t sysv_mixed_workspace_size(Symmetry symmetry, int n, int nrhs, const 
     checks::require(nrhs >= 0, routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
     check_options(routine, options);
     if (n == 0 || nrhs == 0) return 0;
-    return MixedLayout<T>(effective<T>(symmetry), n, nrhs, options, ctx, true).total;
+    return LdltPieces<T>(effective<T>(symmetry), n, nrhs, options, ctx).layout(n, nrhs).total;
 }
 
 template <class T>
@@ -433,16 +210,20 @@ SysvResult sysv_mixed(Symmetry symmetry, Uplo uplo, int n, int nrhs, const T* a,
                       int ldx, const SysvOptions& options, Context& ctx) {
     constexpr const char* routine = "sysv_mixed";
     check_matrix_arguments<T>(routine, uplo, n, a, lda);
-    checks::require(nrhs >= 0, routine, "nrhs", "nrhs >= 0 (got " + std::to_string(nrhs) + ")");
-    check_rhs_arguments<T>(routine, "b", "ldb", n, nrhs, b, ldb);
-    check_rhs_arguments<T>(routine, "x", "ldx", n, nrhs, x, ldx);
+    refinement::check_system(routine, n, nrhs, a, lda, b, ldb, x, ldx);
     check_options(routine, options);
-    if (n == 0 || nrhs == 0) return SysvResult{};
-    const std::size_t x_bytes = matrix_bytes<T>(n, nrhs, ldx);
-    checks::require(!overlaps(x, x_bytes, a, matrix_bytes<T>(n, n, lda)), routine, "x", "must not overlap a");
-    checks::require(!overlaps(x, x_bytes, b, matrix_bytes<T>(n, nrhs, ldb)), routine, "x", "must not overlap b");
-    MixedSolver<T> solver(effective<T>(symmetry), n, nrhs, a, lda, b, ldb, x, ldx, options, ctx);
-    return solver.run();
+    if (n == 0 || nrhs == 0) return MixedResult{};
+    const refinement::Operator<T> op{uplo, effective<T>(symmetry), n, a, lda};
+    const LdltPieces<T> pieces(op.symmetry, n, nrhs, options, ctx);
+    const refinement::Layout layout = pieces.layout(n, nrhs);
+    refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, options, layout, ctx.workspace(layout.total), ctx);
+    LdltLow<T> plain(false, pieces, options), butterflies(true, pieces, options);
+    PivotedDirect<T> pivoted;
+    std::vector<refinement::ChainStep<T>> chain;
+    if (!options.start_with_rbt) chain.push_back({&plain, nullptr});
+    if (options.allow_rbt || options.start_with_rbt) chain.push_back({&butterflies, nullptr});
+    if (options.allow_pivoted) chain.push_back({nullptr, &pivoted});
+    return driver.run(chain);
 }
 
 #define INSTANTIATE(T)                                                                                   \

@@ -1,7 +1,7 @@
 // The primitives of the symmetric indefinite solvers (ldlt.hpp) that each backend implements: the
-// no-pivot LDL^T and its solve, the butterfly transforms, precision conversions, residuals and norms,
-// and the pivoted fallback. src/core/ldlt.cpp checks arguments and runs sysv_mixed's chain on top of
-// them; src/reference/ldlt.cpp implements them on the CPU, src/cuda/ldlt/ on the GPU, and
+// no-pivot LDL^T and its solve, the butterfly transforms, the conversion of A to the lower precision,
+// and the pivoted fallback (the refinement's residuals and norms are core/refinement_backend.hpp's).
+// src/core/ldlt.cpp checks arguments and plugs them into the refinement driver for sysv_mixed; src/reference/ldlt.cpp implements them on the CPU, src/cuda/ldlt/ on the GPU, and
 // src/stub/ldlt_stub.cpp throws NotCompiled in a CPU-only build. Pointers are in the backend's memory.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "batchsolve/ldlt.hpp"
 #include "batchsolve/types.hpp"
 #include "declare.hpp"
+#include "tuning_table.hpp"
 
 // padding_value below runs in the CUDA backend's kernels too.
 #ifdef __CUDACC__
@@ -34,18 +35,23 @@ inline int split_order(int m) {
     return half_leaves * kLeafOrder;
 }
 
-// Width of the GPU factorisation's block columns: it runs right-looking over panels of this width
-// (each factored by the recursion), so nearly all flops are trailing updates of rank kPanelOrder (GEMMs
-// with a long inner dimension, TF32-capable) instead of the recursion's large TRSMs (half its flops).
-constexpr int kPanelOrder = 512;
+// The GPU factorisation's blocking for order n on the context's GPU (tuning.hpp's LdltBlocking: the
+// tuning table libsolver/tuning/sm<arch>-ldlt.json, else its safe default). It runs right-looking
+// over panels of panel_order columns (each factored by the recursion), so nearly all flops are
+// trailing updates of rank panel_order (GEMMs with a long inner dimension, TF32-capable) instead of
+// the recursion's large TRSMs (half its flops). The workspace and the factorisation ask alike.
+template <class T>
+LdltBlocking blocking(int n, Context& ctx) {
+    return tuned_ldlt_blocking(precision_v<T>, n, tuning::context_arch(ctx));
+}
 
 // Elements of the scratch copy of L21 D kept for the trailing updates: the recursion's top level
 // (the CPU's whole factorisation, the GPU's panels) or the GPU's widest panel, whichever is larger.
-inline std::size_t factor_scratch_elements(int n) {
+inline std::size_t factor_scratch_elements(int n, int panel_order) {
     if (n <= kLeafOrder) return 0;
     const int n1 = split_order(n);
     const std::size_t recursion = std::size_t(n1) * std::size_t(n - n1);
-    const std::size_t panels = n > kPanelOrder ? std::size_t(kPanelOrder) * std::size_t(n - kPanelOrder) : 0;
+    const std::size_t panels = n > panel_order ? std::size_t(panel_order) * std::size_t(n - panel_order) : 0;
     return recursion > panels ? recursion : panels;
 }
 
@@ -68,8 +74,8 @@ inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 25
 
 // sytrf_nopiv's workspace in bytes: the breakdown threshold's slot, then the L21 D copy.
 template <class T>
-std::size_t factor_workspace_bytes(int n) {
-    return align_up(sizeof(double)) + align_up(factor_scratch_elements(n) * sizeof(T));
+std::size_t factor_workspace_bytes(int n, Context& ctx) {
+    return align_up(sizeof(double)) + align_up(factor_scratch_elements(n, blocking<T>(n, ctx).panel_order) * sizeof(T));
 }
 
 }  // namespace batchsolve::ldlt_detail
@@ -94,31 +100,6 @@ std::size_t factor_workspace_bytes(int n) {
 // X <- U^T X (transpose) or U X.
 #define BATCHSOLVE_LDLT_RBT_VECTORS(T) \
     void rbt_vectors(bool transpose, int npad, int nrhs, int depth, const real_t<T>* rd, T* x, int ldx, Context& ctx)
-// dst (rows_padded x cols) = src rounded to Lo, rows beyond `rows` zero; *overflow as above.
-#define BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo)                                                                \
-    void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, \
-                      Context& ctx)
-// x += d.
-#define BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) \
-    void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx)
-// res = b - A x (A: lower triangle, symmetric or Hermitian).
-#define BATCHSOLVE_LDLT_RESIDUAL(T)                                                                            \
-    void residual(Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, int ldb, T* res, \
-                  int ldr, Context& ctx)
-// out[j] = max_i |x_ij| (out: cols reals).
-#define BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) \
-    void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx)
-// sums[i] = sum_k |a_ik| |x_k| for the full matrix from its lower triangle (x == nullptr: all ones).
-#define BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) \
-    void abs_matrix_times(int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx)
-// out = max_i |res_i| / (s_i + |b_i|) for one right-hand side (0/0 counts as 0).
-#define BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) \
-    void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx)
-// out = max_i v_i (real types).
-#define BATCHSOLVE_LDLT_MAX_OF(T) void max_of(int n, const T* v, T* out, Context& ctx)
-#define BATCHSOLVE_LDLT_COPY_MATRIX(T) \
-    void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx)
-#define BATCHSOLVE_LDLT_FILL_NAN(T) void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx)
 // Bunch-Kaufman (or LU, see SolvePath) in the working precision on a copy of A; x holds B on entry and
 // X on return. Returns the path taken; *info_host the library's info (k > 0: singular at k).
 #define BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES(T) \
@@ -133,15 +114,6 @@ std::size_t factor_workspace_bytes(int n) {
     ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_EXPAND_LOWER, "sysv_mixed")                        \
     ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RBT_MATRIX, "sysv_mixed")                           \
     ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RBT_VECTORS, "sysv_mixed")                          \
-    ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_CONVERT_DOWN, "sysv_mixed")                        \
-    ROUTINE(MIXED_PAIRS, BATCHSOLVE_LDLT_ADD_CORRECTION, "sysv_mixed")                      \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_RESIDUAL, "sysv_mixed")                             \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COLUMN_MAX_ABS, "sysv_mixed")                       \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_ABS_MATRIX_TIMES, "sysv_mixed")                     \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COMPONENTWISE_RATIO, "sysv_mixed")                  \
-    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LDLT_MAX_OF, "sysv_mixed")                          \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_COPY_MATRIX, "sysv_mixed")                          \
-    ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_FILL_NAN, "sysv_mixed")                             \
     ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES, "sysv_mixed_workspace_size") \
     ROUTINE(PRECISIONS, BATCHSOLVE_LDLT_PIVOTED_SOLVE, "sysv_mixed")
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_LDLT_ROUTINES)

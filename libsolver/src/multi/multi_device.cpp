@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../core/backends.hpp"
-#include "../reference/lapack.hpp"  // LAPACKE with std::complex, OpenBLAS's thread control
+#include "../host/lapack.hpp"  // LAPACKE with std::complex, OpenBLAS's thread control
 #include "dense.hpp"
 #include "batchsolve/buffer.hpp"
 #include "batchsolve/cholesky.hpp"

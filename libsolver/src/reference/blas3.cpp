@@ -7,7 +7,7 @@
 #include <complex>
 
 #include "../core/blas3_check.hpp"
-#include "lapack.hpp"
+#include "../host/lapack.hpp"
 
 namespace batchsolve::reference {
 
@@ -184,7 +184,7 @@ void check_vbatched(const blas3_detail::ProblemChecks& checks, int batch, int* i
 
 template <class T>
 BATCHSOLVE_BLAS3_GEMM(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
     const blas3_detail::Offsets& o = extras.offsets;
 #pragma omp parallel for schedule(dynamic, 16)
     for (int i = 0; i < batch; ++i) {
@@ -205,7 +205,7 @@ BATCHSOLVE_BLAS3_GEMM(T) {
 
 template <class T>
 BATCHSOLVE_BLAS3_RANK_K(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int i = 0; i < batch; ++i) {
         if ((skip != nullptr && skip[i] != 0) || n[i] == 0) continue;
@@ -219,7 +219,7 @@ BATCHSOLVE_BLAS3_RANK_K(T) {
 
 template <class T>
 BATCHSOLVE_BLAS3_SYMMETRIC_MM(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int i = 0; i < batch; ++i) {
         if ((skip != nullptr && skip[i] != 0) || m[i] == 0 || n[i] == 0) continue;

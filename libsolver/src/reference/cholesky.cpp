@@ -18,7 +18,7 @@
 #include "../core/backends.hpp"
 #include "access.hpp"
 #include "cholesky_simd.hpp"
-#include "lapack.hpp"
+#include "../host/lapack.hpp"
 
 namespace batchsolve::reference {
 
@@ -148,7 +148,7 @@ private:
 // (3.6 ms; 2.8 ms with the static schedule).
 template <class T>
 BATCHSOLVE_CHOLESKY_POTRF(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
     const int n = a.rows;
     if (n == 0) {
         std::fill(info, info + a.count, 0);
@@ -172,7 +172,7 @@ BATCHSOLVE_CHOLESKY_POTRF(T) {
 
 template <class T>
 BATCHSOLVE_CHOLESKY_POTRS(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
     const int n = a.rows, nrhs = b.cols;
     if (n == 0 || nrhs == 0) return;
     if (simd::potrs(uplo, a, b)) return;
@@ -195,7 +195,7 @@ BATCHSOLVE_CHOLESKY_POTRS(T) {
 
 template <class T>
 BATCHSOLVE_CHOLESKY_POSV(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
     const int n = a.rows, nrhs = b.cols;
     if (n == 0) {
         std::fill(info, info + a.count, 0);

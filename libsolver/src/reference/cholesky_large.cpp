@@ -1,6 +1,6 @@
-// The CPU reference backend of the large-matrix Cholesky solvers: LAPACK's ?potrf/?potrs and CBLAS's
-// ?symm/?symv with OpenBLAS on every thread (one matrix per call, unlike the batched routines, which
-// keep OpenBLAS single-threaded per matrix), and the conversions and |A||x| products in OpenMP loops.
+// The CPU reference backend of the large-matrix Cholesky solvers: LAPACK's ?potrf/?potrs with OpenBLAS
+// on every thread (one matrix per call, unlike the batched routines, which keep OpenBLAS
+// single-threaded per matrix), and the conversion of A to float in an OpenMP loop.
 #include <omp.h>
 
 #include <algorithm>
@@ -8,25 +8,13 @@
 #include <cstring>
 
 #include "../core/cholesky_large_backend.hpp"
-#include "lapack.hpp"
+#include "../host/lapack.hpp"
 
 namespace batchsolve::reference {
 
 namespace {
 
-class ScopedAllThreadsBlas {
-public:
-    ScopedAllThreadsBlas() : before_(openblas_get_num_threads()) { openblas_set_num_threads(omp_get_max_threads()); }
-    ~ScopedAllThreadsBlas() { openblas_set_num_threads(before_); }
-    ScopedAllThreadsBlas(const ScopedAllThreadsBlas&) = delete;
-    ScopedAllThreadsBlas& operator=(const ScopedAllThreadsBlas&) = delete;
-
-private:
-    int before_;
-};
-
 char uplo_letter(Uplo u) { return u == Uplo::lower ? 'L' : 'U'; }
-CBLAS_UPLO cblas_uplo(Uplo u) { return u == Uplo::lower ? CblasLower : CblasUpper; }
 
 lapack_int lapack_potrf(Uplo u, int n, float* a, int lda) { return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo_letter(u), n, a, lda); }
 lapack_int lapack_potrf(Uplo u, int n, double* a, int lda) { return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo_letter(u), n, a, lda); }
@@ -37,20 +25,13 @@ lapack_int lapack_potrs(Uplo u, int n, int nrhs, const double* a, int lda, doubl
     return LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, uplo_letter(u), n, nrhs, a, lda, b, ldb);
 }
 
-// The stored entry (i, j) of a symmetric matrix kept in its uplo triangle.
-template <class T>
-T stored(Uplo u, const T* a, int lda, int i, int j) {
-    const bool in_triangle = u == Uplo::lower ? i >= j : i <= j;
-    return in_triangle ? a[std::size_t(j) * lda + i] : a[std::size_t(i) * lda + j];
-}
-
 }  // namespace
 
 template <class T>
 BATCHSOLVE_LARGE_FACTOR(T) {
     *info = 0;
     if (n == 0) return;
-    ScopedAllThreadsBlas threads;
+    host::ScopedAllThreadsBlas threads;
     // LAPACK's info: 0, k > 0 for a non-positive pivot at column k; a NaN pivot fails its "> 0" test
     // as well, so a non-finite input ends at its column too.
     const lapack_int result = lapack_potrf(uplo, n, a, lda);
@@ -68,7 +49,7 @@ BATCHSOLVE_LARGE_FACTOR(T) {
 
 template <class T>
 BATCHSOLVE_LARGE_SOLVE(T) {
-    ScopedAllThreadsBlas threads;
+    host::ScopedAllThreadsBlas threads;
     const lapack_int result = lapack_potrs(uplo, n, nrhs, a, lda, b, ldb);
     if (result < 0) throw Error("potrs: LAPACK rejected argument " + std::to_string(-result));
 }
@@ -86,32 +67,6 @@ BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
         }
     }
     if (bad) *overflow = 1;
-}
-
-template <class T>
-BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL(T) {
-    T* r = res;
-    for (int j = 0; j < nrhs; ++j)
-        std::memcpy(r + std::size_t(j) * ldr, b + std::size_t(j) * ldb, std::size_t(n) * sizeof(T));
-    ScopedAllThreadsBlas threads;
-    if constexpr (std::is_same_v<T, double>) {
-        if (nrhs == 1) cblas_dsymv(CblasColMajor, cblas_uplo(uplo), n, -1.0, a, lda, x, 1, 1.0, r, 1);
-        else cblas_dsymm(CblasColMajor, CblasLeft, cblas_uplo(uplo), n, nrhs, -1.0, a, lda, x, ldx, 1.0, r, ldr);
-    } else {
-        if (nrhs == 1) cblas_ssymv(CblasColMajor, cblas_uplo(uplo), n, -1.0f, a, lda, x, 1, 1.0f, r, 1);
-        else cblas_ssymm(CblasColMajor, CblasLeft, cblas_uplo(uplo), n, nrhs, -1.0f, a, lda, x, ldx, 1.0f, r, ldr);
-    }
-}
-
-template <class T>
-BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES(T) {
-    // One row per iteration: no two threads add into the same sum.
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < n; ++i) {
-        T s = 0;
-        for (int k = 0; k < n; ++k) s += std::abs(stored(uplo, a, lda, i, k)) * (x ? std::abs(x[k]) : T(1));
-        sums[i] = s;
-    }
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)

@@ -1,5 +1,5 @@
 // The CPU reference backend of the symmetric indefinite solvers: a recursive no-pivot LDL^T on CBLAS
-// (LAPACK has none), the butterfly transforms, conversions and residuals in plain loops, and LAPACK's
+// (LAPACK has none), the butterfly transforms and the conversion of A in plain loops, and LAPACK's
 // Bunch-Kaufman ?sytrf/?hetrf for the pivoted fallback. One large matrix per call, so OpenBLAS runs on
 // every thread here (the batched routines keep it single-threaded per matrix).
 #include <omp.h>
@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "../core/ldlt_backend.hpp"
-#include "lapack.hpp"
+#include "../core/refinement_backend.hpp"  // copy_matrix
+#include "../host/lapack.hpp"
 
 namespace batchsolve::reference {
 
@@ -25,17 +26,6 @@ using ldlt_detail::kLeafOrder;
 // strict upper part is saved and restored around it, since A's upper triangle is never written).
 constexpr int kUpdatePanel = 128;
 
-class ScopedAllThreadsBlas {
-public:
-    ScopedAllThreadsBlas() : before_(openblas_get_num_threads()) { openblas_set_num_threads(omp_get_max_threads()); }
-    ~ScopedAllThreadsBlas() { openblas_set_num_threads(before_); }
-    ScopedAllThreadsBlas(const ScopedAllThreadsBlas&) = delete;
-    ScopedAllThreadsBlas& operator=(const ScopedAllThreadsBlas&) = delete;
-
-private:
-    int before_;
-};
-
 template <class T> T conj_if(T v, bool conjugate) {
     if constexpr (is_complex_v<T>) return conjugate ? std::conj(v) : v;
     else { (void)conjugate; return v; }
@@ -43,11 +33,6 @@ template <class T> T conj_if(T v, bool conjugate) {
 template <class T> bool finite(T v) {
     if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
     else return std::isfinite(v);
-}
-template <class T> T nan_value() {
-    const real_t<T> q = std::numeric_limits<real_t<T>>::quiet_NaN();
-    if constexpr (is_complex_v<T>) return T(q, q);
-    else return q;
 }
 
 // ---- CBLAS by type ---------------------------------------------------------------------------------
@@ -163,7 +148,7 @@ template <class T>
 BATCHSOLVE_LDLT_FACTOR(T) {
     *info = 0;
     if (n == 0) return;
-    ScopedAllThreadsBlas threads;
+    host::ScopedAllThreadsBlas threads;
     // A pivot at or below sqrt(n) u max|a_ij| is zero up to the rounding it picks up (a random walk of
     // about n roundings); n u would flag honest pivots of large random matrices in single precision.
     // Non-finite entries are left out of the maximum: they make their own pivot (or a later one)
@@ -181,7 +166,7 @@ BATCHSOLVE_LDLT_FACTOR(T) {
 
 template <class T>
 BATCHSOLVE_LDLT_SOLVE(T) {
-    ScopedAllThreadsBlas threads;
+    host::ScopedAllThreadsBlas threads;
     trsm(CblasLeft, CblasNoTrans, n, nrhs, a, lda, b, ldb);
     for (int j = 0; j < nrhs; ++j)
         for (int i = 0; i < n; ++i) b[std::size_t(j) * ldb + i] /= a[std::size_t(i) * lda + i];
@@ -286,104 +271,6 @@ BATCHSOLVE_LDLT_RBT_VECTORS(T) {
     }
 }
 
-template <class Hi, class Lo>
-BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo) {
-    bool bad = false;
-    for (int j = 0; j < cols; ++j)
-        for (int i = 0; i < rows_padded; ++i) {
-            const Lo v = i < rows ? Lo(src[std::size_t(j) * lds + i]) : Lo(0);
-            bad = bad || !finite(v);
-            dst[std::size_t(j) * ldd + i] = v;
-        }
-    if (bad) *overflow = 1;
-}
-
-template <class Hi, class Lo>
-BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) {
-    for (int j = 0; j < cols; ++j)
-        for (int i = 0; i < rows; ++i) x[std::size_t(j) * ldx + i] += Hi(d[std::size_t(j) * ldd + i]);
-}
-
-template <class T>
-BATCHSOLVE_LDLT_RESIDUAL(T) {
-    const bool herm = s == Symmetry::hermitian;
-#pragma omp parallel for schedule(static)
-    for (int j = 0; j < nrhs; ++j) {
-        const T* xj = x + std::size_t(j) * ldx;
-        T* rj = res + std::size_t(j) * ldr;
-        for (int i = 0; i < n; ++i) rj[i] = b[std::size_t(j) * ldb + i];
-        for (int k = 0; k < n; ++k) {
-            const T* col = a + std::size_t(k) * lda;
-            rj[k] -= pivot_value(col[k], s) * xj[k];
-            T dot(0);
-            for (int i = k + 1; i < n; ++i) {
-                rj[i] -= col[i] * xj[k];                  // lower part: a_ik x_k
-                dot += conj_if(col[i], herm) * xj[i];     // upper part: a_ki x_i = (a_ik or conj) x_i
-            }
-            rj[k] -= dot;
-        }
-    }
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) {
-    for (int j = 0; j < cols; ++j) {
-        real_t<T> m = 0;
-        for (int i = 0; i < rows; ++i) {
-            const real_t<T> v = std::abs(x[std::size_t(j) * ldx + i]);
-            m = std::isnan(v) || std::isnan(m) ? std::numeric_limits<real_t<T>>::quiet_NaN() : std::max(m, v);
-        }
-        out[j] = m;
-    }
-}
-
-template <class T>
-BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) {
-    using R = real_t<T>;
-    std::fill(sums, sums + n, R(0));
-    for (int k = 0; k < n; ++k) {
-        const T* col = a + std::size_t(k) * lda;
-        const R xk = x ? std::abs(x[k]) : R(1);
-        sums[k] += std::abs(col[k]) * xk;
-        R dot = 0;
-        for (int i = k + 1; i < n; ++i) {
-            const R v = std::abs(col[i]);
-            sums[i] += v * xk;
-            dot += v * (x ? std::abs(x[i]) : R(1));
-        }
-        sums[k] += dot;
-    }
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) {
-    using R = real_t<T>;
-    R worst = 0;
-    for (int i = 0; i < n; ++i) {
-        const R num = std::abs(res[i]), den = s[i] + std::abs(b[i]);
-        const R ratio = num == 0 ? R(0) : num / den;
-        worst = std::isnan(ratio) || std::isnan(worst) ? std::numeric_limits<R>::quiet_NaN() : std::max(worst, ratio);
-    }
-    *out = worst;
-}
-
-template <class T>
-BATCHSOLVE_LDLT_MAX_OF(T) {
-    T m = n > 0 ? v[0] : T(0);
-    for (int i = 1; i < n; ++i) m = std::isnan(v[i]) ? v[i] : std::max(m, v[i]);
-    *out = m;
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COPY_MATRIX(T) {
-    for (int j = 0; j < cols; ++j) std::memcpy(dst + std::size_t(j) * ldd, src + std::size_t(j) * lds, std::size_t(rows) * sizeof(T));
-}
-
-template <class T>
-BATCHSOLVE_LDLT_FILL_NAN(T) {
-    for (int j = 0; j < cols; ++j) std::fill(x + std::size_t(j) * ldx, x + std::size_t(j) * ldx + rows, nan_value<T>());
-}
-
 // ---- pivoted fallback: LAPACK Bunch-Kaufman ---------------------------------------------------------
 
 namespace {
@@ -422,7 +309,7 @@ BATCHSOLVE_LDLT_PIVOTED_WORKSPACE_BYTES(T) {
 
 template <class T>
 BATCHSOLVE_LDLT_PIVOTED_SOLVE(T) {
-    ScopedAllThreadsBlas threads;
+    host::ScopedAllThreadsBlas threads;
     T* copy = static_cast<T*>(workspace);
     auto* ipiv = reinterpret_cast<lapack_int*>(static_cast<char*>(workspace) + ldlt_detail::align_up(std::size_t(n) * n * sizeof(T)));
     copy_matrix(n, n, a, lda, copy, n, ctx);

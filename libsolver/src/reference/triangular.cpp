@@ -8,7 +8,7 @@
 #include <complex>
 
 #include "../core/triangular_backend.hpp"
-#include "lapack.hpp"
+#include "../host/lapack.hpp"
 
 namespace batchsolve::reference {
 
@@ -81,7 +81,7 @@ constexpr int kProblemsPerChunk = 8;
 template <class T, class Call>
 void for_each_problem(Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, const int* lda,
                       const int* ldb, int batch, Call call) {
-    single_threaded_blas();
+    host::single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, kProblemsPerChunk)
     for (int i = 0; i < batch; ++i) {
         if (m[i] <= 0 || n[i] <= 0) continue;
@@ -142,7 +142,7 @@ BATCHSOLVE_TRIANGULAR_TRSM(T) {
 
 template <class T>
 BATCHSOLVE_TRIANGULAR_POTRF(T) {
-    single_threaded_blas();
+    host::single_threaded_blas();
 #pragma omp parallel for schedule(dynamic, kProblemsPerChunk)
     for (int i = 0; i < batch; ++i) {
         if (reset_info) info[i] = 0;

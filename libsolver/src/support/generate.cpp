@@ -18,7 +18,7 @@
 #include "../core/backends.hpp"
 #include "../core/checks.hpp"
 #include "../core/extended.hpp"
-#include "../reference/lapack.hpp"
+#include "../host/lapack.hpp"
 
 namespace batchsolve {
 
@@ -157,7 +157,7 @@ std::vector<T> generate_spd_batch(int n, int count, double cond, std::uint64_t s
         tau_of[t].resize(n);
         work_of[t].resize(std::size_t(kLapackBlock) * n);
     }
-    const reference::ScopedSingleThreadedBlas one_thread;  // one matrix per OpenMP thread
+    const host::ScopedSingleThreadedBlas one_thread;  // one matrix per OpenMP thread
     std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(threads)
     {

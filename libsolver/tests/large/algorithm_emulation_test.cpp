@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/reference/lapack.hpp"
+#include "../../src/host/lapack.hpp"
 #include "../test_support.hpp"
 #include "codegen/large/potf2.hpp"
 #include "cuda/large/algorithm.hpp"

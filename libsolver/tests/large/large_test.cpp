@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/reference/lapack.hpp"
+#include "../../src/host/lapack.hpp"
 #include "../test_support.hpp"
 #include "batchsolve/cholesky_large.hpp"
 

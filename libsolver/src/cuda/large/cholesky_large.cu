@@ -4,7 +4,8 @@
 // (codegen/large/potf2.*, compiled by the NVRTC JIT), recursively split for wide panels; panels by
 // cuBLAS TRSM and updates by cuBLAS SYRK/GEMM (FP64 tensor cores for double, optionally TF32 for
 // float). info is written by the POTF2 kernels on the device: nothing returns to the host inside a
-// factorisation. Plus posv_mixed's conversions, residuals and |A||x| products.
+// factorisation. Plus posv_mixed's conversion of A to float (its residuals and norms:
+// cuda/refinement.cu).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -31,10 +32,8 @@ using detail::DeviceGuard;
 
 namespace {
 
-// Threads of the element-wise kernels; tile of the |A||x| kernel (32 x 32 entries, 32 x 8 threads).
+// Threads of the element-wise kernels.
 constexpr int kThreads = 256;
-constexpr int kTile = 32;
-constexpr int kTileRows = 8;
 // Order at or below which a TF32 update of a triangle is one SYRK (math mode TF32); above it, halves
 // recursively with the square block below them as one TF32 GEMM (ldlt.cu measured the same split).
 constexpr int kTf32SyrkLeaf = 512;
@@ -52,36 +51,6 @@ __global__ void convert_triangle_kernel(bool lower, int n, int first_column, con
     const Lo v = Lo(a[std::size_t(j) * lda + i]);
     dst[std::size_t(j) * ldd + i] = v;
     if (!isfinite(v)) *overflow = 1;
-}
-
-// sums += |A| |x| (x == nullptr: ones) from the stored triangle: a 32 x 32 tile of the triangle adds
-// its row sums (a_ij |x_j| into row i) and, off the diagonal, its mirrored column sums (a_ij |x_i|
-// into row j); a warp reads 32 consecutive rows of one column.
-template <class T>
-__global__ void abs_symmetric_times_kernel(bool lower, int n, const T* a, int lda, const T* x, T* sums) {
-    if (lower ? blockIdx.x < blockIdx.y : blockIdx.x > blockIdx.y) return;  // tiles of the other triangle
-    __shared__ T row_part[kTileRows][kTile];
-    const int i = blockIdx.x * kTile + threadIdx.x;
-    const T xi = (x == nullptr || i >= n) ? T(1) : fabs(x[i]);
-    T row_sum = 0;
-    for (int c = threadIdx.y; c < kTile; c += kTileRows) {
-        const int j = blockIdx.y * kTile + c;
-        T column_value = 0;
-        if (i < n && j < n && (lower ? i >= j : i <= j)) {
-            const T v = fabs(a[std::size_t(j) * lda + i]);
-            row_sum += v * (x == nullptr ? T(1) : fabs(x[j]));
-            if (i != j) column_value = v * xi;
-        }
-        for (int offset = 16; offset > 0; offset /= 2) column_value += __shfl_down_sync(0xffffffffu, column_value, offset);
-        if (threadIdx.x == 0 && j < n && column_value != T(0)) atomicAdd(sums + j, column_value);
-    }
-    row_part[threadIdx.y][threadIdx.x] = row_sum;
-    __syncthreads();
-    if (threadIdx.y == 0 && i < n) {
-        T total = 0;
-        for (int k = 0; k < kTileRows; ++k) total += row_part[k][threadIdx.x];
-        if (total != T(0)) atomicAdd(sums + i, total);
-    }
 }
 
 // ---- cuBLAS by type ---------------------------------------------------------------------------------
@@ -114,19 +83,6 @@ cublasStatus_t syrk_minus(cublasHandle_t h, cublasFillMode_t fill, cublasOperati
     const double minus_one = -1, one = 1;
     return cublasDsyrk(h, fill, op, n, k, &minus_one, a, lda, &one, c, ldc);
 }
-cublasStatus_t symm_minus(cublasHandle_t h, cublasFillMode_t fill, int n, int nrhs, const double* a, int lda, const double* x,
-                          int ldx, double* r, int ldr) {
-    const double minus_one = -1, one = 1;
-    if (nrhs == 1) return cublasDsymv(h, fill, n, &minus_one, a, lda, x, 1, &one, r, 1);
-    return cublasDsymm(h, CUBLAS_SIDE_LEFT, fill, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
-}
-cublasStatus_t symm_minus(cublasHandle_t h, cublasFillMode_t fill, int n, int nrhs, const float* a, int lda, const float* x,
-                          int ldx, float* r, int ldr) {
-    const float minus_one = -1, one = 1;
-    if (nrhs == 1) return cublasSsymv(h, fill, n, &minus_one, a, lda, x, 1, &one, r, 1);
-    return cublasSsymm(h, CUBLAS_SIDE_LEFT, fill, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
-}
-
 // C -= op_a(A) op_b(B), through cublasGemmEx so that a single-precision product may run on TF32.
 template <class T>
 void gemm_minus(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const T* a, int lda,
@@ -487,26 +443,6 @@ BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
                                                                                          dst, ldd, overflow);
         BATCHSOLVE_LAUNCH_CHECK("convert_triangle_kernel");
     }
-}
-
-template <class T>
-BATCHSOLVE_LARGE_SYMMETRIC_RESIDUAL(T) {
-    CudaResources& r = prepare(ctx, "posv_mixed");
-    DeviceGuard guard(r.device_);
-    BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(res, std::size_t(ldr) * sizeof(T), b, std::size_t(ldb) * sizeof(T),
-                                            std::size_t(n) * sizeof(T), nrhs, cudaMemcpyDeviceToDevice, r.stream()));
-    BATCHSOLVE_CUBLAS_CHECK(symm_minus(r.cublas(), fill_of(uplo), n, nrhs, a, lda, x, ldx, res, ldr));
-}
-
-template <class T>
-BATCHSOLVE_LARGE_ABS_SYMMETRIC_TIMES(T) {
-    CudaResources& r = prepare(ctx, "posv_mixed");
-    DeviceGuard guard(r.device_);
-    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(sums, 0, std::size_t(n) * sizeof(T), r.stream()));
-    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
-    abs_symmetric_times_kernel<<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(uplo == Uplo::lower, n, a, lda, x,
-                                                                                              sums);
-    BATCHSOLVE_LAUNCH_CHECK("abs_symmetric_times_kernel");
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)

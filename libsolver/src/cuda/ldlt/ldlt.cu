@@ -2,8 +2,8 @@
 // (right-looking over 512-wide block columns, each diagonal block by recursion down to 64 x 64 leaves
 // factored by a fused shared-memory kernel; cuBLAS TRSM for panels, one kernel that keeps L21 D and
 // scales by D^-1, SYRKX/HERKX and GEMM for the trailing updates), the butterfly
-// transforms in O(depth n^2), conversions, residuals (SYMM/HEMM), norms, and cuSOLVER's
-// Bunch-Kaufman (or LU) for the pivoted fallback. Nothing returns to the host inside a factorisation.
+// transforms in O(depth n^2), the conversion of A, and cuSOLVER's Bunch-Kaufman (or LU) for the
+// pivoted fallback (the refinement's residuals and norms: cuda/refinement.cu). Nothing returns to the host inside a factorisation.
 #include <cuda/std/complex>
 #include <cuda/std/limits>
 
@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "../../core/ldlt_backend.hpp"
+#include "../../core/refinement_backend.hpp"  // copy_matrix
+#include "../device_scalar.cuh"
 #include "../resources.hpp"
 
 namespace batchsolve::cuda_backend {
@@ -28,49 +30,6 @@ using detail::DeviceGuard;
 using ldlt_detail::kLeafOrder;
 
 namespace {
-
-// ---- device scalar types --------------------------------------------------------------------------
-
-template <class T> struct device_type { using type = T; };
-template <class R> struct device_type<std::complex<R>> { using type = cuda::std::complex<R>; };
-template <class T> using dev_t = typename device_type<T>::type;
-
-template <class T> dev_t<T>* dev(T* p) { return reinterpret_cast<dev_t<T>*>(p); }
-template <class T> const dev_t<T>* dev(const T* p) { return reinterpret_cast<const dev_t<T>*>(p); }
-
-template <class D> struct real_of { using type = D; };
-template <class R> struct real_of<cuda::std::complex<R>> { using type = R; };
-template <class D> using real_of_t = typename real_of<D>::type;
-template <class D> inline constexpr bool is_complex_dev = !std::is_same_v<real_of_t<D>, D>;
-
-template <class D> __device__ __forceinline__ real_of_t<D> abs_of(D v) {
-    if constexpr (is_complex_dev<D>) return hypot(v.real(), v.imag());
-    else return fabs(v);
-}
-template <class D> __device__ __forceinline__ D conj_if(D v, bool conjugate) {
-    if constexpr (is_complex_dev<D>) return conjugate ? cuda::std::conj(v) : v;
-    else return v;
-}
-template <class D> __device__ __forceinline__ D real_part_only(D v) {
-    if constexpr (is_complex_dev<D>) return D(v.real(), 0);
-    else return v;
-}
-template <class D> __device__ __forceinline__ bool finite_value(D v) {
-    if constexpr (is_complex_dev<D>) return isfinite(v.real()) && isfinite(v.imag());
-    else return isfinite(v);
-}
-// A converted value from a higher precision (complex<double> -> complex<float> as well).
-template <class L, class H> __device__ __forceinline__ L convert_to(H v) {
-    if constexpr (is_complex_dev<H>) return L(real_of_t<L>(v.real()), real_of_t<L>(v.imag()));
-    else return L(v);
-}
-template <class D> __device__ __forceinline__ D nan_of() {
-    const real_of_t<D> q = nan("");
-    if constexpr (is_complex_dev<D>) return D(q, q);
-    else return q;
-}
-// Max that keeps NaN (any NaN makes the result NaN).
-template <class R> __device__ __forceinline__ R max_nan(R a, R b) { return (isnan(a) || isnan(b)) ? R(nan("")) : (a > b ? a : b); }
 
 // The unsigned integer whose order matches the order of non-negative floating-point values of R
 // (the bits of a non-negative IEEE value compare like the value; NaN above Inf).
@@ -87,16 +46,18 @@ __device__ __forceinline__ double from_bits(const unsigned long long* p) { retur
 
 constexpr int kThreads = 256;
 static_assert(kThreads % kLeafOrder == 0, "factor_leaf_kernel maps its threads onto rows of the leaf");
-// Tile of the square-tiled kernels (expand_lower, abs_matrix_times): 32 x 32 elements, 32 x 8 threads.
+// Tile of the square-tiled kernels (expand_lower): 32 x 32 elements, 32 x 8 threads.
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 // Rows of the reduction over columns in max_abs_lower: one block reads kMaxAbsColumns columns.
 constexpr int kMaxAbsColumns = 64;
-// Order at or below which a TF32 trailing update of the lower triangle is one cuBLAS ?syrkx/?herkx
-// call (lower_update_split). Without TF32 the update is always one ?syrkx/?herkx: on an H200 (sysv_bench,
-// results/ of issue 25, run 2305) one ZSYRKX of order and rank 4096 ran at 59.5 TFLOP/s, GEMM splits
-// with leaves 256 / 512 / 1024 at 48.3 / 53.2 / 48.3 (DSYRKX 58.9 against 37.9 / 46.5 / 45.9).
-constexpr int kLowerUpdateLeaf = 512;
+// The blocking (panel order; the order at or below which a TF32 trailing update of the lower triangle
+// is one cuBLAS ?syrkx/?herkx call in lower_update_split; without TF32 the update is always one) comes
+// from the tuning table of this GPU for the problem's order (ldlt_detail::blocking, as the workspace).
+template <class T>
+LdltBlocking blocking_of(const CudaResources& r, int n) {
+    return tuned_ldlt_blocking(precision_v<T>, n, r.cc_major_ * 10 + r.cc_minor_);
+}
 
 unsigned blocks_for(std::int64_t count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
 
@@ -271,106 +232,6 @@ __global__ void rbt_vectors_kernel(bool transpose, int npad, int m, const real_o
     }
 }
 
-template <class H, class L>
-__global__ void convert_down_kernel(int rows, int rows_padded, const H* src, int lds, L* dst, int ldd, int* overflow) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y;
-    if (i >= rows_padded) return;
-    const L v = i < rows ? convert_to<L>(src[std::size_t(j) * lds + i]) : L(0);
-    if (!finite_value(v)) *overflow = 1;
-    dst[std::size_t(j) * ldd + i] = v;
-}
-
-template <class H, class L>
-__global__ void add_correction_kernel(int rows, const L* d, int ldd, H* x, int ldx) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y;
-    if (i >= rows) return;
-    const L v = d[std::size_t(j) * ldd + i];
-    if constexpr (is_complex_dev<H>) x[std::size_t(j) * ldx + i] += H(v.real(), v.imag());
-    else x[std::size_t(j) * ldx + i] += H(v);
-}
-
-// ---- norms ---------------------------------------------------------------------------------------------
-
-template <class R>
-__device__ R block_max(R v) {
-    __shared__ R partial[kThreads];
-    partial[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s /= 2) {
-        if (threadIdx.x < s) partial[threadIdx.x] = max_nan(partial[threadIdx.x], partial[threadIdx.x + s]);
-        __syncthreads();
-    }
-    return partial[0];
-}
-
-template <class D>
-__global__ void column_max_abs_kernel(int rows, const D* x, int ldx, real_of_t<D>* out) {
-    using R = real_of_t<D>;
-    const D* col = x + std::size_t(blockIdx.x) * ldx;
-    R m = 0;
-    for (int i = threadIdx.x; i < rows; i += blockDim.x) m = max_nan(m, abs_of(col[i]));
-    m = block_max(m);
-    if (threadIdx.x == 0) out[blockIdx.x] = m;
-}
-
-// sums += |A| |x| from the lower triangle: a tile adds its row sums (a_ij |x_j|) and, below the
-// diagonal, the mirrored column sums (a_ij |x_i| into row j).
-template <class D>
-__global__ void abs_matrix_times_kernel(int n, const D* a, int lda, const D* x, real_of_t<D>* sums) {
-    using R = real_of_t<D>;
-    if (blockIdx.x < blockIdx.y) return;  // upper tiles: nothing stored there
-    __shared__ R row_part[kTileRows][kTile];
-    const int i = blockIdx.x * kTile + threadIdx.x;
-    const R xi = (x == nullptr || i >= n) ? R(1) : abs_of(x[i]);
-    R row_sum = 0;
-    for (int c = threadIdx.y; c < kTile; c += kTileRows) {
-        const int j = blockIdx.y * kTile + c;
-        R column_value = 0;
-        if (i < n && j < n && i >= j) {
-            const R v = abs_of(a[std::size_t(j) * lda + i]);
-            row_sum += v * (x == nullptr ? R(1) : abs_of(x[j]));
-            if (i > j) column_value = v * xi;
-        }
-        for (int offset = 16; offset > 0; offset /= 2) column_value += __shfl_down_sync(0xffffffffu, column_value, offset);
-        if (threadIdx.x == 0 && j < n && column_value != R(0)) atomicAdd(sums + j, column_value);
-    }
-    row_part[threadIdx.y][threadIdx.x] = row_sum;
-    __syncthreads();
-    if (threadIdx.y == 0 && i < n) {
-        R total = 0;
-        for (int k = 0; k < kTileRows; ++k) total += row_part[k][threadIdx.x];
-        if (total != R(0)) atomicAdd(sums + i, total);
-    }
-}
-
-template <class D>
-__global__ void componentwise_ratio_kernel(int n, const D* r, const real_of_t<D>* s, const D* b, real_of_t<D>* out) {
-    using R = real_of_t<D>;
-    R m = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const R num = abs_of(r[i]);
-        m = max_nan(m, num == R(0) ? R(0) : num / (s[i] + abs_of(b[i])));
-    }
-    m = block_max(m);
-    if (threadIdx.x == 0) *out = m;
-}
-
-template <class R>
-__global__ void max_of_kernel(int n, const R* v, R* out) {
-    R m = n > 0 ? v[0] : R(0);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) m = max_nan(m, v[i]);
-    m = block_max(m);
-    if (threadIdx.x == 0) *out = m;
-}
-
-template <class D>
-__global__ void fill_nan_kernel(int rows, D* x, int ldx) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < rows) x[std::size_t(blockIdx.y) * ldx + i] = nan_of<D>();
-}
-
 __global__ void widen_pivots_kernel(int n, const int* ipiv, std::int64_t* wide) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) wide[i] = ipiv[i];
@@ -384,13 +245,6 @@ __global__ void flag_non_finite_kernel(int rows, const D* x, int ldx, int* flag)
 }
 
 // ---- cuBLAS / cuSOLVER by type --------------------------------------------------------------------
-
-template <class T> struct cuda_scalar { using type = T; };
-template <> struct cuda_scalar<std::complex<float>> { using type = cuComplex; };
-template <> struct cuda_scalar<std::complex<double>> { using type = cuDoubleComplex; };
-template <class T> using cu_t = typename cuda_scalar<T>::type;
-template <class T> cu_t<T>* cu(T* p) { return reinterpret_cast<cu_t<T>*>(p); }
-template <class T> const cu_t<T>* cu(const T* p) { return reinterpret_cast<const cu_t<T>*>(p); }
 
 cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t side, cublasOperation_t op, int m, int n, const float* a, int lda,
                     float* b, int ldb) {
@@ -457,53 +311,6 @@ cublasStatus_t lower_update(cublasHandle_t h, Symmetry s, int n, int k, const st
     return cublasZsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &minus_one, cu(l), ldl, cu(w), ldw, &one, cu(c), ldc);
 }
 
-// R (n x nrhs) -= A X with A symmetric (SYMM) or Hermitian (HEMM) from its lower triangle.
-cublasStatus_t symm_minus(cublasHandle_t h, Symmetry, int n, int nrhs, const float* a, int lda, const float* x, int ldx,
-                          float* r, int ldr) {
-    const float minus_one = -1, one = 1;
-    return cublasSsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
-}
-cublasStatus_t symm_minus(cublasHandle_t h, Symmetry, int n, int nrhs, const double* a, int lda, const double* x, int ldx,
-                          double* r, int ldr) {
-    const double minus_one = -1, one = 1;
-    return cublasDsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, a, lda, x, ldx, &one, r, ldr);
-}
-cublasStatus_t symm_minus(cublasHandle_t h, Symmetry s, int n, int nrhs, const std::complex<float>* a, int lda,
-                          const std::complex<float>* x, int ldx, std::complex<float>* r, int ldr) {
-    const cuComplex minus_one{-1, 0}, one{1, 0};
-    auto f = s == Symmetry::hermitian ? cublasChemm : cublasCsymm;
-    return f(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one, cu(r), ldr);
-}
-cublasStatus_t symm_minus(cublasHandle_t h, Symmetry s, int n, int nrhs, const std::complex<double>* a, int lda,
-                          const std::complex<double>* x, int ldx, std::complex<double>* r, int ldr) {
-    const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
-    auto f = s == Symmetry::hermitian ? cublasZhemm : cublasZsymm;
-    return f(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one, cu(r), ldr);
-}
-
-// r -= A x for one right-hand side: SYMV / HEMV (a matrix-vector product reads A once at full
-// bandwidth, which SYMM with one column does not promise).
-cublasStatus_t symv_minus(cublasHandle_t h, Symmetry, int n, const float* a, int lda, const float* x, float* r) {
-    const float minus_one = -1, one = 1;
-    return cublasSsymv(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, a, lda, x, 1, &one, r, 1);
-}
-cublasStatus_t symv_minus(cublasHandle_t h, Symmetry, int n, const double* a, int lda, const double* x, double* r) {
-    const double minus_one = -1, one = 1;
-    return cublasDsymv(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, a, lda, x, 1, &one, r, 1);
-}
-cublasStatus_t symv_minus(cublasHandle_t h, Symmetry s, int n, const std::complex<float>* a, int lda, const std::complex<float>* x,
-                          std::complex<float>* r) {
-    const cuComplex minus_one{-1, 0}, one{1, 0};
-    auto f = s == Symmetry::hermitian ? cublasChemv : cublasCsymv;
-    return f(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, cu(a), lda, cu(x), 1, &one, cu(r), 1);
-}
-cublasStatus_t symv_minus(cublasHandle_t h, Symmetry s, int n, const std::complex<double>* a, int lda, const std::complex<double>* x,
-                          std::complex<double>* r) {
-    const cuDoubleComplex minus_one{-1, 0}, one{1, 0};
-    auto f = s == Symmetry::hermitian ? cublasZhemv : cublasZsymv;
-    return f(h, CUBLAS_FILL_MODE_LOWER, n, &minus_one, cu(a), lda, cu(x), 1, &one, cu(r), 1);
-}
-
 cudaDataType data_type(float) { return CUDA_R_32F; }
 cudaDataType data_type(double) { return CUDA_R_64F; }
 cudaDataType data_type(std::complex<float>) { return CUDA_C_32F; }
@@ -566,19 +373,19 @@ void gemm_minus(cublasHandle_t h, cublasOperation_t op_b, int m, int n, int k, c
 }
 
 // The lower triangle's update C -= L op(W): one ?syrkx / ?herkx, or with TF32 (no ?syrkx takes a
-// compute type) above kLowerUpdateLeaf two half triangles (recursion) and the square block below them
+// compute type) above `leaf` two half triangles (recursion) and the square block below them
 // as one TF32 GEMM.
 template <class T>
 void lower_update_split(cublasHandle_t h, Symmetry s, int m, int k, const T* l, int ldl, const T* w, int ldw, T* c, int ldc,
-                        bool tensor_cores) {
-    if (!tensor_cores || m <= kLowerUpdateLeaf) {
+                        bool tensor_cores, int leaf) {
+    if (!tensor_cores || m <= leaf) {
         BATCHSOLVE_CUBLAS_CHECK(lower_update(h, s, m, k, l, ldl, w, ldw, c, ldc));
         return;
     }
     const int m1 = m / 2, m2 = m - m1;
-    lower_update_split(h, s, m1, k, l, ldl, w, ldw, c, ldc, tensor_cores);
+    lower_update_split(h, s, m1, k, l, ldl, w, ldw, c, ldc, tensor_cores, leaf);
     gemm_minus(h, transpose_of(s), m2, m1, k, l + m1, ldl, w, ldw, c + m1, ldc, tensor_cores);
-    lower_update_split(h, s, m2, k, l + m1, ldl, w + m1, ldw, c + std::size_t(m1) * ldc + m1, ldc, tensor_cores);
+    lower_update_split(h, s, m2, k, l + m1, ldl, w + m1, ldw, c + std::size_t(m1) * ldc + m1, ldc, tensor_cores, leaf);
 }
 
 CudaResources& prepare(Context& ctx, const char* routine) {
@@ -628,17 +435,18 @@ void factor_recursive(CudaResources& r, Symmetry s, int m, T* a, int lda, T* w, 
     keep_and_scale_kernel<<<dim3(blocks_for(n2), n1), kThreads, 0, r.stream()>>>(n2, n1, dev(a21), lda, dev(a), dev(w), n2);
     BATCHSOLVE_LAUNCH_CHECK("keep_and_scale_kernel");
     T* a22 = a + std::size_t(n1) * lda + n1;
-    lower_update_split(r.cublas(), s, n2, n1, a21, lda, w, n2, a22, lda, tensor_cores);
+    lower_update_split(r.cublas(), s, n2, n1, a21, lda, w, n2, a22, lda, tensor_cores, blocking_of<T>(r, n_total).update_leaf);
     factor_recursive(r, s, n2, a22, lda, w, max_bits, n_total, column_offset + n1, info, tensor_cores);
 }
 
-// Right-looking over block columns of kPanelOrder: the diagonal block by the recursion, the panel
-// below it by TRSM and scaling, the trailing lower triangle by a rank-kPanelOrder update.
+// Right-looking over block columns of the table's panel order: the diagonal block by the recursion, the
+// panel below it by TRSM and scaling, the trailing lower triangle by a rank-panel_order update.
 template <class T>
 void factor_blocked(CudaResources& r, Symmetry s, int n, T* a, int lda, T* w, const void* max_bits, int* info,
                     bool tensor_cores) {
-    for (int k = 0; k < n; k += ldlt_detail::kPanelOrder) {
-        const int kb = std::min(ldlt_detail::kPanelOrder, n - k), m = n - k - kb;
+    const LdltBlocking blocking = blocking_of<T>(r, n);
+    for (int k = 0; k < n; k += blocking.panel_order) {
+        const int kb = std::min(blocking.panel_order, n - k), m = n - k - kb;
         T* akk = a + std::size_t(k) * lda + k;
         factor_recursive(r, s, kb, akk, lda, w, max_bits, n, k, info, tensor_cores);
         if (m == 0) break;
@@ -646,7 +454,7 @@ void factor_blocked(CudaResources& r, Symmetry s, int n, T* a, int lda, T* w, co
         BATCHSOLVE_CUBLAS_CHECK(trsm(r.cublas(), CUBLAS_SIDE_RIGHT, transpose_of(s), m, kb, akk, lda, a21, lda));
         keep_and_scale_kernel<<<dim3(blocks_for(m), kb), kThreads, 0, r.stream()>>>(m, kb, dev(a21), lda, dev(akk), dev(w), m);
         BATCHSOLVE_LAUNCH_CHECK("keep_and_scale_kernel");
-        lower_update_split(r.cublas(), s, m, kb, a21, lda, w, m, akk + std::size_t(kb) * lda + kb, lda, tensor_cores);
+        lower_update_split(r.cublas(), s, m, kb, a21, lda, w, m, akk + std::size_t(kb) * lda + kb, lda, tensor_cores, blocking.update_leaf);
     }
 }
 
@@ -717,84 +525,6 @@ BATCHSOLVE_LDLT_RBT_VECTORS(T) {
             transpose, npad, npad >> level, rd + std::size_t(level) * npad, dev(x), ldx);
         BATCHSOLVE_LAUNCH_CHECK("rbt_vectors_kernel");
     }
-}
-
-template <class Hi, class Lo>
-BATCHSOLVE_LDLT_CONVERT_DOWN(Hi, Lo) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    convert_down_kernel<<<dim3(blocks_for(rows_padded), cols), kThreads, 0, r.stream()>>>(rows, rows_padded, dev(src), lds,
-                                                                                          dev(dst), ldd, overflow);
-    BATCHSOLVE_LAUNCH_CHECK("convert_down_kernel");
-}
-
-template <class Hi, class Lo>
-BATCHSOLVE_LDLT_ADD_CORRECTION(Hi, Lo) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    add_correction_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(d), ldd, dev(x), ldx);
-    BATCHSOLVE_LAUNCH_CHECK("add_correction_kernel");
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COPY_MATRIX(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    if (rows == 0 || cols == 0) return;
-    BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(ldd) * sizeof(T), src, std::size_t(lds) * sizeof(T),
-                                            std::size_t(rows) * sizeof(T), cols, cudaMemcpyDeviceToDevice, r.stream()));
-}
-
-template <class T>
-BATCHSOLVE_LDLT_RESIDUAL(T) {
-    copy_matrix(n, nrhs, b, ldb, res, ldr, ctx);
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    if (nrhs == 1) BATCHSOLVE_CUBLAS_CHECK(symv_minus(r.cublas(), s, n, a, lda, x, res));
-    else BATCHSOLVE_CUBLAS_CHECK(symm_minus(r.cublas(), s, n, nrhs, a, lda, x, ldx, res, ldr));
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COLUMN_MAX_ABS(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    column_max_abs_kernel<<<cols, kThreads, 0, r.stream()>>>(rows, dev(x), ldx, out);
-    BATCHSOLVE_LAUNCH_CHECK("column_max_abs_kernel");
-}
-
-template <class T>
-BATCHSOLVE_LDLT_ABS_MATRIX_TIMES(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(sums, 0, std::size_t(n) * sizeof(real_t<T>), r.stream()));
-    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
-    abs_matrix_times_kernel<<<dim3(tiles, tiles), dim3(kTile, kTileRows), 0, r.stream()>>>(n, dev(a), lda, dev(x), sums);
-    BATCHSOLVE_LAUNCH_CHECK("abs_matrix_times_kernel");
-}
-
-template <class T>
-BATCHSOLVE_LDLT_COMPONENTWISE_RATIO(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    componentwise_ratio_kernel<<<1, kThreads, 0, r.stream()>>>(n, dev(res), s, dev(b), out);
-    BATCHSOLVE_LAUNCH_CHECK("componentwise_ratio_kernel");
-}
-
-template <class T>
-BATCHSOLVE_LDLT_MAX_OF(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    max_of_kernel<<<1, kThreads, 0, r.stream()>>>(n, v, out);
-    BATCHSOLVE_LAUNCH_CHECK("max_of_kernel");
-}
-
-template <class T>
-BATCHSOLVE_LDLT_FILL_NAN(T) {
-    CudaResources& r = prepare(ctx, "sysv_mixed");
-    DeviceGuard guard(r.device_);
-    if (rows == 0 || cols == 0) return;
-    fill_nan_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(x), ldx);
-    BATCHSOLVE_LAUNCH_CHECK("fill_nan_kernel");
 }
 
 // ---- the pivoted fallback ----------------------------------------------------------------------------

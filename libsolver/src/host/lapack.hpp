@@ -1,7 +1,11 @@
-// OpenBLAS's CBLAS and LAPACKE for the host code that calls them per matrix (the CPU reference
-// backend, the test-matrix generator), and OpenBLAS kept on the calling thread: that code runs one
-// matrix per OpenMP thread, and OpenBLAS's own threads would oversubscribe the cores.
+// The host layer under every part of the library that runs LAPACK or CBLAS on the CPU (the reference
+// backend, support's test-matrix generator, multi's host-side solves): OpenBLAS's CBLAS and LAPACKE
+// with std::complex arguments, and the control of OpenBLAS's threads. Code that runs one matrix per
+// OpenMP thread keeps OpenBLAS on the calling thread (its own threads would oversubscribe the
+// cores); code that runs one large matrix per call gives it every thread.
 #pragma once
+
+#include <omp.h>
 
 #include <complex>
 
@@ -11,7 +15,7 @@
 #include <cblas.h>  // OpenBLAS's: openblas_set_num_threads
 #include <lapacke.h>
 
-namespace batchsolve::reference {
+namespace batchsolve::host {
 
 // The CPU backend: set once, before its first call (the setting is process-wide).
 inline void single_threaded_blas() {
@@ -35,4 +39,17 @@ private:
     int before_;
 };
 
-}  // namespace batchsolve::reference
+// One large matrix per call: OpenBLAS on every OpenMP thread for the scope, then the caller's
+// setting again.
+class ScopedAllThreadsBlas {
+public:
+    ScopedAllThreadsBlas() : before_(openblas_get_num_threads()) { openblas_set_num_threads(omp_get_max_threads()); }
+    ~ScopedAllThreadsBlas() { openblas_set_num_threads(before_); }
+    ScopedAllThreadsBlas(const ScopedAllThreadsBlas&) = delete;
+    ScopedAllThreadsBlas& operator=(const ScopedAllThreadsBlas&) = delete;
+
+private:
+    int before_;
+};
+
+}  // namespace batchsolve::host

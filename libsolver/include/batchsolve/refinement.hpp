@@ -1,0 +1,83 @@
+// What the mixed-precision solvers report (posv_mixed in cholesky_large.hpp, sysv_mixed in ldlt.hpp):
+// one vocabulary of paths, step outcomes and results for every solver that factors in a lower
+// precision, refines in the working precision and falls back to a working-precision solve.
+//
+// Every such solver runs a chain of steps, stopping at the first that produces an answer:
+//  * a refined step: factor A rounded to the lower precision, then x_0 = 0, r_0 = b and
+//    x_{k+1} = x_k + d_k with d_k solved from r_k through the low factor, r_{k+1} = b - A x_{k+1} in
+//    the working precision (LAPACK's ?sposv / ?sgesv scheme); it ends converged, or with the reason
+//    it gave up (overflow, breakdown, stalled, diverged, too_many_iterations);
+//  * a direct step: a factorisation and solve in the working precision, checked by one residual.
+// A chain every allowed step fails on returns path == none and X filled with NaN: never an answer
+// that did not pass the stopping test (refined steps) or come from a successful working-precision
+// factorisation (direct steps).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace batchsolve {
+
+// The method of one step (and of the returned X).
+enum class SolvePath {
+    single_refined,      // Cholesky in the lower precision + refinement (posv_mixed)
+    double_direct,       // Cholesky + solve in the working precision (posv_mixed's fallback)
+    nopiv_low,           // LDL^T without pivoting in the lower precision + refinement (sysv_mixed)
+    rbt_nopiv_low,       // the same on U^T A U (random butterflies) + refinement
+    pivoted_high_sytrf,  // Bunch-Kaufman ?sytrf/?sytrs (?hetrf on the CPU) in the working precision
+    pivoted_high_getrf,  // LU with partial pivoting in the working precision (where no sytrf fits)
+    none                 // nothing ran (n == 0 or nrhs == 0), or every step failed (X is NaN)
+};
+const char* to_string(SolvePath p);
+// True for the paths that refine a lower-precision factor (their steps count iterations).
+bool is_refined(SolvePath p);
+
+// Why one step ended.
+enum class StepOutcome {
+    converged,              // refinement met the stopping criterion: this step's X is the answer
+    solved,                 // a direct solve returned a finite X: this step's X is the answer
+    overflow,               // A or a residual does not fit the lower precision
+    breakdown,              // LDL^T: zero, tiny or non-finite pivot (column in `column`)
+    not_positive_definite,  // Cholesky: a non-positive or non-finite pivot (column in `column`)
+    stalled,                // a correction shrank the residual by less than stall_ratio
+    diverged,               // the residual grew or became non-finite
+    too_many_iterations,
+    singular                // the pivoted factorisation found an exactly singular matrix (column)
+};
+const char* to_string(StepOutcome o);
+
+struct SolveStep {
+    SolvePath path = SolvePath::none;
+    StepOutcome outcome = StepOutcome::converged;
+    int column = 0;             // breakdown / not_positive_definite / singular: the 1-based column
+    int iterations = 0;         // refinement corrections applied (0: the first solve met the criterion)
+    double residual = 0;        // max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf) at the end
+    bool tensor_cores = false;  // this step's low factor ran its updates on TF32 tensor cores
+};
+
+// The refinement's controls, shared by every mixed-precision solver's options.
+struct RefinementOptions {
+    int max_iterations = 30;  // LAPACK ?sgesv's ITERMAX
+    // A correction that shrinks the normwise residual by less than this factor counts as a stall
+    // (each correction gains a factor ~ growth kappa(A) u_low, < 1 when refinement works; slow
+    // convergence is still cheap next to a factorisation, so only a near-standstill counts).
+    double stall_ratio = 0.9;
+    // CUDA: the single-precision factor's updates on TF32 tensor cores (products with 10-bit
+    // mantissas: the factor is then accurate to about 1e-3 relative instead of 1e-7, so each
+    // correction gains ~ kappa(A) 1e-3 and refinement stalls for kappa(A) above ~1e3). Only the
+    // chain's first refined step uses them; if it stalls, diverges or runs out of iterations it is
+    // repeated in plain single precision before the chain moves on. The CPU backend ignores it (the
+    // step is marked all the same).
+    bool tensor_core_updates = false;
+};
+
+struct MixedResult {
+    SolvePath path = SolvePath::none;  // the step whose X was returned
+    int iterations = 0;                // its refinement iterations
+    double backward_error = 0;         // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
+    double normwise_residual = 0;      // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
+    std::vector<SolveStep> steps;      // every step tried, in order, the returned one last
+    std::string describe() const;      // "single_refined: stalled after 4 iterations -> double_direct: solved"
+};
+
+}  // namespace batchsolve

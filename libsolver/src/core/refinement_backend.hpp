@@ -1,0 +1,54 @@
+// The primitives of the mixed-precision refinement (core/refinement.hpp) that each backend
+// implements once for every solver that uses it: precision conversions of vectors, the corrections,
+// the working-precision residual b - A x and |A||x| of a symmetric (or complex symmetric, or
+// Hermitian) A stored in one triangle, and the norms of the stopping test and the backward error.
+// src/reference/refinement.cpp implements them on the CPU, src/cuda/refinement.cu on the GPU,
+// src/stub/refinement_stub.cpp throws NotCompiled in a CPU-only build. Pointers are in the backend's
+// memory; every routine runs on the context's stream.
+#pragma once
+
+#include "batchsolve/context.hpp"
+#include "batchsolve/ldlt.hpp"  // Symmetry
+#include "batchsolve/types.hpp"
+#include "declare.hpp"
+
+// dst (rows_padded x cols) = src rounded to Lo, rows beyond `rows` zero; *overflow set to 1 (never
+// cleared) when an entry is not finite in Lo.
+#define BATCHSOLVE_REFINEMENT_CONVERT_DOWN(Hi, Lo)                                                                 \
+    void convert_down(int rows, int rows_padded, int cols, const Hi* src, int lds, Lo* dst, int ldd, int* overflow, \
+                      Context& ctx)
+// x += d.
+#define BATCHSOLVE_REFINEMENT_ADD_CORRECTION(Hi, Lo) \
+    void add_correction(int rows, int cols, const Lo* d, int ldd, Hi* x, int ldx, Context& ctx)
+// res = b - A x, A from its uplo triangle: symmetric (A^T = A) or, complex Hermitian (A^H = A, the
+// imaginary parts of the diagonal read as zero). For real data the two are the same.
+#define BATCHSOLVE_REFINEMENT_RESIDUAL(T)                                                                          \
+    void residual(Uplo uplo, Symmetry s, int n, int nrhs, const T* a, int lda, const T* x, int ldx, const T* b, \
+                  int ldb, T* res, int ldr, Context& ctx)
+// sums[i] = sum_k |a_ik| |x_k| for the full matrix from its uplo triangle (x == nullptr: all ones,
+// the row sums, whose maximum is ||A||_inf).
+#define BATCHSOLVE_REFINEMENT_ABS_TIMES(T) \
+    void abs_times(Uplo uplo, int n, const T* a, int lda, const T* x, real_t<T>* sums, Context& ctx)
+// out[j] = max_i |x_ij| (out: cols reals; NaN when a column holds one).
+#define BATCHSOLVE_REFINEMENT_COLUMN_MAX_ABS(T) \
+    void column_max_abs(int rows, int cols, const T* x, int ldx, real_t<T>* out, Context& ctx)
+// out = max_i |res_i| / (s_i + |b_i|) for one right-hand side (0/0 counts as 0).
+#define BATCHSOLVE_REFINEMENT_COMPONENTWISE_RATIO(T) \
+    void componentwise_ratio(int n, const T* res, const real_t<T>* s, const T* b, real_t<T>* out, Context& ctx)
+// out = max_i v_i (real types; NaN when one is).
+#define BATCHSOLVE_REFINEMENT_MAX_OF(T) void max_of(int n, const T* v, T* out, Context& ctx)
+#define BATCHSOLVE_REFINEMENT_COPY_MATRIX(T) \
+    void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx)
+#define BATCHSOLVE_REFINEMENT_FILL_NAN(T) void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx)
+
+#define BATCHSOLVE_REFINEMENT_ROUTINES(ROUTINE)                                              \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_CONVERT_DOWN, "mixed-precision refinement")     \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_ADD_CORRECTION, "mixed-precision refinement")   \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_RESIDUAL, "mixed-precision refinement")          \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_ABS_TIMES, "mixed-precision refinement")         \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_COLUMN_MAX_ABS, "mixed-precision refinement")    \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_COMPONENTWISE_RATIO, "mixed-precision refinement") \
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_REFINEMENT_MAX_OF, "mixed-precision refinement")       \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_COPY_MATRIX, "mixed-precision refinement")       \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_FILL_NAN, "mixed-precision refinement")
+BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)
