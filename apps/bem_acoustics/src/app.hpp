@@ -2,6 +2,7 @@
 // executable share them: mesh loading with checks, solve, validate (Mie), bench (GPU).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct SolveOptions {
     std::string devices;
     int tile = 256;  // batchsolve::cusolvermg_max_tile
     double device_memory_gib = 0;  // cap on each member's memory (0: the device's own)
+    // Burton-Miller combined field instead of the single-operator equation (soft-p0, hard-p1).
+    bool burton_miller = false;
+    // Tests: the device-resident pipeline on the host device (pipeline.hpp) with cpu-lu or cpu-ldlt,
+    // the host pretending to have host_device_memory_cap bytes free (0: no cap).
+    bool emulate_device_on_host = false;
+    std::uint64_t host_device_memory_cap = 0;
 };
 int run_solve(const SolveOptions& o);
 

@@ -2,6 +2,7 @@
 #include "assembly.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -9,6 +10,20 @@
 #include <batchsolve_io/progress.hpp>
 
 namespace bem {
+
+namespace {
+std::atomic<std::uint64_t> host_matrix_bytes{0};
+}
+
+Matrix host_matrix(std::size_t n) {
+    Matrix m;
+    m.n = n;
+    m.a.assign(n * n, cd(0, 0));
+    host_matrix_bytes += std::uint64_t(n) * n * sizeof(cd);
+    return m;
+}
+
+std::uint64_t host_matrix_bytes_allocated() { return host_matrix_bytes.load(); }
 
 void gauss_legendre_01(int order, std::vector<double>& nodes, std::vector<double>& weights) {
     if (order < 1 || order > 64) throw std::invalid_argument("gauss_legendre_01: order must be 1..64");
@@ -202,9 +217,7 @@ cd p0_single_layer_entry(const Geometry& g, const SingularRules& rules, std::siz
 
 Matrix assemble_p0_single_layer(const Geometry& g, double k, const QuadratureOptions& q) {
     const SingularRules rules = make_singular_rules(q.singular_order);
-    Matrix m;
-    m.n = g.n;
-    m.a.assign(g.n * g.n, cd(0, 0));
+    Matrix m = host_matrix(g.n);
     const std::int64_t n = std::int64_t(g.n);
     batchsolve::io::Progress progress("assemble P0 V", std::uint64_t(n));
 #pragma omp parallel for schedule(dynamic, 8)
@@ -291,9 +304,7 @@ void column_block_matvec(const ColumnBlock& block, const cd* local, const cd* x,
 
 Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q) {
     const SingularRules rules = make_singular_rules(q.singular_order);
-    Matrix m;
-    m.n = mesh.vertex_count();
-    m.a.assign(m.n * m.n, cd(0, 0));
+    Matrix m = host_matrix(mesh.vertex_count());
     const std::int64_t n = std::int64_t(g.n);
     const bool hypersingular = op == P1Operator::hypersingular;
     batchsolve::io::Progress progress(hypersingular ? "assemble P1 W" : "assemble P1 V", std::uint64_t(n));
@@ -361,6 +372,120 @@ void assemble_p1_columns(const Geometry& g, std::size_t vertices, double k, P1Op
                 }
         }
     }
+}
+
+// ---- Burton–Miller -----------------------------------------------------------------------------------
+
+void assemble_p0_burton_miller_soft_into(const Geometry& g, double k, const QuadratureOptions& q, cd* a) {
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    const std::size_t n = g.n;
+    const cd eta = burton_miller_coupling(k);
+    // One pass over the lower pairs (i >= j) gives V_ij (symmetric), K'_ij and K'_ji.
+    auto store = [&](std::size_t i, std::size_t j, const kern::P0Combined& v) {
+        const cd vij(v.v.re, v.v.im), kij(v.kp_ij.re, v.kp_ij.im), kji(v.kp_ji.re, v.kp_ji.im);
+        a[i + j * n] = vij + eta * kij;
+        if (i != j) a[j + i * n] = vij + eta * kji;
+    };
+    batchsolve::io::Progress progress("assemble P0 Burton-Miller", std::uint64_t(n));
+#pragma omp parallel for schedule(dynamic, 8)
+    for (std::int64_t jj = 0; jj < std::int64_t(n); ++jj) {
+        const std::size_t j = std::size_t(jj);
+        for (std::size_t i = j; i < n; ++i) {
+            int pa[3], pb[3];
+            if (kern::shared_vertices(&g.tri[3 * i], &g.tri[3 * j], pa, pb) > 0) continue;  // singular pass
+            const bool near = is_near(g, i, j, q.near_factor);
+            const int cnt = near ? g.near_count : g.regular_count;
+            const double* pts = near ? g.near_points.data() : g.regular_points.data();
+            const double* wts = near ? g.near_weights.data() : g.regular_weights.data();
+            store(i, j, kern::p0_combined_tensor_rule(pts + 3 * cnt * i, wts + cnt * i, cnt, pts + 3 * cnt * j, wts + cnt * j, cnt, &g.normal[3 * i],
+                                                      &g.normal[3 * j], k));
+        }
+#pragma omp critical(bem_progress)
+        progress.advance();
+    }
+    const std::int64_t pairs = std::int64_t(g.singular_i.size());
+#pragma omp parallel for schedule(dynamic, 64)
+    for (std::int64_t s = 0; s < pairs; ++s) {
+        const std::size_t i = std::size_t(g.singular_i[std::size_t(s)]), j = std::size_t(g.singular_j[std::size_t(s)]);
+        int pa[3], pb[3];
+        const int shared = kern::shared_vertices(&g.tri[3 * i], &g.tri[3 * j], pa, pb);
+        const std::vector<double>& rule = rules.of_case(shared);
+        store(i, j, kern::p0_combined_pair_rule(reordered(g.panels[i], pa), reordered(g.panels[j], pb), rule.data(), int(rule.size() / 5),
+                                                &g.normal[3 * i], &g.normal[3 * j], g.jacobian[i] * g.jacobian[j], k));
+    }
+    // The identity term: the P0 mass matrix is diagonal, the triangle areas.
+    for (std::size_t i = 0; i < n; ++i) a[i + i * n] += eta * (0.5 * 0.5 * g.jacobian[i]);
+}
+
+Matrix assemble_p0_burton_miller_soft(const Geometry& g, double k, const QuadratureOptions& q) {
+    Matrix m = host_matrix(g.n);
+    assemble_p0_burton_miller_soft_into(g, k, q, m.a.data());
+    return m;
+}
+
+void assemble_p1_burton_miller_hard_into(const Geometry& g, std::size_t vertices, double k, const QuadratureOptions& q, cd* a) {
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    const std::size_t nv = vertices;
+    std::fill(a, a + nv * nv, cd(0, 0));
+    const cd eta = burton_miller_coupling(k);
+    auto accumulate = [&](std::size_t r, std::size_t c, cd v) {
+        double* entry = reinterpret_cast<double*>(&a[r + c * nv]);
+#pragma omp atomic
+        entry[0] += v.real();
+#pragma omp atomic
+        entry[1] += v.imag();
+    };
+    batchsolve::io::Progress progress("assemble P1 Burton-Miller", std::uint64_t(g.n));
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::int64_t jj = 0; jj < std::int64_t(g.n); ++jj) {
+        const std::size_t j = std::size_t(jj);
+        for (std::size_t i = j; i < g.n; ++i) {
+            const kern::P1Pair pair = p1_pair(g, rules, i, j, k, q.near_factor);
+            kern::Cplx w[3][3];
+            kern::p1_local_matrix(pair, true, g.panels[i], g.jacobian[i], &g.normal[3 * i], g.panels[j], g.jacobian[j], &g.normal[3 * j], k, w);
+            kern::P1DoubleLayer dl;
+            int pa[3], pb[3];
+            const int shared = kern::shared_vertices(&g.tri[3 * i], &g.tri[3 * j], pa, pb);
+            if (shared > 0) {
+                const std::vector<double>& rule = rules.of_case(shared);
+                kern::p1_double_layer_pair_rule(reordered(g.panels[i], pa), reordered(g.panels[j], pb), pa, pb, rule.data(), int(rule.size() / 5),
+                                                &g.normal[3 * i], &g.normal[3 * j], g.jacobian[i] * g.jacobian[j], k, dl);
+            } else {
+                const bool near = is_near(g, i, j, q.near_factor);
+                const int cnt = near ? g.near_count : g.regular_count;
+                const double* ref = near ? g.near_ref.data() : g.regular_ref.data();
+                const double* pts = near ? g.near_points.data() : g.regular_points.data();
+                const double* wts = near ? g.near_weights.data() : g.regular_weights.data();
+                kern::p1_double_layer_tensor_rule(pts + 3 * cnt * i, wts + cnt * i, pts + 3 * cnt * j, wts + cnt * j, ref, cnt, &g.normal[3 * i],
+                                                  &g.normal[3 * j], k, dl);
+            }
+            // A = M/2 - K - eta W: W symmetric (the pair and its mirror), K from both orders.
+            for (int p = 0; p < 3; ++p)
+                for (int qq = 0; qq < 3; ++qq) {
+                    const std::size_t ga = std::size_t(g.tri[3 * i + p]), gb = std::size_t(g.tri[3 * j + qq]);
+                    const cd wv(w[p][qq].re, w[p][qq].im);
+                    accumulate(ga, gb, -cd(dl.ij[p][qq].re, dl.ij[p][qq].im) - eta * wv);
+                    if (i != j) accumulate(gb, ga, -cd(dl.ji[p][qq].re, dl.ji[p][qq].im) - eta * wv);
+                }
+        }
+#pragma omp critical(bem_progress)
+        progress.advance();
+    }
+    // The identity term: the P1 mass matrix, area / 12 x (1 + delta_pq) per triangle.
+    for (std::size_t t = 0; t < g.n; ++t) {
+        const double area = 0.5 * g.jacobian[t];
+        for (int p = 0; p < 3; ++p)
+            for (int qq = 0; qq < 3; ++qq) {
+                const std::size_t r = std::size_t(g.tri[3 * t + p]), c = std::size_t(g.tri[3 * t + qq]);
+                a[r + c * nv] += 0.5 * area / 12.0 * (p == qq ? 2.0 : 1.0);
+            }
+    }
+}
+
+Matrix assemble_p1_burton_miller_hard(const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q) {
+    Matrix m = host_matrix(mesh.vertex_count());
+    assemble_p1_burton_miller_hard_into(g, mesh.vertex_count(), k, q, m.a.data());
+    return m;
 }
 
 }  // namespace bem

@@ -64,6 +64,12 @@ struct Matrix {
     cd operator()(std::size_t i, std::size_t j) const { return a[i + j * n]; }
 };
 
+// Every n x n host matrix of the application is allocated here (zero-filled) and counted, so that a
+// test can check that a path makes none (the device-resident pipeline of pipeline.hpp keeps the
+// matrix on the device; only --write-matrix and the CPU paths hold it on the host).
+Matrix host_matrix(std::size_t n);
+std::uint64_t host_matrix_bytes_allocated();  // running total of host_matrix() bytes since start-up
+
 // P0 single layer V_ij = int_Ti int_Tj G(x, y) dy dx: lower triangle computed, mirrored.
 Matrix assemble_p0_single_layer(const Geometry& g, double k, const QuadratureOptions& q = {});
 
@@ -74,6 +80,18 @@ cd p0_single_layer_entry(const Geometry& g, const SingularRules& rules, std::siz
 // - k^2 (n_x . n_y) u v]). Element pairs i >= j are integrated, each contributing to (a, b) and (b, a).
 enum class P1Operator { single_layer, hypersingular };
 Matrix assemble_p1(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q = {});
+
+// Burton–Miller combined-field operators (README, 'Formulations'), coupling eta = i / k; neither is
+// symmetric (the double layers are not), so they need an LU solver.
+//   sound-soft, P0:  A = V + eta (M/2 + K'),   A phi = -(u_inc + eta d_n u_inc)   (phi as for V phi = -u_inc)
+//   sound-hard, P1:  A = M/2 - K - eta W,      A u = u_inc - eta d_n u_inc        (u the total field)
+// K u(x) = int d/dn_y G(x, y) u(y) dy, K' phi(x) = int d/dn_x G(x, y) phi(y) dy, M the mass matrix.
+inline cd burton_miller_coupling(double k) { return cd(0, 1.0 / k); }
+Matrix assemble_p0_burton_miller_soft(const Geometry& g, double k, const QuadratureOptions& q = {});
+Matrix assemble_p1_burton_miller_hard(const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q = {});
+// The same into caller memory (n x n column-major, every entry written).
+void assemble_p0_burton_miller_soft_into(const Geometry& g, double k, const QuadratureOptions& q, cd* a);
+void assemble_p1_burton_miller_hard_into(const Geometry& g, std::size_t vertices, double k, const QuadratureOptions& q, cd* a);
 
 // GPU assembly of the P0 single layer (assembly_cuda.cu): the regular pass one thread per (test,
 // trial) pair of the lower triangle, the singular pairs in a second pass, then the mirror.
@@ -92,6 +110,17 @@ Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const Quadratur
 // triangle. Column-major n x n.
 std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g, double k, const QuadratureOptions& q,
                                                               GpuAssemblyTiming* timing);
+
+// Into device memory `a` of the current CUDA device (order x order, lda = order), nothing copied to
+// the host (the device-resident pipeline, pipeline.hpp): the full matrix, or with lower_only the
+// lower triangle (i >= j) only, what the LDL^T reads (P0: no mirror pass; P1: each contribution
+// added once, half the atomics); the strict upper triangle is then left NaN. Device seconds.
+double assemble_p0_single_layer_device(const Geometry& g, double k, const QuadratureOptions& q, bool lower_only, cd* a, GpuAssemblyTiming* timing);
+double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, bool lower_only, cd* a,
+                          GpuAssemblyTiming* timing);
+// y = A x and row_abs = |A| 1 (host vectors x, y, row_abs of n entries) from device matrix a:
+// lower_symmetric reads the lower triangle of a complex-symmetric A only, else all of it.
+void matvec_device(std::size_t n, const cd* a, bool lower_symmetric, const cd* x, cd* y, double* row_abs);
 
 // ---- column blocks (several devices, issue 30) ------------------------------------------------------
 // The columns one member of a batchsolve::TiledMatrix holds: tiles of `tile` columns dealt round robin

@@ -142,9 +142,38 @@ __global__ void mirror_lower_to_upper(int n, Stored* a) {
     }
 }
 
+// Sets the strict upper triangle to NaN (tiles above the diagonal only).
+__global__ void poison_upper(int n, double2* a) {
+    if (blockIdx.x > blockIdx.y) return;  // tile row > tile column: wholly lower
+    const double nan = __longlong_as_double(0x7ff8000000000000ll);
+    for (int c = threadIdx.y; c < mirror_tile; c += blockDim.y) {
+        const int i = blockIdx.x * mirror_tile + threadIdx.x, j = blockIdx.y * mirror_tile + c;
+        if (i < n && j < n && i < j) a[std::size_t(i) + std::size_t(j) * n] = make_double2(nan, nan);
+    }
+}
+
 // P1: one thread per element pair (i >= j); each adds its 3x3 local matrix at (a, b) and, for
 // i != j, at (b, a) with double-precision atomics (several element pairs share a vertex pair).
-__device__ void add_local(double* a, int nv, const int* tri, int i, int j, const kern::Cplx local[3][3]) {
+// lower_only (what the LDL^T reads): each contribution once, at (max, min) of its vertex pair: half
+// the atomics. A pair i != j that lands on the diagonal (a shared vertex) adds there twice (its two
+// mirrored places coincide); the coincident pair i == j adds (a, b) for a >= b only, since its own
+// (b, a) entry is the same number.
+__device__ inline void atomic_add_cplx(double* at, kern::Cplx v) {
+    atomicAdd(at, v.re);
+    atomicAdd(at + 1, v.im);
+}
+__device__ void add_local(double* a, int nv, const int* tri, int i, int j, const kern::Cplx local[3][3], bool lower_only) {
+    if (lower_only) {
+        for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q) {
+                const int ga = tri[3 * i + p], gb = tri[3 * j + q];
+                if (i == j && ga < gb) continue;
+                const std::size_t r = std::size_t(ga > gb ? ga : gb), c = std::size_t(ga > gb ? gb : ga);
+                const double twice = (i != j && ga == gb) ? 2.0 : 1.0;
+                atomic_add_cplx(a + 2 * (r + c * std::size_t(nv)), twice * local[p][q]);
+            }
+        return;
+    }
     for (int p = 0; p < 3; ++p)
         for (int q = 0; q < 3; ++q) {
             const std::size_t ga = std::size_t(tri[3 * i + p]), gb = std::size_t(tri[3 * j + q]);
@@ -169,6 +198,7 @@ struct P1DeviceGeometry {
     int regular_count, near_count;
     double near_factor, k;
     bool hypersingular;
+    bool lower_only;  // add_local: the lower triangle only (LDL^T), else the whole matrix
 };
 
 // The 3x3 local matrix of regular element pair (i >= j) (no shared vertex), for both P1 assemblies.
@@ -178,8 +208,15 @@ __device__ inline void p1_regular_local(const P1DeviceGeometry& g, int i, int j,
     const double* pts = near ? g.near_points : g.regular_points;
     const double* wts = near ? g.near_weights : g.regular_weights;
     kern::P1Pair pair;
-    kern::p1_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j),
-                         near ? g.near_ref : g.regular_ref, cnt, g.k, pair);
+    // The common (far) case with the point count a compile-time constant, so that the factored
+    // tensor rule's loops unroll and the accumulators stay in registers, as in the P0 pass.
+    if (!near && cnt == regular_points_per_panel)
+        kern::p1_tensor_rule(pts + 3 * regular_points_per_panel * std::size_t(i), wts + regular_points_per_panel * std::size_t(i),
+                             pts + 3 * regular_points_per_panel * std::size_t(j), wts + regular_points_per_panel * std::size_t(j), g.regular_ref,
+                             regular_points_per_panel, g.k, pair);
+    else
+        kern::p1_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j),
+                             near ? g.near_ref : g.regular_ref, cnt, g.k, pair);
     kern::p1_local_matrix(pair, g.hypersingular, g.panels[i], g.jacobian[i], g.normal + 3 * i, g.panels[j], g.jacobian[j], g.normal + 3 * j, g.k,
                           local);
 }
@@ -213,7 +250,7 @@ __global__ void p1_regular_pass(P1DeviceGeometry g, double* a) {
     if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
     kern::Cplx local[3][3];
     p1_regular_local(g, i, j, local);
-    add_local(a, g.nv, g.tri, i, j, local);
+    add_local(a, g.nv, g.tri, i, j, local, g.lower_only);
 }
 
 __global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_i, const int* pair_j, const double* coincident, int coincident_count,
@@ -223,7 +260,7 @@ __global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_
     const int i = pair_i[s], j = pair_j[s];
     kern::Cplx local[3][3];
     p1_singular_local(g, i, j, coincident, coincident_count, edge, edge_count, vertex, vertex_count, local);
-    add_local(a, g.nv, g.tri, i, j, local);
+    add_local(a, g.nv, g.tri, i, j, local, g.lower_only);
 }
 
 // ---- column blocks (assembly.hpp, ColumnBlock) ---------------------------------------------------
@@ -330,6 +367,59 @@ __global__ void columns_matvec(DeviceColumns cols, const double2* a, const doubl
     row_abs[i] = s;
 }
 
+// y = A x and row_abs = |A| 1 for a complex-symmetric A of which only the lower triangle (i >= j) is
+// stored (the residual check of the LDL^T). One block per 32 x 32 tile of the lower triangle, 32 x 8
+// threads: thread (tx, ty) reads entries (row0 + tx, col0 + ty + 8 c), coalesced down the column. An
+// entry adds a x_j to row i and, off the diagonal, a x_i to row j; both are reduced in the block
+// (rows over ty through shared memory, columns over tx in the warp) before one atomic add per row
+// and column of the tile.
+constexpr int matvec_tile = 32, matvec_rows_per_pass = 8;
+__global__ void lower_symmetric_matvec_kernel(int n, const double2* __restrict__ a, const double2* __restrict__ x, double* y, double* row_abs) {
+    const int bi = blockIdx.x, bj = blockIdx.y;
+    if (bi < bj) return;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = bi * matvec_tile + tx;
+    const double2 xi = i < n ? x[i] : make_double2(0, 0);
+    double rre = 0, rim = 0, rs = 0;
+    for (int c = ty; c < matvec_tile; c += matvec_rows_per_pass) {
+        const int j = bj * matvec_tile + c;
+        const bool valid = i < n && j < n && i >= j;
+        const double2 v = valid ? a[std::size_t(i) + std::size_t(j) * std::size_t(n)] : make_double2(0, 0);
+        const double av = valid ? hypot(v.x, v.y) : 0.0;
+        const double2 xj = j < n ? x[j] : make_double2(0, 0);
+        rre += v.x * xj.x - v.y * xj.y;
+        rim += v.x * xj.y + v.y * xj.x;
+        rs += av;
+        const bool mirrored = valid && i != j;
+        double cre = mirrored ? v.x * xi.x - v.y * xi.y : 0.0, cim = mirrored ? v.x * xi.y + v.y * xi.x : 0.0, cs = mirrored ? av : 0.0;
+        for (int off = 16; off > 0; off >>= 1) {
+            cre += __shfl_down_sync(0xffffffffu, cre, off);
+            cim += __shfl_down_sync(0xffffffffu, cim, off);
+            cs += __shfl_down_sync(0xffffffffu, cs, off);
+        }
+        if (tx == 0 && j < n && (cre != 0 || cim != 0 || cs != 0)) {
+            atomicAdd(y + 2 * j, cre);
+            atomicAdd(y + 2 * j + 1, cim);
+            atomicAdd(row_abs + j, cs);
+        }
+    }
+    __shared__ double part[3][matvec_rows_per_pass][matvec_tile];
+    part[0][ty][tx] = rre;
+    part[1][ty][tx] = rim;
+    part[2][ty][tx] = rs;
+    __syncthreads();
+    if (ty == 0 && i < n) {
+        for (int r = 1; r < matvec_rows_per_pass; ++r) {
+            rre += part[0][r][tx];
+            rim += part[1][r][tx];
+            rs += part[2][r][tx];
+        }
+        atomicAdd(y + 2 * i, rre);
+        atomicAdd(y + 2 * i + 1, rim);
+        atomicAdd(row_abs + i, rs);
+    }
+}
+
 DeviceColumns device_columns(const ColumnBlock& b) {
     return {b.member, b.members, b.tile, (long long)b.local_columns, (long long)b.order};
 }
@@ -343,23 +433,18 @@ bool gpu_available() {
 
 namespace {
 
-// Assembles into device memory of `Stored` (double2: full matrix, lower triangle mirrored; float2:
-// the lower triangle only, what a single-precision factorisation reads) and copies it to `host`.
+// Assembles into device memory `a` of `Stored` (double2: full matrix with the mirror pass, or the
+// lower triangle only; float2: the lower triangle, what a single-precision factorisation reads).
+// The whole matrix is poisoned first (NaN bytes), so that an entry no pass writes shows up in every
+// check (the upper triangle stays NaN without the mirror).
 template <class Stored>
-void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q, bool mirror, GpuAssemblyTiming* timing, Stored* host) {
-    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+void assemble_p0_into(const Geometry& g, double k, const QuadratureOptions& q, bool mirror, GpuAssemblyTiming* timing, Stored* a_device) {
     if (g.regular_count != regular_points_per_panel) throw std::logic_error("GPU assembly: the regular rule changed size; update regular_points_per_panel");
     const std::size_t n = g.n;
-    const double matrix_bytes = double(n) * double(n) * sizeof(Stored);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const double geometry_bytes = double(n) * (3 * 4 + 16 * 8 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
-    if (matrix_bytes + geometry_bytes > double(free_bytes))
-        throw std::runtime_error("GPU assembly: the P0 matrix of order " + std::to_string(n) + " needs " +
-                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
-                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     cudaEvent_t e0, e1, e2, e3, e4;
     for (cudaEvent_t* e : {&e0, &e1, &e2, &e3, &e4}) check(cudaEventCreate(e), "cudaEventCreate");
 
@@ -370,8 +455,9 @@ void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q,
     DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
     DeviceArray<kern::Panel> panels(g.panels);
     DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
-    DeviceArray<Stored> a(n * n);
-    // Poisoned first (NaN bytes), so that an entry no pass writes shows up in every check.
+    struct View {
+        Stored* data;
+    } a{a_device};
     check(cudaMemset(a.data, 0xff, n * n * sizeof(Stored)), "poison");
     cudaEventRecord(e1);
     const dim3 block(regular_block_x, regular_block_y);
@@ -406,16 +492,57 @@ void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q,
         timing->total_s = (ms[1] + ms[2] + ms[3]) / 1e3;
         timing->device = prop.name;
     }
-    check(cudaMemcpy(host, a.data, n * n * sizeof(Stored), cudaMemcpyDeviceToHost), "download");
     for (cudaEvent_t e : {e0, e1, e2, e3, e4}) cudaEventDestroy(e);
+}
+
+// The same into a temporary device matrix, then copied to `host` (the host-matrix paths and bench).
+template <class Stored>
+void assemble_on_device(const Geometry& g, double k, const QuadratureOptions& q, bool mirror, GpuAssemblyTiming* timing, Stored* host) {
+    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+    const std::size_t n = g.n;
+    const double matrix_bytes = double(n) * double(n) * sizeof(Stored);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const double geometry_bytes = double(n) * (3 * 4 + 16 * 8 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
+    if (matrix_bytes + geometry_bytes > double(free_bytes))
+        throw std::runtime_error("GPU assembly: the P0 matrix of order " + std::to_string(n) + " needs " +
+                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
+                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
+    DeviceArray<Stored> a(n * n);
+    assemble_p0_into(g, k, q, mirror, timing, a.data);
+    check(cudaMemcpy(host, a.data, n * n * sizeof(Stored), cudaMemcpyDeviceToHost), "download");
 }
 
 }  // namespace
 
+double assemble_p0_single_layer_device(const Geometry& g, double k, const QuadratureOptions& q, bool lower_only, cd* a, GpuAssemblyTiming* timing) {
+    GpuAssemblyTiming t;
+    assemble_p0_into(g, k, q, !lower_only, &t, reinterpret_cast<double2*>(a));
+    if (timing) *timing = t;
+    return t.total_s;
+}
+
+void matvec_device(std::size_t n, const cd* a, bool lower_symmetric, const cd* x, cd* y, double* row_abs) {
+    DeviceArray<double2> dx(n), dy(n);
+    DeviceArray<double> drow(n);
+    check(cudaMemcpy(dx.data, x, n * sizeof(double2), cudaMemcpyHostToDevice), "upload x");
+    if (lower_symmetric) {
+        check(cudaMemset(dy.data, 0, n * sizeof(double2)), "clear A x");
+        check(cudaMemset(drow.data, 0, n * sizeof(double)), "clear row sums");
+        const unsigned tiles = unsigned((n + matvec_tile - 1) / matvec_tile);
+        lower_symmetric_matvec_kernel<<<dim3(tiles, tiles), dim3(matvec_tile, matvec_rows_per_pass)>>>(
+            int(n), reinterpret_cast<const double2*>(a), dx.data, reinterpret_cast<double*>(dy.data), drow.data);
+    } else {
+        const DeviceColumns all{0, 1, int(n), (long long)n, (long long)n};
+        columns_matvec<<<unsigned((n + 127) / 128), 128>>>(all, reinterpret_cast<const double2*>(a), dx.data, dy.data, drow.data);
+    }
+    check(cudaGetLastError(), "residual matvec launch");
+    check(cudaMemcpy(y, dy.data, n * sizeof(double2), cudaMemcpyDeviceToHost), "download A x");
+    check(cudaMemcpy(row_abs, drow.data, n * sizeof(double), cudaMemcpyDeviceToHost), "download row sums");
+}
+
 Matrix assemble_p0_single_layer_gpu(const Geometry& g, double k, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
-    Matrix m;
-    m.n = g.n;
-    m.a.resize(g.n * g.n);
+    Matrix m = host_matrix(g.n);
     assemble_on_device(g, k, q, true, timing, reinterpret_cast<double2*>(m.a.data()));
     return m;
 }
@@ -426,19 +553,13 @@ std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g,
     return lower;
 }
 
-Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
-    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
-    const std::size_t n = g.n, nv = mesh.vertex_count();
-    const double matrix_bytes = double(nv) * double(nv) * 16;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const double geometry_bytes = double(n) * (3 * 4 + 160 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
-    if (matrix_bytes + geometry_bytes > double(free_bytes))
-        throw std::runtime_error("GPU assembly: the P1 matrix of order " + std::to_string(nv) + " needs " +
-                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
-                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
+double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, bool lower_only, cd* a_device,
+                          GpuAssemblyTiming* timing) {
+    const std::size_t n = g.n, nv = vertices;
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     const SingularRules rules = make_singular_rules(q.singular_order);
     DeviceArray<int> tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j);
     DeviceArray<double> centroid(g.centroid), diameter(g.diameter), jacobian(g.jacobian), normal(g.normal);
@@ -446,11 +567,20 @@ Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator
     DeviceArray<double> reg_ref(g.regular_ref), near_ref(g.near_ref);
     DeviceArray<kern::Panel> panels(g.panels);
     DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
-    DeviceArray<double> a(2 * nv * nv);
-    check(cudaMemset(a.data, 0, nv * nv * 16), "clear");  // accumulated into: zero, not poison (checked finite below)
+    struct View {
+        double* data;
+    } a{reinterpret_cast<double*>(a_device)};
+    // Accumulated into: zero, not poison. Lower only: the upper triangle is poisoned (NaN bytes), so
+    // that a reader of it shows up.
+    check(cudaMemset(a.data, 0, nv * nv * 16), "clear");
+    if (lower_only) {
+        const unsigned tiles = unsigned((nv + mirror_tile - 1) / mirror_tile);
+        poison_upper<<<dim3(tiles, tiles), dim3(mirror_tile, 8)>>>(int(nv), reinterpret_cast<double2*>(a.data));
+        check(cudaGetLastError(), "poison launch");
+    }
     P1DeviceGeometry dg{int(n), int(nv), tri.data, panels.data, jacobian.data, normal.data, centroid.data, diameter.data,
                         reg_pts.data, reg_w.data, reg_ref.data, near_pts.data, near_w.data, near_ref.data,
-                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular};
+                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular, lower_only};
     cudaEvent_t e0, e1, e2;
     for (cudaEvent_t* e : {&e0, &e1, &e2}) check(cudaEventCreate(e), "cudaEventCreate");
     cudaEventRecord(e0);
@@ -475,11 +605,25 @@ Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator
         timing->total_s = (ms[0] + ms[1]) / 1e3;
         timing->device = prop.name;
     }
-    Matrix m;
-    m.n = nv;
-    m.a.resize(nv * nv);
-    check(cudaMemcpy(m.a.data(), a.data, nv * nv * 16, cudaMemcpyDeviceToHost), "download");
     for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
+    return (ms[0] + ms[1]) / 1e3;
+}
+
+Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
+    if (!gpu_available()) throw std::runtime_error("GPU assembly: no CUDA device");
+    const std::size_t n = g.n, nv = mesh.vertex_count();
+    const double matrix_bytes = double(nv) * double(nv) * 16;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const double geometry_bytes = double(n) * (3 * 4 + 160 + 3 * 8 * (g.regular_count + g.near_count)) + 64e6;
+    if (matrix_bytes + geometry_bytes > double(free_bytes))
+        throw std::runtime_error("GPU assembly: the P1 matrix of order " + std::to_string(nv) + " needs " +
+                                 std::to_string((matrix_bytes + geometry_bytes) / double(1 << 30)) + " GiB of GPU memory, " +
+                                 std::to_string(double(free_bytes) / double(1 << 30)) + " GiB free");
+    DeviceArray<cd> a(nv * nv);
+    assemble_p1_device(g, nv, k, op, q, false, a.data, timing);
+    Matrix m = host_matrix(nv);
+    check(cudaMemcpy(m.a.data(), a.data, nv * nv * 16, cudaMemcpyDeviceToHost), "download");
     return m;
 }
 
@@ -555,7 +699,7 @@ double assemble_p1_columns_gpu(const Geometry& g, std::size_t vertices, double k
     check(cudaMemset(a, 0, std::size_t(block.local_columns * block.order) * 16), "clear");  // accumulated into
     P1DeviceGeometry pg{int(g.n), int(vertices), dg.tri.data, dg.panels.data, dg.jacobian.data, dg.normal.data, dg.centroid.data, dg.diameter.data,
                         dg.reg_pts.data, dg.reg_w.data, dg.reg_ref.data, dg.near_pts.data, dg.near_w.data, dg.near_ref.data,
-                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular};
+                        g.regular_count, g.near_count, q.near_factor, k, op == P1Operator::hypersingular, false};
     EventTimer timer;
     const DeviceColumns cols = device_columns(block);
     if (block.local_columns > 0) {

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "assembly.hpp"
+#include "pipeline.hpp"
 #include "solver.hpp"
 
 namespace bem {
@@ -30,6 +31,26 @@ double assemble_p1_columns_gpu(const Geometry&, std::size_t, double, P1Operator,
 
 void column_block_matvec_gpu(const ColumnBlock&, const cd*, const cd*, cd*, double*) {
     throw std::runtime_error("GPU residual: bem_acoustics was built without CUDA");
+}
+
+double assemble_p0_single_layer_device(const Geometry&, double, const QuadratureOptions&, bool, cd*, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
+double assemble_p1_device(const Geometry&, std::size_t, double, P1Operator, const QuadratureOptions&, bool, cd*, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
+void matvec_device(std::size_t, const cd*, bool, const cd*, cd*, double*) {
+    throw std::runtime_error("GPU residual: bem_acoustics was built without CUDA");
+}
+
+std::unique_ptr<ResidentDevice> make_cuda_resident_device(int) {
+    throw std::runtime_error("device-resident solve: bem_acoustics was built without CUDA");
+}
+
+SolveResult solve_gpu_in_place(SolveMethod method, std::size_t, cd*, const std::vector<cd>&) {
+    throw std::runtime_error(std::string("solver ") + to_string(method) + ": bem_acoustics was built without CUDA");
 }
 
 SolveResult solve_gpu(SolveMethod method, const Matrix&, const std::vector<cd>&) {

@@ -146,17 +146,26 @@ BEM_HD void p1_pair_rule(const Panel& test, const Panel& trial, const int pa[3],
 }
 
 // Disjoint pairs: per-panel physical points and weights (Jacobian included) of the same reference
-// rule `ref` (x1, x2, w per point).
+// rule `ref` (x1, x2, w per point). Factored like the P0 rule: for each test point the trial sums
+// row[q] = sum_b w_b G(x_a, y_b) lambda_q(y_b) (3 complex accumulations per kernel evaluation instead
+// of 10), then basis[p][q] += w_a lambda_p(x_a) row[q] once per test point; `plain` is the sum of all
+// nine (the barycentric functions sum to one), so it costs nothing per evaluation.
 BEM_HD void p1_tensor_rule(const double* test_points, const double* test_weights, const double* trial_points, const double* trial_weights,
                            const double* ref, int count, double k, P1Pair& out) {
     p1_clear(out);
     for (int a = 0; a < count; ++a) {
-        const double la[3] = {1 - ref[3 * a], ref[3 * a] - ref[3 * a + 1], ref[3 * a + 1]};
+        Cplx row[3] = {{0, 0}, {0, 0}, {0, 0}};
         for (int b = 0; b < count; ++b) {
             const double lb[3] = {1 - ref[3 * b], ref[3 * b] - ref[3 * b + 1], ref[3 * b + 1]};
-            p1_add(out, la, lb, (test_weights[a] * trial_weights[b]) * green(distance(test_points + 3 * a, trial_points + 3 * b), k));
+            const Cplx g = trial_weights[b] * green(distance(test_points + 3 * a, trial_points + 3 * b), k);
+            for (int q = 0; q < 3; ++q) row[q] = row[q] + lb[q] * g;
         }
+        const double la[3] = {1 - ref[3 * a], ref[3 * a] - ref[3 * a + 1], ref[3 * a + 1]};
+        for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q) out.basis[p][q] = out.basis[p][q] + (test_weights[a] * la[p]) * row[q];
     }
+    for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) out.plain = out.plain + out.basis[p][q];
 }
 
 // Surface curl of the barycentric function of vertex v on a panel: -(P_{v+2} - P_{v+1}) / jacobian
@@ -184,6 +193,107 @@ BEM_HD void p1_local_matrix(const P1Pair& p, bool hypersingular, const Panel& te
             const double cc = ci[a][0] * cj[b][0] + ci[a][1] * cj[b][1] + ci[a][2] * cj[b][2];
             local[a][b] = cc * p.plain + (-k * k * nn) * p.basis[a][b];
         }
+}
+
+// ---- double-layer kernels (Burton–Miller) -------------------------------------------------------
+
+BEM_HD Cplx operator*(Cplx a, Cplx b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+
+// G(r) and h(r) = G'(r) / r = G(r) (i k - 1/r) / r, so that grad_x G(x, y) = h (x - y):
+// the normal derivatives are d/dn_x G = h (x - y) . n_x and d/dn_y G = h (y - x) . n_y.
+BEM_HD void green_and_gradient(double r, double k, Cplx& g, Cplx& h) {
+    g = green(r, k);
+    const double inv_r = 1.0 / r;
+    h = inv_r * (g * Cplx{-inv_r, k});
+}
+
+// The P0 integrals of one pair (x on the test panel i, y on the trial panel j) that the combined
+// sound-soft equation needs, from one pass over the points: V_ij = int int G, the adjoint double layer
+// K'_ij = int int d/dn_x G (n_x = n_i) and K'_ji = int_Tj int_Ti d/dn G (normal n_j, the mirrored pair).
+struct P0Combined {
+    Cplx v, kp_ij, kp_ji;
+};
+BEM_HD void p0_combined_add(P0Combined& out, const double x[3], const double y[3], const double ni[3], const double nj[3], double w, double k) {
+    const double d[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]};
+    Cplx g, h;
+    green_and_gradient(sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), k, g, h);
+    out.v = out.v + w * g;
+    out.kp_ij = out.kp_ij + (w * (d[0] * ni[0] + d[1] * ni[1] + d[2] * ni[2])) * h;
+    out.kp_ji = out.kp_ji + (-w * (d[0] * nj[0] + d[1] * nj[1] + d[2] * nj[2])) * h;
+}
+// Disjoint pairs: per-panel physical points with Jacobian-weighted weights.
+BEM_HD P0Combined p0_combined_tensor_rule(const double* test_points, const double* test_weights, int test_count, const double* trial_points,
+                                          const double* trial_weights, int trial_count, const double ni[3], const double nj[3], double k) {
+    P0Combined out{{0, 0}, {0, 0}, {0, 0}};
+    for (int a = 0; a < test_count; ++a)
+        for (int b = 0; b < trial_count; ++b)
+            p0_combined_add(out, test_points + 3 * a, trial_points + 3 * b, ni, nj, test_weights[a] * trial_weights[b], k);
+    return out;
+}
+// Vertex-sharing pairs (reordered panels, Sauter–Schwab rule); `jacobian` the product of both.
+BEM_HD P0Combined p0_combined_pair_rule(const Panel& test, const Panel& trial, const double* rule, int count, const double ni[3], const double nj[3],
+                                        double jacobian, double k) {
+    P0Combined out{{0, 0}, {0, 0}, {0, 0}};
+    for (int q = 0; q < count; ++q) {
+        const double* r = rule + 5 * q;
+        double x[3], y[3];
+        panel_point(test, r[0], r[1], x);
+        panel_point(trial, r[2], r[3], y);
+        p0_combined_add(out, x, y, ni, nj, r[4] * jacobian, k);
+    }
+    return out;
+}
+
+// P1 double layer of one pair, both orders: ij[p][q] = int int lambda_p(x) lambda_q(y) d/dn_y G (x on
+// panel i, y on panel j, normal n_j: the entry (tri_i[p], tri_j[q]) of K), ji[p][q] = the same with
+// d/dn_x G (normal n_i: the mirrored pair's contribution at (tri_j[q], tri_i[p])).
+struct P1DoubleLayer {
+    Cplx ij[3][3], ji[3][3];
+};
+BEM_HD void p1_double_layer_clear(P1DoubleLayer& p) {
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) p.ij[a][b] = p.ji[a][b] = {0, 0};
+}
+BEM_HD void p1_double_layer_add(P1DoubleLayer& out, const double x[3], const double y[3], const double la[3], const double lb[3],
+                                const double ni[3], const double nj[3], double w, double k) {
+    const double d[3] = {x[0] - y[0], x[1] - y[1], x[2] - y[2]};
+    Cplx g, h;
+    green_and_gradient(sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), k, g, h);
+    const Cplx hy = (-w * (d[0] * nj[0] + d[1] * nj[1] + d[2] * nj[2])) * h;
+    const Cplx hx = (w * (d[0] * ni[0] + d[1] * ni[1] + d[2] * ni[2])) * h;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            out.ij[a][b] = out.ij[a][b] + (la[a] * lb[b]) * hy;
+            out.ji[a][b] = out.ji[a][b] + (la[a] * lb[b]) * hx;
+        }
+}
+BEM_HD void p1_double_layer_tensor_rule(const double* test_points, const double* test_weights, const double* trial_points, const double* trial_weights,
+                                        const double* ref, int count, const double ni[3], const double nj[3], double k, P1DoubleLayer& out) {
+    p1_double_layer_clear(out);
+    for (int a = 0; a < count; ++a) {
+        const double la[3] = {1 - ref[3 * a], ref[3 * a] - ref[3 * a + 1], ref[3 * a + 1]};
+        for (int b = 0; b < count; ++b) {
+            const double lb[3] = {1 - ref[3 * b], ref[3 * b] - ref[3 * b + 1], ref[3 * b + 1]};
+            p1_double_layer_add(out, test_points + 3 * a, trial_points + 3 * b, la, lb, ni, nj, test_weights[a] * trial_weights[b], k);
+        }
+    }
+}
+BEM_HD void p1_double_layer_pair_rule(const Panel& test, const Panel& trial, const int pa[3], const int pb[3], const double* rule, int count,
+                                      const double ni[3], const double nj[3], double jacobian, double k, P1DoubleLayer& out) {
+    p1_double_layer_clear(out);
+    for (int q = 0; q < count; ++q) {
+        const double* r = rule + 5 * q;
+        double x[3], y[3];
+        panel_point(test, r[0], r[1], x);
+        panel_point(trial, r[2], r[3], y);
+        const double rx[3] = {1 - r[0], r[0] - r[1], r[1]}, ry[3] = {1 - r[2], r[2] - r[3], r[3]};
+        double la[3], lb[3];
+        for (int m = 0; m < 3; ++m) {
+            la[pa[m]] = rx[m];
+            lb[pb[m]] = ry[m];
+        }
+        p1_double_layer_add(out, x, y, la, lb, ni, nj, r[4] * jacobian, k);
+    }
 }
 
 }  // namespace bem::kern

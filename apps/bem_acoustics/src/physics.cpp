@@ -23,7 +23,7 @@ const char* to_string(Formulation f) {
 Formulation parse_formulation(const std::string& text) {
     for (Formulation f : {Formulation::soft_p0, Formulation::soft_p1, Formulation::hard_p1})
         if (text == to_string(f)) return f;
-    throw std::invalid_argument("--formulation: expected soft-p0, soft-p1 or hard-p1, got '" + text + "'");
+    throw std::invalid_argument("--formulation: expected soft-p0, soft-p1, hard-p1, soft-p0-bm or hard-p1-bm, got '" + text + "'");
 }
 
 cd Incident::value(const double x[3], double k) const {
@@ -57,6 +57,51 @@ std::vector<cd> right_hand_side(Formulation f, const Mesh& mesh, const Geometry&
             }
         }
     return b;
+}
+
+Formulation parse_formulation(const std::string& text, bool& burton_miller) {
+    const std::string suffix = "-bm";
+    burton_miller = text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (!burton_miller) return parse_formulation(text);
+    const std::string base = text.substr(0, text.size() - suffix.size());
+    if (base != "soft-p0" && base != "hard-p1")
+        throw std::invalid_argument("--formulation: expected soft-p0, soft-p1, hard-p1, soft-p0-bm or hard-p1-bm, got '" + text + "'");
+    return parse_formulation(base);
+}
+
+bool has_burton_miller(Formulation f) { return f == Formulation::soft_p0 || f == Formulation::hard_p1; }
+
+namespace {
+void require_burton_miller(Formulation f) {
+    if (!has_burton_miller(f))
+        throw std::invalid_argument(std::string("--formulation: Burton-Miller is implemented for soft-p0 and hard-p1, not ") + to_string(f));
+}
+}  // namespace
+
+std::vector<cd> right_hand_side_burton_miller(Formulation f, const Mesh& mesh, const Geometry& g, const Incident& inc, double k) {
+    require_burton_miller(f);
+    const bool p0 = f == Formulation::soft_p0;
+    const cd eta = burton_miller_coupling(k);
+    std::vector<cd> b(p0 ? g.n : mesh.vertex_count(), cd(0, 0));
+    for (std::size_t t = 0; t < g.n; ++t)
+        for (int q = 0; q < g.near_count; ++q) {
+            const double* x = &g.near_points[3 * (t * g.near_count + q)];
+            const double w = g.near_weights[t * g.near_count + q];
+            const cd u = inc.value(x, k), dn = inc.normal_derivative(x, &g.normal[3 * t], k);
+            if (p0) {
+                b[t] += w * -(u + eta * dn);
+            } else {
+                const double* ref = &g.near_ref[3 * q];
+                const double lambda[3] = {1 - ref[0], ref[0] - ref[1], ref[1]};
+                for (int a = 0; a < 3; ++a) b[std::size_t(g.tri[3 * t + a])] += w * lambda[a] * (u - eta * dn);
+            }
+        }
+    return b;
+}
+
+Matrix assemble_burton_miller(Formulation f, const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q) {
+    require_burton_miller(f);
+    return f == Formulation::soft_p0 ? assemble_p0_burton_miller_soft(g, k, q) : assemble_p1_burton_miller_hard(mesh, g, k, q);
 }
 
 Matrix assemble(Formulation f, const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q) {
@@ -188,6 +233,29 @@ std::complex<double> mie_far_field(bool sound_hard, double k, double a, double t
     }
     // u_s = -sum (2n+1) i^n ratio_n h_n(kr) P_n and h_n(kr) ~ (-i)^(n+1) exp(ikr)/(kr): F = (i/k) sum (2n+1) ratio_n P_n.
     return I / k * sum;
+}
+
+std::complex<double> mie_surface_field(bool sound_hard, double k, double a, double theta) {
+    const double ka = k * a;
+    const int nmax = mie_terms(ka);
+    std::vector<double> j, y, p;
+    spherical_bessel(nmax + 1, ka, j, y);
+    legendre(nmax, std::cos(theta), p);
+    cd sum = 0, in = 1;  // in = i^n
+    for (int n = 0; n <= nmax; ++n, in *= I) {
+        const cd h(j[std::size_t(n)], y[std::size_t(n)]);
+        // Wronskian j_n y_n' - j_n' y_n = 1/x^2: soft, d_r u(a) = k sum (2n+1) i^n (j_n' h_n - j_n h_n') / h_n P_n
+        // = -i / (k a^2) sum (2n+1) i^n P_n / h_n; hard, u(a) = sum (2n+1) i^n (j_n h_n' - j_n' h_n) / h_n' P_n
+        // = i / (ka)^2 sum (2n+1) i^n P_n / h_n'.
+        if (!sound_hard) {
+            sum += double(2 * n + 1) * in * p[std::size_t(n)] / h;
+        } else {
+            const cd hd(n / ka * j[std::size_t(n)] - j[std::size_t(n) + 1], n / ka * y[std::size_t(n)] - y[std::size_t(n) + 1]);
+            sum += double(2 * n + 1) * in * p[std::size_t(n)] / hd;
+        }
+    }
+    // soft: phi = -d_n u (V phi = -u_inc, u_s = S phi); hard: the total field.
+    return sound_hard ? I / (ka * ka) * sum : I / (k * a * a) * sum;
 }
 
 double relative_l2_error(const std::vector<cd>& f, const std::vector<cd>& ref) {

@@ -19,6 +19,8 @@ enum class Formulation {
 };
 const char* to_string(Formulation f);
 Formulation parse_formulation(const std::string& text);  // soft-p0 | soft-p1 | hard-p1
+// The same, and soft-p0-bm | hard-p1-bm: the formulation's Burton-Miller equation (burton_miller set).
+Formulation parse_formulation(const std::string& text, bool& burton_miller);
 
 struct Incident {
     bool point_source = false;
@@ -32,6 +34,13 @@ struct Incident {
 std::vector<cd> right_hand_side(Formulation f, const Mesh& mesh, const Geometry& g, const Incident& inc, double k);
 // The operator matrix of the formulation (CPU assembly).
 Matrix assemble(Formulation f, const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q = {});
+
+// Burton–Miller combined field (assembly.hpp, coupling i/k): the same unknowns, far field and
+// output as the formulation, an operator without interior resonances. soft-p0 and hard-p1 only
+// (others: std::invalid_argument naming --formulation).
+bool has_burton_miller(Formulation f);
+std::vector<cd> right_hand_side_burton_miller(Formulation f, const Mesh& mesh, const Geometry& g, const Incident& inc, double k);
+Matrix assemble_burton_miller(Formulation f, const Mesh& mesh, const Geometry& g, double k, const QuadratureOptions& q = {});
 
 // Far-field pattern F(d) with u_s(r d) ~ exp(i k r) / r F(d), for unit directions d.
 std::vector<cd> far_field(Formulation f, const Mesh& mesh, const Geometry& g, const std::vector<cd>& coefficients, double k,
@@ -49,6 +58,9 @@ int mie_terms(double ka);
 // Far-field pattern of a plane wave scattered by a sphere of radius a, at angle theta from the
 // incident direction (same normalisation as far_field()).
 std::complex<double> mie_far_field(bool sound_hard, double k, double a, double theta);
+// The surface unknown of the formulation on the sphere of radius a at angle theta from the incident
+// direction: sound-soft phi = -d_n u (the density of V phi = -u_inc), sound-hard the total field u.
+std::complex<double> mie_surface_field(bool sound_hard, double k, double a, double theta);
 // Relative L2 error sqrt(sum |F - F_ref|^2 / sum |F_ref|^2).
 double relative_l2_error(const std::vector<cd>& f, const std::vector<cd>& ref);
 

@@ -48,6 +48,9 @@ double scaled_residual(const Matrix& a, const std::vector<cd>& x, const std::vec
 std::uint64_t gpu_solve_bytes(SolveMethod method, std::size_t n);
 // GPU half (solver_cuda.cu or the stub).
 SolveResult solve_gpu(SolveMethod method, const Matrix& a, const std::vector<cd>& b);
+// cuSOLVER LU / ZCgesv / ZYgesv on a matrix already in device memory (device_a, n x n, lda n),
+// which is overwritten (the factor); x comes back, scaled_residual is left 0 (pipeline.hpp computes it).
+SolveResult solve_gpu_in_place(SolveMethod method, std::size_t n, cd* device_a, const std::vector<cd>& b);
 
 // Interior-resonance heuristic: a 1-norm condition estimate above this multiple of the matrix order
 // is reported as a likely interior resonance. Measured on the icosphere (README, 'Interior

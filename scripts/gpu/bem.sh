@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bem on one H200 (about 200 s): the device-resident pipeline of `bem solve --assembly gpu` on a P1
+# sphere of n = 32,492 (geo:57, soft and hard, gpu-ldlt), P0 spheres of n = 32,000 and 64,980
+# (geo:40, geo:57, gpu-ldlt), and Burton-Miller against the single-operator equations at the unit
+# sphere's first interior eigenvalues (soft: ka = pi; hard: ka = 2.0816) on CPU-assembled spheres.
+# Wall seconds, stage times, peak host/device memory and the far-field error against Mie go to
+# $OUT/bem/summary.csv (and the console table last); every run's console is $OUT/bem/<case>.log.
+# Run from the repository root with the bundle unpacked at /tmp/bundle.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/bem; mkdir -p "$out"
+run=/tmp/bundle/run
+prog=bem_gpu; [[ -x /tmp/bundle/bin/bem_gpu ]] || prog=bem
+budget=${BEM_BUDGET_S:-190}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv | tee "$out/gpu.txt"
+git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
+echo "case,formulation,mesh,k,n,rc,wall_s,assembly_s,assembly_kernels_s,solve_s,residual_s,outputs_s,peak_host_gib,peak_device_gib,scaled_residual,mie_error,path" > "$out/summary.csv"
+
+# case name, seconds allowed, then the bem solve arguments.
+solve_case() {
+  local name=$1 limit=$2; shift 2
+  local l; l=$(left)
+  (( l < 10 )) && { echo "$name: skipped (budget)"; echo "$name,,,,,skipped,,,,,,,,,,," >> "$out/summary.csv"; return; }
+  (( limit > l )) && limit=$l
+  local t0=$EPOCHREALTIME
+  timeout -k 5 "$limit" "$run" "$prog" solve "$@" -o "/tmp/bem-$name" --force --angles 361 > "$out/$name.log" 2>&1
+  local rc=$? t1=$EPOCHREALTIME
+  python3 - "$out/$name.log" "$name" "$rc" "$t0" "$t1" "$@" >> "$out/summary.csv" <<'PY'
+import re, sys
+log, name, rc, t0, t1, args = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6:]
+text = open(log, errors="replace").read()
+def arg(flag, default=""):
+    return args[args.index(flag) + 1] if flag in args else default
+def num(pattern, where=text):
+    m = re.search(pattern, where)
+    return m.group(1) if m else ""
+stages = num(r"(  stages:[^\n]*)")
+kline = num(r"(\nk = [^\n]*)")
+path = num(r"; ([^;]*?): (?:[\d.]+ s, )?scaled residual", kline).replace('"', "'")
+row = [name, arg("--formulation", "soft-p0"), arg("--mesh"), arg("-k"), num(r"n = (\d+)", kline), rc, "%.2f" % (t1 - t0),
+       num(r"assembly ([\d.]+) s", stages), num(r"kernels ([\d.]+) s", stages), num(r"solve ([\d.]+) s", stages),
+       num(r"residual ([\d.]+) s", stages), num(r"outputs ([\d.]+) s", stages), num(r"host ([\d.]+) GiB", stages),
+       num(r"device ([\d.]+) GiB", stages), num(r"scaled residual ([\d.e+-]+)", kline), num(r"relative L2 error ([\d.e+-]+)"), '"' + path + '"']
+print(",".join(str(c) for c in row))
+PY
+  tail -n 4 "$out/$name.log"
+}
+
+# The device-resident pipeline (matrix never on the host).
+solve_case p1-soft-geo57 40 --mesh geo:57 --formulation soft-p1 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
+
+solve_case p1-hard-geo57 40 --mesh geo:57 --formulation hard-p1 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
+solve_case p0-soft-geo40 30 --mesh geo:40 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
+solve_case p0-soft-geo57 60 --mesh geo:57 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
+# The memory plan refusing a system above one GPU (P0 geo:80, n = 128,000: 244 GiB of A alone).
+timeout 20 "$run" "$prog" solve --mesh geo:80 -k 20 --assembly gpu --solver gpu-ldlt -o /tmp/bem-refuse --force > "$out/refuse-geo80.log" 2>&1
+echo "refuse-geo80: rc=$? $(grep -o 'needs.*' "$out/refuse-geo80.log" | head -c 400)"
+# Burton-Miller at the first interior eigenvalues, CPU assembly (the combined operators), cuSOLVER LU.
+for k in 3.14159265 3.1448; do
+  solve_case "soft-sl-ico4-k$k" 25 --mesh ico:4 --formulation soft-p0 -k "$k" --mie-radius 1 --solver gpu-lu
+  solve_case "soft-bm-ico4-k$k" 25 --mesh ico:4 --formulation soft-p0-bm -k "$k" --mie-radius 1 --solver gpu-lu
+done
+solve_case hard-w-ico4-k2.0816 20 --mesh ico:4 --formulation hard-p1 -k 2.0816 --mie-radius 1 --solver gpu-lu
+solve_case hard-bm-ico4-k2.0816 20 --mesh ico:4 --formulation hard-p1-bm -k 2.0816 --mie-radius 1 --solver gpu-lu
+
+echo
+echo "== bem on $(head -1 "$out/gpu.txt" >/dev/null; sed -n 2p "$out/gpu.txt" | cut -d, -f1), commit $(cat "$out/commit.txt") =="
+echo "before (issue's user run, BASELINES.md): soft-p1 n = 32,870: wall 21.6 s, peak host 17.4 GB; soft-p0 n = 65,736: wall 110 s, peak host 68.0 GB"
+column -s, -t < <(cut -d, -f1,5,6,7,8,10,11,13,14,15,16 "$out/summary.csv")
