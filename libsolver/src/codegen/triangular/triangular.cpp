@@ -9,6 +9,7 @@
 #include "batchsolve/vbatched_triangular.hpp"
 
 #include "codegen/common.hpp"
+#include "codegen/prelude.hpp"
 #include "codegen/source_writer.hpp"
 
 namespace batchsolve::codegen::triangular {
@@ -52,59 +53,13 @@ int threads_of(const TriangularKernelSpec& s) {
 // (lane p reads L(p, k)) fall into different banks.
 constexpr int kPitch = max_leaf_order + 1;
 
+// The one prelude (codegen/prelude.hpp) and what only these kernels add: alpha from the arguments'
+// two doubles, the arguments' struct and the window of a problem's sizes.
 std::string prelude(Precision p) {
-    const bool cplx = is_complex(p);
-    const std::string real = is_single(p) ? "float" : "double";
     std::ostringstream o;
-    // The NVRTC dialect; the host emulator of the tests (tests/codegen/emulator) defines the same
-    // macros for the host compiler, so that this text also runs on the CPU, thread by thread.
-    o << "#ifndef BS_HOST_EMULATION\n"
-         "#define BS_DEVICE __device__ __forceinline__\n"
-         "#define BS_DECLARE_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n"
-         "#define BS_KERNEL_HEAD(threads, min_blocks) extern \"C\" __global__ void __launch_bounds__(threads, min_blocks)\n"
-         "#endif\n";
-    o << "typedef " << real << " R;\n";
-    if (cplx) {
-        o << "struct bs_complex { R x, y; };  // layout of std::complex<R>\n"
-             "typedef bs_complex T;\n"
-             "BS_DEVICE T bs_make(R re, R im) { T z; z.x = re; z.y = im; return z; }\n"
-             "BS_DEVICE R bs_real(T z) { return z.x; }\n"
-             "BS_DEVICE T bs_zero() { return bs_make((R)0, (R)0); }\n"
-             "BS_DEVICE T bs_from_real(R r) { return bs_make(r, (R)0); }\n"
-             "BS_DEVICE T bs_conj(T z) { return bs_make(z.x, -z.y); }\n"
-             "BS_DEVICE T bs_mul(T a, T b) { return bs_make(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
-             "// acc + a * b\n"
-             "BS_DEVICE T bs_fma(T a, T b, T acc) { return bs_make(acc.x + a.x * b.x - a.y * b.y, acc.y + a.x * b.y + a.y * b.x); }\n"
-             "// acc - a * b\n"
-             "BS_DEVICE T bs_fms(T a, T b, T acc) { return bs_make(acc.x - (a.x * b.x - a.y * b.y), acc.y - (a.x * b.y + a.y * b.x)); }\n"
-             "// a / b by Smith's scaling (no overflow of |b|^2 for large b)\n"
-             "BS_DEVICE T bs_div(T a, T b) {\n"
-             "  if (fabs(b.x) >= fabs(b.y)) {\n"
-             "    const R q = b.y / b.x, d = b.x + b.y * q;\n"
-             "    return bs_make((a.x + a.y * q) / d, (a.y - a.x * q) / d);\n"
-             "  }\n"
-             "  const R q = b.x / b.y, d = b.y + b.x * q;\n"
-             "  return bs_make((a.x * q + a.y) / d, (a.y * q - a.x) / d);\n"
-             "}\n"
-             "BS_DEVICE T bs_div_real(T a, R d) { return bs_make(a.x / d, a.y / d); }\n"
-             "BS_DEVICE T bs_shfl(T v, int src) {\n"
-             "  return bs_make(__shfl_sync(0xffffffffu, v.x, src, 32), __shfl_sync(0xffffffffu, v.y, src, 32));\n"
-             "}\n"
-             "BS_DEVICE T bs_alpha(double re, double im) { return bs_make((R)re, (R)im); }\n";
-    } else {
-        o << "typedef R T;\n"
-             "BS_DEVICE R bs_real(T z) { return z; }\n"
-             "BS_DEVICE T bs_zero() { return (R)0; }\n"
-             "BS_DEVICE T bs_from_real(R r) { return r; }\n"
-             "BS_DEVICE T bs_conj(T z) { return z; }\n"
-             "BS_DEVICE T bs_mul(T a, T b) { return a * b; }\n"
-             "BS_DEVICE T bs_fma(T a, T b, T acc) { return acc + a * b; }\n"
-             "BS_DEVICE T bs_fms(T a, T b, T acc) { return acc - a * b; }\n"
-             "BS_DEVICE T bs_div(T a, T b) { return a / b; }\n"
-             "BS_DEVICE T bs_div_real(T a, R d) { return a / d; }\n"
-             "BS_DEVICE T bs_shfl(T v, int src) { return __shfl_sync(0xffffffffu, v, src, 32); }\n"
-             "BS_DEVICE T bs_alpha(double re, double im) { return (R)re; }\n";
-    }
+    o << kernel_prelude(p);
+    if (is_complex(p)) o << "BS_DEVICE T bs_alpha(double re, double im) { return bs_make((R)re, (R)im); }\n";
+    else o << "BS_DEVICE T bs_alpha(double re, double im) { return (R)re; }\n";
     o << kernel_arguments_source();
     // Sizes of a problem after the window of the arguments (VSize of blas3_internal.hpp).
     o << "BS_DEVICE int bs_window(int v, int sub, int lim) { v -= sub; return v < 0 ? 0 : (v > lim ? lim : v); }\n";
