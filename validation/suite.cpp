@@ -11,6 +11,7 @@ std::string family_of(const std::string& routine) {
     if (routine == "trsm_vbatched" || routine == "trmm_vbatched" || routine == "potrf_vbatched") return "triangular";
     if (routine == "gemm_vbatched" || routine == "syrk_vbatched" || routine == "syr2k_vbatched" || routine == "symm_vbatched")
         return "vbatched";
+    if (routine == "multi_posv" || routine == "multi_gesv") return "multi";
     return "";
 }
 

@@ -39,7 +39,8 @@ struct Options {
     std::vector<std::string> setups;      // vbatched, triangular: size set-ups
     int cpu_max_vbatched = 512;           // vbatched: largest x of the cpu peer
     bool all_variants = false;            // triangular, vbatched: also the per-algorithm rows besides the default
-    std::vector<int> devices;             // multi: device counts
+    std::string device_ids = "all";       // multi: device ids (groups of the first g of them, g = 1 .. count)
+    int tile = 256;                       // multi_gesv: columns per tile (cuSOLVERMg's widest)
     int host_batch = 200000;              // multi: batch of the host-resident mode
     std::vector<std::string> modes;       // multi: device, host
     int distinct = 4096;                  // multi: distinct matrices
@@ -82,7 +83,7 @@ void run_large(const std::string& routine, const Options& o, const Sink& sink);
 void run_ldlt(const std::string& routine, const Options& o, const Sink& sink);
 void run_vbatched(const std::string& routine, const Options& o, const Sink& sink);
 void run_triangular(const std::string& routine, const Options& o, const Sink& sink);
-void run_multi(const std::string& routine, const Options& o, const Sink& sink);
+void run_multi(const std::string& routine, const Options& o, const Sink& sink);  // multi_posv, multi_gesv
 
 // The family of a routine name, or "" when it is none of these.
 std::string family_of(const std::string& routine);

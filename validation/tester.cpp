@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
         "tester: batchsolve's routines against their peers, one row per case.\n"
         "Routines: potrf, potrs, posv (batched, fixed n); potrf_large, potrs_large, posv_mixed (one large matrix);\n"
         "sytrf_nopiv, sysv_mixed (symmetric indefinite); gemm_vbatched, syrk_vbatched, syr2k_vbatched,\n"
-        "symm_vbatched, trsm_vbatched, trmm_vbatched, potrf_vbatched (variable sizes); multi_posv (devices).\n"
+        "symm_vbatched, trsm_vbatched, trmm_vbatched, potrf_vbatched (variable sizes); multi_posv, multi_gesv\n"
+        "(several devices).\n"
         "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 4:128:4 or --n 8,16,32.\n"
         "Where --precision, --n, --batch or --cond are not given, a routine outside potrf/potrs/posv uses\n"
         "its own defaults (validation/README.md).\n"
@@ -431,7 +432,9 @@ int main(int argc, char** argv) {
          "routine option (sytrf_nopiv, sysv_mixed): also this complex symmetric matrix (bem solve --write-matrix's HDF5)")
         ("setups", po::value(&setups_text)->default_value(""),
          "routine option (*_vbatched): size set-ups (validation/README.md)")
-        ("devices", po::value(&devices_text)->default_value(""), "routine option (multi_posv): device counts (list)")
+        ("devices", po::value(&devices_text)->default_value(""),
+         "routine option (multi_*): device ids or all (default); rows for the first g of them, g = 1 .. count")
+        ("tile", po::value(&so.tile)->default_value(256), "routine option (multi_gesv): columns per tile")
         ("host-batch", po::value(&so.host_batch)->default_value(200000), "routine option (multi_posv): host-mode batch")
         ("modes", po::value(&modes_text)->default_value(""), "routine option (multi_posv): device, host (list)");
 
@@ -503,7 +506,7 @@ int main(int argc, char** argv) {
         if (!vm["cond"].defaulted()) so.cond = settings.cond;
         if (!vm["distinct"].defaulted()) so.distinct = settings.distinct;
         if (!setups_text.empty()) so.setups = split(setups_text, ',');
-        if (!devices_text.empty()) so.devices = parse_int_list("devices", devices_text, 1);
+        if (!devices_text.empty()) so.device_ids = devices_text;
         if (!modes_text.empty()) so.modes = split(modes_text, ',');
         if (so.cpu_max < 0) throw UsageError("cpu-max", std::to_string(so.cpu_max), "must be >= 0");
         if (!(so.cpu_seconds >= 0)) throw UsageError("cpu-seconds", number_text(so.cpu_seconds), "must be >= 0");
@@ -701,6 +704,7 @@ int main(int argc, char** argv) {
             else if (family == "ldlt") suite::run_ldlt(routine, so, sink);
             else if (family == "triangular") suite::run_triangular(routine, so, sink);
             else if (family == "vbatched") suite::run_vbatched(routine, so, sink);
+            else if (family == "multi") suite::run_multi(routine, so, sink);
         } catch (const std::exception& e) {
             std::cerr << "tester: " << routine << ": " << e.what() << "\n";
             return kUsageError;

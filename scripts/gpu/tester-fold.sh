@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The tester against the six benches it replaced, on the same GPU in one run: for each bench, the old
+# binary (from $OLD_BIN_DIR: sysv_bench, large_bench, vbatched_triangular_bench, vbatched_bench,
+# multi_bench, cpu_small_bench, as built at 9b70afd) and the tester on the same cases, then one table
+# of the figures side by side with new / old. A figure is reproduced when the ratio is within
+# 0.95 .. 1.05. Times are compared where both sides time the same work on the same inputs; the
+# variable-size BLAS-3 rows compare GFLOP/s (the tester draws each routine's sizes from a fresh
+# generator, the old bench from one shared across routines, so the batches differ in their sizes).
+# About 200 s on one H200; writes $OUT/tester-fold/ (old/*.json, new/*.json, logs, fold.md); the table last.
+# Run from the repository root with the bundle unpacked at /tmp/bundle.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/tester-fold; mkdir -p "$out/old" "$out/new"
+run=/tmp/bundle/run
+old_dir=${OLD_BIN_DIR:?OLD_BIN_DIR: the folder of the benches built at 9b70afd}
+budget=${FOLD_BUDGET_S:-230}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
+
+# The old binary by its 9b70afd name (or with a batchsolve_ prefix), run with its own folder (and a
+# lib/ beside it) first on the library path.
+old_bin() {
+  local bin=$old_dir/$1; [[ -x $bin ]] || bin=$old_dir/batchsolve_$1
+  echo "$bin"
+}
+# step NAME SECONDS old|new ARGS...: `old BENCH ARGS` runs the old bench, `new ARGS` the tester; bounded
+# by the budget left.
+step() {
+  local name=$1 limit=$2 side=$3; shift 3
+  local l; l=$(left)
+  (( l < 5 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  local cmd
+  if [[ $side == old ]]; then
+    local bin; bin=$(old_bin "$1"); shift
+    [[ -x $bin ]] || { echo "$name: no $bin" | tee -a "$out/skipped.txt"; return; }
+    cmd=(env "LD_LIBRARY_PATH=$old_dir:$old_dir/../lib:${LD_LIBRARY_PATH:-}" "$bin" "$@")
+  else
+    cmd=("$run" tester "$@")
+  fi
+  echo "== $name ($limit s)"
+  timeout -k 5 "$limit" "${cmd[@]}" > "$out/$name.log" 2>&1
+  echo "   rc $? after $((SECONDS - start)) s"
+}
+
+# Large Cholesky: d and s at 4096 and 8192 (ours, ours as a graph, cusolverDnXpotrf), posv_mixed at 8192.
+step large-old 30 old large_bench --n 4096,8192 --precision d,s --repeat 5 --cpu-max 0 --mixed-min 8192 --no-split \
+  --json "$out/old/large.json"
+step large-new 30 new --routine potrf_large --n 4096,8192 --precision d,s --repeat 5 --warmup 1 --ref cusolver \
+  --all-variants --json "$out/new/large.json"
+step mixed-new 15 new --routine posv_mixed --n 8192 --precision d --repeat 5 --warmup 1 --ref cusolver --all-variants \
+  --json "$out/new/mixed.json"
+# LDL^T: z and d at 2048 and 4096 (seed 2025, the old default).
+step ldlt-old 30 old sysv_bench --n 2048,4096 --precision z,d --repeat 3 --seed 2025 --json "$out/old/ldlt.json"
+step ldlt-new 25 new --routine sysv_mixed --n 2048,4096 --precision z,d --repeat 3 --warmup 1 --seed 2025 --ref cusolver \
+  --all-variants --json "$out/new/ldlt.json"
+step nopiv-new 15 new --routine sytrf_nopiv --n 2048,4096 --precision z --repeat 3 --warmup 1 --seed 2025 --ref cusolver \
+  --json "$out/new/nopiv.json"
+# Triangular: d, x = 64 and 256, batch 2000, seed 2017 (the old default).
+step tri-old 20 old vbatched_triangular_bench --x 64,256 --batch 2000 --precision d --repeat 5 --seed 2017 \
+  --json "$out/old/tri.json"
+step tri-new 20 new --routine trsm_vbatched,trmm_vbatched,potrf_vbatched --n 64,256 --batch 2000 --precision d \
+  --repeat 5 --warmup 1 --seed 2017 --ref cublas,cublas-streams,cusolver --all-variants --json "$out/new/tri.json"
+# Variable-size BLAS-3: d gemm and syrk, x = 64 and 256, batch 2000.
+step vb-old 15 old vbatched_bench --routines gemm,syrk --precisions d --x 64,256 --batch 2000 --repeat 5 --cpu-max 0 \
+  --seed 7 --json "$out/old/vb.json"
+step vb-new 15 new --routine gemm_vbatched,syrk_vbatched --setups gemm,syrk --n 64,256 --batch 2000 --precision d \
+  --repeat 5 --warmup 1 --seed 7 --ref cublas-grouped,cublas --json "$out/new/vb.json"
+# Several devices (one here: the one-device rows), d n = 16 and 32.
+step multi-old 15 old multi_bench --n 16,32 --precision d --batch 200000 --host-batch 100000 --repeat 5 --devices 0 \
+  --json "$out/old/multi.json"
+step multi-new 15 new --routine multi_posv --n 16,32 --precision d --batch 200000 --host-batch 100000 --repeat 5 \
+  --warmup 1 --devices 0 --seed 1 --json "$out/new/multi.json"
+# The CPU backend's small Cholesky against LAPACKE loops (the host's cores).
+step cpu-old 20 old cpu_small_bench --n 8,32,100 --batch 16384 --precision d,s --routine potrf,posv --rounds 5 \
+  --distinct 512 --json "$out/old/cpu.json"
+step cpu-new 20 new --routine potrf,posv --backend cpu --n 8,32,100 --batch 16384 --precision d,s --distinct 512 \
+  --ref lapack,lapack1 --repeat 5 --warmup 1 --json "$out/new/cpu.json"
+
+python3 - "$out" <<'PY' | tee "$out/fold.md"
+import json, os, sys
+out = sys.argv[1]
+def load(side, name):
+    try:
+        with open(os.path.join(out, side, name + ".json")) as f:
+            return json.load(f)
+    except Exception:
+        return None
+rows = []  # (bench, case, figure, old, new)
+def add(bench, case, figure, old, new):
+    rows.append((bench, case, figure, old, new))
+def new_rows(*names):
+    for name in names:
+        doc = load("new", name)
+        for r in (doc or {}).get("rows", []):
+            yield r
+def ref_ms(r, name):
+    ref = r.get("refs", {}).get(name, {})
+    return ref.get("time_ms") if ref.get("ran") else None
+
+old = load("old", "large")
+for o in (old or {}).get("rows", []):
+    if o.get("routine") == "potrf":
+        case = f"{o['precision']} n={o['n']}"
+        for r in new_rows("large"):
+            if r["precision"] == o["precision"] and r["n"] == o["n"]:
+                if r["variant"] == "":
+                    add("large_bench", case, "potrf ours ms", o["ours_seconds"] * 1e3, r.get("time_ms"))
+                    add("large_bench", case, "cusolverDnXpotrf ms", o["cusolver_seconds"] * 1e3, ref_ms(r, "cusolver"))
+                    add("large_bench", case, "GEMM TFLOP/s", o["gemm_tflops"], r["detail"].get("gemm_tflops"))
+                if r["variant"] == "graph":
+                    add("large_bench", case, "potrf ours (graph) ms", o["ours_graph_seconds"] * 1e3, r.get("time_ms"))
+    elif o.get("routine") == "posv":
+        case = f"d n={o['n']}"
+        for r in new_rows("mixed"):
+            if r["n"] == o["n"]:
+                key = "tf32" if r["variant"] == "tf32" else "fp32"
+                add("large_bench", case, f"posv_mixed {key} ms", o[key]["seconds"] * 1e3, r.get("time_ms"))
+                if key == "fp32":
+                    add("large_bench", case, "cuSOLVER FP64 potrf+potrs ms", o["cusolver_potrf_potrs_seconds"] * 1e3, ref_ms(r, "cusolver"))
+
+old = load("old", "ldlt")
+for o in (old or {}).get("rows", []):
+    case = f"{o['precision']} n={o['n']}"
+    name = o["routine"]
+    for r in new_rows("ldlt", "nopiv"):
+        if r["precision"] != o["precision"] or r["n"] != o["n"]:
+            continue
+        if name == "sytrf_nopiv" and r["routine"] == "sytrf_nopiv":
+            add("sysv_bench", case, name + " ms", o["ms"], r.get("time_ms"))
+        elif name in ("sysv_mixed", "sysv_mixed_tf32") and r["routine"] == "sysv_mixed" and \
+                r["variant"] == ("tf32" if name.endswith("tf32") else ""):
+            add("sysv_bench", case, name + " ms", o["ms"], r.get("time_ms"))
+        elif r["routine"] == ("sysv_mixed" if name.endswith("gesv") else "sytrf_nopiv") and r["variant"] == "" and \
+                ("cusolver:" + name) in r.get("refs", {}):
+            add("sysv_bench", case, name + " ms", o["ms"], ref_ms(r, "cusolver:" + name))
+
+old = load("old", "tri")
+names = {"trsm_square": ("trsm_vbatched", "square"), "trsm_chol": ("trsm_vbatched", "chol"),
+         "trmm": ("trmm_vbatched", ""), "potrf": ("potrf_vbatched", "")}
+for o in (old or {}).get("rows", []):
+    if o["routine"] not in names or o["method"].startswith("uniform") or o["method"].startswith("cpu"):
+        continue
+    routine, setup = names[o["routine"]]
+    case = f"{o['routine']} {o['precision']} x={o['x']}"
+    for r in new_rows("tri"):
+        if r["routine"] != routine or r["n"] != o["x"] or r["precision"] != o["precision"] or \
+                r["detail"].get("setup") != o["routine"]:
+            continue
+        m = o["method"]
+        if m == "ours" and r["variant"] == "":
+            add("vbatched_triangular_bench", case, "ours ms", o["ms"], r.get("time_ms"))
+        elif m == "ours recursive" and r["variant"] == "recursive":
+            add("vbatched_triangular_bench", case, "ours recursive ms", o["ms"], r.get("time_ms"))
+        elif m == "ours inversion" and r["variant"] == "inversion":
+            add("vbatched_triangular_bench", case, "ours inversion ms", o["ms"], r.get("time_ms"))
+        elif m == "cublas 16 streams" and r["variant"] == "":
+            peer = "cublas" if routine == "trmm_vbatched" else "cublas-streams"
+            add("vbatched_triangular_bench", case, "cuBLAS 16 streams ms", o["ms"], ref_ms(r, peer))
+        elif m.startswith("cusolver") and r["variant"] == "":
+            add("vbatched_triangular_bench", case, "cuSOLVER per size ms", o["ms"], ref_ms(r, "cusolver"))
+
+old = load("old", "vb")
+for o in (old or {}).get("rows", []):
+    case = f"{o['routine']} {o['precision']} x={o['x']}"
+    for r in new_rows("vb"):
+        if r["detail"].get("setup") == o["routine"] and r["precision"] == o["precision"] and r["n"] == o["x"]:
+            g = r["detail"]["gflops"]
+            add("vbatched_bench", case, "ours GFLOP/s", o["gflops"]["ours"], g["ours"])
+            if o["gflops"].get("cublas_grouped"):
+                add("vbatched_bench", case, "cuBLAS grouped GFLOP/s", o["gflops"]["cublas_grouped"], g["cublas_grouped"])
+            add("vbatched_bench", case, "cuBLAS 16 streams GFLOP/s", o["gflops"]["cublas_streams"], g["cublas_streams"])
+
+old = load("old", "multi")
+for o in (old or {}).get("rows", []):
+    case = f"{o['precision']} n={o['n']} {o['mode']} devices={o['devices']}"
+    for r in new_rows("multi"):
+        if r["precision"] == o["precision"] and r["n"] == o["n"] and r["variant"] == o["mode"] and \
+                r["detail"].get("devices") == o["devices"]:
+            add("multi_bench", case, "posv s", o["seconds"], r.get("time_ms", 0) * 1e-3)
+
+old = load("old", "cpu")
+for o in (old or {}).get("rows", []):
+    case = f"{o['routine']} {o['precision']} n={o['n']}"
+    for r in new_rows("cpu"):
+        if r["routine"] == o["routine"] and r["precision"] == o["precision"] and r["n"] == o["n"]:
+            m = o["methods"]
+            add("cpu_small_bench", case, "CPU backend ms", m["batchsolve"]["seconds"] * 1e3, r.get("time_ms"))
+            add("cpu_small_bench", case, "LAPACKE all threads ms", m["lapacke_omp"]["seconds"] * 1e3, ref_ms(r, "lapack"))
+            add("cpu_small_bench", case, "LAPACKE one thread ms", m["lapacke_1thread"]["seconds"] * 1e3, ref_ms(r, "lapack1"))
+
+print("| bench | case | figure | old | tester | tester / old | within 5% |")
+print("|---|---|---|---|---|---|---|")
+within = total = 0
+for bench, case, figure, o, n in rows:
+    ok = isinstance(o, (int, float)) and isinstance(n, (int, float)) and o > 0
+    ratio = n / o if ok else None
+    total += 1
+    within += bool(ok and 0.95 <= ratio <= 1.05)
+    fmt = lambda v: f"{v:.4g}" if isinstance(v, (int, float)) else "-"
+    print(f"| {bench} | {case} | {figure} | {fmt(o)} | {fmt(n)} | {fmt(ratio)} | "
+          f"{'yes' if ok and 0.95 <= ratio <= 1.05 else 'NO'} |")
+print(f"\n{within} of {total} figures within 5%")
+PY
