@@ -10,6 +10,11 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <thread>
 
 #include <boost/program_options.hpp>
@@ -45,7 +50,7 @@ const char* const main_help =
     "commands:\n"
     "  generate   a synthetic speckle pair deformed by a known field, the field stored beside it\n"
     "  correlate  displacement, strain, ZNCC and a status per grid point of a volume pair\n"
-    "  bench      IC-GN points per second on a synthetic pair, GPU and CPU side by side\n"
+    "  bench      end-to-end and IC-GN points per second on a synthetic pair, GPU and CPU side by side\n"
     "\n"
     "exit codes: 0 ok, 1 finished but failed its check, 2 usage error, 3 file or input error,\n"
     "            4 backend error. Errors are one line: 'dvc: error: <file>: <reason>'.\n";
@@ -508,11 +513,40 @@ int cmd_correlate(const std::vector<std::string>& args) {
 
 // ---- bench ----------------------------------------------------------------------------------------
 
+// One `dvc correlate` of the bench as a user runs it: raw float32 files in, the HDF5 result out,
+// its console output discarded; the seconds of the whole call (its own backend context included)
+// beside dvc's stage times from --summary-json.
+nlohmann::json end_to_end_run(const std::vector<std::string>& correlate_args, const std::string& summary_path) {
+    std::fflush(stdout);
+    const int saved = ::dup(1);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (saved >= 0 && devnull >= 0) ::dup2(devnull, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    int rc = exit_backend;
+    std::string failure;
+    try {
+        rc = cmd_correlate(correlate_args);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fflush(stdout);
+    if (saved >= 0) ::dup2(saved, 1), ::close(saved);
+    if (devnull >= 0) ::close(devnull);
+    if (!failure.empty() || rc != exit_ok) throw Error("bench: the end-to-end dvc correlate failed" + (failure.empty() ? std::string() : ": " + failure));
+    std::ifstream in(summary_path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["call_s"] = wall;
+    return j;
+}
+
 int cmd_bench(const std::vector<std::string>& args) {
     po::options_description desc(
-        "dvc bench: IC-GN speed on a synthetic speckle pair (sub-voxel translation + 1% strain),\n"
-        "the GPU and CPU backends side by side; points per second of the IC-GN stage (Hessians,\n"
-        "factorisation, iterations), the time split and the error against the truth\n\noptions");
+        "dvc bench: speed on a synthetic speckle pair (sub-voxel translation + 1% strain), the GPU\n"
+        "and CPU backends side by side. Headline: end to end, dvc correlate from raw float32 files to\n"
+        "the HDF5 result (seconds and points/s, with its read/correlate/strain/write split); beside it\n"
+        "the in-memory run's IC-GN points per second (Hessians, factorisation, iterations), its time\n"
+        "split and the error against the truth\n\noptions");
     desc.add_options()
         ("help,h", "this help")
         ("pair", po::value<std::string>(), "an HDF5 pair from dvc generate (default: generated in memory)")
@@ -521,6 +555,8 @@ int cmd_bench(const std::vector<std::string>& args) {
         ("backends", po::value<std::string>()->default_value("auto"), "comma list of cuda, cpu (auto: cuda when available, and cpu)")
         ("cpu-points", po::value<std::int64_t>()->default_value(2000), "the CPU backend correlates an evenly spread subset of this many points (0: all)")
         ("gpu-points", po::value<std::int64_t>()->default_value(0), "the same for the GPU backend (0: all)")
+        ("end-to-end", po::value<int>()->default_value(1), "1: each run also as dvc correlate from raw files to the HDF5 result (the headline); 0: in memory only")
+        ("work", po::value<std::string>(), "folder for the end-to-end runs' files (default: a fresh one under the temporary folder, removed after)")
         ("json", po::value<std::string>(), "write the results as JSON")
         ("force", "replace the JSON file if it exists")
         ("quiet,q", "no progress bars");
@@ -553,6 +589,47 @@ int cmd_bench(const std::vector<std::string>& args) {
         def = deform(ref, field, DeformOptions{});
     }
     const double generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_gen).count();
+    // End to end: the pair as raw float32 files and its truth as a small HDF5 file, in `work`.
+    const bool end_to_end = vm["end-to-end"].as<int>() != 0;
+    std::string work;
+    bool remove_work = false;
+    if (end_to_end) {
+        if (vm.count("work")) work = vm["work"].as<std::string>();
+        else {
+            std::string pattern = (std::filesystem::temp_directory_path() / "dvc_bench_XXXXXX").string();
+            if (!::mkdtemp(pattern.data())) throw Error(pattern + ": cannot create the bench's folder");
+            work = pattern, remove_work = true;
+        }
+        std::filesystem::create_directories(work);
+        write_raw_file(work + "/reference.raw", ref.data.data(), ref.voxels() * sizeof(float), true);
+        write_raw_file(work + "/deformed.raw", def.data.data(), def.voxels() * sizeof(float), true);
+        auto t = h5::File::create(work + "/truth.h5", h5::Existing::replace);
+        write_field_attributes(t, "/truth", field);
+        t.commit();
+    }
+    struct WorkRemover {
+        std::string path;
+        ~WorkRemover() {
+            std::error_code ec;
+            if (!path.empty()) std::filesystem::remove_all(path, ec);
+        }
+    } remover{remove_work ? work : std::string()};
+    // The correlation options of this call, passed on to each end-to-end dvc correlate.
+    std::vector<std::string> passed;
+    for (const char* name : {"spacing", "interpolation", "max-iterations", "tolerance", "guess", "search-radius", "seed-stride", "retries",
+                             "min-zncc", "pyramid-levels", "presmooth"}) {
+        const boost::any& v = vm[name].value();
+        std::string text;
+        if (const int* i = boost::any_cast<int>(&v)) text = std::to_string(*i);
+        else if (const double* d = boost::any_cast<double>(&v)) {
+            std::ostringstream o;
+            o.precision(17);
+            o << *d;
+            text = o.str();
+        } else if (const std::string* t = boost::any_cast<std::string>(&v)) text = *t;
+        else throw Error(std::string("bench: option --") + name + " has an unexpected type");
+        passed.insert(passed.end(), {std::string("--") + name, text});
+    }
     std::vector<batchsolve::Backend> backends;
     {
         std::stringstream ss(vm["backends"].as<std::string>());
@@ -579,7 +656,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     j["guess"] = to_string(base.guess);
     std::printf("dvc bench: %s pair (%s), spacing %d, %s interpolation, guess %s\n", dims_text(ref.dims).c_str(), field.kind.c_str(),
                 base.spacing, to_string(base.icgn.interpolation), to_string(base.guess));
-    std::printf("%-6s %-7s %-8s %9s %12s %9s %9s %9s %9s %9s %9s %9s %10s %9s\n", "subset", "backend", "device", "points", "IC-GN pts/s",
+    std::printf("%-6s %-7s %-8s %9s %9s %11s %7s %8s %7s %7s %12s %9s %9s %9s %9s %9s %9s %9s %10s %9s\n", "subset", "backend", "device", "points",
+                "e2e s", "e2e pts/s", "read s", "correl s", "strain", "write s", "IC-GN pts/s",
                 "guess s", "hess s", "factor s", "interp s", "solve s", "update s", "conv %", "RMSE vox", "GPU MiB");
     for (int s : subsets) {
         for (auto b : backends) {
@@ -587,18 +665,36 @@ int cmd_bench(const std::vector<std::string>& args) {
             CorrelationOptions o = base;
             o.icgn.subset = s;
             o.max_points = b == batchsolve::Backend::cpu ? vm["cpu-points"].as<std::int64_t>() : vm["gpu-points"].as<std::int64_t>();
+            nlohmann::json e2e;
+            if (end_to_end) {
+                std::vector<std::string> cargs{"correlate", "--reference", work + "/reference.raw", "--deformed", work + "/deformed.raw",
+                                               "--dims", dims_text(ref.dims), "--dtype", "float32", "--backend",
+                                               b == batchsolve::Backend::cuda ? "cuda" : "cpu", "--subset", std::to_string(s),
+                                               "--max-points", std::to_string(o.max_points), "-o", work + "/result.h5", "--force", "-q",
+                                               "--truth", work + "/truth.h5", "--summary-json", work + "/summary.json"};
+                cargs.insert(cargs.end(), passed.begin(), passed.end());
+                e2e = end_to_end_run(cargs, work + "/summary.json");
+            }
             const CorrelationResult r = correlate(ref, def, o, ctx);
             const TruthComparison truth = compare_with_truth(r, field);
             const Summary sm = summarise(r, &truth);
             const double pps = double(r.status.size()) / std::max(r.icgn.icgn_s(), 1e-12);
             const double conv = 100.0 * double(sm.counts[0]) / double(std::max<std::int64_t>(sm.points, 1));
-            std::printf("%-6d %-7s %-8.8s %9lld %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.3e %9.0f\n", s, r.backend.c_str(),
-                        ctx.device_name().c_str(), (long long)sm.points, pps, r.guess.fft_s, r.icgn.hessian_s, r.icgn.factor_s,
+            const double e2e_s = end_to_end ? e2e["call_s"].get<double>() : 0.0;
+            auto e2e_stage = [&](const char* key) { return end_to_end ? e2e["end_to_end_s"][key].get<double>() : 0.0; };
+            std::printf("%-6d %-7s %-8.8s %9lld %9.3f %11.0f %7.3f %8.3f %7.3f %7.3f %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.3e %9.0f\n", s,
+                        r.backend.c_str(), ctx.device_name().c_str(), (long long)sm.points, e2e_s, end_to_end ? double(sm.points) / e2e_s : 0.0,
+                        e2e_stage("read"), e2e_stage("correlate"), e2e_stage("strain"), e2e_stage("write"), pps, r.guess.fft_s, r.icgn.hessian_s, r.icgn.factor_s,
                         r.icgn.interpolation_s, r.icgn.solve_s, r.icgn.update_s, conv, sm.rmse_total, r.icgn.device_bytes / 1048576.0);
             auto row = summary_json(sm, r);
             row["subset"] = s;
             row["device"] = ctx.device_name();
             row["icgn_points_per_s"] = pps;
+            if (end_to_end) {
+                row["end_to_end"] = e2e;  // dvc correlate's own summary of the same run from files
+                row["end_to_end_s"] = e2e_s;
+                row["end_to_end_points_per_s"] = double(sm.points) / e2e_s;
+            }
             j["runs"].push_back(row);
         }
     }
