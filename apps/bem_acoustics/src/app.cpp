@@ -2,6 +2,7 @@
 #include "app.hpp"
 
 #include "distributed.hpp"
+#include "pipeline.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -130,6 +132,21 @@ int run_solve(const SolveOptions& o) {
         group = std::make_unique<batchsolve::DeviceGroup>(backend, batchsolve::DeviceGroup::parse_devices(o.devices, backend));
         if (o.device_memory_gib > 0) group->set_memory_limit(std::size_t(o.device_memory_gib * double(1ull << 30)));
     }
+    const bool resident_path = o.devices.empty() && (o.emulate_device_on_host || (o.gpu_assembly && resident_supports(o.solver, true)));
+    // The device-resident pipeline (pipeline.hpp): GPU assembly with a GPU solver on one device; the
+    // host device stands in for it in tests (emulate_device_on_host).
+    std::unique_ptr<ResidentDevice> resident;
+    if (resident_path) {
+        resident = o.emulate_device_on_host ? make_host_resident_device(o.host_device_memory_cap) : make_cuda_resident_device(0);
+        if (!resident_supports(o.solver, resident->is_gpu()))
+            throw std::invalid_argument(std::string("--solver ") + to_string(o.solver) + ": not a solver of the device-resident pipeline on " +
+                                        resident->name());
+    }
+    if (o.burton_miller && (o.solver == SolveMethod::cpu_symmetric || o.solver == SolveMethod::cpu_ldlt || o.solver == SolveMethod::gpu_ldlt))
+        throw std::invalid_argument(std::string("--solver ") + to_string(o.solver) +
+                                    ": reads the lower triangle of a complex-symmetric matrix, and the Burton-Miller operator is not "
+                                    "symmetric; use an LU solver (cpu-lu, gpu-lu)");
+    if (o.burton_miller && group) throw std::invalid_argument("--devices: the Burton-Miller operators are assembled on one device only");
     // Far field, surface and grid files of frequency f, then the solution kept for surface.h5.
     auto finish_frequency = [&](std::size_t f, double k, std::vector<cd> x, const RunInfo& info) {
         FarFieldTable table = far_field_directions(o.incident.direction, o.angles, true);
@@ -137,8 +154,9 @@ int run_solve(const SolveOptions& o) {
         if (o.mie_radius > 0 && !o.incident.point_source) {
             for (double deg : table.angles_deg)
                 table.reference.push_back(mie_far_field(o.formulation == Formulation::hard_p1, k, o.mie_radius, deg * M_PI / 180));
-            std::printf("  far field vs Mie (radius %g): relative L2 error %.3e over %d angles\n", o.mie_radius,
-                        relative_l2_error(table.values, table.reference), o.angles);
+            std::printf("  far field vs Mie (radius %g): relative L2 error %.3e over %d angles; surface %s vs Mie: relative L2 error %.3e\n",
+                        o.mie_radius, relative_l2_error(table.values, table.reference), o.angles,
+                        o.formulation == Formulation::hard_p1 ? "field" : "density", mie_surface_error(o.formulation, mesh, g, x, k, o.mie_radius, o.incident.direction));
         }
         const std::string tag = "_f" + std::to_string(f);
         write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0);
@@ -190,9 +208,44 @@ int run_solve(const SolveOptions& o) {
             finish_frequency(f, k, std::move(r.x), info);
             continue;
         }
+        const std::vector<cd> b = o.burton_miller ? right_hand_side_burton_miller(o.formulation, mesh, g, o.incident, k)
+                                                  : right_hand_side(o.formulation, mesh, g, o.incident, k);
+        if (resident) {
+            // The matrix stays on the device: assembled, solved and multiplied there (pipeline.hpp).
+            auto writer = [&](const Matrix& host) { write_matrix_h5(o.matrix_path, host, info, b, o.force, {o.mesh}); };
+            ResidentRun run = run_resident(*resident, o.formulation, o.burton_miller, o.solver, mesh, g, k, b,
+                                           f == 0 && !o.matrix_path.empty() ? std::function<void(const Matrix&)>(writer) : nullptr);
+            info.assembly_seconds = run.assembly_s;
+            SolveResult& r = run.solve;
+            if (o.burton_miller) r.path = "Burton-Miller (coupling i/k); " + r.path;
+            info.solve = r;
+            const double gib = double(1ull << 30);
+            std::printf("k = %.6g (f = %.1f Hz, %.1f elements/wavelength): n = %zu on %s, matrix resident (planned %s); %s: scaled residual %.2e, "
+                        "iterations %d\n",
+                        k, info.frequency, epw, b.size(), resident->name().c_str(), run.plan.describe().c_str(), r.path.c_str(), r.scaled_residual,
+                        r.iterations);
+            const auto t_out = std::chrono::steady_clock::now();
+            const std::size_t order = b.size();
+            const bool failed = !residual_accepted(r.scaled_residual, order);
+            if (failed) {
+                std::fprintf(stderr, "error: scaled residual %.2e (accepted below %g n u): the solve failed\n", r.scaled_residual, kResidualFactor);
+                ++failures;
+            }
+            finish_frequency(f, k, std::move(r.x), info);
+            std::printf("  stages: assembly %.3f s (kernels %.3f s, %.3g element pairs/s), solve %.3f s, residual %.3f s (reassembly %.3f s), "
+                        "outputs %.3f s%s; peak memory: host %.2f GiB (maxrss), device %.2f GiB (in use at the stage ends)\n",
+                        run.assembly_s, run.assembly_device_s, double(g.n) * double(g.n + 1) / 2 / run.assembly_device_s, run.solve_s, run.residual_s,
+                        run.residual_reassembly_s, seconds_since(t_out),
+                        run.write_matrix_s > 0 ? (", --write-matrix " + std::to_string(run.write_matrix_s) + " s").c_str() : "",
+                        double(peak_host_bytes()) / gib, double(run.peak_device_bytes) / gib);
+            continue;
+        }
         auto t0 = std::chrono::steady_clock::now();
         Matrix a;
-        if (o.gpu_assembly) {
+        if (o.burton_miller) {
+            if (o.gpu_assembly) throw std::invalid_argument("--assembly gpu: the Burton-Miller operators are assembled on the CPU only (--assembly cpu)");
+            a = assemble_burton_miller(o.formulation, mesh, g, k);
+        } else if (o.gpu_assembly) {
             GpuAssemblyTiming timing;
             if (o.formulation == Formulation::soft_p0) a = assemble_p0_single_layer_gpu(g, k, {}, &timing);
             else a = assemble_p1_gpu(mesh, g, k, o.formulation == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, {}, &timing);
@@ -200,19 +253,29 @@ int run_solve(const SolveOptions& o) {
             a = assemble(o.formulation, mesh, g, k);
         }
         info.assembly_seconds = seconds_since(t0);
-        const std::vector<cd> b = right_hand_side(o.formulation, mesh, g, o.incident, k);
         if (f == 0 && !o.matrix_path.empty()) write_matrix_h5(o.matrix_path, a, info, b, o.force, {o.mesh});
+        const auto t_solve = std::chrono::steady_clock::now();
         SolveResult r = solve(o.solver, a, b);
+        const double solve_wall = seconds_since(t_solve);
+        if (o.burton_miller) r.path = "Burton-Miller (coupling i/k); " + r.path;
         info.solve = r;
         std::printf("k = %.6g (f = %.1f Hz, %.1f elements/wavelength): n = %zu, assembly %.3f s; %s: %.3f s, scaled residual %.2e, "
                     "iterations %d, rcond %.2e\n",
                     k, info.frequency, epw, a.n, info.assembly_seconds, r.path.c_str(), r.seconds, r.scaled_residual, r.iterations, r.rcond);
-        report_resonance(r, a.n);
+        // Burton-Miller has no interior resonances: the condition heuristic is for the single-operator
+        // equations only.
+        if (!o.burton_miller) report_resonance(r, a.n);
         if (!residual_accepted(r.scaled_residual, a.n)) {
             std::fprintf(stderr, "error: scaled residual %.2e (accepted below %g n u): the solve failed\n", r.scaled_residual, kResidualFactor);
             ++failures;
         }
+        const std::size_t order = a.n;
+        a = Matrix{};  // the host matrix is not needed for the outputs
+        const auto t_out = std::chrono::steady_clock::now();
         finish_frequency(f, k, std::move(r.x), info);
+        std::printf("  stages: assembly %.3f s, solve %.3f s (with the upload and the host residual of order %zu), outputs %.3f s; peak host memory "
+                    "%.2f GiB (maxrss)\n",
+                    info.assembly_seconds, solve_wall, order, seconds_since(t_out), double(peak_host_bytes()) / double(1ull << 30));
     }
     write_surface_h5(dir + "surface.h5", mesh, runs, solutions, o.force, {o.mesh});
     std::printf("results in %s (surface.h5, surface_f*.vtu, far_field_f*.csv%s)\n", o.output_dir.c_str(), o.grid.empty() ? "" : ", grid_f*.h5/.vtk");
@@ -317,6 +380,48 @@ int run_bench(const BenchOptions& o) {
         row["frequency_hz"] = f;
         row["wavenumber"] = k;
         row["elements_per_wavelength"] = epw;
+        // First the pipeline `bem solve --assembly gpu` runs (pipeline.hpp), matrix resident: P0 V
+        // with each of the solvers it takes, and P1 W (Maue) with gpu-ldlt; stage times as solve prints.
+        {
+            Incident inc;
+            auto device = make_cuda_resident_device(0);
+            const double element_pairs = double(g.n) * double(g.n + 1) / 2;
+            auto pipeline_row = [&](Formulation form, SolveMethod m) {
+                nlohmann::json s;
+                s["formulation"] = to_string(form);
+                s["solver"] = to_string(m);
+                try {
+                    const std::vector<cd> rhs = right_hand_side(form, mesh, g, inc, k);
+                    const ResidentRun run = run_resident(*device, form, false, m, mesh, g, k, rhs, nullptr);
+                    s["order"] = rhs.size();
+                    s["assembly_s"] = run.assembly_s;
+                    s["assembly_kernels_s"] = run.assembly_device_s;
+                    s["element_pairs_per_s"] = element_pairs / run.assembly_device_s;
+                    s["solve_s"] = run.solve_s;
+                    s["residual_s"] = run.residual_s;
+                    s["residual_reassembly_s"] = run.residual_reassembly_s;
+                    s["peak_device_bytes"] = run.peak_device_bytes;
+                    s["planned_device_bytes"] = run.plan.total();
+                    s["scaled_residual"] = run.solve.scaled_residual;
+                    s["iterations"] = run.solve.iterations;
+                    s["path"] = run.solve.path;
+                    std::printf("  pipeline %s %-9s n = %zu: assembly %.4f s (kernels %.4f s, %.3g element pairs/s), solve %.4f s, residual %.4f s, "
+                                "device peak %.2f GiB, scaled residual %.2e (%s)\n",
+                                to_string(form), to_string(m), rhs.size(), run.assembly_s, run.assembly_device_s, element_pairs / run.assembly_device_s,
+                                run.solve_s, run.residual_s, double(run.peak_device_bytes) / double(1ull << 30), run.solve.scaled_residual,
+                                run.solve.path.c_str());
+                    if (!residual_accepted(run.solve.scaled_residual, rhs.size())) ++failures;
+                } catch (const std::exception& e) {
+                    s["error"] = e.what();
+                    std::printf("  pipeline %s %s failed: %s\n", to_string(form), to_string(m), e.what());
+                    ++failures;
+                }
+                row["pipeline"].push_back(s);
+            };
+            for (SolveMethod m : o.solvers)
+                if (resident_supports(m, true)) pipeline_row(Formulation::soft_p0, m);
+            pipeline_row(Formulation::hard_p1, SolveMethod::gpu_ldlt);
+        }
         GpuAssemblyTiming best;
         best.total_s = 1e300;
         Matrix a;

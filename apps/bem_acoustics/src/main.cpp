@@ -128,7 +128,8 @@ int cmd_solve(int argc, char** argv) {
         ("speed-of-sound", po::value(&o.speed_of_sound)->default_value(343.0), "m/s")
         ("direction", po::value(&direction)->default_value("1,0,0"), "plane-wave direction x,y,z")
         ("point-source", po::value(&source), "point source at x,y,z instead of a plane wave")
-        ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc)")
+        ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc) | soft-p0-bm | hard-p1-bm "
+                                                                     "(Burton-Miller combined field, coupling i/k: no interior resonances; LU solvers, CPU assembly)")
         ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed LDL^T, issue 25)")
         ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu")
         ("angles", po::value(&o.angles)->default_value(361), "far-field angles over the full circle in the plane of the incident direction")
@@ -167,7 +168,7 @@ int cmd_solve(int argc, char** argv) {
         o.incident.point_source = true;
         o.incident.source = parse_vector(source, "--point-source", false);
     }
-    o.formulation = parse_formulation(formulation);
+    o.formulation = parse_formulation(formulation, o.burton_miller);
     o.solver = parse_solve_method(solver);
     if (assembly != "cpu" && assembly != "gpu") throw std::invalid_argument("--assembly: expected cpu or gpu");
     o.gpu_assembly = assembly == "gpu";

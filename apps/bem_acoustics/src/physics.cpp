@@ -258,6 +258,34 @@ std::complex<double> mie_surface_field(bool sound_hard, double k, double a, doub
     return sound_hard ? I / (ka * ka) * sum : I / (k * a * a) * sum;
 }
 
+double mie_surface_error(Formulation f, const Mesh& mesh, const Geometry& g, const std::vector<cd>& x, double k, double radius,
+                         const std::array<double, 3>& direction) {
+    const bool p0 = f == Formulation::soft_p0;
+    std::vector<double> weight(x.size(), 0.0);
+    std::vector<std::array<double, 3>> at(x.size());
+    for (std::size_t t = 0; t < g.n; ++t) {
+        const double area = 0.5 * g.jacobian[t];
+        if (p0) {
+            weight[t] = area;
+            at[t] = {g.centroid[3 * t], g.centroid[3 * t + 1], g.centroid[3 * t + 2]};
+        } else {
+            for (int v = 0; v < 3; ++v) weight[std::size_t(g.tri[3 * t + v])] += area / 3;
+        }
+    }
+    if (!p0)
+        for (std::size_t v = 0; v < x.size(); ++v) at[v] = mesh.vertices[v];
+    const double dn = std::sqrt(dot3(direction.data(), direction.data()));
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double r = std::sqrt(dot3(at[i].data(), at[i].data()));
+        const double c = std::clamp(dot3(at[i].data(), direction.data()) / (r * dn), -1.0, 1.0);
+        const cd ref = mie_surface_field(f == Formulation::hard_p1, k, radius, std::acos(c));
+        num += weight[i] * std::norm(x[i] - ref);
+        den += weight[i] * std::norm(ref);
+    }
+    return std::sqrt(num / den);
+}
+
 double relative_l2_error(const std::vector<cd>& f, const std::vector<cd>& ref) {
     if (f.size() != ref.size()) throw std::invalid_argument("relative_l2_error: sizes differ");
     double num = 0, den = 0;

@@ -61,6 +61,11 @@ std::complex<double> mie_far_field(bool sound_hard, double k, double a, double t
 // The surface unknown of the formulation on the sphere of radius a at angle theta from the incident
 // direction: sound-soft phi = -d_n u (the density of V phi = -u_inc), sound-hard the total field u.
 std::complex<double> mie_surface_field(bool sound_hard, double k, double a, double theta);
+// Relative L2 error of a solution's surface unknown against mie_surface_field on a sphere of radius
+// `radius` about the origin (plane wave along `direction`): P0 at the triangle centroids with area
+// weights, P1 at the vertices with lumped-mass weights.
+double mie_surface_error(Formulation f, const Mesh& mesh, const Geometry& g, const std::vector<cd>& x, double k, double radius,
+                         const std::array<double, 3>& direction);
 // Relative L2 error sqrt(sum |F - F_ref|^2 / sum |F_ref|^2).
 double relative_l2_error(const std::vector<cd>& f, const std::vector<cd>& ref);
 

@@ -173,6 +173,37 @@ TEST(Pipeline, SolveThroughTheHostDeviceWritesTheHostPathsFarField) {
     fs::remove_all(root);
 }
 
+// On a GPU (skipped here): the CUDA device's pipeline against the host path, for the lower-only
+// assembly (P0 without the mirror, P1 with half the atomics) read by gpu-ldlt and the full one of
+// gpu-lu; the matrix it copies out for --write-matrix against the CPU assembly.
+TEST(Pipeline, CudaDeviceMatchesTheHostPath) {
+    if (!gpu_available()) GTEST_SKIP() << "skipped: no GPU";
+    const Sphere s("ico:3");
+    auto device = make_cuda_resident_device();
+    for (Formulation f : {Formulation::soft_p0, Formulation::soft_p1, Formulation::hard_p1}) {
+        const double k = f == Formulation::hard_p1 ? 2.5 : 2.0;
+        const std::vector<cd> b = right_hand_side(f, s.mesh, s.g, Incident{}, k);
+        const Matrix reference = assemble(f, s.mesh, s.g, k);
+        const SolveResult lu = solve(SolveMethod::cpu_lu, reference, b);
+        for (SolveMethod m : {SolveMethod::gpu_ldlt, SolveMethod::gpu_lu}) {
+            const std::uint64_t before = host_matrix_bytes_allocated();
+            double diff = 0, scale = 0;
+            const ResidentRun run = run_resident(*device, f, false, m, s.mesh, s.g, k, b, [&](const Matrix& host) {
+                for (std::size_t e = 0; e < host.a.size(); ++e) {
+                    diff = std::max(diff, std::abs(host.a[e] - reference.a[e]));
+                    scale = std::max(scale, std::abs(reference.a[e]));
+                }
+            });
+            EXPECT_EQ(host_matrix_bytes_allocated() - before, std::uint64_t(b.size()) * b.size() * 16) << "only --write-matrix's copy";
+            EXPECT_LE(diff, 1e-12 * scale) << to_string(f) << " " << to_string(m);
+            EXPECT_LT(run.solve.scaled_residual, 10 * double(b.size()) * u) << to_string(f) << " " << to_string(m);
+            const double bound = 10 * double(b.size()) / lu.rcond * (run.solve.scaled_residual + lu.scaled_residual) + 1e-13;
+            EXPECT_LE(max_abs_diff(run.solve.x, lu.x) / max_abs(lu.x), bound) << to_string(f) << " " << to_string(m);
+            EXPECT_GT(run.peak_device_bytes, run.plan.matrix);
+        }
+    }
+}
+
 // ---- Burton-Miller ------------------------------------------------------------------------------------
 
 double far_field_error(Formulation f, const Sphere& s, double k, const std::vector<cd>& x) {
@@ -182,31 +213,8 @@ double far_field_error(Formulation f, const Sphere& s, double k, const std::vect
     return relative_l2_error(t.values, t.reference);
 }
 
-// Relative L2 error of the surface unknown against the Mie series: P0 at the triangle centroids
-// (area weights), P1 at the vertices (lumped-mass weights), unit sphere, incidence along +x.
 double surface_error(Formulation f, const Sphere& s, double k, const std::vector<cd>& x) {
-    const bool p0 = f == Formulation::soft_p0;
-    std::vector<double> weight(x.size(), 0.0);
-    std::vector<std::array<double, 3>> at(x.size());
-    for (std::size_t t = 0; t < s.g.n; ++t) {
-        const double area = 0.5 * s.g.jacobian[t];
-        if (p0) {
-            weight[t] = area;
-            at[t] = {s.g.centroid[3 * t], s.g.centroid[3 * t + 1], s.g.centroid[3 * t + 2]};
-        } else {
-            for (int v = 0; v < 3; ++v) weight[std::size_t(s.g.tri[3 * t + v])] += area / 3;
-        }
-    }
-    if (!p0)
-        for (std::size_t v = 0; v < x.size(); ++v) at[v] = s.mesh.vertices[v];
-    double num = 0, den = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double r = std::sqrt(at[i][0] * at[i][0] + at[i][1] * at[i][1] + at[i][2] * at[i][2]);
-        const cd ref = mie_surface_field(f == Formulation::hard_p1, k, 1.0, std::acos(std::clamp(at[i][0] / r, -1.0, 1.0)));
-        num += weight[i] * std::norm(x[i] - ref);
-        den += weight[i] * std::norm(ref);
-    }
-    return std::sqrt(num / den);
+    return mie_surface_error(f, s.mesh, s.g, x, k, 1.0, {1, 0, 0});
 }
 
 struct Compared {
