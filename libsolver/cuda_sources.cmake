@@ -9,6 +9,7 @@ set(BATCHSOLVE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/ldlt/ldlt.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/large/cholesky_large.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/refinement.cu
+  ${CMAKE_CURRENT_LIST_DIR}/src/cuda/jit/manifest_replay.cpp
 )
 include(${CMAKE_CURRENT_LIST_DIR}/src/cuda/triangular/sources.cmake)  # vbatched TRMM/TRSM/POTRF
 # Host-side warnings for .cu files too (the C++ files get -Wall -Wextra from libsolver/CMakeLists.txt).

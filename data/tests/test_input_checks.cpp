@@ -18,7 +18,7 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "batchsolve/checked_size.hpp"
-#include "core/tuning_json.hpp"
+#include "batchsolve/tuning_file.hpp"
 
 #include "test_support.hpp"
 
@@ -222,7 +222,7 @@ TEST(TuningFile, MalformedTablesNameFileEntryAndField) {
     const std::string entry = R"({"routine":"potrf","precision":"d","layout":"column_major","n":8,"best":{"config":{}}})";
     auto message = [](const std::string& text) {
         try {
-            tuning::parse_table_json(text, "t.json");
+            parse_tuning_file(text, "t.json");
         } catch (const Error& e) {
             return std::string(e.what());
         }
@@ -231,7 +231,7 @@ TEST(TuningFile, MalformedTablesNameFileEntryAndField) {
     auto expect_has = [](const std::string& m, std::initializer_list<const char*> parts) {
         for (const char* p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing in: " << m;
     };
-    EXPECT_EQ(tuning::parse_table_json(R"({"batch":16384,"entries":[)" + entry + "," + entry + "]}", "t.json").entries.size(), 2u);
+    EXPECT_EQ(parse_tuning_file(R"({"batch":16384,"entries":[)" + entry + "," + entry + "]}", "t.json").entries.size(), 2u);
     expect_has(message(R"({"entries":[)" + entry + R"(,{"precision":"d"}]})"), {"t.json", "entry 1", "routine"});
     expect_has(message(R"({"entries":[{"routine":"potrf","precision":"d","layout":"column_major","n":1099511627776,"best":{"config":{}}}]})"),
                {"t.json", "entry 0", "'n'"});

@@ -3,8 +3,9 @@
 // them there instead of compiling. The kernels are those of the tuning table of this GPU (else the
 // defaults), compiled on several threads; nothing is launched.
 //   batchsolve-warmup --routines potrf,posv --precisions s,d --layouts column_major,interleaved --n 1:128
-// or, with --kernels FILE, exactly the kernels of a manifest a run recorded ($BATCHSOLVE_KERNEL_MANIFEST,
-// src/cuda/tuned/kernel_plan.hpp), e.g. those the GPU suites compile (libsolver/tests/gpu/run-all.sh).
+// or, with --kernels FILE, exactly the kernels of a manifest a run recorded ($BATCHSOLVE_KERNEL_MANIFEST;
+// warm_up_manifest of batchsolve/kernel_manifest.hpp), e.g. those the GPU suites compile
+// (libsolver/tests/gpu/run-all.sh).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,18 +19,12 @@
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
+#include "batchsolve/kernel_manifest.hpp"
 #include "batchsolve_io/progress.hpp"
-#if BATCHSOLVE_WARMUP_MANIFESTS  // CUDA builds: the library's internal headers (tools/warmup/CMakeLists.txt)
-#include "cuda/jit/kernel_cache.hpp"
-#include "cuda/tuned/kernel_plan.hpp"
-#endif
 
 namespace {
 
 using namespace batchsolve;
-#if BATCHSOLVE_WARMUP_MANIFESTS
-namespace jit = batchsolve::cuda_backend::jit;
-#endif
 
 int usage(std::ostream& out, int code) {
     out << "usage: batchsolve-warmup [options]\n"
@@ -95,56 +90,30 @@ std::vector<int> parse_orders(const std::string& text) {
     return out;
 }
 
-#if BATCHSOLVE_WARMUP_MANIFESTS
-// --kernels FILE: the manifest's kernels into the disk cache, in batches (the bar advances per batch;
-// each batch compiles on `threads` threads). A malformed line is reported with its number and skipped.
+// --kernels FILE: the manifest's kernels into the disk cache (the bar advances per batch of
+// kernels). A malformed line is reported with its number and skipped; any makes the exit code 1.
 int warm_manifest(const std::string& path, int device, int arch, int threads, bool check_only) {
-    std::ifstream in(path);
-    if (!in) throw Error("batchsolve-warmup: --kernels " + path + ": cannot read");
-    std::vector<std::string> lines;
-    std::vector<jit::KernelRequest> requests;
-    int bad = 0, number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++number;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        if (std::find(lines.begin(), lines.end(), line) != lines.end()) continue;
-        lines.push_back(line);
-        try {
-            requests.push_back(cuda_backend::tuned::manifest_request(line));
-        } catch (const std::exception& e) {
-            std::cout << "cannot run: " << path << ":" << number << ": " << e.what() << "\n";
-            ++bad;
-        }
-    }
+    ManifestOptions options;
+    options.device = device, options.arch = arch, options.threads = threads, options.check_only = check_only;
+    std::unique_ptr<io::Progress> progress;
+    options.progress = [&](std::size_t done, std::size_t total) {
+        if (!progress) progress = std::make_unique<io::Progress>("warm-up", total);
+        progress->advance();
+        if (done == total) progress->finish();
+    };
+    const ManifestReport report = warm_up_manifest(path, options);
+    for (const std::string& r : report.refused) std::cout << "cannot run: " << r << "\n";
+    const int bad = static_cast<int>(report.refused.size());
     if (check_only) {
-        std::printf("%s: %zu kernel specs, %d lines refused\n", path.c_str(), requests.size(), bad);
+        std::printf("%s: %zu kernel specs, %d lines refused\n", path.c_str(), report.kernels, bad);
         return bad == 0 ? 0 : 1;
     }
-    const auto start = std::chrono::steady_clock::now();
-    jit::DiskFill total;
-    const std::size_t batch = std::size_t(std::max(threads, 1)) * 4;
-    io::Progress progress("warm-up", (requests.size() + batch - 1) / batch);
-    for (std::size_t at = 0; at < requests.size(); at += batch) {
-        const std::vector<jit::KernelRequest> part(requests.begin() + at,
-                                                   requests.begin() + std::min(requests.size(), at + batch));
-        const jit::DiskFill fill = arch > 0 ? jit::fill_disk_cache_for_arch(part, arch, threads)
-                                            : jit::fill_disk_cache(part, device, threads);
-        total.already_on_disk += fill.already_on_disk, total.compiled += fill.compiled;
-        progress.advance();
-    }
-    progress.finish();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("warm-up of %s for %s: %zu kernels (%d already cached, %d compiled), %d lines refused, %.2f s with %d "
                 "threads\n",
                 path.c_str(), arch > 0 ? ("sm_" + std::to_string(arch)).c_str() : ("device " + std::to_string(device)).c_str(),
-                requests.size(), total.already_on_disk, total.compiled, bad, seconds, threads);
+                report.kernels, report.already_cached, report.compiled, bad, report.seconds, threads);
     return bad == 0 ? 0 : 1;
 }
-#else
-int warm_manifest(const std::string&, int, int, int, bool) {
-    throw NotCompiled("batchsolve-warmup --kernels", "cuda");
-}
-#endif
 
 }  // namespace
 
