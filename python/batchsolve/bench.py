@@ -492,7 +492,7 @@ def numpy_peers():
 COLUMNS = [("routine", "{}"), ("precision", "{}"), ("n", "{}"), ("batch", "{}"), ("cpp_us", "{:.1f}"),
            ("python_us", "{:.1f}"), ("overhead_us", "{:+.1f}"), ("issue_overhead_us", "{:+.1f}"),
            ("python_new_us", "{:.1f}"), ("torch_ex_us", "{:.1f}"), ("torch_ex_out_us", "{:.1f}"), ("torch_us", "{:.1f}"),
-           ("cupy_us", "{:.1f}"), ("jax_us", "{:.1f}"), ("numpy_1t_us", "{:.1f}"), ("numpy_mt_us", "{:.1f}"),
+           ("cupy_us", "{:.1f}"), ("jax_us", "{:.1f}"), ("numpy_1t_us", "{:.1f}"), ("numpy_mt_us", "{:.1f}"), ("numpy_us", "{:.1f}"),
            ("speedup_alloc", "{:.2f}"), ("speedup_inplace", "{:.2f}"), ("speedup_cpp", "{:.2f}"),
            ("speedup_alloc_vs_cholesky", "{:.2f}"), ("kept", "{:.3f}"), ("error", "{:.1f}"), ("ok", "{}")]
 
