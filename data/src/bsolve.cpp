@@ -167,7 +167,7 @@ struct GenerateOptions {
     double cond = 1e3;
     std::uint64_t seed = 0;
     Uplo uplo = Uplo::lower;
-    std::vector<BadSpec> bad_indefinite, bad_nan;
+    std::vector<BadSpec> bad_indefinite, bad_nan, bad_nan_b;
     io::OutputOptions rules;
 };
 
@@ -188,6 +188,9 @@ void require_generate_memory(const GenerateOptions& o) {
     if (!peak) throw Error(what + " has more than 2^64 bytes: refused");
     require_host_memory(*peak, what);
 }
+
+template <class T>
+T nan_value();  // below, with the solve
 
 template <class T>
 void generate_batch(const GenerateOptions& o) {
@@ -211,6 +214,10 @@ void generate_batch(const GenerateOptions& o) {
         spoil(o.bad_indefinite, BadMatrix::indefinite);
         spoil(o.bad_nan, BadMatrix::nan);
     }
+    // A NaN in B only (entry COLUMN of the first right-hand side): A stays positive definite (info 0),
+    // the solution is not finite, which `solve` must report per system.
+    for (const BadSpec& b : o.bad_nan_b)
+        if (o.nrhs > 0) p.b[std::size_t(b.matrix) * std::size_t(o.n) * std::size_t(o.nrhs) + std::size_t(b.column)] = nan_value<T>();
     p.generator.name = "bsolve generate " BSOLVE_VERSION;
     p.generator.cond = o.cond;
     p.generator.seed = o.seed;
@@ -238,7 +245,9 @@ int run_generate(const std::vector<std::string>& args) {
          "comma-separated matrices made indefinite: INDEX or INDEX:COLUMN (0-based; default column n/2); "
          "expected info COLUMN+1")
         ("bad-nan", po::value<std::string>()->default_value(""),
-         "comma-separated matrices given a NaN on the diagonal: INDEX or INDEX:COLUMN, as --bad-indefinite");
+         "comma-separated matrices given a NaN on the diagonal: INDEX or INDEX:COLUMN, as --bad-indefinite")
+        ("bad-nan-b", po::value<std::string>()->default_value(""),
+         "comma-separated systems given a NaN in B (not in A): INDEX or INDEX:ROW; info stays 0");
     // clang-format on
     const po::variables_map vm = parse(args, desc);
     if (vm.count("help")) {
@@ -271,6 +280,7 @@ int run_generate(const std::vector<std::string>& args) {
                               : (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
     o.bad_indefinite = parse_bad_list(vm["bad-indefinite"].as<std::string>(), "bad-indefinite", o.n, o.count);
     o.bad_nan = parse_bad_list(vm["bad-nan"].as<std::string>(), "bad-nan", o.n, o.count);
+    o.bad_nan_b = parse_bad_list(vm["bad-nan-b"].as<std::string>(), "bad-nan-b", o.n, o.count);
     o.rules.existing = existing_rule(vm);
     check_output_target(o.output, o.rules);
     require_generate_memory(o);
@@ -546,6 +556,18 @@ int solve_batch(io::BatchProblem<T>& p, const SolveOptions& o) {
         }
         ++good;
     }
+    // A NaN or Inf only in B passes the factorisation (info 0) and makes that system's X non-finite:
+    // each such system is named on stderr, and the run fails (exit 1), output written all the same.
+    std::vector<std::pair<int, std::string>> nonfinite_b;
+    for (int k = 0; k < count; ++k) {
+        if (s.info[std::size_t(k)] != 0) continue;
+        const T* bk = p.b.data() + std::size_t(k) * xlen;
+        for (std::size_t i = 0; i < xlen; ++i)
+            if (!std::isfinite(std::real(bk[i])) || !std::isfinite(std::imag(bk[i]))) {
+                nonfinite_b.push_back({k, "B not finite"});
+                break;
+            }
+    }
     // A failed matrix has no solution: NaN, so that nobody mistakes what is left in B for one.
     for (int k = 0; k < count; ++k)
         if (s.info[std::size_t(k)] != 0)
@@ -596,7 +618,14 @@ int solve_batch(io::BatchProblem<T>& p, const SolveOptions& o) {
     } else {
         std::cout << "  backward     no solved matrices to measure\n";
     }
-    const bool clean = failed.empty() && mismatched.empty() && inaccurate.empty();
+    if (!nonfinite_b.empty()) {
+        std::cout << "  non-finite B " << nonfinite_b.size() << " systems have NaN or Inf in B (their X is not finite): "
+                  << list_indices(nonfinite_b) << "\n";
+        std::cerr << "bsolve: warning: " << nonfinite_b.size() << " of " << count
+                  << " systems have NaN or Inf in their right-hand side B, so their solution X is not finite (info 0: A is fine): "
+                  << list_indices(nonfinite_b) << "\n";
+    }
+    const bool clean = failed.empty() && mismatched.empty() && inaccurate.empty() && nonfinite_b.empty();
     return clean ? exit_ok : exit_failed_matrices;
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <new>
+#include <optional>
 
 #include "batchsolve/checked_size.hpp"
 #include "batchsolve_io/output.hpp"
@@ -198,6 +199,50 @@ std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& path, const 
     return dims;
 }
 
+namespace {
+// A chunked dataset stores only the chunks that were written: a crafted or unwritten one declares
+// gigabytes and stores nothing (reading it allocates all of it, then returns fill values). Every
+// chunk must be stored, and the stored bytes must be within what the dataset's filters can achieve:
+// none (stored == declared), or only deflate, shuffle and fletcher32 (deflate's best ratio is 1032:1;
+// we allow 1100:1). Other filters (szip, scale-offset, plugins) have no such bound and are not judged.
+void check_chunks_stored(hid_t dataset, hid_t dcpl, const std::string& path, const std::string& name,
+                         const std::vector<hsize_t>& dims, const std::optional<std::uint64_t>& declared, std::uint64_t stored) {
+    const int rank = int(dims.size());
+    std::vector<hsize_t> chunk(dims.size(), 0);
+    if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank) fail(path, name, "cannot read the chunk shape: " + hdf5_message());
+    std::optional<std::uint64_t> expected = std::uint64_t(1);
+    for (int i = 0; i < rank; ++i) {
+        if (chunk[std::size_t(i)] == 0) fail(path, name, "has a chunk extent of 0 (crafted file)");
+        const std::uint64_t per_axis = (dims[std::size_t(i)] + chunk[std::size_t(i)] - 1) / chunk[std::size_t(i)];
+        expected = expected ? checked_mul(*expected, per_axis) : expected;
+    }
+#if H5_VERSION_GE(1, 10, 5)
+    Handle space(H5Dget_space(dataset), H5Sclose);
+    hsize_t written = 0;
+    if (space.valid() && H5Dget_num_chunks(dataset, space.get(), &written) >= 0 && expected && written < *expected)
+        fail(path, name, "shape " + shape_text(dims) + " is stored in chunks of " + shape_text(chunk) + ", but only " +
+                             std::to_string(written) + " of its " + std::to_string(*expected) +
+                             " chunks are in the file (unwritten, truncated or crafted dataset)");
+    H5Eclear2(H5E_DEFAULT);
+#endif
+    const int filters = H5Pget_nfilters(dcpl);
+    bool bounded = filters >= 0;
+    for (int f = 0; f < filters && bounded; ++f) {
+        unsigned flags = 0;
+        std::size_t nvalues = 0;
+        const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(f), &flags, &nvalues, nullptr, 0, nullptr, nullptr);
+        bounded = id == H5Z_FILTER_DEFLATE || id == H5Z_FILTER_SHUFFLE || id == H5Z_FILTER_FLETCHER32;
+    }
+    if (!bounded || !declared) return;
+    constexpr std::uint64_t kMaxDeflateRatio = 1100;
+    const bool compressed = filters > 0;
+    if ((!compressed && stored < *declared) || (compressed && stored < *declared / kMaxDeflateRatio))
+        fail(path, name, "shape " + shape_text(dims) + " declares " + bytes_text(*declared) + " but the file stores " +
+                             bytes_text(stored) + (compressed ? " (beyond what its compression can reach: truncated or crafted dataset)"
+                                                              : " (truncated, unwritten or crafted dataset)"));
+}
+}  // namespace
+
 std::size_t check_dataset_size(hid_t dataset, const std::string& path, const std::string& name,
                                const std::vector<hsize_t>& dims, std::size_t memory_element,
                                std::uint64_t max_bytes) {
@@ -224,6 +269,7 @@ std::size_t check_dataset_size(hid_t dataset, const std::string& path, const std
         fail(path, name, "claims " + bytes_text(stored) + " of storage in a file of " + bytes_text(on_disk) +
                              " (truncated or crafted file)");
     const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (layout == H5D_CHUNKED && !dims.empty()) check_chunks_stored(dataset, dcpl.get(), path, name, dims, declared, stored);
     if ((layout == H5D_CONTIGUOUS || layout == H5D_COMPACT) && (!declared || stored < *declared))
         fail(path, name, "shape " + shape_text(dims) + " declares " +
                              (declared ? bytes_text(*declared) : std::string("more than 2^64 bytes")) +

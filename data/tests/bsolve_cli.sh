@@ -6,6 +6,7 @@ set -uo pipefail
 bsolve=$1
 work=$2
 case_name=$3
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 failures=0
@@ -228,6 +229,29 @@ huge_sizes)
   else
     echo "skipped: this bsolve cannot start under ulimit -v (a sanitizer build)"
   fi
+  ;;
+
+hostile_input)
+  # The hostile-input probe's bsolve findings (docs/input-checks.md), each a regression case.
+  # A NaN only in B: info 0 for A, X not finite: named per system on stderr, exit 1.
+  run 0 generate --output nanb.h5 --n 8 --count 6 --seed 3 --bad-nan-b 2,4:3
+  run 1 solve --input nanb.h5 --output nanb_x.h5 --backend cpu
+  contains err.txt "2 of 6 systems have NaN or Inf in their right-hand side B"
+  contains err.txt "matrix 2 B not finite, matrix 4 B not finite"
+  [[ -e nanb_x.h5 ]] || fail "the solution was not written"
+  # A signal during the final write: no temporary, the previous file intact (test builds' pause hook).
+  source "$here/output_safety_lib.sh"
+  if have_pause_hook "$bsolve" generate --output hook.h5 --n 4 --count 4 --seed 1 --force; then
+    run 0 generate --output keep.h5 --n 16 --count 64 --seed 5
+    interrupted_commit INT . keep.h5 -- "$bsolve" generate --output keep.h5 --n 64 --count 2000 --seed 6 --force
+    interrupted_commit TERM . keep.h5 -- "$bsolve" generate --output keep.h5 --n 64 --count 2000 --seed 6 --force
+    interrupted_commit TERM . keep_x.h5 -- "$bsolve" solve --input keep.h5 --output keep_x.h5 --backend cpu
+    no_leftovers keep_x.h5
+  else
+    echo "signal cases skipped: this build has no BATCHSOLVE_IO_TEST_HOOKS"
+  fi
+  # A file-size limit during the write (as a full disk): an error naming the file, nothing left.
+  write_failure big.h5 -- "$bsolve" generate --output big.h5 --n 64 --count 64 --seed 7
   ;;
 
 *)

@@ -632,6 +632,22 @@ TEST_F(MalformedFile, DeclaredButUnstoredDataIsRefused) {
     expect_file_error([&] { io::read_batch<double>(bad_); }, bad_, "/A", "stores 0 bytes");
 }
 
+// The hostile-input probe's batch: a chunked /A of shape (12000, 128, 128) and /B with no chunk
+// written (a 6 KB file). Before, only contiguous data was compared with its shape: bsolve spent
+// 3.4 GB and 14 s and wrote NaN. Refused before allocating, naming the chunks that are missing.
+TEST_F(MalformedFile, UnwrittenChunkedDataIsRefused) {
+    {
+        Hdf5Edit edit(bad_);
+        // 1200 rather than 12000 matrices: 157 MB declared, within any test machine's memory, so that
+        // the refusal is the chunk check's and not the memory check's.
+        edit.chunked_dataset("/A", H5T_IEEE_F64LE, {1200, 128, 128});
+        edit.chunked_dataset("/B", H5T_IEEE_F64LE, {1200, 2, 128});
+        edit.remove("/X_true");
+        edit.remove("/expected_info");
+    }
+    expect_file_error([&] { io::read_batch<double>(bad_); }, bad_, "/A", "chunks are in the file");
+}
+
 // Data kept in another file is not followed.
 TEST_F(MalformedFile, ExternalLinkIsRefused) {
     {

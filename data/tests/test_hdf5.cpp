@@ -345,6 +345,30 @@ TEST(Hdf5, ExternalLinksAndExternalStorageAreRefused) {
 
 // ---- sizes ----------------------------------------------------------------------------------------------
 
+// The hostile-input probe's file: 6 KB declaring a chunked (12000, 128, 128) float64 dataset of which no
+// chunk was written. Before, only contiguous data was compared with the shape: bsolve allocated 1.5 GB
+// per dataset and wrote NaN results. Refused now before allocating, with the chunk counts.
+TEST(Hdf5, UnwrittenChunkedDatasetIsRefusedBeforeAllocation) {
+    ScratchDir dir;
+    const std::string path = dir.path("chunked.h5");
+    {
+        RawFile raw(path);
+        const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        const hsize_t chunk[3] = {1, 128, 128};
+        H5Pset_chunk(dcpl, 3, chunk);
+        raw.dataset("/unwritten", H5T_IEEE_F64LE, {12000, 128, 128}, -1, nullptr, dcpl);
+        H5Pset_deflate(dcpl, 4);
+        // Written and compressed far below its size (all zeros): accepted, deflate's bound is not reached.
+        const std::vector<double> zeros(4 * 128 * 128, 0.0);
+        raw.dataset("/zeros", H5T_IEEE_F64LE, {4, 128, 128}, H5T_NATIVE_DOUBLE, zeros.data(), dcpl);
+        H5Pclose(dcpl);
+    }
+    auto f = h5::File::open(path);
+    expect_file_error([&] { f.read<double>("/unwritten", nullptr, std::uint64_t(1) << 40); }, path, "/unwritten",
+                      {"(12000, 128, 128)", "chunks of (1, 128, 128)", "only 0 of its 12000 chunks"});
+    EXPECT_EQ(f.read<double>("/zeros").size(), 4u * 128 * 128);
+}
+
 TEST(Hdf5, DeclaredSizesAreCheckedBeforeAllocation) {
     ScratchDir dir;
     const std::string path = dir.path("sizes.h5");
