@@ -26,6 +26,7 @@
 
 #include "codegen/blas3/gemm.hpp"
 #include "codegen/large/potf2.hpp"
+#include "codegen/ldlt/ldlt_family.hpp"
 #include "codegen/triangular/triangular.hpp"
 #include "sha256.hpp"
 
@@ -164,6 +165,31 @@ void potf2(Output& out) {
                             }
 }
 
+// ---- LDL^T: the fixed kernels' descriptions (no text: the digest is of the name, the resources and
+// the compiled blocking), every kernel, precision and symmetry, and a blocking they were not built for ----
+void ldlt(Output& out) {
+    namespace d = codegen::ldlt;
+    const auto& family = d::ldlt_family();
+    for (Precision p : kPrecisions)
+        for (d::LdltKernel kernel : {d::LdltKernel::max_abs_lower, d::LdltKernel::diagonal_leaf, d::LdltKernel::keep_and_scale,
+                                     d::LdltKernel::scale_rows})
+            for (bool hermitian : {false, true})
+                for (int variant : {0, 1}) {
+                    d::LdltKernelSpec spec;
+                    spec.kernel = kernel, spec.precision = p, spec.hermitian = hermitian;
+                    spec.config = family.default_config(spec);
+                    if (variant == 1) spec.config.leaf_order *= 2;  // not what the kernels were compiled for
+                    if (const std::string problem = family.can_implement(spec); !problem.empty()) {
+                        out.refused("ldlt", family.kernel_name(spec) + (variant ? "_other_blocking" : ""), problem);
+                        continue;
+                    }
+                    KernelSource k = family.generate(spec);
+                    k.source = "fixed kernel " + k.kernel_name + " leaf_order " + std::to_string(spec.config.leaf_order) +
+                               " threads " + std::to_string(spec.config.threads);
+                    out.kernel("ldlt", k, family.resources(spec));
+                }
+}
+
 int usage(std::ostream& out, int code) {
     out << "usage: batchsolve_emit_families --output FILE\n"
            "  Writes '<family> <kernel name>  t=<threads> s=<shared bytes>  <sha256>' for a fixed set of specs of\n"
@@ -191,6 +217,7 @@ int main(int argc, char** argv) {
     gemm(out);
     triangular(out);
     potf2(out);
+    ldlt(out);
 
     std::ofstream file(output);
     file << "# Kernels of the GEMM, triangular, fused POTF2 and LDL^T families (batchsolve_emit_families): " << out.lines.size()

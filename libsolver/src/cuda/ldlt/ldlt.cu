@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../../core/ldlt_backend.hpp"
+#include "codegen/ldlt/ldlt_family.hpp"
 #include "../../core/refinement_backend.hpp"  // copy_matrix
 #include "../device_scalar.cuh"
 #include "../resources.hpp"
@@ -401,7 +402,16 @@ void launch_leaf(Symmetry s, int m, T* a, int lda, const void* max_bits, int n_t
                  cudaStream_t stream) {
     using D = dev_t<T>;
     using Bits = typename ordered_bits<real_t<T>>::type;
-    const std::size_t shared = std::size_t(kLeafOrder) * (kLeafOrder + 1) * sizeof(D);
+    // The kernel as codegen/ldlt/ldlt_family.hpp describes it (a fixed kernel behind the generator
+    // interface): its shared memory and threads come from there, as a generated kernel's would.
+    const codegen::ldlt::LdltFamily& family = codegen::ldlt::ldlt_family();
+    codegen::ldlt::LdltKernelSpec spec;
+    spec.kernel = codegen::ldlt::LdltKernel::diagonal_leaf, spec.precision = precision_v<T>;
+    spec.hermitian = s == Symmetry::hermitian && is_complex_v<T>;
+    spec.config = family.default_config(spec);
+    const codegen::KernelResources launch = family.resources(spec);
+    const std::size_t shared = launch.shared_bytes;
+    const unsigned threads = unsigned(launch.threads_per_block);
     // Above 48 KB a kernel must opt in to its dynamic shared memory, once per kernel.
     static std::once_flag opted_in[2];
     auto opt_in = [&](auto kernel, std::once_flag& flag) {
@@ -411,11 +421,11 @@ void launch_leaf(Symmetry s, int m, T* a, int lda, const void* max_bits, int n_t
     };
     if (s == Symmetry::hermitian && is_complex_v<T>) {
         opt_in(factor_leaf_kernel<D, true>, opted_in[1]);
-        factor_leaf_kernel<D, true><<<1, kThreads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
+        factor_leaf_kernel<D, true><<<1, threads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
                                                                         n_total, column_offset, info);
     } else {
         opt_in(factor_leaf_kernel<D, false>, opted_in[0]);
-        factor_leaf_kernel<D, false><<<1, kThreads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
+        factor_leaf_kernel<D, false><<<1, threads, shared, stream>>>(m, dev(a), lda, static_cast<const Bits*>(max_bits),
                                                                          n_total, column_offset, info);
     }
     BATCHSOLVE_LAUNCH_CHECK("factor_leaf_kernel");
@@ -717,3 +727,13 @@ BATCHSOLVE_LDLT_PIVOTED_SOLVE(T) {
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LDLT_ROUTINES)
 
 }  // namespace batchsolve::cuda_backend
+
+namespace batchsolve::codegen::ldlt {
+
+// The blocking the kernels above are compiled with: the leaf order of the recursion and the block size.
+const LdltFamily& ldlt_family() {
+    static const LdltFamily family({ldlt_detail::kLeafOrder, cuda_backend::kThreads});
+    return family;
+}
+
+}  // namespace batchsolve::codegen::ldlt
