@@ -1,6 +1,12 @@
 // The one writer of generated CUDA source: lines indented two spaces per open block, blocks opened
 // with "head {" and closed with "}", and fresh numbers for names. Every generator family writes
-// through it, so that the text of all kernels is laid out alike.
+// through it, so that the text of all kernels is laid out alike. The one style, in two forms:
+//   - code the generator shapes (unrolled loops, lines that depend on the configuration):
+//     line() / open() / close();
+//   - a fixed block of text (a prelude, a device helper, a whole kernel body with a few holes):
+//     a raw string, its holes written @KEY@ and filled by fill_placeholders(), emitted with raw()
+//     (or returned whole, as the staged and shared_memory kernels are).
+// Every kernel starts with codegen::kernel_prelude (prelude.hpp), the one set of macros and types.
 #pragma once
 
 #include <sstream>
