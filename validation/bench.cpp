@@ -646,6 +646,8 @@ CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Contex
             r.gflops = gflops(r.timing.median_ms);
             if (lib_on_gpu && s.bandwidth > 0 && r.timing.median_ms > 0)
                 r.roofline = r.bytes / (r.timing.median_ms * 1e-3) / s.bandwidth;
+            const double peak = c.precision == Precision::s || c.precision == Precision::c ? s.cpu_peak_s : s.cpu_peak_d;
+            if (!lib_on_gpu && peak > 0) r.roofline = r.gflops / peak;
         } catch (const Skip& e) {
             r.status = Status::skipped, r.note = e.what();
         } catch (const std::exception& e) {

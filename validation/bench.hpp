@@ -53,6 +53,9 @@ struct Settings {
     std::vector<std::string> refs;  // "lapack", "cusolver", in the order asked for
     double bandwidth = 0;       // measured device copy bandwidth, bytes/s (0: none)
     std::size_t l2_bytes = 0;   // device L2 size, sizes the rotated input sets
+    // The host's GEMM rates (GFLOP/s, s and d; 0: not measured, --cpu-peak): the bound of the CPU rows'
+    // roofline column (c and z rows use s and d: their flops are counted in real operations).
+    double cpu_peak_s = 0, cpu_peak_d = 0;
 };
 
 struct Timing {
@@ -78,7 +81,7 @@ struct CaseResult {
     bool ran = false;          // the library call ran and was timed
     Timing timing;
     double gflops = 0;
-    double roofline = -1;      // fraction of the copy bandwidth (GPU rows), < 0 when not applicable
+    double roofline = -1;      // GPU rows: fraction of the copy bandwidth; CPU rows: of the GEMM peak; < 0: none
     double bytes = 0;          // roofline bytes of the whole batch
     bool checked = false;
     double error = 0;          // factorization error (potrf) or solve backward error (potrs, posv)

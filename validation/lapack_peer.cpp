@@ -1,8 +1,11 @@
 // LAPACKE per matrix under OpenMP (peers.hpp): the tester's LAPACK reference.
 #include <omp.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #define lapack_complex_float std::complex<float>
 #define lapack_complex_double std::complex<double>
@@ -98,6 +101,34 @@ void lapacke_potrs_one(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, in
 }
 
 std::string lapack_library() { return openblas_get_config(); }
+
+namespace {
+template <class T>
+double gemm_peak(int threads) {
+    const int m = 2048;
+    std::vector<T> a(std::size_t(m) * m), b(a.size()), c(a.size());
+    for (std::size_t e = 0; e < a.size(); ++e) a[e] = T(double(e % 1013) / 1013 - 0.5), b[e] = T(double(e % 997) / 997 - 0.5);
+    openblas_set_num_threads(threads);
+    const auto call = [&] {
+        if constexpr (std::is_same_v<T, float>)
+            cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0f, a.data(), m, b.data(), m, 0.0f, c.data(), m);
+        else
+            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0, a.data(), m, b.data(), m, 0.0, c.data(), m);
+    };
+    call();  // warm-up (threads, pages)
+    std::vector<double> seconds;
+    for (int r = 0; r < 5; ++r) {
+        const double t0 = omp_get_wtime();
+        call();
+        seconds.push_back(omp_get_wtime() - t0);
+    }
+    one_blas_thread();
+    std::sort(seconds.begin(), seconds.end());
+    return 2.0 * double(m) * m * m / seconds[2] * 1e-9;
+}
+}  // namespace
+
+double cpu_gemm_peak_gflops(bool single, int threads) { return single ? gemm_peak<float>(threads) : gemm_peak<double>(threads); }
 
 #define INSTANTIATE(T)                                                                      \
     template void lapacke_potrf<T>(Uplo, const BatchView<T>&, int*, int);                   \

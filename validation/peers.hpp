@@ -25,6 +25,9 @@ template <class T>
 int lapacke_potrf_one(Uplo uplo, int n, T* a, int lda, int blas_threads);
 template <class T>
 void lapacke_potrs_one(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, int blas_threads);
+// The host's GEMM rate in GFLOP/s: the median of 5 OpenBLAS ?GEMM calls (s or d; m = n = k = 2048) on
+// `threads` BLAS threads after a warm-up: the bound of the CPU rows' roofline column.
+double cpu_gemm_peak_gflops(bool single, int threads);
 // The LAPACK/BLAS library behind LAPACKE (OpenBLAS's configuration string).
 std::string lapack_library();
 

@@ -22,6 +22,8 @@
 #include <chrono>
 #include <set>
 
+#include <omp.h>
+
 #include "batchsolve/batchsolve.hpp"
 #include "bench.hpp"
 #include "command_line.hpp"
@@ -382,6 +384,7 @@ int main(int argc, char** argv) {
     std::string routines_text, precisions_text, n_text, batch_text, layouts_text, uplo_text, nrhs_text, backend_text,
         refs_text, json_path, targets_path, targets_out, setups_text, devices_text, modes_text;
     suite::Options so;
+    bool cpu_peak = false;
     Settings settings;
     int chunk = 32, device = 0;
     int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -399,6 +402,8 @@ int main(int argc, char** argv) {
         ("nrhs", po::value(&nrhs_text)->default_value("1"), "right-hand sides for potrs, posv (list, >= 0)")
         ("backend", po::value(&backend_text)->default_value("auto"), "auto, cpu, cuda: what runs the library")
         ("check", po::bool_switch(&settings.check), "compute errors on the host (and compare with lapack)")
+        ("cpu-peak", po::bool_switch(&cpu_peak),
+         "measure the host's GEMM rate (OpenBLAS, all threads): the CPU rows' roofline column is then their fraction of it")
         ("fast-math", po::bool_switch(&settings.fast_math),
          "GPU kernels with approximate square roots and divisions (the tuned configuration otherwise)")
         ("ref", po::value(&refs_text)->default_value(""),
@@ -591,10 +596,16 @@ int main(int argc, char** argv) {
         std::cerr << "tester: the GPU is present but unusable: " << e.what() << "\n";
         return kUsageError;
     }
+    if (cpu_peak) {
+        settings.cpu_peak_s = peer::cpu_gemm_peak_gflops(true, omp_get_max_threads());
+        settings.cpu_peak_d = peer::cpu_gemm_peak_gflops(false, omp_get_max_threads());
+        std::printf("host GEMM rate (OpenBLAS, %d threads, 2048^3): s %.1f, d %.1f GFLOP/s\n", omp_get_max_threads(),
+                    settings.cpu_peak_s, settings.cpu_peak_d);
+    }
     const CpuCholeskyPath cpu_path = cpu_cholesky_path();
     const std::string lapack_library = peer::lapack_library();
     std::printf("CPU: %s; batchsolve's CPU backend: vector path %s for real s/d n <= %d/%d, LAPACKE per matrix "
-                "otherwise; LAPACK peer: LAPACKE (%s), one matrix per thread\n",
+                "otherwise; LAPACK peer: LAPACKE per matrix, one matrix per thread (BLAS: %s)\n",
                 cpu.device_name().c_str(), cpu_path.isa.c_str(), cpu_path.simd_max_order_s, cpu_path.simd_max_order_d,
                 lapack_library.c_str());
     std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
@@ -613,7 +624,9 @@ int main(int argc, char** argv) {
                            {"backend_path", "vector path (" + cpu_path.isa + ") for real s/d up to the max order, "
                                             "LAPACKE per matrix otherwise"},
                            {"lapack_peer", "LAPACKE_?potrf/potrs/posv_work per matrix, OpenMP static loop, BLAS on one thread"},
-                           {"lapack_library", lapack_library}}},
+                           {"lapack_library", lapack_library},
+                           {"gemm_peak_gflops", {{"s", settings.cpu_peak_s}, {"d", settings.cpu_peak_d}}},
+                           {"gemm_peak_method", "median of 5 OpenBLAS ?GEMM calls, m = n = k = 2048, all threads (0: not measured)"}}},
                   {"seed", seed},
                   {"cond", settings.cond},
                   {"distinct", settings.distinct},
