@@ -269,4 +269,58 @@ WarmUpReport warm_up(const std::vector<KernelCase>& cases, int threads, Context&
 WarmUpReport warm_up_for_arch(const std::vector<KernelCase>& cases, int arch, int threads);
 std::string to_string(const KernelCase& c);  // "potrf d column_major lower n=32 nrhs=1 count=16384"
 
+// ---- the tuning tables of every family --------------------------------------------------------------
+// One form for every family (libsolver/tuning/README.md): JSON tables per GPU architecture
+// (libsolver/tuning/sm<arch>*.json) and one for the CPU backend (cpu.json), each with its provenance
+// (device, CUDA version, date, commit), compiled into the library; BATCHSOLVE_TUNING_FILE replaces,
+// for each family that its files hold entries of, every embedded table of that family. A case that no
+// table has runs the family's safe default (the initialisers of the structs below, GemmConfig{},
+// and for small Cholesky the kernels' default).
+
+// The architecture the shipped GPU tables are for (sm_90: H100, H200); queries without a device use it.
+inline constexpr int kShippedTuningArch = 90;
+
+// LDL^T (ldlt.hpp) on the GPU: the factorisation runs right-looking over block columns of panel_order
+// (each factored by the recursion), and a TF32 trailing update of a triangle of order <= update_leaf
+// is one SYRK (above: two half triangles and a TF32 GEMM between them). Safe default: the H200
+// measurements the kernels were written with (sysv_bench, issue 25's results).
+struct LdltBlocking {
+    int panel_order = 512;
+    int update_leaf = 512;
+};
+// TRSM (vbatched_triangular.hpp), TrsmAlgorithm::automatic: the inversion-based algorithm for
+// triangles of order >= inversion_from_order, else the recursive one. Safe default: always recursive.
+struct TrsmCrossover {
+    int inversion_from_order = 1 << 30;
+};
+// The CPU backend's vector Cholesky: the largest order it takes (real precisions); above it the
+// LAPACKE loop runs. Safe default 128, where the vector path measured faster in both precisions.
+struct CpuSwitchOver {
+    int simd_max_order = 128;
+};
+
+// What the tables say for one case, as the library's dispatch reads it.
+struct TunedEntry {
+    bool found = false;       // false: no table has the case; `config` is the family's safe default
+    std::string family;       // cholesky, gemm, large, ldlt, trsm, cpu
+    std::string config;       // the configuration, one-line JSON of the family's fields
+    int n = 0;                // the entry's n: small Cholesky the case's n, the others the upper end of
+                              // the size class the entry covers
+    std::string table;        // the answering table's provenance: file, device, CUDA, date, commit, batch
+    std::string provenance;   // the entry's own note where it has one (which measurement), else ""
+};
+// routine: potrf, potrs, posv (layout: its family; n exact; count: the batch, which picks among
+// tables tuned at several batch sizes), gemm_vbatched or gemm_vbatched_triangle (n = max(max_m,
+// max_n)), potrf_large, sytrf_nopiv, trsm_vbatched (n: the largest triangle's order) and
+// cpu_vector_path (arch ignored: the CPU's table); arch: compute capability (90 for sm_90). An
+// unknown routine throws InvalidArgument naming it.
+TunedEntry tuned_config(const std::string& routine, Precision precision, LayoutKind layout, int n, int arch,
+                        int count = 16384);
+// The typed answers the dispatch uses (table entry, else the safe default).
+LdltBlocking tuned_ldlt_blocking(Precision precision, int n, int arch);
+TrsmCrossover tuned_trsm_crossover(Precision precision, int order, int arch);
+CpuSwitchOver tuned_cpu_switch_over(Precision precision);
+// Provenance of every table in use ("" when none), one per line: for reports beside timings.
+std::string tuning_tables_in_use();
+
 }  // namespace batchsolve

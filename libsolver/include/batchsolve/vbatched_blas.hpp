@@ -107,9 +107,11 @@ std::string to_string(const GemmConfig& config);
 GemmConfig parse_gemm_config(const std::string& json_object);
 // "" when `config` can run precision p's kernels, else "config.<field>: <reason>" (no GPU needed).
 std::string gemm_config_problem(Precision p, const GemmConfig& config);
-// The configuration the library picks for a call with these maxima (tuning table, else default);
-// triangle: for one triangle of C (syrk/herk/syr2k/her2k), which has rows of its own.
-GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k, bool triangle = false);
+// The configuration the library picks for a call with these maxima on a GPU of compute capability
+// `arch` (90: sm_90): the tuning table's entry for the precision and the size class of max(max_m,
+// max_n) (libsolver/tuning/sm<arch>-gemm.json), else GemmConfig{}; triangle: for one triangle of C
+// (syrk/herk/syr2k/her2k), which takes the full GEMM's entry where it has none of its own.
+GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k, bool triangle = false, int arch = 90);
 
 // ---- GEMM: C_i = alpha op(A_i) op(B_i) + beta C_i ---------------------------------------------------
 

@@ -46,8 +46,10 @@ TrsmAlgorithm parse_trsm_algorithm(const std::string& text);  // "automatic" | "
 struct TriangularConfig {
     TrsmAlgorithm trsm_algorithm = TrsmAlgorithm::automatic;
     // automatic picks inversion when the largest triangle's order (m for left, n for right) is at least
-    // this, else recursive (from the bench: TRSM both ways side by side; 0 = always inversion).
-    int inversion_from_order = 1 << 30;
+    // this, else recursive (0 = always inversion). -1: the crossover of the device's tuning table
+    // (libsolver/tuning/sm<arch>-trsm.json, measured by the autotuner's trsm stage; tuning.hpp's
+    // TrsmCrossover), whose safe default keeps the recursive algorithm at every order.
+    int inversion_from_order = -1;
     int leaf_order = 32;            // largest triangle a leaf kernel handles (1..32: one warp's rows)
     int inversion_block = 32;       // nb of the inverted diagonal blocks (1..32)
     int columns_per_thread = 4;     // right-hand sides each lane of a leaf kernel keeps in registers (1..4;

@@ -66,6 +66,8 @@ int thread_count();
 namespace cuda_backend {
 bool compiled();
 int device_count();  // 0 when no driver or no device (never throws)
+// Compute capability of the context's GPU as one number (9.0: 90): the tuning tables' key.
+int compute_capability(Context& ctx);
 detail::CudaResources* create_resources(int device);
 void destroy_resources(detail::CudaResources* r) noexcept;
 std::string device_name(detail::CudaResources* r);

@@ -8,6 +8,7 @@
 #include "batchsolve/buffer.hpp"
 #include "checks.hpp"
 #include "triangular_backend.hpp"
+#include "tuning_table.hpp"
 
 namespace batchsolve {
 
@@ -41,7 +42,7 @@ std::string triangular_config_problem(const TriangularConfig& c) {
     if (c.trsm_algorithm != TrsmAlgorithm::automatic && c.trsm_algorithm != TrsmAlgorithm::inversion &&
         c.trsm_algorithm != TrsmAlgorithm::recursive)
         return "trsm_algorithm: not one of automatic, inversion, recursive";
-    if (c.inversion_from_order < 0) return "inversion_from_order: must be >= 0";
+    if (c.inversion_from_order < -1) return "inversion_from_order: -1 (the tuning table's crossover) or >= 0";
     // One warp holds a leaf triangle's rows, one lane each.
     if (!within(c.leaf_order, 1, 32)) return "leaf_order: must be 1..32 (one warp's rows)";
     if (!within(c.inversion_block, 1, 32)) return "inversion_block: must be 1..32 (one warp's rows)";
@@ -103,6 +104,16 @@ void check_potrf_call(const char* routine, Uplo uplo, const void* n, const void*
 
 enum class Kind { trmm, trsm };
 
+// The configuration with TRSM's crossover taken from the tuning table where it is -1 (for the largest
+// triangle's order on the context's device): the backends see a resolved configuration only.
+template <class T>
+TriangularConfig with_crossover(const TriangularConfig& config, int order, Context& ctx) {
+    TriangularConfig c = config;
+    if (c.inversion_from_order < 0)
+        c.inversion_from_order = tuned_trsm_crossover(precision_v<T>, order, tuning::context_arch(ctx)).inversion_from_order;
+    return c;
+}
+
 template <class T>
 void run_nocheck(Kind kind, Side side, Uplo uplo, Op op, Diag diag, const int* m, const int* n, T alpha,
                  const T* const* a, const int* lda, T* const* b, const int* ldb, int max_m, int max_n, int batch,
@@ -113,7 +124,7 @@ void run_nocheck(Kind kind, Side side, Uplo uplo, Op op, Diag diag, const int* m
                                                config, ctx));
     else
         BATCHSOLVE_ON_BACKEND(ctx, trsm_vbatched(side, uplo, op, diag, m, n, alpha, a, lda, b, ldb, max_m, max_n, batch,
-                                               config, ctx));
+                                               with_crossover<T>(config, side == Side::left ? max_m : max_n, ctx), ctx));
 }
 
 // Checked and _max levels: the per-problem check writes info and the sizes to run (0 for an invalid
@@ -199,8 +210,10 @@ std::size_t trsm_vbatched_workspace_size(Side side, int max_m, int max_n, int ba
     require(batch >= 0, routine, "batch", "batch >= 0 (got " + std::to_string(batch) + ")");
     check_config(config, routine);
     const int order = side == Side::left ? max_m : max_n;
-    if (ctx.backend() != Backend::cuda || !triangular_detail::inversion_chosen(order, config)) return 0;
-    return triangular_detail::inversion_workspace_elements(order, batch, config) * sizeof(T);
+    if (ctx.backend() != Backend::cuda) return 0;
+    const TriangularConfig resolved = with_crossover<T>(config, order, ctx);
+    if (!triangular_detail::inversion_chosen(order, resolved)) return 0;
+    return triangular_detail::inversion_workspace_elements(order, batch, resolved) * sizeof(T);
 }
 
 namespace {
@@ -216,7 +229,8 @@ void potrf_checked(const char* routine, Uplo uplo, const int* n, T* const* a, co
     const Maxima found = BATCHSOLVE_ON_BACKEND(
         ctx, check_vbatched<T>(spec, n, nullptr, a, lda, nullptr, nullptr, batch, info, n_run.data(), nullptr, ctx));
     if (found.m > 0)
-        BATCHSOLVE_ON_BACKEND(ctx, potrf_vbatched(uplo, n_run.data(), a, lda, found.m, batch, info, false, config, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, potrf_vbatched(uplo, n_run.data(), a, lda, found.m, batch, info, false,
+                                                  with_crossover<T>(config, found.m, ctx), ctx));
     if (ctx.backend() == Backend::cuda) ctx.synchronize();
 }
 }  // namespace

@@ -1,10 +1,14 @@
-// The tuning tables' JSON (libsolver/tuning/sm<arch>*.json) read into typed entries, and a
+// The tuning tables' JSON (libsolver/tuning/sm<arch>*.json, cpu.json) read into typed entries, and a
 // configuration's fields as plain integers: shared by the library (tuning_table.cpp, which reads
 // BATCHSOLVE_TUNING_FILE at run time and the packed tables otherwise) and by the build step that packs
 // the committed tables into the library (pack_tuning_tables.cpp), so both read a table the same way.
+// Every family (small Cholesky, GEMM, large Cholesky, LDL^T, TRSM, the CPU backend's vector path) is
+// one table form: the same header, the same entry key (routine, precision, layout, n), its own typed
+// configuration under best.config, read through its field list below.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -12,7 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batchsolve/cholesky_large.hpp"
 #include "batchsolve/tuning.hpp"
+#include "batchsolve/vbatched_blas.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve::tuning {
@@ -75,16 +81,203 @@ inline CholeskyConfig config_from_ints(const int* in) {
     return c;
 }
 
+// ---- the other families' configurations ---------------------------------------------------------
+// Each has a field list F(field) like BATCHSOLVE_CHOLESKY_CONFIG_FIELDS: JSON in, integers out (the
+// packed form) and back. Enumerations are written as the public to_string names.
+
+inline void read_field(const nlohmann::json& j, const char* field, CholeskyVariant& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    if (t == "right" || t == "right_looking") value = CholeskyVariant::right_looking;
+    else if (t == "left" || t == "left_looking") value = CholeskyVariant::left_looking;
+    else throw InvalidArgument("tuning table", field, "right or left (got '" + t + "')");
+}
+inline void read_field(const nlohmann::json& j, const char* field, Potf2Strip& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    if (t == "columns") value = Potf2Strip::columns;
+    else if (t == "warp") value = Potf2Strip::warp;
+    else throw InvalidArgument("tuning table", field, "columns or warp (got '" + t + "')");
+}
+inline int field_int(CholeskyVariant v) { return static_cast<int>(v); }
+inline int field_int(Potf2Strip v) { return static_cast<int>(v); }
+inline void set_field(int v, CholeskyVariant& f) { f = static_cast<CholeskyVariant>(v); }
+inline void set_field(int v, Potf2Strip& f) { f = static_cast<Potf2Strip>(v); }
+inline nlohmann::ordered_json field_json(CholeskyVariant v) { return v == CholeskyVariant::left_looking ? "left" : "right"; }
+inline nlohmann::ordered_json field_json(Potf2Strip v) { return v == Potf2Strip::warp ? "warp" : "columns"; }
+
+// The tuned fields of each family (the table's best.config).
+#define BATCHSOLVE_LARGE_TUNING_FIELDS(F) \
+    F(nb) F(ib) F(variant) F(recursion_depth) F(strip) F(lookahead) F(tf32_syrk_leaf)
+#define BATCHSOLVE_LDLT_TUNING_FIELDS(F) F(panel_order) F(update_leaf)
+#define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
+#define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
+
+// The families a table's entries belong to, by routine name.
+enum class Family { cholesky, gemm, large, ldlt, trsm, cpu };
+inline constexpr Family kFamilies[] = {Family::cholesky, Family::gemm, Family::large, Family::ldlt, Family::trsm, Family::cpu};
+inline const char* to_string(Family f) {
+    switch (f) {
+        case Family::cholesky: return "cholesky";
+        case Family::gemm: return "gemm";
+        case Family::large: return "large";
+        case Family::ldlt: return "ldlt";
+        case Family::trsm: return "trsm";
+        case Family::cpu: return "cpu";
+    }
+    return "?";
+}
+// The routine names of the entries: potrf, potrs, posv (small batched Cholesky); gemm_vbatched (the
+// variable-size GEMM), gemm_vbatched_triangle (its one-triangle form for SYRK/HERK/SYR2K/HER2K);
+// potrf_large; sytrf_nopiv (LDL^T's blocking); trsm_vbatched (its algorithm crossover);
+// cpu_vector_path (the CPU backend's vector Cholesky: its switch-over to LAPACKE). false: unknown.
+inline bool family_of(const std::string& routine, Family& family) {
+    if (routine == "potrf" || routine == "potrs" || routine == "posv") family = Family::cholesky;
+    else if (routine == "gemm_vbatched" || routine == "gemm_vbatched_triangle") family = Family::gemm;
+    else if (routine == "potrf_large") family = Family::large;
+    else if (routine == "sytrf_nopiv") family = Family::ldlt;
+    else if (routine == "trsm_vbatched") family = Family::trsm;
+    else if (routine == "cpu_vector_path") family = Family::cpu;
+    else return false;
+    return true;
+}
+inline const char* kKnownRoutines =
+    "potrf, potrs, posv, gemm_vbatched, gemm_vbatched_triangle, potrf_large, sytrf_nopiv, trsm_vbatched or cpu_vector_path";
+
+// Small Cholesky looks its entries up by exact n; every other family's n is the upper end of a size
+// class (the entry serves sizes above the next smaller entry's n up to its own; above the largest n,
+// the largest entry).
+inline bool exact_n(Family f) { return f == Family::cholesky; }
+
+// The other families' configurations as the tables hold them (fields as in their F lists).
+// Large Cholesky: LargeCholeskyConfig's tuned fields and the order up to which a TF32 update of a
+// triangle is one SYRK (above it: two half triangles and a TF32 GEMM). The initialisers are the safe
+// default of a case no table has (valid for every n; the middle size class of the first H100 runs).
+struct LargeTuning {
+    int nb = 256, ib = 16;
+    CholeskyVariant variant = CholeskyVariant::right_looking;
+    int recursion_depth = 1;
+    Potf2Strip strip = Potf2Strip::warp;
+    bool lookahead = true;
+    int tf32_syrk_leaf = 512;
+};
+
+// The most integers any family's configuration packs into.
+#define BATCHSOLVE_COUNT_FIELD(field) +1
+inline constexpr int kGemmFieldCount = 0 BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_COUNT_FIELD);
+inline constexpr int kLargeFieldCount = 0 BATCHSOLVE_LARGE_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
+inline constexpr int kLdltFieldCount = 0 BATCHSOLVE_LDLT_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
+inline constexpr int kTrsmFieldCount = 0 BATCHSOLVE_TRSM_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
+inline constexpr int kCpuFieldCount = 0 BATCHSOLVE_CPU_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
+#undef BATCHSOLVE_COUNT_FIELD
+constexpr int max_of(std::initializer_list<int> v) {
+    int m = 0;
+    for (int x : v) m = x > m ? x : m;
+    return m;
+}
+inline constexpr int kMaxFieldCount =
+    max_of({kConfigFieldCount, kGemmFieldCount, kLargeFieldCount, kLdltFieldCount, kTrsmFieldCount, kCpuFieldCount});
+
+// One family's configuration in its packed form: kMaxFieldCount integers (unused ones 0).
+struct Fields {
+    int v[kMaxFieldCount] = {};
+};
+
+// Generic walkers over a struct with an F list: JSON object -> struct (fields left out keep the
+// struct's defaults, a field the family does not have is refused by name), struct -> integers and back.
+#define BATCHSOLVE_TUNING_FAMILY_IO(Type, LIST, suffix)                                                          \
+    inline Type suffix##_from_json(const nlohmann::json& j) {                                                    \
+        Type c{};                                                                                                \
+        if (!j.is_object()) throw InvalidArgument("tuning table", "best.config", "a JSON object");              \
+        for (auto it = j.begin(); it != j.end(); ++it) {                                                         \
+            bool known = false;                                                                                  \
+            LIST(BATCHSOLVE_TUNING_KNOWN)                                                                        \
+            if (!known) throw InvalidArgument("tuning table", it.key(), "a field of " #Type ":" LIST(BATCHSOLVE_TUNING_NAME)); \
+        }                                                                                                        \
+        LIST(BATCHSOLVE_TUNING_READ)                                                                             \
+        return c;                                                                                                \
+    }                                                                                                            \
+    inline Fields suffix##_to_fields(const Type& c) {                                                            \
+        Fields f;                                                                                                \
+        int i = 0;                                                                                               \
+        LIST(BATCHSOLVE_TUNING_TO_INT)                                                                           \
+        return f;                                                                                                \
+    }                                                                                                            \
+    inline Type suffix##_from_fields(const Fields& f) {                                                          \
+        Type c{};                                                                                                \
+        int i = 0;                                                                                               \
+        LIST(BATCHSOLVE_TUNING_FROM_INT)                                                                         \
+        return c;                                                                                                \
+    }                                                                                                            \
+    inline std::string suffix##_to_json(const Type& c) {                                                         \
+        nlohmann::ordered_json j = nlohmann::ordered_json::object();                                             \
+        LIST(BATCHSOLVE_TUNING_WRITE)                                                                            \
+        return j.dump();                                                                                         \
+    }
+#define BATCHSOLVE_TUNING_KNOWN(field) known = known || it.key() == #field;
+#define BATCHSOLVE_TUNING_NAME(field) " " #field
+#define BATCHSOLVE_TUNING_READ(field) \
+    if (const auto it = j.find(#field); it != j.end()) read_field(*it, #field, c.field);
+#define BATCHSOLVE_TUNING_TO_INT(field) f.v[i++] = field_int(c.field);
+#define BATCHSOLVE_TUNING_FROM_INT(field) set_field(f.v[i++], c.field);
+#define BATCHSOLVE_TUNING_WRITE(field) j[#field] = field_json(c.field);
+BATCHSOLVE_TUNING_FAMILY_IO(GemmConfig, BATCHSOLVE_GEMM_CONFIG_FIELDS, gemm)
+BATCHSOLVE_TUNING_FAMILY_IO(LargeTuning, BATCHSOLVE_LARGE_TUNING_FIELDS, large)
+BATCHSOLVE_TUNING_FAMILY_IO(LdltBlocking, BATCHSOLVE_LDLT_TUNING_FIELDS, ldlt)
+BATCHSOLVE_TUNING_FAMILY_IO(TrsmCrossover, BATCHSOLVE_TRSM_TUNING_FIELDS, trsm)
+BATCHSOLVE_TUNING_FAMILY_IO(CpuSwitchOver, BATCHSOLVE_CPU_TUNING_FIELDS, cpu)
+#undef BATCHSOLVE_TUNING_KNOWN
+#undef BATCHSOLVE_TUNING_NAME
+#undef BATCHSOLVE_TUNING_READ
+#undef BATCHSOLVE_TUNING_TO_INT
+#undef BATCHSOLVE_TUNING_FROM_INT
+#undef BATCHSOLVE_TUNING_WRITE
+#undef BATCHSOLVE_TUNING_FAMILY_IO
+
+inline Fields cholesky_to_fields(const CholeskyConfig& c) {
+    Fields f;
+    config_to_ints(c, f.v);
+    return f;
+}
+
+// An entry's best.config of family f in the packed form (InvalidArgument naming a bad field).
+inline Fields fields_from_json(Family f, const nlohmann::json& j) {
+    switch (f) {
+        case Family::cholesky: return cholesky_to_fields(config_from_json(j));
+        case Family::gemm: return gemm_to_fields(gemm_from_json(j));
+        case Family::large: return large_to_fields(large_from_json(j));
+        case Family::ldlt: return ldlt_to_fields(ldlt_from_json(j));
+        case Family::trsm: return trsm_to_fields(trsm_from_json(j));
+        case Family::cpu: return cpu_to_fields(cpu_from_json(j));
+    }
+    return Fields{};
+}
+// ... and back to the configuration's one-line JSON (tuned_config's answer, the round-trip tests).
+inline std::string fields_to_json(Family f, const Fields& v) {
+    switch (f) {
+        case Family::cholesky: return to_string(config_from_ints(v.v));
+        case Family::gemm: return gemm_to_json(gemm_from_fields(v));
+        case Family::large: return large_to_json(large_from_fields(v));
+        case Family::ldlt: return ldlt_to_json(ldlt_from_fields(v));
+        case Family::trsm: return trsm_to_json(trsm_from_fields(v));
+        case Family::cpu: return cpu_to_json(cpu_from_fields(v));
+    }
+    return "{}";
+}
+
 // A table as its file says: provenance (device, CUDA, date, commit, batch) and every entry's case and
 // winning configuration. The evidence (runner-up, timings) is not read.
 struct TableEntry {
     std::string routine, precision, layout;  // "potrf", "s", "column_major" | "interleaved" | "chunked"
     int n = 0;
-    CholeskyConfig config;
+    Family family = Family::cholesky;
+    CholeskyConfig config;       // family cholesky: the configuration
+    Fields fields;               // every family: the configuration packed
+    std::string provenance;      // the entry's own note ("" if none): where it was measured
 };
 struct ParsedTable {
     std::string description;  // "<origin>: <device>, CUDA <version>, <date>, commit <c>, batch <b>"
-    int arch_number = 0;      // the table's own "arch_number" (0: not recorded)
+    int arch_number = 0;      // the table's own "arch_number" (0: not recorded; the CPU's table: 0)
     int batch = 0;            // matrices per batch it was tuned at (0: not recorded)
     std::vector<TableEntry> entries;
 };
@@ -103,8 +296,8 @@ inline ParsedTable parse_table_json(const std::string& text, const std::string& 
         if (j.contains("arch_number")) read_field(j["arch_number"], "arch_number", value), t.arch_number = value;
         std::ostringstream d;
         d << origin << ": " << j.value("device", std::string("?")) << ", CUDA " << j.value("cuda_version", std::string("?"))
-          << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?")) << ", batch "
-          << (t.batch > 0 ? std::to_string(t.batch) : std::string("?"));
+          << ", " << j.value("date", std::string("?")) << ", commit " << j.value("commit", std::string("?"));
+        if (t.batch > 0) d << ", batch " << t.batch;  // the small-Cholesky tables' tuning batch
         t.description = d.str();
         const nlohmann::json entries = j.value("entries", nlohmann::json::array());
         if (!entries.is_array()) throw Error("tuning table " + origin + ": 'entries' is not an array");
@@ -113,10 +306,24 @@ inline ParsedTable parse_table_json(const std::string& text, const std::string& 
             const nlohmann::json& e = entries[k];
             TableEntry entry;
             entry.routine = e.at("routine").get<std::string>();
+            where += " (" + entry.routine + ")";
+            if (!family_of(entry.routine, entry.family))
+                throw InvalidArgument("tuning table", "routine", std::string("one of ") + kKnownRoutines + " (got '" +
+                                                                     entry.routine + "')");
             entry.precision = e.at("precision").get<std::string>();
+            if (entry.precision.size() != 1 || std::string("sdcz").find(entry.precision[0]) == std::string::npos)
+                throw InvalidArgument("tuning table", "precision", "s, d, c or z (got '" + entry.precision + "')");
             entry.layout = e.at("layout").get<std::string>();
             read_field(e.at("n"), "n", entry.n);
-            entry.config = config_from_json(e.at("best").at("config"));
+            if (entry.n < 0) throw InvalidArgument("tuning table", "n", "n >= 0 (got " + std::to_string(entry.n) + ")");
+            if (const auto p = e.find("provenance"); p != e.end()) {
+                if (!p->is_string()) throw InvalidArgument("tuning table", "provenance", "a string");
+                entry.provenance = p->get<std::string>();
+            }
+            const nlohmann::json& config = e.at("best").at("config");
+            where += " best.config";
+            entry.fields = fields_from_json(entry.family, config);
+            if (entry.family == Family::cholesky) entry.config = config_from_ints(entry.fields.v);
             t.entries.push_back(std::move(entry));
         }
     } catch (const nlohmann::json::exception& x) {

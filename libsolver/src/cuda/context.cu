@@ -251,6 +251,8 @@ int device_count() {
     return count;
 }
 
+int compute_capability(Context& ctx) { return ctx.cuda()->cc_major_ * 10 + ctx.cuda()->cc_minor_; }
+
 CudaResources* create_resources(int device) { return new CudaResources(device); }
 
 void destroy_resources(CudaResources* r) noexcept { delete r; }

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "batchsolve/batch.hpp"
+#include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve::reference::simd {
@@ -43,20 +44,17 @@ Isa active_isa();
 
 // The switch-over: the largest order the vector path takes, per precision. Above it the LAPACKE loop
 // (blocked, BLAS-3 per matrix) is faster: the vector path's scratch (n^2 / 2 x W elements) outgrows
-// L2 while each matrix's trailing updates still fit OpenBLAS's GEMM kernels. Measured 2026-11-27 on the
-// 2-core CI machine (Xeon, Sapphire Rapids class, AVX-512), potrf lower, one thread, batch 1024, CPU
-// time of the vector path over the LAPACKE loop's: d 1.62x at n = 96, 1.40x at 128, 1.27x at 160,
-// 1.05x at 192, 0.81x at 256; s 1.85x at 96, 1.56x at 128, 1.51x at 160, 1.23x at 192, 0.99x at 256.
-// The limits keep a margin of >= 1.2x below the crossing (machine load moves these by ~10%).
+// L2 while each matrix's trailing updates still fit OpenBLAS's GEMM kernels. The orders are the CPU
+// backend's tuning table (libsolver/tuning/cpu.json: measured on the 2-core CI machine, each entry with
+// its ratios; BATCHSOLVE_TUNING_FILE may replace it), else tuning.hpp's CpuSwitchOver default.
+// SimdSwitchOver<T>::max_order reads as an int wherever it is used (read at each use, so the table
+// is loaded once, on the first call, not at library load).
 template <class T>
-struct SimdSwitchOver;
-template <>
-struct SimdSwitchOver<double> {
-    static constexpr int max_order = 160;
-};
-template <>
-struct SimdSwitchOver<float> {
-    static constexpr int max_order = 192;
+struct SimdSwitchOver {
+    struct MaxOrder {
+        operator int() const { return tuned_cpu_switch_over(precision_v<T>).simd_max_order; }
+    };
+    static constexpr MaxOrder max_order{};
 };
 
 // Right-hand sides solved per pass over a group's factor: the block of B copied into the scratch.

@@ -7,6 +7,7 @@ namespace batchsolve::cuda_backend {
 
 bool compiled() { return false; }
 int device_count() { return 0; }
+int compute_capability(Context&) { throw NotCompiled("compute_capability", "cuda"); }
 detail::CudaResources* create_resources(int) { throw NotCompiled("Context", "cuda"); }
 void destroy_resources(detail::CudaResources*) noexcept {}
 std::string device_name(detail::CudaResources*) { throw NotCompiled("Context::device_name", "cuda"); }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "codegen/blas3/gemm.hpp"
-#include "codegen/blas3/gemm_tuning.hpp"
+#include "batchsolve/tuning.hpp"
 #include "codegen/common.hpp"
 #include "cuda/jit/jit.hpp"
 
@@ -41,7 +41,7 @@ TEST(GemmCodegen, EveryOperandFormAndPartCompiles) {
     for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z}) {
         GemmSpec spec;
         spec.precision = p;
-        spec.config = gemm_default_config(p, 256, 256, 256);
+        spec.config = default_gemm_config(p, 256, 256, 256);
         for (GemmOperand a : plain)
             for (GemmOperand b : plain) {
                 spec.op_a = a, spec.op_b = b;
@@ -64,12 +64,16 @@ TEST(GemmCodegen, EveryOperandFormAndPartCompiles) {
 
 TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     std::set<std::string> seen;
-    for (const GemmTuningRow& row : gemm_tuning_table) {
-        GemmSpec spec;
-        spec.precision = row.precision;
-        spec.config = row.config;
-        if (seen.insert(gemm_kernel_name(spec)).second) expect_compiles(spec);
-    }
+    // Every entry of the shipped GEMM table (sm90-gemm.json: one per size class; the sizes below reach
+    // each class of the table and the largest), full and triangle.
+    for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
+        for (int size : {1, 16, 32, 33, 64, 128, 256, 1 << 20})
+            for (bool triangle : {false, true}) {
+                GemmSpec spec;
+                spec.precision = p;
+                spec.config = default_gemm_config(p, size, size, size, triangle, kShippedTuningArch);
+                if (seen.insert(gemm_kernel_name(spec)).second) expect_compiles(spec);
+            }
     GemmSpec tc;
     tc.precision = Precision::d;
     tc.config = GemmConfig{64, 64, 8, 2, 2, true};

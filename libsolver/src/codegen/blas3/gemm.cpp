@@ -10,7 +10,6 @@
 #include <functional>
 #include <sstream>
 
-#include "codegen/blas3/gemm_tuning.hpp"
 #include "codegen/common.hpp"
 #include "codegen/source_writer.hpp"
 
@@ -56,10 +55,6 @@ std::string gemm_config_problem(Precision p, const GemmConfig& c) {
     spec.precision = p;
     spec.config = c;
     return codegen::blas3::gemm_problem(spec);
-}
-
-GemmConfig default_gemm_config(Precision p, int max_m, int max_n, int max_k, bool triangle) {
-    return codegen::blas3::gemm_default_config(p, max_m, max_n, max_k, triangle);
 }
 
 }  // namespace batchsolve
@@ -626,10 +621,6 @@ KernelResources gemm_resources(const GemmSpec& s) {
     // dynamic shared memory: two A and two B slices (double buffering)
     r.shared_bytes = 2 * std::size_t(c.blk_k) * (slice_row(s, c.blk_m) + slice_row(s, c.blk_n)) * element_bytes(s.precision);
     return r;
-}
-
-GemmConfig gemm_default_config(Precision p, int max_m, int max_n, int max_k, bool triangle) {
-    return tuned_gemm_config(p, max_m, max_n, max_k, triangle ? GemmUse::triangle : GemmUse::full);
 }
 
 KernelSource gemm_generate(const GemmSpec& spec) { return Generator(spec).generate(); }

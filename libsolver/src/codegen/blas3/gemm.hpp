@@ -49,9 +49,6 @@ struct GemmSpec {
 // "" when the spec can be generated, else "config.<field>: <reason>" (or "precision: ...").
 std::string gemm_problem(const GemmSpec& spec);
 KernelResources gemm_resources(const GemmSpec& spec);
-// The configuration the library runs when the caller gives none: the tuning table's winner for the
-// precision and the size class of max(max_m, max_n) (gemm_tuning.hpp), else a safe default.
-GemmConfig gemm_default_config(Precision precision, int max_m, int max_n, int max_k, bool triangle = false);
 KernelSource gemm_generate(const GemmSpec& spec);
 // The generated kernel's name: it spells out every field of the spec (a cache key without generating).
 std::string gemm_kernel_name(const GemmSpec& spec);
@@ -63,7 +60,9 @@ public:
     std::string problem(const GemmSpec& spec) const { return gemm_problem(spec); }
     KernelResources resources(const GemmSpec& spec) const { return gemm_resources(spec); }
     GemmConfig default_config(const GemmSpec& spec, int max_m, int max_n, int max_k) const {
-        return gemm_default_config(spec.precision, max_m, max_n, max_k, spec.part != GemmPart::full);
+        // The tuning table's entry (libsolver/tuning/sm<arch>-gemm.json) for the shipped architecture;
+        // the dispatch asks for the device's own.
+        return batchsolve::default_gemm_config(spec.precision, max_m, max_n, max_k, spec.part != GemmPart::full);
     }
     KernelSource generate(const GemmSpec& spec) const { return gemm_generate(spec); }
 };

@@ -100,8 +100,9 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
     spec.config = extras.config ? *extras.config
-                                : codegen::blas3::gemm_default_config(spec.precision, max_m, max_n, max_k,
-                                                                      spec.part != codegen::blas3::GemmPart::full);
+                                : default_gemm_config(spec.precision, max_m, max_n, max_k,
+                                                      spec.part != codegen::blas3::GemmPart::full,
+                                                      r.cc_major_ * 10 + r.cc_minor_);
     // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
     spec.full_tiles = constant_sizes && m.limit % spec.config.blk_m == 0 && n.limit % spec.config.blk_n == 0 &&

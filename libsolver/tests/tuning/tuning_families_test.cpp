@@ -1,0 +1,147 @@
+// The one tuning form (libsolver/tuning/*.json) for every family: each shipped table read with the
+// library's reader, every entry found again through tuned_config (the packed tables the library
+// holds: what the build wrote is what the files say), each family's configuration to JSON and back,
+// malformed tables an Error naming the file, the entry and the field, and unknown routines refused.
+// BATCHSOLVE_TUNING_FILE is empty here (CTest), so the packed tables answer.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "batchsolve/cholesky_large.hpp"
+#include "batchsolve/tuning.hpp"
+#include "batchsolve/vbatched_blas.hpp"
+#include "core/tuning_json.hpp"
+#include "core/tuning_table.hpp"
+
+namespace batchsolve {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+LayoutKind layout_of(const std::string& family) {
+    if (family == "interleaved") return LayoutKind::interleaved;
+    if (family == "chunked") return LayoutKind::chunked_interleaved;
+    return LayoutKind::column_major;
+}
+
+int arch_of_file(const std::string& name) { return name.rfind("cpu", 0) == 0 ? 0 : std::stoi(name.substr(2)); }
+
+// Every entry of every shipped table, looked up as the dispatch does, gives back the file's
+// configuration (and n, note and table), so the packing round-trips; each family has a table.
+TEST(TuningTables, EveryShippedEntryRoundTripsThroughThePackedTables) {
+    std::set<std::string> families;
+    int files = 0;
+    for (const auto& f : fs::directory_iterator(BATCHSOLVE_TUNING_DIR)) {
+        if (f.path().extension() != ".json") continue;
+        ++files;
+        const std::string name = f.path().filename().string();
+        const tuning::ParsedTable t = tuning::parse_table_json(read(f.path()), name);
+        ASSERT_FALSE(t.entries.empty()) << name;
+        EXPECT_NE(t.description.find("commit"), std::string::npos) << name << ": no provenance";
+        const int arch = arch_of_file(name);
+        EXPECT_EQ(t.arch_number, arch) << name << ": arch_number and file name disagree";
+        for (const tuning::TableEntry& e : t.entries) {
+            families.insert(tuning::to_string(e.family));
+            const Precision p = parse_precision(e.precision);
+            const TunedEntry got = tuned_config(e.routine, p, layout_of(e.layout), e.n, arch, t.batch > 0 ? t.batch : 16384);
+            const std::string where = name + ": " + e.routine + " " + e.precision + " " + e.layout + " n=" + std::to_string(e.n);
+            ASSERT_TRUE(got.found) << where;
+            EXPECT_EQ(got.config, tuning::fields_to_json(e.family, e.fields)) << where;
+            EXPECT_EQ(got.family, tuning::to_string(e.family)) << where;
+            EXPECT_EQ(got.n, e.n) << where;
+            EXPECT_EQ(got.provenance, e.provenance) << where;
+            EXPECT_NE(got.table.find(name), std::string::npos) << where << ": answered by " << got.table;
+            // the configuration's JSON reads back to the same fields
+            const nlohmann::json back = nlohmann::json::parse(got.config);
+            const tuning::Fields again = tuning::fields_from_json(e.family, back);
+            for (int k = 0; k < tuning::kMaxFieldCount; ++k) EXPECT_EQ(again.v[k], e.fields.v[k]) << where << " field " << k;
+            if (e.family != tuning::Family::cholesky) EXPECT_FALSE(e.provenance.empty()) << where << ": no provenance";
+        }
+    }
+    EXPECT_GE(files, 7);
+    for (const char* f : {"cholesky", "gemm", "large", "ldlt", "trsm", "cpu"})
+        EXPECT_TRUE(families.count(f)) << "no shipped table of family " << f;
+}
+
+// Size classes: the entry with the smallest n >= the size answers, above the largest n the largest.
+TEST(TuningTables, SizeClassesAndSafeDefaults) {
+    // sm90-gemm.json: d has classes 32 and 2^31-1; the triangle form takes the full GEMM's entries.
+    const GemmConfig small = default_gemm_config(Precision::d, 20, 32, 7, false, 90);
+    const GemmConfig large = default_gemm_config(Precision::d, 33, 10, 7, false, 90);
+    EXPECT_NE(small, large);
+    EXPECT_EQ(small, default_gemm_config(Precision::d, 1, 1, 1, false, 90));
+    EXPECT_EQ(large, default_gemm_config(Precision::d, 100000, 1, 1, false, 90));
+    EXPECT_EQ(large, default_gemm_config(Precision::d, 100, 100, 100, true, 90));
+    // the H200 sweep's winner (results/2026-11-27-h200-a611ee2-vbatched-blas3/sweep.json)
+    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":0})");
+    // an architecture without tables: the safe defaults
+    EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, false, 75), GemmConfig{});
+    EXPECT_FALSE(tuned_config("gemm_vbatched", Precision::d, LayoutKind::column_major, 100, 75).found);
+    EXPECT_EQ(tuned_ldlt_blocking(Precision::d, 5000, 75).panel_order, LdltBlocking{}.panel_order);
+    EXPECT_EQ(tuned_trsm_crossover(Precision::d, 5000, 75).inversion_from_order, TrsmCrossover{}.inversion_from_order);
+    // large Cholesky by class: n <= 3072, <= 12288, above
+    EXPECT_EQ(cholesky_large_default_config<double>(3072).nb, 128);
+    EXPECT_EQ(cholesky_large_default_config<double>(3073).nb, 256);
+    EXPECT_EQ(cholesky_large_default_config<float>(40000).nb, 512);
+    EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
+    // the CPU's switch-over (cpu.json)
+    EXPECT_EQ(tuned_cpu_switch_over(Precision::d).simd_max_order, 160);
+    EXPECT_EQ(tuned_cpu_switch_over(Precision::s).simd_max_order, 192);
+    EXPECT_EQ(cpu_cholesky_path().simd_max_order_d, 160);
+    EXPECT_THROW(tuned_config("getrf", Precision::d, LayoutKind::column_major, 10, 90), InvalidArgument);
+}
+
+std::string message(const std::string& text) {
+    try {
+        tuning::parse_table_json(text, "t.json");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+void expect_has(const std::string& m, std::initializer_list<const char*> parts) {
+    for (const char* p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing in: " << m;
+}
+
+std::string table(const std::string& routine, const std::string& config, const std::string& precision = "d") {
+    const std::string ok = R"({"routine":"gemm_vbatched","precision":"d","layout":"column_major","n":8,"best":{"config":{}}})";
+    return R"({"arch_number":90,"entries":[)" + ok + R"(,{"routine":")" + routine + R"(","precision":")" + precision +
+           R"(","layout":"column_major","n":100,"best":{"config":)" + config + "}}]}";
+}
+
+// A malformed table of each family is an Error naming the file, the entry (its index and routine)
+// and the field.
+TEST(TuningTables, MalformedTablesOfEveryFamilyNameFileEntryAndField) {
+    EXPECT_EQ(tuning::parse_table_json(table("gemm_vbatched", "{\"blk_m\":64}"), "t.json").entries.size(), 2u);
+    expect_has(message(table("gemm_vbatched", R"({"blk_m":"64"})")), {"t.json", "entry 1", "gemm_vbatched", "'blk_m'"});
+    expect_has(message(table("gemm_vbatched", R"({"blk_q":64})")), {"t.json", "entry 1", "'blk_q'", "blk_m"});
+    expect_has(message(table("gemm_vbatched_triangle", R"({"tensor_cores":1})")), {"t.json", "entry 1", "'tensor_cores'"});
+    expect_has(message(table("potrf_large", R"({"variant":"diagonal"})")), {"t.json", "entry 1", "potrf_large", "'variant'", "diagonal"});
+    expect_has(message(table("potrf_large", R"({"strip":7})")), {"t.json", "entry 1", "'strip'"});
+    expect_has(message(table("potrf_large", R"({"nb":4294967296})")), {"t.json", "entry 1", "'nb'"});
+    expect_has(message(table("sytrf_nopiv", R"({"panel_order":1.5})")), {"t.json", "entry 1", "sytrf_nopiv", "'panel_order'"});
+    expect_has(message(table("trsm_vbatched", R"({"inversion_from_order":"never"})")), {"t.json", "entry 1", "'inversion_from_order'"});
+    expect_has(message(table("cpu_vector_path", R"({"simd_max_order":true})")), {"t.json", "entry 1", "'simd_max_order'"});
+    expect_has(message(table("trsm_vbatched", R"([48])")), {"t.json", "entry 1", "best.config"});
+    expect_has(message(table("getrf_vbatched", "{}")), {"t.json", "entry 1", "'routine'", "getrf_vbatched"});
+    expect_has(message(table("sytrf_nopiv", "{}", "q")), {"t.json", "entry 1", "'precision'"});
+    expect_has(message(R"({"entries":[{"routine":"potrf_large","precision":"d","layout":"column_major","n":-3,"best":{"config":{}}}]})"),
+               {"t.json", "entry 0", "'n'"});
+}
+
+}  // namespace
+}  // namespace batchsolve
