@@ -130,7 +130,7 @@ int cmd_solve(int argc, char** argv) {
         ("point-source", po::value(&source), "point source at x,y,z instead of a plane wave")
         ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc) | soft-p0-bm | hard-p1-bm "
                                                                      "(Burton-Miller combined field, coupling i/k: no interior resonances; LU solvers, CPU assembly)")
-        ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed LDL^T, issue 25)")
+        ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed-precision LDL^T)")
         ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu")
         ("angles", po::value(&o.angles)->default_value(361), "far-field angles over the full circle in the plane of the incident direction")
         ("grid", po::value(&o.grid), "field on a plane grid: plane=xz,extent=3,n=101[,offset=0]")
@@ -138,7 +138,7 @@ int cmd_solve(int argc, char** argv) {
         ("write-matrix", po::value(&o.matrix_path), "write the assembled matrix and right-hand side to this HDF5 file (first frequency)")
         ("output-dir,o", po::value(&o.output_dir)->required(), "directory for the result files")
         ("force", po::bool_switch(&o.force), "replace existing result files")
-        ("devices", po::value(&o.devices), "assemble and solve over several devices (issue 30): GPUs 0,1,... or 'all' with --assembly gpu "
+        ("devices", po::value(&o.devices), "assemble and solve over several devices: GPUs 0,1,... or 'all' with --assembly gpu "
                                           "(each assembles its column tiles, LU by cuSOLVERMg), CPU members 0,1,... with --assembly cpu")
         ("tile", po::value(&o.tile)->default_value(256), "with --devices: columns per tile, tiles dealt round robin (cuSOLVERMg's layout; at most 256 on GPUs)")
         ("device-memory-gib", po::value(&o.device_memory_gib)->default_value(0), "with --devices: take each member to have at most this "
