@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 30 on the GPU machine (run from the repository root, bundle at /tmp/bundle, results under
+# Several devices on the GPU machine (run from the repository root, bundle at /tmp/bundle, results under
 # $OUT/multi/): the multi-device tests, batched posv on 1 vs N GPUs (multi_bench), ALS on 1 vs N GPUs
 # (als bench --device-sets) on the ML-20M and Netflix shapes, the MPI path when mpirun is there, a summary.
-#   usage: libsolver/src/multi/gpu-run.sh [smoke|full|beyond]
+#   usage: libsolver/scripts/multi-gpu-run.sh [smoke|full|beyond]
 #   smoke (1 GPU is enough, < 3 min): probes (mpirun, NCCL, topology), the GPU tests (two ALS
 #          partitions on one GPU included), multi_bench and als bench on what the machine has.
 #   full  (2+ GPUs, one call: budget 570 s, rows in this order, what the budget leaves out is said):
@@ -65,8 +65,8 @@ if [[ $als_rc != 0 ]] && ((gpus >= 2)); then
     say "ALS tests failed (exit $als_rc): ALS_EXCHANGE=host for the benches below"
 fi
 
-# dense: one complex system (BEM's precision) by LU over the GPUs (cuSOLVERMg); 33,000 is issue 30's
-# P1 size (17.4 GB in complex double).
+# dense: one complex system (BEM's precision) by LU over the GPUs (cuSOLVERMg); 33,000 is the BEM
+# P1 size beyond one GPU (17.4 GB in complex double).
 if [[ $mode == smoke ]]; then repeat=3; dense=8192; else repeat=5; dense=16384,33000; fi
 say "== multi_bench: posv, batch 10^6, n 16 and 32, s and d, 1..$gpus GPUs; dense z n = $dense"
 run_for 90 30 $R multi_bench --n 16,32 --precision s,d --batch 1000000 --host-batch 100000 --modes device,host \
@@ -138,9 +138,9 @@ fi
 
 # The tables in one file and the picture (at most six files come back: log, three JSON, tables, PNG).
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-{ echo "# Issue 30 on $gpus x ${gpu_name:-no GPU}, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ) (libsolver/src/multi/gpu-run.sh $mode)"; echo
+{ echo "# Several devices on $gpus x ${gpu_name:-no GPU}, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ) (libsolver/scripts/multi-gpu-run.sh $mode)"; echo
   for t in posv ml20m netflix; do [[ -e /tmp/multi-tables-$t.md ]] && { echo "## $t"; echo; cat /tmp/multi-tables-$t.md; echo; }; done; } > "$out/tables.md"
-python3 libsolver/src/multi/plot_multi.py --multi-bench "$out/multi_bench.json" --als "$out"/als_*.json \
+python3 libsolver/scripts/plot_multi.py --multi-bench "$out/multi_bench.json" --als "$out"/als_*.json \
     --title "$gpu_name x$gpus, $commit" --output "$out/scaling.png" 2>&1 | tail -2 | tee -a "$log"
 
 say "== summary ($(( $(date +%s) - start )) s, commit $commit)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 30's scaling in one picture: speed-up over one device of batched posv (multi_bench, device-
+"""Scaling over several devices in one picture: speed-up over one device of batched posv (multi_bench, device-
 and host-resident), of one dense system (gesv) and of ALS (als bench --device-sets), from their JSON.
 
 usage: plot_multi.py [--multi-bench multi_bench.json] [--als als_ml20m.json ...] --output scaling.png

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 21's three leftovers on the GPU machine, in one call of about 80 s (most important first):
+# Three GPU checks in one call of about 80 s (most important first): the tester's small-n speed-ups
+# against earlier H200 runs, the LDL^T's complex CUDA instances, and the GPU suites' kernel list.
 #  1. tester: potrs and posv, s and d, interleaved / chunked / column-major, n = 8, 16, 32, batch 16384,
 #     cuSOLVER side by side (the a611ee2 H200 run's command, narrowed), compared with the H200 runs
 #     at a611ee2 (n = 8 potrs/posv interleaved/chunked at 0.80-0.89 of 12f7b85's speed-up) and 12f7b85
@@ -16,11 +17,11 @@
 #     design), suite-kernels.txt to commit as libsolver/tests/gpu/suite-kernels.txt for run-all.sh's
 #     warm-up of a later call.
 # Each step gets what is left of TOTAL_SECONDS (default 84; a killed step takes up to 5 s more). Run from the repository root with the
-# bundle at /tmp/bundle. Files (6): $OUT/arch21/{tester.json, vs-a611ee2.md, vs-12f7b85.md,
+# bundle at /tmp/bundle. Files (6): $OUT/tester-ldlt-kernels/{tester.json, vs-a611ee2.md, vs-12f7b85.md,
 # ldlt-trace.txt, suite-kernels.txt, logs.tar.gz (tester.log, ldlt.txt, run-all-record.txt,
 # summary.txt)}; the summary is printed last.
 set -uo pipefail
-out=${OUT:-/tmp/out}/arch21
+out=${OUT:-/tmp/out}/tester-ldlt-kernels
 mkdir -p "$out"
 run=${RUN:-/tmp/bundle/run}
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}
@@ -28,7 +29,7 @@ mkdir -p "$BATCHSOLVE_CACHE_DIR"
 export OMP_WAIT_POLICY=passive
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}")
-summary=("== arch21 (issue 21) on ${gpu:-no GPU?} at $commit")
+summary=("== tester, LDL^T c/z, suite kernels on ${gpu:-no GPU?} at $commit")
 t0=$(date +%s)
 total_s=${TOTAL_SECONDS:-84}  # the request's budget: each step gets min(its limit, what is left)
 limit() {  # limit STEP_SECONDS: seconds for the next step, 0 when too little is left
@@ -97,11 +98,11 @@ summary+=("$(grep 'ldlt pivoted:' "$out/ldlt-trace.txt" | grep -vE 'non-finite 0
 # ---- 3. the GPU suites' kernel list (run-all.sh RECORD_ONLY=1: nothing compiled, tests fail fast) ----
 lim=$(limit 20)
 if ((lim >= 10)); then
-  OUT=/tmp/arch21-run-all RECORD_ONLY=1 BUDGET_SECONDS=$((lim - 3)) SHARD_SECONDS=$((lim - 5)) MIN_SHARD_SECONDS=2 JOBS=8 \
-    bash libsolver/tests/gpu/run-all.sh > /tmp/arch21-run-all.txt 2>&1
-  cp /tmp/arch21-run-all/run-all/suite-kernels.txt "$out/suite-kernels.txt" 2>/dev/null
-  cp /tmp/arch21-run-all.txt "$out/run-all-record.txt"
-  summary+=("suites' kernels (record only, $lim s): $(tail -1 /tmp/arch21-run-all.txt)")
+  OUT=/tmp/tester-ldlt-kernels-run-all RECORD_ONLY=1 BUDGET_SECONDS=$((lim - 3)) SHARD_SECONDS=$((lim - 5)) MIN_SHARD_SECONDS=2 JOBS=8 \
+    bash libsolver/tests/gpu/run-all.sh > /tmp/tester-ldlt-kernels-run-all.txt 2>&1
+  cp /tmp/tester-ldlt-kernels-run-all/run-all/suite-kernels.txt "$out/suite-kernels.txt" 2>/dev/null
+  cp /tmp/tester-ldlt-kernels-run-all.txt "$out/run-all-record.txt"
+  summary+=("suites' kernels (record only, $lim s): $(tail -1 /tmp/tester-ldlt-kernels-run-all.txt)")
 else
   summary+=("suites' kernels: not recorded (time left ${lim} s)")
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30 on ONE GPU in one short call (<= 90 s): the paths that need several GPUs, run on a
+# Several-device paths on ONE GPU in one short call (<= 90 s): the paths that need several GPUs, run on a
 # DeviceGroup of the one GPU, beside the one-GPU paths they must agree with.
 #  1. BEM: bem_multi_check (the bem code without Gmsh; or bem solve --devices 0 where bem is in the
 #     bundle): column-block assembly into cuSOLVERMg's tiles, cuSOLVERMg LU with one device, residual
@@ -11,7 +11,7 @@
 #     against one engine without the cap (compare_models).
 #  3. The GPU tests of these paths (DistributedGpu, MultiDense tiled/cuSOLVERMg), mpirun -np 1 posv on
 #     the rank's GPU when mpirun exists.
-# Results: $OUT/multi/{log.txt, summary.md}. Usage: OUT=... bash libsolver/src/multi/gpu-one.sh
+# Results: $OUT/multi/{log.txt, summary.md}. Usage: OUT=... bash libsolver/scripts/multi-gpu-one.sh
 set -uo pipefail
 out=${OUT:?OUT must name the output folder}/multi
 mkdir -p "$out"
@@ -39,7 +39,7 @@ step() {
     say "   exit $rc, $(python3 -c "import time; print(f'{time.time() - $t0:.1f}')") s wall"
     return $rc
 }
-say "# issue 30 on one GPU, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
+say "# several-device paths on one GPU, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader 2>&1 | tee -a "$log"
 
 # ---- 1. BEM: the multi-device path on a group of one GPU vs the one-GPU path ----------------------
@@ -103,7 +103,7 @@ fi
 
 # ---- summary -------------------------------------------------------------------------------------
 {
-    echo "# Issue 30 on one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)), commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "# Several-device paths on one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)), commit $commit, $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
     echo "## BEM, ico:5, k = 5: DeviceGroup of one GPU (column tiles, cuSOLVERMg) vs one GPU (cuSOLVER)"
     echo
