@@ -243,7 +243,9 @@ int run_solve(const SolveOptions& o) {
         auto t0 = std::chrono::steady_clock::now();
         Matrix a;
         if (o.burton_miller) {
-            if (o.gpu_assembly) throw std::invalid_argument("--assembly gpu: the Burton-Miller operators are assembled on the CPU only (--assembly cpu)");
+            if (o.gpu_assembly)
+                throw std::invalid_argument(std::string("--assembly gpu: the GPU assembles the Burton-Miller operator of soft-p0 only, with a GPU LU solver "
+                                                        "(--solver gpu-lu); with --solver ") + to_string(o.solver) + " use --assembly cpu");
             a = assemble_burton_miller(o.formulation, mesh, g, k);
         } else if (o.gpu_assembly) {
             GpuAssemblyTiming timing;

@@ -118,6 +118,8 @@ std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g,
 double assemble_p0_single_layer_device(const Geometry& g, double k, const QuadratureOptions& q, bool lower_only, cd* a, GpuAssemblyTiming* timing);
 double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, bool lower_only, cd* a,
                           GpuAssemblyTiming* timing);
+// The sound-soft Burton-Miller matrix (P0) into device memory, every entry (not symmetric).
+double assemble_p0_burton_miller_soft_device(const Geometry& g, double k, const QuadratureOptions& q, cd* a, GpuAssemblyTiming* timing);
 // y = A x and row_abs = |A| 1 (host vectors x, y, row_abs of n entries) from device matrix a:
 // lower_symmetric reads the lower triangle of a complex-symmetric A only, else all of it.
 void matvec_device(std::size_t n, const cd* a, bool lower_symmetric, const cd* x, cd* y, double* row_abs);

@@ -263,6 +263,61 @@ __global__ void p1_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_
     add_local(a, g.nv, g.tri, i, j, local, g.lower_only);
 }
 
+// ---- Burton-Miller, sound-soft P0: A = V + eta (M/2 + K'), eta = i/k (assembly.hpp) ----------------
+// One thread per lower pair (i >= j), as the P0 passes; one pass over the points gives V_ij, K'_ij
+// and K'_ji (kern::P0Combined, the CPU assembly's code), written at (i, j) and (j, i): the matrix is
+// not symmetric, so there is no mirror pass.
+__device__ inline void store_combined(double2* a, int n, int i, int j, const kern::P0Combined& v, double k) {
+    const double inv_k = 1.0 / k;  // eta K = (i/k)(re + i im) = (-im/k) + i (re/k)
+    a[std::size_t(i) + std::size_t(j) * n] = make_double2(v.v.re - inv_k * v.kp_ij.im, v.v.im + inv_k * v.kp_ij.re);
+    if (i != j) a[std::size_t(j) + std::size_t(i) * n] = make_double2(v.v.re - inv_k * v.kp_ji.im, v.v.im + inv_k * v.kp_ji.re);
+}
+
+__global__ void p0_bm_regular_pass(int n, const int* tri, const double* centroid, const double* diameter, const double* normal, double near_factor,
+                                   const double* regular_points, const double* regular_weights, const double* near_points,
+                                   const double* near_weights, int near_count, double k, double2* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= n || j >= n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb) > 0) return;
+    const bool near = kern::distance(centroid + 3 * i, centroid + 3 * j) < near_factor * fmax(diameter[i], diameter[j]);
+    const int cnt = near ? near_count : regular_points_per_panel;
+    const double* pts = near ? near_points : regular_points;
+    const double* wts = near ? near_weights : regular_weights;
+    const kern::P0Combined v = kern::p0_combined_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), cnt,
+                                                             pts + 3 * cnt * std::size_t(j), wts + cnt * std::size_t(j), cnt, normal + 3 * i,
+                                                             normal + 3 * j, k);
+    store_combined(a, n, i, j, v, k);
+}
+
+__global__ void p0_bm_singular_pass(int pairs, int n, const int* pair_i, const int* pair_j, const int* tri, const kern::Panel* panels,
+                                    const double* jacobian, const double* normal, const double* coincident, int coincident_count,
+                                    const double* edge, int edge_count, const double* vertex, int vertex_count, double k, double2* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    int pa[3], pb[3];
+    const int shared = kern::shared_vertices(tri + 3 * i, tri + 3 * j, pa, pb);
+    kern::Panel ti, tj;
+    for (int v = 0; v < 3; ++v)
+        for (int c = 0; c < 3; ++c) {
+            ti.p[v][c] = panels[i].p[pa[v]][c];
+            tj.p[v][c] = panels[j].p[pb[v]][c];
+        }
+    const double* rule = shared == 3 ? coincident : shared == 2 ? edge : vertex;
+    const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
+    kern::P0Combined v = kern::p0_combined_pair_rule(ti, tj, rule, count, normal + 3 * i, normal + 3 * j, jacobian[i] * jacobian[j], k);
+    // The identity term on the diagonal (P0 mass: the area), added where the CPU assembly adds it.
+    store_combined(a, n, i, j, v, k);
+    if (i == j) {
+        double2& d = a[std::size_t(i) + std::size_t(i) * n];
+        d.y += (0.5 * 0.5 * jacobian[i]) / k;  // eta (area / 2) = i area / (2 k)
+    }
+}
+
 // ---- column blocks (assembly.hpp, ColumnBlock) ---------------------------------------------------
 
 struct DeviceColumns {
@@ -551,6 +606,46 @@ std::vector<std::complex<float>> assemble_p0_lower_single_gpu(const Geometry& g,
     std::vector<std::complex<float>> lower(g.n * g.n);
     assemble_on_device(g, k, q, false, timing, reinterpret_cast<float2*>(lower.data()));
     return lower;
+}
+
+double assemble_p0_burton_miller_soft_device(const Geometry& g, double k, const QuadratureOptions& q, cd* a_device, GpuAssemblyTiming* timing) {
+    if (g.regular_count != regular_points_per_panel) throw std::logic_error("GPU assembly: the regular rule changed size; update regular_points_per_panel");
+    const std::size_t n = g.n;
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    DeviceArray<int> tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j);
+    DeviceArray<double> centroid(g.centroid), diameter(g.diameter), jacobian(g.jacobian), normal(g.normal);
+    DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
+    DeviceArray<kern::Panel> panels(g.panels);
+    DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
+    auto* a = reinterpret_cast<double2*>(a_device);
+    check(cudaMemset(a, 0xff, n * n * sizeof(double2)), "poison");  // every entry is written: NaN shows one that is not
+    cudaEvent_t e0, e1, e2;
+    for (cudaEvent_t* e : {&e0, &e1, &e2}) check(cudaEventCreate(e), "cudaEventCreate");
+    cudaEventRecord(e0);
+    const dim3 block(regular_block_x, regular_block_y);
+    const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
+    p0_bm_regular_pass<<<grid, block>>>(int(n), tri.data, centroid.data, diameter.data, normal.data, q.near_factor, reg_pts.data, reg_w.data,
+                                        near_pts.data, near_w.data, g.near_count, k, a);
+    check(cudaGetLastError(), "Burton-Miller regular pass launch");
+    cudaEventRecord(e1);
+    const int pairs = int(g.singular_i.size());
+    p0_bm_singular_pass<<<(pairs + 127) / 128, 128>>>(pairs, int(n), pair_i.data, pair_j.data, tri.data, panels.data, jacobian.data, normal.data,
+                                                      coincident.data, int(rules.coincident.size() / 5), edge.data, int(rules.edge.size() / 5),
+                                                      vertex.data, int(rules.vertex.size() / 5), k, a);
+    check(cudaGetLastError(), "Burton-Miller singular pass launch");
+    cudaEventRecord(e2);
+    check(cudaEventSynchronize(e2), "Burton-Miller assembly");
+    float ms[2];
+    cudaEventElapsedTime(&ms[0], e0, e1);
+    cudaEventElapsedTime(&ms[1], e1, e2);
+    if (timing) {
+        timing->regular_s = ms[0] / 1e3;
+        timing->singular_s = ms[1] / 1e3;
+        timing->mirror_s = 0;
+        timing->total_s = (ms[0] + ms[1]) / 1e3;
+    }
+    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
+    return (ms[0] + ms[1]) / 1e3;
 }
 
 double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, bool lower_only, cd* a_device,
