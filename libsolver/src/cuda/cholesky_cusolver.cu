@@ -93,7 +93,7 @@ BATCHSOLVE_HD int checked_info(const T* factor, int n, int lda, int reported) {
     for (int j = 0; j < limit; ++j) {
         const auto d = real_part(factor[std::int64_t(j) * lda + j]);
         // 0 < d <= largest finite, as the generated kernels' bs_pivot_ok: an +Inf diagonal entry of A
-        // gives an Inf factor diagonal that `d > 0` alone lets through (issue 22).
+        // gives an Inf factor diagonal that `d > 0` alone lets through.
         const double largest = sizeof(d) == sizeof(float) ? double(FLT_MAX) : DBL_MAX;
         if (!(d > 0 && d <= largest)) return j + 1;
     }

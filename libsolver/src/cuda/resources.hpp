@@ -91,7 +91,7 @@ private:
     // Addresses require_device_memory found GPU-accessible, most recent last (a ring): an application
     // or a timed loop that reuses its buffers asks cudaPointerGetAttributes once per buffer instead of
     // on every call. (On the H200 VM the column-major path, which checks A and info, spent 2.9 us more
-    // host time per call than the interleaved path, which checks nothing: results/issue3-h200/run4.)
+    // host time per call than the interleaved path, which checks nothing.)
     // A freed device address stays accepted; were it reused for host memory, the kernel's fault would
     // still surface as a CudaError, as for any invalid pointer.
     static constexpr std::size_t kVerifiedAddresses = 64;

@@ -2,7 +2,8 @@
 // triangle (and B) converted into an interleaved workspace, the interleaved kernel, and the written
 // parts converted back, all on the context's stream. The tuning table selects this path
 // (CholeskyConfig::through_interleaved) for the sizes where the interleaved kernel is fast enough to
-// pay for the two extra passes over the triangle; issue 3 counts those passes in the call's time.
+// pay for the two extra passes over the triangle (the table's measurements time them as part of the
+// call).
 #pragma once
 
 #include "batchsolve/batch.hpp"

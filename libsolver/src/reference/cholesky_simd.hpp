@@ -18,7 +18,7 @@
 //   auto (or unset)   the best supported
 //   avx512 | avx2     that one, or the best supported below it when the CPU lacks it
 //   portable          GCC generic vectors only (SSE2 on x86-64)
-//   off               no SIMD path: LAPACKE per matrix, as before issue 29
+//   off               no SIMD path: LAPACKE per matrix
 // Results contract as the LAPACKE path: info per matrix (first column whose pivot is not positive and
 // finite; +Inf and NaN pivots are failures), only the `uplo` triangle read and written, B of a failed
 // matrix in posv untouched. The factor of a failed matrix is LAPACK's up to its failing column; later

@@ -1,9 +1,10 @@
-// The shared-memory column-major Cholesky family (potrf, potrs, fused posv; issue 29): each of a
+// The shared-memory column-major Cholesky family (potrf, potrs, fused posv): each of a
 // block's matrices_per_block matrices is held whole in shared memory as an n x n square with the
 // leading dimension n, so n goes up to what one block's 227 KiB hold (s n <= 241, d and c n <= 170,
 // z n <= 120). Column-major n = 129..256 runs cuSOLVER unless the configuration (the caller's, or a
 // measured tuning-table entry) selects this family: on the H200 its defaults were slower than
-// cuSOLVER there and slower than the register/staged kernels at n <= 128 (results 0437, b024f08).
+// cuSOLVER there and slower than the register/staged kernels at n <= 128
+// (results/2026-11-27-h200-b024f08-small-cholesky-vs-cusolverdx).
 //
 //   copy in   a batch of contiguous, 16-byte aligned lower triangles (strided, lda = n, stride = n^2) is
 //             copied as one flat run of 16-byte cp.async per block; any other batch (lda > n, pointer
@@ -34,7 +35,7 @@
 // serves lower only), so the factorisation and solves are one text for both triangles.
 //
 // It is the column-major generator family "shared_memory" (codegen/cholesky/families.hpp), selected by
-// CholeskyConfig::staged with looking = left (the public configuration gets no new field in issue 29;
+// CholeskyConfig::staged with looking = left (the public configuration gets no new field for it;
 // staged kernels never read `looking`, and column_major_spec keeps `left` only for this family).
 // Its typed configuration, all in CholeskyConfig: nb = panel width (1..32; potrs: 0),
 // warps_per_matrix = warps per matrix (1..32), matrices_per_block (>= 1), rows_per_thread = side of

@@ -27,7 +27,7 @@ namespace batchsolve::codegen::cholesky {
 
 // Side of the square register tile of a thread in the trailing update: 4 makes every shared-memory
 // load feed 4 multiply-adds at 16 accumulators (measured on the H200: tiles of 2 were no faster,
-// results/issue3-h200/staged-prototype).
+// experiments/staged-prototype).
 inline constexpr int column_major_staged_tile = 4;
 // Widest panel: the diagonal block is factored by one warp, one row per lane.
 inline constexpr int column_major_staged_max_nb = 32;
@@ -43,8 +43,8 @@ inline constexpr int column_major_staged_copy_by_column_min_n = 64;
 // (each lane writes its entry, __syncwarp, broadcast reads) rather than by shuffles. Under the warp-0
 // branch the compiler cannot prove the shuffles convergent and emits collective sequences (about 9
 // instructions per value on sm_90), which cost more the wider the panel; the shared-memory exchange
-// adds a __syncwarp per column instead. Measured on the H200 (the fifth round's last run, whose
-// files were lost with that session's machine; the figures are from commit bbd8034): nb 16 went
+// adds a __syncwarp per column instead. Measured on the H200 (figures recorded with commit bbd8034;
+// the run's files were not kept): nb 16 went
 // 2-5% faster (d n = 128 potrf 4.59 -> 4.37 ms, posv 5.14 -> 4.94 ms), nb 8 went 1-9% slower
 // (s n = 100 potrf 1.21 -> 1.32 ms).
 inline constexpr int column_major_staged_shared_diagonal_min_nb = 16;

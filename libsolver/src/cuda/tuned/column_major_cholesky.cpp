@@ -92,7 +92,7 @@ BatchArgs<T> batch_args(const BatchView<T>& v) {
 // n > 128 did before the shared-memory family, unless the configuration (the caller's, or a measured
 // tuning-table entry) selects that family and one matrix of this precision fits a block's shared
 // memory (not d n > 170, z n > 120, ...). The family's defaults are not the default there: on the
-// H200 (results 0437, b024f08) they were slower than cuSOLVER (s potrf n = 200 16.2 ms vs 10.6, d
+// H200 (results/2026-11-27-h200-b024f08-small-cholesky-vs-cusolverdx) they were slower than cuSOLVER (s potrf n = 200 16.2 ms vs 10.6, d
 // n = 160 13.1 vs 9.3).
 bool runs_cusolver(int n, Precision p, const CholeskyConfig& config) {
     return n > column_major_max_n &&

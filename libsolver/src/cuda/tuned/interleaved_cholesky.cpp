@@ -147,12 +147,13 @@ TwoKernelPosv two_kernel_posv_specs(Precision precision, Uplo uplo, int n, int n
 // looks the kernels up (compiling them if need be); later calls find the result by an integer key:
 // no string is formatted, no memory allocated and no spec re-checked on the way to the launch. (The
 // resolution builds a dozen strings: the kernel name, the family's and the memory key, and the
-// cooperative family's check texts. The H200 run at a611ee2 lost ~3 us per call at n = 8 against
-// 12f7b85.) tests/gpu/launch_path_bench.cpp times this path on the host: on the shared 2-core build
-// machine, mean of potrf/potrs/posv s/d n = 8/16/32 interleaved/chunked, 670 ns and 5-6 heap
-// allocations per call before, 31 ns and none after (the table lookup before it: 44 ns, none). With
-// the argument checks' texts (core/checks.hpp) made lazy too, the H200 tester at b024f08 put n = 8
-// potrs/posv interleaved/chunked at 0.91-1.23 of 12f7b85's speed-up over cuSOLVER (a611ee2: 0.80-0.89).
+// cooperative family's check texts; on an H200 that cost ~3 us per call at n = 8.)
+// tests/gpu/launch_path_bench.cpp times this path on the host: on a 2-core build machine, mean of
+// potrf/potrs/posv s/d n = 8/16/32 interleaved/chunked, 670 ns and 5-6 heap allocations per call
+// resolved every time, 31 ns and none cached (the table lookup before it: 44 ns, none). With the
+// argument checks' texts (core/checks.hpp) lazy too, n = 8 potrs/posv interleaved/chunked on an H200
+// kept 0.91-1.23 of the best earlier speed-up over cuSOLVER, against 0.80-0.89 without
+// (results/2026-11-27-h200-b024f08-issue21-launch-path).
 struct CallKey {
     int device = 0;
     Routine routine = Routine::potrf;
