@@ -1,6 +1,8 @@
 // The subcommands of the bem tool (app.hpp): solve, validate and bench, and mesh loading.
 #include "app.hpp"
 
+#include "batchsolve_io/output.hpp"
+
 #include "distributed.hpp"
 #include "pipeline.hpp"
 
@@ -97,6 +99,11 @@ double warn_resolution(const MeshStats& stats, double k) {
 
 int run_solve(const SolveOptions& o) {
     Mesh mesh = load_mesh(o.mesh, o.unit_scale);
+    // The host holds the n x n matrix except on the device-resident path (pipeline.hpp), where only
+    // --write-matrix copies it out; that path plans the device's memory itself.
+    const bool resident_path = o.devices.empty() && (o.emulate_device_on_host || (o.gpu_assembly && resident_supports(o.solver, true)));
+    if (!resident_path || !o.matrix_path.empty())
+        plan_dense_matrix(o.mesh, o.formulation == Formulation::soft_p0 ? mesh.triangle_count() : mesh.vertex_count());
     const MeshStats stats = mesh_stats(mesh);
     const Geometry g = make_geometry(mesh);
     std::filesystem::create_directories(o.output_dir);
@@ -114,13 +121,10 @@ int run_solve(const SolveOptions& o) {
                 outputs.push_back(dir + "grid" + tag + ".vtk");
             }
         }
-        std::error_code ec;
-        for (const std::string& out : outputs) {
-            if (!std::filesystem::exists(out)) continue;
-            if (!is_sphere_spec(o.mesh) && std::filesystem::equivalent(out, o.mesh, ec))
-                throw std::invalid_argument(out + ": is the input mesh; choose another --output-dir");
-            if (!o.force) throw std::invalid_argument(out + ": exists; pass --force to replace it");
-        }
+        std::vector<batchsolve::io::OutputTarget> targets;
+        for (const std::string& out : outputs) targets.push_back({"--output-dir", out});
+        if (!o.matrix_path.empty()) targets[1].option = "--write-matrix";
+        batchsolve::io::check_outputs(targets, output_rules(o.force, {o.mesh}));
     }
     std::printf("mesh %s: %zu triangles, %zu vertices, mean edge %.4g m\n", mesh.source.c_str(), mesh.triangle_count(), mesh.vertex_count(), stats.mean_edge);
     std::vector<RunInfo> runs;
@@ -132,7 +136,6 @@ int run_solve(const SolveOptions& o) {
         group = std::make_unique<batchsolve::DeviceGroup>(backend, batchsolve::DeviceGroup::parse_devices(o.devices, backend));
         if (o.device_memory_gib > 0) group->set_memory_limit(std::size_t(o.device_memory_gib * double(1ull << 30)));
     }
-    const bool resident_path = o.devices.empty() && (o.emulate_device_on_host || (o.gpu_assembly && resident_supports(o.solver, true)));
     // The device-resident pipeline (pipeline.hpp): GPU assembly with a GPU solver on one device; the
     // host device stands in for it in tests (emulate_device_on_host).
     std::unique_ptr<ResidentDevice> resident;
@@ -159,8 +162,8 @@ int run_solve(const SolveOptions& o) {
                         o.formulation == Formulation::hard_p1 ? "field" : "density", mie_surface_error(o.formulation, mesh, g, x, k, o.mie_radius, o.incident.direction));
         }
         const std::string tag = "_f" + std::to_string(f);
-        write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0);
-        write_surface_vtu(dir + "surface" + tag + ".vtu", mesh, o.formulation, x);
+        write_far_field_csv(dir + "far_field" + tag + ".csv", table, 1.0, output_rules(o.force, {o.mesh}));
+        write_surface_vtu(dir + "surface" + tag + ".vtu", mesh, o.formulation, x, output_rules(o.force, {o.mesh}));
         if (!o.grid.empty()) {
             const PlaneGrid grid = parse_plane_grid(o.grid);
             const auto pts = grid.points();
@@ -168,7 +171,7 @@ int run_solve(const SolveOptions& o) {
             for (std::size_t p = 0; p < pts.size(); ++p) inc[p] = o.incident.value(pts[p].data(), k);
             const std::vector<cd> sc = scattered_field(o.formulation, mesh, g, x, k, pts);
             write_grid_h5(dir + "grid" + tag + ".h5", grid, inc, sc, o.force, {o.mesh});
-            write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc);
+            write_grid_vtk(dir + "grid" + tag + ".vtk", grid, inc, sc, output_rules(o.force, {o.mesh}));
         }
         solutions.push_back(std::move(x));
         runs.push_back(info);
@@ -335,8 +338,9 @@ int run_validate(const ValidateOptions& o) {
         rows.push_back(r);
     }
     if (!o.csv.empty()) {
-        std::ofstream out(o.csv);
-        if (!out) throw std::runtime_error(o.csv + ": open: cannot create the file");
+        // Checked (and refused without --force) by the command line before any work.
+        batchsolve::io::OutputStream file(o.csv, output_rules(true, {}));
+        std::ostream& out = file.stream();
         out << "formulation,mesh,triangles,unknowns,wavenumber,mean_edge,elements_per_wavelength,far_field_error,assembly_s,solve_s,scaled_residual,"
                "condition_estimate\n";
         out.precision(10);
@@ -344,7 +348,7 @@ int run_validate(const ValidateOptions& o) {
             out << to_string(o.formulation) << ',' << r.mesh << ',' << r.triangles << ',' << r.unknowns << ',' << r.wavenumber << ',' << r.mean_edge
                 << ',' << r.elements_per_wavelength << ',' << r.far_field_error << ',' << r.assembly_s << ',' << r.solve_s << ','
                 << r.scaled_residual << ',' << 1.0 / r.rcond << '\n';
-        if (!out) throw std::runtime_error(o.csv + ": write failed");
+        file.commit();
     }
     return 0;
 }
@@ -531,9 +535,7 @@ int run_bench(const BenchOptions& o) {
         out["runs"].push_back(row);
         // Written after every frequency, so that a run cut off by a time limit keeps what it measured.
         if (!o.json.empty()) {
-            std::ofstream file(o.json);
-            file << out.dump(2) << '\n';
-            if (!file) throw std::runtime_error(o.json + ": write failed");
+            batchsolve::io::write_text_file(o.json, out.dump(2) + "\n", output_rules(true, {o.mesh}));  // checked before the work
         }
     }
     return failures ? 1 : 0;

@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "app.hpp"
+#include "batchsolve_io/hdf5.hpp"
+#include "batchsolve_io/output.hpp"
 
 namespace po = boost::program_options;
 using namespace bem;
@@ -47,6 +49,31 @@ bool parse(int argc, char** argv, po::options_description& opts, po::variables_m
     return true;
 }
 
+// A floating-point option that must be a finite number within [lo, hi] (exit 2 otherwise).
+double checked(double v, const char* option, double lo, double hi) {
+    if (!std::isfinite(v) || v < lo || v > hi) {
+        std::ostringstream m;
+        m << option << ": " << v << " is not a finite number within [" << lo << ", " << hi << "]";
+        throw std::invalid_argument(m.str());
+    }
+    return v;
+}
+
+// The far-field table holds per angle its angle, direction, value and reference (8 + 24 + 16 + 16
+// bytes); the far field costs angles x unknowns kernel evaluations. Refused with the size before
+// any assembly, beyond a million angles (a 0.00036-degree step) or the memory.
+void check_angles(int angles, const char* option) {
+    constexpr int kMaxAngles = 1000000;
+    if (angles < 2) throw std::invalid_argument(std::string(option) + ": need at least 2 angles (got " + std::to_string(angles) + ")");
+    const double bytes = 64.0 * angles, available = double(batchsolve::io::h5::available_host_bytes());
+    if (angles > kMaxAngles || bytes > available) {
+        char m[256];
+        std::snprintf(m, sizeof m, "%s: %d angles need a far-field table of %.1f GiB (%.1f GiB available); at most %d angles", option, angles,
+                      bytes / double(1ull << 30), available / double(1ull << 30), kMaxAngles);
+        throw std::invalid_argument(m);
+    }
+}
+
 int cmd_sphere(int argc, char** argv) {
     po::options_description opts("bem sphere options");
     std::string kind, output;
@@ -56,11 +83,18 @@ int cmd_sphere(int argc, char** argv) {
         ("level", po::value(&level)->default_value(3), "refinement level for ico/octa")
         ("h", po::value(&h)->default_value(0.1), "element size for gmsh")
         ("radius", po::value(&radius)->default_value(1.0), "sphere radius")
-        ("output,o", po::value(&output)->required(), "output PLY file (ASCII)");
+        ("output,o", po::value(&output)->required(), "output PLY file (ASCII)")
+        ("force", "replace the output file if it exists");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem sphere --kind ico|octa|gmsh [--level L | --h H] --output FILE.ply")) return 0;
+    checked(radius, "--radius", 1e-12, 1e12);
+    if (kind != "ico" && kind != "octa" && kind != "gmsh") throw std::invalid_argument("--kind: expected ico, octa or gmsh (got '" + kind + "')");
+    if (kind != "gmsh" && (level < 0 || level > 9)) throw std::invalid_argument("--level: must be within 0..9 (got " + std::to_string(level) + ")");
+    if (kind == "gmsh") checked(h, "--h", 1e-4 * radius, 10 * radius);
+    const batchsolve::io::OutputOptions rules = output_rules(vm.count("force") > 0, {});
+    batchsolve::io::check_outputs({{"--output", output}}, rules);
     Mesh mesh = make_sphere_from_spec(kind == "gmsh" ? "gmsh:" + std::to_string(h) : kind + ":" + std::to_string(level), radius);
-    write_ply_ascii(mesh, output);
+    write_ply_ascii(mesh, output, rules);
     const MeshStats s = mesh_stats(mesh);
     std::printf("%s: %zu triangles, %zu vertices, mean edge %.4g\n", output.c_str(), mesh.triangle_count(), mesh.vertex_count(), s.mean_edge);
     return 0;
@@ -145,6 +179,11 @@ int cmd_solve(int argc, char** argv) {
                                                                                  "much memory (0: the device's own; tests and sharing)");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem solve --mesh MESH (-k K | -f HZ) [options] -o DIR")) return 0;
+    // Every option value before the mesh is read or anything assembled.
+    check_angles(o.angles, "--angles");
+    if (!o.grid.empty()) parse_plane_grid(o.grid);
+    checked(o.mie_radius, "--mie-radius", 0, 1e12);
+    checked(o.speed_of_sound, "--speed-of-sound", 1e-6, 1e12);
     if (vm.count("devices")) {
         if (!vm["solver"].defaulted()) throw std::invalid_argument("--solver: not with --devices (the solve over several devices is LU: cuSOLVERMg)");
         if (vm.count("write-matrix")) throw std::invalid_argument("--write-matrix: not with --devices (the matrix never sits in one place)");
@@ -188,9 +227,14 @@ int cmd_validate(int argc, char** argv) {
         ("angles", po::value(&o.angles)->default_value(181), "far-field angles over [0, 180] degrees")
         ("singular-order", po::value(&o.quadrature.singular_order)->default_value(4), "Gauss points per dimension of the Sauter-Schwab rules")
         ("assembly", po::value(&o.assembly)->default_value("cpu"), "cpu | gpu")
-        ("csv", po::value(&o.csv), "write the table (h, n, error, times) to this CSV file");
+        ("csv", po::value(&o.csv), "write the table (h, n, error, times) to this CSV file")
+        ("force", "replace the CSV file if it exists");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem validate [--formulation F] [--meshes LIST] [-k K,...] [--csv FILE]")) return 0;
+    check_angles(o.angles, "--angles");
+    if (o.quadrature.singular_order < 1 || o.quadrature.singular_order > 64)
+        throw std::invalid_argument("--singular-order: must be within 1..64 Gauss points (got " + std::to_string(o.quadrature.singular_order) + ")");
+    if (!o.csv.empty()) batchsolve::io::check_outputs({{"--csv", o.csv}}, output_rules(vm.count("force") > 0, {}));
     o.formulation = parse_formulation(formulation);
     std::stringstream ss(meshes);
     std::string item;
@@ -213,9 +257,11 @@ int cmd_bench(int argc, char** argv) {
         ("solvers", po::value(&solvers)->default_value("gpu-lu,gpu-irs-c,gpu-irs-y,gpu-ldlt"), "solvers run side by side on the same matrix")
         ("cpu-check", po::value(&o.cpu_check_rows)->default_value(64), "rows of the GPU matrix compared with the CPU assembly (0: none)")
         ("repeat", po::value(&o.repeat)->default_value(3), "GPU assemblies per frequency (the best is reported)")
-        ("json", po::value(&o.json), "write the results to this JSON file");
+        ("json", po::value(&o.json), "write the results to this JSON file")
+        ("force", "replace the JSON file if it exists");
     po::variables_map vm;
     if (!parse(argc, argv, opts, vm, "bem bench --mesh MESH [--unit mm] [-f HZ,...] [--solvers LIST] [--json FILE]")) return 0;
+    if (!o.json.empty()) batchsolve::io::check_outputs({{"--json", o.json}}, output_rules(vm.count("force") > 0, {o.mesh}));
     o.unit_scale = parse_unit(unit);
     o.frequencies = parse_list(frequencies, "--frequency");
     std::stringstream ss(solvers);
@@ -232,7 +278,20 @@ int main(int argc, char** argv) {
     try {
         if (sub == "sphere") return cmd_sphere(argc - 1, argv + 1);
         if (sub == "check") return cmd_check(argc - 1, argv + 1);
-        if (sub == "solve") return cmd_solve(argc - 1, argv + 1);
+        if (sub == "solve") {
+            // A run refused or failed leaves no empty result directory behind that it made itself.
+            std::string dir;
+            for (int i = 2; i + 1 < argc; ++i)
+                if (std::string(argv[i]) == "-o" || std::string(argv[i]) == "--output-dir") dir = argv[i + 1];
+            std::error_code ec;
+            const bool existed = dir.empty() || std::filesystem::exists(dir, ec);
+            try {
+                return cmd_solve(argc - 1, argv + 1);
+            } catch (...) {
+                if (!existed && std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec)) std::filesystem::remove(dir, ec);
+                throw;
+            }
+        }
         if (sub == "validate") return cmd_validate(argc - 1, argv + 1);
         if (sub == "bench") return cmd_bench(argc - 1, argv + 1);
         std::cerr << "bem: unknown subcommand '" << sub << "' (bem --help)\n";
@@ -243,6 +302,19 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         std::cerr << "bem " << sub << ": " << e.what() << '\n';
         return 2;
+    } catch (const batchsolve::io::FileError& e) {
+        std::cerr << "bem " << sub << ": error: " << e.what() << '\n';
+        return 3;
+    } catch (const std::filesystem::filesystem_error& e) {
+        // Not the library's "filesystem error: cannot ...: <why> [path]": the path first, then why.
+        std::cerr << "bem " << sub << ": error: " << e.path1().string() << ": " << e.code().message() << '\n';
+        return 3;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "bem " << sub << ": error: out of memory (the problem does not fit this machine's memory)\n";
+        return 4;
+    } catch (const ResourceError& e) {
+        std::cerr << "bem " << sub << ": error: " << e.what() << '\n';
+        return 4;
     } catch (const std::exception& e) {
         std::cerr << "bem " << sub << ": error: " << e.what() << '\n';
         return 1;

@@ -1,6 +1,8 @@
 // Mesh readers (PLY, STL, Gmsh), sphere generators and the surface checks of mesh.hpp.
 #include "mesh.hpp"
 
+#include "batchsolve_io/output.hpp"
+
 #ifndef BEM_WITHOUT_GMSH
 #include <gmsh.h>
 #endif
@@ -703,16 +705,16 @@ Mesh read_mesh(const std::string& path, double unit_scale) {
     return mesh;
 }
 
-void write_ply_ascii(const Mesh& mesh, const std::string& path) {
-    std::ofstream out(path);
-    if (!out) throw MeshError(path + ": open: cannot create the file");
+void write_ply_ascii(const Mesh& mesh, const std::string& path, const batchsolve::io::OutputOptions& rules) {
+    batchsolve::io::OutputStream file(path, rules);  // checked temporary, renamed over the target
+    std::ostream& out = file.stream();
     out << "ply\nformat ascii 1.0\ncomment " << mesh.source << "\nelement vertex " << mesh.vertices.size()
         << "\nproperty double x\nproperty double y\nproperty double z\nelement face " << mesh.triangles.size()
         << "\nproperty list uchar int vertex_indices\nend_header\n";
     out.precision(17);
     for (const auto& v : mesh.vertices) out << v[0] << ' ' << v[1] << ' ' << v[2] << '\n';
     for (const auto& t : mesh.triangles) out << "3 " << t[0] << ' ' << t[1] << ' ' << t[2] << '\n';
-    if (!out) throw MeshError(path + ": write: failed");
+    file.commit();
 }
 
 MeshStats mesh_stats(const Mesh& mesh) {

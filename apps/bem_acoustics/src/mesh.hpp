@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "batchsolve_io/batch_file.hpp"  // io::OutputOptions
+
 namespace bem {
 
 // Every reader and check reports through this: "<file>: <where>: <reason>".
@@ -52,7 +54,8 @@ Mesh read_stl(const std::string& path);
 Mesh read_msh(const std::string& path);
 double parse_unit(const std::string& unit);  // "m" -> 1, "mm" -> 1e-3, "cm" -> 1e-2
 
-void write_ply_ascii(const Mesh& mesh, const std::string& path);
+// Through batchsolve::io::OutputStream: the default replaces an existing file.
+void write_ply_ascii(const Mesh& mesh, const std::string& path, const batchsolve::io::OutputOptions& rules = {});
 
 // What check_surface found that is not an error.
 struct SurfaceReport {

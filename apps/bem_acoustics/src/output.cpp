@@ -2,6 +2,7 @@
 #include "output.hpp"
 
 #include <batchsolve_io/hdf5.hpp>
+#include <batchsolve_io/output.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -13,17 +14,22 @@
 namespace bem {
 namespace h5 = batchsolve::io::h5;
 
+batchsolve::io::OutputOptions output_rules(bool force, std::vector<std::string> inputs) {
+    return {force ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, std::move(inputs)};
+}
+
+void plan_dense_matrix(const std::string& mesh, std::size_t unknowns) {
+    const double bytes = 16.0 * double(unknowns) * double(unknowns);  // one n x n complex<double> matrix
+    const double available = double(h5::available_host_bytes());
+    if (bytes > available) {
+        char m[320];
+        std::snprintf(m, sizeof m, "%s: %zu unknowns make a dense %zu x %zu complex matrix of %.1f GiB, %.1f GiB of memory available "
+                      "(use a coarser mesh)", mesh.c_str(), unknowns, unknowns, unknowns, bytes / double(1ull << 30), available / double(1ull << 30));
+        throw ResourceError(m);
+    }
+}
+
 namespace {
-std::ofstream open_text(const std::string& path) {
-    std::ofstream out(path);
-    if (!out) throw std::runtime_error(path + ": open: cannot create the file");
-    out.precision(12);
-    return out;
-}
-void close_text(std::ofstream& out, const std::string& path) {
-    out.close();
-    if (!out) throw std::runtime_error(path + ": write: failed (disk full?)");
-}
 std::vector<double> flatten(const std::vector<std::array<double, 3>>& v) {
     std::vector<double> out;
     out.reserve(3 * v.size());
@@ -69,8 +75,11 @@ void write_surface_h5(const std::string& path, const Mesh& mesh, const std::vect
     file.commit();
 }
 
-void write_surface_vtu(const std::string& path, const Mesh& mesh, Formulation f, const std::vector<cd>& solution) {
-    std::ofstream out = open_text(path);
+void write_surface_vtu(const std::string& path, const Mesh& mesh, Formulation f, const std::vector<cd>& solution,
+                       const batchsolve::io::OutputOptions& rules) {
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
+    out.precision(12);
     const bool on_cells = f == Formulation::soft_p0;
     out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n<UnstructuredGrid>\n"
         << "<Piece NumberOfPoints=\"" << mesh.vertex_count() << "\" NumberOfCells=\"" << mesh.triangle_count() << "\">\n"
@@ -90,11 +99,11 @@ void write_surface_vtu(const std::string& path, const Mesh& mesh, Formulation f,
         out << "</DataArray>\n";
     }
     out << (on_cells ? "</CellData>" : "</PointData>") << "\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n";
-    close_text(out, path);
+    file.commit();
 }
 
 FarFieldTable far_field_directions(const std::array<double, 3>& d, int count, bool full_circle) {
-    if (count < 2) throw std::invalid_argument("--angles: need at least 2 angles");
+    if (count < 2) throw std::invalid_argument("--angles: need at least 2 angles (got " + std::to_string(count) + ")");
     // A unit vector t orthogonal to d: the plane of the pattern contains d and t.
     std::array<double, 3> helper = std::abs(d[2]) < 0.9 ? std::array<double, 3>{0, 0, 1} : std::array<double, 3>{0, 1, 0};
     std::array<double, 3> t{helper[1] * d[2] - helper[2] * d[1], helper[2] * d[0] - helper[0] * d[2], helper[0] * d[1] - helper[1] * d[0]};
@@ -111,8 +120,10 @@ FarFieldTable far_field_directions(const std::array<double, 3>& d, int count, bo
     return table;
 }
 
-void write_far_field_csv(const std::string& path, const FarFieldTable& t, double reference_area) {
-    std::ofstream out = open_text(path);
+void write_far_field_csv(const std::string& path, const FarFieldTable& t, double reference_area, const batchsolve::io::OutputOptions& rules) {
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
+    out.precision(12);
     const bool ref = !t.reference.empty();
     out << "theta_deg,re,im,abs,level_db" << (ref ? ",mie_re,mie_im,mie_level_db" : "") << '\n';
     auto level = [reference_area](cd v) { return 10 * std::log10(4 * M_PI * std::norm(v) / reference_area); };
@@ -122,7 +133,7 @@ void write_far_field_csv(const std::string& path, const FarFieldTable& t, double
         if (ref) out << ',' << t.reference[a].real() << ',' << t.reference[a].imag() << ',' << level(t.reference[a]);
         out << '\n';
     }
-    close_text(out, path);
+    file.commit();
 }
 
 std::vector<std::array<double, 3>> PlaneGrid::points() const {
@@ -189,8 +200,11 @@ void write_grid_h5(const std::string& path, const PlaneGrid& grid, const std::ve
     file.commit();
 }
 
-void write_grid_vtk(const std::string& path, const PlaneGrid& grid, const std::vector<cd>& incident, const std::vector<cd>& scattered) {
-    std::ofstream out = open_text(path);
+void write_grid_vtk(const std::string& path, const PlaneGrid& grid, const std::vector<cd>& incident, const std::vector<cd>& scattered,
+                    const batchsolve::io::OutputOptions& rules) {
+    batchsolve::io::OutputStream file(path, rules);
+    std::ostream& out = file.stream();
+    out.precision(12);
     out << "# vtk DataFile Version 3.0\nbem_acoustics field on a plane grid\nASCII\nDATASET STRUCTURED_GRID\nDIMENSIONS " << grid.nu << ' '
         << grid.nv << " 1\nPOINTS " << std::size_t(grid.nu) * grid.nv << " double\n";
     for (const auto& p : grid.points()) out << p[0] << ' ' << p[1] << ' ' << p[2] << '\n';
@@ -203,7 +217,7 @@ void write_grid_vtk(const std::string& path, const PlaneGrid& grid, const std::v
     field("total_abs", [&](std::size_t i) { return std::abs(incident[i] + scattered[i]); });
     field("scattered_real", [&](std::size_t i) { return scattered[i].real(); });
     field("scattered_abs", [&](std::size_t i) { return std::abs(scattered[i]); });
-    close_text(out, path);
+    file.commit();
 }
 
 void write_matrix_h5(const std::string& path, const Matrix& m, const RunInfo& info, const std::vector<cd>& rhs, bool force,

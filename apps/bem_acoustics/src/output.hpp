@@ -7,10 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "batchsolve_io/batch_file.hpp"  // io::OutputOptions
 #include "physics.hpp"
 #include "solver.hpp"
 
 namespace bem {
+
+// The rules every result file is written by (batchsolve_io/output.hpp: a checked temporary renamed
+// over the target): an existing file only with --force, never one of `inputs` (the mesh).
+batchsolve::io::OutputOptions output_rules(bool force, std::vector<std::string> inputs);
+// A problem that does not fit this machine (exit 4 of the command line, as bsolve's and dvc's).
+struct ResourceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// Refuses (ResourceError), with the sizes, a mesh whose dense n x n complex matrix does not fit the
+// memory, before anything is allocated (instead of std::bad_alloc after minutes).
+void plan_dense_matrix(const std::string& mesh, std::size_t unknowns);
 
 struct RunInfo {
     std::string mesh_source, command_line;
@@ -24,7 +36,8 @@ struct RunInfo {
 // One group per frequency "/f<index>" in a file that accumulates frequencies of one run.
 void write_surface_h5(const std::string& path, const Mesh& mesh, const std::vector<RunInfo>& runs,
                       const std::vector<std::vector<cd>>& solutions, bool force, const std::vector<std::string>& inputs);
-void write_surface_vtu(const std::string& path, const Mesh& mesh, Formulation f, const std::vector<cd>& solution);
+void write_surface_vtu(const std::string& path, const Mesh& mesh, Formulation f, const std::vector<cd>& solution,
+                       const batchsolve::io::OutputOptions& rules = {});
 
 struct FarFieldTable {
     std::vector<double> angles_deg;                // in the plane of the incident direction and `plane_normal`
@@ -36,7 +49,8 @@ struct FarFieldTable {
 FarFieldTable far_field_directions(const std::array<double, 3>& incident_direction, int count, bool full_circle);
 // Columns: theta_deg, re, im, abs, level_db (10 log10(4 pi |F|^2 / pi a^2 ... ) see README), and
 // the reference columns when present.
-void write_far_field_csv(const std::string& path, const FarFieldTable& table, double reference_area);
+void write_far_field_csv(const std::string& path, const FarFieldTable& table, double reference_area,
+                         const batchsolve::io::OutputOptions& rules = {});
 
 struct PlaneGrid {
     std::array<double, 3> origin{}, u{}, v{};  // points origin + i/(nu-1) u + j/(nv-1) v
@@ -46,7 +60,8 @@ struct PlaneGrid {
 PlaneGrid parse_plane_grid(const std::string& spec);  // "plane=xz,extent=3,n=101[,offset=0]"
 void write_grid_h5(const std::string& path, const PlaneGrid& grid, const std::vector<cd>& incident, const std::vector<cd>& scattered,
                    bool force, const std::vector<std::string>& inputs);
-void write_grid_vtk(const std::string& path, const PlaneGrid& grid, const std::vector<cd>& incident, const std::vector<cd>& scattered);
+void write_grid_vtk(const std::string& path, const PlaneGrid& grid, const std::vector<cd>& incident, const std::vector<cd>& scattered,
+                    const batchsolve::io::OutputOptions& rules = {});
 
 void write_matrix_h5(const std::string& path, const Matrix& m, const RunInfo& info, const std::vector<cd>& rhs, bool force,
                      const std::vector<std::string>& inputs);
