@@ -18,10 +18,10 @@ namespace {
 constexpr int kArch = 90;
 
 void expect_compiles(const GemmSpec& spec) {
-    ASSERT_EQ(gemm_problem(spec), "") << gemm_kernel_name(spec);
-    const KernelSource k = gemm_generate(spec);
-    EXPECT_EQ(k.kernel_name, gemm_kernel_name(spec));
-    EXPECT_EQ(gemm_generate(spec).source, k.source) << "generation is not deterministic";
+    ASSERT_EQ(gemm_family().can_implement(spec), "") << gemm_family().kernel_name(spec);
+    const KernelSource k = gemm_family().generate(spec);
+    EXPECT_EQ(k.kernel_name, gemm_family().kernel_name(spec));
+    EXPECT_EQ(gemm_family().generate(spec).source, k.source) << "generation is not deterministic";
     std::string log;
     KernelSource verbose = k;
     verbose.options.push_back("--ptxas-options=-v");
@@ -72,7 +72,7 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
                 GemmSpec spec;
                 spec.precision = p;
                 spec.config = default_gemm_config(p, size, size, size, triangle, kShippedTuningArch);
-                if (seen.insert(gemm_kernel_name(spec)).second) expect_compiles(spec);
+                if (seen.insert(gemm_family().kernel_name(spec)).second) expect_compiles(spec);
             }
     GemmSpec tc;
     tc.precision = Precision::d;
@@ -97,16 +97,16 @@ TEST(GemmCodegen, RefusesWhatItCannotImplement) {
     GemmSpec spec;
     spec.precision = Precision::s;
     spec.config = GemmConfig{64, 64, 8, 8, 2, true};  // 8-row warp tiles: TF32 fragments are 16 rows
-    EXPECT_EQ(gemm_problem(spec).rfind("config.blk_m", 0), 0u);
+    EXPECT_EQ(gemm_family().can_implement(spec).rfind("config.blk_m", 0), 0u);
     spec.config = GemmConfig{};
     spec.config.blk_k = 0;
-    EXPECT_EQ(gemm_problem(spec).rfind("config.blk_k", 0), 0u);
+    EXPECT_EQ(gemm_family().can_implement(spec).rfind("config.blk_k", 0), 0u);
     spec.config = GemmConfig{};
     spec.config.dim_x = 64, spec.config.dim_y = 32;
-    EXPECT_NE(gemm_problem(spec), "");
+    EXPECT_NE(gemm_family().can_implement(spec), "");
     spec.config = GemmConfig{};
     spec.op_a = GemmOperand::hermitian_lower;
-    EXPECT_EQ(gemm_problem(spec).rfind("precision", 0), 0u);
+    EXPECT_EQ(gemm_family().can_implement(spec).rfind("precision", 0), 0u);
 }
 
 }  // namespace

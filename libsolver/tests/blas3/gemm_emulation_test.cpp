@@ -122,7 +122,7 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     for (int i = 0; i < batch; ++i) pa[i] = A[i].data(), pb[i] = B[i].data(), pc[i] = C[i].data();
     const int max_m = *std::max_element(me.begin(), me.end()), max_n = *std::max_element(ne.begin(), ne.end());
     const GemmConfig& cfg = spec.config;
-    const codegen::KernelResources res = codegen::blas3::gemm_resources(spec);
+    const codegen::KernelResources res = codegen::blas3::gemm_family().resources(spec);
     int batch_ = batch;
     const int* m_v = m.data(); int m_sub = sh.m_sub, m_lim = sh.m_lim;
     const int* n_v = n.data(); int n_sub = sh.n_sub, n_lim = sh.n_lim;
@@ -167,7 +167,7 @@ TEST(GemmEmulation, EverySpecMatchesTheFormula) {
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
     for (std::size_t i = 0; i < specs.size(); ++i) {
-        SCOPED_TRACE(codegen::blas3::gemm_kernel_name(specs[i]));
+        SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
         run(specs[i], kernels[i], Shape{}, seed + i);
     }
 }
@@ -181,7 +181,7 @@ TEST(GemmEmulation, DerivedSizesAndOffsets) {
     Shape s;
     s.m_sub = 3, s.k_lim = 9, s.a_row = 3, s.c_row = 3, s.b_col = 1, s.c_col = 1;
     for (std::size_t i : {std::size_t(0), std::size_t(6)}) {  // SIMT and DMMA, both no_trans x no_trans
-        SCOPED_TRACE(codegen::blas3::gemm_kernel_name(specs[i]));
+        SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
         run(specs[i], kernels[i], s, seed + i);
     }
 }

@@ -107,11 +107,7 @@ void gemm(Output& out) {
                     b::GemmSpec spec;
                     spec.precision = p, spec.op_a = f.a, spec.op_b = f.b, spec.part = f.part;
                     spec.real_diagonal = f.real_diagonal, spec.full_tiles = full_tiles, spec.config = c;
-                    if (const std::string problem = b::gemm_problem(spec); !problem.empty()) {
-                        out.refused("gemm", b::gemm_kernel_name(spec), problem);
-                        continue;
-                    }
-                    out.kernel("gemm", b::gemm_generate(spec), b::gemm_resources(spec));
+                    emit(out, "gemm", b::gemm_family(), spec);
                 }
 }
 

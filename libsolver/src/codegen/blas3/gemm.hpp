@@ -2,9 +2,9 @@
 // C_i = alpha op(A_i) op(B_i) + beta C_i over a batch of problems of different sizes, the grid sized by
 // the largest problem and the thread blocks beyond a problem's own subgrid exiting at once (adaptive
 // subgrid truncation, Abdelfattah et al., ICS'17), optionally only one triangle of C (SYRK/SYR2K) and
-// with a symmetric/Hermitian operand (SYMM/HEMM). Answers the four questions of codegen/family.hpp
-// (problem, resources, default_config, generate) for a GemmSpec; its configuration type is the
-// public GemmConfig (vbatched_blas.hpp), so default_config returns that instead of a CholeskyConfig.
+// with a symmetric/Hermitian operand (SYMM/HEMM). A codegen/family.hpp family (gemm_family()) over a
+// GemmSpec; its configuration type is the public GemmConfig (vbatched_blas.hpp), its default asked
+// for by a GemmQuery (the call's precision, largest sizes, triangle or not, and architecture).
 #pragma once
 
 #include <string>
@@ -46,25 +46,30 @@ struct GemmSpec {
 // Grid: x = ceil(max_m / blk_m), y = ceil(max_n / blk_n), z = min(batch, 65535) (the kernel loops over
 // problems with stride gridDim.z).
 
-// "" when the spec can be generated, else "config.<field>: <reason>" (or "precision: ...").
-std::string gemm_problem(const GemmSpec& spec);
-KernelResources gemm_resources(const GemmSpec& spec);
-KernelSource gemm_generate(const GemmSpec& spec);
-// The generated kernel's name: it spells out every field of the spec (a cache key without generating).
-std::string gemm_kernel_name(const GemmSpec& spec);
-
-// The four questions behind one object, as the other families answer them.
-class GemmFamily {
-public:
-    const char* name() const { return "vbatched_gemm"; }
-    std::string problem(const GemmSpec& spec) const { return gemm_problem(spec); }
-    KernelResources resources(const GemmSpec& spec) const { return gemm_resources(spec); }
-    GemmConfig default_config(const GemmSpec& spec, int max_m, int max_n, int max_k) const {
-        // The tuning table's entry (libsolver/tuning/sm<arch>-gemm.json) for the shipped architecture;
-        // the dispatch asks for the device's own.
-        return batchsolve::default_gemm_config(spec.precision, max_m, max_n, max_k, spec.part != GemmPart::full);
-    }
-    KernelSource generate(const GemmSpec& spec) const { return gemm_generate(spec); }
+// What the default configuration is chosen by: the precision, the size class of max(max_m, max_n),
+// whether one triangle of C is computed (SYRK/HERK/SYR2K/HER2K have rows of their own) and the GPU.
+struct GemmQuery {
+    Precision precision = Precision::d;
+    int max_m = 0, max_n = 0, max_k = 0;
+    bool triangle = false;
+    int arch = 90;  // compute capability x 10 of the device the kernel runs on
 };
+
+class GemmFamily final : public GeneratorFamily<GemmSpec, GemmConfig, GemmQuery> {
+public:
+    const char* area() const override { return "blas3"; }
+    const char* name() const override { return "gemm"; }
+    // "" when the spec can be generated, else "config.<field>: <reason>" (or "precision: ...").
+    std::string can_implement(const GemmSpec& spec) const override;
+    KernelResources resources(const GemmSpec& spec) const override;
+    // The configuration the library runs when the caller gives none: the tuning table's entry for the
+    // query, else a safe default.
+    GemmConfig default_config(const GemmQuery& query) const override;
+    // Spells out every field of the spec.
+    std::string kernel_name(const GemmSpec& spec) const override;
+    KernelSource generate(const GemmSpec& spec) const override;
+};
+
+const GemmFamily& gemm_family();
 
 }  // namespace batchsolve::codegen::blas3

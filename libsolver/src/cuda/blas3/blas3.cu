@@ -5,13 +5,12 @@
 // in the workspace while it calls the GEMM); only the checked level's reduction uses the scratch.
 #include <algorithm>
 #include <complex>
-#include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 
 #include "../../core/blas3_check.hpp"
 #include "../jit/jit.hpp"
+#include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/blas3/gemm.hpp"
 
@@ -51,18 +50,6 @@ __global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info
 codegen::blas3::GemmOperand gemm_operand(Operand op) { return static_cast<codegen::blas3::GemmOperand>(static_cast<int>(op)); }
 codegen::blas3::GemmPart gemm_part(blas3_detail::Part part) { return static_cast<codegen::blas3::GemmPart>(static_cast<int>(part)); }
 
-// Loaded GEMM kernels by (device, kernel name): the name spells out every field of the spec, so the
-// text is generated once per process and a timed loop only looks the kernel up.
-const jit::LoadedKernel& gemm_kernel(const codegen::blas3::GemmSpec& spec, int device) {
-    static std::mutex mutex;
-    static std::map<std::pair<int, std::string>, jit::LoadedKernel> kernels;
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto key = std::make_pair(device, codegen::blas3::gemm_kernel_name(spec));
-    auto it = kernels.find(key);
-    if (it == kernels.end()) it = kernels.emplace(key, jit::get_kernel(codegen::blas3::gemm_generate(spec), device)).first;
-    return it->second;
-}
-
 }  // namespace
 
 void check_vbatched(const ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
@@ -93,6 +80,7 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     if (batch <= 0 || max_m <= 0 || max_n <= 0) return;
     CudaResources& r = detail::resources_of(ctx, "gemm_vbatched");
     DeviceGuard guard(r.device_);
+    const codegen::blas3::GemmFamily& family = codegen::blas3::gemm_family();
     codegen::blas3::GemmSpec spec;
     spec.precision = precision_v<T>;
     spec.op_a = gemm_operand(op_a);
@@ -100,25 +88,27 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
     spec.config = extras.config ? *extras.config
-                                : default_gemm_config(spec.precision, max_m, max_n, max_k,
-                                                      spec.part != codegen::blas3::GemmPart::full,
-                                                      r.cc_major_ * 10 + r.cc_minor_);
+                                : family.default_config({spec.precision, max_m, max_n, max_k,
+                                                         spec.part != codegen::blas3::GemmPart::full,
+                                                         r.cc_major_ * 10 + r.cc_minor_});
     // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
     spec.full_tiles = constant_sizes && m.limit % spec.config.blk_m == 0 && n.limit % spec.config.blk_n == 0 &&
                       k.limit % spec.config.blk_k == 0;
-    const std::string problem = codegen::blas3::gemm_problem(spec);
+    const std::string problem = family.can_implement(spec);
     if (!problem.empty()) {
         const std::size_t colon = problem.find(':');
         throw InvalidArgument("gemm_vbatched", problem.substr(0, colon), problem.substr(colon + 2));
     }
-    const codegen::KernelResources resources = codegen::blas3::gemm_resources(spec);
+    const codegen::KernelResources resources = family.resources(spec);
     const long long grid_x = (max_m + spec.config.blk_m - 1) / spec.config.blk_m;
     const long long grid_y = (max_n + spec.config.blk_n - 1) / spec.config.blk_n;
     if (grid_y > 65535)
         throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
     const int grid_z = std::min(batch, kMaxGridZ);
-    const jit::LoadedKernel& kernel = gemm_kernel(spec, r.device_);
+    // The one kernel cache (jit/kernel_cache.hpp): the name spells out every field of the spec, so the
+    // text is generated once per process and a timed loop only looks the kernel up.
+    const jit::LoadedKernel& kernel = jit::family_kernel(family, spec, r.device_);
 
     const blas3_detail::Offsets& o = extras.offsets;
     int batch_ = batch;
