@@ -37,7 +37,7 @@ REPO = os.path.dirname(HERE)
 METHODS = ("batchsolve", "batchsolve_off", "lapacke_omp", "lapacke_1thread", "numpy")
 LABELS = {
     "batchsolve": "batchsolve CPU backend (vector path)",
-    "batchsolve_off": "batchsolve, BATCHSOLVE_CPU_SIMD=off (LAPACKE loop, before issue 29)",
+    "batchsolve_off": "batchsolve, BATCHSOLVE_CPU_SIMD=off (the backend's LAPACKE loop)",
     "lapacke_omp": "LAPACKE per matrix, OpenMP on all cores",
     "lapacke_1thread": "LAPACKE per matrix, one thread",
     "numpy": "numpy (cholesky; posv: linalg.solve)",
@@ -264,7 +264,7 @@ def main():
         "gpu": f"none: CPU run ({doc['header']['cpu']}, {doc['header']['threads']} threads)",
         "commit": commit,
         "cuda": "none",
-        "topic": "issue 29: the CPU backend's vectorised small-n potrf/posv (s, d, batch "
+        "topic": "the CPU backend's vectorised small-n potrf/posv (s, d, batch "
                  f"{args.batch}, n {args.n}) against LAPACKE loops on all cores and one thread, numpy and the "
                  "backend's LAPACKE path, with the measured GEMM peak",
         "command": ["validation/cpu_small_bench.py " + " ".join(sys.argv[1:])],
