@@ -1,4 +1,4 @@
-// Device memory of ALS training, known before anything is allocated (issue 30): the CUDA engine's
+// Device memory of ALS training, known before anything is allocated: the CUDA engine's
 // bytes for a partition (its own rows' ratings, every row's factors, one slice of systems), the
 // fewest partitions of a device list whose fullest partition fits each device, and the size of a
 // synthetic rating set that fills a given memory. Compiled in every build, so that CPU tests can

@@ -75,7 +75,7 @@ struct TrainOptions {
     // local rank % visible GPUs). Results equal one engine's to rounding.
     std::vector<int> devices;
     RankGroup* ranks = nullptr;
-    // Device memory (issue 30), checked before any engine allocates: each partition's estimate
+    // Device memory, checked before any engine allocates: each partition's estimate
     // (memory_plan.hpp) against device_memory_bytes per device (0: the smallest free memory of the
     // devices for CUDA; no check for the CPU backend unless given). fit_partitions: train on the fewest
     // of `devices` whose partitions fit (one partition when it fits one device). A cap with the CPU

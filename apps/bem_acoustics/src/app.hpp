@@ -27,7 +27,7 @@ struct SolveOptions {
     SolveMethod solver = SolveMethod::cpu_lu;
     bool gpu_assembly = false, force = false;
     int angles = 361;
-    // Several devices (issue 30): a DeviceGroup of these GPUs (--assembly gpu) or CPU members
+    // Several devices: a DeviceGroup of these GPUs (--assembly gpu) or CPU members
     // (--assembly cpu); each assembles its tiles of `tile` columns, LU by cuSOLVERMg. Empty: one device.
     std::string devices;
     int tile = 256;  // batchsolve::cusolvermg_max_tile

@@ -124,7 +124,7 @@ double assemble_p0_burton_miller_soft_device(const Geometry& g, double k, const 
 // lower_symmetric reads the lower triangle of a complex-symmetric A only, else all of it.
 void matvec_device(std::size_t n, const cd* a, bool lower_symmetric, const cd* x, cd* y, double* row_abs);
 
-// ---- column blocks (several devices, issue 30) ------------------------------------------------------
+// ---- column blocks (several devices) ---------------------------------------------------------------
 // The columns one member of a batchsolve::TiledMatrix holds: tiles of `tile` columns dealt round robin
 // over `members`, so local column c is global column ((c / tile) * members + member) * tile + c % tile.
 // Every entry (i, j) is computed as the lower-triangle entry (max(i, j), min(i, j)) of the one-device

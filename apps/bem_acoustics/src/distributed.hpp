@@ -1,4 +1,4 @@
-// A BEM system assembled and solved over several devices (issue 30): the matrix is dealt to the
+// A BEM system assembled and solved over several devices: the matrix is dealt to the
 // members of a batchsolve::DeviceGroup in tiles of columns (batchsolve::TiledMatrix, cuSOLVERMg's
 // layout), each member assembles its own columns where they lie, and batchsolve::gesv factors the
 // tiles in place (cuSOLVERMg LU over the GPUs). The whole matrix is never on one device or the host.

@@ -36,7 +36,7 @@ bool is_gpu(SolveMethod m) { return m == SolveMethod::gpu_lu || m == SolveMethod
 
 namespace {
 
-// The mixed-precision LDL^T of the library (issue 25): reads the lower triangle only, factors in
+// The mixed-precision LDL^T of the library (sysv_mixed): reads the lower triangle only, factors in
 // complex single, refines in double and falls back (RBT, then pivoted) when it must.
 SolveResult solve_ldlt(SolveMethod method, const Matrix& a, const std::vector<cd>& b) {
     namespace bs = batchsolve;

@@ -1,6 +1,6 @@
 // One small interface for the dense complex symmetric BEM systems: LAPACK LU (zgesv) and
 // Bunch–Kaufman (zsysv) on the CPU, cuSOLVER LU (Zgetrf/Zgetrs) and iterative refinement (ZCgesv,
-// ZYgesv) on the GPU; the mixed-precision LDL^T of issue 25 plugs in here as another method.
+// ZYgesv) on the GPU, and the library's mixed-precision LDL^T (sysv_mixed) as another method.
 // Every result carries the seed's scaled residual ||b - Ax||_inf / (N ||A||_inf ||x||_inf), the path
 // taken, iterations and a condition estimate where the method gives one.
 #pragma once
@@ -20,7 +20,7 @@ enum class SolveMethod {
     gpu_lu,         // cuSOLVER cusolverDnZgetrf + Zgetrs
     gpu_irs_c,      // cuSOLVER cusolverDnZCgesv: factor in complex single, refine in double
     gpu_irs_y,      // cuSOLVER cusolverDnZYgesv: factor with TF32 tensor cores, refine in double
-    cpu_ldlt,       // batchsolve::sysv_mixed (issue 25) on the CPU backend: LDL^T without pivoting in
+    cpu_ldlt,       // batchsolve::sysv_mixed on the CPU backend: LDL^T without pivoting in
                     // complex single, refinement in double, RBT and pivoted fallbacks
     gpu_ldlt,       // the same on the CUDA backend
     multi_lu,       // LU over a DeviceGroup (bem solve --devices): cuSOLVERMg on GPUs, LAPACK on CPU members
