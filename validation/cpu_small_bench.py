@@ -110,7 +110,10 @@ def from_tester(main, off):
         t = {k: v["seconds"] for k, v in m.items()}
         doc["rows"].append({"routine": r["routine"], "precision": r["precision"], "n": r["n"], "batch": r["batch"],
                             "nrhs": r["nrhs"], "flops": flops, "status": r["status"], "methods": m,
-                            "speedup": {"over_lapacke_omp": t.get("lapacke_omp", 0) / t["batchsolve"],
+                            # the reference: the faster LAPACKE set-up of the case (docs/benchmarking.md)
+                            "speedup": {"over_lapacke_best": min(t.get("lapacke_omp", 0), t.get("lapacke_1thread", 0))
+                                        / t["batchsolve"],
+                                        "over_lapacke_omp": t.get("lapacke_omp", 0) / t["batchsolve"],
                                         "over_lapacke_1thread": t.get("lapacke_1thread", 0) / t["batchsolve"],
                                         "over_batchsolve_off": t.get("batchsolve_off", 0) / t["batchsolve"]},
                             "fraction_of_peak": r.get("roofline")})
@@ -135,7 +138,10 @@ def table(doc):
         t = {k: m[k]["seconds"] for k in METHODS if k in m}
         need = 2.0 if r["n"] <= 32 else 1.0
         ratio = t["lapacke_omp"] / t["batchsolve"]
-        verdict = ("met" if ratio >= need else "**missed**") + f" (≥ {need:g}×)"
+        # The target is judged against the faster LAPACKE set-up (one thread wins below n = 16:
+        # OpenBLAS's per-call buffer lock serialises the threads, docs/benchmarking.md).
+        best = min(t["lapacke_omp"], t["lapacke_1thread"]) / t["batchsolve"]
+        verdict = ("met" if best >= need else "**missed**") + f" (≥ {need:g}× the faster LAPACKE: {best:.2f}×)"
         cells = [f"{m[k]['gflops']:.2f}" if k in m else "—" for k in METHODS]
         numpy_ratio = f"{t['numpy'] / t['batchsolve']:.2f}" if "numpy" in t else "—"
         lines.append(f"| {r['routine']} | {r['precision']} | {r['n']} | " + " | ".join(cells) +
