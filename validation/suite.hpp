@@ -38,7 +38,8 @@ struct Options {
     std::string matrix_file;              // ldlt: also a complex symmetric matrix from this HDF5 file
     std::vector<std::string> setups;      // vbatched, triangular: size set-ups
     int cpu_max_vbatched = 512;           // vbatched: largest x of the cpu peer
-    bool all_variants = false;            // triangular, vbatched: also the per-algorithm rows besides the default
+    bool all_variants = false;            // also the variant rows besides the default configuration
+    bool sweep = false;                   // potrf_large, gemm/syrk_vbatched: a row per configuration of the search space
     std::string device_ids = "all";       // multi: device ids (groups of the first g of them, g = 1 .. count)
     int tile = 256;                       // multi_gesv: columns per tile (cuSOLVERMg's widest)
     int host_batch = 200000;              // multi: batch of the host-resident mode

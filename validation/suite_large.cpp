@@ -265,6 +265,49 @@ void run_t(const std::string& routine, const Options& o, int n, Context& ctx, Ha
         }
     };
 
+    if (routine == "potrf_large" && o.sweep) {
+        // Every configuration of the search space: leaves (nb halved depth times, rounded up to 32) of
+        // 48 to 256 columns; right-looking with lookahead and left-looking; both strip factorisations.
+        row.flops = potrf_flops(n);
+        Peer theirs;
+        if (wants(o, "cusolver")) {
+            theirs.name = "cusolver", theirs.ran = true, theirs.note = "cusolverDnXpotrf";
+            theirs.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); }, [&] { vendor.factor(h, p); });
+            theirs.gflops = tflops(row.flops, theirs.ms) * 1e3;
+        }
+        for (int nb : {64, 96, 128, 192, 256, 384, 512, 768})
+            for (int ib : {16, 32})
+                for (int depth : {0, 1, 2, 3})
+                    for (bool left : {false, true})
+                        for (Potf2Strip strip : {Potf2Strip::columns, Potf2Strip::warp}) {
+                            int leaf = nb;
+                            for (int d = 0; d < depth; ++d) leaf = std::min(leaf, ((leaf + 1) / 2 + 31) / 32 * 32);
+                            if (nb % ib != 0 || leaf > 256 || leaf < 48 || (depth > 0 && nb <= 64)) continue;
+                            LargeCholeskyConfig c;
+                            c.nb = nb, c.ib = ib, c.recursion_depth = depth, c.strip = strip;
+                            c.variant = left ? CholeskyVariant::left_looking : CholeskyVariant::right_looking;
+                            c.lookahead = !left;
+                            Row r = row;
+                            r.variant = "nb" + std::to_string(nb) + "/ib" + std::to_string(ib) + "/d" + std::to_string(depth) +
+                                        (left ? "/left" : "/right+la") + "/" + to_string(strip);
+                            r.detail["config"] = {{"nb", nb}, {"ib", ib}, {"variant", to_string(c.variant)},
+                                                  {"recursion_depth", depth}, {"lookahead", c.lookahead}, {"strip", to_string(strip)}};
+                            try {
+                                r.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); },
+                                               [&] { potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), c, ctx); });
+                            } catch (const InvalidArgument& e) {
+                                continue;  // a configuration the device cannot run (shared memory): not a result
+                            }
+                            r.ran = true;
+                            r.gflops = tflops(r.flops, r.ms) * 1e3;
+                            r.roofline = tflops(r.flops, r.ms) / gemm;
+                            if (p.read_info() != 0) r.status = Status::failed, r.note = "info " + std::to_string(p.read_info());
+                            if (theirs.ran) r.peers.push_back(theirs);
+                            sink(std::move(r));
+                        }
+        return;
+    }
+
     if (routine == "potrf_large") {
         row.flops = potrf_flops(n);
         std::vector<double> samples;

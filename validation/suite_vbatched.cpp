@@ -396,6 +396,31 @@ double measure_dgemm_peak(Gpu& g) {
     return 2.0 * n * n * double(n) / s * 1e-9;
 }
 
+// The tuning pass: square GEMM with each candidate configuration.
+template <class T>
+std::vector<bs::GemmConfig> sweep_candidates() {
+    std::vector<bs::GemmConfig> c = {
+        {16, 16, 8, 8, 8, false},   {32, 32, 8, 8, 8, false},   {32, 32, 8, 16, 16, false}, {32, 32, 16, 16, 16, false},
+        {64, 32, 8, 16, 16, false}, {64, 64, 8, 16, 16, false}, {64, 64, 16, 16, 16, false}, {64, 64, 8, 32, 8, false},
+        {128, 64, 8, 32, 16, false}};
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) {
+        for (bs::GemmConfig t : std::vector<bs::GemmConfig>{{32, 32, 8, 2, 2, true}, {32, 32, 16, 2, 2, true},
+                                                             {32, 32, 8, 1, 1, true}, {64, 64, 8, 2, 2, true},
+                                                             {64, 64, 16, 2, 2, true}, {64, 32, 8, 2, 2, true},
+                                                             {64, 64, 8, 2, 4, true}, {128, 64, 8, 4, 2, true}})
+            c.push_back(t);
+    }
+    // the best-known shapes again with an occupancy bound (registers traded for resident blocks)
+    for (bs::GemmConfig t : std::vector<bs::GemmConfig>{{32, 32, 8, 8, 8, false, 2}, {64, 64, 8, 16, 16, false, 2},
+                                                         {32, 32, 8, 2, 2, true, 3}, {64, 64, 8, 2, 4, true, 2},
+                                                         {64, 32, 8, 2, 2, true, 3}})
+        if (!t.tensor_cores || std::is_same_v<T, double> || std::is_same_v<T, std::complex<double>>) c.push_back(t);
+    std::vector<bs::GemmConfig> usable;
+    for (const bs::GemmConfig& x : c)
+        if (bs::gemm_config_problem(bs::precision_v<T>, x).empty()) usable.push_back(x);
+    return usable;
+}
+
 // The set-ups of a routine, and its default ones.
 std::vector<std::string> setups_of(const std::string& routine, const std::vector<std::string>& asked, bool complex_case) {
     std::vector<std::string> all;
@@ -430,6 +455,33 @@ void bench_row(const std::string& routine, const Options& o, const Setup& s, int
     row.detail = {{"setup", s.name}, {"x", x}, {"batch", batch}};
     const std::vector<int> sizes = draw_sizes(engine, batch, x);
     const int W = o.warmup, R = o.repeat;
+    if (o.sweep) {  // the tuning pass: every candidate configuration, a row each (GEMM and its triangle form)
+        if (!gpu || (s.kind != Kind::gemm && s.kind != Kind::syrk) || s.hermitian) return;
+        Batch<T> q(*gpu->ctx, s, sizes, engine);
+        row.flops = q.flops;
+        for (const bs::GemmConfig& c : sweep_candidates<T>()) {
+            if (c.tensor_cores && bs::is_complex_v<T> != std::is_same_v<T, std::complex<double>> && !std::is_same_v<T, double>)
+                continue;  // TF32 is an explicit option, never a default: not swept
+            Row r = row;
+            r.variant = bs::to_string(c);
+            const double t = gpu->time(R, [&](int) {
+                if (s.kind == Kind::gemm)
+                    bs::gemm_vbatched_max_nocheck<T>(bs::Op::no_trans, bs::Op::no_trans, q.md.data(), q.nd.data(), q.kd.data(),
+                                                     alpha_value<T>(), q.A(), q.ldad.data(), q.B(), q.ldbd.data(),
+                                                     beta_value<T>(), q.cp.data(), q.ldcd.data(), q.max_m, q.max_n, q.max_k,
+                                                     q.count(), c, *gpu->ctx);
+                else
+                    bs::syrk_vbatched_max_nocheck<T>(bs::Uplo::lower, bs::Op::no_trans, q.nd.data(), q.kd.data(),
+                                                     alpha_value<T>(), q.A(), q.ldad.data(), beta_value<T>(), q.cp.data(),
+                                                     q.ldcd.data(), q.max_n, q.max_k, q.count(), c, *gpu->ctx);
+            }, W);
+            r.ran = true, r.ms = t * 1e3, r.gflops = q.flops / t * 1e-9;
+            if (dgemm_peak > 0) r.roofline = r.gflops / dgemm_peak;
+            r.detail["config"] = json::parse(bs::to_string(c));
+            sink(std::move(r));
+        }
+        return;
+    }
     double ours = 0, checked = 0, grouped = 0, streams = 0, cpu_seconds = 0;
     double flops = 0;
     bool supported = false;

@@ -429,9 +429,14 @@ int main(int argc, char** argv) {
         ("all-variants", po::bool_switch(&so.all_variants),
          "routine option: besides the default configuration, a row per variant (potrf_large: graph; posv_mixed, "
          "sysv_mixed: tf32; trsm_vbatched: recursive, inversion)")
+        ("sweep", po::bool_switch(&so.sweep),
+         "routine option (potrf_large, gemm_vbatched, syrk_vbatched): a row per configuration of the tuning search "
+         "space (the variant column names it) instead of the default configuration")
         ("cpu-max", po::value(&so.cpu_max)->default_value(8192), "routine option (*_large): largest n of the CPU peers")
         ("cpu-seconds", po::value(&so.cpu_seconds)->default_value(60),
          "routine option (*_large): time box of all CPU peer runs (an n predicted not to fit is skipped)")
+        ("cpu-max-x", po::value(&so.cpu_max_vbatched)->default_value(512),
+         "routine option (*_vbatched): largest x of the cpu peer")
         ("split", po::bool_switch(&so.split), "routine option (potrf_large): time split panel / TRSM / update (JSON)")
         ("matrix", po::value(&so.matrix_file),
          "routine option (sytrf_nopiv, sysv_mixed): also this complex symmetric matrix (bem solve --write-matrix's HDF5)")

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Issue 27 (variable-size BLAS-3, GEMM side) on the GPU machine: the CUDA instances of the blas3 test
-# suite, then vbatched_bench (ours against cuBLAS grouped GEMM, cuBLAS in 16 streams and the CPU
-# backend) and, when asked, the GEMM/SYRK tuning sweep. Run from the repository root with the bundle
-# unpacked at /tmp/bundle; six files go to $OUT/vb-gemm/: gtest.txt, bench.txt (bench and sweep
-# console), bench.md (the table, then the sweep's winners), bench.json, sweep.json, bench.png (when
-# matplotlib is there); a short summary last.
-#   VB_PRECISIONS  every routine in these (default d,z)   VB_GEMM_PRECISIONS  square GEMM rows also in these (default s,c)
-#   VB_ROUTINES    bench routines (default: all)         VB_X   sizes x (default 32,64,128,256,512)
+# suite, then the tester's gemm/syrk/syr2k/symm_vbatched (ours against cuBLAS grouped GEMM, cuBLAS in 16
+# streams and the CPU backend) and, when asked, the GEMM/SYRK tuning sweep (tester --sweep). Run from the
+# repository root with the bundle unpacked at /tmp/bundle; five files go to $OUT/vb-gemm/: gtest.txt,
+# bench.txt (the tester's console, sweep included), bench.json, sweep.json (the tester's JSON),
+# bench.png (when matplotlib is there); a short summary last.
+#   VB_PRECISIONS  every routine in these (default d,z)
+#   VB_ROUTINES    routines (default: all four)          VB_X   sizes x (default 32,64,128,256,512)
 #   VB_CPU_MAX     CPU rows up to this x (default 128)   VB_REPEAT  timed calls per row (default 3)
 #   VB_SWEEP       precisions to sweep GEMM/SYRK configurations for (default: none), at VB_SWEEP_X (default 64,256),
-#                  for VB_SWEEP_ROUTINES (default gemm,syrk)
+#                  for VB_SWEEP_ROUTINES (default gemm_vbatched,syrk_vbatched)
 #   VB_TEST_SECONDS / VB_BENCH_SECONDS / VB_SWEEP_SECONDS  time limits (default 60 / 90 / 50)
 set -u
 out="${OUT:-/tmp/out}/vb-gemm"
@@ -26,30 +26,27 @@ timeout "${VB_TEST_SECONDS:-60}" "$run" batchsolve_vbatched_blas_test \
   --gtest_filter='VbatchedBlas/4.*:VbatchedBlas/5.*:VbatchedBlas/6.*:VbatchedBlas/7.*' > "$out/gtest.txt" 2>&1
 test_rc=$?
 
-timeout "${VB_BENCH_SECONDS:-90}" "$run" vbatched_bench --precisions "${VB_PRECISIONS:-d,z}" \
-  --gemm-precisions "${VB_GEMM_PRECISIONS:-s,c}" ${VB_ROUTINES:+--routines "$VB_ROUTINES"} \
-  --x "${VB_X:-32,64,128,256,512}" --cpu-max "${VB_CPU_MAX:-128}" --repeat "${VB_REPEAT:-3}" \
-  --json "$out/bench.json" --md "$out/bench.md" > "$out/bench.txt" 2>&1
+timeout "${VB_BENCH_SECONDS:-90}" "$run" tester --precision "${VB_PRECISIONS:-d,z}" \
+  --routine "${VB_ROUTINES:-gemm_vbatched,syrk_vbatched,syr2k_vbatched,symm_vbatched}" \
+  --n "${VB_X:-32,64,128,256,512}" --batch 2000 --cpu-max-x "${VB_CPU_MAX:-128}" --repeat "${VB_REPEAT:-3}" \
+  --ref cublas-grouped,cublas,cpu --json "$out/bench.json" > "$out/bench.txt" 2>&1
 bench_rc=$?
 
 sweep_rc=-
 if [[ -n ${VB_SWEEP:-} ]]; then
-  timeout "${VB_SWEEP_SECONDS:-50}" "$run" vbatched_bench --sweep --precisions "$VB_SWEEP" --x "${VB_SWEEP_X:-64,256}" \
-    --routines "${VB_SWEEP_ROUTINES:-gemm,syrk}" \
-    --repeat 3 --json "$out/sweep.json" --md /tmp/vb-gemm-sweep.md >> "$out/bench.txt" 2>&1
+  timeout "${VB_SWEEP_SECONDS:-50}" "$run" tester --sweep --precision "$VB_SWEEP" --n "${VB_SWEEP_X:-64,256}" \
+    --batch 2000 --routine "${VB_SWEEP_ROUTINES:-gemm_vbatched,syrk_vbatched}" --setups gemm,syrk \
+    --repeat 3 --json "$out/sweep.json" >> "$out/bench.txt" 2>&1
   sweep_rc=$?
-  { echo; echo "## GEMM/SYRK sweep"; echo; grep '^|' /tmp/vb-gemm-sweep.md 2>/dev/null; } >> "$out/bench.md"
 fi
 python3 validation/vbatched/plot_vbatched.py "$out/bench.json" -o "$out/bench.png" > /dev/null 2>&1 || true
 
 echo "== vb-gemm on $gpu at $BATCHSOLVE_COMMIT"
 echo "-- gtest (rc $test_rc):"
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed [0-9]|got ' "$out/gtest.txt" | head -30
-echo "-- vbatched_bench (rc $bench_rc):"
-grep -E '^vbatched_bench|^cuBLAS DGEMM|rror|FAILED' "$out/bench.txt" | head -8
-echo "routine p x | ours GF/s | cuBLAS grouped | cuBLAS 16 streams | CPU | speed-up vs grouped, vs 16 streams | ok"
-awk -F'|' '/^row \| [a-z]/ {printf "%s%s%s|%s|%s|%s|%s|%s,%s|%s\n", $2, $3, $4, $5, $7, $8, $9, $10, $11, $13}' "$out/bench.txt"
+echo "-- tester *_vbatched (rc $bench_rc):"
+grep -E '^(routine|gemm_|syrk_|syr2k_|symm_|tester:)' "$out/bench.txt" | grep -v ' {' | tail -60
 if [[ $sweep_rc != - ]]; then
-  echo "-- sweep (rc $sweep_rc):"
-  grep -E '^winner' "$out/bench.txt" | tail -24
+  echo "-- sweep (rc $sweep_rc): the fastest configurations"
+  grep -E '^(gemm|syrk)_vbatched' "$out/bench.txt" | grep ' {' | sort -k7,7gr | head -24
 fi

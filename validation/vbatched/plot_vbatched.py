@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""GFLOP/s against the largest size x, one panel per routine and precision, from vbatched_bench JSON
-files (vb-tri's vbatched_triangular_bench rows in the same schema plot alike): ours, cuBLAS grouped
-GEMM, cuBLAS in 16 streams, the CPU backend.
+"""GFLOP/s against the largest size x, one panel per set-up and precision, from the tester's JSON of the
+*_vbatched routines (or earlier vbatched_bench files): ours, cuBLAS grouped GEMM, cuBLAS in 16 streams,
+the CPU backend.
 
 usage: plot_vbatched.py BENCH.json [MORE.json ...] -o OUT.png
 """
@@ -11,9 +11,20 @@ import math
 import sys
 
 
+def from_tester(doc):
+    """The tester's *_vbatched rows (default configuration) in the earlier vbatched_bench schema."""
+    h = doc["header"]
+    rows = [{"routine": r["detail"]["setup"], "precision": r["precision"], "x": r["n"], "gflops": r["detail"]["gflops"]}
+            for r in doc["rows"] if r.get("routine", "").endswith("_vbatched") and not r.get("variant")
+            and "gflops" in r.get("detail", {})]
+    batch = doc["rows"][0]["batch"] if doc["rows"] else "?"
+    return {"device": h.get("gpu", {}).get("name", "?"), "batch": batch, "commit": h.get("git_commit", ""),
+            "date": h.get("date", ""), "rows": rows}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("json", nargs="+", help="vbatched_bench --json output(s)")
+    parser.add_argument("json", nargs="+", help="the tester's (or vbatched_bench's) --json output(s)")
     parser.add_argument("-o", "--output", required=True, help="PNG to write")
     args = parser.parse_args()
 
@@ -25,6 +36,8 @@ def main():
     for path in args.json:
         with open(path) as f:
             doc = json.load(f)
+        if "header" in doc:
+            doc = from_tester(doc)
         rows += doc.get("rows", [])
         title = title or f"{doc.get('device', '?')}, batch {doc.get('batch', '?')}, {doc.get('commit', '')} {doc.get('date', '')}"
     if not rows:

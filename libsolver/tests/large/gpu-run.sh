@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Issue 28 on the GPU machine: the large-matrix Cholesky suite's CUDA instances, then large_bench
-# (ours against cusolverDnXpotrf and FP64 potrf + potrs, GEMM rate, CPU reference, time split).
-# Run from the repository root with the bundle unpacked at /tmp/bundle; files go to $OUT/large/
-# (gtest.txt, large_bench.json, large_bench.md, large_bench.txt, large_bench.png when matplotlib is
-# there, sweep.txt/sweep.json with LARGE_SWEEP); a short summary is printed last.
+# The large-matrix Cholesky on the GPU machine: the suite's CUDA instances, then the tester's
+# potrf_large and posv_mixed (ours against cusolverDnXpotrf and FP64 potrf + potrs, GEMM rate, LAPACK
+# and our CPU backend on the host, time split). Run from the repository root with the bundle unpacked
+# at /tmp/bundle; files go to $OUT/large/ (gtest.txt, large_bench.json: the tester's JSON,
+# large_bench.txt, large_bench.png when matplotlib is there, sweep.txt/sweep.json with LARGE_SWEEP);
+# a short summary is printed last.
 #   LARGE_SIZES      orders of the comparison (default 1024,2048,4096,8192,16384,32768)
 #   LARGE_PRECISION  d, s or d,s (default d,s)
 #   LARGE_REPEAT     timed runs per row after a warm-up (default 3)
@@ -30,16 +31,17 @@ fi
 
 sweep_rc=skipped
 if [[ -n ${LARGE_SWEEP:-} ]]; then
-  timeout "${LARGE_SWEEP_SECONDS:-150}" "$run" large_bench --sweep "$LARGE_SWEEP" --precision "${LARGE_SWEEP_PRECISION:-d,s}" \
-    --repeat 1 --json "$out/sweep.json" --markdown "$out/sweep.md" > "$out/sweep.txt" 2>&1
+  timeout "${LARGE_SWEEP_SECONDS:-150}" "$run" tester --routine potrf_large --sweep --n "$LARGE_SWEEP" \
+    --precision "${LARGE_SWEEP_PRECISION:-d,s}" --repeat 1 --ref cusolver --json "$out/sweep.json" > "$out/sweep.txt" 2>&1
   sweep_rc=$?
 fi
 
 bench_rc=skipped
 if [[ ${LARGE_BENCH:-1} == 1 ]]; then
-  timeout "${LARGE_BENCH_SECONDS:-150}" "$run" large_bench --n "${LARGE_SIZES:-1024,2048,4096,8192,16384,32768}" \
-    --precision "${LARGE_PRECISION:-d,s}" --repeat "${LARGE_REPEAT:-3}" \
-    --json "$out/large_bench.json" --markdown "$out/large_bench.md" > "$out/large_bench.txt" 2>&1
+  timeout "${LARGE_BENCH_SECONDS:-150}" "$run" tester --routine potrf_large,posv_mixed \
+    --n "${LARGE_SIZES:-1024,2048,4096,8192,16384,32768}" --precision "${LARGE_PRECISION:-d,s}" \
+    --repeat "${LARGE_REPEAT:-3}" --ref cusolver,lapack,cpu --all-variants --split \
+    --json "$out/large_bench.json" > "$out/large_bench.txt" 2>&1
   bench_rc=$?
   python3 libsolver/tests/large/plot_large_bench.py "$out/large_bench.json" -o "$out/large_bench.png" > /dev/null 2>&1 || true
 fi
@@ -51,6 +53,6 @@ if [[ -f $out/gtest.txt ]]; then
   grep -E '^\[  FAILED  \] .*ms\)|: Failure$|Expected|Which is|actual:|seed [0-9]|what\(\)|LAPACK.s' "$out/gtest.txt" | head -40
 fi
 echo "-- sweep (rc $sweep_rc):"
-[[ -f $out/sweep.txt ]] && grep -E '^sweep|^  nb|^\| [ds] ' "$out/sweep.txt" | head -60
-echo "-- large_bench (rc $bench_rc):"
+[[ -f $out/sweep.txt ]] && grep -E '^potrf_large|^routine' "$out/sweep.txt" | sort -k6,6g | head -60
+echo "-- tester potrf_large, posv_mixed (rc $bench_rc):"
 [[ -f $out/large_bench.txt ]] && grep -vE '^$' "$out/large_bench.txt" | tail -45

@@ -4,10 +4,32 @@ measured in the same run (one panel per precision, log2 n), and the time split p
 of our factorisation as stacked fractions; GPU, commit and date in the title.
 
 usage: plot_large_bench.py large_bench.json [-o large_bench.png]
+
+Reads the tester's JSON (--routine potrf_large) and the earlier large_bench files alike.
 """
 import argparse
 import json
 import sys
+
+
+def from_tester(doc):
+    """The tester's potrf_large rows (default configuration) in the earlier large_bench schema."""
+    h = doc["header"]
+    rows = []
+    for r in doc["rows"]:
+        if r.get("routine") != "potrf_large" or r.get("variant") or r.get("status") == "skipped":
+            continue
+        d = r.get("detail", {})
+        cpu = r.get("refs", {}).get("lapack", {})
+        rows.append({"routine": "potrf", "precision": r["precision"], "n": r["n"],
+                     "ours_tflops": d.get("ours_tflops"), "cusolver_tflops": d.get("cusolver_tflops", float("nan")),
+                     "gemm_tflops": d.get("gemm_tflops"), "split_seconds": d.get("split_seconds")} | (
+                         {"cpu_seconds": cpu["time_ms"] * 1e-3, "cpu_threads": h.get("cpu", {}).get("threads", 0)}
+                         if cpu.get("ran") else {}))
+        if "split_seconds" not in d:
+            del rows[-1]["split_seconds"]
+    return {"gpu": h.get("gpu", {}).get("name", "?"), "commit": h.get("git_commit", "?"), "date": h.get("date", "?"),
+            "rows": rows}
 
 
 def main():
@@ -24,6 +46,8 @@ def main():
         return 0
     with open(args.json_file) as f:
         data = json.load(f)
+    if "header" in data:
+        data = from_tester(data)
     rows = [r for r in data.get("rows", []) if r.get("routine") == "potrf"]
     precisions = [p for p in ("d", "s") if any(r["precision"] == p for r in rows)]
     if not precisions:

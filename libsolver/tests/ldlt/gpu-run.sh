@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 25 on the GPU machine: the ldlt GoogleTest suite's CUDA instances, then sysv_bench (ours
-# against cuSOLVER getrf/sytrf and the IRS solvers) at the issue's sizes. Run from the repository root
-# with the bundle unpacked at /tmp/bundle; files go to $OUT/ldlt/ (gtest.txt, sysv_bench.json,
-# sysv_bench.md, sysv_bench.txt, sysv_bench.png when matplotlib is there); a short summary is printed last.
+# The LDL^T solvers on the GPU machine: the ldlt GoogleTest suite's CUDA instances, then the tester's
+# sytrf_nopiv and sysv_mixed (ours against cuSOLVER getrf/sytrf and the IRS solvers; the TF32 variant
+# too). Run from the repository root with the bundle unpacked at /tmp/bundle; files go to $OUT/ldlt/
+# (gtest.txt, sysv_bench.json: the tester's JSON, sysv_bench.txt, sysv_bench.png when matplotlib is
+# there); a short summary is printed last.
 #   LDLT_SIZES   orders for the benchmark (default 2048,4096,10424,15135)
 #   LDLT_REPEAT  timed runs per row after a warm-up (default 3)
 #   LDLT_BENCH_SECONDS / LDLT_TEST_SECONDS  time limits (default 300 / 90; with the BEM run at most 7.5 minutes)
@@ -26,7 +27,6 @@ timeout "${LDLT_TEST_SECONDS:-90}" "$run" batchsolve_ldlt_test --gtest_filter="$
 test_rc=$?
 
 matrix_args=()
-[[ -n ${LDLT_ONLY:-} ]] && matrix_args+=(--only "$LDLT_ONLY")
 bem_mesh=${LDLT_BEM_MESH-ico:4}
 if [[ -n $bem_mesh && -x /tmp/bundle/bin/bem ]]; then
   rm -rf /tmp/ldlt_bem && mkdir -p /tmp/ldlt_bem
@@ -38,13 +38,13 @@ if [[ -n $bem_mesh && -x /tmp/bundle/bin/bem ]]; then
   fi
 fi
 
-timeout "${LDLT_BENCH_SECONDS:-300}" "$run" sysv_bench --n "$sizes" --repeat "$repeat" "${matrix_args[@]}" \
-  --json "$out/sysv_bench.json" --markdown "$out/sysv_bench.md" > "$out/sysv_bench.txt" 2>&1
+timeout "${LDLT_BENCH_SECONDS:-300}" "$run" tester --routine sytrf_nopiv,sysv_mixed --n "$sizes" --repeat "$repeat" \
+  --seed 2025 --ref cusolver --all-variants "${matrix_args[@]}" --json "$out/sysv_bench.json" > "$out/sysv_bench.txt" 2>&1
 bench_rc=$?
 python3 libsolver/tests/ldlt/plot_sysv_bench.py "$out/sysv_bench.json" -o "$out/sysv_bench.png" > /dev/null 2>&1 || true
 
 echo "== ldlt on $gpu at $commit"
 echo "-- gtest (rc $test_rc):"
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|seed [0-9]' "$out/gtest.txt" | head -40
-echo "-- sysv_bench (rc $bench_rc):"
+echo "-- tester sytrf_nopiv, sysv_mixed (rc $bench_rc):"
 grep -vE '^$' "$out/sysv_bench.txt" | tail -60

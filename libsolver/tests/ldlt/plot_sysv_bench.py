@@ -3,10 +3,30 @@
 with the GPU, commit and date in the title; the backward errors are in the JSON and markdown beside it.
 
 usage: plot_sysv_bench.py sysv_bench.json [-o sysv_bench.png]
+(the tester's JSON of sytrf_nopiv / sysv_mixed, or an earlier sysv_bench file)
 """
 import argparse
 import json
 import sys
+
+
+def from_tester(doc):
+    """The tester's sytrf_nopiv / sysv_mixed rows and their cuSOLVER peers in the earlier sysv_bench schema
+    (one row per routine and n: precision, routine, n, ms)."""
+    h = doc["header"]
+    rows = []
+    for r in doc["rows"]:
+        if r.get("routine") not in ("sytrf_nopiv", "sysv_mixed") or "time_ms" not in r:
+            continue
+        name = r["routine"] + ("_" + r["variant"] if r.get("variant") else "")
+        rows.append({"precision": r["precision"], "routine": name, "n": r["n"], "ms": r["time_ms"]})
+        if r.get("variant"):
+            continue
+        for peer, q in r.get("refs", {}).items():
+            if q.get("ran") and peer.startswith("cusolver:"):
+                rows.append({"precision": r["precision"], "routine": peer.split(":", 1)[1], "n": r["n"], "ms": q["time_ms"]})
+    return {"gpu": h.get("gpu", {}).get("name", "?"), "commit": h.get("git_commit", "?"), "date": h.get("date", "?"),
+            "rows": rows}
 
 
 def main():
@@ -23,6 +43,8 @@ def main():
         return 0
     with open(args.json_file) as f:
         data = json.load(f)
+    if "header" in data:  # the tester's JSON
+        data = from_tester(data)
     rows = data.get("rows", [])
     precisions = [p for p in ("z", "d") if any(r["precision"] == p for r in rows)]
     if not precisions:

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Issue 27 (variable-size TRMM, TRSM, potrf_vbatched) on the GPU machine: the CUDA instances of the
-# triangular suite, then vbatched_triangular_bench (ours against cuBLAS in 16 streams, cuSOLVER
-# potrfBatched per distinct size, the fixed-size potrf_batched and the CPU reference). Run from the
-# repository root with the bundle unpacked at /tmp/bundle; files go to $OUT/vb-tri/ (gtest.txt,
-# bench.txt, bench.json, bench.md, bench.png when matplotlib is there); a short summary is printed last.
-#   VBT_PRECISIONS  bench precisions (default d)        VBT_X  sizes x (default 32,64,128,256,512)
-#   VBT_ROUTINES    bench routines (default trsm_square,trsm_chol,trmm,potrf)
-#   VBT_REPEAT      timed GPU runs per row (default 5)   VBT_CPU_REPEAT  CPU runs per row (default 1)
+# Variable-size TRMM, TRSM, potrf_vbatched on the GPU machine: the CUDA instances of the triangular
+# suite, then the tester's trsm/trmm/potrf_vbatched (the default configuration and, for TRSM, each
+# algorithm; against cublas<t>trsmBatched per distinct size, cuBLAS per problem in 16 streams, cuSOLVER
+# potrfBatched per distinct size and our CPU backend). Run from the repository root with the bundle
+# unpacked at /tmp/bundle; files go to $OUT/vb-tri/ (gtest.txt, bench.txt, bench.json: the tester's
+# JSON, bench.png when matplotlib is there); a short summary is printed last.
+#   VBT_PRECISIONS  precisions (default d)               VBT_X  sizes x (default 32,64,128,256,512)
+#   VBT_ROUTINES    routines (default trsm_vbatched,trmm_vbatched,potrf_vbatched)
+#   VBT_REPEAT      timed GPU runs per row (default 5)
 #   VBT_TEST_SECONDS / VBT_BENCH_SECONDS  time limits (default 80 / 90)
 #   VBT_FILTER      gtest filter (default: every CUDA instance)
-#   VBT_BLOCKINGS   extra leaf blockings to time, columns:warps pairs (e.g. 4:4,2:8; default none)
-#   VBT_INVERSION_BLOCKS  extra nb of the inversion-based TRSM to time (e.g. 16; default none)
 set -u
 out="${OUT:-/tmp/out}/vb-tri"
 mkdir -p "$out"
@@ -26,21 +25,15 @@ filter=${VBT_FILTER:-'VbatchedTriangular/4.*:VbatchedTriangular/5.*:VbatchedTria
 timeout "${VBT_TEST_SECONDS:-80}" "$run" batchsolve_triangular_test --gtest_filter="$filter" > "$out/gtest.txt" 2>&1
 test_rc=$?
 
-timeout "${VBT_BENCH_SECONDS:-90}" "$run" vbatched_triangular_bench --precision "${VBT_PRECISIONS:-d}" \
-  --x "${VBT_X:-32,64,128,256,512}" --routines "${VBT_ROUTINES:-trsm_square,trsm_chol,trmm,potrf}" \
-  --repeat "${VBT_REPEAT:-5}" --cpu-repeat "${VBT_CPU_REPEAT:-1}" ${VBT_BLOCKINGS:+--blockings "$VBT_BLOCKINGS"} \
-  ${VBT_INVERSION_BLOCKS:+--inversion-blocks "$VBT_INVERSION_BLOCKS"} \
-  --json "$out/bench.json" --markdown "$out/bench.md" > "$out/bench.txt" 2>&1
+timeout "${VBT_BENCH_SECONDS:-90}" "$run" tester --precision "${VBT_PRECISIONS:-d}" \
+  --n "${VBT_X:-32,64,128,256,512}" --batch 2000 --routine "${VBT_ROUTINES:-trsm_vbatched,trmm_vbatched,potrf_vbatched}" \
+  --repeat "${VBT_REPEAT:-5}" --seed 2017 --ref cublas,cublas-streams,cusolver,cpu --all-variants \
+  --json "$out/bench.json" > "$out/bench.txt" 2>&1
 bench_rc=$?
 python3 libsolver/tests/triangular/plot_bench.py "$out/bench.json" -o "$out/bench.png" > /dev/null 2>&1 || true
 
 echo "== vb-tri on $gpu at $commit"
 echo "-- gtest (rc $test_rc):"
 grep -E '^\[  (PASSED|FAILED) |Failure|seed [0-9]|Which is|Expected|error|what\(\)' "$out/gtest.txt" | head -40
-echo "-- vbatched_triangular_bench (rc $bench_rc):"
-grep -vE '^ ' "$out/bench.txt" | grep -E 'error|fail|terminate|what' | head -5
-if grep -q '^summary' "$out/bench.txt"; then
-  sed -n '/^summary/,$p' "$out/bench.txt"
-else  # cut short (time limit): the rows measured so far
-  tail -40 "$out/bench.txt"
-fi
+echo "-- tester trsm/trmm/potrf_vbatched (rc $bench_rc):"
+grep -E '^(routine|trsm_|trmm_|potrf_|tester:)' "$out/bench.txt" | tail -60

@@ -1,14 +1,36 @@
 #!/usr/bin/env python3
-"""GFLOP/s against x for each routine of vbatched_triangular_bench's JSON: one panel per routine and
-precision, one line per method (ours, cuBLAS in 16 streams or cuSOLVER per size, the CPU reference)."""
+"""GFLOP/s against x for each routine of the tester's trsm/trmm/potrf_vbatched JSON (or an earlier
+vbatched_triangular_bench file): one panel per routine and precision, one line per method (ours per
+variant, cuBLAS batched per size or in 16 streams, cuSOLVER per size, the CPU backend)."""
 import argparse
 import json
 import sys
 
 
+def from_tester(doc):
+    """The tester's rows in the earlier schema: one row per (routine, x, method)."""
+    h = doc["header"]
+    rows = []
+    for r in doc["rows"]:
+        if "time_ms" not in r or not r.get("detail"):
+            continue
+        routine = r["detail"]["setup"]
+        rows.append({"routine": routine, "precision": r["precision"], "x": r["n"],
+                     "method": "ours " + (r["variant"] or "default"), "gflops": r["gflops"]})
+        if r.get("variant"):
+            continue
+        for peer, q in r.get("refs", {}).items():
+            if q.get("ran"):
+                rows.append({"routine": routine, "precision": r["precision"], "x": r["n"], "method": peer,
+                             "gflops": q["gflops"]})
+    batch = doc["rows"][0]["batch"] if doc["rows"] else "?"
+    return {"gpu": h.get("gpu", {}).get("name", "?"), "commit": h.get("git_commit", "?"), "date": h.get("date", ""),
+            "batch": batch, "rows": rows}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("bench_json", help="vbatched_triangular_bench --json output")
+    parser.add_argument("bench_json", help="the tester's --json output (or vbatched_triangular_bench's)")
     parser.add_argument("-o", "--output", required=True, help="PNG file to write")
     args = parser.parse_args()
     try:
@@ -20,6 +42,8 @@ def main():
         return 1
     with open(args.bench_json) as f:
         data = json.load(f)
+    if "header" in data:
+        data = from_tester(data)
     rows = [r for r in data["rows"] if not r["method"].startswith("uniform")]
     panels = sorted({(r["routine"], r["precision"]) for r in rows})
     if not panels:
