@@ -96,6 +96,19 @@ double checked_double(const po::variables_map& vm, const char* name, double lo, 
     return v;
 }
 
+// A parser of an option's text that throws Error (volume.hpp, generate.hpp): its failure is a usage
+// error (exit 2), as every bad option value.
+template <class F>
+auto option_value(F&& parse) -> decltype(parse()) {
+    try {
+        return parse();
+    } catch (const UsageError&) {
+        throw;
+    } catch (const Error& e) {
+        throw UsageError(e.what());
+    }
+}
+
 std::string join_args(const std::vector<std::string>& args) {
     std::string s = "dvc";
     for (auto& a : args) s += " " + a;
@@ -133,18 +146,18 @@ int cmd_generate(const std::vector<std::string>& args) {
     SpeckleOptions so;
     std::string size = vm["size"].as<std::string>();
     if (size.find_first_of("x,") == std::string::npos) size = size + "x" + size + "x" + size;
-    so.dims = parse_dims(size, "--size");
-    so.kind = parse_speckle_kind(vm["speckle"].as<std::string>());
+    so.dims = option_value([&] { return parse_dims(size, "--size"); });
+    so.kind = option_value([&] { return parse_speckle_kind(vm["speckle"].as<std::string>()); });
     so.sigma = checked_double(vm, "sigma", 0.1, 1000);
     so.seed = vm["seed"].as<std::uint64_t>();
-    const VoxelType dtype = parse_voxel_type(vm["dtype"].as<std::string>());
+    const VoxelType dtype = option_value([&] { return parse_voxel_type(vm["dtype"].as<std::string>()); });
     const std::array<double, 3> centre{0.5 * (so.dims[0] - 1), 0.5 * (so.dims[1] - 1), 0.5 * (so.dims[2] - 1)};
     DisplacementField field;
     const double degrees = checked_double(vm, "rotation", -360, 360);
     if (degrees != 0) {
         const std::string axis = vm["rotation-axis"].as<std::string>();
         if (axis.size() != 1) throw UsageError("--rotation-axis: '" + axis + "' is not one of z, y, x");
-        field = rotation_field(degrees, axis[0], centre);
+        field = option_value([&] { return rotation_field(degrees, axis[0], centre); });
     }
     field.centre = centre;
     field.translation = parse_triple(vm["translation"].as<std::string>(), "--translation");
@@ -217,7 +230,7 @@ void add_correlation_options(po::options_description& desc) {
         ("retries", po::value<int>()->default_value(2), "neighbour-seeded retries of points that failed")
         ("min-zncc", po::value<double>()->default_value(0.9), "converged points below this ZNCC get status low_correlation (5)")
         ("pyramid-levels", po::value<int>()->default_value(-1), "coarser levels (2x each) of the FFT guess: -1 as many as fit (up to 3), 0 none")
-        ("presmooth", po::value<double>()->default_value(0.0), "Gaussian pre-smoothing sigma of both volumes, voxels (reduces the sub-voxel bias)")
+        ("presmooth", po::value<double>()->default_value(kDefaultPresmooth, "1.5"), "Gaussian pre-smoothing sigma of both volumes, voxels (damps the sub-voxel bias; 0: none)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda");
 }
 
@@ -336,8 +349,8 @@ void print_summary(const Summary& s, const CorrelationResult& r) {
 
 VolumeSource volume_source(const std::string& text, const po::variables_map& vm) {
     VolumeSource s = parse_volume_source(text);
-    if (vm.count("dims")) s.raw_dims = parse_dims(vm["dims"].as<std::string>(), "--dims");
-    s.raw_type = parse_voxel_type(vm["dtype"].as<std::string>());
+    if (vm.count("dims")) s.raw_dims = option_value([&] { return parse_dims(vm["dims"].as<std::string>(), "--dims"); });
+    s.raw_type = option_value([&] { return parse_voxel_type(vm["dtype"].as<std::string>()); });
     const std::int64_t offset = vm["offset"].as<std::int64_t>();
     if (offset < 0) throw UsageError("--offset: " + std::to_string(offset) + " is negative (header bytes to skip)");
     s.raw_offset = std::uint64_t(offset);

@@ -15,6 +15,12 @@
 
 namespace dvc {
 
+// The default pre-smoothing sigma (voxels): on noise-free translation sets (results/defaults_study.md)
+// the worst RMSE falls from 2.9e-4 (none) to 1.4e-4 at 1.5; beyond, a small strain's error grows
+// again (smoothing does not commute with the deformation) and with grey-level noise the error rises
+// above its minimum (at 0.75) by 8 % at 1.5.
+constexpr double kDefaultPresmooth = 1.5;
+
 enum class GuessMode {
     seeded,  // FFT guess at a coarse subgrid of seed points, IC-GN there, the rest started from the
              // nearest converged seed's affine map; failures retried from converged neighbours
@@ -36,7 +42,7 @@ struct CorrelationOptions {
     // Gaussian pre-smoothing of both volumes (voxels; 0: none). It damps the high frequencies
     // that the cubic interpolant reproduces worst, the main source of the sub-voxel bias (the
     // S-curve), and some noise (Pan et al. 2013, Gaussian pre-filtering for DIC).
-    double presmooth_sigma = 0.0;
+    double presmooth_sigma = kDefaultPresmooth;
     // Region of interest (voxels, z, y, x; hi exclusive; hi <= 0 means the volume's end): point
     // subsets lie inside it.
     std::array<std::int64_t, 3> region_lo{0, 0, 0}, region_hi{0, 0, 0};

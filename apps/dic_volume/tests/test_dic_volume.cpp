@@ -178,7 +178,9 @@ TEST(Icgn, StrainAndRotationRecovered) {
     const Pair p = make_pair(56, f);
     batchsolve::Context ctx(batchsolve::Backend::cpu);
     CorrelationOptions o;
-    o.icgn.subset = 19, o.spacing = 9, o.progress = false;
+    // Without pre-smoothing: a 2 % strain blurs the deformed speckle differently from the
+    // reference's, and a smoothed pair's error grows to ~3.5e-3 (results/defaults_study.md).
+    o.icgn.subset = 19, o.spacing = 9, o.progress = false, o.presmooth_sigma = 0;
     const auto r = correlate(p.ref, p.def, o, ctx);
     expect_no_nan(r);
     std::int64_t converged = 0;
