@@ -289,13 +289,36 @@ private:
     std::size_t bytes_ = 0;
 };
 
-struct Plan {
-    cufftHandle handle = 0;
-    bool made = false;
-    ~Plan() {
-        if (made) cufftDestroy(handle);
-    }
-};
+// cuFFT plans of the shift search, kept for the process: a plan's creation (and its work area)
+// costs milliseconds, and a correlation runs the search on every pyramid level, for the seeds and
+// again for the points no seed reached, with the same few window sizes.
+cufftHandle cached_plan(int w, std::size_t chunk, cufftType type, std::size_t* work_bytes) {
+    struct Entry {
+        int w;
+        std::size_t chunk;
+        cufftType type;
+        cufftHandle handle;
+        std::size_t work;
+    };
+    static std::vector<Entry> plans;
+    for (const Entry& e : plans)
+        if (e.w == w && e.chunk == chunk && e.type == type) {
+            *work_bytes = e.work;
+            return e.handle;
+        }
+    const int w3 = w * w * w, wc = w * w * (w / 2 + 1);
+    int n[3] = {w, w, w};
+    // The work area is the caller's (cufftSetWorkArea), so a kept plan holds no device memory.
+    cufftHandle h = 0;
+    DVC_CUFFT_CHECK(cufftCreate(&h));
+    DVC_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
+    std::size_t work = 0;
+    if (type == CUFFT_R2C) DVC_CUFFT_CHECK(cufftMakePlanMany(h, 3, n, nullptr, 1, w3, nullptr, 1, wc, CUFFT_R2C, int(chunk), &work));
+    else DVC_CUFFT_CHECK(cufftMakePlanMany(h, 3, n, nullptr, 1, wc, nullptr, 1, w3, CUFFT_C2R, int(chunk), &work));
+    plans.push_back({w, chunk, type, h, work});
+    *work_bytes = work;
+    return h;
+}
 
 std::size_t window_bytes(int s, int r) {
     const std::size_t w = std::size_t(s) + 2 * r, R = 2 * std::size_t(r) + 1;
@@ -405,18 +428,15 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
     static_assert(sizeof(long long) == sizeof(std::int64_t), "64-bit starts");
     DVC_STAGE_CHECK(cudaMemcpyAsync(d_starts, search.starts.data(), 3 * count * sizeof(long long), cudaMemcpyHostToDevice, stream));
     DVC_STAGE_CHECK(cudaMemcpyAsync(d_predicted, search.predicted.data(), 3 * count * sizeof(int), cudaMemcpyHostToDevice, stream));
-    Plan forward, inverse;
-    int n[3] = {w, w, w};
-    DVC_CUFFT_CHECK(cufftPlanMany(&forward.handle, 3, n, nullptr, 1, int(w3), nullptr, 1, int(wc), CUFFT_R2C, int(chunk)));
-    forward.made = true;
-    DVC_CUFFT_CHECK(cufftPlanMany(&inverse.handle, 3, n, nullptr, 1, int(wc), nullptr, 1, int(w3), CUFFT_C2R, int(chunk)));
-    inverse.made = true;
-    DVC_CUFFT_CHECK(cufftSetStream(forward.handle, stream));
-    DVC_CUFFT_CHECK(cufftSetStream(inverse.handle, stream));
     std::size_t work = 0, work_inverse = 0;
-    cufftGetSize(forward.handle, &work);
-    cufftGetSize(inverse.handle, &work_inverse);
-    if (peak_bytes) *peak_bytes = b.bytes() + work + work_inverse;
+    const cufftHandle forward = cached_plan(w, chunk, CUFFT_R2C, &work);
+    const cufftHandle inverse = cached_plan(w, chunk, CUFFT_C2R, &work_inverse);
+    DVC_CUFFT_CHECK(cufftSetStream(forward, stream));
+    DVC_CUFFT_CHECK(cufftSetStream(inverse, stream));
+    void* work_area = b.allocate<unsigned char>(std::max(work, work_inverse));
+    DVC_CUFFT_CHECK(cufftSetWorkArea(forward, work_area));
+    DVC_CUFFT_CHECK(cufftSetWorkArea(inverse, work_area));
+    if (peak_bytes) *peak_bytes = b.bytes();
     SearchGeometry geo{{dims[0], dims[1], dims[2]}, s, r, w, R, 0, (long long)count};
     for (std::size_t begin = 0; begin < count; begin += chunk) {
         geo.begin = (long long)begin;
@@ -426,10 +446,10 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
         box_y_kernel<<<blocks, kThreads, 0, stream>>>(X1, X2, geo, Y1, Y2);
         box_z_kernel<<<blocks, kThreads, 0, stream>>>(Y1, Y2, geo, S1, S2);
         DVC_STAGE_CHECK(cudaGetLastError());
-        DVC_CUFFT_CHECK(cufftExecR2C(forward.handle, f, F));
-        DVC_CUFFT_CHECK(cufftExecR2C(forward.handle, g, G));
+        DVC_CUFFT_CHECK(cufftExecR2C(forward, f, F));
+        DVC_CUFFT_CHECK(cufftExecR2C(forward, g, G));
         conj_multiply_kernel<<<blocks_for((long long)(chunk * wc)), kThreads, 0, stream>>>(F, G, (long long)(chunk * wc));
-        DVC_CUFFT_CHECK(cufftExecC2R(inverse.handle, F, f));
+        DVC_CUFFT_CHECK(cufftExecC2R(inverse, F, f));
         score_kernel<<<blocks, kThreads, 0, stream>>>(f, S1, S2, geo, d_starts, d_predicted, d_shifts);
         DVC_STAGE_CHECK(cudaGetLastError());
     }
