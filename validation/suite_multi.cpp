@@ -268,6 +268,9 @@ void run_gesv(const Options& o, const std::string& precision, Backend backend, c
             r.checked = true;
             r.error = r_norm / (double(n) * a_norm * x_norm * double(bs::unit_roundoff<T>()));
             if (g == 1) one = r.ms;
+            r.detail["devices"] = g;
+            r.detail["speedup_vs_one"] = one / r.ms;
+            r.detail["failed"] = r.status == Status::ok ? 0 : 1;
             if (g > 1 && wants(o, "one-device")) {
                 Peer q;
                 q.name = "one-device";

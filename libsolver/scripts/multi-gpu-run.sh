@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Several devices on the GPU machine (run from the repository root, bundle at /tmp/bundle, results under
-# $OUT/multi/): the multi-device tests, batched posv on 1 vs N GPUs (multi_bench), ALS on 1 vs N GPUs
+# $OUT/multi/): the multi-device tests, batched posv on 1 vs N GPUs (tester multi_posv), ALS on 1 vs N GPUs
 # (als bench --device-sets) on the ML-20M and Netflix shapes, the MPI path when mpirun is there, a summary.
 #   usage: libsolver/scripts/multi-gpu-run.sh [smoke|full|beyond]
 #   smoke (1 GPU is enough, < 3 min): probes (mpirun, NCCL, topology), the GPU tests (two ALS
-#          partitions on one GPU included), multi_bench and als bench on what the machine has.
+#          partitions on one GPU included), tester multi_posv/multi_gesv and als bench on what the machine has.
 #   full  (2+ GPUs, one call: budget 570 s, rows in this order, what the budget leaves out is said):
 #          the same at full size (posv 10^6, ALS ML-20M and Netflix k = 64, 128 on 1..N GPUs), then the
 #          'beyond' rows, then mpirun -np 2 als train with one rank per GPU.
@@ -42,7 +42,7 @@ say "NCCL for als: ${NCCL_LIBRARY:-libnccl.so.2 on the loader path}"
 # Every step gets at most what is left of the budget (MULTI_BUDGET seconds, default 170 smoke / 230
 # full), so that the summary always comes out; a step that cannot get its minimum is skipped, said so.
 budget=${MULTI_BUDGET:-$([[ $mode == smoke ]] && echo 170 || echo 570)}
-scaling=1; [[ $mode == beyond ]] && scaling=0   # the tests, multi_bench and als bench rows
+scaling=1; [[ $mode == beyond ]] && scaling=0   # the tests, tester multi_* and als bench rows
 beyond=0; [[ $mode == full || $mode == beyond ]] && beyond=1
 left() { echo $(( budget - ($(date +%s) - start) )); }
 # limit WANTED MINIMUM: the seconds the next step may take, or 0 (skip it) when MINIMUM is not left.
@@ -68,10 +68,11 @@ fi
 # dense: one complex system (BEM's precision) by LU over the GPUs (cuSOLVERMg); 33,000 is the BEM
 # P1 size beyond one GPU (17.4 GB in complex double).
 if [[ $mode == smoke ]]; then repeat=3; dense=8192; else repeat=5; dense=16384,33000; fi
-say "== multi_bench: posv, batch 10^6, n 16 and 32, s and d, 1..$gpus GPUs; dense z n = $dense"
-run_for 90 30 $R multi_bench --n 16,32 --precision s,d --batch 1000000 --host-batch 100000 --modes device,host \
-    --devices all --repeat $repeat --dense $dense --dense-precision z \
-    --json "$out/multi_bench.json" --markdown /tmp/multi-tables-posv.md 2>&1 | grep -v "^|" | tee -a "$log" | tail -24
+say "== tester multi_gesv (dense z n = $dense) and multi_posv (batch 10^6, n 16 and 32, s and d), 1..$gpus GPUs"
+run_for 45 15 $R tester --routine multi_gesv --n $dense --precision z --devices all --repeat 1 --ref one-device \
+    --json "$out/multi_gesv.json" 2>&1 | tee -a "$log" | tail -8
+run_for 45 15 $R tester --routine multi_posv --n 16,32 --precision s,d --batch 1000000 --host-batch 100000 \
+    --modes device,host --devices all --repeat $repeat --ref one-device --json "$out/multi_posv.json" 2>&1 | tee -a "$log" | tail -16
 
 sets="0"; for ((g = 1; g < gpus; ++g)); do sets="$sets;$(seq -s, 0 $g)"; done
 [[ $gpus == 1 ]] && sets="0;0,0"  # one GPU: the partitioned path (two partitions on it, host exchange) beside one engine
@@ -140,17 +141,18 @@ fi
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 { echo "# Several devices on $gpus x ${gpu_name:-no GPU}, commit $commit, $(date -u +%Y-%m-%dT%H:%MZ) (libsolver/scripts/multi-gpu-run.sh $mode)"; echo
   for t in posv ml20m netflix; do [[ -e /tmp/multi-tables-$t.md ]] && { echo "## $t"; echo; cat /tmp/multi-tables-$t.md; echo; }; done; } > "$out/tables.md"
-python3 libsolver/scripts/plot_multi.py --multi-bench "$out/multi_bench.json" --als "$out"/als_*.json \
+python3 libsolver/scripts/plot_multi.py --multi-bench "$out/multi_gesv.json,$out/multi_posv.json" --als "$out"/als_*.json \
     --title "$gpu_name x$gpus, $commit" --output "$out/scaling.png" 2>&1 | tail -2 | tee -a "$log"
 
 say "== summary ($(( $(date +%s) - start )) s, commit $commit)"
 python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
 import json, sys, os
+sys.path.insert(0, "libsolver/scripts")
+from plot_multi import rows_of
 out = sys.argv[1]
-p = os.path.join(out, "multi_bench.json")
-if os.path.exists(p):
-    for r in json.load(open(p))["rows"]:
-        if True:
+for p in (os.path.join(out, "multi_gesv.json"), os.path.join(out, "multi_posv.json")):
+    if os.path.exists(p):
+        for r in rows_of(p):
             what = "gesv" if r["mode"] == "dense" else "posv"
             print(f"{what} {r['precision']} n {r['n']:3d} {r['mode']:6s} x{r['devices']} GPU: {r['seconds']:.5f} s, {r['gflops']:.0f} GFLOP/s, "
                   f"{r['speedup_vs_one']:.2f}x vs 1 GPU, berr {r['backward_error']:.2g}, failed {r['failed']}")

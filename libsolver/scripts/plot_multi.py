@@ -2,7 +2,7 @@
 """Scaling over several devices in one picture: speed-up over one device of batched posv (multi_bench, device-
 and host-resident), of one dense system (gesv) and of ALS (als bench --device-sets), from their JSON.
 
-usage: plot_multi.py [--multi-bench multi_bench.json] [--als als_ml20m.json ...] --output scaling.png
+usage: plot_multi.py [--multi-bench multi_posv.json,multi_gesv.json] [--als als_ml20m.json ...] --output scaling.png
 """
 import argparse
 import json
@@ -10,9 +10,31 @@ import os
 import sys
 
 
+def rows_of(path):
+    """The rows of a tester JSON file (multi_posv, multi_gesv) or of an earlier multi_bench file, in
+    multi_bench's schema: precision, n, mode (device, host, dense), devices, seconds, gflops,
+    speedup_vs_one, backward_error, failed."""
+    doc = json.load(open(path))
+    if "header" not in doc:
+        return doc["rows"]
+    rows = []
+    for r in doc["rows"]:
+        d = r.get("detail", {})
+        if r.get("routine") not in ("multi_posv", "multi_gesv") or "time_ms" not in r:
+            continue
+        devices = d.get("devices") or int(r["case"].rsplit("devices=", 1)[-1])
+        rows.append({"precision": r["precision"], "n": r["n"], "devices": devices,
+                     "mode": "dense" if r["routine"] == "multi_gesv" else r["variant"],
+                     "seconds": r["time_ms"] * 1e-3, "gflops": r["gflops"],
+                     "speedup_vs_one": d.get("speedup_vs_one", float("nan")),
+                     "backward_error": r["error"], "failed": d.get("failed", 0 if r["status"] == "ok" else 1)})
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--multi-bench", help="multi_bench --json output")
+    p.add_argument("--multi-bench", help="the tester's JSON of multi_posv / multi_gesv (comma-separated files), "
+                   "or an earlier multi_bench file")
     p.add_argument("--als", nargs="*", default=[], help="als bench --json outputs (with --device-sets)")
     p.add_argument("--output", required=True, help="PNG to write")
     p.add_argument("--title", default="", help="title suffix (GPU, commit, date)")
@@ -22,8 +44,10 @@ def main():
     import matplotlib.pyplot as plt
 
     bars = []  # (label, devices, speed-up)
-    if a.multi_bench and os.path.exists(a.multi_bench):
-        for r in json.load(open(a.multi_bench))["rows"]:
+    for path in (a.multi_bench or "").split(","):
+        if not path or not os.path.exists(path):
+            continue
+        for r in rows_of(path):
             if r["devices"] > 1 and r.get("speedup_vs_one") == r.get("speedup_vs_one"):  # not NaN
                 label = (f"gesv {r['precision']} n={r['n']}" if r["mode"] == "dense"
                          else f"posv {r['precision']} n={r['n']} {r['mode']}")
