@@ -65,14 +65,17 @@ echo "refuse-geo80: rc=$? $(grep -o 'needs.*' "$out/refuse-geo80.log" | head -c 
 # Sound-soft at the first interior Dirichlet eigenvalue: ka = pi, and near it where the 5,120-triangle
 # polyhedron's own eigenvalue lies (about 3.1505 on ico:3, the shift falling as h^2): the single layer
 # and Burton-Miller, both through the GPU pipeline (gpu-lu), over a few k; Burton-Miller once with the
-# CPU assembly too (the combined operator of the CPU path).
+# CPU assembly too (the combined operator of the CPU path). Sound-hard at ka = 2.0816 (first zero of
+# j_1') and near it, both on the GPU.
 for k in 3.14159265 3.1434 3.1438 3.1442; do
   solve_case "soft-sl-ico4-k$k" 12 --mesh ico:4 --formulation soft-p0 -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
   solve_case "soft-bm-ico4-k$k" 12 --mesh ico:4 --formulation soft-p0-bm -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
 done
 solve_case "soft-bm-cpu-ico4-k3.14159265" 25 --mesh ico:4 --formulation soft-p0-bm -k 3.14159265 --mie-radius 1 --solver gpu-lu
-solve_case hard-w-ico4-k2.0816 12 --mesh ico:4 --formulation hard-p1 -k 2.0816 --mie-radius 1 --assembly gpu --solver gpu-lu
-solve_case hard-bm-ico4-k2.0816 25 --mesh ico:4 --formulation hard-p1-bm -k 2.0816 --mie-radius 1 --solver gpu-lu
+for k in 2.0816 2.0840; do
+  solve_case "hard-w-ico4-k$k" 12 --mesh ico:4 --formulation hard-p1 -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
+  solve_case "hard-bm-ico4-k$k" 12 --mesh ico:4 --formulation hard-p1-bm -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
+done
 
 echo
 echo "== bem on $(head -1 "$out/gpu.txt" >/dev/null; sed -n 2p "$out/gpu.txt" | cut -d, -f1), commit $(cat "$out/commit.txt") =="

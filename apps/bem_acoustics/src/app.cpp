@@ -247,8 +247,8 @@ int run_solve(const SolveOptions& o) {
         Matrix a;
         if (o.burton_miller) {
             if (o.gpu_assembly)
-                throw std::invalid_argument(std::string("--assembly gpu: the GPU assembles the Burton-Miller operator of soft-p0 only, with a GPU LU solver "
-                                                        "(--solver gpu-lu); with --solver ") + to_string(o.solver) + " use --assembly cpu");
+                throw std::invalid_argument(std::string("--assembly gpu: the GPU assembles the Burton-Miller operators in the device-resident pipeline, "
+                                                        "with a GPU LU solver (--solver gpu-lu); with --solver ") + to_string(o.solver) + " use --assembly cpu");
             a = assemble_burton_miller(o.formulation, mesh, g, k);
         } else if (o.gpu_assembly) {
             GpuAssemblyTiming timing;

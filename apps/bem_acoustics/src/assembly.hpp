@@ -120,6 +120,9 @@ double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1O
                           GpuAssemblyTiming* timing);
 // The sound-soft Burton-Miller matrix (P0) into device memory, every entry (not symmetric).
 double assemble_p0_burton_miller_soft_device(const Geometry& g, double k, const QuadratureOptions& q, cd* a, GpuAssemblyTiming* timing);
+// The sound-hard one (P1), every entry.
+double assemble_p1_burton_miller_hard_device(const Geometry& g, std::size_t vertices, double k, const QuadratureOptions& q, cd* a,
+                                             GpuAssemblyTiming* timing);
 // y = A x and row_abs = |A| 1 (host vectors x, y, row_abs of n entries) from device matrix a:
 // lower_symmetric reads the lower triangle of a complex-symmetric A only, else all of it.
 void matvec_device(std::size_t n, const cd* a, bool lower_symmetric, const cd* x, cd* y, double* row_abs);

@@ -318,6 +318,76 @@ __global__ void p0_bm_singular_pass(int pairs, int n, const int* pair_i, const i
     }
 }
 
+// ---- Burton-Miller, sound-hard P1: A = M/2 - K - eta W, eta = i/k (assembly.hpp) ---------------------
+// One thread per lower element pair (i >= j): W's local matrix (symmetric, mirrored) and the double
+// layer of both orders (kern::P1DoubleLayer, the CPU assembly's code), added with double atomics into
+// the whole matrix; then the mass term, one thread per triangle.
+__device__ void add_local_burton_miller(double* a, int nv, const int* tri, int i, int j, const kern::Cplx w[3][3], const kern::P1DoubleLayer& dl,
+                                        double k) {
+    const double inv_k = 1.0 / k;  // -eta w = -(i/k)(re + i im) = (im/k) - i (re/k)
+    for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) {
+            const std::size_t ga = std::size_t(tri[3 * i + p]), gb = std::size_t(tri[3 * j + q]);
+            const kern::Cplx ew{w[p][q].im * inv_k, -w[p][q].re * inv_k};
+            atomic_add_cplx(a + 2 * (ga + gb * std::size_t(nv)), {ew.re - dl.ij[p][q].re, ew.im - dl.ij[p][q].im});
+            if (i != j) atomic_add_cplx(a + 2 * (gb + ga * std::size_t(nv)), {ew.re - dl.ji[p][q].re, ew.im - dl.ji[p][q].im});
+        }
+}
+
+__global__ void p1_bm_regular_pass(P1DeviceGeometry g, double* a) {
+    const int block_last_row = blockIdx.x * blockDim.x + blockDim.x - 1;
+    if (block_last_row < int(blockIdx.y * blockDim.y)) return;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= g.n || j >= g.n || i < j) return;
+    int pa[3], pb[3];
+    if (kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb) > 0) return;
+    kern::Cplx w[3][3];
+    p1_regular_local(g, i, j, w);
+    const bool near = kern::distance(g.centroid + 3 * i, g.centroid + 3 * j) < g.near_factor * fmax(g.diameter[i], g.diameter[j]);
+    const int cnt = near ? g.near_count : g.regular_count;
+    const double* pts = near ? g.near_points : g.regular_points;
+    const double* wts = near ? g.near_weights : g.regular_weights;
+    kern::P1DoubleLayer dl;
+    kern::p1_double_layer_tensor_rule(pts + 3 * cnt * std::size_t(i), wts + cnt * std::size_t(i), pts + 3 * cnt * std::size_t(j),
+                                      wts + cnt * std::size_t(j), near ? g.near_ref : g.regular_ref, cnt, g.normal + 3 * i, g.normal + 3 * j, g.k, dl);
+    add_local_burton_miller(a, g.nv, g.tri, i, j, w, dl, g.k);
+}
+
+__global__ void p1_bm_singular_pass(P1DeviceGeometry g, int pairs, const int* pair_i, const int* pair_j, const double* coincident, int coincident_count,
+                                    const double* edge, int edge_count, const double* vertex, int vertex_count, double* a) {
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= pairs) return;
+    const int i = pair_i[s], j = pair_j[s];
+    kern::Cplx w[3][3];
+    p1_singular_local(g, i, j, coincident, coincident_count, edge, edge_count, vertex, vertex_count, w);
+    int pa[3], pb[3];
+    const int shared = kern::shared_vertices(g.tri + 3 * i, g.tri + 3 * j, pa, pb);
+    kern::Panel ti, tj;
+    for (int v = 0; v < 3; ++v)
+        for (int c = 0; c < 3; ++c) {
+            ti.p[v][c] = g.panels[i].p[pa[v]][c];
+            tj.p[v][c] = g.panels[j].p[pb[v]][c];
+        }
+    const double* rule = shared == 3 ? coincident : shared == 2 ? edge : vertex;
+    const int count = shared == 3 ? coincident_count : shared == 2 ? edge_count : vertex_count;
+    kern::P1DoubleLayer dl;
+    kern::p1_double_layer_pair_rule(ti, tj, pa, pb, rule, count, g.normal + 3 * i, g.normal + 3 * j, g.jacobian[i] * g.jacobian[j], g.k, dl);
+    add_local_burton_miller(a, g.nv, g.tri, i, j, w, dl, g.k);
+}
+
+// M/2: the P1 mass matrix, area / 12 x (1 + delta_pq) per triangle, halved.
+__global__ void p1_half_mass(int n, int nv, const int* tri, const double* jacobian, double* a) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const double area = 0.5 * jacobian[t];
+    for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q) {
+            const std::size_t r = std::size_t(tri[3 * t + p]), c = std::size_t(tri[3 * t + q]);
+            atomicAdd(a + 2 * (r + c * std::size_t(nv)), 0.5 * area / 12.0 * (p == q ? 2.0 : 1.0));
+        }
+}
+
 // ---- column blocks (assembly.hpp, ColumnBlock) ---------------------------------------------------
 
 struct DeviceColumns {
@@ -699,6 +769,50 @@ double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1O
         timing->mirror_s = 0;
         timing->total_s = (ms[0] + ms[1]) / 1e3;
         timing->device = prop.name;
+    }
+    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
+    return (ms[0] + ms[1]) / 1e3;
+}
+
+double assemble_p1_burton_miller_hard_device(const Geometry& g, std::size_t vertices, double k, const QuadratureOptions& q, cd* a_device,
+                                             GpuAssemblyTiming* timing) {
+    const std::size_t n = g.n, nv = vertices;
+    const SingularRules rules = make_singular_rules(q.singular_order);
+    DeviceArray<int> tri(g.tri), pair_i(g.singular_i), pair_j(g.singular_j);
+    DeviceArray<double> centroid(g.centroid), diameter(g.diameter), jacobian(g.jacobian), normal(g.normal);
+    DeviceArray<double> reg_pts(g.regular_points), reg_w(g.regular_weights), near_pts(g.near_points), near_w(g.near_weights);
+    DeviceArray<double> reg_ref(g.regular_ref), near_ref(g.near_ref);
+    DeviceArray<kern::Panel> panels(g.panels);
+    DeviceArray<double> coincident(rules.coincident), edge(rules.edge), vertex(rules.vertex);
+    auto* a = reinterpret_cast<double*>(a_device);
+    check(cudaMemset(a, 0, nv * nv * 16), "clear");  // accumulated into
+    P1DeviceGeometry dg{int(n), int(nv), tri.data, panels.data, jacobian.data, normal.data, centroid.data, diameter.data,
+                        reg_pts.data, reg_w.data, reg_ref.data, near_pts.data, near_w.data, near_ref.data,
+                        g.regular_count, g.near_count, q.near_factor, k, true, false};
+    cudaEvent_t e0, e1, e2;
+    for (cudaEvent_t* e : {&e0, &e1, &e2}) check(cudaEventCreate(e), "cudaEventCreate");
+    cudaEventRecord(e0);
+    const dim3 block(regular_block_x, regular_block_y);
+    const dim3 grid(unsigned((n + block.x - 1) / block.x), unsigned((n + block.y - 1) / block.y));
+    p1_bm_regular_pass<<<grid, block>>>(dg, a);
+    check(cudaGetLastError(), "P1 Burton-Miller regular pass launch");
+    cudaEventRecord(e1);
+    const int pairs = int(g.singular_i.size());
+    p1_bm_singular_pass<<<(pairs + 127) / 128, 128>>>(dg, pairs, pair_i.data, pair_j.data, coincident.data, int(rules.coincident.size() / 5),
+                                                      edge.data, int(rules.edge.size() / 5), vertex.data, int(rules.vertex.size() / 5), a);
+    check(cudaGetLastError(), "P1 Burton-Miller singular pass launch");
+    p1_half_mass<<<unsigned((n + 127) / 128), 128>>>(int(n), int(nv), tri.data, jacobian.data, a);
+    check(cudaGetLastError(), "P1 mass launch");
+    cudaEventRecord(e2);
+    check(cudaEventSynchronize(e2), "P1 Burton-Miller assembly");
+    float ms[2];
+    cudaEventElapsedTime(&ms[0], e0, e1);
+    cudaEventElapsedTime(&ms[1], e1, e2);
+    if (timing) {
+        timing->regular_s = ms[0] / 1e3;
+        timing->singular_s = ms[1] / 1e3;
+        timing->mirror_s = 0;
+        timing->total_s = (ms[0] + ms[1]) / 1e3;
     }
     for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
     return (ms[0] + ms[1]) / 1e3;

@@ -45,6 +45,10 @@ double assemble_p0_burton_miller_soft_device(const Geometry&, double, const Quad
     throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
 }
 
+double assemble_p1_burton_miller_hard_device(const Geometry&, std::size_t, double, const QuadratureOptions&, cd*, GpuAssemblyTiming*) {
+    throw std::runtime_error("GPU assembly: bem_acoustics was built without CUDA");
+}
+
 void matvec_device(std::size_t, const cd*, bool, const cd*, cd*, double*) {
     throw std::runtime_error("GPU residual: bem_acoustics was built without CUDA");
 }

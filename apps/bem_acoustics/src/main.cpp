@@ -163,7 +163,7 @@ int cmd_solve(int argc, char** argv) {
         ("direction", po::value(&direction)->default_value("1,0,0"), "plane-wave direction x,y,z")
         ("point-source", po::value(&source), "point source at x,y,z instead of a plane wave")
         ("formulation", po::value(&formulation)->default_value("soft-p0"), "soft-p0 | soft-p1 (V phi = -u_inc) | hard-p1 (W u = d_n u_inc) | soft-p0-bm | hard-p1-bm "
-                                                                     "(Burton-Miller combined field, coupling i/k: no interior resonances; LU solvers; GPU assembly for soft-p0-bm with gpu-lu)")
+                                                                     "(Burton-Miller combined field, coupling i/k: no interior resonances; LU solvers; GPU assembly with gpu-lu)")
         ("solver", po::value(&solver)->default_value("cpu-lu"), "cpu-lu | cpu-sym | gpu-lu | gpu-irs-c | gpu-irs-y | cpu-ldlt | gpu-ldlt (mixed-precision LDL^T)")
         ("assembly", po::value(&assembly)->default_value("cpu"), "cpu | gpu")
         ("angles", po::value(&o.angles)->default_value(361), "far-field angles over the full circle in the plane of the incident direction")

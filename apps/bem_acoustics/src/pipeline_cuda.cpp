@@ -63,9 +63,9 @@ public:
                     GpuAssemblyTiming* timing) override {
         check(cudaSetDevice(device_), "cudaSetDevice");
         if (burton_miller) {
-            if (f != Formulation::soft_p0)
-                throw std::invalid_argument("--assembly gpu: the sound-hard Burton-Miller operator (hard-p1-bm) is assembled on the CPU only (--assembly cpu)");
-            return assemble_p0_burton_miller_soft_device(g, k, {}, a, timing);
+            if (f == Formulation::soft_p0) return assemble_p0_burton_miller_soft_device(g, k, {}, a, timing);
+            if (f == Formulation::hard_p1) return assemble_p1_burton_miller_hard_device(g, mesh.vertex_count(), k, {}, a, timing);
+            throw std::invalid_argument(std::string("--formulation: no Burton-Miller operator for ") + to_string(f));
         }
         if (f == Formulation::soft_p0) return assemble_p0_single_layer_device(g, k, {}, lower_only, a, timing);
         return assemble_p1_device(g, mesh.vertex_count(), k, f == Formulation::hard_p1 ? P1Operator::hypersingular : P1Operator::single_layer, {},

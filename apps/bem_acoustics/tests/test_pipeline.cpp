@@ -204,20 +204,22 @@ TEST(Pipeline, CudaDeviceMatchesTheHostPath) {
             EXPECT_GT(run.peak_device_bytes, run.plan.matrix);
         }
     }
-    // Burton-Miller (sound-soft, P0) assembled on the GPU, solved by cuSOLVER LU, against the CPU matrix.
-    const double k = M_PI;
-    const std::vector<cd> b = right_hand_side_burton_miller(Formulation::soft_p0, s.mesh, s.g, Incident{}, k);
-    const Matrix reference = assemble_burton_miller(Formulation::soft_p0, s.mesh, s.g, k);
-    double diff = 0, scale = 0;
-    const ResidentRun run = run_resident(*device, Formulation::soft_p0, true, SolveMethod::gpu_lu, s.mesh, s.g, k, b, [&](const Matrix& host) {
-        for (std::size_t e = 0; e < host.a.size(); ++e) {
-            diff = std::max(diff, std::abs(host.a[e] - reference.a[e]));
-            scale = std::max(scale, std::abs(reference.a[e]));
-        }
-    });
-    EXPECT_LE(diff, 1e-12 * scale);
-    EXPECT_LT(run.solve.scaled_residual, 10 * double(b.size()) * u);
-    EXPECT_LT(far_field_error(Formulation::soft_p0, s, k, run.solve.x), 0.01);
+    // Burton-Miller assembled on the GPU, solved by cuSOLVER LU, against the CPU matrix.
+    for (Formulation f : {Formulation::soft_p0, Formulation::hard_p1}) {
+        const double k = f == Formulation::soft_p0 ? M_PI : 2.0816;
+        const std::vector<cd> b = right_hand_side_burton_miller(f, s.mesh, s.g, Incident{}, k);
+        const Matrix reference = assemble_burton_miller(f, s.mesh, s.g, k);
+        double diff = 0, scale = 0;
+        const ResidentRun run = run_resident(*device, f, true, SolveMethod::gpu_lu, s.mesh, s.g, k, b, [&](const Matrix& host) {
+            for (std::size_t e = 0; e < host.a.size(); ++e) {
+                diff = std::max(diff, std::abs(host.a[e] - reference.a[e]));
+                scale = std::max(scale, std::abs(reference.a[e]));
+            }
+        });
+        EXPECT_LE(diff, 1e-12 * scale) << to_string(f);
+        EXPECT_LT(run.solve.scaled_residual, 10 * double(b.size()) * u) << to_string(f);
+        EXPECT_LT(far_field_error(f, s, k, run.solve.x), 0.01) << to_string(f);
+    }
 }
 
 // ---- Burton-Miller ------------------------------------------------------------------------------------
