@@ -305,6 +305,9 @@ int main(int argc, char** argv) {
     } catch (const batchsolve::io::FileError& e) {
         std::cerr << "bem " << sub << ": error: " << e.what() << '\n';
         return 3;
+    } catch (const MeshError& e) {  // a mesh file missing, unreadable or malformed
+        std::cerr << "bem " << sub << ": error: " << e.what() << '\n';
+        return 3;
     } catch (const std::filesystem::filesystem_error& e) {
         // Not the library's "filesystem error: cannot ...: <why> [path]": the path first, then why.
         std::cerr << "bem " << sub << ": error: " << e.path1().string() << ": " << e.code().message() << '\n';

@@ -34,6 +34,10 @@ expect_status 2 "sphere --level 40" -- "$bem" sphere --level 40 -o r.ply
 for dev in /dev/full /dev/null; do expect_status 3 "sphere -o $dev" -- "$bem" sphere --level 1 -o $dev; done
 write_failure big.ply -- "$bem" sphere --level 4 -o big.ply
 no_dir r.ply
+# Mesh files that are missing or malformed: file errors (3), not the generic 1.
+expect_status 3 "check a missing mesh" -- "$bem" check missing.ply
+printf 'ply\nformat ascii 1.0\nelement vertex 3\nend_header\n0 0 0\n' > cut.ply
+expect_status 3 "check a truncated PLY" -- "$bem" check cut.ply
 # solve: every option value before the mesh is read; no result directory is made.
 run=("$bem" solve --mesh ico:1 -k 1)
 expect_status 2 "--angles 0" -- "${run[@]}" --angles 0 -o out

@@ -45,6 +45,9 @@ expect_status 2 "--presmooth 50" -- "${run[@]}" -o r.h5 --presmooth 50
 expect_status 2 "generate --translation nan" -- "$dvc" generate -o g.h5 --size 40 --translation nan
 expect_status 2 "generate --noise -5" -- "$dvc" generate -o g.h5 --size 40 --noise -5
 expect_status 2 "generate --sigma 0" -- "$dvc" generate -o g.h5 --size 40 --sigma 0
+expect_status 2 "generate --size 0" -- "$dvc" generate -o g.h5 --size 0
+expect_status 2 "generate --dtype int7" -- "$dvc" generate -o g.h5 --size 24 --dtype int7
+expect_status 2 "generate --speckle stripes" -- "$dvc" generate -o g.h5 --size 24 --speckle stripes
 nothing_left r.h5 r.png g.h5
 # Outputs refused before any work: a missing directory, a device, an input, another output.
 expect_status 3 "--vti no/such/x.vti" -- "${run[@]}" -o r.h5 --vti no/such/x.vti
