@@ -1,6 +1,8 @@
 // The device-resident pipeline's logic (pipeline.hpp) and its host device.
 #include "pipeline.hpp"
 
+#include "output.hpp"  // ResourceError: exit 4 of the command line
+
 #include <batchsolve/batchsolve.hpp>
 #include <lapacke.h>
 #include <sys/resource.h>
@@ -60,7 +62,7 @@ MemoryPlan plan_resident_memory(ResidentDevice& device, SolveMethod m, std::size
 
 void check_plan_fits(const MemoryPlan& plan, std::uint64_t free_bytes, const std::string& device_name) {
     if (plan.total() <= free_bytes) return;
-    throw std::runtime_error("device-resident solve of order " + std::to_string(plan.order) + ": needs " + plan.describe() + " on " + device_name +
+    throw ResourceError("device-resident solve of order " + std::to_string(plan.order) + ": needs " + plan.describe() + " on " + device_name +
                              ", which has " + gib(free_bytes) +
                              " free; spread the matrix over several GPUs with --devices 0,1,... (tiles of --tile columns, LU), or use a "
                              "coarser mesh");

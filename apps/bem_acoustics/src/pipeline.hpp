@@ -84,8 +84,8 @@ std::unique_ptr<ResidentDevice> make_cuda_resident_device(int device = 0);
 std::unique_ptr<ResidentDevice> make_host_resident_device(std::uint64_t memory_cap_bytes = 0);
 
 MemoryPlan plan_resident_memory(ResidentDevice& device, SolveMethod m, std::size_t order, const Geometry& g);
-// Throws std::runtime_error naming every size, the free memory and the several-device path when
-// the plan does not fit.
+// Throws ResourceError (output.hpp; exit 4 of the command line) naming every size, the free memory
+// and the several-device path when the plan does not fit.
 void check_plan_fits(const MemoryPlan& plan, std::uint64_t free_bytes, const std::string& device_name);
 
 struct ResidentRun {
