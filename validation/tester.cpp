@@ -407,9 +407,13 @@ int main(int argc, char** argv) {
         ("fast-math", po::bool_switch(&settings.fast_math),
          "GPU kernels with approximate square roots and divisions (the tuned configuration otherwise)")
         ("ref", po::value(&refs_text)->default_value(""),
-         "peers to run (list): lapack (LAPACKE per matrix, one matrix per OpenMP thread, BLAS on one thread), "
-         "lapack1 (the same loop on one thread), cpu (batchsolve's CPU backend), cusolver (cuSOLVER's "
-         "potrfBatched/potrsBatched alone in the timed region); --check compares with lapack's result")
+         "peers to run (list): lapack (LAPACKE per matrix, one matrix per OpenMP thread, BLAS on one thread; "
+         "*_large: one call, BLAS on every thread), lapack1 (the same loop on one thread), cpu (batchsolve's CPU "
+         "backend), cusolver (cuSOLVER alone in the timed region: potrfBatched/potrsBatched, Xpotrf/Xpotrs, "
+         "getrf, sytrf, the IRS gesv solvers; potrfBatched per distinct size for potrf_vbatched), cublas-grouped "
+         "(gemm_vbatched: grouped GEMM), cublas (trsm_vbatched: trsmBatched per distinct size; the other "
+         "*_vbatched: one call per problem over 16 streams), cublas-streams (trsm_vbatched: one trsm per problem "
+         "over 16 streams), one-device (multi_*); --check compares with lapack's result")
         ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
         ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
         ("tol", po::value(&settings.tolerance)->default_value(30), "tolerance of the scaled errors (> 0)")
