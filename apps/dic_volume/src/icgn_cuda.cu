@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <vector>
 
@@ -269,6 +270,20 @@ public:
         const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
         const Dims dims = reference.dims;
         const std::size_t voxels = reference.voxels();
+        // Refused before any allocation when the volumes cannot fit: the image, three gradients,
+        // the deformed samples and coefficients, one scratch volume, and the shift search's chunk.
+        {
+            std::size_t free_bytes = 0, total_bytes = 0;
+            DVC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+            const double need = double(voxels) * sizeof(float) * (cubic ? 7 : 6) + double(device::shift_search_bytes(s_.subset, 8, 1 << 20));
+            if (need > double(free_bytes)) {
+                char m[256];
+                std::snprintf(m, sizeof m, "the GPU engine: volumes of %s need about %.1f GiB of device memory, %.1f GiB of %.1f GiB are free",
+                              dims_text(reference.dims).c_str(), need / double(1ull << 30), double(free_bytes) / double(1ull << 30),
+                              double(total_bytes) / double(1ull << 30));
+                throw Error(m);
+            }
+        }
         float* image = volumes_.allocate<float>(voxels);
         float* dz = volumes_.allocate<float>(voxels);
         float* dy = volumes_.allocate<float>(voxels);
