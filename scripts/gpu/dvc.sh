@@ -6,9 +6,10 @@
 #      `dvc correlate --reference ref.raw --deformed def.raw --dims N^3 --dtype float32 --backend cuda`
 #      with default settings, three times (the first fills the kernel cache; it is reported too):
 #      process wall time, dvc's stage times (--summary-json), dvc's device memory and the GPU's
-#      peak memory in use (nvidia-smi, sampled every 50 ms), RMSE against the truth, points/s.
+#      peak memory in use (nvidia-smi, sampled every 50 ms), RMSE against the truth, points/s;
+#   3. a 1024^3 uint16 pair (white noise against itself): runs on one GPU or is refused before work.
 # Results under $OUT/dvc/: tests.txt, runs.csv, runs.json, table.md, summary-<size>-<run>.json.
-# Knobs: DVC_SIZES ("192 512"), DVC_REPEATS (3), DVC_BACKEND (cuda), DVC_BUNDLE_RUN (replaces /tmp/bundle/run).
+# Knobs: DVC_SIZES ("192 512"), DVC_REPEATS (3), DVC_BACKEND (cuda), DVC_BIG (1: also a 1024^3 uint16 pair), DVC_BUNDLE_RUN (replaces /tmp/bundle/run).
 set -uo pipefail
 out=${OUT:?OUT must name the results folder}/dvc
 mkdir -p "$out"
@@ -63,6 +64,25 @@ for n in ${DVC_SIZES:-192 512}; do
     tail -3 "$out/correlate-$n-$run.txt"
   done
 done
+
+if [[ ${DVC_BIG:-1} == 1 ]]; then
+  # 1024^3 uint16: does a pair of this size run on one GPU (or is it refused before work)? White
+  # noise against itself (zero displacement): the memory and time of every stage at that size.
+  echo "== 1024^3 uint16 (noise against itself)"
+  head -c $((2 * 1024 * 1024 * 1024)) /dev/urandom > "$work/big_u16.raw"
+  echo "0" > "$work/peak"
+  peak_sampler "$work/peak" & sampler=$!
+  t0=$(date +%s.%N)
+  timeout 90 "$R" dvc correlate --reference "$work/big_u16.raw" --deformed "$work/big_u16.raw" --dims 1024x1024x1024 \
+      --dtype uint16 --backend cuda -o "$work/big.h5" --force -q --summary-json "$out/summary-1024-1.json" > "$out/correlate-1024-1.txt" 2>&1
+  rc=$?
+  wall=$(elapsed "$t0")
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  echo "1024,1,$wall,$rc,$(cat "$work/peak")" >> "$out/runs.csv"
+  echo "1024^3 uint16: rc $rc, wall $wall s, GPU peak $(cat "$work/peak") MiB"
+  tail -3 "$out/correlate-1024-1.txt"
+  rm -f "$work/big_u16.raw" "$work/big.h5"
+fi
 
 python3 - "$out" "$commit" "$gpu" <<'PY'
 import csv, json, sys, os
