@@ -96,6 +96,19 @@ std::unique_ptr<IcgnEngine> make_cpu_icgn_engine(const Volume& reference, const 
 std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume& reference, const Volume& deformed,
                                                   const IcgnSettings& settings, batchsolve::Context& ctx, IcgnTimings& timings);
 
+// Starts the GPU's context on another thread (icgn_cuda.cu; nothing without CUDA or without a
+// device), so that its creation overlaps the reading of the volumes; wait() before using the GPU.
+class GpuWarmUp {
+public:
+    GpuWarmUp();
+    ~GpuWarmUp();
+    void wait();
+
+private:
+    struct State;
+    State* state_;
+};
+
 // Checks settings and volume sizes (subset larger than the volume, dims mismatch): Error naming the option.
 void check_icgn_inputs(const Volume& reference, const Volume& deformed, const IcgnSettings& settings);
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cmath>
 #include <vector>
 
@@ -509,6 +510,28 @@ private:
 };
 
 }  // namespace
+
+struct GpuWarmUp::State {
+    std::thread thread;
+};
+
+GpuWarmUp::GpuWarmUp() : state_(new State) {
+    // cudaFree(nullptr) creates the primary context (driver load, device memory mapping: a few
+    // hundred milliseconds on a large GPU); errors are left for the real use to report.
+    state_->thread = std::thread([] {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaFree(nullptr);
+    });
+}
+
+GpuWarmUp::~GpuWarmUp() {
+    wait();
+    delete state_;
+}
+
+void GpuWarmUp::wait() {
+    if (state_->thread.joinable()) state_->thread.join();
+}
 
 std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume& reference, const Volume& deformed,
                                                   const IcgnSettings& settings, batchsolve::Context& ctx, IcgnTimings& timings) {

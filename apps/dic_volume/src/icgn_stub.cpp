@@ -24,3 +24,10 @@ std::array<Volume, 3> gpu_stage_gradients(const Volume&, bool) { no_cuda(); }
 Volume gpu_stage_downsample(const Volume&) { no_cuda(); }
 std::vector<std::int32_t> gpu_stage_shift_search(const Volume&, const Volume&, const ShiftSearch&) { no_cuda(); }
 }  // namespace dvc
+
+namespace dvc {
+struct GpuWarmUp::State {};
+GpuWarmUp::GpuWarmUp() : state_(nullptr) {}
+GpuWarmUp::~GpuWarmUp() = default;
+void GpuWarmUp::wait() {}
+}  // namespace dvc
