@@ -57,10 +57,22 @@ public:
     KernelSource generate(const InterleavedKernelSpec& spec) const override { return generate_interleaved_coop_kernel(spec); }
 };
 
-class RegistersOrStagedFamily final : public ColumnMajorFamily {
+// What the three column-major families share: one spec type, one shape (column_major_shape gives the
+// block and its shared memory), one name and one generator entry point.
+class ColumnMajorBase : public ColumnMajorFamily {
+public:
+    const char* area() const override { return "cholesky"; }
+    KernelResources resources(const ColumnMajorSpec& spec) const override {
+        const ColumnMajorShape shape = column_major_shape(spec);
+        return {shape.shared_bytes, shape.block_threads};
+    }
+    std::string kernel_name(const ColumnMajorSpec& spec) const override { return column_major_kernel_name(spec); }
+    KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
+};
+
+class RegistersOrStagedFamily final : public ColumnMajorBase {
 public:
     explicit RegistersOrStagedFamily(bool staged) : staged_(staged) {}
-    const char* area() const override { return "cholesky"; }
     const char* name() const override { return staged_ ? "staged" : "column_major"; }
     std::string can_implement(const ColumnMajorSpec& spec) const override {
         if (spec.config.staged != staged_)
@@ -68,10 +80,6 @@ public:
         if (is_shared_memory_config(spec.config))
             return "looking: not left for the staged kernels (looking = left selects the shared_memory family)";
         return column_major_spec_problem(spec);
-    }
-    KernelResources resources(const ColumnMajorSpec& spec) const override {
-        const ColumnMajorShape shape = column_major_shape(spec);
-        return {shape.shared_bytes, shape.block_threads};
     }
     CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
         if (!staged_) return default_column_major_config(spec.routine, spec.precision, spec.n, spec.nrhs);
@@ -83,32 +91,23 @@ public:
         c.tensor_cores = spec.precision == Precision::d && spec.routine != ColumnMajorRoutine::potrs;
         return c;
     }
-    std::string kernel_name(const ColumnMajorSpec& spec) const override { return column_major_kernel_name(spec); }
-    KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
 
 private:
     bool staged_;
 };
 
 // Whole matrices in shared memory (shared_memory.hpp): staged with looking = left.
-class SharedMemoryFamily final : public ColumnMajorFamily {
+class SharedMemoryFamily final : public ColumnMajorBase {
 public:
-    const char* area() const override { return "cholesky"; }
     const char* name() const override { return "shared_memory"; }
     std::string can_implement(const ColumnMajorSpec& spec) const override {
         if (!is_shared_memory_config(spec.config))
             return "staged: true with looking = left for the shared_memory kernels";
         return column_major_spec_problem(spec);
     }
-    KernelResources resources(const ColumnMajorSpec& spec) const override {
-        const ColumnMajorShape shape = column_major_shape(spec);
-        return {shape.shared_bytes, shape.block_threads};
-    }
     CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
         return shared_memory_default_config(spec.routine, spec.precision, spec.n);
     }
-    std::string kernel_name(const ColumnMajorSpec& spec) const override { return column_major_kernel_name(spec); }
-    KernelSource generate(const ColumnMajorSpec& spec) const override { return generate_column_major_kernel(spec); }
 };
 
 }  // namespace

@@ -48,9 +48,9 @@ struct LoadedKernel {
 KernelSource profiled(const KernelSource& kernel, const std::string& dir);
 
 // Returns the loaded kernel for this source on `device` through the one kernel cache
-// (kernel_cache.hpp), keyed by a hash of the whole text: for callers that hold a source already
-// (tests, families not yet keyed by spec). Launchers use cached_kernel with a cheap key instead, so
-// that a call whose kernel is loaded, or on disk, generates no text. Thread-safe.
+// (kernel_cache.hpp), keyed by a hash of the whole text: for tests that hold a source already. Every
+// launcher uses jit::family_kernel (its family's cheap key) instead, so that a call whose kernel is
+// loaded, or on disk, generates no text. Thread-safe.
 LoadedKernel get_kernel(const KernelSource& kernel, int device);
 
 // Loads a CUBIN on the current device and reads the function's attributes (no cache involved).
