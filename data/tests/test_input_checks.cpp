@@ -240,6 +240,21 @@ TEST(TuningFile, MalformedTablesNameFileEntryAndField) {
     expect_has(message(R"({"batch":"16384"})"), {"t.json", "'batch'"});
     expect_has(message(R"({"entries":{"a":1}})"), {"t.json", "'entries' is not an array"});
     expect_has(message("[1, 2]"), {"t.json", "not a JSON object"});
+    // every family's entries in the one form: a bad field names the entry's routine and the field
+    auto one = [](const std::string& routine, const std::string& config) {
+        return R"({"arch_number":90,"entries":[{"routine":")" + routine +
+               R"(","precision":"d","layout":"column_major","n":64,"best":{"config":)" + config + "}}]}";
+    };
+    const TuningFileContents gemm = parse_tuning_file(one("gemm_vbatched", R"({"blk_m":16,"tensor_cores":true})"), "t.json");
+    ASSERT_EQ(gemm.entries.size(), 1u);
+    EXPECT_EQ(gemm.entries[0].family, "gemm");
+    EXPECT_NE(gemm.entries[0].config.find(R"("blk_m":16)"), std::string::npos) << gemm.entries[0].config;
+    expect_has(message(one("gemm_vbatched", R"({"blk_m":"16"})")), {"t.json", "entry 0", "gemm_vbatched", "'blk_m'"});
+    expect_has(message(one("potrf_large", R"({"variant":"upward"})")), {"t.json", "entry 0", "potrf_large", "'variant'"});
+    expect_has(message(one("sytrf_nopiv", R"({"panel":512})")), {"t.json", "entry 0", "sytrf_nopiv", "'panel'"});
+    expect_has(message(one("trsm_vbatched", R"({"inversion_from_order":[1]})")), {"t.json", "entry 0", "'inversion_from_order'"});
+    expect_has(message(one("cpu_vector_path", R"({"simd_max_order":1e3})")), {"t.json", "entry 0", "'simd_max_order'"});
+    expect_has(message(one("getrf", "{}")), {"t.json", "entry 0", "'routine'"});
 }
 
 }  // namespace

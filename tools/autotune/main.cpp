@@ -28,6 +28,7 @@
 #include <random>
 #include <thread>
 
+#include "families.hpp"
 #include "options.hpp"
 #include "tuner.hpp"
 
@@ -46,7 +47,10 @@ int main(int argc, char** argv) {
         "Lists: comma-separated values or first:last[:step] ranges, e.g. --n 1:128.\n"
         "Options");
     std::string routines_text, precisions_text, n_text, layouts_text, revisit_text, skip_text;
+    std::string family_text, gemm_sizes_text, large_n_text, ldlt_n_text, trsm_orders_text;
     Options opt;
+    FamilyOptions fam;
+    bool ldlt_probe_mode = false;
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     desc.add_options()
         ("help,h", "this help")
@@ -90,7 +94,25 @@ int main(int argc, char** argv) {
          "n and at the --neighbours nearest tuned sizes below and above (e.g. a table tuned at another --batch, or "
          "sizes the table lacks); a case with none of these gets the full search")
         ("neighbours", po::value(&opt.neighbours)->default_value(1),
-         "with --candidates-from: tuned sizes each side of n whose winners are candidates too (>= 0)");
+         "with --candidates-from: tuned sizes each side of n whose winners are candidates too (>= 0)")
+        ("family", po::value(&family_text)->default_value("cholesky"),
+         "what to tune: cholesky (the small batched Cholesky search above), or a list of gemm, large, ldlt, trsm: "
+         "the variable-size GEMM per precision and size class, large Cholesky's nb/ib/variant/depth/lookahead, "
+         "LDL^T's panel order and TF32 update leaf, TRSM's inversion/recursive crossover; each writes "
+         "OUTPUT/sm<arch>-<family>.json (--output is then a folder)")
+        ("gemm-sizes", po::value(&gemm_sizes_text)->default_value("32,128,512"),
+         "--family gemm: size classes x (problems uniform in [1, x]; the last class serves every larger size)")
+        ("gemm-problems", po::value(&fam.gemm_problems)->default_value(2000), "--family gemm: problems per batch")
+        ("large-n", po::value(&large_n_text)->default_value("2048,8192,16384"), "--family large: orders timed")
+        ("ldlt-n", po::value(&ldlt_n_text)->default_value("2048,8192"), "--family ldlt: orders timed")
+        ("trsm-orders", po::value(&trsm_orders_text)->default_value("16,32,64,128,256,512"),
+         "--family trsm: triangle orders timed both ways")
+        ("trsm-problems", po::value(&fam.trsm_problems)->default_value(2000), "--family trsm: problems per batch")
+        ("family-max-candidates", po::value(&fam.max_candidates)->default_value(0),
+         "--family: time at most this many candidates per case, the library's current choice first (0: all)")
+        ("ldlt-probe", po::bool_switch(&ldlt_probe_mode),
+         "internal (the ldlt stage's child process): time sytrf_nopiv at --n, --precision with the blocking "
+         "of BATCHSOLVE_TUNING_FILE");
     try {
         po::variables_map vm;
         const po::positional_options_description no_positional;
@@ -106,6 +128,22 @@ int main(int argc, char** argv) {
         opt.precisions = parse_list<Precision>("precision", precisions_text, parse_precision);
         opt.families = parse_list<Family>("layout", layouts_text, parse_family);
         opt.ns = parse_int_list("n", n_text, 1);
+        fam.families = parse_list<std::string>("family", family_text, [](const std::string& t) {
+            if (std::find(kFamilyNames.begin(), kFamilyNames.end(), t) == kFamilyNames.end())
+                throw UsageError("family", t, "must be one of " + joined(kFamilyNames, ", "));
+            return t;
+        });
+        if (fam.families.size() > 1 && std::find(fam.families.begin(), fam.families.end(), "cholesky") != fam.families.end())
+            throw UsageError("family", family_text, "cholesky runs alone (its --output is a table, the others' a folder)");
+        fam.gemm_sizes = parse_int_list("gemm-sizes", gemm_sizes_text, 1);
+        fam.large_n = parse_int_list("large-n", large_n_text, 1);
+        fam.ldlt_n = parse_int_list("ldlt-n", ldlt_n_text, 1);
+        fam.trsm_orders = parse_int_list("trsm-orders", trsm_orders_text, 1);
+        for (auto* list : {&fam.gemm_sizes, &fam.large_n, &fam.ldlt_n, &fam.trsm_orders}) std::sort(list->begin(), list->end());
+        if (fam.gemm_problems < 1) throw UsageError("gemm-problems", std::to_string(fam.gemm_problems), "must be >= 1");
+        if (fam.trsm_problems < 1) throw UsageError("trsm-problems", std::to_string(fam.trsm_problems), "must be >= 1");
+        if (fam.max_candidates < 0)
+            throw UsageError("family-max-candidates", std::to_string(fam.max_candidates), "must be >= 0");
         opt.revisit_stages = parse_list<std::string>("revisit-stages", revisit_text, [](const std::string& t) {
             if (std::find(kRevisitStages.begin(), kRevisitStages.end(), t) == kRevisitStages.end())
                 throw UsageError("revisit-stages", t, "must be one of " + joined(kRevisitStages, ", "));
@@ -127,7 +165,8 @@ int main(int argc, char** argv) {
         if (!(opt.budget_s >= 0)) throw UsageError("budget-s", std::to_string(opt.budget_s), "must be >= 0");
         if (!(opt.cond >= 1) || !std::isfinite(opt.cond))
             throw UsageError("cond", std::to_string(opt.cond), "must be a finite number >= 1");
-        if (!opt.dry_run && opt.output.empty()) throw UsageError("output", "", "a tuning table file is required");
+        if (!opt.dry_run && !ldlt_probe_mode && opt.output.empty())
+            throw UsageError("output", "", "a tuning table file (--family other than cholesky: a folder) is required");
         if (!vm.count("seed")) opt.seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
         if (!vm.count("commit")) {
             const char* env = std::getenv("BATCHSOLVE_COMMIT");
@@ -140,13 +179,18 @@ int main(int argc, char** argv) {
 
     const std::string command = quoted_command_line(argc, argv);
     try {
-        if (opt.dry_run) return dry_run(opt);
+        const bool families = fam.families.front() != "cholesky";
+        if (ldlt_probe_mode) return ldlt_probe(opt.precisions.front(), opt.ns.front(), opt.repeat);
+        if (opt.dry_run) return families ? families_dry_run(opt, fam) : dry_run(opt);
         if (!Context::cuda_available()) {
             std::printf("autotune: skipped: no GPU (CUDA backend %s)\n",
                         Context::cuda_compiled() ? "compiled" : "not compiled");
             return 0;
         }
         const validation::GpuProperties gpu = validation::gpu_properties(opt.device);
+        if (families)
+            return tune_families(opt, fam, opt.output, gpu.cc_major * 10 + gpu.cc_minor, gpu.name,
+                                 cuda_version_text(gpu.runtime_version));
         std::printf("batchsolve autotune, commit %s, %s\ncommand: %s\n", opt.commit.c_str(), utc_now().c_str(),
                     command.c_str());
         std::printf("GPU: %s (%d SMs, sm_%d%d, L2 %.1f MiB), CUDA runtime %s; %d compile threads; seed %llu, "

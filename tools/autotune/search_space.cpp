@@ -173,7 +173,7 @@ std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaus
 
 std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exhaustive) {
     std::vector<CholeskyConfig> out;
-    if (k.family != Family::column_major || k.n > codegen::cholesky::shared_memory_largest_n(k.precision)) return out;
+    if (k.family != Family::column_major || k.n > limits::shared_memory_largest_n(k.precision)) return out;
     const bool factors = k.routine != Routine::potrs;
     const bool single = k.precision == Precision::s || k.precision == Precision::c;
     std::vector<int> panels{0}, tiles{0};
@@ -183,7 +183,7 @@ std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exha
     } else if (factors) {
         if (single) panels.assign(std::begin(kSharedMemoryPanelsSingle), std::end(kSharedMemoryPanelsSingle));
         else panels.assign(std::begin(kSharedMemoryPanelsWide), std::end(kSharedMemoryPanelsWide));
-        tiles = {k.n <= 16 ? 2 : codegen::cholesky::shared_memory_default_tile};
+        tiles = {k.n <= 16 ? 2 : kSharedMemoryDefaultTile};
     }
     std::vector<int> seen_panels;
     for (int nb : panels) {
@@ -194,7 +194,7 @@ std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exha
             if (w > 1 && kSharedMemoryRowsPerWarp * (w - 1) >= k.n) continue;  // warps with too few rows
             for (int m : kSharedMemoryMatrices) {
                 if (w * m > kSharedMemoryMaxWarps) continue;
-                if (codegen::cholesky::shared_memory_bytes(k.precision, k.n, m) > codegen::cholesky::column_major_max_shared_bytes)
+                if (limits::shared_memory_bytes(k.precision, k.n, m) > limits::max_shared_bytes_per_block)
                     continue;
                 for (int tile : tiles) {
                     CholeskyConfig c;

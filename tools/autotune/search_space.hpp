@@ -5,10 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "codegen/cholesky/column_major.hpp"  // the library's search-space limits (header-only constants)
-#include "codegen/cholesky/interleaved.hpp"
-#include "codegen/cholesky/shared_memory.hpp"  // header-only limits of the shared-memory family
-#include "codegen/common.hpp"
+#include "batchsolve/limits.hpp"  // the library's limits (the one place they are stated)
 #include "common.hpp"
 
 namespace batchsolve::autotune {
@@ -19,12 +16,12 @@ namespace batchsolve::autotune {
 // A thread has at most 255 registers. Interleaved tiles whose live values (the library's estimate,
 // estimated_registers below) exceed that spill heavily, run slowly and compile slowly (s, nb = 16:
 // 7.5 s and 46 KB of spills); they are not compiled.
-constexpr int kMaxRegistersPerThread = 255;
+constexpr int kMaxRegistersPerThread = limits::max_registers_per_thread;
 // Full unrolling of the interleaved kernels only for n <= 24 and at most 12 tiles per dimension. The
 // library allows n <= 32, but there 20 of the 21 fully unrolled variants of n = 32 spill, each takes
 // 2-10 s to compile (s and d alike), and the seed paper saw full unrolling pay off only up to n ~ 20.
 constexpr int kInterleavedMaxFullUnrollN = 24;
-constexpr int kInterleavedMaxFullUnrollTiles = codegen::cholesky::max_full_unroll_tiles;
+constexpr int kInterleavedMaxFullUnrollTiles = limits::interleaved_max_full_unroll_tiles;
 // potrs tiles: nb <= 16. The solves are bound by reading the factor once, so larger tiles buy little,
 // and their straight-line code explodes (s, n = 128: nb = 32 compiles in 6.6 s, nb = 64 in 89 s).
 constexpr int kMaxSolveTile = 16;
@@ -45,11 +42,10 @@ constexpr int kStage1Chunk = 32;
 // the library enforces (column_major_codegen.hpp), applied here so that dry runs count what is timed.
 constexpr int kColumnMajorThreadsPerRow[] = {1, 2, 4, 8, 16};
 constexpr int kColumnMajorRowsPerThread[] = {1, 2, 4, 8};
-// These two and kStagedMaxSharedBytes below are the library's own limits (libsolver/src/codegen:
-// column_major.hpp, common.hpp). estimated_registers (search_space.cpp) restates the library's
+// These two and kStagedMaxSharedBytes below are the library's own limits (batchsolve/limits.hpp). estimated_registers (search_space.cpp) restates the library's
 // estimated_tile_registers, a function that CPU-only builds (which run --dry-run) do not compile.
-constexpr int kColumnMajorMaxTileWords = codegen::cholesky::column_major_max_tile_words;
-constexpr int kColumnMajorMaxThreadsPerMatrix = codegen::max_threads_per_block;
+constexpr int kColumnMajorMaxTileWords = limits::column_major_max_tile_words;
+constexpr int kColumnMajorMaxThreadsPerMatrix = limits::max_threads_per_block;
 // Their update chunk (config.nb) in elements: the library's default (8 floats, 4 of the wider
 // types), given explicitly because nb = 0 would also select the default full unrolling; stage 2 tries
 // half and twice of it.
@@ -229,7 +225,7 @@ constexpr int kStagedWideMaxN = 48;
 constexpr int kStagedWarps[] = {1, 2, 4};
 constexpr int kStagedMatrices[] = {1, 2, 4, 8};
 constexpr int kStagedMaxWarps = 8;
-constexpr double kStagedMaxSharedBytes = double(codegen::cholesky::column_major_max_shared_bytes);  // sm_90's 227 KB
+constexpr double kStagedMaxSharedBytes = double(limits::max_shared_bytes_per_block);  // sm_90's 227 KB
 std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive);
 // Column-major potrf and posv in double precision, "tensor_cores" stage: the staged candidates again
 // with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
@@ -247,6 +243,9 @@ constexpr int kSharedMemoryPanelsExhaustive[] = {4, 8, 16, 32};
 constexpr int kSharedMemoryWarps[] = {1, 2, 4, 8, 16};
 constexpr int kSharedMemoryMatrices[] = {1, 2, 4, 8};
 constexpr int kSharedMemoryTilesExhaustive[] = {1, 2, 3, 4, 6, 8};
+// The register tile the pruned search times above n = 16: the library's default for the family (its
+// generator's shared_memory_default_tile, 4: 10 multiply-adds per 8 shared loads at 16 accumulators).
+constexpr int kSharedMemoryDefaultTile = 4;
 constexpr int kSharedMemoryMaxWarps = 16;
 constexpr int kSharedMemoryRowsPerWarp = 8;
 std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exhaustive);

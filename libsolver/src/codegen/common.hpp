@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "batchsolve/limits.hpp"
 #include "batchsolve/types.hpp"
 
 namespace batchsolve::codegen {
@@ -30,17 +31,18 @@ constexpr int pow2_ceil(int x) {
 
 // ---- limits of the hardware every family plans for -------------------------------------------------
 // Threads of one block (every CUDA GPU since sm_20).
-inline constexpr int max_threads_per_block = 1024;
+inline constexpr int max_threads_per_block = limits::max_threads_per_block;
 
 // ---- limits on n ----------------------------------------------------------------------------------
-// Largest order the library sends to a generated kernel in any layout; larger n runs cuSOLVER. The
-// autotuner's search space ends here too.
-inline constexpr int max_dispatched_n = 128;
+// The limits are batchsolve/limits.hpp's (the one place; tools read them there). Largest order the
+// library sends to a generated interleaved kernel and to the column-major register kernels; column-major
+// calls up to limits::column_major_max_n run the shared-memory family, larger n cuSOLVER.
+inline constexpr int max_dispatched_n = limits::interleaved_max_n;
 // Largest order the one-thread-per-matrix and cooperative interleaved generators accept (beyond it a
 // thread's tile loops get absurdly long and another algorithm is better); above max_dispatched_n
 // only tests and experiments reach them.
-inline constexpr int max_interleaved_generator_n = 256;
-// Largest order the column-major generators accept: what the dispatcher sends them.
-inline constexpr int max_column_major_generator_n = max_dispatched_n;
+inline constexpr int max_interleaved_generator_n = limits::interleaved_generator_max_n;
+// Largest order the column-major register generators accept: what the dispatcher sends them.
+inline constexpr int max_column_major_generator_n = limits::column_major_register_max_n;
 
 }  // namespace batchsolve::codegen

@@ -10,6 +10,7 @@
 
 #include "batchsolve/cholesky_large.hpp"
 #include "batchsolve/context.hpp"
+#include "batchsolve/limits.hpp"
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 #include "declare.hpp"
@@ -17,9 +18,9 @@
 namespace batchsolve::cholesky_large_detail {
 
 // ---- limits of LargeCholeskyConfig (checked by core, relied on by the generated POTF2) ----------------
-inline constexpr int kMinPanel = 32;
-inline constexpr int kMaxPanel = 1024;
-inline constexpr int kMaxRecursionDepth = 4;
+inline constexpr int kMinPanel = limits::large_min_panel;  // batchsolve/limits.hpp: the one place
+inline constexpr int kMaxPanel = limits::large_max_panel;
+inline constexpr int kMaxRecursionDepth = limits::large_max_recursion_depth;
 // A leaf of the recursive POTF2 is never narrower than this: below it the TRSM/SYRK between two
 // leaves cost more in launches than the fused kernel saves.
 inline constexpr int kMinLeaf = 32;

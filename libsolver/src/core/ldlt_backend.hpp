@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "batchsolve/context.hpp"
+#include "batchsolve/limits.hpp"
 #include "batchsolve/ldlt.hpp"
 #include "batchsolve/types.hpp"
 #include "declare.hpp"
@@ -26,7 +27,7 @@ namespace batchsolve::ldlt_detail {
 // Order at or below which the recursive LDL^T factors a diagonal block directly (one fused kernel on
 // the GPU, whose shared memory holds the block: 64 x 65 complex<double> = 66.5 KB, within the H100's
 // 227 KB opt-in). Larger leaves mean fewer launches but a longer serial chain inside one block.
-constexpr int kLeafOrder = 64;
+constexpr int kLeafOrder = limits::ldlt_leaf_order;  // batchsolve/limits.hpp
 
 // The recursion splits order m into m1 + (m - m1) with m1 a multiple of the leaf order near m / 2,
 // so that every leaf but the last is full and the top trailing update is the largest product.

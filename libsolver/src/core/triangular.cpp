@@ -6,6 +6,7 @@
 #include <string>
 
 #include "batchsolve/buffer.hpp"
+#include "batchsolve/limits.hpp"
 #include "checks.hpp"
 #include "triangular_backend.hpp"
 #include "tuning_table.hpp"
@@ -44,11 +45,12 @@ std::string triangular_config_problem(const TriangularConfig& c) {
         return "trsm_algorithm: not one of automatic, inversion, recursive";
     if (c.inversion_from_order < -1) return "inversion_from_order: -1 (the tuning table's crossover) or >= 0";
     // One warp holds a leaf triangle's rows, one lane each.
-    if (!within(c.leaf_order, 1, 32)) return "leaf_order: must be 1..32 (one warp's rows)";
-    if (!within(c.inversion_block, 1, 32)) return "inversion_block: must be 1..32 (one warp's rows)";
+    constexpr int warp_rows = limits::triangular_max_leaf;
+    if (!within(c.leaf_order, 1, warp_rows)) return "leaf_order: must be 1..32 (one warp's rows)";
+    if (!within(c.inversion_block, 1, warp_rows)) return "inversion_block: must be 1..32 (one warp's rows)";
     if (!within(c.columns_per_thread, 1, 4)) return "columns_per_thread: must be 1..4 (more spills registers)";
     if (!within(c.warps_per_block, 1, 32)) return "warps_per_block: must be 1..32 (1024 threads)";
-    if (!within(c.potrf_panel, 1, 32)) return "potrf_panel: must be 1..32 (one warp's rows)";
+    if (!within(c.potrf_panel, 1, warp_rows)) return "potrf_panel: must be 1..32 (one warp's rows)";
     if (!within(c.column_blocks, 0, 65535)) return "column_blocks: must be 0..65535 (the grid's y limit)";
     return "";
 }

@@ -52,7 +52,7 @@ inline constexpr int column_major_max_n = codegen::max_column_major_generator_n;
 inline constexpr int default_full_unroll_max_n = 64;
 // Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
 // per-thread tile no longer fits the 255-register limit next to addressing and temporaries.
-inline constexpr int column_major_max_tile_words = 224;
+inline constexpr int column_major_max_tile_words = limits::column_major_max_tile_words;
 // Largest nrhs_block of the solve kernels (registers: rows per lane * nrhs_block * words).
 inline constexpr int column_major_max_nrhs_block = 16;
 // Steps per block of the solves' axpy passes (see axpy_blocked in the .cpp): the unknowns of a block
@@ -74,7 +74,7 @@ inline int column_major_potrs_default_prefetch(Precision p, int rows_per_lane) {
     return d;
 }
 // Shared memory one block may opt in to on sm_90 (227 KB); the launcher re-checks the device's limit.
-inline constexpr std::size_t column_major_max_shared_bytes = 232448;
+inline constexpr std::size_t column_major_max_shared_bytes = limits::max_shared_bytes_per_block;
 
 // What changes the generated text. nrhs is only used to cap nrhs_block (a solve never needs more
 // right-hand sides per segment than the call has); it is not part of the kernel.

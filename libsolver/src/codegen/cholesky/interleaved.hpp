@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "batchsolve/limits.hpp"
 #include "batchsolve/tuning.hpp"
 #include "batchsolve/types.hpp"
 #include "codegen/kernel_source.hpp"
@@ -33,7 +34,7 @@ struct InterleavedKernelSpec {
 inline constexpr int max_full_unroll_n = 32;
 // ... and for at most this many tiles per dimension, ceil(n / nb): many tiny tile operations are what
 // ptxas handles worst (n = 32: nb = 2 compiles in 6 s, nb = 1 did not finish in 5 minutes).
-inline constexpr int max_full_unroll_tiles = 12;
+inline constexpr int max_full_unroll_tiles = limits::interleaved_max_full_unroll_tiles;
 // Largest potrs/posv nrhs_block (registers: nb * nrhs_block values of the solution).
 inline constexpr int max_nrhs_block = 8;
 

@@ -51,11 +51,11 @@
 namespace batchsolve::codegen::cholesky {
 
 // Largest n this family generates (the square must also fit one block's shared memory).
-inline constexpr int shared_memory_max_n = 256;
+inline constexpr int shared_memory_max_n = limits::column_major_max_n;
 // Widest panel (registers of the panel phase are one row's nb entries at most).
-inline constexpr int shared_memory_max_nb = 32;
+inline constexpr int shared_memory_max_nb = limits::shared_memory_max_nb;
 // Largest side of the trailing update's register tile (tile^2 accumulators per thread).
-inline constexpr int shared_memory_max_tile = 8;
+inline constexpr int shared_memory_max_tile = limits::shared_memory_max_tile;
 // Default side of the register tile: 4 gives 10 multiply-adds per 8 shared loads per panel column
 // at 16 registers of accumulators (a tile of 2 gives 3 per 4, one of 8 36 per 16 at 64 registers).
 inline constexpr int shared_memory_default_tile = 4;
@@ -69,11 +69,7 @@ inline std::size_t shared_memory_bytes(Precision p, int n, int matrices) {
 }
 // Largest n one matrix per block holds in shared memory (column_major_max_shared_bytes), capped at
 // shared_memory_max_n: s 241, d and c 170, z 120.
-inline int shared_memory_largest_n(Precision p) {
-    int n = 1;
-    while (n < shared_memory_max_n && shared_memory_bytes(p, n + 1, 1) <= column_major_max_shared_bytes) ++n;
-    return n;
-}
+inline int shared_memory_largest_n(Precision p) { return limits::shared_memory_largest_n(p); }
 
 // The default configuration for (routine, precision, n), reasoned (not yet tuned on a GPU): see the
 // .cpp for the rules (one warp per 32 rows and at least 8 warps per multiprocessor, several matrices
