@@ -79,7 +79,7 @@ inline constexpr int mm_m = 3, mm_n = 4, mm_a = 6, mm_lda = 7, mm_b = 8, mm_ldb 
 //    the inputs are rounded to TF32's 10-bit mantissa, so each product carries a relative error up to
 //    2^-11 (about 5e-4) and C is accurate to about 1e-3 relative (k u_tf32 |A||B| elementwise, u_tf32 =
 //    2^-11) instead of FP32's 6e-8.
-// The defaults come from the tuning table (src/codegen/blas3/gemm_tuning.hpp), by precision and size.
+// The defaults come from the tuning table (libsolver/tuning/sm<arch>-gemm.json), by precision and size.
 struct GemmConfig {
     int blk_m = 32;
     int blk_n = 32;
