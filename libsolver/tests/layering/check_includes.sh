@@ -18,7 +18,7 @@ cd "$root"
 allowed=()
 is_allowed() {
   local f=$1 a
-  for a in "${allowed[@]}"; do [[ $f == "$a" ]] && return 0; done
+  for a in ${allowed[@]+"${allowed[@]}"}; do [[ $f == "$a" ]] && return 0; done  # empty-safe under set -u
   return 1
 }
 
