@@ -283,7 +283,7 @@ inline constexpr int kShippedTuningArch = 90;
 // LDL^T (ldlt.hpp) on the GPU: the factorisation runs right-looking over block columns of panel_order
 // (each factored by the recursion), and a TF32 trailing update of a triangle of order <= update_leaf
 // is one SYRK (above: two half triangles and a TF32 GEMM between them). Safe default: the H200
-// measurements the kernels were written with (sysv_bench, issue 25's results).
+// measurements the kernels were written with (results/2026-11-26-h200-12f7b85-ldlt-sysv-bench).
 struct LdltBlocking {
     int panel_order = 512;
     int update_leaf = 512;
