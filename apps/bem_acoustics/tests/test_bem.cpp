@@ -486,7 +486,7 @@ TEST(Output, SolveWritesEveryResultFile) {
     try {
         run_solve(o);
         ADD_FAILURE() << "existing results replaced without --force";
-    } catch (const std::invalid_argument& e) {
+    } catch (const batchsolve::io::FileError& e) {  // the output layer's refusal (exit 3 of bem solve)
         EXPECT_NE(std::string(e.what()).find("exists; pass --force"), std::string::npos) << e.what();
     }
     const auto file = batchsolve::io::h5::File::open((dir / "surface.h5").string());
