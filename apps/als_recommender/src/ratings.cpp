@@ -223,7 +223,7 @@ Ratings import_text(const std::string& path, const TextFormat& format, bool skip
         }
         double value = 1;
         if (format.rating_column >= 0 && !parse_number(fields[std::size_t(format.rating_column)], value)) {
-            bad("rating '" + trim(fields[std::size_t(format.rating_column)]) + "' is not a finite decimal number");
+            bad("rating '" + trim(fields[std::size_t(format.rating_column)]) + "' is not a finite number in decimal notation");
             continue;
         }
         if (format.feedback == Feedback::implicit_counts && value < 0) {

@@ -124,7 +124,7 @@ expect_status 3 "NUL byte in an id" -- "$als" import -i nul.csv --format csv -o 
 grep -q "nul.csv:2: user id contains a NUL byte" err.txt || { fail "NUL id message"; cat err.txt; }
 printf 'u1,i1,4\nu2,i1,0x1p3\n' > hex.csv
 expect_status 3 "hex float rating" -- "$als" import -i hex.csv --format csv -o hex.h5
-grep -q "hex.csv:2: rating '0x1p3' is not a finite decimal number" err.txt || { fail "hex float message"; cat err.txt; }
+grep -q "hex.csv:2: rating '0x1p3' is not a finite number in decimal notation" err.txt || { fail "hex float message"; cat err.txt; }
 printf 'u1,i1,4\nu2,i1,1e-50\n' > tiny.csv
 expect_status 3 "rating flushed to 0" -- "$als" import -i tiny.csv --format csv -o tiny.h5
 grep -q "too small for a float" err.txt || { fail "subnormal message"; cat err.txt; }
