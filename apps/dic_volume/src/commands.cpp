@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -440,8 +441,18 @@ int cmd_correlate(const std::vector<std::string>& args) {
     // The GPU's context starts while the volumes are read (not for --backend cpu).
     std::optional<GpuWarmUp> gpu_warm_up;
     if (vm["backend"].as<std::string>() != "cpu") gpu_warm_up.emplace();
-    const Volume ref = read_volume(rs);
-    const Volume def = read_volume(ds);
+    // The two volumes are read at the same time: each reader's allocation (the first touch of fresh
+    // memory, one thread) overlaps the other's reading.
+    auto def_future = std::async(std::launch::async, [&] { return read_volume(ds); });
+    Volume ref_read;
+    try {
+        ref_read = read_volume(rs);
+    } catch (...) {
+        def_future.wait();
+        throw;
+    }
+    const Volume ref = std::move(ref_read);
+    const Volume def = def_future.get();
     const double read_s = since(t_read);
     Volume mask;
     if (mask_source) {
