@@ -678,7 +678,7 @@ int main(int argc, char** argv) {
     if (gpu && lib_backend == Backend::cuda && jobs > 0) prepare_kernels(cases, jobs, device);
 
     const Table table(settings.refs);
-    std::cout << table.header() << std::endl;
+    if (!cases.empty()) std::cout << table.header() << std::endl;
     int ok = 0, failed = 0, skipped = 0;
     InputCache cache;
     for (const CaseSpec& c : cases) {
