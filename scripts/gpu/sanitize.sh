@@ -40,7 +40,8 @@ column-major former race: d n 64 tensor-core staged|$T --routine potrf,posv --la
 column-major staged (d, n 128)|$T --routine potrf,potrs --layout column_major --precision d --n 128 --batch 32 --nrhs 2
 interleaved (s/d, n 16)|$T --routine potrf,posv --layout interleaved --precision s,d --n 16 --batch 64 --nrhs 2
 chunked / cooperative (d, n 100)|$T --routine potrf,posv --layout chunked --chunk 32 --precision d --n 100 --batch 64 --nrhs 2
-shared-memory / interleaved large n (d, n 128)|$T --routine posv --layout interleaved --precision d --n 128 --batch 64 --nrhs 2
+interleaved n 128 (d)|$T --routine posv --layout interleaved --precision d --n 128 --batch 64 --nrhs 2
+shared-memory column-major (d, n 200)|$T --routine potrf,posv --layout column_major --precision d --n 200 --batch 16 --nrhs 2
 gemm_vbatched|$T --routine gemm_vbatched --precision d --batch 24 --cpu-max-x 96
 syrk_vbatched|$T --routine syrk_vbatched --precision d --batch 24 --cpu-max-x 96
 syr2k_vbatched|$T --routine syr2k_vbatched --precision s --batch 24 --cpu-max-x 96
@@ -53,7 +54,7 @@ large potrs (d, n 1024)|$T --routine potrs_large --precision d --n 1024 --batch 
 refinement: posv_mixed (n 512)|$T --routine posv_mixed --all-variants --n 512 --batch 1 --cpu-max 1024
 LDLT sytrf_nopiv (d, n 256)|$T --routine sytrf_nopiv --precision d --n 256 --batch 4
 butterflies + LDLT refinement: sysv_mixed (n 256)|$T --routine sysv_mixed --all-variants --n 256 --batch 4
-layout conversion (unit suite, GPU tests)|batchsolve_layout_test --gtest_filter=*cuda*:*Cuda*:*Gpu*
+layout conversion (unit suite, GPU tests)|batchsolve_layout_test --gtest_filter=ConvertLayout/4.*:ConvertLayout/5.*:ConvertLayout/6.*:ConvertLayout/7.*
 ALS gather (GPU tests)|test_als --gtest_filter=Gpu*
 DVC interpolation / IC-GN (GPU tests)|test_dvc_stages --gtest_filter=Gpu*
 JOBS
