@@ -49,8 +49,9 @@ PY
   tail -n 4 "$out/$name.log"
 }
 
+part=${BEM_PART:-all}  # scale: the at-scale runs only (scripts/gpu/bem-scale.sh)
 # The GPU tests of the pipeline and the assembly (CUDA device vs the host path, GPU vs CPU matrices).
-if [[ -x /tmp/bundle/bin/test_bem_acoustics ]]; then
+if [[ $part == all && -x /tmp/bundle/bin/test_bem_acoustics ]]; then
   timeout -k 5 40 "$run" test_bem_acoustics --gtest_filter='Gpu.*:Pipeline.Cuda*' > "$out/gpu-tests.log" 2>&1
   echo "gpu tests: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu-tests.log" | tr '\n' ' ')"
 fi
@@ -59,6 +60,7 @@ solve_case p1-soft-geo57 35 --mesh geo:57 --formulation soft-p1 -k 20 --mie-radi
 solve_case p1-hard-geo57 35 --mesh geo:57 --formulation hard-p1 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
 solve_case p0-soft-geo40 25 --mesh geo:40 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
 solve_case p0-soft-geo57 55 --mesh geo:57 -k 20 --mie-radius 1 --assembly gpu --solver gpu-ldlt
+if [[ $part == all ]]; then
 # The memory plan refusing a system above one GPU (P0 geo:80, n = 128,000: 244 GiB of A alone).
 timeout 20 "$run" "$prog" solve --mesh geo:80 -k 20 --assembly gpu --solver gpu-ldlt -o /tmp/bem-refuse --force > "$out/refuse-geo80.log" 2>&1
 echo "refuse-geo80: rc=$? $(grep -o 'needs.*' "$out/refuse-geo80.log" | head -c 400)"
@@ -76,8 +78,9 @@ for k in 2.0816 2.0840; do
   solve_case "hard-w-ico4-k$k" 12 --mesh ico:4 --formulation hard-p1 -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
   solve_case "hard-bm-ico4-k$k" 12 --mesh ico:4 --formulation hard-p1-bm -k "$k" --mie-radius 1 --assembly gpu --solver gpu-lu
 done
+fi
 
 echo
 echo "== bem on $(head -1 "$out/gpu.txt" >/dev/null; sed -n 2p "$out/gpu.txt" | cut -d, -f1), commit $(cat "$out/commit.txt") =="
 echo "before (issue's user run, BASELINES.md): soft-p1 n = 32,870: wall 21.6 s, peak host 17.4 GB; soft-p0 n = 65,736: wall 110 s, peak host 68.0 GB"
-column -s, -t < <(cut -d, -f1,5,6,7,9,10,11,12,14,15,16,17,18,19 "$out/summary.csv")
+cut -d, -f1,5,6,7,9,10,11,12,13,14,15,16,18,19 "$out/summary.csv" | sed 's/,/  /g' 

@@ -127,21 +127,44 @@ cd density_at(Formulation f, const Geometry& g, const std::vector<cd>& c, std::s
 
 std::vector<cd> far_field(Formulation f, const Mesh&, const Geometry& g, const std::vector<cd>& c, double k,
                           const std::vector<std::array<double, 3>>& directions) {
+    // The weighted density at every quadrature point once (not once per direction): the loop over
+    // directions is then a dot product, one sincos and a complex multiply-add per point.
+    const std::size_t points = g.n * std::size_t(g.near_count);
+    std::vector<cd> wd(points);
+    const std::int64_t tn = std::int64_t(g.n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < tn; ++t)
+        for (int q = 0; q < g.near_count; ++q) {
+            const std::size_t at = std::size_t(t) * std::size_t(g.near_count) + std::size_t(q);
+            wd[at] = g.near_weights[at] * density_at(f, g, c, std::size_t(t), q);
+        }
+    const bool hard = f == Formulation::hard_p1;
     std::vector<cd> out(directions.size());
     const std::int64_t m = std::int64_t(directions.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t d = 0; d < m; ++d) {
         const double* dir = directions[std::size_t(d)].data();
-        cd sum = 0;
-        for (std::size_t t = 0; t < g.n; ++t)
+        double re = 0, im = 0;
+        for (std::size_t t = 0; t < g.n; ++t) {
+            // Double layer: d/dn_y exp(-i k d.y) = -i k (d.n_y) exp(-i k d.y).
+            const double dn = hard ? k * dot3(dir, &g.normal[3 * t]) : 0.0;
+            double tre = 0, tim = 0;
             for (int q = 0; q < g.near_count; ++q) {
-                const double* y = &g.near_points[3 * (t * g.near_count + q)];
-                cd kernel = std::exp(-I * k * dot3(dir, y));
-                // Double layer: d/dn_y exp(-i k d.y) = -i k (d.n_y) exp(-i k d.y).
-                if (f == Formulation::hard_p1) kernel *= -I * k * dot3(dir, &g.normal[3 * t]);
-                sum += g.near_weights[t * g.near_count + q] * kernel * density_at(f, g, c, t, q);
+                const std::size_t at = t * std::size_t(g.near_count) + std::size_t(q);
+                const double phase = -k * dot3(dir, &g.near_points[3 * at]);
+                const double cs = std::cos(phase), sn = std::sin(phase);  // exp(-i k d.y)
+                tre += cs * wd[at].real() - sn * wd[at].imag();
+                tim += cs * wd[at].imag() + sn * wd[at].real();
             }
-        out[std::size_t(d)] = sum / (4 * M_PI);
+            if (hard) {  // times -i dn
+                re += dn * tim;
+                im -= dn * tre;
+            } else {
+                re += tre;
+                im += tim;
+            }
+        }
+        out[std::size_t(d)] = cd(re, im) / (4 * M_PI);
     }
     return out;
 }
