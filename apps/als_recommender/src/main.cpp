@@ -42,9 +42,15 @@ bool speaker() { return g_ranks == nullptr || g_ranks->rank() == 0; }
 // model files): outside MPI each input is read once in a child process first, as bsolve does, so such
 // a file ends in a one-line error naming it instead of a segfault or a hang of the job. Under mpirun
 // the ranks read directly: fork() inside an MPI process is unsafe with some of Open MPI's transports.
-Ratings read_ratings_checked(const std::string& path) {
+// probe_s / read_s, when given, receive the wall seconds of the child's read and of this process's.
+Ratings read_ratings_checked(const std::string& path, double* probe_s = nullptr, double* read_s = nullptr) {
+    const auto t0 = std::chrono::steady_clock::now();
     if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_ratings(path); });
-    return read_ratings(path);
+    const auto t1 = std::chrono::steady_clock::now();
+    Ratings r = read_ratings(path);
+    if (probe_s) *probe_s = std::chrono::duration<double>(t1 - t0).count();
+    if (read_s) *read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    return r;
 }
 Model read_model_checked(const std::string& path) {
     if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_model(path); });
@@ -379,7 +385,10 @@ int run_train(const std::vector<std::string>& args) {
         if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
         if (speaker()) batchsolve::io::check_outputs({{"--output", out}}, output_rules(vm.count("force") > 0, inputs));
     }
-    const Ratings train_set = read_ratings_checked(train_path);
+    const auto started = std::chrono::steady_clock::now();
+    auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+    double probe_s = 0, read_s = 0;
+    const Ratings train_set = read_ratings_checked(train_path, &probe_s, &read_s);
     if (speaker()) warn_outliers(train_set, train_path);
     std::unique_ptr<Ratings> test_set;
     if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings_checked(vm["test"].as<std::string>()));
@@ -407,6 +416,14 @@ int run_train(const std::vector<std::string>& args) {
         std::cout << line.str() << std::endl;
         progress->advance();
     };
+    // Start-up stages on one line before the first iteration's, so a user sees where the wait goes.
+    std::ostringstream stages;
+    stages << "start-up: probe of the file in a child " << fmt(probe_s, "%.3f") << " s, read + checks " << fmt(read_s, "%.3f") << " s";
+    o.on_stage = [&](const char* name, double seconds) {
+        stages << ", " << name << " " << fmt(seconds, "%.3f") << " s";
+        if (std::string(name) == "first iteration" && speaker())
+            std::cout << stages.str() << "; time to first iteration " << fmt(since_start(), "%.3f") << " s" << std::endl;
+    };
     Model m = train(train_set, h, o, test_set.get(), resume.get());
     if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
     progress->finish();
@@ -426,6 +443,7 @@ int run_train(const std::vector<std::string>& args) {
     if (m.peak_device_bytes)
         std::cout << ", peak GPU memory in use " << fmt(double(m.peak_device_bytes) / double(1 << 30), "%.2f") << " GiB (CUDA context included)";
     std::cout << "; wrote " << out << "\n";
+    std::cout << "total " << fmt(since_start(), "%.3f") << " s (reading, training, writing the model)\n";
     return exit_ok;
 }
 

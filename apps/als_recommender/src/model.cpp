@@ -46,16 +46,22 @@ float Model::predict(std::int64_t user, std::int64_t item) const {
 namespace {
 
 // The values the engines consume: confidence c = 1 + alpha f(r) (implicit) or r - global mean (explicit).
-Csr prepare_values(const Ratings& r, const Hyper& h, float global_mean) {
-    Csr m = r.by_user;
+Csr prepare_values(const Csr& side, const Hyper& h, float global_mean) {
+    Csr m = side;
+    float* v = m.values.data();
+    const std::int64_t n = std::int64_t(m.values.size());
+    const float alpha = float(h.alpha), eps = float(h.log_epsilon);
     if (h.feedback == Feedback::explicit_ratings) {
-        for (auto& v : m.values) v -= global_mean;
+#pragma omp parallel for schedule(static)
+        for (std::int64_t e = 0; e < n; ++e) v[e] -= global_mean;
         return m;
     }
     if (h.weighting == Weighting::none) {
-        for (auto& v : m.values) v = 1 + h.alpha * v;
+#pragma omp parallel for schedule(static)
+        for (std::int64_t e = 0; e < n; ++e) v[e] = 1 + alpha * v[e];
     } else if (h.weighting == Weighting::log) {
-        for (auto& v : m.values) v = 1 + h.alpha * std::log1p(v / h.log_epsilon);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t e = 0; e < n; ++e) v[e] = 1 + alpha * std::log1p(v[e] / eps);
     } else {
         // BM25 with items as terms and users as documents, as implicit.nearest_neighbours.bm25_weight
         // applied to the item x user matrix: idf per user, length normalisation per item.
@@ -90,7 +96,7 @@ using Clock = std::chrono::steady_clock;
 double training_loss(const Model& model, const Ratings& train) {
     const Hyper& h = model.hyper;
     const int k = h.factors, w = model.width();
-    const Csr prepared = prepare_values(train, h, model.global_mean);
+    const Csr prepared = prepare_values(train.by_user, h, model.global_mean);
     double reg = 0, data = 0;
     if (h.feedback == Feedback::implicit_counts) {
         // sum over all pairs of (x.y)^2 = trace((X^T X)(Y^T Y)), then the observed entries corrected.
@@ -138,6 +144,13 @@ double training_loss(const Model& model, const Ratings& train) {
 
 Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test, const Model* resume) {
     check_hyper(hyper);
+    using clock = std::chrono::steady_clock;
+    auto stage_start = clock::now();
+    auto stage = [&](const char* name) {
+        const auto now = clock::now();
+        if (options.on_stage) options.on_stage(name, std::chrono::duration<double>(now - stage_start).count());
+        stage_start = now;
+    };
     if (hyper.feedback != train.feedback)
         throw Error(std::string("the ratings file holds ") + to_string(train.feedback) + " feedback, but --feedback is " +
                     to_string(hyper.feedback));
@@ -180,8 +193,16 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
             for (std::int64_t i = 0; i < m.items(); ++i) m.item_factors[std::size_t(i * w + w - 1)] = 0;
         }
     }
-    const Csr by_user = prepare_values(train, hyper, m.global_mean);
-    const Csr by_item = transpose(by_user);
+    stage("factors initialised");
+    const Csr by_user = prepare_values(train.by_user, hyper, m.global_mean);
+    // The item side: the file's by_item (read_ratings, split and generate hold both sides) with its
+    // values mapped one by one, where the weighting is per entry; BM25 depends on the row's and the
+    // column's totals, so its values come from the prepared user side by a transpose.
+    const bool have_item_side = train.by_item.rows == train.by_user.cols && train.by_item.nnz() == train.by_user.nnz();
+    const Csr by_item = have_item_side && !(hyper.feedback == Feedback::implicit_counts && hyper.weighting == Weighting::bm25)
+                            ? prepare_values(train.by_item, hyper, m.global_mean)
+                            : transpose(by_user);
+    stage("values of both sides");
     EngineSettings es;
     es.width = w, es.implicit = hyper.feedback == Feedback::implicit_counts, es.biases = hyper.biases;
     es.lambda = hyper.lambda, es.layout = options.layout, es.chunk_size = options.chunk_size;
@@ -230,6 +251,7 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
     }
     m.device = engine->device();
     engine->set_factors(m.user_factors, m.item_factors);
+    stage("engine set up (upload, solver kernels)");
     const int first = m.iterations_done;
     for (int it = 0; it < hyper.iterations; ++it) {
         IterationLog log;
@@ -238,6 +260,7 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
         const HalfTiming b = engine->solve_items();
         log.build_s = a.build_s + b.build_s, log.solve_s = a.solve_s + b.solve_s, log.exchange_s = a.exchange_s + b.exchange_s;
         log.failed = a.failed + b.failed;
+        if (it == 0) stage("first iteration");
         log.loss = log.test_metric = std::numeric_limits<double>::quiet_NaN();
         const bool eval = test && options.eval_every > 0 && ((it + 1) % options.eval_every == 0 || it + 1 == hyper.iterations);
         if (options.compute_loss || eval) engine->get_factors(m.user_factors, m.item_factors);
@@ -472,7 +495,9 @@ void write_side(h5::File& f, const std::string& side, const std::vector<float>& 
     const int w = k + (biases ? 1 : 0);
     std::vector<float> factors(static_cast<std::size_t>(rows * k)), bias;
     for (std::int64_t r = 0; r < rows; ++r) std::copy_n(&v[std::size_t(r * w)], k, &factors[std::size_t(r * k)]);
-    f.write("/" + side + "/factors", factors.data(), h5::Shape{std::uint64_t(rows), std::uint64_t(k)});
+    // Uncompressed, as the ratings files: deflate of 20 M seen entries and the factors cost seconds of
+    // every `als train` (level 4, one core) and saves little on float factors and sorted indices.
+    f.write("/" + side + "/factors", factors.data(), h5::Shape{std::uint64_t(rows), std::uint64_t(k)}, false);
     if (biases) {
         for (std::int64_t r = 0; r < rows; ++r) bias.push_back(v[std::size_t(r * w + k)]);
         f.write("/" + side + "/bias", bias);
@@ -521,8 +546,8 @@ void write_model(const std::string& path, const Model& m, bool force, const std:
     f.write_strings("/items/ids", m.item_ids);
     write_side(f, "users", m.user_factors, m.users(), h.factors, h.biases);
     write_side(f, "items", m.item_factors, m.items(), h.factors, h.biases);
-    f.write("/seen/indptr", m.seen.indptr.data(), h5::Shape{m.seen.indptr.size()});
-    f.write("/seen/indices", m.seen.indices.data(), h5::Shape{m.seen.indices.size()});
+    f.write("/seen/indptr", m.seen.indptr.data(), h5::Shape{m.seen.indptr.size()}, false);
+    f.write("/seen/indices", m.seen.indices.data(), h5::Shape{m.seen.indices.size()}, false);
     std::vector<double> iteration, build, solve, loss, metric;
     for (const auto& l : m.history) {
         iteration.push_back(l.iteration), build.push_back(l.build_s), solve.push_back(l.solve_s);

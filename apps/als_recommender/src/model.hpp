@@ -86,6 +86,9 @@ struct TrainOptions {
     int eval_every = 1;              // test metric every N iterations (0: never; needs a test set)
     // Called after each iteration (progress, printing); the log holds the iteration's numbers.
     std::function<void(const IterationLog&)> on_iteration;
+    // Called once per start-up stage (name, wall seconds): the values prepared for both sides, the
+    // engine set up (upload, kernels compiled or loaded), the first iteration; `als train` prints them.
+    std::function<void(const char*, double)> on_stage;
 };
 
 // Trains `hyper.iterations` iterations on `train`, starting from `resume` when it is given (its
