@@ -1,4 +1,5 @@
-// The column-major kernels on the GPU against the CPU reference backend: every n in 1..128 (s and d,
+// The column-major kernels on the GPU against the CPU reference backend: the boundary sizes of 1..128
+// (gpu_boundary_sizes(); every n is the CPU emulation suites'; s and d,
 // both triangles, potrf / posv / potrs), batch sizes 1, 31, 33 and 1000 (and 100000 for small n),
 // strided batches with ld > n and stride > ld * n, pointer arrays, NaN / indefinite members at random
 // positions, nrhs 1, 3 and 17, other thread shapes and complex types at sampled n. Skips without a
@@ -297,12 +298,12 @@ void defaults_at_sampled_sizes(Context& ctx, std::uint64_t seed) {
     }
 }
 
-TEST_F(ColumnMajorGpu, PotrfEveryNSingle) { potrf_every_n<float>(ctx(), fresh_seed()); }
-TEST_F(ColumnMajorGpu, PotrfEveryNDouble) { potrf_every_n<double>(ctx(), fresh_seed()); }
-TEST_F(ColumnMajorGpu, PosvEveryNSingle) { posv_every_n<float>(ctx(), fresh_seed()); }
-TEST_F(ColumnMajorGpu, PosvEveryNDouble) { posv_every_n<double>(ctx(), fresh_seed()); }
-TEST_F(ColumnMajorGpu, PotrsEveryNSingle) { potrs_every_n<float>(ctx(), fresh_seed()); }
-TEST_F(ColumnMajorGpu, PotrsEveryNDouble) { potrs_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrfBoundarySizesSingle) { potrf_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrfBoundarySizesDouble) { potrf_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PosvBoundarySizesSingle) { posv_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PosvBoundarySizesDouble) { posv_every_n<double>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrsBoundarySizesSingle) { potrs_every_n<float>(ctx(), fresh_seed()); }
+TEST_F(ColumnMajorGpu, PotrsBoundarySizesDouble) { potrs_every_n<double>(ctx(), fresh_seed()); }
 TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesSingle) { defaults_at_sampled_sizes<float>(ctx(), fresh_seed()); }
 TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesDouble) { defaults_at_sampled_sizes<double>(ctx(), fresh_seed()); }
 
@@ -399,11 +400,11 @@ void staged_every_n(Context& ctx, ColumnMajorRoutine routine, bool tensor_cores 
     }
 }
 
-TEST_F(ColumnMajorGpu, StagedPotrfEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrf); }
-TEST_F(ColumnMajorGpu, StagedPosvEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::posv); }
-TEST_F(ColumnMajorGpu, StagedPotrsEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrs); }
-TEST_F(ColumnMajorGpu, StagedTensorCorePotrfEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::potrf, true); }
-TEST_F(ColumnMajorGpu, StagedTensorCorePosvEveryN) { staged_every_n(ctx(), ColumnMajorRoutine::posv, true); }
+TEST_F(ColumnMajorGpu, StagedPotrfBoundarySizes) { staged_every_n(ctx(), ColumnMajorRoutine::potrf); }
+TEST_F(ColumnMajorGpu, StagedPosvBoundarySizes) { staged_every_n(ctx(), ColumnMajorRoutine::posv); }
+TEST_F(ColumnMajorGpu, StagedPotrsBoundarySizes) { staged_every_n(ctx(), ColumnMajorRoutine::potrs); }
+TEST_F(ColumnMajorGpu, StagedTensorCorePotrfBoundarySizes) { staged_every_n(ctx(), ColumnMajorRoutine::potrf, true); }
+TEST_F(ColumnMajorGpu, StagedTensorCorePosvBoundarySizes) { staged_every_n(ctx(), ColumnMajorRoutine::posv, true); }
 
 // Many small matrices: grids far beyond one wave, every info checked, a sample of the factors.
 TEST_F(ColumnMajorGpu, LargeBatches) {
