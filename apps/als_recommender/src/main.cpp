@@ -45,7 +45,7 @@ bool speaker() { return g_ranks == nullptr || g_ranks->rank() == 0; }
 // probe_s / read_s, when given, receive the wall seconds of the child's read and of this process's.
 Ratings read_ratings_checked(const std::string& path, double* probe_s = nullptr, double* read_s = nullptr) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_ratings(path); });
+    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_ratings(path, false, false); });
     const auto t1 = std::chrono::steady_clock::now();
     Ratings r = read_ratings(path);
     if (probe_s) *probe_s = std::chrono::duration<double>(t1 - t0).count();
@@ -101,6 +101,21 @@ batchsolve::io::OutputOptions output_rules(bool force, std::vector<std::string> 
 void warn_outliers(const Ratings& r, const std::string& what) {
     const auto& v = r.by_user.values;
     if (v.size() < 2) return;
+    constexpr double kOutlierRatio = 1e6;  // Last.fm's play counts span ~1e3 times their median
+    {
+        // The common case without a sort: when at most half the |ratings| lie below largest / ratio
+        // (a hair above, against rounding), the median is at least that and nothing is to be said.
+        const std::int64_t n = std::int64_t(v.size());
+        const float* p = v.data();
+        float largest = 0;
+#pragma omp parallel for schedule(static) reduction(max : largest)
+        for (std::int64_t e = 0; e < n; ++e) largest = std::max(largest, std::fabs(p[e]));
+        const double bar = double(largest) / kOutlierRatio * (1 + 1e-9);
+        std::int64_t below = 0;
+#pragma omp parallel for schedule(static) reduction(+ : below)
+        for (std::int64_t e = 0; e < n; ++e) below += double(std::fabs(p[e])) < bar;
+        if (std::isfinite(largest) && bar > 1e-30 && below <= n / 2) return;
+    }
     std::vector<float> mags(v.size());
     std::size_t worst = 0;
     for (std::size_t e = 0; e < v.size(); ++e) {
@@ -110,7 +125,6 @@ void warn_outliers(const Ratings& r, const std::string& what) {
     const float largest = mags[worst];
     std::nth_element(mags.begin(), mags.begin() + std::ptrdiff_t(mags.size() / 2), mags.end());
     const double median = std::max(double(mags[mags.size() / 2]), 1e-30);
-    constexpr double kOutlierRatio = 1e6;  // Last.fm's play counts span ~1e3 times their median
     if (double(largest) <= kOutlierRatio * median) return;
     const auto row = std::upper_bound(r.by_user.indptr.begin(), r.by_user.indptr.end(), std::int64_t(worst)) - r.by_user.indptr.begin() - 1;
     std::cerr << "als: warning: " << what << ": rating " << largest << " (user '" << r.user_ids[std::size_t(row)] << "', item '"

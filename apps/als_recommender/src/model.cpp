@@ -160,8 +160,8 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
     Model m;
     m.hyper = hyper;
     m.user_ids = train.user_ids, m.item_ids = train.item_ids;
-    m.seen = train.by_user;
-    m.seen.values.clear();
+    m.seen.rows = train.by_user.rows, m.seen.cols = train.by_user.cols;  // the pattern only: no copy of the values
+    m.seen.indptr = train.by_user.indptr, m.seen.indices = train.by_user.indices;
     m.train_provenance = train.provenance;
     if (hyper.feedback == Feedback::explicit_ratings) {
         const auto& v = train.by_user.values;

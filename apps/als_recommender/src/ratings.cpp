@@ -1,6 +1,8 @@
 // Rating sets: CSR construction, text importers, the HDF5 ratings file, split and generator.
 #include "ratings.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -24,18 +26,55 @@ Csr transpose(const Csr& m) {
     Csr t;
     t.rows = m.cols, t.cols = m.rows;
     t.indptr.assign(std::size_t(t.rows + 1), 0);
-    for (std::int32_t c : m.indices) ++t.indptr[std::size_t(c) + 1];
-    std::partial_sum(t.indptr.begin(), t.indptr.end(), t.indptr.begin());
     t.indices.resize(m.indices.size());
     t.values.resize(m.values.size());
-    std::vector<std::int64_t> next(t.indptr.begin(), t.indptr.end() - 1);
-    // Rows of m in increasing order: each row of t comes out sorted.
-    for (std::int64_t r = 0; r < m.rows; ++r)
-        for (std::int64_t e = m.indptr[r]; e < m.indptr[r + 1]; ++e) {
-            const std::int64_t dst = next[std::size_t(m.indices[e])]++;
-            t.indices[dst] = std::int32_t(r);
-            t.values[dst] = m.values[e];
+    // A counting sort, parallel over blocks of m's rows of about equal entries: each thread counts
+    // its block's columns, the prefix sums over (column, block) give each block its own run inside
+    // every row of t, and each block scatters its rows in increasing order, so every row of t comes
+    // out sorted and the result is the serial one whatever the thread count. One count per column
+    // and thread: more threads than fit a 256 MiB budget of counts are not used.
+    const std::int64_t nnz = m.nnz();
+    const std::int64_t by_memory = std::max<std::int64_t>(1, (std::int64_t(1) << 25) / std::max<std::int64_t>(t.rows, 1));
+    const int blocks = int(std::clamp<std::int64_t>(std::min<std::int64_t>(omp_get_max_threads(), by_memory), 1,
+                                                    std::max<std::int64_t>(1, nnz / (1 << 16))));
+    std::vector<std::int64_t> first_row(std::size_t(blocks + 1), m.rows);
+    for (int b = 0; b <= blocks; ++b) {
+        const std::int64_t target = nnz * b / blocks;
+        first_row[std::size_t(b)] = std::lower_bound(m.indptr.begin(), m.indptr.end(), target) - m.indptr.begin();
+    }
+    first_row[0] = 0, first_row[std::size_t(blocks)] = m.rows;
+    std::vector<std::int64_t> next(std::size_t(blocks) * std::size_t(t.rows), 0);  // [block][column]
+#pragma omp parallel num_threads(blocks)
+    {
+#pragma omp for schedule(static, 1)
+        for (int b = 0; b < blocks; ++b) {
+            std::int64_t* count = &next[std::size_t(b) * std::size_t(t.rows)];
+            for (std::int64_t e = m.indptr[first_row[b]]; e < m.indptr[first_row[b + 1]]; ++e) ++count[m.indices[e]];
         }
+#pragma omp single
+        {
+            std::int64_t at = 0;
+            for (std::int64_t c = 0; c < t.rows; ++c) {
+                t.indptr[std::size_t(c)] = at;
+                for (int b = 0; b < blocks; ++b) {
+                    std::int64_t& slot = next[std::size_t(b) * std::size_t(t.rows) + std::size_t(c)];
+                    const std::int64_t n = slot;
+                    slot = at, at += n;
+                }
+            }
+            t.indptr[std::size_t(t.rows)] = at;
+        }
+#pragma omp for schedule(static, 1)
+        for (int b = 0; b < blocks; ++b) {
+            std::int64_t* dst = &next[std::size_t(b) * std::size_t(t.rows)];
+            for (std::int64_t r = first_row[b]; r < first_row[b + 1]; ++r)
+                for (std::int64_t e = m.indptr[r]; e < m.indptr[r + 1]; ++e) {
+                    const std::int64_t d = dst[m.indices[e]]++;
+                    t.indices[d] = std::int32_t(r);
+                    t.values[d] = m.values[e];
+                }
+        }
+    }
     return t;
 }
 
@@ -315,7 +354,7 @@ void write_ratings(const std::string& path, const Ratings& r, bool force, const 
 }
 
 // Checks a CSR read from a file; throws Error "<file>: <dataset>: <reason>".
-static void validate_csr(const std::string& path, const std::string& group, const Csr& m) {
+static void validate_csr(const std::string& path, const std::string& group, const Csr& m, bool threads) {
     auto fail = [&](const std::string& ds, const std::string& why) { throw Error(path + ": " + group + "/" + ds + ": " + why); };
     if (std::int64_t(m.indptr.size()) != m.rows + 1)
         fail("indptr", "has " + std::to_string(m.indptr.size()) + " entries, expected rows + 1 = " + std::to_string(m.rows + 1));
@@ -325,6 +364,21 @@ static void validate_csr(const std::string& path, const std::string& group, cons
     if (m.indptr.back() != m.nnz() || m.values.size() != m.indices.size())
         fail("indptr", "ends at " + std::to_string(m.indptr.back()) + " but indices/values hold " +
                            std::to_string(m.indices.size()) + "/" + std::to_string(m.values.size()));
+    // The entries are checked in parallel first; only a file that fails is walked again serially,
+    // for the message naming its first bad entry.
+    bool ok = true;
+    const std::int32_t* idx = m.indices.data();
+    const float* val = m.values.data();
+    const std::int64_t cols = m.cols;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(&& : ok) if (threads)
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+        bool row_ok = true;
+        const std::int64_t b = m.indptr[std::size_t(r)], e = m.indptr[std::size_t(r + 1)];
+        for (std::int64_t x = b; x < e; ++x)
+            row_ok &= idx[x] >= 0 && idx[x] < cols && (x == b || idx[x] > idx[x - 1]) && std::isfinite(val[x]);
+        ok = ok && row_ok;
+    }
+    if (ok) return;
     for (std::int64_t r = 0; r < m.rows; ++r)
         for (std::int64_t e = m.indptr[r]; e < m.indptr[r + 1]; ++e) {
             if (m.indices[e] < 0 || m.indices[e] >= m.cols)
@@ -336,7 +390,7 @@ static void validate_csr(const std::string& path, const std::string& group, cons
         }
 }
 
-Ratings read_ratings(const std::string& path) {
+Ratings read_ratings(const std::string& path, bool item_side, bool threads) {
     try {
         h5::File f = h5::File::open(path);
         if (!f.has_attribute("/", "format") || f.string_attribute("/", "format") != ratings_format_tag)
@@ -362,11 +416,18 @@ Ratings read_ratings(const std::string& path) {
         if (shape.size() != 1) throw Error(path + ": /by_user/indices: must be 1-D, is " + h5::shape_text(shape));
         m.values = f.read<float>("/by_user/values", &shape);
         if (shape.size() != 1) throw Error(path + ": /by_user/values: must be 1-D, is " + h5::shape_text(shape));
-        validate_csr(path, "/by_user", m);
-        if (r.feedback == Feedback::implicit_counts)
-            for (std::int64_t e = 0; e < m.nnz(); ++e)
-                if (m.values[e] < 0) throw Error(path + ": /by_user/values: entry " + std::to_string(e) + " is a negative count");
-        r.by_item = transpose(m);
+        validate_csr(path, "/by_user", m, threads);
+        if (r.feedback == Feedback::implicit_counts) {
+            const float* v = m.values.data();
+            const std::int64_t n = m.nnz();
+            std::int64_t negatives = 0;
+#pragma omp parallel for schedule(static) reduction(+ : negatives) if (threads)
+            for (std::int64_t e = 0; e < n; ++e) negatives += v[e] < 0;
+            if (negatives)
+                for (std::int64_t e = 0; e < n; ++e)
+                    if (v[e] < 0) throw Error(path + ": /by_user/values: entry " + std::to_string(e) + " is a negative count");
+        }
+        if (item_side) r.by_item = transpose(m);
         return r;
     } catch (const batchsolve::io::FileError& e) {
         throw Error(e.what());

@@ -90,7 +90,10 @@ void write_ratings(const std::string& path, const Ratings& r, bool force, const 
                    const std::string& command_line);
 // Reads and validates a ratings file (offsets, index ranges, sorted rows, finite values, id counts);
 // by_item is rebuilt from by_user rather than trusted. Errors name the file and dataset.
-Ratings read_ratings(const std::string& path);
+// item_side false: by_item is left empty (a read that only checks the file, as als's child probe).
+// threads false: no OpenMP team, as in a child forked after the parent ran one (libgomp's threads
+// are not in the child: a parallel region there waits for them forever).
+Ratings read_ratings(const std::string& path, bool item_side = true, bool threads = true);
 
 // ---- split ---------------------------------------------------------------------------------------
 
