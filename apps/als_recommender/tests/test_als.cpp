@@ -2,14 +2,17 @@
 // split, the systems each engine solves (against a double-precision solve), recovery of a planted
 // low-rank matrix, empty rows, recommendations, and CPU/GPU agreement (skipped without a GPU).
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <functional>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "model.hpp"
@@ -186,6 +189,53 @@ TEST(Import, FuzzSeedCorpusEitherImportsOrThrowsTheClearError) {
 }
 
 // ---- files and split -----------------------------------------------------------------------------
+
+// The parallel counting-sort transpose (used above 2^16 entries) against a one-entry-at-a-time
+// reference, at 1, 2, 3 and 7 threads: every row sorted, the same entries, bit-equal results.
+TEST(RatingsFile, TransposeInParallelEqualsTheSerialCountingSort) {
+    std::mt19937_64 rng(7);
+    Csr m;
+    m.rows = 5000, m.cols = 777;
+    m.indptr.assign(std::size_t(m.rows + 1), 0);
+    for (std::int64_t r = 0; r < m.rows; ++r) {
+        // Heavy-tailed rows (some empty, some long) so that blocks of equal entries split unevenly in rows.
+        const int len = r % 97 == 0 ? 0 : int(std::min<std::uint64_t>(m.cols, 1 + rng() % (r % 13 == 0 ? 700 : 60)));
+        std::vector<std::int32_t> cols(std::size_t(m.cols));
+        std::iota(cols.begin(), cols.end(), 0);
+        std::shuffle(cols.begin(), cols.end(), rng);
+        cols.resize(std::size_t(len));
+        std::sort(cols.begin(), cols.end());
+        for (std::int32_t c : cols) m.indices.push_back(c), m.values.push_back(float(rng() % 1000) / 7.f);
+        m.indptr[std::size_t(r + 1)] = std::int64_t(m.indices.size());
+    }
+    ASSERT_GT(m.nnz(), 4 << 16);  // enough entries for several blocks
+    Csr ref;
+    ref.rows = m.cols, ref.cols = m.rows;
+    std::vector<std::vector<std::pair<std::int32_t, float>>> rows(std::size_t(m.cols));
+    for (std::int64_t r = 0; r < m.rows; ++r)
+        for (std::int64_t e = m.indptr[std::size_t(r)]; e < m.indptr[std::size_t(r + 1)]; ++e)
+            rows[std::size_t(m.indices[std::size_t(e)])].push_back({std::int32_t(r), m.values[std::size_t(e)]});
+    ref.indptr.assign(1, 0);
+    for (const auto& row : rows) {
+        for (const auto& [c, v] : row) ref.indices.push_back(c), ref.values.push_back(v);
+        ref.indptr.push_back(std::int64_t(ref.indices.size()));
+    }
+    const int before = omp_get_max_threads();
+    for (int threads : {1, 2, 3, 7}) {
+        omp_set_num_threads(threads);
+        const Csr t = transpose(m);
+        EXPECT_EQ(t.rows, ref.rows);
+        EXPECT_EQ(t.cols, ref.cols);
+        EXPECT_EQ(t.indptr, ref.indptr) << threads << " threads";
+        EXPECT_EQ(t.indices, ref.indices) << threads << " threads";
+        EXPECT_EQ(t.values, ref.values) << threads << " threads";
+        const Csr back = transpose(t);
+        EXPECT_EQ(back.indptr, m.indptr);
+        EXPECT_EQ(back.indices, m.indices);
+        EXPECT_EQ(back.values, m.values);
+    }
+    omp_set_num_threads(before);
+}
 
 TEST(RatingsFile, RoundTripAndBadFiles) {
     Scratch s;
