@@ -67,11 +67,10 @@ export OMP_WAIT_POLICY=passive  # the suites' CPU references share the cores wit
 # ---- the shards: label, suite, gtest shards, and which tests (the CUDA instances only) --------------
 # The typed suites' CPU instances (TypeParam cpu_*, mixed_cpu_*) are left out: CI runs them, and here
 # they would only take cores. Heavy suites (every n of every family) are split into gtest shards.
+# The suites that finish in seconds first, the heavy ones (potrf's every size and layout, the GPU
+# suites) last: on the H200 at a6216bc the heavy
+# shards started first held every slot for their 150 s and 16 quick shards were never started.
 suites=(
-  "gpu batchsolve_jit_gpu_test $per_suite"
-  "gpu batchsolve_column_major_gpu_test $per_suite"
-  "gpu batchsolve_coop_gpu_test 2"
-  "unit batchsolve_potrf_test 2"
   "unit batchsolve_potrs_test 2"
   "unit batchsolve_posv_test 2"
   "unit batchsolve_layout_test 1"
@@ -83,6 +82,11 @@ suites=(
   "families batchsolve_triangular_test 1"
   "families batchsolve_vbatched_blas_test 1"
   "families batchsolve_multi_device_test 1"
+  "families batchsolve_refinement_test 1"
+  "unit batchsolve_potrf_test 2"
+  "gpu batchsolve_jit_gpu_test $per_suite"
+  "gpu batchsolve_column_major_gpu_test $per_suite"
+  "gpu batchsolve_coop_gpu_test 2"
 )
 # gtest filter of a suite's GPU tests (from its listing): every test of a non-typed suite, the cuda_
 # instances of typed ones
