@@ -83,7 +83,8 @@ PY2
 {
   echo "GPU suites, commit $commit, $(cat "$out/gpu.txt"), $((SECONDS - start)) s (budget $budget s)"
   grep -m1 '^warm-up' "$out/run-all/summary.txt" 2>/dev/null
-  column -t -s$'\t' "$out/summary.tsv"
+  # the table (the GPU image has no column(1))
+  awk -F'\t' '{ printf "%-36s %7s %7s %8s %10s %8s  %s\n", $1, $2, $3, $4, $5, $6, $7 }' "$out/summary.tsv"
   awk -F'\t' 'NR > 1 && $2 != "-" { p += $2; f += $3; s += $4; t += $5; n += $6 }
     END { printf "total: %d passed, %d failed, %d skipped, %d timed out, %d not run\n", p, f, s, t, n }' "$out/summary.tsv"
   grep -hE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$out"/apps/*.log 2>/dev/null | head -10
