@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 tar -xJf .team-bundle/bundle.tar.xz -C /tmp || { echo "team-call: no bundle" >&2; exit 1; }
-if [[ -f .old-benches/bundle.tar.xz ]]; then
+if [[ -z ${OLD_BIN_DIR:-} && -f .old-benches/bundle.tar.xz ]]; then
   mkdir -p /tmp/old-benches && tar -xJf .old-benches/bundle.tar.xz -C /tmp/old-benches
   export OLD_BIN_DIR=/tmp/old-benches/bundle/bin OLD_RUN=/tmp/old-benches/bundle/run
 fi
