@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, "make_latest.py")
 
 
-def tester_json(date, commit, gflops, speedup):
+def make_tester_json(date, commit, gflops, speedup):
     rows = [{"backend": "cuda", "routine": "potrf", "precision": "d", "layout": "interleaved", "batch": 16384,
              "n": n, "nrhs": 0, "status": "ok", "gflops": gflops * n,
              "refs": {"cusolver": {"ran": True, "speedup": speedup}}} for n in (8, 16)]
@@ -32,7 +32,7 @@ def make_shelf(root):
         d = os.path.join(root, f"{date}-h200-{commit}-test")
         os.makedirs(d)
         with open(os.path.join(d, "t.json"), "w") as f:
-            json.dump(tester_json(date + "T00:00:00Z", commit, g, s), f)
+            json.dump(make_tester_json(date + "T00:00:00Z", commit, g, s), f)
         with open(os.path.join(d, "manifest.json"), "w") as f:
             json.dump(manifest(date, commit, ["t.json"]), f)
         with open(os.path.join(d, "README.md"), "w") as f:
@@ -83,7 +83,7 @@ def main():
             json.dump(m, open(p, "w"))
 
         broken("a changed figure makes LATEST.md stale",
-               lambda c: json.dump(tester_json("2026-02-01T00:00:00Z", "bbbbbbb", 30.0, 3.0),
+               lambda c: json.dump(make_tester_json("2026-02-01T00:00:00Z", "bbbbbbb", 30.0, 3.0),
                                    open(os.path.join(c, "2026-02-01-h200-bbbbbbb-test", "t.json"), "w")),
                "LATEST.md: not what")
         broken("a commit that disagrees with the folder's name", lambda c: edit_manifest(c, "commit", "ccccccc"),
@@ -132,6 +132,11 @@ def main():
         expect("... and fails the check until its TODOs are filled in", rc == 1 and "still has TODOs" in out, out)
     print(f"test_make_latest: {'all checks passed' if not failures else f'{len(failures)} failed'}")
     return 1 if failures else 0
+
+
+def test_make_latest():
+    """The same checks under pytest (python3 -m pytest results/test_make_latest.py)."""
+    assert main() == 0
 
 
 if __name__ == "__main__":
