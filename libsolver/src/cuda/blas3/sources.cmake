@@ -10,5 +10,6 @@ target_include_directories(batchsolve PRIVATE ${_blas3_root})  # "codegen/..." i
 if(BATCHSOLVE_WITH_CUDA)
   target_sources(batchsolve PRIVATE ${CMAKE_CURRENT_LIST_DIR}/blas3.cu)
 else()
-  target_sources(batchsolve PRIVATE ${_blas3_root}/stub/blas3_stub.cpp)
+  # The GEMM generator starts its text with the one prelude; without CUDA nothing else builds it.
+  target_sources(batchsolve PRIVATE ${_blas3_root}/stub/blas3_stub.cpp ${_blas3_root}/codegen/prelude.cpp)
 endif()
