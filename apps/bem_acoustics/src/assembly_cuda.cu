@@ -188,6 +188,22 @@ __device__ void add_local(double* a, int nv, const int* tri, int i, int j, const
         }
 }
 
+// The regular and singular passes' times from events e0 -> e1 -> e2 (e2 already synchronised),
+// into `timing` when given; the events are destroyed. Returns the total seconds.
+double finish_two_pass_timing(cudaEvent_t e0, cudaEvent_t e1, cudaEvent_t e2, GpuAssemblyTiming* timing) {
+    float ms[2];
+    cudaEventElapsedTime(&ms[0], e0, e1);
+    cudaEventElapsedTime(&ms[1], e1, e2);
+    if (timing) {
+        timing->regular_s = ms[0] / 1e3;
+        timing->singular_s = ms[1] / 1e3;
+        timing->mirror_s = 0;
+        timing->total_s = (ms[0] + ms[1]) / 1e3;
+    }
+    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
+    return (ms[0] + ms[1]) / 1e3;
+}
+
 struct P1DeviceGeometry {
     int n, nv;
     const int* tri;
@@ -705,17 +721,7 @@ double assemble_p0_burton_miller_soft_device(const Geometry& g, double k, const 
     check(cudaGetLastError(), "Burton-Miller singular pass launch");
     cudaEventRecord(e2);
     check(cudaEventSynchronize(e2), "Burton-Miller assembly");
-    float ms[2];
-    cudaEventElapsedTime(&ms[0], e0, e1);
-    cudaEventElapsedTime(&ms[1], e1, e2);
-    if (timing) {
-        timing->regular_s = ms[0] / 1e3;
-        timing->singular_s = ms[1] / 1e3;
-        timing->mirror_s = 0;
-        timing->total_s = (ms[0] + ms[1]) / 1e3;
-    }
-    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
-    return (ms[0] + ms[1]) / 1e3;
+    return finish_two_pass_timing(e0, e1, e2, timing);
 }
 
 double assemble_p1_device(const Geometry& g, std::size_t vertices, double k, P1Operator op, const QuadratureOptions& q, bool lower_only, cd* a_device,
@@ -805,17 +811,7 @@ double assemble_p1_burton_miller_hard_device(const Geometry& g, std::size_t vert
     check(cudaGetLastError(), "P1 mass launch");
     cudaEventRecord(e2);
     check(cudaEventSynchronize(e2), "P1 Burton-Miller assembly");
-    float ms[2];
-    cudaEventElapsedTime(&ms[0], e0, e1);
-    cudaEventElapsedTime(&ms[1], e1, e2);
-    if (timing) {
-        timing->regular_s = ms[0] / 1e3;
-        timing->singular_s = ms[1] / 1e3;
-        timing->mirror_s = 0;
-        timing->total_s = (ms[0] + ms[1]) / 1e3;
-    }
-    for (cudaEvent_t e : {e0, e1, e2}) cudaEventDestroy(e);
-    return (ms[0] + ms[1]) / 1e3;
+    return finish_two_pass_timing(e0, e1, e2, timing);
 }
 
 Matrix assemble_p1_gpu(const Mesh& mesh, const Geometry& g, double k, P1Operator op, const QuadratureOptions& q, GpuAssemblyTiming* timing) {
