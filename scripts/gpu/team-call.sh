@@ -22,7 +22,7 @@ for spec in "$@"; do
   topic=${spec%%:*}; secs=${spec##*:}
   dir=/tmp/team/$topic; mkdir -p "$dir"
   t0=$SECONDS
-  OUT=$dir timeout -k 10 "$secs" bash "scripts/gpu/$topic.sh" > "$dir/console.log" 2>&1
+  OUT=$dir TOPIC_BUDGET_S=$secs timeout -k 10 "$secs" bash "scripts/gpu/$topic.sh" > "$dir/console.log" 2>&1
   rc=$?
   tail -n 25 "$dir/console.log"
   tar -C /tmp/team -czf "$out/$topic.tar.gz" "$topic"

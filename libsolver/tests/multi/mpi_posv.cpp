@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
@@ -18,6 +19,13 @@
 #include "batchsolve_mpi.hpp"
 
 using namespace batchsolve;
+
+// Every rank shares one stderr: a message written in pieces (one `<<` at a time) interleaves with the
+// other ranks' pieces, so each line goes out in a single unbuffered write.
+static void report_line(std::string line) {
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+}
 
 int main(int argc, char** argv) {
     mpi::Environment env(&argc, &argv);
@@ -107,10 +115,10 @@ int main(int argc, char** argv) {
         if (cuda) std::printf("mpi_posv: largest relative difference from the CPU %.2e\n", worst);
         return wrong || differ ? 1 : 0;
     } catch (const mpi::Timeout& e) {
-        std::cerr << "mpi_posv: error: " << e.what() << "\n";
+        report_line("mpi_posv: error: " + std::string(e.what()));
         mpi::abort_job(2);
     } catch (const std::exception& e) {
-        std::cerr << "mpi_posv: rank " << comm.rank() << ": error: " << e.what() << "\n";
+        report_line("mpi_posv: rank " + std::to_string(comm.rank()) + ": error: " + e.what());
         return 2;
     }
 }
