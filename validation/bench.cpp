@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -18,6 +20,7 @@
 
 #include "batchsolve/batchsolve.hpp"
 #include "gpu.hpp"
+#include "cusolverdx_peer.hpp"
 #include "peers.hpp"
 
 namespace batchsolve::validation {
@@ -240,7 +243,8 @@ struct SetShape {
 int choose_set_count(const SetShape& shape, const Settings& s, const Memory& mem) {
     if (!mem.device()) return 1;
     const double per_set = double(shape.pitch + shape.pointer_bytes);
-    const double wanted = std::max(2.0, std::floor(2.0 * double(s.l2_bytes) / per_set) + 1);
+    // Restored before every call (cuSolverDx's method): one set is enough.
+    const double wanted = s.restore_each_call ? 1.0 : std::max(2.0, std::floor(2.0 * double(s.l2_bytes) / per_set) + 1);
     // Besides the sets: the pristine copy, the cache-flush buffer, and room for the library's
     // workspace (an internal layout conversion may need a copy of the batch).
     const double budget = kDeviceMemoryShare * double(gpu_free_bytes()) - 2.0 * double(shape.pitch) -
@@ -272,7 +276,10 @@ public:
             a_pointers_ = make_pointers(shape.a_offset, std::size_t(n) * n);
             if (b != nullptr) b_pointers_ = make_pointers(shape.b_offset, std::size_t(n) * nrhs);
         }
-        if (mem_.device() && flush_bytes > 0) flush_ = Buffer<std::byte>(mem.context(), flush_bytes);
+        if (mem_.device() && flush_bytes > 0) {
+            flush_ = Buffer<std::byte>(mem.context(), flush_bytes);
+            mem_.fill(flush_.data(), 0, flush_bytes);  // flush_cache_by_reading reads zeros
+        }
     }
 
     int count() const { return sets_; }
@@ -291,6 +298,12 @@ public:
     // Evicts the sets from the GPU's L2 by writing a buffer twice its size.
     void flush_cache() {
         if (flush_.size() > 0) mem_.fill(flush_.data(), 0, flush_.size());
+    }
+    // Evicts them by reading it (zeros, written once): the L2 then holds clean lines only, as after
+    // cuSolverDx's benchmark's flush.
+    void flush_cache_by_reading() {
+        if (flush_.size() == 0) return;
+        device_read_async(flush_.data(), flush_.size() / 16 * 16, mem_.context().stream());
     }
 
     BatchView<T> a(int s) const {
@@ -397,6 +410,29 @@ private:
 template <class T>
 std::pair<Timing, int> time_calls(InputSets<T>& sets, const Settings& s, Context& ctx,
                                   const std::function<void(int)>& call) {
+    if (s.restore_each_call && ctx.backend() == Backend::cuda) {
+        // cuSolverDx's benchmark's sequence, step for step: warm-ups on restored inputs; then per timed
+        // call restore, flush by reading, start event, call, stop event, wait; all on one stream.
+        sets.flush_cache_by_reading();  // the zeros the constructor wrote leave the L2 clean
+        for (int w = 0; w < s.warmup; ++w) {
+            sets.restore_all();
+            call(0);
+        }
+        ctx.synchronize();
+        Timing t;
+        t.sets = sets.count();
+        CallTimer timer(ctx);
+        for (int r = 0; r < s.repeat; ++r) {
+            sets.restore_all();
+            sets.flush_cache_by_reading();
+            timer.start();
+            call(0);
+            t.samples_ms.push_back(timer.stop_ms());
+        }
+        ctx.synchronize();
+        t.median_ms = median(t.samples_ms);
+        return {t, 0};
+    }
     sets.restore_all();
     for (int w = 0; w < s.warmup; ++w) {
         if (w > 0 && w % sets.count() == 0) sets.restore_all();
@@ -594,6 +630,62 @@ bool same_inputs(const CaseSpec& a, const CaseSpec& b) {
            a.batch == b.batch && a.nrhs == b.nrhs && a.seed == b.seed;
 }
 
+// An environment variable set for a scope, the previous value (or its absence) restored after it. The
+// library reads BATCHSOLVE_CPU_SIMD at every call.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        const char* old = std::getenv(name);
+        had_ = old != nullptr;
+        if (had_) old_ = old;
+        ::setenv(name, value, 1);
+    }
+    ~ScopedEnv() {
+        if (had_) ::setenv(name_, old_.c_str(), 1);
+        else ::unsetenv(name_);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    bool had_ = false;
+    std::string old_;
+};
+
+// cuSolverDx's figure of this case from bench_cusolverdx (run once, for the whole sweep, the first time
+// one is asked for). It has real s and d, lower, column-major (ld = n), potrf and posv with one
+// right-hand side, and the orders its configurations were generated for; the rest say why not. Its
+// matrices are its own random SPD ones: without pivoting a Cholesky's work does not depend on the values.
+void cusolverdx_figure(const CaseSpec& c, const Settings& s, RefResult& ref) {
+    ref.layout = "column_major";
+    const char p = precision_letter(c.precision);
+    if (p != 's' && p != 'd') return void(ref.note = "real s and d only");
+    if (c.routine == Routine::potrs) return void(ref.note = "potrf and posv only");
+    if (c.routine == Routine::posv && c.nrhs != 1) return void(ref.note = "posv with one right-hand side only");
+    if (c.uplo != Uplo::lower) return void(ref.note = "lower only");
+    if (s.cusolverdx == nullptr) return void(ref.note = "bench_cusolverdx not found");
+    peer::CusolverDx& dx = *s.cusolverdx;
+    dx.run();
+    std::string note;
+    const peer::DxFigure* f = dx.find(p, c.n, c.batch, to_string(c.routine), note);
+    if (f == nullptr) return void(ref.note = note);
+    ref.config = f->config;
+    ref.self_error = f->error;
+    ref.figures = {{"suggested_ms", f->suggested_ms}, {"cusolver_ms", f->cusolver_ms},
+                   {"configurations_rejected", double(f->rejected)}};
+    // A configuration whose result fails the check gives no figure (bench_cusolverdx falls back to one
+    // when none passed): held to the tester's tolerance in its own units of n u.
+    if (!(f->error < s.tolerance)) {
+        char text[160];
+        std::snprintf(text, sizeof text, "its best configuration %s failed its own check (error %.3g n u, limit %g)",
+                      f->config.c_str(), f->error, s.tolerance);
+        return void(ref.note = text);
+    }
+    ref.timing.median_ms = f->ms;
+    ref.ran = true;
+}
+
 template <class T>
 std::shared_ptr<const Inputs<T>> cached_inputs(const CaseSpec& c, const Settings& s, Context& cpu, InputCache& cache) {
     if (cache.inputs && same_inputs(cache.key, c)) return std::static_pointer_cast<const Inputs<T>>(cache.inputs);
@@ -619,7 +711,7 @@ CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Contex
     // The host references run even when the library's row is skipped (no GPU): their rows still say
     // something.
     const bool wants_host = std::any_of(s.refs.begin(), s.refs.end(), [](const std::string& name) {
-        return name == "lapack" || name == "lapack1" || name == "cpu";
+        return name == "lapack" || name == "lapack1" || name == "cpu" || name == "cpu-lapacke";
     });
     if (r.status == Status::skipped && !wants_host) {
         for (RefResult& ref : r.refs) ref.note = "not run";
@@ -667,6 +759,17 @@ CaseResult run_case_t(const CaseSpec& c, const Settings& s, Context& cpu, Contex
                                   LayoutKind::column_major, in, keep);
             } else if (ref.name == "cpu") {  // our CPU backend as a contestant
                 out = run_impl<T>(Impl::library, c, s, cpu, LayoutKind::column_major, in, false);
+            } else if (ref.name == "cpu-lapacke") {  // the same with its vector path off: its LAPACKE loop
+                const ScopedEnv off("BATCHSOLVE_CPU_SIMD", "off");
+                out = run_impl<T>(Impl::library, c, s, cpu, LayoutKind::column_major, in, false);
+            } else if (ref.name == "cusolverdx") {
+                if (gpu == nullptr) {
+                    ref.note = "no GPU";
+                    continue;
+                }
+                cusolverdx_figure(c, s, ref);
+                if (ref.ran) ref.gflops = gflops(ref.timing.median_ms);
+                continue;
             } else {  // cusolver: column-major copies behind pointer arrays, as potrfBatched takes them
                 if (gpu == nullptr) {
                     ref.note = "no GPU";

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "batchsolve/context.hpp"
@@ -12,6 +13,10 @@
 #include "batchsolve/types.hpp"
 
 namespace batchsolve::validation {
+
+namespace peer {
+class CusolverDx;
+}
 
 // The library's routine enumeration (tuning.hpp), its names and its parser ("potrf" | "potrs" |
 // "posv"; anything else is InvalidArgument naming "routine").
@@ -50,7 +55,13 @@ struct Settings {
     // routines at n = 8..128 and batch 100000; the kernels' time does not depend on the values.
     int distinct = 16384;
     bool fast_math = false;     // the library's GPU kernels with CholeskyConfig::fast_math (approximate sqrt/division)
-    std::vector<std::string> refs;  // "lapack", "cusolver", in the order asked for
+    std::vector<std::string> refs;  // "lapack", "cusolver", "cusolverdx", ..., in the order asked for
+    // The timing of cuSolverDx's benchmark, for every GPU row of a run with --ref cusolverdx: before each
+    // timed call its one input set is restored and the L2 is flushed by reading a buffer twice its size,
+    // then the call is queued behind them (no synchronisation between) and timed by events. Otherwise:
+    // rotated input sets, restored and flushed once per round, the GPU idle before each call.
+    bool restore_each_call = false;
+    peer::CusolverDx* cusolverdx = nullptr;  // --ref cusolverdx: the program that times the peer
     double bandwidth = 0;       // measured device copy bandwidth, bytes/s (0: none)
     std::size_t l2_bytes = 0;   // device L2 size, sizes the rotated input sets
     // The host's GEMM rates (GFLOP/s, s and d; 0: not measured, --cpu-peak): the bound of the CPU rows'
@@ -65,12 +76,17 @@ struct Timing {
 };
 
 struct RefResult {
-    std::string name;     // "lapack" | "cusolver"
+    std::string name;     // "lapack" | "lapack1" | "cpu" | "cpu-lapacke" | "cusolver" | "cusolverdx"
     bool ran = false;
     std::string note;     // why not, or what went wrong (non-zero info, ...)
     Timing timing;
     double gflops = 0;
     int info_failures = 0;
+    // A peer timed by a program of its own (cusolverdx): what it ran and its own check of the result.
+    std::string config;   // the configuration that was timed (cuSolverDx: the fastest that passed its check)
+    std::string layout;   // its layout, where it is not the row's (cuSolverDx: column-major only)
+    double self_error = -1;  // its error in its own units (< 0: none)
+    std::vector<std::pair<std::string, double>> figures;  // further figures it reported (suggested_ms, ...)
 };
 
 enum class Status { ok, failed, skipped };

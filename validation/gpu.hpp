@@ -1,5 +1,5 @@
 // The few CUDA runtime services the tester needs beyond the library (events, raw copies at offsets,
-// device properties, copy bandwidth, launch floor), behind a header without CUDA types: gpu_cuda.cpp
+// an L2-evicting read, device properties, copy bandwidth, launch floor), behind a header without CUDA types: gpu_cuda.cpp
 // (with empty_kernel.cu) implements them with the CUDA runtime, gpu_none.cpp stands in (throwing) when
 // the CUDA backend is not built.
 #pragma once
@@ -32,6 +32,10 @@ void device_copy_async(void* dst, const void* src, std::size_t bytes, void* stre
 void device_fill_async(void* dst, unsigned char value, std::size_t bytes, void* stream);
 void upload(void* device_dst, const void* host_src, std::size_t bytes, void* stream);
 void download(void* host_dst, const void* device_src, std::size_t bytes, void* stream);
+// Reads `bytes` (a multiple of 16) at the 16-byte aligned `buffer` on `stream`, 4 blocks per SM: sized
+// twice the L2, it evicts everything else and leaves only clean lines (l2_read.cu says why not a
+// write). The buffer must hold zeros (cudaMemset).
+void device_read_async(void* buffer, std::size_t bytes, void* stream);
 
 // Elapsed time between two CUDA events recorded on one stream.
 class EventTimer {

@@ -2,6 +2,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ double median_of(std::vector<double> v) {
 
 // Defined in empty_kernel.cu: this file is compiled as plain C++, the kernel needs nvcc.
 cudaError_t launch_empty_kernel(int blocks, int threads_per_block, cudaStream_t stream);
+// Defined in l2_read.cu.
+cudaError_t launch_read_words(void* words, std::size_t count, int blocks, int threads, cudaStream_t stream);
 
 GpuProperties gpu_properties(int device) {
     check(cudaSetDevice(device), "cudaSetDevice");
@@ -60,6 +63,17 @@ void device_fill_async(void* dst, unsigned char value, std::size_t bytes, void* 
 
 // Ordered on the stream and waited for: a plain cudaMemcpy runs on the legacy default stream, which
 // a non-blocking context stream does not wait for (and a pageable upload may return early).
+void device_read_async(void* buffer, std::size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    if (bytes % 16 != 0 || reinterpret_cast<std::uintptr_t>(buffer) % 16 != 0)
+        throw InvalidArgument("device_read_async", "bytes", "buffer and size must be multiples of 16 bytes");
+    int device = 0, sms = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    constexpr int kBlocksPerSm = 4, kThreads = 512;  // enough loads in flight to run at copy bandwidth
+    check(launch_read_words(buffer, bytes / 16, kBlocksPerSm * sms, kThreads, as_stream(stream)), "read_words<<<>>>");
+}
+
 void upload(void* device_dst, const void* host_src, std::size_t bytes, void* stream) {
     if (bytes == 0) return;
     check(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, as_stream(stream)),

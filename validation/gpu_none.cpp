@@ -13,6 +13,7 @@ GpuProperties gpu_properties(int) { missing("gpu_properties"); }
 std::size_t gpu_free_bytes() { missing("gpu_free_bytes"); }
 void device_copy_async(void*, const void*, std::size_t, void*) { missing("device_copy_async"); }
 void device_fill_async(void*, unsigned char, std::size_t, void*) { missing("device_fill_async"); }
+void device_read_async(void*, std::size_t, void*) { missing("device_read_async"); }
 void upload(void*, const void*, std::size_t, void*) { missing("upload"); }
 void download(void*, const void*, std::size_t, void*) { missing("download"); }
 EventTimer::EventTimer(void* stream) : stream_(stream) { missing("EventTimer"); }

@@ -23,10 +23,12 @@
 #include <set>
 
 #include <omp.h>
+#include <unistd.h>
 
 #include "batchsolve/batchsolve.hpp"
 #include "bench.hpp"
 #include "command_line.hpp"
+#include "cusolverdx_peer.hpp"
 #include "gpu.hpp"
 #include "peers.hpp"
 #include "suite.hpp"
@@ -201,6 +203,10 @@ json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s, double 
             j["info_failures"] = ref.info_failures;
             j["speedup"] = number_or_null(r.ran && r.timing.median_ms > 0, ref.timing.median_ms / r.timing.median_ms);
         }
+        if (!ref.config.empty()) j["config"] = ref.config;
+        if (!ref.layout.empty()) j["layout"] = ref.layout;
+        if (ref.self_error >= 0 || std::isnan(ref.self_error)) j["self_error"] = number_or_null(true, ref.self_error);
+        for (const auto& [name, value] : ref.figures) j[name] = value;
         refs[ref.name] = j;
     }
     row["refs"] = refs;
@@ -212,6 +218,27 @@ json row_json(const CaseSpec& c, const CaseResult& r, const Settings& s, double 
                                                                     r.kernel.threads_per_block / max_threads_per_sm
                                                               : 0.0}};
     return row;
+}
+
+// bench_cusolverdx: which program, what it holds, and (once it ran) how and what it printed.
+json peer_json(const peer::CusolverDx& dx) {
+    json j = {{"program", dx.program()}, {"version", dx.version()}, {"configurations", dx.configurations()},
+              {"orders", dx.orders()}, {"layout", "column_major, ld = n, lower"}, {"ran", dx.ran()}};
+    if (!dx.command().empty())
+        j.update({{"command", dx.command()}, {"exit_code", dx.exit_code()}, {"seconds", dx.seconds()},
+                  {"header", dx.header_lines()}, {"output", dx.output()}});
+    if (!dx.why().empty()) j["note"] = dx.why();
+    return j;
+}
+
+// The folder of this executable (the GPU bundle's bin/ there), where bench_cusolverdx may sit beside it.
+std::string executable_folder() {
+    char path[4096];
+    const ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
+    if (len <= 0) return ".";
+    const std::string self(path, std::size_t(len));
+    const std::size_t slash = self.rfind('/');
+    return slash == std::string::npos ? "." : self.substr(0, slash);
 }
 
 void write_json(const std::string& path, const json& doc) {
@@ -389,6 +416,8 @@ int main(int argc, char** argv) {
     int chunk = 32, device = 0;
     int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
     std::uint64_t seed = 0;
+    std::string cusolverdx_path;
+    double cusolverdx_seconds = 300;
     desc.add_options()
         ("help,h", "this help")
         ("routine", po::value(&routines_text)->default_value("potrf"), "routines (list; see above)")
@@ -409,11 +438,20 @@ int main(int argc, char** argv) {
         ("ref", po::value(&refs_text)->default_value(""),
          "peers to run (list): lapack (LAPACKE per matrix, one matrix per OpenMP thread, BLAS on one thread; "
          "*_large: one call, BLAS on every thread), lapack1 (the same loop on one thread), cpu (batchsolve's CPU "
-         "backend), cusolver (cuSOLVER alone in the timed region: potrfBatched/potrsBatched, Xpotrf/Xpotrs, "
+         "backend), cpu-lapacke (the CPU backend with its vector path off, BATCHSOLVE_CPU_SIMD=off: its LAPACKE loop), "
+         "cusolverdx (NVIDIA cuSolverDx's best configuration, potrf/posv s/d lower, column-major, timed by its "
+         "benchmark bench_cusolverdx as a child process once per run; every GPU row is then timed its way: one "
+         "input set restored and the L2 flushed by a read before each call; see --cusolverdx), "
+         "cusolver (cuSOLVER alone in the timed region: potrfBatched/potrsBatched, Xpotrf/Xpotrs, "
          "getrf, sytrf, the IRS gesv solvers; potrfBatched per distinct size for potrf_vbatched), cublas-grouped "
          "(gemm_vbatched: grouped GEMM), cublas (trsm_vbatched: trsmBatched per distinct size; the other "
          "*_vbatched: one call per problem over 16 streams), cublas-streams (trsm_vbatched: one trsm per problem "
          "over 16 streams), one-device (multi_*); --check compares with lapack's result")
+        ("cusolverdx", po::value(&cusolverdx_path),
+         "the cuSolverDx benchmark program for --ref cusolverdx (default: $BATCHSOLVE_CUSOLVERDX, else "
+         "bench_cusolverdx beside the tester)")
+        ("cusolverdx-seconds", po::value(&cusolverdx_seconds)->default_value(300),
+         "time limit of the cuSolverDx benchmark's one run (> 0)")
         ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
         ("warmup", po::value(&settings.warmup)->default_value(1), "untimed runs first (>= 0)")
         ("tol", po::value(&settings.tolerance)->default_value(30), "tolerance of the scaled errors (> 0)")
@@ -496,7 +534,7 @@ int main(int argc, char** argv) {
         }
         // A peer must belong to at least one routine asked for; a routine runs only the peers it has.
         std::vector<std::string> known;
-        if (!routines.empty()) known = {"lapack", "lapack1", "cpu", "cusolver"};
+        if (!routines.empty()) known = {"lapack", "lapack1", "cpu", "cpu-lapacke", "cusolver", "cusolverdx"};
         for (const std::string& r : suite_routines)
             for (const std::string& p : suite::peers_of(r))
                 if (std::find(known.begin(), known.end(), p) == known.end()) known.push_back(p);
@@ -511,7 +549,9 @@ int main(int argc, char** argv) {
                 return r;
             });
         for (const std::string& r : all_refs)
-            if (r == "lapack" || r == "lapack1" || r == "cpu" || r == "cusolver") settings.refs.push_back(r);
+            if (r == "lapack" || r == "lapack1" || r == "cpu" || r == "cpu-lapacke" || r == "cusolver" || r == "cusolverdx")
+                settings.refs.push_back(r);
+        if (!(cusolverdx_seconds > 0)) throw UsageError("cusolverdx-seconds", number_text(cusolverdx_seconds), "must be > 0");
         so.refs = all_refs;
         if (!vm["precision"].defaulted()) so.precisions = split(precisions_text, ',');
         if (!vm["n"].defaulted()) so.ns = ns;
@@ -561,7 +601,8 @@ int main(int argc, char** argv) {
     const bool gpu_present = Context::cuda_available();
     const Backend lib_backend = backend == Backend::automatic ? (gpu_present ? Backend::cuda : Backend::cpu) : backend;
     const bool wants_gpu = lib_backend == Backend::cuda ||
-                           std::count(settings.refs.begin(), settings.refs.end(), "cusolver") > 0;
+                           std::count(settings.refs.begin(), settings.refs.end(), "cusolver") > 0 ||
+                           std::count(settings.refs.begin(), settings.refs.end(), "cusolverdx") > 0;
     json gpu_json = {{"present", gpu_present}, {"cuda_compiled", Context::cuda_compiled()}};
     std::unique_ptr<Context> gpu;
     double launch_floor_ms = 0;  // 0: not measured (no GPU)
@@ -617,6 +658,47 @@ int main(int argc, char** argv) {
                 "otherwise; LAPACK peer: LAPACKE per matrix, one matrix per thread (BLAS: %s)\n",
                 cpu.device_name().c_str(), cpu_path.isa.c_str(), cpu_path.simd_max_order_s, cpu_path.simd_max_order_d,
                 lapack_library.c_str());
+    // ---- the cuSolverDx peer -------------------------------------------------------------------------
+    std::unique_ptr<peer::CusolverDx> cusolverdx;
+    if (std::count(settings.refs.begin(), settings.refs.end(), "cusolverdx") > 0) {
+        settings.restore_each_call = true;  // every GPU row of the run is timed the peer's way
+        const std::string folder = executable_folder();
+        const std::string program = peer::CusolverDx::locate(cusolverdx_path, folder);
+        std::string problem;
+        if (program.empty()) {
+            problem = "bench_cusolverdx not found (--cusolverdx PATH, $BATCHSOLVE_CUSOLVERDX, or bench_cusolverdx in " +
+                      folder + ")";
+        } else {
+            try {
+                cusolverdx = std::make_unique<peer::CusolverDx>(program);
+            } catch (const std::exception& e) {
+                problem = e.what();
+            }
+        }
+        if (!problem.empty() && gpu_present) {
+            std::cerr << "tester: --ref cusolverdx: " << problem << "\n";
+            return kUsageError;
+        }
+        if (cusolverdx) {
+            std::vector<char> letters;
+            for (Precision p : precisions) letters.push_back(precision_letter(p));
+            std::vector<std::string> dx_routines;
+            const bool lower = std::count(uplos.begin(), uplos.end(), Uplo::lower) > 0;
+            if (lower && std::count(routines.begin(), routines.end(), Routine::potrf)) dx_routines.push_back("potrf");
+            if (lower && std::count(routines.begin(), routines.end(), Routine::posv) && std::count(nrhss.begin(), nrhss.end(), 1))
+                dx_routines.push_back("posv");
+            cusolverdx->plan(letters, ns, std::vector<long long>(batches.begin(), batches.end()), dx_routines,
+                             settings.repeat, settings.warmup, cusolverdx_seconds);
+            settings.cusolverdx = cusolverdx.get();
+            std::printf("cuSolverDx peer: %s: %s, n = %s; %s\n", program.c_str(), cusolverdx->version().c_str(),
+                        cusolverdx->orders().c_str(),
+                        gpu_present ? "run once for the sweep when its first figure is needed; every GPU row timed its "
+                                      "way: one input set restored and the L2 flushed by a read before each call"
+                                    : "skipped: no GPU");
+        } else {
+            std::printf("cuSolverDx peer: %s; skipped: no GPU\n", problem.c_str());
+        }
+    }
     std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
                 static_cast<unsigned long long>(seed), settings.cond, settings.distinct, settings.tolerance,
                 settings.repeat, settings.warmup, settings.check ? "on" : "off");
@@ -645,6 +727,12 @@ int main(int argc, char** argv) {
                   {"check", settings.check},
                   {"fast_math", settings.fast_math},
                   {"refs", settings.refs},
+                  {"timing", settings.restore_each_call
+                                 ? "per timed call: its one input set restored, the L2 flushed by reading a buffer twice "
+                                   "its size, then the call between two events, queued behind them (bench_cusolverdx's "
+                                   "method, for --ref cusolverdx)"
+                                 : "per round: every input set restored and the L2 flushed by a write; then one call per "
+                                   "set, each between two events on an idle GPU"},
                   {"backend", to_string(lib_backend)}}},
                 {"rows", json::array()}};
 
@@ -693,6 +781,7 @@ int main(int argc, char** argv) {
         failed += result.status == Status::failed;
         skipped += result.status == Status::skipped;
         doc["rows"].push_back(row_json(c, result, settings, launch_floor_ms));  // also what targets read
+        if (cusolverdx) doc["header"]["cusolverdx"] = peer_json(*cusolverdx);
         doc["summary"] = {{"ok", ok}, {"failed", failed}, {"skipped", skipped}};
         if (!json_path.empty()) {
             try {
