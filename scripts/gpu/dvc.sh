@@ -1,112 +1,149 @@
 #!/usr/bin/env bash
-# dvc end to end on one GPU (repository root, bundle at /tmp/bundle, $OUT set; ~150 s on an H200):
-#   1. the GPU tests of the volume stages and of the engines (GPU against CPU),
-#   2. per size (192^3, 512^3): dvc generate writes a float32 pair as raw files (translation
-#      0.37,-0.21,0.55 voxels, strain 0.002,-0.001,0.003, degree-5 resampling), then
-#      `dvc correlate --reference ref.raw --deformed def.raw --dims N^3 --dtype float32 --backend cuda`
-#      with default settings, three times (the first fills the kernel cache; it is reported too):
-#      process wall time, dvc's stage times (--summary-json), dvc's device memory and the GPU's
-#      peak memory in use (nvidia-smi, sampled every 50 ms), RMSE against the truth, points/s;
-#   3. a 1024^3 uint16 pair (white noise against itself): runs on one GPU or is refused before work.
-# Results under $OUT/dvc/: tests.txt, runs.csv, runs.json, table.md, summary-<size>-<run>.json.
-# Knobs: DVC_SIZES ("192 512"), DVC_REPEATS (3), DVC_BACKEND (cuda), DVC_BIG (1: also a 1024^3 uint16 pair), DVC_BUNDLE_RUN (replaces /tmp/bundle/run).
+# dvc end to end on one GPU, within TOPIC_BUDGET_S seconds (default 12; repository root, bundle at
+# /tmp/bundle, $OUT set). Every step is skipped when its estimated cost exceeds the time left, and
+# the steps run most important first:
+#   1. 192^3 float32 raw pair (dvc generate --raw-only: translation 0.37,-0.21,0.55 voxels, strain
+#      0.002,-0.001,0.003, degree-5 resampling), a first dvc correlate --backend cuda with defaults
+#      (it fills the kernel cache), then warm runs of two exit designs side by side, alternating:
+#        A  the default: the process ends right after its outputs are committed;
+#        B  --free-at-exit: volumes, device memory and the GPU context are freed first.
+#      Every run writes --summary-json (dvc's stage split) and --timeline (each phase's seconds since
+#      the process started, so the time before main and after the outputs is visible).
+#   2. test_dic_volume Gpu.AgreesWithTheCpu (GPU against CPU with the tolerance from the stopping rule).
+#   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
+#      resampling, so it fits the budget), warm runs of A and B: wall time and the split at full
+#      size (its RMSE is of a whole-voxel shift: not the sub-voxel accuracy target).
+# Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
+# timeline-*.json, tests.txt, then runs.json, table.md, phases.md and targets.json (by this script).
+# Knobs: TOPIC_BUDGET_S (12), DVC_BUNDLE_RUN (replaces /tmp/bundle/run), DVC_SMALL (192) and DVC_LARGE (512): the sizes.
 set -uo pipefail
 out=${OUT:?OUT must name the results folder}/dvc
 mkdir -p "$out"
 R=${DVC_BUNDLE_RUN:-/tmp/bundle/run}
+budget=${TOPIC_BUDGET_S:-12}
+t_start=$(date +%s.%N)
 work=$(mktemp -d /tmp/dvc_e2e_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-$work/kernel-cache}
 mkdir -p "$BATCHSOLVE_CACHE_DIR"
 commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-echo "dvc end to end: commit $commit, GPU ${gpu:-none}, $(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPU threads"
+echo "dvc end to end: commit $commit, GPU ${gpu:-none}, $(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) CPU threads, budget $budget s"
+echo "$commit" > "$out/commit.txt"; echo "${gpu:-none}" > "$out/gpu.txt"
 
-echo "== GPU tests"
-timeout 60 "$R" test_dvc_stages --gtest_brief=1 > "$out/tests.txt" 2>&1
-echo "test_dvc_stages rc=$?" >> "$out/tests.txt"
-timeout 60 "$R" test_dic_volume --gtest_brief=1 --gtest_filter='Gpu.*' >> "$out/tests.txt" 2>&1
-echo "test_dic_volume Gpu.* rc=$?" >> "$out/tests.txt"
-grep -E "PASSED|FAILED|SKIPPED|rc=" "$out/tests.txt"
+now() { date +%s.%N; }
+left() { awk -v b="$budget" -v s="$t_start" -v n="$(now)" 'BEGIN { printf "%.3f", b - (n - s) }'; }
+# fits SECONDS: true when a step of about that many seconds still fits, with 0.4 s kept for the summary.
+fits() { awk -v l="$(left)" -v c="$1" 'BEGIN { exit !(l - 0.4 > c) }'; }
+skip() { echo "skipped (budget, $(left) s left): $1" | tee -a "$out/skipped.txt"; }
 
-elapsed() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.3f", a - b }'; }
-
-peak_sampler() {  # prints the largest memory.used (MiB) seen until killed
-  local peak=0 m
-  while true; do
-    m=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
-    [[ $m =~ ^[0-9]+$ ]] && (( m > peak )) && peak=$m && echo "$peak" > "$1"
-    sleep 0.05
-  done
+small=${DVC_SMALL:-192} large=${DVC_LARGE:-512} run=2
+echo "size,run,design,wall_s,rc" > "$out/runs.csv"
+# correlate SIZE RUN DESIGN: one dvc correlate process on the pair of SIZE, timed from outside.
+correlate() {
+  local n=$1 run=$2 design=$3 extra=()
+  [[ $design == B ]] && extra=(--free-at-exit)
+  local t0; t0=$(now)
+  timeout 20 "$R" dvc correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
+      --dims "${n}x${n}x${n}" --dtype float32 --backend cuda -o "$work/result$n.h5" --force -q --truth "$work/truth$n.h5" \
+      --summary-json "$out/summary-$n-$run.json" --timeline "$out/timeline-$n-$run.json" "${extra[@]}" > "$out/correlate-$n-$run.txt" 2>&1
+  local rc=$?
+  local wall; wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
+  echo "$n,$run,$design,$wall,$rc" >> "$out/runs.csv"
+  echo "${n}^3 run $run ($design): rc $rc, wall $wall s; $(grep -h '^end to end' "$out/correlate-$n-$run.txt")"
+}
+generate() {  # generate SIZE TRANSLATION STRAIN
+  local t0; t0=$(now)
+  timeout 20 "$R" dvc generate -o "$work/truth$1.h5" --raw "$work/v$1" --raw-only --size "$1" --translation "$2" \
+      --strain "$3" --seed 5 --force > "$out/generate-$1.txt" 2>&1
+  echo "generate ${1}^3: rc $?, $(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.3f", a - b }') s"
 }
 
-echo "size,run,wall_s,rc,gpu_peak_mib" > "$out/runs.csv"
-for n in ${DVC_SIZES:-192 512}; do
-  echo "== ${n}^3: generate"
-  t0=$(date +%s.%N)
-  timeout 100 "$R" dvc generate -o "$work/pair$n.h5" --raw "$work/v$n" --size "$n" --translation 0.37,-0.21,0.55 \
-      --strain 0.002,-0.001,0.003 --seed 5 --force 2>&1 | tail -1
-  echo "generated in $(elapsed "$t0") s"
-  idle=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
-  for run in $(seq 1 "${DVC_REPEATS:-3}"); do
-    echo "0" > "$work/peak"
-    peak_sampler "$work/peak" & sampler=$!
-    t0=$(date +%s.%N)
-    timeout 60 "$R" dvc correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
-        --dims "${n}x${n}x${n}" --dtype float32 --backend "${DVC_BACKEND:-cuda}" -o "$work/result$n.h5" --force -q \
-        --truth "$work/pair$n.h5" --summary-json "$out/summary-$n-$run.json" > "$out/correlate-$n-$run.txt" 2>&1
-    rc=$?
-    wall=$(elapsed "$t0")
-    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-    peak=$(cat "$work/peak")
-    echo "$n,$run,$wall,$rc,$peak" >> "$out/runs.csv"
-    echo "run $run: rc $rc, wall $wall s, GPU peak $peak MiB (idle ${idle:-?} MiB)"
-    tail -3 "$out/correlate-$n-$run.txt"
-  done
-done
-
-if [[ ${DVC_BIG:-1} == 1 ]]; then
-  # 1024^3 uint16: does a pair of this size run on one GPU (or is it refused before work)? White
-  # noise against itself (zero displacement): the memory and time of every stage at that size.
-  echo "== 1024^3 uint16 (noise against itself)"
-  head -c $((2 * 1024 * 1024 * 1024)) /dev/urandom > "$work/big_u16.raw"
-  echo "0" > "$work/peak"
-  peak_sampler "$work/peak" & sampler=$!
-  t0=$(date +%s.%N)
-  timeout 90 "$R" dvc correlate --reference "$work/big_u16.raw" --deformed "$work/big_u16.raw" --dims 1024x1024x1024 \
-      --dtype uint16 --backend cuda -o "$work/big.h5" --force -q --summary-json "$out/summary-1024-1.json" > "$out/correlate-1024-1.txt" 2>&1
-  rc=$?
-  wall=$(elapsed "$t0")
-  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-  echo "1024,1,$wall,$rc,$(cat "$work/peak")" >> "$out/runs.csv"
-  echo "1024^3 uint16: rc $rc, wall $wall s, GPU peak $(cat "$work/peak") MiB"
-  tail -3 "$out/correlate-1024-1.txt"
-  rm -f "$work/big_u16.raw" "$work/big.h5"
+# 1. 192^3, the sub-voxel pair: cold run, then A and B alternating.
+if fits 2.5; then
+  generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
+  fits 1.5 && correlate "$small" 1 A
+  for design in A B; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
-python3 - "$out" "$commit" "$gpu" <<'PY'
-import csv, json, sys, os
+# 2. The GPU-against-CPU test.
+if fits 1.5; then
+  timeout 10 "$R" test_dic_volume --gtest_brief=1 --gtest_filter='Gpu.AgreesWithTheCpu' > "$out/tests.txt" 2>&1
+  echo "test_dic_volume Gpu.AgreesWithTheCpu rc=$?" | tee -a "$out/tests.txt"
+else skip "Gpu.AgreesWithTheCpu"; fi
+
+# 3. 512^3 whole-voxel pair: A then B, then the second 192^3 A/B pair if time is left.
+if fits 4.5; then
+  generate "$large" 3,-2,1 0
+  fits 2.2 && correlate "$large" 1 A || skip "512^3 A"
+  fits 2.2 && correlate "$large" 2 B || skip "512^3 B"
+else skip "512^3"; fi
+if [[ -f $work/v${small}_reference.raw ]]; then
+  for design in A B; do fits 0.9 && correlate "$small" $run $design || skip "192^3 run $run ($design)"; run=$((run + 1)); done
+fi
+
+python3 - "$out" "$commit" "${gpu:-none}" "$small" "$large" <<'PY'
+import csv, json, os, statistics, sys
 out, commit, gpu = sys.argv[1:4]
+small, large = int(sys.argv[4]), int(sys.argv[5])
 rows = []
 for r in csv.DictReader(open(f"{out}/runs.csv")):
-    f = f"{out}/summary-{r['size']}-{r['run']}.json"
-    s = json.load(open(f)) if os.path.exists(f) else {}
+    n, run = int(r["size"]), int(r["run"])
+    def load(name):
+        p = f"{out}/{name}-{n}-{run}.json"
+        try:
+            return json.load(open(p))
+        except (OSError, ValueError):
+            return {}
+    s, tl = load("summary"), load("timeline")
     t, e = s.get("timings_s", {}), s.get("end_to_end_s", {})
-    pts = s.get("points", 0)
-    rows.append(dict(size=int(r["size"]), run=int(r["run"]), rc=int(r["rc"]), wall_s=float(r["wall_s"]), points=pts,
-                     converged=s.get("status", {}).get("converged", 0), rmse=s.get("rmse"), read_s=e.get("read"),
-                     correlate_s=t.get("total"), prepare_s=t.get("prepare"), fft_guess_s=t.get("fft_guess"), icgn_s=t.get("icgn"),
-                     factor_s=t.get("factor"), solve_s=t.get("solve"), strain_s=e.get("strain"), write_s=e.get("write"),
-                     end_to_end_s=e.get("total"), dvc_device_mib=s.get("device_bytes", 0) / 2**20, gpu_peak_mib=int(r["gpu_peak_mib"] or 0)))
+    ev = {x["event"]: x["s"] for x in tl.get("events", [])}
+    wall = float(r["wall_s"])
+    last = max(ev.values()) if ev else None
+    rows.append(dict(size=n, run=run, design=r["design"], rc=int(r["rc"]), wall_s=wall, points=s.get("points", 0),
+                     converged=s.get("status", {}).get("converged", 0), rmse=s.get("rmse"), end_to_end_s=e.get("total"),
+                     read_s=e.get("read"), correlate_s=t.get("total"), prepare_s=t.get("prepare"), fft_guess_s=t.get("fft_guess"),
+                     icgn_s=t.get("icgn"), strain_s=e.get("strain"), write_s=e.get("write"), dvc_device_mib=s.get("device_bytes", 0) / 2**20,
+                     timeline=ev, after_last_event_s=None if last is None else wall - last))
 json.dump({"commit": commit, "gpu": gpu, "runs": rows}, open(f"{out}/runs.json", "w"), indent=1)
-fmt = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
-lines = ["| size | run | rc | wall s | dvc e2e s | read s | correlate s | prepare s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB | GPU peak MiB |",
+f = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
+lines = [f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, commit {commit})", "",
+         "Run 1 of each size is the first on the machine (kernel cache filled); A ends the process after its outputs, B frees first (--free-at-exit).", "",
+         "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
-    lines.append(f"| {r['size']}^3 | {r['run']} | {r['rc']} | {r['wall_s']:.3f} | {fmt(r['end_to_end_s'])} | {fmt(r['read_s'])} | {fmt(r['correlate_s'])} | "
-                 f"{fmt(r['prepare_s'])} | {fmt(r['fft_guess_s'])} | {fmt(r['icgn_s'])} | {fmt(r['strain_s'])} | {fmt(r['write_s'])} | {r['points']} | "
-                 f"{r['converged']} | {'-' if r['rmse'] is None else format(r['rmse'], '.3e')} | {r['points'] / r['wall_s']:.0f} | {r['dvc_device_mib']:.0f} | {r['gpu_peak_mib']} |")
-text = f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, commit {commit}; run 1 fills the kernel cache)\n\n" + "\n".join(lines) + "\n"
-open(f"{out}/table.md", "w").write(text)
-print(text)
+    lines.append(f"| {r['size']}^3 | {r['run']} | {r['design']} | {r['rc']} | {r['wall_s']:.3f} | {f(r['end_to_end_s'])} | {f(r['read_s'])} | {f(r['correlate_s'])} | "
+                 f"{f(r['prepare_s'])} | {f(r['fft_guess_s'])} | {f(r['icgn_s'])} | {f(r['strain_s'])} | {f(r['write_s'])} | {r['points']} | {r['converged']} | "
+                 f"{'-' if r['rmse'] is None else format(r['rmse'], '.3e')} | {r['points'] / r['wall_s']:.0f} | {r['dvc_device_mib']:.0f} |")
+open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
+# Phases from the timelines: consecutive events, and the rest of the wall time after the last one.
+order = ["main_entered", "options_parsed", "outputs_checked", "gpu_context_ready", "gpu_staging_ready", "volumes_read", "truth_and_checks_done",
+         "gpu_context_waited", "backend_context_created", "engine_allocated", "engine_uploaded", "engine_prepared", "correlation_done", "strain_done",
+         "results_written", "other_outputs_written", "ending_without_freeing", "backend_context_freed", "results_freed", "main_returned"]
+ph = ["# Process phases (seconds since the process started; the last column is the wall time after the last event: exit)", "",
+      "| size | run | design | " + " | ".join(order) + " | wall | after last event |", "|" + "---|" * (len(order) + 5)]
+for r in rows:
+    ev = r["timeline"]
+    ph.append(f"| {r['size']}^3 | {r['run']} | {r['design']} | " + " | ".join(f(ev.get(k)) for k in order) + f" | {r['wall_s']:.3f} | {f(r['after_last_event_s'])} |")
+open(f"{out}/phases.md", "w").write("\n".join(ph) + "\n")
+def warm(n, design):
+    return [r for r in rows if r["size"] == n and r["design"] == design and r["run"] > 1 and r["rc"] == 0]
+targets = []
+def target(name, values, limit, basis):
+    if values:
+        m = statistics.median(values)
+        targets.append({"target": name, "measured": m, "met": m <= limit, "basis": basis})
+    else:
+        targets.append({"target": name, "measured": None, "met": None, "basis": "not measured in this run (budget)"})
+a192, a512 = warm(small, "A"), [r for r in rows if r["size"] == large and r["design"] == "A" and r["rc"] == 0]
+target("192^3 process wall <= 0.4 s (warm)", [r["wall_s"] for r in a192], 0.4, f"median of {len(a192)} warm run(s), design A")
+target("192^3 RMSE <= 1.5e-4 voxels", [r["rmse"] for r in a192 if r["rmse"] is not None], 1.5e-4, "median of the warm A runs (one pair: identical)")
+target("512^3 process wall <= 1.5 s (warm)", [r["wall_s"] for r in a512], 1.5, f"{len(a512)} run(s), design A, whole-voxel translation pair (kernel cache warm from 192^3)")
+target("512^3 dvc total (end_to_end_s.total) <= 1.0 s (warm)", [r["end_to_end_s"] for r in a512 if r["end_to_end_s"] is not None], 1.0,
+       "dvc --summary-json, the same runs")
+json.dump(targets, open(f"{out}/targets.json", "w"), indent=1)
+print("\n".join(lines[4:]))
+for t in targets:
+    print(f"target: {t['target']}: measured {t['measured']}, met {t['met']} ({t['basis']})")
 PY
+echo "dvc: done in $(awk -v s="$t_start" -v n="$(now)" 'BEGIN { printf "%.1f", n - s }') s of $budget"

@@ -30,6 +30,7 @@
 #include "generate.hpp"
 #include "output.hpp"
 #include "strain.hpp"
+#include "timeline.hpp"
 
 namespace po = boost::program_options;
 namespace h5 = batchsolve::io::h5;
@@ -38,6 +39,10 @@ namespace dvc {
 namespace {
 
 constexpr int exit_ok = 0, exit_check = 1, exit_usage = 2, exit_file = 3, exit_backend = 4;
+
+// True when the command runs as its own process (run_process, from main): a finished correlate
+// may then end the process at once instead of freeing what the OS frees anyway.
+bool owns_process = false;
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -140,6 +145,7 @@ int cmd_generate(const std::vector<std::string>& args) {
         ("brightness", po::value<double>()->default_value(0.0), "deformed = contrast * f + brightness")
         ("contrast", po::value<double>()->default_value(1.0), "see --brightness")
         ("raw", po::value<std::string>(), "also write PREFIX_reference.raw and PREFIX_deformed.raw (z, y, x in --dtype, no header)")
+        ("raw-only", "with --raw: the volumes go to the raw files only, the HDF5 file holds the truth alone")
         ("dtype", po::value<std::string>()->default_value("float32"), "stored type: float32 | uint16 | uint8 (rounded, clamped)");
     const auto vm = parse(args, desc);
     if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
@@ -185,6 +191,8 @@ int cmd_generate(const std::vector<std::string>& args) {
     const h5::Shape shape{std::uint64_t(so.dims[0]), std::uint64_t(so.dims[1]), std::uint64_t(so.dims[2])};
     // --raw: the same volumes as headerless files (what a scanner writes), beside the HDF5 pair.
     const std::string raw_prefix = vm.count("raw") ? vm["raw"].as<std::string>() : std::string();
+    const bool volumes_in_hdf5 = !vm.count("raw-only");
+    if (!volumes_in_hdf5 && raw_prefix.empty()) throw UsageError("--raw-only needs --raw PREFIX");
     auto raw_copy = [&](const std::string& name, const void* data, std::size_t bytes) {
         if (raw_prefix.empty()) return;
         write_raw_file(raw_prefix + (name == "/reference" ? "_reference.raw" : "_deformed.raw"), data, bytes, vm.count("force") > 0);
@@ -192,17 +200,20 @@ int cmd_generate(const std::vector<std::string>& args) {
     for (int which = 0; which < 2; ++which) {
         const Volume& v = which == 0 ? ref : def;
         const std::string name = which == 0 ? "/reference" : "/deformed";
-        if (dtype == VoxelType::float32) file.write(name, v.data.data(), shape), raw_copy(name, v.data.data(), v.voxels() * sizeof(float));
+        auto store = [&](const auto* data) {
+            if (volumes_in_hdf5) file.write(name, data, shape), file.set_attribute(name, "voxel_size", 1.0);
+            raw_copy(name, data, v.voxels() * sizeof(*data));
+        };
+        if (dtype == VoxelType::float32) store(v.data.data());
         else if (dtype == VoxelType::uint8) {
             std::vector<std::uint8_t> q(v.voxels());
             for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint8_t(std::clamp(std::lround(v.data[i]), 0L, 255L));
-            file.write(name, q.data(), shape), raw_copy(name, q.data(), q.size() * sizeof(q[0]));
+            store(q.data());
         } else {
             std::vector<std::uint16_t> q(v.voxels());
             for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::uint16_t(std::clamp(std::lround(v.data[i] * 256.0), 0L, 65535L));
-            file.write(name, q.data(), shape), raw_copy(name, q.data(), q.size() * sizeof(q[0]));
+            store(q.data());
         }
-        file.set_attribute(name, "voxel_size", 1.0);
     }
     write_field_attributes(file, "/truth", field);
     file.set_attribute("/truth", "noise_sigma", d.noise_sigma);
@@ -383,11 +394,20 @@ int cmd_correlate(const std::vector<std::string>& args) {
         ("png-scale", po::value<int>()->default_value(8), "pixels per grid point")
         ("strain-sigma", po::value<double>()->default_value(1.0), "Gaussian smoothing of the field before differentiating, grid spacings")
         ("summary-json", po::value<std::string>(), "write the summary (counts, errors, timings) as JSON")
+        ("timeline", po::value<std::string>(), "write the process's phases as JSON: seconds since the process started of each event "
+                                               "(libraries loaded, GPU context, reading, stages, outputs, freeing)")
+        ("free-at-exit", "free the volumes, device memory and GPU context before the process ends (by default a finished "
+                         "correlate ends the process right after its outputs are written and leaves that to the OS)")
         ("max-points", po::value<std::int64_t>()->default_value(0), "keep an evenly spread subset of this many grid points (0: all)")
         ("quiet,q", "no progress bars");
     add_correlation_options(desc);
     const auto vm = parse(args, desc);
     if (vm.count("help")) { std::cout << desc << "\n"; return exit_ok; }
+    timeline::mark("options_parsed");
+    // The GPU's context starts now, while the options and outputs are checked and the volumes read
+    // (not for --backend cpu); a usage error below waits for it on the way out.
+    std::optional<GpuWarmUp> gpu_warm_up;
+    if (vm["backend"].as<std::string>() != "cpu") gpu_warm_up.emplace();
     if (!vm.count("output")) throw UsageError("--output is required");
     if (vm.count("pair") == (vm.count("reference") || vm.count("deformed")))
         throw UsageError("give either --pair or both --reference and --deformed");
@@ -431,16 +451,18 @@ int cmd_correlate(const std::vector<std::string>& args) {
     const batchsolve::io::OutputOptions rules{force ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, inputs};
     {
         std::vector<batchsolve::io::OutputTarget> targets{{"--output", out}};
-        for (const char* key : {"vti", "vtu", "png", "summary-json"})
+        for (const char* key : {"vti", "vtu", "png", "summary-json", "timeline"})
             if (vm.count(key)) targets.push_back({std::string("--") + key, vm[key].as<std::string>()});
         batchsolve::io::check_outputs(targets, rules);
     }
+    if (vm.count("timeline")) {
+        const std::string path = vm["timeline"].as<std::string>();
+        timeline::request([path, rules](const std::string& json) { batchsolve::io::write_text_file(path, json, rules); });
+    }
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    timeline::mark("outputs_checked");
     const auto t_read = Clock::now();
-    // The GPU's context starts while the volumes are read (not for --backend cpu).
-    std::optional<GpuWarmUp> gpu_warm_up;
-    if (vm["backend"].as<std::string>() != "cpu") gpu_warm_up.emplace();
     // The two volumes are read at the same time: each reader's allocation (the first touch of fresh
     // memory, one thread) overlaps the other's reading.
     auto def_future = std::async(std::launch::async, [&] { return read_volume(ds); });
@@ -454,6 +476,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
     const Volume ref = std::move(ref_read);
     const Volume def = def_future.get();
     const double read_s = since(t_read);
+    timeline::mark("volumes_read");
     Volume mask;
     if (mask_source) {
         mask = read_volume(*mask_source);
@@ -511,19 +534,27 @@ int cmd_correlate(const std::vector<std::string>& args) {
         if (c == "magnitude") return 3;
         throw UsageError("--png-component: '" + c + "' is not one of z, y, x, magnitude");
     }();
+    timeline::mark("truth_and_checks_done");
     if (gpu_warm_up) gpu_warm_up->wait();
-    batchsolve::Context ctx(batchsolve::parse_backend(vm["backend"].as<std::string>()));
+    timeline::mark("gpu_context_waited");
+    std::optional<batchsolve::Context> ctx_holder;
+    ctx_holder.emplace(batchsolve::parse_backend(vm["backend"].as<std::string>()));
+    batchsolve::Context& ctx = *ctx_holder;
+    timeline::mark("backend_context_created");
     CorrelationResult r = correlate(ref, def, o, ctx);
+    timeline::mark("correlation_done");
     r.end_to_end.read_s = read_s;
     auto t_stage = Clock::now();
     const FieldStrain fs = strain_from_field(r, strain_sigma);
     if (have_truth) truth = compare_with_truth(r, field);
     RunDescription run{ref_name, def_name, o, join_args(args)};
     r.end_to_end.strain_s = since(t_stage);
+    timeline::mark("strain_done");
     t_stage = Clock::now();
     write_results_h5(out, force, inputs, r, fs, truth, run);
     r.end_to_end.write_s = since(t_stage);
     r.end_to_end.total_s = since(t_read);
+    timeline::mark("results_written");
     if (vm.count("vti")) write_vti(vm["vti"].as<std::string>(), r, fs, rules);
     if (vm.count("vtu")) write_vtu(vm["vtu"].as<std::string>(), r, fs, rules);
     const Summary s = summarise(r, &truth);
@@ -536,6 +567,22 @@ int cmd_correlate(const std::vector<std::string>& args) {
                     (long long)range.slice, vm["png-component"].as<std::string>().c_str(), range.lo, range.hi, range.zncc_lo, range.zncc_hi);
     }
     if (vm.count("summary-json")) batchsolve::io::write_text_file(vm["summary-json"].as<std::string>(), summary_json(s, r).dump(2) + "\n", rules);
+    timeline::mark("other_outputs_written");
+    if (owns_process && !vm.count("free-at-exit")) {
+        // Every output is committed: the process ends here. Freeing the volumes, the device memory
+        // and the GPU context first would only repeat what the OS and the driver do at exit.
+        timeline::mark("ending_without_freeing");
+        timeline::write_if_requested();
+        std::fflush(nullptr);
+        std::_Exit(exit_ok);
+    }
+    // Freed in turn, so that the timeline shows each part's cost.
+    ctx_holder.reset();
+    timeline::mark("backend_context_freed");
+    r = CorrelationResult{};
+    mask = Volume{};
+    timeline::mark("results_freed");
+    if (!owns_process) timeline::write_if_requested();  // in-process callers (tests) have no main to write it
     return exit_ok;
 }
 
@@ -731,6 +778,15 @@ int cmd_bench(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+int run_process(const std::vector<std::string>& args) {
+    timeline::mark("main_entered");
+    owns_process = !args.empty() && args[0] == "correlate";
+    const int rc = run_cli(args);
+    timeline::mark("main_returned");
+    timeline::write_if_requested();
+    return rc;
+}
 
 int run_cli(const std::vector<std::string>& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

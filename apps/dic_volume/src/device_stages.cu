@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -346,33 +347,59 @@ static void parallel_copy(float* dst, const float* src, std::size_t count) {
     for (auto& t : pool) t.join();
 }
 
+namespace {
+
+// The two pinned staging buffers of the uploads and their events, made once per process (pinning
+// 64 MiB takes milliseconds; the GPU warm-up makes them while the volumes are read) and kept until
+// the process ends, when the driver releases them.
+struct UploadStaging {
+    std::mutex mutex;
+    float* buffer[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};
+};
+
+UploadStaging& upload_staging() {
+    static UploadStaging* staging = new UploadStaging;  // never destroyed: outlives the CUDA runtime's exit
+    return *staging;
+}
+
+// Allocates the staging buffers if they are not yet there; the caller holds the mutex.
+void reserve_locked(UploadStaging& s) {
+    for (int b = 0; b < 2; ++b) {
+        if (!s.buffer[b]) DVC_STAGE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.buffer[b]), kUploadChunkBytes, cudaHostAllocDefault));
+        if (!s.done[b]) DVC_STAGE_CHECK(cudaEventCreateWithFlags(&s.done[b], cudaEventDisableTiming));
+    }
+}
+
+}  // namespace
+
+void reserve_upload_staging() {
+    UploadStaging& s = upload_staging();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    reserve_locked(s);
+}
+
 void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream) {
     const std::size_t chunk = kUploadChunkBytes / sizeof(float);
-    float* staging[2] = {nullptr, nullptr};
-    cudaEvent_t done[2] = {nullptr, nullptr};
+    UploadStaging& s = upload_staging();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    reserve_locked(s);
     try {
-        for (int b = 0; b < 2; ++b) {
-            DVC_STAGE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&staging[b]), kUploadChunkBytes, cudaHostAllocDefault));
-            DVC_STAGE_CHECK(cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
-        }
+        // Each buffer's previous DMA (an earlier upload's, on any stream) has finished before it
+        // is refilled: the events are recorded after every copy and waited for before the fill.
         for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
             const int b = int(i % 2);
             const std::size_t n = std::min(chunk, count - first);
-            DVC_STAGE_CHECK(cudaEventSynchronize(done[b]));  // this buffer's previous DMA has finished
-            parallel_copy(staging[b], host + first, n);
-            DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, staging[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
-            DVC_STAGE_CHECK(cudaEventRecord(done[b], stream));
+            DVC_STAGE_CHECK(cudaEventSynchronize(s.done[b]));
+            parallel_copy(s.buffer[b], host + first, n);
+            DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, s.buffer[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
+            DVC_STAGE_CHECK(cudaEventRecord(s.done[b], stream));
         }
         DVC_STAGE_CHECK(cudaStreamSynchronize(stream));
     } catch (...) {
         cudaStreamSynchronize(stream);
-        for (int b = 0; b < 2; ++b) {
-            if (staging[b]) cudaFreeHost(staging[b]);
-            if (done[b]) cudaEventDestroy(done[b]);
-        }
         throw;
     }
-    for (int b = 0; b < 2; ++b) cudaFreeHost(staging[b]), cudaEventDestroy(done[b]);
 }
 
 void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cudaStream_t stream) {

@@ -16,8 +16,10 @@
 namespace dvc::device {
 
 // Host-to-device copy of `count` floats through two pinned staging buffers (the host fills one
-// while the other's DMA runs); returns when the copy is complete.
+// while the other's DMA runs); returns when the copy is complete. The buffers are the process's,
+// made by the first upload or by reserve_upload_staging() ahead of it.
 void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream);
+void reserve_upload_staging();
 
 // Separable Gaussian (volume_math.hpp's taps, mirrored borders) in place; `scratch` holds a volume.
 void gaussian_smooth(float* v, float* scratch, const Dims& dims, double sigma, cudaStream_t stream);

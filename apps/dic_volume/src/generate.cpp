@@ -124,28 +124,55 @@ DisplacementField rotation_field(double degrees, char axis, const std::array<dou
     return f;
 }
 
+namespace {
+
+// A rigid translation by whole voxels: the degree-5 spline at the nodes is the samples themselves
+// (it interpolates them, and its mirrored coefficients are the mirrored samples' coefficients), so
+// g(x) = f(mirror(x - t)) exactly, without the prefilter or the 216-tap sampling.
+bool whole_voxel_translation(const DisplacementField& field) {
+    if (field.amplitude != 0) return false;
+    for (double g : field.gradient)
+        if (g != 0) return false;
+    for (double t : field.translation)
+        if (t != std::round(t)) return false;
+    return true;
+}
+
+}  // namespace
+
 Volume deform(Volume& reference, const DisplacementField& field, const DeformOptions& o) {
-    const auto coefficients = bspline_coefficients(reference, 5);
     Volume g;
     g.dims = reference.dims;
     g.voxel_size = reference.voxel_size;
     g.data.resize(reference.voxels());
-#pragma omp parallel for collapse(2) schedule(dynamic, 4)
-    for (std::int64_t z = 0; z < g.nz(); ++z)
-        for (std::int64_t y = 0; y < g.ny(); ++y)
-            for (std::int64_t x = 0; x < g.nx(); ++x) {
-                const Point3 target{double(z), double(y), double(x)};
-                // X = x - u(X): a contraction for |grad u| < 1; 60 steps reach rounding for |grad u| <= 0.5.
-                Point3 X = target;
-                for (int it = 0; it < 60; ++it) {
-                    const Point3 u = field.displacement(X);
-                    Point3 next{target[0] - u[0], target[1] - u[1], target[2] - u[2]};
-                    const double change = std::fabs(next[0] - X[0]) + std::fabs(next[1] - X[1]) + std::fabs(next[2] - X[2]);
-                    X = next;
-                    if (change < 1e-13) break;
-                }
-                g.at(z, y, x) = float(o.contrast * sample_quintic(coefficients, reference.dims, X[0], X[1], X[2]) + o.brightness);
+    if (whole_voxel_translation(field)) {
+        const std::int64_t t[3] = {std::int64_t(field.translation[0]), std::int64_t(field.translation[1]), std::int64_t(field.translation[2])};
+#pragma omp parallel for collapse(2) schedule(static)
+        for (std::int64_t z = 0; z < g.nz(); ++z)
+            for (std::int64_t y = 0; y < g.ny(); ++y) {
+                const std::int64_t zs = mirror_index(z - t[0], g.nz()), ys = mirror_index(y - t[1], g.ny());
+                for (std::int64_t x = 0; x < g.nx(); ++x)
+                    g.at(z, y, x) = float(o.contrast * reference.at(zs, ys, mirror_index(x - t[2], g.nx())) + o.brightness);
             }
+    } else {
+        const auto coefficients = bspline_coefficients(reference, 5);
+#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+        for (std::int64_t z = 0; z < g.nz(); ++z)
+            for (std::int64_t y = 0; y < g.ny(); ++y)
+                for (std::int64_t x = 0; x < g.nx(); ++x) {
+                    const Point3 target{double(z), double(y), double(x)};
+                    // X = x - u(X): a contraction for |grad u| < 1; 60 steps reach rounding for |grad u| <= 0.5.
+                    Point3 X = target;
+                    for (int it = 0; it < 60; ++it) {
+                        const Point3 u = field.displacement(X);
+                        Point3 next{target[0] - u[0], target[1] - u[1], target[2] - u[2]};
+                        const double change = std::fabs(next[0] - X[0]) + std::fabs(next[1] - X[1]) + std::fabs(next[2] - X[2]);
+                        X = next;
+                        if (change < 1e-13) break;
+                    }
+                    g.at(z, y, x) = float(o.contrast * sample_quintic(coefficients, reference.dims, X[0], X[1], X[2]) + o.brightness);
+                }
+    }
     if (o.noise_sigma > 0) {
         for (int which = 0; which < 2; ++which) {
             Volume& v = which == 0 ? reference : g;

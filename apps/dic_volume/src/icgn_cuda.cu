@@ -18,6 +18,7 @@
 #include "icgn.hpp"
 #include "icgn_math.hpp"
 #include "initial_guess.hpp"
+#include "timeline.hpp"
 
 namespace dvc {
 namespace {
@@ -295,8 +296,10 @@ public:
             DeviceArena scratch_arena;
             float* scratch = scratch_arena.allocate<float>(voxels);
             timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + scratch_arena.peak());
+            timeline::mark("engine_allocated");
             device::upload(image, reference.data.data(), voxels, stream_);
             device::upload(def_samples_, deformed.data.data(), voxels, stream_);
+            timeline::mark("engine_uploaded");
             device::gaussian_smooth(image, scratch, dims, s_.presmooth_sigma, stream_);
             device::gaussian_smooth(def_samples_, scratch, dims, s_.presmooth_sigma, stream_);
             if (cubic) {
@@ -311,6 +314,7 @@ public:
             }
             DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         }
+        timeline::mark("engine_prepared");
         dev_ = DeviceVolumes{image, dz, dy, dx, def, reference.ny(), reference.nx()};
         timings.prepare_s += seconds_since(t0);
         timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak());
@@ -518,9 +522,18 @@ struct GpuWarmUp::State {
 GpuWarmUp::GpuWarmUp() : state_(new State) {
     // cudaFree(nullptr) creates the primary context (driver load, device memory mapping: a few
     // hundred milliseconds on a large GPU); errors are left for the real use to report.
+    // The upload's pinned staging buffers are made here too, beside the reading of the volumes.
     state_->thread = std::thread([] {
         int count = 0;
-        if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) cudaFree(nullptr);
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return;
+        if (cudaFree(nullptr) != cudaSuccess) return;
+        timeline::mark("gpu_context_ready");
+        try {
+            device::reserve_upload_staging();
+            timeline::mark("gpu_staging_ready");
+        } catch (const Error&) {
+            // The upload reports it when it tries again.
+        }
     });
 }
 

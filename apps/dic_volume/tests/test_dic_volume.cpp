@@ -393,6 +393,26 @@ TEST(Readers, RealTomographyPairIfPresent) {
     EXPECT_EQ(v.at(150, 3, 191), byte_at(150, 3, 191));
 }
 
+// A whole-voxel translation is generated as a plain shift of the samples: it must be what the
+// degree-5 sampler gives at those nodes, mirrored beyond the border included.
+TEST(Generate, WholeVoxelTranslationIsTheSplineAtTheShiftedNodes) {
+    Volume ref;
+    ref.dims = {14, 13, 12};
+    std::mt19937 rng{unsigned(test_seed())};
+    std::uniform_real_distribution<float> u(0, 255);
+    for (std::size_t i = 0; i < ref.voxels(); ++i) ref.data.push_back(u(rng));
+    DisplacementField f;
+    f.translation = {3, -2, 5};
+    const Volume g = deform(ref, f, DeformOptions{});
+    const auto c5 = bspline_coefficients(ref, 5);
+    const double tol = 255 * 64 * std::numeric_limits<float>::epsilon();  // as SplinesInterpolateTheSamples
+    for (std::int64_t z = 0; z < ref.nz(); ++z)
+        for (std::int64_t y = 0; y < ref.ny(); ++y)
+            for (std::int64_t x = 0; x < ref.nx(); ++x)
+                ASSERT_NEAR(g.at(z, y, x), sample_quintic(c5, ref.dims, double(z - 3), double(y + 2), double(x - 5)), tol)
+                    << "voxel " << z << " " << y << " " << x;
+}
+
 // ---- strain ---------------------------------------------------------------------------------------------
 
 TEST(Strain, GreenLagrangeOfAKnownGradient) {
@@ -408,10 +428,16 @@ TEST(Strain, GreenLagrangeOfAKnownGradient) {
 
 TEST(Cli, GenerateCorrelateWritesEveryOutput) {
     const std::string pair = scratch("pair.h5"), out = scratch("out.h5"), vti = scratch("out.vti"), vtu = scratch("out.vtu"),
-                      png = scratch("out.png"), json = scratch("out.json");
+                      png = scratch("out.png"), json = scratch("out.json"), timeline_json = scratch("timeline.json");
     ASSERT_EQ(run_cli({"generate", "-o", pair, "--size", "40", "--translation", "0.5,0.25,-0.3", "--seed", std::to_string(test_seed() % 100000)}), 0);
     ASSERT_EQ(run_cli({"correlate", "--pair", pair, "-o", out, "--subset", "15", "--spacing", "8", "--backend", "cpu", "-q", "--vti", vti,
-                       "--vtu", vtu, "--png", png, "--summary-json", json}), 0);
+                       "--vtu", vtu, "--png", png, "--summary-json", json, "--timeline", timeline_json}), 0);
+    {
+        std::ifstream t(timeline_json);
+        const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+        for (const char* event : {"volumes_read", "correlation_done", "results_written", "results_freed"})
+            EXPECT_NE(text.find(std::string("\"") + event + "\""), std::string::npos) << event << " missing from " << text;
+    }
     auto f = h5::File::open(out);
     const auto shape = f.shape("/points/displacement");
     ASSERT_EQ(shape.size(), 2u);
@@ -474,13 +500,25 @@ TEST(Gpu, AgreesWithTheCpu) {
         EXPECT_EQ(rg.backend, "cuda");
         expect_no_nan(rg);
         ASSERT_EQ(rc.status.size(), rg.status.size());
-        std::int64_t converged = 0;
-        EXPECT_LT(rmse_converged(rg, p.field, &converged), interp == Interpolation::cubic_bspline ? 1.5e-3 : 2e-2);
-        EXPECT_EQ(converged, std::int64_t(rg.status.size()));
+        // Both engines iterate to the same fixed point and stop once a step is below the tolerance
+        // tol; with Gauss-Newton contracting by at least half per step near it, each stopping point
+        // lies within tol of the fixed point (on the CPU, 10 seeds of this pair: within 9e-6 voxel
+        // of the point reached at tol = 1e-9), so the two differ by at most 2 tol per component. The
+        // GPU's float arithmetic moves the fixed point itself far less: its positions are floats
+        // relative to a double centre (half an ulp at 64 voxels: 4e-6 voxel) and its sums of
+        // 21^3 float terms change the step by about 1e-8 voxel. The error against the truth is the
+        // method's (the default pre-smoothing does not commute with this 1 % strain + 2 degree
+        // rotation: 1.2e-3 to 1.6e-3 voxel over 40 seeds on the CPU, cubic), so the GPU's is held
+        // to the CPU's on the same pair, within the same 2 tol.
+        const double agreement = 2 * o.icgn.tolerance;
+        std::int64_t converged_cpu = 0, converged_gpu = 0;
+        const double rmse_cpu = rmse_converged(rc, p.field, &converged_cpu), rmse_gpu = rmse_converged(rg, p.field, &converged_gpu);
+        EXPECT_EQ(converged_cpu, std::int64_t(rc.status.size()));
+        EXPECT_EQ(converged_gpu, std::int64_t(rg.status.size()));
+        EXPECT_NEAR(rmse_gpu, rmse_cpu, agreement) << (interp == Interpolation::cubic_bspline ? "cubic" : "trilinear");
         for (std::size_t k = 0; k < rc.status.size(); ++k) {
             EXPECT_EQ(rc.status[k], rg.status[k]) << "point " << k;
-            // Both stop within the tolerance (1e-4) of the same fixed point; float sums on the GPU.
-            for (int i = 0; i < 3; ++i) EXPECT_NEAR(rc.params[12 * k + i], rg.params[12 * k + i], 5e-4) << "point " << k;
+            for (int i = 0; i < 3; ++i) EXPECT_NEAR(rc.params[12 * k + i], rg.params[12 * k + i], agreement) << "point " << k;
             EXPECT_NEAR(rc.zncc[k], rg.zncc[k], 1e-4);
         }
     }
