@@ -1,59 +1,119 @@
 #!/usr/bin/env bash
-# als on one H200 (about 120 s): seconds to a trained model on the ML-20M shape (138,493 users x
-# 26,744 items, 20 M implicit counts from `als generate --shape ml20m`). `als train` for 5 iterations
-# at k = 64 on an empty kernel cache (cold), again on the cache the first run filled (warm), then
-# k = 128 (warm for the build, cold for its posv kernels). Each run's console (start-up stages, time
-# to first iteration, per-iteration build/solve, total) is $OUT/als/<case>.log; the wall of each run
-# (date before and after) and the parsed numbers go to $OUT/als/summary.csv, the table last.
+# als on one H200 in TOPIC_BUDGET_S seconds (12 by default): seconds to a trained model on the ML-20M
+# shape (138,493 users x 26,744 items, 20 M implicit counts from `als generate --shape ml20m`), most
+# important first, each case cut to the time left:
+#   k64-cold-fp32    als train, 5 iterations, k = 64, empty kernel cache, the FP32 build kernel
+#   k64-warm-tf32x3  the same on the filled cache with the tensor-core build (the default)
+#   agreement        compare_models of the two k = 64 models (same seed and data, the two build kernels)
+#   k128-tf32x3      k = 128, 3 iterations (its posv kernels compiled in this run, beside the read)
+#   k128-fp32        k = 128, 3 iterations, the FP32 build (side by side with the line above)
+# Each run's console is $OUT/als/<case>.log; the wall of each run (date before and after) and the
+# numbers parsed from its log go to summary.csv, rewritten after every case with targets.json
+# (target, measured, met) and table.md, so a run cut short keeps what it measured.
 # Run from the repository root with the bundle unpacked at /tmp/bundle.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/als; mkdir -p "$out"
 run=/tmp/bundle/run
-budget=${ALS_BUDGET_S:-118}; start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
-nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv | tee "$out/gpu.txt"
-git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
+budget=${TOPIC_BUDGET_S:-${ALS_BUDGET_S:-12}}
+# Time in microseconds from bash alone (a python3 start costs ~40 ms of a 12 s budget).
+now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+t_start=$(now_us)
+# Seconds left (one decimal), 0.4 s kept for the last report; `left_tenths` for comparisons.
+left_tenths() { local l=$(( (budget * 1000000 - 400000 - ($(now_us) - t_start)) / 100000 )); (( l < 0 )) && l=0; echo $l; }
+tenths() { echo "$(( $1 / 10 )).$(( $1 % 10 ))"; }
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
 nproc > "$out/cores.txt"
 export BATCHSOLVE_CACHE_DIR=/tmp/als-kernel-cache
 rm -rf "$BATCHSOLVE_CACHE_DIR"; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 data=/tmp/als-ml20m.h5
-t0=$EPOCHREALTIME
-timeout -k 5 75 "$run" als generate --shape ml20m --seed 1 -o "$data" --force > "$out/generate.log" 2>&1
-echo "generate: rc $? in $(python3 -c "print(f'{$EPOCHREALTIME - $t0:.1f}')") s" | tee -a "$out/generate.log"
+t0=$(now_us)
+timeout -k 1 "$(tenths "$(left_tenths)")" "$run" als generate --shape ml20m --seed 1 -o "$data" --force > "$out/generate.log" 2>&1
+echo "generate: rc $? in $(tenths $(( ($(now_us) - t0) / 100000 ))) s" | tee -a "$out/generate.log"
 
-echo "case,k,rc,wall_s,probe_s,read_s,init_s,values_s,engine_s,first_iteration_s,time_to_first_s,total_s,iter_build_s,iter_solve_s" > "$out/summary.csv"
-train_case() {
-  local name=$1 k=$2
-  local l; l=$(left)
-  (( l < 8 )) && { echo "$name,$k,skipped,,,,,,,,,,," >> "$out/summary.csv"; return; }
-  (( l > 40 )) && l=40
-  local t0=$EPOCHREALTIME
-  timeout -k 5 "$l" "$run" als train --train "$data" -o "/tmp/als-model-$name.h5" --force --factors "$k" --lambda 0.01 \
-    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations 5 --seed 1 > "$out/$name.log" 2>&1
-  local rc=$? t1=$EPOCHREALTIME
-  python3 - "$out/$name.log" "$name" "$k" "$rc" "$t0" "$t1" >> "$out/summary.csv" <<'PY'
-import re, sys
-log, name, k, rc, t0, t1 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
-text = open(log, errors="replace").read()
-def num(pattern):
-    m = re.search(pattern, text)
-    return m.group(1) if m else ""
-iters = re.findall(r"iter \d+\s+build ([\d.]+) s\s+solve ([\d.]+) s", text)
-later = iters[1:] or iters  # the first iteration is in the start-up figures
-b = f"{sum(float(x) for x, _ in later) / len(later):.4f}" if later else ""
-s = f"{sum(float(y) for _, y in later) / len(later):.4f}" if later else ""
-print(",".join([name, k, rc, f"{t1 - t0:.2f}", num(r"child ([\d.]+) s"), num(r"read \+ checks ([\d.]+) s"),
-                num(r"factors initialised ([\d.]+) s"), num(r"values of both sides ([\d.]+) s"),
-                num(r"engine set up \(upload, solver kernels\) ([\d.]+) s"), num(r", first iteration ([\d.]+) s"),
-                num(r"time to first iteration ([\d.]+) s"), num(r"total ([\d.]+) s"), b, s]))
+echo "case,k,build_kernel,iterations,rc,wall_s,probe_s,read_s,init_s,values_s,engine_s,first_iteration_s,time_to_first_s,write_s,total_s,iter_build_s,iter_solve_s,iter_s" > "$out/summary.csv"
+# report [LOG NAME K KERNEL ITERATIONS RC SECONDS]: appends the case's row parsed from its log (when
+# given), then rewrites targets.json and table.md from summary.csv.
+report() {
+  python3 - "$out" "$@" <<'PY'
+import csv, json, re, sys
+out = sys.argv[1]
+if len(sys.argv) > 2:
+    log, name, k, kernel, iterations, rc, wall = sys.argv[2:9]
+    try:
+        text = open(log, errors="replace").read()
+    except OSError:
+        text = ""
+    def num(pattern):
+        m = re.search(pattern, text)
+        return m.group(1) if m else ""
+    iters = re.findall(r"iter \d+\s+build ([\d.]+) s\s+solve ([\d.]+) s", text)
+    later = iters[1:] or iters  # the first iteration is in the start-up figures
+    mean = lambda xs: sum(xs) / len(xs)
+    b = f"{mean([float(x) for x, _ in later]):.4f}" if later else ""
+    s = f"{mean([float(y) for _, y in later]):.4f}" if later else ""
+    it = f"{mean([float(x) + float(y) for x, y in later]):.4f}" if later else ""
+    with open(f"{out}/summary.csv", "a") as f:
+        f.write(",".join([name, k, kernel, iterations, rc, wall, num(r"child ([\d.]+) s"), num(r"read \+ checks ([\d.]+) s"),
+                          num(r"factors initialised ([\d.]+) s"), num(r"values of both sides ([\d.]+) s"),
+                          num(r"engine set up \(upload, solver kernels\) ([\d.]+) s"), num(r", first iteration ([\d.]+) s"),
+                          num(r"time to first iteration ([\d.]+) s"), num(r"writing the model: ([\d.]+) s"), num(r"total ([\d.]+) s"),
+                          b, s, it]) + "\n")
+rows = {r["case"]: r for r in csv.DictReader(open(f"{out}/summary.csv"))}
+def val(case, key):
+    r = rows.get(case)
+    try:
+        return float(r[key]) if r and r["rc"] == "0" else None
+    except ValueError:
+        return None
+agreement = None
+try:
+    text = open(f"{out}/agreement.log").read()
+    agreement = float(text.split("relative difference ")[1].split()[0])
+except (OSError, IndexError, ValueError):
+    pass
+targets = [
+    ("k64-warm time to model (process wall, 5 iterations) <= 1.5 s", val("k64-warm-tf32x3", "wall_s"), 1.5, "wall_s of k64-warm-tf32x3: the process, date to date"),
+    ("k64-cold time to model (process wall, 5 iterations) <= 3.0 s", val("k64-cold-fp32", "wall_s"), 3.0, "wall_s of k64-cold-fp32 (the FP32 build: the slower kernel)"),
+    ("k64 per iteration <= 0.03 s", val("k64-warm-tf32x3", "iter_s"), 0.03, "build + solve, mean of iterations 2..N, default build kernel"),
+    ("k128 per iteration <= 0.06 s", val("k128-tf32x3", "iter_s"), 0.06, "build + solve, mean of iterations 2..N, default build kernel"),
+    ("tf32x3 and fp32 k64 models agree: relative difference < 1e-3", agreement, 1e-3, "compare_models, same seed and data"),
+]
+doc = [{"target": t, "measured": m, "met": (m is not None and m <= lim), "basis": b} for t, m, lim, b in targets]
+json.dump(doc, open(f"{out}/targets.json", "w"), indent=1)
+with open(f"{out}/table.md", "w") as f:
+    keys = list(next(iter(rows.values())).keys()) if rows else []
+    f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
+    for r in rows.values():
+        f.write("| " + " | ".join(r[k] for k in keys) + " |\n")
+    f.write("\n| target | measured | met |\n|---|---|---|\n")
+    for d in doc:
+        f.write(f"| {d['target']} | {d['measured'] if d['measured'] is not None else 'not measured'} | {'met' if d['met'] else '**missed**'} |\n")
 PY
-  tail -n 12 "$out/$name.log"
 }
-train_case k64-cold 64
-train_case k64-warm 64
-train_case k128 128
-ls -la "$BATCHSOLVE_CACHE_DIR" | tail -n +2 | wc -l > "$out/cache-files.txt"
+train_case() {
+  local name=$1 k=$2 kernel=$3 iterations=$4 limit=$5
+  local l; l=$(left_tenths)
+  if (( l < 15 )); then echo "$name,$k,$kernel,$iterations,skipped,,,,,,,,,,,,," >> "$out/summary.csv"; report; return; fi
+  (( l > limit * 10 )) && l=$((limit * 10))
+  local t0; t0=$(now_us)
+  timeout -k 1 "$(tenths "$l")" "$run" als train --train "$data" -o "/tmp/als-model-$name.h5" --force --factors "$k" --lambda 0.01 \
+    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 --build-kernel "$kernel" > "$out/$name.log" 2>&1
+  local rc=$? t1; t1=$(now_us)
+  local wall=$(( (t1 - t0) / 10000 ))
+  report "$out/$name.log" "$name" "$k" "$kernel" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
+  tail -n 9 "$out/$name.log"
+}
+train_case k64-cold-fp32 64 fp32 5 4
+train_case k64-warm-tf32x3 64 tf32x3 5 3
+if [[ -f /tmp/als-model-k64-cold-fp32.h5 && -f /tmp/als-model-k64-warm-tf32x3.h5 ]]; then
+  timeout -k 1 "$(tenths "$(left_tenths)")" "$run" compare_models /tmp/als-model-k64-warm-tf32x3.h5 /tmp/als-model-k64-cold-fp32.h5 1e-3 > "$out/agreement.log" 2>&1
+  echo "agreement: rc $?: $(cat "$out/agreement.log")"
+  report
+fi
+train_case k128-tf32x3 128 tf32x3 3 4
+train_case k128-fp32 128 fp32 3 3
+ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 echo
-echo "als train, ML-20M shape, 5 iterations (wall: the process, date to date; iter_*: mean of iterations 2-5)"
-column -s, -t < "$out/summary.csv" 2>/dev/null || cat "$out/summary.csv"
+echo "als train, ML-20M shape (wall: the process, date to date; iter_*: mean of iterations 2..N)"
+cat "$out/table.md"

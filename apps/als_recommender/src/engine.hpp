@@ -32,6 +32,16 @@ enum class SystemLayout { column_major, interleaved, chunked };
 SystemLayout parse_layout(const std::string& text);
 const char* to_string(SystemLayout l);
 
+// How the CUDA engine accumulates each row's sum_j w_j d_j d_j^T: fp32, FP32 multiply-adds on a 4 x 4
+// tile of the lower triangle per thread; tf32x3, tensor-core 16 x 16 x 8 products of the staged rows
+// with each operand split into a TF32 high part and a TF32 remainder (hi*hi + hi*lo + lo*hi), which
+// keeps the products' error at FP32 level. The CPU engine always accumulates in FP32.
+enum class BuildKernel { fp32, tf32x3 };
+BuildKernel parse_build_kernel(const std::string& text);
+const char* to_string(BuildKernel b);
+
+class CudaWarmup;
+
 struct EngineSettings {
     int width = 64;             // s: factors per row, including the bias column when biases is on
     bool implicit = true;
@@ -43,6 +53,10 @@ struct EngineSettings {
     // memory on very large batches; 0: everything at once).
     std::uint64_t slice_bytes = 0;
     int device = 0;             // CUDA engine: the device it runs on
+    BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
+    // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);
+    // the engine takes its context, cuBLAS handle and prepared kernels when they match its device.
+    std::shared_ptr<CudaWarmup> warmup;
 };
 
 struct HalfTiming {
@@ -124,6 +138,17 @@ std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const En
 // equals one engine's to rounding (the Gram matrix is summed in another order).
 std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
                                                  bool cuda, const std::vector<int>& devices);
+
+// What the CUDA engine needs before it sees a rating: the device's context and stream, cuBLAS (its
+// first SSYRK), the engine's own kernels loaded and the solver's kernels for systems of this width
+// and the slices of `users` and `items` rows compiled or loaded from the disk cache. Started on a
+// thread of its own, so that it runs while the ratings file is read; make_cuda_engine waits for it
+// and takes it over. Errors are kept and rethrown by the engine that takes it. Without CUDA: nullptr.
+std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings& settings, std::int64_t users, std::int64_t items);
+// Seconds the warm-up ran on its thread and what it did ("context, cuBLAS, 2 solver kernels (disk
+// cache)"), once an engine has taken it; 0 and "" before.
+double cuda_warmup_seconds(const CudaWarmup& warmup);
+std::string cuda_warmup_summary(const CudaWarmup& warmup);
 
 // Copies between engine memory (device memory when `device_memory`) and host memory, ordered on
 // `stream` (the CUDA engine's); plain memcpy for host memory. For exchanges that stage through the host.

@@ -22,6 +22,13 @@ const char* to_string(SystemLayout l) {
     return l == SystemLayout::column_major ? "column_major" : l == SystemLayout::interleaved ? "interleaved" : "chunked";
 }
 
+BuildKernel parse_build_kernel(const std::string& text) {
+    if (text == "fp32") return BuildKernel::fp32;
+    if (text == "tf32x3") return BuildKernel::tf32x3;
+    throw Error("--build-kernel must be fp32 or tf32x3 (got '" + text + "')");
+}
+const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : "tf32x3"; }
+
 namespace {
 
 // Rows with at least this many entries accumulate their systems with one BLAS ssyrk call; shorter

@@ -1,12 +1,16 @@
 // The CUDA engine: the Gram matrix by cuBLAS SSYRK, each row's own entries gathered and accumulated
-// by a kernel straight into the solver's layout, then one batched FP32 posv per slice of rows.
+// by a kernel straight into the solver's layout (FP32 thread tiles, or tensor cores in three TF32
+// products), then one batched FP32 posv per slice of rows.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <iomanip>
 #include <sstream>
 
 #include "batchsolve/batchsolve.hpp"
@@ -165,6 +169,205 @@ __global__ void build_systems_kernel(BuildArgs p) {
     }
 }
 
+// ---- the tensor-core build (BuildKernel::tf32x3) ----------------------------------------------------
+//
+// Row r's system is (Xw)^T X over its staged entries, X the gathered rows d_j and Xw the same rows
+// times w_j: a product of a k x E and an E x k matrix per step of E staged entries. Each warp owns a
+// few 16 x 16 tiles of the lower triangle and accumulates them with 16 x 16 x 8 TF32 products; each
+// operand fragment is split into hi = tf32(x) and lo = tf32(x - hi), and hi*hi + hi*lo + lo*hi is
+// added (the lo*lo term is below FP32 rounding), so the sums keep FP32-level error.
+namespace wmma = nvcuda::wmma;
+constexpr int kMmaTile = 16, kMmaDepth = 8;
+// Entries staged per step (a multiple of kMmaDepth); rows of the staging area are padded by 4
+// floats so that the column-major loads of the weighted rows spread over the banks.
+constexpr int kTensorStagedRows = 32;
+constexpr int kTensorRowPad = 4;
+constexpr int kTensorMaxWarps = 16;
+
+// The launch of the tensor build for width s: tiles per side, tiles per warp (one of the kernel's
+// instantiations: 2, 3 or 5), warps, dynamic shared memory.
+struct TensorShape {
+    int tiles = 0, lower = 0, tiles_per_warp = 0, warps = 0;
+    std::size_t shared_bytes = 0;
+};
+TensorShape tensor_shape(int s) {
+    TensorShape t;
+    t.tiles = (s + kMmaTile - 1) / kMmaTile;
+    t.lower = t.tiles * (t.tiles + 1) / 2;
+    const int warps = std::min(kTensorMaxWarps, (t.lower + 1) / 2);
+    const int per_warp = (t.lower + warps - 1) / warps;
+    t.tiles_per_warp = per_warp <= 2 ? 2 : per_warp <= 3 ? 3 : 5;
+    t.warps = (t.lower + t.tiles_per_warp - 1) / t.tiles_per_warp;
+    const int ld = t.tiles * kMmaTile + kTensorRowPad;
+    t.shared_bytes = (std::size_t(2) * kTensorStagedRows * ld + kTensorStagedRows) * sizeof(float);
+    return t;
+}
+
+template <class Fragment>
+__device__ void split_tf32(Fragment& hi, Fragment& lo) {
+#pragma unroll
+    for (int e = 0; e < hi.num_elements; ++e) {
+        const float x = hi.x[e];
+        const float h = wmma::__float_to_tf32(x);
+        hi.x[e] = h;
+        lo.x[e] = wmma::__float_to_tf32(x - h);
+    }
+}
+
+// One block per segment, kTilesPerWarp lower tiles per warp (tiles in row-major order of the lower
+// triangle, warp w from tile w * kTilesPerWarp). kFirst as in build_systems_kernel.
+template <bool kFirst, int kTilesPerWarp>
+__global__ void __launch_bounds__(kTensorMaxWarps * 32) build_systems_tf32x3_kernel(BuildArgs p) {
+    extern __shared__ __align__(128) float tensor_shared[];
+    const int s = p.s, tiles = p.tiles_per_side, padded = tiles * kMmaTile, ld = padded + kTensorRowPad;
+    float* rows = tensor_shared;                         // kTensorStagedRows x ld: d_j
+    float* weighted = rows + kTensorStagedRows * ld;     // kTensorStagedRows x ld: w_j d_j
+    float* target = weighted + kTensorStagedRows * ld;   // kTensorStagedRows
+    const Segment seg = p.segments[blockIdx.x];
+    const std::int64_t local = seg.row - p.first_row;
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    const int lower = tiles * (tiles + 1) / 2;
+    const int first_tile = warp * kTilesPerWarp;
+    const int my_tiles = max(0, min(kTilesPerWarp, lower - first_tile));
+    int tile_i[kTilesPerWarp], tile_j[kTilesPerWarp];
+    {
+        int i = 0, q = first_tile;
+        while (q > i) q -= i + 1, ++i;  // row i of the lower triangle holds tiles (i, 0..i)
+#pragma unroll
+        for (int x = 0; x < kTilesPerWarp; ++x) {
+            tile_i[x] = i, tile_j[x] = q;
+            if (++q > i) q = 0, ++i;
+        }
+    }
+    wmma::fragment<wmma::accumulator, kMmaTile, kMmaTile, kMmaDepth, float> acc[kTilesPerWarp];
+#pragma unroll
+    for (int x = 0; x < kTilesPerWarp; ++x) wmma::fill_fragment(acc[x], 0.f);
+    float rhs = 0.f;
+    const bool vector_gather = s % 4 == 0 && !p.biases;
+
+    for (std::int64_t start = seg.begin; start < seg.end; start += kTensorStagedRows) {
+        const int n = int(min(std::int64_t(kTensorStagedRows), seg.end - start));
+        if (vector_gather) {
+            const int quads = padded / 4;
+            for (int e = t; e < kTensorStagedRows * quads; e += blockDim.x) {
+                const int r = e / quads, c = (e - r * quads) * 4;
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                float w = 0.f;
+                if (r < n && c < s) {
+                    const std::int64_t j = p.indices[start + r];
+                    v = *reinterpret_cast<const float4*>(p.other + j * s + c);
+                    w = p.implicit ? p.values[start + r] - 1.f : 1.f;
+                }
+                *reinterpret_cast<float4*>(rows + r * ld + c) = v;
+                *reinterpret_cast<float4*>(weighted + r * ld + c) = make_float4(w * v.x, w * v.y, w * v.z, w * v.w);
+            }
+        } else {
+            for (int e = t; e < kTensorStagedRows * padded; e += blockDim.x) {
+                const int r = e / padded, c = e - r * padded;
+                float v = 0.f, w = 0.f;
+                if (r < n && c < s) {
+                    const std::int64_t j = p.indices[start + r];
+                    v = (p.biases && c == s - 1) ? 1.f : p.other[j * s + c];
+                    w = p.implicit ? p.values[start + r] - 1.f : 1.f;
+                }
+                rows[r * ld + c] = v;
+                weighted[r * ld + c] = w * v;
+            }
+        }
+        if (t < kTensorStagedRows) {
+            float g = 0.f;
+            if (t < n) {
+                const float value = p.values[start + t];
+                g = p.implicit || !p.biases ? value : value - p.other[std::int64_t(p.indices[start + t]) * s + s - 1];
+            }
+            target[t] = g;
+        }
+        __syncthreads();
+        const int steps = (n + kMmaDepth - 1) / kMmaDepth;  // staged rows past n are zero
+        for (int d = 0; d < steps; ++d) {
+            const float* a_base = weighted + d * kMmaDepth * ld;
+            const float* b_base = rows + d * kMmaDepth * ld;
+#pragma unroll
+            for (int x = 0; x < kTilesPerWarp; ++x) {
+                if (x < my_tiles) {
+                    wmma::fragment<wmma::matrix_a, kMmaTile, kMmaTile, kMmaDepth, wmma::precision::tf32, wmma::col_major> a_hi, a_lo;
+                    wmma::fragment<wmma::matrix_b, kMmaTile, kMmaTile, kMmaDepth, wmma::precision::tf32, wmma::row_major> b_hi, b_lo;
+                    wmma::load_matrix_sync(a_hi, a_base + tile_i[x] * kMmaTile, ld);
+                    wmma::load_matrix_sync(b_hi, b_base + tile_j[x] * kMmaTile, ld);
+                    split_tf32(a_hi, a_lo);
+                    split_tf32(b_hi, b_lo);
+                    wmma::mma_sync(acc[x], a_lo, b_hi, acc[x]);
+                    wmma::mma_sync(acc[x], a_hi, b_lo, acc[x]);
+                    wmma::mma_sync(acc[x], a_hi, b_hi, acc[x]);
+                }
+            }
+        }
+        if (t < s)
+            for (int r = 0; r < n; ++r) rhs += target[r] * rows[r * ld + t];
+        __syncthreads();
+    }
+
+    // The staging area is free (the loop ended on a barrier, or never ran): each warp stores its
+    // tiles there one at a time, column-major, and writes the lower part out.
+    float* scratch = tensor_shared + warp * kMmaTile * kMmaTile;
+    const std::int64_t row_length = p.indptr[seg.row + 1] - p.indptr[seg.row];
+    const float ridge = p.implicit ? p.lambda : p.lambda * float(max(row_length, std::int64_t(1)));
+#pragma unroll
+    for (int x = 0; x < kTilesPerWarp; ++x) {
+        if (x < my_tiles) {
+            wmma::store_matrix_sync(scratch, acc[x], kMmaTile, wmma::mem_col_major);
+            __syncwarp();
+            for (int e = lane; e < kMmaTile * kMmaTile; e += 32) {
+                const int i = tile_i[x] * kMmaTile + e % kMmaTile, j = tile_j[x] * kMmaTile + e / kMmaTile;
+                if (i >= s || j >= s || i < j) continue;
+                float v = scratch[e];
+                float* dst = p.a + p.layout.offset(local, i, j, s, s);
+                if (kFirst) {
+                    if (p.gram) v += p.gram[std::int64_t(j) * s + i];
+                    if (i == j) v += ridge;
+                    *dst = v;
+                } else {
+                    atomicAdd(dst, v);
+                }
+            }
+            __syncwarp();
+        }
+    }
+    if (t < s) {
+        float* dst = p.b + p.layout.offset(local, t, 0, s, 1);
+        if (kFirst) *dst = rhs;
+        else atomicAdd(dst, rhs);
+    }
+}
+
+// Launches the build of `blocks` segments (first segments of their rows, or later ones) with the
+// chosen kernel; sets args.tiles_per_side for it.
+void launch_build(BuildKernel kind, bool first, unsigned blocks, BuildArgs args, cudaStream_t stream) {
+    const int s = args.s;
+    if (kind == BuildKernel::fp32) {
+        const int tiles = (s + kTile - 1) / kTile;
+        const int threads = std::min(1024, std::max((tiles * (tiles + 1) / 2 + 31) / 32 * 32, (s + 31) / 32 * 32));
+        const std::size_t shared = (std::size_t(kStagedRows) * tiles * kTile + 2 * kStagedRows) * sizeof(float);
+        args.tiles_per_side = tiles;
+        if (first) build_systems_kernel<true><<<blocks, threads, shared, stream>>>(args);
+        else build_systems_kernel<false><<<blocks, threads, shared, stream>>>(args);
+        check(cudaGetLastError(), first ? "build_systems_kernel<first>" : "build_systems_kernel<later>");
+        return;
+    }
+    const TensorShape shape = tensor_shape(s);
+    if (shape.warps * 32 < s) throw Error("tf32x3 build: " + std::to_string(shape.warps * 32) + " threads for width " + std::to_string(s) + " (a bug)");
+    args.tiles_per_side = shape.tiles;
+    const unsigned threads = unsigned(shape.warps * 32);
+    void (*kernel)(BuildArgs) = nullptr;
+    switch (shape.tiles_per_warp) {
+        case 2: kernel = first ? build_systems_tf32x3_kernel<true, 2> : build_systems_tf32x3_kernel<false, 2>; break;
+        case 3: kernel = first ? build_systems_tf32x3_kernel<true, 3> : build_systems_tf32x3_kernel<false, 3>; break;
+        default: kernel = first ? build_systems_tf32x3_kernel<true, 5> : build_systems_tf32x3_kernel<false, 5>; break;
+    }
+    kernel<<<blocks, threads, shape.shared_bytes, stream>>>(args);
+    check(cudaGetLastError(), first ? "build_systems_tf32x3_kernel<first>" : "build_systems_tf32x3_kernel<later>");
+}
+
 // Solutions back into the factor rows; a system that failed (info != 0) gives a zero row.
 __global__ void scatter_solutions_kernel(const float* b, const int* info, Layout layout, int s, std::int64_t count,
                                          float* out) {
@@ -178,6 +381,147 @@ __global__ void scatter_solutions_kernel(const float* b, const int* info, Layout
 __global__ void count_failed_kernel(const int* info, std::int64_t count, unsigned long long* failed) {
     const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < count && info[k] != 0) atomicAdd(failed, 1ull);
+}
+
+
+// The solver's views of `count` systems and right-hand sides of width s in the engine's layout.
+std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> system_views(const EngineSettings& es, float* a, float* b,
+                                                                                     std::int64_t count) {
+    const int s = es.width, n = int(count);
+    using V = batchsolve::BatchView<float>;
+    switch (es.layout) {
+        case SystemLayout::interleaved: return {V::interleaved(a, s, s, n), V::interleaved(b, s, 1, n)};
+        case SystemLayout::chunked: return {V::chunked(a, s, s, n, es.chunk_size), V::chunked(b, s, 1, n, es.chunk_size)};
+        default: return {V::column_major(a, s, s, n), V::column_major(b, s, 1, n)};
+    }
+}
+
+// The slices' batch sizes of a side of `rows` rows: the full slice and the remainder (0: none).
+std::pair<std::int64_t, std::int64_t> slice_counts(std::int64_t rows, const EngineSettings& es) {
+    const std::int64_t per = rows_per_slice(rows, es.width, es.slice_bytes);
+    return {std::min(per, rows), rows > per ? rows % per : 0};
+}
+
+struct CublasHandle {
+    cublasHandle_t handle = nullptr;
+    CublasHandle() = default;
+    CublasHandle(const CublasHandle&) = delete;
+    CublasHandle& operator=(const CublasHandle&) = delete;
+    CublasHandle(CublasHandle&& o) noexcept : handle(o.handle) { o.handle = nullptr; }
+    CublasHandle& operator=(CublasHandle&& o) noexcept {
+        std::swap(handle, o.handle);
+        return *this;
+    }
+    ~CublasHandle() {
+        if (handle) cublasDestroy(handle);
+    }
+};
+
+}  // namespace
+
+// What start_cuda_warmup's thread leaves for the engine.
+class CudaWarmup {
+public:
+    struct Result {
+        std::unique_ptr<batchsolve::Context> ctx;
+        CublasHandle cublas;
+        std::string error;  // set when the set-up failed: the engine that takes it throws this
+        double seconds = 0;
+        std::string summary;
+    };
+    std::future<Result> pending;
+    int device = 0;
+    double seconds = 0;
+    std::string summary;
+    // Waits for the thread; the result once (nullopt-like empty ctx afterwards).
+    Result take() {
+        if (!pending.valid()) return {};
+        Result r = pending.get();
+        seconds = r.seconds, summary = r.summary;
+        return r;
+    }
+};
+
+namespace {
+
+// Launches each kernel the engine will run once on one empty segment and runs cuBLAS's SSYRK at the
+// engine's sizes on scratch memory, so that lazy module loading and cuBLAS's first-call set-up happen
+// here and not in the first iteration.
+void touch_engine_kernels(const EngineSettings& es, std::int64_t users, std::int64_t items, batchsolve::Context& ctx,
+                          cublasHandle_t cublas) {
+    const int s = es.width;
+    const auto stream = static_cast<cudaStream_t>(ctx.stream());
+    batchsolve::Buffer<Segment> segment(ctx, std::vector<Segment>{{0, 0, 0}});
+    batchsolve::Buffer<std::int64_t> indptr(ctx, std::vector<std::int64_t>{0, 0});
+    batchsolve::Buffer<std::int32_t> indices(ctx, std::vector<std::int32_t>{0});
+    batchsolve::Buffer<float> values(ctx, std::vector<float>{1.f});
+    batchsolve::Buffer<float> a(ctx, std::size_t(s) * s), b(ctx, std::size_t(s));
+    batchsolve::Buffer<int> info(ctx, 1);
+    batchsolve::Buffer<unsigned long long> failed(ctx, 1);
+    const std::int64_t most = std::max<std::int64_t>(1, std::max(users, items));
+    batchsolve::Buffer<float> other(ctx, std::size_t(most) * s), gram(ctx, std::size_t(s) * s);
+    other.fill_bytes(0), gram.fill_bytes(0);
+    if (es.implicit) {
+        const float one = 1.f, zero = 0.f;
+        for (std::int64_t rows : {items, users})
+            if (rows > 0)
+                check(cublasSsyrk(cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(rows), &one, other.data(), s, &zero, gram.data(), s),
+                      "cublasSsyrk");
+    }
+    BuildArgs args{segment.data(), indptr.data(), indices.data(), values.data(), other.data(), es.implicit ? gram.data() : nullptr,
+                   a.data(), b.data(), Layout{1, 0}, 0, s, 0, es.lambda, es.implicit, es.biases};
+    for (bool first : {true, false}) launch_build(es.build, first, 1, args, stream);
+    info.fill_bytes(0);
+    scatter_solutions_kernel<<<1, 256, 0, stream>>>(b.data(), info.data(), Layout{1, 0}, s, 1, a.data());
+    count_failed_kernel<<<1, 256, 0, stream>>>(info.data(), 1, failed.data());
+    check(cudaGetLastError(), "scatter_solutions_kernel");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+// The solver's kernels for the slices of both sides; returns how many, and how many came from the
+// disk cache, into `summary`.
+void prepare_solver_kernels(const EngineSettings& es, std::int64_t users, std::int64_t items, batchsolve::Context& ctx,
+                            std::string* summary) {
+    int kernels = 0, cached = 0;
+    double compile_s = 0;
+    std::vector<std::int64_t> done;
+    for (std::int64_t rows : {users, items}) {
+        const auto [full, rest] = slice_counts(rows, es);
+        for (std::int64_t count : {full, rest}) {
+            if (count <= 0 || std::find(done.begin(), done.end(), count) != done.end()) continue;
+            done.push_back(count);
+            const auto views = system_views(es, nullptr, nullptr, count);
+            const batchsolve::KernelReport r = batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx);
+            if (!r.supported) continue;
+            ++kernels, cached += r.from_disk_cache, compile_s += r.compile_seconds;
+        }
+    }
+    if (summary) {
+        std::ostringstream o;
+        o << kernels << " solver kernel" << (kernels == 1 ? "" : "s") << " (" << cached << " from the disk cache";
+        if (kernels > cached) o << ", " << kernels - cached << " compiled in " << std::fixed << std::setprecision(2) << compile_s << " s";
+        o << ")";
+        *summary = o.str();
+    }
+}
+
+CudaWarmup::Result run_warmup(EngineSettings es, std::int64_t users, std::int64_t items) {
+    CudaWarmup::Result r;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        check(cudaSetDevice(es.device), "cudaSetDevice");
+        r.ctx = std::make_unique<batchsolve::Context>(batchsolve::Backend::cuda, es.device);
+        check(cublasCreate(&r.cublas.handle), "cublasCreate");
+        check(cublasSetStream(r.cublas.handle, static_cast<cudaStream_t>(r.ctx->stream())), "cublasSetStream");
+        touch_engine_kernels(es, users, items, *r.ctx, r.cublas.handle);
+        std::string kernels;
+        prepare_solver_kernels(es, users, items, *r.ctx, &kernels);
+        r.summary = "context, cuBLAS, " + std::string(to_string(es.build)) + " build kernels, " + kernels;
+    } catch (const std::exception& e) {
+        r.error = std::string("CUDA set-up: ") + e.what();
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
 }
 
 // One side of the problem as this engine holds it: the CSR of its own rows [first, first + rows)
@@ -196,8 +540,11 @@ struct Side {
 
 class CudaEngine final : public Engine {
 public:
-    CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition)
-        : s_(s), ctx_(batchsolve::Backend::cuda, s.device) {
+    // `warm`: what start_cuda_warmup prepared (its context and cuBLAS handle are taken over), or empty.
+    CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition, CudaWarmup::Result warm)
+        : s_(s),
+          owned_ctx_(warm.ctx ? std::move(warm.ctx) : std::make_unique<batchsolve::Context>(batchsolve::Backend::cuda, s.device)),
+          ctx_(*owned_ctx_) {
         check(cudaSetDevice(s.device), "cudaSetDevice");
         if (partition) {
             partition_ = *partition;
@@ -212,7 +559,8 @@ public:
             throw Error("the data needs " + gib(needed) + " of GPU memory, " + gib(free_bytes) + " of " + gib(total_bytes) +
                         " is free on " + ctx_.device_name() + " (lower --slice-mb or use --backend cpu)");
         stream_ = static_cast<cudaStream_t>(ctx_.stream());
-        check(cublasCreate(&cublas_), "cublasCreate");
+        if (warm.cublas.handle) std::swap(cublas_, warm.cublas.handle);
+        else check(cublasCreate(&cublas_), "cublasCreate");
         check(cublasSetStream(cublas_, stream_), "cublasSetStream");
         check(cudaEventCreate(&e0_), "cudaEventCreate");
         check(cudaEventCreate(&e1_), "cudaEventCreate");
@@ -230,15 +578,9 @@ public:
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         sample_memory();
-        // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration.
-        for (const Side* side : {&users_, &items_}) {
-            const std::int64_t per = rows_per_slice(side->rows, s.width, s.slice_bytes);
-            for (std::int64_t count : {per, side->rows % per}) {
-                if (count == 0) continue;
-                const auto views = make_views(count);
-                batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx_);
-            }
-        }
+        // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration
+        // (after a warm-up of the same sizes: found in this process's cache).
+        prepare_solver_kernels(s, users_.rows, items_.rows, ctx_, nullptr);
     }
     ~CudaEngine() override {
         if (cublas_) cublasDestroy(cublas_);
@@ -316,16 +658,7 @@ private:
         return {count, 0};
     }
     std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> make_views(std::int64_t count) {
-        const int s = s_.width, n = int(count);
-        using V = batchsolve::BatchView<float>;
-        switch (s_.layout) {
-            case SystemLayout::interleaved:
-                return {V::interleaved(systems_.data(), s, s, n), V::interleaved(rhs_.data(), s, 1, n)};
-            case SystemLayout::chunked:
-                return {V::chunked(systems_.data(), s, s, n, s_.chunk_size), V::chunked(rhs_.data(), s, 1, n, s_.chunk_size)};
-            default:
-                return {V::column_major(systems_.data(), s, s, n), V::column_major(rhs_.data(), s, 1, n)};
-        }
+        return system_views(s_, systems_.data(), rhs_.data(), count);
     }
 
     HalfTiming solve_side(Side& rows, Side& other, const std::vector<RowRange>& own) {
@@ -356,24 +689,19 @@ private:
             timing.exchange_s += std::chrono::duration<double>(WallClock::now() - t0).count();
         }
 
-        const int tiles = (s + kTile - 1) / kTile;
-        const int threads = std::min(1024, std::max((tiles * (tiles + 1) / 2 + 31) / 32 * 32, (s + 31) / 32 * 32));
-        const std::size_t shared = (std::size_t(kStagedRows) * tiles * kTile + 2 * kStagedRows) * sizeof(float);
         const std::int64_t per = rows_per_slice(rows.rows, s, s_.slice_bytes);
         for (std::int64_t first = 0; first < rows.rows; first += per) {
             const std::int64_t count = std::min(per, rows.rows - first);
             const Layout layout = layout_for(count);
             BuildArgs args{rows.first_segments.data() + first, rows.indptr.data(), rows.indices.data(), rows.values.data(),
                            other.factors.data(), s_.implicit ? gram_.data() : nullptr, systems_.data(), rhs_.data(), layout,
-                           first, s, tiles, s_.lambda, s_.implicit, s_.biases};
+                           first, s, 0, s_.lambda, s_.implicit, s_.biases};
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-            build_systems_kernel<true><<<unsigned(count), threads, shared, stream_>>>(args);
-            check(cudaGetLastError(), "build_systems_kernel<first>");
+            launch_build(s_.build, true, unsigned(count), args, stream_);
             const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
             if (extra_end > extra_begin) {
                 args.segments = rows.extra_segments.data() + extra_begin;
-                build_systems_kernel<false><<<unsigned(extra_end - extra_begin), threads, shared, stream_>>>(args);
-                check(cudaGetLastError(), "build_systems_kernel<later>");
+                launch_build(s_.build, false, unsigned(extra_end - extra_begin), args, stream_);
             }
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
             auto views = make_views(count);
@@ -403,7 +731,8 @@ private:
     }
 
     EngineSettings s_;
-    batchsolve::Context ctx_;
+    std::unique_ptr<batchsolve::Context> owned_ctx_;
+    batchsolve::Context& ctx_;
     Partition partition_;
     cudaStream_t stream_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
@@ -422,6 +751,18 @@ std::uint64_t cuda_engine_bytes(const Csr& by_user, const Csr& by_item, const En
 }
 
 bool cuda_engine_available() { return batchsolve::Context::cuda_available(); }
+
+std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings& settings, std::int64_t users, std::int64_t items) {
+    auto w = std::make_shared<CudaWarmup>();
+    EngineSettings es = settings;
+    es.warmup.reset();
+    if (es.slice_bytes == 0) es.slice_bytes = std::uint64_t(4) << 30;  // train()'s default for the CUDA engine
+    w->device = es.device;
+    w->pending = std::async(std::launch::async, run_warmup, es, users, items);
+    return w;
+}
+double cuda_warmup_seconds(const CudaWarmup& warmup) { return warmup.seconds; }
+std::string cuda_warmup_summary(const CudaWarmup& warmup) { return warmup.summary; }
 
 std::uint64_t cuda_free_bytes(int device) {
     int current = 0;
@@ -475,7 +816,12 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item,
     if (by_user.rows > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");
     try {
         if (partition) check_partition(by_user, by_item, *partition);
-        return std::make_unique<CudaEngine>(by_user, by_item, settings, partition);
+        CudaWarmup::Result warm;
+        if (settings.warmup && settings.warmup->device == settings.device) {
+            warm = settings.warmup->take();
+            if (!warm.error.empty()) throw Error(warm.error);
+        }
+        return std::make_unique<CudaEngine>(by_user, by_item, settings, partition, std::move(warm));
     } catch (const batchsolve::Error& e) {
         throw Error(std::string("CUDA engine: ") + e.what());
     }

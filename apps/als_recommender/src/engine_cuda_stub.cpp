@@ -13,6 +13,10 @@ int cuda_device_count() { return 0; }
 std::uint64_t cuda_free_bytes(int) { return 0; }
 std::uint64_t cuda_engine_bytes(const Csr&, const Csr&, const EngineSettings&, const Partition*) { return 0; }
 
+std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings&, std::int64_t, std::int64_t) { return nullptr; }
+double cuda_warmup_seconds(const CudaWarmup&) { return 0; }
+std::string cuda_warmup_summary(const CudaWarmup&) { return ""; }
+
 void engine_copy_to_host(void* host, const void* engine_memory, std::size_t bytes, bool device_memory, void*) {
     if (device_memory) throw Error("engine_copy_to_host: device memory in a build without CUDA (a bug)");
     if (bytes) std::memcpy(host, engine_memory, bytes);

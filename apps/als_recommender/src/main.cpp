@@ -61,6 +61,25 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Seconds since this process was started (exec), from /proc (clock-tick resolution); -1 where unknown.
+double seconds_since_process_start() {
+    std::ifstream stat("/proc/self/stat"), up("/proc/uptime");
+    std::string text;
+    double uptime = 0;
+    if (!std::getline(stat, text) || !(up >> uptime)) return -1;
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream rest(text.substr(close + 1));
+    std::string field;
+    for (int i = 3; i <= 22 && rest >> field; ++i) {
+    }  // field 22: starttime in clock ticks since boot
+    try {
+        return uptime - double(std::stoll(field)) / double(sysconf(_SC_CLK_TCK));
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
 std::string fmt(double v, const char* f = "%.4f") {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
@@ -313,6 +332,9 @@ void add_hyper_options(po::options_description& d) {
         ("seed", po::value<std::string>(), "random seed of the initial factors (default: a fresh one, printed)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda (auto: the GPU when present)")
         ("layout", po::value<std::string>()->default_value("column_major"), "GPU systems' layout for posv: column_major | interleaved | chunked")
+        ("build-kernel", po::value<std::string>()->default_value("tf32x3"), "GPU: how each row's system is accumulated: tf32x3 (tensor cores, "
+                                                                           "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
+                                                                           "multiply-adds)")
         ("chunk-size", po::value<int>()->default_value(32), "chunked layout: systems per chunk")
         ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)")
         ("devices", po::value<std::string>(), "train on several devices of this process: CUDA device ids (0,1 or all), or with --backend "
@@ -348,6 +370,7 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     TrainOptions o;
     o.backend = vm["backend"].as<std::string>();
     o.layout = option_value([&] { return parse_layout(vm["layout"].as<std::string>()); });
+    o.build = option_value([&] { return parse_build_kernel(vm["build-kernel"].as<std::string>()); });
     o.chunk_size = vm["chunk-size"].as<int>();
     if (o.chunk_size < 1) throw UsageError("--chunk-size must be >= 1");
     const int mb = vm["slice-mb"].as<int>();
@@ -400,16 +423,46 @@ int run_train(const std::vector<std::string>& args) {
         if (speaker()) batchsolve::io::check_outputs({{"--output", out}}, output_rules(vm.count("force") > 0, inputs));
     }
     const auto started = std::chrono::steady_clock::now();
+    const double before_main = seconds_since_process_start();  // loading the program and its libraries
     auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+    TrainOptions o = train_options_from(vm);
     double probe_s = 0, read_s = 0;
-    const Ratings train_set = read_ratings_checked(train_path, &probe_s, &read_s);
+    // Every input is probed before the set-up thread starts: no fork() while it runs.
+    const std::string test_path = vm.count("test") ? vm["test"].as<std::string>() : std::string();
+    const std::string resume_path = vm.count("resume") ? vm["resume"].as<std::string>() : std::string();
+    if (g_ranks == nullptr) {
+        batchsolve::io::h5::probe_in_child(train_path, [&] { read_ratings(train_path, false, false); });
+        if (!test_path.empty()) batchsolve::io::h5::probe_in_child(test_path, [&] { read_ratings(test_path, false, false); });
+        if (!resume_path.empty()) batchsolve::io::h5::probe_in_child(resume_path, [&] { read_model(resume_path); });
+    }
+    const auto probed = std::chrono::steady_clock::now();
+    probe_s = std::chrono::duration<double>(probed - started).count();
+    // The file read in the child without harm: the CUDA engine's set-up (context, cuBLAS, kernels)
+    // starts on a thread of its own now and runs while this thread reads the file. One engine only
+    // (several devices and MPI ranks set up their own).
+    const std::string backend = vm["backend"].as<std::string>();
+    if (!distributed() && o.devices.size() <= 1 && (backend == "cuda" || backend == "auto")) {
+        try {
+            const RatingsShape shape = read_ratings_shape(train_path);
+            EngineSettings es;
+            es.width = vm["factors"].as<int>() + (vm.count("biases") ? 1 : 0);
+            es.implicit = shape.feedback == Feedback::implicit_counts;
+            es.biases = vm.count("biases") > 0;
+            es.layout = o.layout, es.chunk_size = o.chunk_size, es.slice_bytes = o.slice_bytes, es.build = o.build;
+            es.device = o.devices.empty() ? 0 : o.devices.front();
+            o.cuda_warmup = start_cuda_warmup(es, shape.users, shape.items);
+        } catch (const Error&) {
+            // No announced shape: the engine sets itself up after the read, as without a warm-up.
+        }
+    }
+    Ratings train_set = read_ratings(train_path);
+    read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - probed).count();
     if (speaker()) warn_outliers(train_set, train_path);
     std::unique_ptr<Ratings> test_set;
-    if (vm.count("test")) test_set = std::make_unique<Ratings>(read_ratings_checked(vm["test"].as<std::string>()));
+    if (!test_path.empty()) test_set = std::make_unique<Ratings>(read_ratings(test_path));
     std::unique_ptr<Model> resume;
-    if (vm.count("resume")) resume = std::make_unique<Model>(read_model_checked(vm["resume"].as<std::string>()));
+    if (!resume_path.empty()) resume = std::make_unique<Model>(read_model(resume_path));
     Hyper h = hyper_from(vm, train_set.feedback);
-    TrainOptions o = train_options_from(vm);
     o.compute_loss = vm.count("no-loss") == 0;
     o.eval_every = vm["eval-every"].as<int>();
     if (speaker()) std::cout << "training " << to_string(h.feedback) << " ALS: " << train_set.users() << " users, " << train_set.items() << " items, "
@@ -435,10 +488,15 @@ int run_train(const std::vector<std::string>& args) {
     stages << "start-up: probe of the file in a child " << fmt(probe_s, "%.3f") << " s, read + checks " << fmt(read_s, "%.3f") << " s";
     o.on_stage = [&](const char* name, double seconds) {
         stages << ", " << name << " " << fmt(seconds, "%.3f") << " s";
-        if (std::string(name) == "first iteration" && speaker())
+        if (std::string(name) == "first iteration" && speaker()) {
+            if (o.cuda_warmup && cuda_warmup_seconds(*o.cuda_warmup) > 0)
+                stages << " (CUDA set-up on its own thread from the end of the probe on, beside the read: "
+                       << fmt(cuda_warmup_seconds(*o.cuda_warmup), "%.3f") << " s: " << cuda_warmup_summary(*o.cuda_warmup) << ")";
             std::cout << stages.str() << "; time to first iteration " << fmt(since_start(), "%.3f") << " s" << std::endl;
+        }
     };
-    Model m = train(train_set, h, o, test_set.get(), resume.get());
+    Model m = train(std::move(train_set), h, o, test_set.get(), resume.get());
+    const auto trained = std::chrono::steady_clock::now();
     if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
     progress->finish();
     // A model of NaN or Inf factors (an overflowing fit) is an error, never written as a result.
@@ -452,12 +510,16 @@ int run_train(const std::vector<std::string>& args) {
     if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
     if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
     write_model(out, m, vm.count("force") > 0, inputs);
+    const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trained).count();
     if (!m.partition_plan.empty()) std::cout << "device memory: " << m.partition_plan << "\n";
     std::cout << "backend " << m.backend << " (" << m.device << ")";
     if (m.peak_device_bytes)
         std::cout << ", peak GPU memory in use " << fmt(double(m.peak_device_bytes) / double(1 << 30), "%.2f") << " GiB (CUDA context included)";
     std::cout << "; wrote " << out << "\n";
-    std::cout << "total " << fmt(since_start(), "%.3f") << " s (reading, training, writing the model)\n";
+    std::cout << "total " << fmt(since_start(), "%.3f") << " s (reading, training, writing the model: " << fmt(write_s, "%.3f")
+              << " s)";
+    if (before_main >= 0) std::cout << "; the process had run " << fmt(before_main, "%.2f") << " s before reading began";
+    std::cout << "\n";
     return exit_ok;
 }
 

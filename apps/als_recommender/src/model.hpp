@@ -69,6 +69,10 @@ struct TrainOptions {
     SystemLayout layout = SystemLayout::column_major;
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
+    BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
+    // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this
+    // width, layout and slice and the file's user and item counts); used by a single CUDA engine.
+    std::shared_ptr<CudaWarmup> cuda_warmup;
     // Distributed training. devices: partitions of this process, one per device (CUDA device ids, or
     // CPU members with backend cpu); empty or one entry: one engine (on that device). ranks: MPI ranks,
     // one partition each (then devices picks this rank's GPU: devices[local rank % size], default the
@@ -94,6 +98,11 @@ struct TrainOptions {
 // Trains `hyper.iterations` iterations on `train`, starting from `resume` when it is given (its
 // factors, global mean, and iteration count; its ids must be those of `train`).
 Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test = nullptr,
+            const Model* resume = nullptr);
+// The same on a set the caller hands over: its values are prepared in place and its arrays end in the
+// model (no copies of 10^7-entry arrays); afterwards it holds no ratings. With options.compute_loss
+// (the loss needs the raw values) it is read as the const form does.
+Model train(Ratings&& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test = nullptr,
             const Model* resume = nullptr);
 
 // Objective of the current factors: implicit sum_all c (p - x.y)^2 + lambda (|X|^2 + |Y|^2), divided

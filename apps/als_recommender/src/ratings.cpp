@@ -434,6 +434,20 @@ Ratings read_ratings(const std::string& path, bool item_side, bool threads) {
     }
 }
 
+RatingsShape read_ratings_shape(const std::string& path) {
+    try {
+        h5::File f = h5::File::open(path);
+        if (!f.has_attribute("/", "format") || f.string_attribute("/", "format") != ratings_format_tag)
+            throw Error(path + ": /: not an ALS ratings file");
+        RatingsShape shape;
+        shape.users = f.int_attribute("/", "users"), shape.items = f.int_attribute("/", "items");
+        shape.feedback = parse_feedback(f.string_attribute("/", "feedback"));
+        return shape;
+    } catch (const batchsolve::io::FileError& e) {
+        throw Error(e.what());
+    }
+}
+
 // ---- split ---------------------------------------------------------------------------------------
 
 std::pair<Ratings, Ratings> split(const Ratings& all, const SplitOptions& o) {

@@ -94,6 +94,13 @@ void write_ratings(const std::string& path, const Ratings& r, bool force, const 
 // threads false: no OpenMP team, as in a child forked after the parent ran one (libgomp's threads
 // are not in the child: a parallel region there waits for them forever).
 Ratings read_ratings(const std::string& path, bool item_side = true, bool threads = true);
+// The users, items and feedback a ratings file's attributes announce, without reading its arrays (for
+// set-up that can start before the read); nothing checked beyond the format tag. Error where absent.
+struct RatingsShape {
+    std::int64_t users = 0, items = 0;
+    Feedback feedback = Feedback::implicit_counts;
+};
+RatingsShape read_ratings_shape(const std::string& path);
 
 // ---- split ---------------------------------------------------------------------------------------
 
