@@ -8,7 +8,12 @@
 
 #include <algorithm>
 #include <complex>
+#include <cstdio>
+#include <map>
 #include <memory>
+#include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/jit/jit.hpp"
@@ -129,12 +134,17 @@ RunPotrs<T> through_potrs(Context& ctx, Uplo uplo) {
     };
 }
 
-// Compiles (or loads from the disk cache) every kernel of `specs` ahead of the sweep; none may fail.
-void precompile(const std::vector<ColumnMajorSpec>& specs, int device) {
+// Compiles (or loads from the disk cache) every kernel of `specs` ahead of the sweep, on several
+// threads; none may fail. Through the launchers' own lookup (prepare_column_major: the configuration
+// resolved as a call resolves it, the cache key a call looks up, shared memory opted in on load), so
+// that the sweep's calls find each kernel in memory, and a run's kernel manifest lists them. (A kernel
+// compiled by its text instead, jit::get_kernel, sits under another key: every call then compiled it
+// a second time, one after another, and the boundary-size tests spent 100 s of their shard in NVRTC.)
+void precompile(const std::vector<ColumnMajorSpec>& specs) {
     std::vector<CompileJob> jobs;
     for (const ColumnMajorSpec& spec : specs)
-        jobs.push_back([spec, device](Context&) {
-            cuda_backend::jit::get_kernel(tuned::generate_column_major_kernel(spec), device);
+        jobs.push_back([spec](Context& ctx) {
+            (void)tuned::prepare_column_major(spec.routine, spec.precision, spec.uplo, spec.n, spec.nrhs, spec.config, ctx);
         });
     for (const std::string& e : compile_ahead(jobs)) ADD_FAILURE() << e;
 }
@@ -189,7 +199,7 @@ void potrf_every_n(Context& ctx, std::uint64_t seed) {
         for (Uplo u : {Uplo::lower, Uplo::upper})
             specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrf, p, u, n, 0,
                                                      blocked(ColumnMajorRoutine::potrf, p, n, 0)));
-    precompile(specs, ctx.device());
+    precompile(specs);
     for (int n : gpu_boundary_sizes()) {
         SCOPED_TRACE("n = " + std::to_string(n));
         const CholeskyConfig c = blocked(ColumnMajorRoutine::potrf, p, n, 0);
@@ -211,7 +221,7 @@ void posv_every_n(Context& ctx, std::uint64_t seed) {
         for (int nrhs : {1, 3, 17})
             specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::posv, p, uplo_for(n, nrhs), n, nrhs,
                                                      blocked(ColumnMajorRoutine::posv, p, n, nrhs)));
-    precompile(specs, ctx.device());
+    precompile(specs);
     for (int n : gpu_boundary_sizes()) {
         SCOPED_TRACE("n = " + std::to_string(n));
         for (int nrhs : {1, 3, 17}) {
@@ -232,7 +242,7 @@ void potrs_every_n(Context& ctx, std::uint64_t seed) {
         for (int nrhs : {1, 3, 17})
             specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrs, p, uplo_for(n, nrhs), n, nrhs,
                                                      blocked(ColumnMajorRoutine::potrs, p, n, nrhs)));
-    precompile(specs, ctx.device());
+    precompile(specs);
     for (int n : gpu_boundary_sizes()) {
         SCOPED_TRACE("n = " + std::to_string(n));
         for (int nrhs : {1, 3, 17}) {
@@ -245,56 +255,100 @@ void potrs_every_n(Context& ctx, std::uint64_t seed) {
     }
 }
 
-// Defaults (what a plain call runs) at the sampled sizes with every batch size of the issue.
+// Defaults (what a plain call runs) at the sampled sizes with every batch size of the issue. The
+// default kernels are fully unrolled: NVRTC takes 5-25 s for each posv kernel of n >= 31 (measured
+// for sm_90 on a build machine's core), and the product of 12 sizes x potrf on both triangles x posv
+// and potrs at 3 (triangle, nrhs) pairs was 96 kernels per precision. Each size now runs potrf on one
+// triangle and posv and potrs at one (triangle, nrhs) pair each, drawn with the test's seed so that
+// every pair (nrhs 1 and 17 on the lower triangle, 3 on the upper) and both triangles of potrf meet
+// several sizes; 36 kernels per precision. The other pairs of a size are the same generated kernel
+// at another nrhs or triangle, whose arithmetic the emulation suite checks at every n
+// (../codegen/column_major), and the boundary-size tests above launch on both triangles.
+struct DefaultsCase {
+    int n;
+    Uplo potrf_uplo;
+    std::pair<Uplo, int> posv, potrs;  // (triangle, nrhs)
+};
+std::vector<DefaultsCase> defaults_cases(std::uint64_t seed) {
+    const std::vector<std::pair<Uplo, int>> pairs = {{Uplo::lower, 1}, {Uplo::lower, 17}, {Uplo::upper, 3}};
+    std::mt19937_64 rng(seed);
+    std::vector<std::pair<Uplo, int>> posv, potrs;
+    std::vector<Uplo> potrf;
+    const std::vector<int> sizes = sampled_sizes();
+    while (posv.size() < sizes.size()) {  // each pair once per round, in a fresh order
+        auto round = pairs;
+        std::shuffle(round.begin(), round.end(), rng);
+        posv.insert(posv.end(), round.begin(), round.end());
+        std::shuffle(round.begin(), round.end(), rng);
+        potrs.insert(potrs.end(), round.begin(), round.end());
+    }
+    while (potrf.size() < sizes.size()) {
+        std::vector<Uplo> both = {Uplo::lower, Uplo::upper};
+        std::shuffle(both.begin(), both.end(), rng);
+        potrf.insert(potrf.end(), both.begin(), both.end());
+    }
+    std::vector<DefaultsCase> out;
+    std::string listed;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        out.push_back({sizes[i], potrf[i], posv[i], potrs[i]});
+        listed += " n=" + std::to_string(sizes[i]) + " potrf " + to_string(potrf[i]) + ", posv " +
+                  to_string(posv[i].first) + "/" + std::to_string(posv[i].second) + ", potrs " +
+                  to_string(potrs[i].first) + "/" + std::to_string(potrs[i].second) + ";";
+    }
+    std::printf("[ sample   ] seed %llu (BATCHSOLVE_TEST_SEED=%llu replays it):%s\n", static_cast<unsigned long long>(seed),
+                static_cast<unsigned long long>(base_seed()), listed.c_str());
+    std::fflush(stdout);
+    return out;
+}
+
 template <class T>
 void defaults_at_sampled_sizes(Context& ctx, std::uint64_t seed) {
+    BATCHSOLVE_TRACE_SEED(seed);
     const Precision p = precision_v<T>;
+    const std::vector<DefaultsCase> cases = defaults_cases(seed);
+    auto config = [p](ColumnMajorRoutine r, int n, int nrhs) { return tuned::default_column_major_config(r, p, n, nrhs); };
     std::vector<ColumnMajorSpec> specs;
-    // posv and potrs with nrhs 1 and 17 on the lower triangle and nrhs 3 on the upper one: the fully
-    // unrolled posv kernels of n >= 100 take NVRTC about a minute each
-    auto solves_on = [](Uplo u, int nrhs) { return (nrhs == 3) == (u == Uplo::upper); };
-    for (int n : sampled_sizes())
-        for (Uplo u : {Uplo::lower, Uplo::upper}) {
-            specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrf, p, u, n, 0,
-                                                     tuned::default_column_major_config(ColumnMajorRoutine::potrf, p, n, 0)));
-            for (int nrhs : {1, 3, 17}) {
-                if (!solves_on(u, nrhs)) continue;
-                specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::posv, p, u, n, nrhs,
-                                                         tuned::default_column_major_config(ColumnMajorRoutine::posv, p, n, nrhs)));
-                specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrs, p, u, n, nrhs,
-                                                         tuned::default_column_major_config(ColumnMajorRoutine::potrs, p, n, nrhs)));
-            }
-        }
-    precompile(specs, ctx.device());
-    for (int n : sampled_sizes()) {
+    for (const DefaultsCase& d : cases) {
+        specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrf, p, d.potrf_uplo, d.n, 0,
+                                                 config(ColumnMajorRoutine::potrf, d.n, 0)));
+        specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::posv, p, d.posv.first, d.n, d.posv.second,
+                                                 config(ColumnMajorRoutine::posv, d.n, d.posv.second)));
+        specs.push_back(tuned::column_major_spec(ColumnMajorRoutine::potrs, p, d.potrs.first, d.n, d.potrs.second,
+                                                 config(ColumnMajorRoutine::potrs, d.n, d.potrs.second)));
+    }
+    precompile(specs);
+    for (const DefaultsCase& d : cases) {
+        const int n = d.n;
         SCOPED_TRACE("n = " + std::to_string(n));
-        for (Uplo u : {Uplo::lower, Uplo::upper}) {
-            SCOPED_TRACE(to_string(u));
-            const CholeskyConfig c = tuned::default_column_major_config(ColumnMajorRoutine::potrf, p, n, 0);
-            int salt = 0;
+        int salt = 0;
+        {
+            const Uplo u = d.potrf_uplo;
+            SCOPED_TRACE(std::string("potrf ") + to_string(u));
+            const CholeskyConfig c = config(ColumnMajorRoutine::potrf, n, 0);
             // every batch size for potrf; the large batch once per routine (host-side generation
             // and checks of 1000 matrices of order 128 take seconds)
             for (int count : {1, 31, 33, 1000})
                 potrf_scenario<T>(u, n, count, count == 31, seed_for(seed, n, ++salt, int(u)), gpu_potrf<T>(ctx, u, c));
-            for (int nrhs : {1, 3, 17}) {
-                if (!solves_on(u, nrhs)) continue;
-                const CholeskyConfig cv = tuned::default_column_major_config(ColumnMajorRoutine::posv, p, n, nrhs);
-                const CholeskyConfig cs = tuned::default_column_major_config(ColumnMajorRoutine::potrs, p, n, nrhs);
-                posv_scenario<T>(u, n, 33, nrhs, nrhs != 3, nrhs == 3, seed_for(seed, n, ++salt, int(u)),
-                                 gpu_posv<T>(ctx, u, cv));
-                posv_scenario<T>(u, n, 1, nrhs, false, true, seed_for(seed, n, ++salt, int(u)), gpu_posv<T>(ctx, u, cv));
-                potrs_scenario<T>(u, n, 31, nrhs, nrhs == 3, nrhs != 3, seed_for(seed, n, ++salt, int(u)),
-                                  gpu_potrs<T>(ctx, u, cs));
-                potrs_scenario<T>(u, n, 1, nrhs, true, false, seed_for(seed, n, ++salt, int(u)), gpu_potrs<T>(ctx, u, cs));
-                if (nrhs != 17) {
-                    posv_scenario<T>(u, n, 1000, nrhs, false, false, seed_for(seed, n, ++salt, int(u)),
-                                     gpu_posv<T>(ctx, u, cv));
-                    potrs_scenario<T>(u, n, 1000, nrhs, false, true, seed_for(seed, n, ++salt, int(u)),
-                                      gpu_potrs<T>(ctx, u, cs));
-                }
-            }
-            if (::testing::Test::HasFatalFailure()) return;
         }
+        {
+            const auto [u, nrhs] = d.posv;
+            SCOPED_TRACE(std::string("posv ") + to_string(u) + ", nrhs = " + std::to_string(nrhs));
+            const CholeskyConfig cv = config(ColumnMajorRoutine::posv, n, nrhs);
+            posv_scenario<T>(u, n, 33, nrhs, nrhs != 3, nrhs == 3, seed_for(seed, n, ++salt, int(u)), gpu_posv<T>(ctx, u, cv));
+            posv_scenario<T>(u, n, 1, nrhs, false, true, seed_for(seed, n, ++salt, int(u)), gpu_posv<T>(ctx, u, cv));
+            if (nrhs != 17)
+                posv_scenario<T>(u, n, 1000, nrhs, false, false, seed_for(seed, n, ++salt, int(u)), gpu_posv<T>(ctx, u, cv));
+        }
+        {
+            const auto [u, nrhs] = d.potrs;
+            SCOPED_TRACE(std::string("potrs ") + to_string(u) + ", nrhs = " + std::to_string(nrhs));
+            const CholeskyConfig cs = config(ColumnMajorRoutine::potrs, n, nrhs);
+            potrs_scenario<T>(u, n, 31, nrhs, nrhs == 3, nrhs != 3, seed_for(seed, n, ++salt, int(u)), gpu_potrs<T>(ctx, u, cs));
+            potrs_scenario<T>(u, n, 1, nrhs, true, false, seed_for(seed, n, ++salt, int(u)), gpu_potrs<T>(ctx, u, cs));
+            if (nrhs != 17)
+                potrs_scenario<T>(u, n, 1000, nrhs, false, true, seed_for(seed, n, ++salt, int(u)), gpu_potrs<T>(ctx, u, cs));
+        }
+        if (::testing::Test::HasFatalFailure()) return;
     }
 }
 
@@ -307,10 +361,34 @@ TEST_F(ColumnMajorGpu, PotrsBoundarySizesDouble) { potrs_every_n<double>(ctx(), 
 TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesSingle) { defaults_at_sampled_sizes<float>(ctx(), fresh_seed()); }
 TEST_F(ColumnMajorGpu, DefaultsAtSampledSizesDouble) { defaults_at_sampled_sizes<double>(ctx(), fresh_seed()); }
 
+// The sample of DefaultsAtSampledSizes* (no GPU needed): every sampled size once, each (triangle,
+// nrhs) pair of posv and of potrs at a third of the sizes, potrf's triangles at half of them.
+TEST(ColumnMajorGpuSample, DefaultsCoverEverySizeAndPair) {
+    for (int draw = 0; draw < 20; ++draw) {
+        const std::uint64_t seed = fresh_seed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed);
+        const std::vector<DefaultsCase> cases = defaults_cases(seed);
+        ASSERT_EQ(cases.size(), sampled_sizes().size());
+        std::map<std::pair<Uplo, int>, int> posv, potrs;
+        std::map<Uplo, int> potrf;
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            EXPECT_EQ(cases[i].n, sampled_sizes()[i]);
+            ++posv[cases[i].posv], ++potrs[cases[i].potrs], ++potrf[cases[i].potrf_uplo];
+        }
+        const int third = int(cases.size()) / 3, half = int(cases.size()) / 2;
+        for (const auto& pair : {std::pair<Uplo, int>{Uplo::lower, 1}, {Uplo::lower, 17}, {Uplo::upper, 3}}) {
+            EXPECT_EQ(posv[pair], third) << "posv " << to_string(pair.first) << " nrhs " << pair.second;
+            EXPECT_EQ(potrs[pair], third) << "potrs " << to_string(pair.first) << " nrhs " << pair.second;
+        }
+        EXPECT_EQ(potrf[Uplo::lower], half);
+        EXPECT_EQ(potrf[Uplo::upper], half);
+    }
+}
+
 // The emulation test's variants (other thread shapes, complex types) on the real hardware.
 TEST_F(ColumnMajorGpu, ShapesAndComplexAtSampledSizes) {
     const auto specs = emulation_specs();
-    precompile(specs, ctx().device());
+    precompile(specs);
     const std::uint64_t seed = fresh_seed();
     int salt = 0;
     for (const ColumnMajorSpec& s : specs) {
@@ -369,7 +447,7 @@ void staged_every_n(Context& ctx, ColumnMajorRoutine routine, bool tensor_cores 
             s.config.tensor_cores = tensor_cores;
             specs.push_back(s);
         }
-    precompile(specs, ctx.device());
+    precompile(specs);
     const std::uint64_t seed = fresh_seed();
     int salt = 0;
     for (const ColumnMajorSpec& s : specs) {

@@ -1,5 +1,8 @@
 // posv_batched on every backend and precision: factor and solution accuracy over sizes, triangles,
 // layouts and nrhs; per-matrix info with B of failed matrices untouched; empty cases; argument errors.
+#include <map>
+
+#include "every_size_cases.hpp"
 #include "test_support.hpp"
 
 namespace batchsolve::test {
@@ -70,17 +73,19 @@ TYPED_TEST(Posv, EverySizeEveryLayout) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
-    compile_every_size_ahead<T>(TypeParam::backend, "posv", {0, 1, 3});
-    for (int n : size_spread()) {
-        const int count = batch_count_for(n);
-        const std::vector<T> a = test_matrices<T>(n, count, seed + n);
-        for (int nrhs : {0, 1, 3}) {
-            const std::vector<T> b = generate_rhs_batch(a, n, count, nrhs, seed + 1000 * nrhs + n).b;
-            for (const LayoutSpec& a_layout : all_layouts())
-                for (const LayoutSpec& b_layout : rhs_layouts_for(a_layout))
-                    for (Uplo uplo : {Uplo::lower, Uplo::upper})
-                        this->run_and_check(uplo, a_layout, b_layout, a, b, n, nrhs, count, std::vector<int>(count, 0));
-        }
+    // every case on the CPU, a sample of them on CUDA (every_size_cases.hpp)
+    const std::vector<EverySizeCase> cases = every_size_cases(TypeParam::backend, {0, 1, 3}, true, seed);
+    compile_cases_ahead<T>(TypeParam::backend, "posv", cases);
+    std::vector<T> a;
+    std::map<int, std::vector<T>> rhs;  // B of a, by nrhs
+    int matrices_of = -1;
+    for (const EverySizeCase& c : cases) {
+        const int n = c.n, count = batch_count_for(n), nrhs = c.nrhs;
+        if (matrices_of != n) a = test_matrices<T>(n, count, seed + n), rhs.clear(), matrices_of = n;
+        auto b_of = rhs.find(nrhs);
+        if (b_of == rhs.end()) b_of = rhs.emplace(nrhs, generate_rhs_batch(a, n, count, nrhs, seed + 1000 * nrhs + n).b).first;
+        const std::vector<T>& b = b_of->second;
+        this->run_and_check(c.uplo, c.a_layout, c.b_layout, a, b, n, nrhs, count, std::vector<int>(count, 0));
     }
 }
 

@@ -1,5 +1,10 @@
 // potrf_batched on every backend and precision: accuracy over sizes, triangles and layouts,
 // per-matrix info for bad members, empty batches and argument errors.
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "every_size_cases.hpp"
 #include "test_support.hpp"
 
 namespace batchsolve::test {
@@ -52,13 +57,60 @@ TYPED_TEST(Potrf, EverySizeEveryLayout) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
-    compile_every_size_ahead<T>(TypeParam::backend, "potrf", {0});
-    for (int n : size_spread()) {
-        const int count = batch_count_for(n);
-        const std::vector<T> a = test_matrices<T>(n, count, seed + n);
-        for (const LayoutSpec& layout : all_layouts())
-            for (Uplo uplo : {Uplo::lower, Uplo::upper})
-                this->run_and_check(uplo, layout, a, n, count, std::vector<int>(count, 0));
+    // every case on the CPU, a sample of them on CUDA (every_size_cases.hpp)
+    const std::vector<EverySizeCase> cases = every_size_cases(TypeParam::backend, {0}, false, seed);
+    compile_cases_ahead<T>(TypeParam::backend, "potrf", cases);
+    std::vector<T> a;
+    int matrices_of = -1;
+    for (const EverySizeCase& c : cases) {
+        const int n = c.n, count = batch_count_for(n);
+        if (matrices_of != n) a = test_matrices<T>(n, count, seed + n), matrices_of = n;
+        this->run_and_check(c.uplo, c.a_layout, a, n, count, std::vector<int>(count, 0));
+    }
+}
+
+// The CUDA instances' sample of the every-size tests (every_size_cases.hpp), checked on any machine:
+// every size in both kernel families, every (A layout, B layout, triangle, nrhs) combination, no
+// case the CPU list lacks; the CPU list is the whole product. Seeds drawn as in the tests.
+TEST(EverySizeCases, TheCudaSampleKeepsEverySizeAndEveryCombination) {
+    struct Lists {
+        std::vector<int> nrhs;
+        bool with_rhs;
+    };
+    for (const Lists& lists : {Lists{{0}, false}, Lists{{1, 3}, true}, Lists{{0, 1, 3}, true}}) {
+        const std::vector<EverySizeCase> all = every_size_cases(Backend::cpu, lists.nrhs, lists.with_rhs, 0);
+        auto combination = [](const EverySizeCase& c) {
+            return c.a_layout.name() + " | " + c.b_layout.name() + " | " + to_string(c.uplo) + " | " + std::to_string(c.nrhs);
+        };
+        std::set<std::string> combinations, cases_of_cpu;
+        for (const EverySizeCase& c : all) {
+            combinations.insert(combination(c));
+            cases_of_cpu.insert(combination(c) + " | " + std::to_string(c.n));
+        }
+        EXPECT_EQ(all.size(), combinations.size() * size_spread().size()) << "the CPU list is the whole product";
+        for (int draw = 0; draw < 20; ++draw) {
+            const std::uint64_t seed = fresh_seed();
+            SCOPED_TRACE(::testing::Message() << "seed " << seed << ", nrhs list of " << lists.nrhs.size());
+            const std::vector<EverySizeCase> sample = every_size_cases(Backend::cuda, lists.nrhs, lists.with_rhs, seed);
+            std::set<std::string> seen;
+            std::set<int> sizes_of[2];
+            for (const EverySizeCase& c : sample) {
+                seen.insert(combination(c));
+                sizes_of[c.a_layout.column_major_family() ? 0 : 1].insert(c.n);
+                EXPECT_EQ(cases_of_cpu.count(combination(c) + " | " + std::to_string(c.n)), 1u) << combination(c);
+            }
+            EXPECT_EQ(seen, combinations) << "a combination is missing from the sample";
+            for (const std::set<int>& sizes : sizes_of)
+                EXPECT_EQ(sizes.size(), size_spread().size())
+                    << "a size is missing from a kernel family";
+            EXPECT_LT(sample.size(), all.size() / 4) << "the sample is not much smaller than the product";
+            // ordered by n, and the same list again for the same seed
+            EXPECT_TRUE(std::is_sorted(sample.begin(), sample.end(), [](const auto& x, const auto& y) { return x.n < y.n; }));
+            const std::vector<EverySizeCase> again = every_size_cases(Backend::cuda, lists.nrhs, lists.with_rhs, seed);
+            ASSERT_EQ(again.size(), sample.size());
+            for (std::size_t i = 0; i < sample.size(); ++i)
+                EXPECT_EQ(combination(again[i]) + std::to_string(again[i].n), combination(sample[i]) + std::to_string(sample[i].n));
+        }
     }
 }
 

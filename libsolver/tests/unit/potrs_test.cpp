@@ -1,5 +1,8 @@
 // potrs_batched on every backend and precision: backward error over sizes, triangles, layouts
 // (A and B mixed within the column-major family) and nrhs, empty cases and argument errors.
+#include <map>
+
+#include "every_size_cases.hpp"
 #include "test_support.hpp"
 
 namespace batchsolve::test {
@@ -52,19 +55,24 @@ TYPED_TEST(Potrs, EverySizeEveryLayout) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
-    compile_every_size_ahead<T>(TypeParam::backend, "potrs", {1, 3});
-    for (int n : size_spread()) {
-        const int count = batch_count_for(n);
-        const std::vector<T> a = test_matrices<T>(n, count, seed + n);
-        for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
-            const std::vector<T> factor = this->factor_of(uplo, a, n, count);
-            for (int nrhs : {1, 3}) {
-                const std::vector<T> b = generate_rhs_batch(a, n, count, nrhs, seed + 1000 * nrhs + n).b;
-                for (const LayoutSpec& a_layout : all_layouts())
-                    for (const LayoutSpec& b_layout : rhs_layouts_for(a_layout))
-                        this->run_and_check(uplo, a_layout, b_layout, a, factor, b, n, nrhs, count);
-            }
+    // every case on the CPU, a sample of them on CUDA (every_size_cases.hpp)
+    const std::vector<EverySizeCase> cases = every_size_cases(TypeParam::backend, {1, 3}, true, seed);
+    compile_cases_ahead<T>(TypeParam::backend, "potrs", cases);
+    std::vector<T> a, factors[2];  // the reference factors of a, by triangle
+    std::map<int, std::vector<T>> rhs;  // B of a, by nrhs
+    int matrices_of = -1;
+    for (const EverySizeCase& c : cases) {
+        const int n = c.n, count = batch_count_for(n), nrhs = c.nrhs;
+        if (matrices_of != n) {
+            a = test_matrices<T>(n, count, seed + n), matrices_of = n;
+            factors[0].clear(), factors[1].clear(), rhs.clear();
         }
+        std::vector<T>& factor = factors[c.uplo == Uplo::lower ? 0 : 1];
+        if (factor.empty()) factor = this->factor_of(c.uplo, a, n, count);
+        auto b_of = rhs.find(nrhs);
+        if (b_of == rhs.end()) b_of = rhs.emplace(nrhs, generate_rhs_batch(a, n, count, nrhs, seed + 1000 * nrhs + n).b).first;
+        const std::vector<T>& b = b_of->second;
+        this->run_and_check(c.uplo, c.a_layout, c.b_layout, a, factor, b, n, nrhs, count);
     }
 }
 
