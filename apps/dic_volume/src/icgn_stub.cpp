@@ -10,6 +10,15 @@ std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume&, const Volume&, 
 
 }  // namespace dvc
 
+// The GPU field strain without CUDA.
+#include "strain.hpp"
+
+namespace dvc {
+FieldStrain strain_from_field_cuda(const CorrelationResult&, double) {
+    throw Error("the GPU field strain: this dvc was built without CUDA (configure with BATCHSOLVE_CUDA=ON)");
+}
+}  // namespace dvc
+
 // The GPU stages' test entry points (device_checks.hpp) without CUDA.
 #include "device_checks.hpp"
 

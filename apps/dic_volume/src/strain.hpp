@@ -20,6 +20,16 @@ struct FieldStrain {
     std::vector<double> strain;
     std::vector<std::int32_t> valid;
 };
+// On the backend that correlated (result.backend): the CPU (OpenMP over points), or the GPU
+// (strain_cuda.cu: one thread per point; the same arithmetic, strain_math.hpp).
 FieldStrain strain_from_field(const CorrelationResult& result, double sigma = 1.0);
+FieldStrain strain_from_field_cuda(const CorrelationResult& result, double sigma);  // throws Error without CUDA
+
+// The converged displacements on the full grid (3 per node, z slowest) and which nodes hold one.
+struct FieldGrid {
+    std::vector<double> u;
+    std::vector<char> ok;
+};
+FieldGrid field_grid(const CorrelationResult& result);
 
 }  // namespace dvc

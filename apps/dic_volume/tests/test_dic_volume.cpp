@@ -523,3 +523,33 @@ TEST(Gpu, AgreesWithTheCpu) {
         }
     }
 }
+
+TEST(Gpu, FieldStrainMatchesTheCpu) {
+    if (!batchsolve::Context::cuda_available()) GTEST_SKIP() << "skipped: no GPU";
+    // A CPU correlation's points (a few left out of the converged set, so that the fit meets holes
+    // and the grid's border), their field strain on each backend: the same double arithmetic
+    // (strain_math.hpp), so they agree to rounding (exp and fused multiply-adds: ~1e-15 relative).
+    DisplacementField f;
+    f.translation = {0.3, -0.2, 0.1};
+    f.gradient = {0.01, 0.002, 0, 0, -0.005, 0.001, 0.003, 0, 0.008};
+    const Pair p = make_pair(64, f);
+    CorrelationOptions o;
+    o.icgn.subset = 15, o.spacing = 6, o.progress = false;
+    batchsolve::Context cpu(batchsolve::Backend::cpu);
+    CorrelationResult r = correlate(p.ref, p.def, o, cpu);
+    for (std::size_t k = 0; k < r.status.size(); k += 7) r.status[k] = std::int8_t(PointStatus::diverged);
+    const FieldStrain on_cpu = strain_from_field(r, 1.0);
+    r.backend = "cuda";
+    const FieldStrain on_gpu = strain_from_field(r, 1.0);
+    ASSERT_EQ(on_cpu.valid, on_gpu.valid);
+    std::int64_t valid = 0;
+    for (std::size_t k = 0; k < on_cpu.valid.size(); ++k) {
+        if (!on_cpu.valid[k]) {
+            for (int q = 0; q < 9; ++q) EXPECT_TRUE(std::isnan(on_gpu.strain[9 * k + q])) << "point " << k;
+            continue;
+        }
+        ++valid;
+        for (int q = 0; q < 9; ++q) EXPECT_NEAR(on_gpu.strain[9 * k + q], on_cpu.strain[9 * k + q], 1e-12) << "point " << k;
+    }
+    EXPECT_GT(valid, std::int64_t(on_cpu.valid.size() / 2));
+}
