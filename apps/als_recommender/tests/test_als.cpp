@@ -318,7 +318,8 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
     return worst;
 }
 
-void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k) {
+void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
+                          BuildKernel build = BuildKernel::tf32x3) {
     GenerateOptions g;
     g.users = 300, g.items = 2200, g.interactions = 9000, g.seed = fresh_seed();  // some items rated > 1024 times? no: see below
     g.feedback = implicit ? Feedback::implicit_counts : Feedback::explicit_ratings;
@@ -331,6 +332,7 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     EngineSettings es;
     es.width = k + (biases ? 1 : 0), es.implicit = implicit, es.biases = biases, es.lambda = 0.1f, es.layout = layout;
     es.slice_bytes = std::uint64_t(es.width) * es.width * 4 * 97;  // several slices, the last one narrower
+    es.build = build;
     auto engine = backend == "cuda" ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     std::mt19937_64 rng(g.seed);
     std::normal_distribution<float> n01(0.f, 0.3f);
@@ -365,6 +367,17 @@ TEST(Systems, GpuSolvesTheStatedSystemsInEveryLayout) {
     }
     check_half_iteration("cuda", SystemLayout::column_major, true, false, 128);
     check_half_iteration("cuda", SystemLayout::column_major, true, false, 150);  // beyond the tuned kernels: cuSOLVER
+}
+
+// Both build kernels at widths that exercise each of the tensor kernel's shapes (2, 3 and 5 tiles per
+// warp; a width that is no multiple of 4 or 16: the scalar gather and padded tiles) and the biases column.
+TEST(Systems, GpuBuildKernelsSolveTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3}) {
+        SCOPED_TRACE(to_string(build));
+        for (int k : {16, 64, 100, 128, 176}) check_half_iteration("cuda", SystemLayout::column_major, true, false, k, build);
+        check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, build);
+    }
 }
 
 // ---- training ------------------------------------------------------------------------------------
@@ -445,6 +458,61 @@ TEST(Train, UsersWithoutRatingsGetZeroNotNaN) {
     o.backend = "cpu";
     const Model m = train(imp, h, o);
     for (float v : m.user_factors) EXPECT_TRUE(std::isfinite(v));
+}
+
+// The initial factors: the same for any thread count, inside [0, init_scale), and not constant.
+TEST(Train, InitialFactorsDoNotDependOnTheThreadCount) {
+    GenerateOptions g;
+    g.users = 700, g.items = 300, g.interactions = 5000, g.seed = fresh_seed();
+    const Ratings r = generate(g);
+    Hyper h;
+    h.factors = 24, h.iterations = 0, h.seed = g.seed;
+    TrainOptions o;
+    o.backend = "cpu", o.compute_loss = false;
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Model one = train(r, h, o);
+    omp_set_num_threads(3);
+    const Model three = train(r, h, o);
+    omp_set_num_threads(threads);
+    EXPECT_EQ(one.user_factors, three.user_factors) << "seed " << g.seed;
+    EXPECT_EQ(one.item_factors, three.item_factors) << "seed " << g.seed;
+    double sum = 0;
+    for (const auto* side : {&one.user_factors, &one.item_factors})
+        for (float v : *side) {
+            ASSERT_GE(v, 0.f);
+            ASSERT_LT(v, h.init_scale);
+            sum += v;
+        }
+    const double mean = sum / double(one.user_factors.size() + one.item_factors.size());
+    EXPECT_NEAR(mean, h.init_scale / 2, h.init_scale * 0.01) << "seed " << g.seed;  // 2.4e4 uniform draws
+    EXPECT_NE(one.user_factors[0], one.user_factors[1]);
+}
+
+// A set handed over (train(Ratings&&)) trains to the same model as a set lent (const&), bit for bit,
+// and is left empty; with the training loss (which needs the raw values) it is only read.
+TEST(Train, AHandedOverSetTrainsTheSameModel) {
+    GenerateOptions g;
+    g.users = 400, g.items = 250, g.interactions = 6000, g.seed = fresh_seed();
+    const Ratings r = generate(g);
+    Hyper h;
+    h.factors = 8, h.iterations = 2, h.lambda = 0.05f, h.seed = g.seed;
+    TrainOptions o;
+    o.backend = "cpu", o.compute_loss = false;
+    const Model lent = train(r, h, o);
+    Ratings copy = r;
+    const Model handed = train(std::move(copy), h, o);
+    EXPECT_EQ(lent.user_factors, handed.user_factors) << "seed " << g.seed;
+    EXPECT_EQ(lent.item_factors, handed.item_factors) << "seed " << g.seed;
+    EXPECT_EQ(lent.seen.indptr, handed.seen.indptr);
+    EXPECT_EQ(lent.seen.indices, handed.seen.indices);
+    EXPECT_EQ(lent.user_ids, handed.user_ids);
+    EXPECT_EQ(copy.nnz(), 0);
+    o.compute_loss = true;
+    Ratings kept = r;
+    const Model with_loss = train(std::move(kept), h, o);
+    EXPECT_EQ(kept.by_user.values, r.by_user.values);  // the raw values, untouched
+    EXPECT_EQ(with_loss.user_factors, lent.user_factors);
 }
 
 TEST(Train, ImplicitBeatsPopularityOnPlantedData) {
@@ -603,15 +671,16 @@ TEST(Gpu, AgreesWithTheCpuOnTheSameSeed) {
     o.backend = "cpu";
     const Model cpu = train(r, h, o);
     o.backend = "cuda";
+    for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3})
     for (auto layout : {SystemLayout::column_major, SystemLayout::interleaved, SystemLayout::chunked}) {
-        o.layout = layout;
+        o.layout = layout, o.build = build;
         const Model gpu = train(r, h, o);
         double diff = 0, norm = 0;
         for (std::size_t j = 0; j < cpu.item_factors.size(); ++j)
             diff += std::pow(double(cpu.item_factors[j]) - gpu.item_factors[j], 2), norm += std::pow(double(cpu.item_factors[j]), 2);
         // Two exact FP32 solves of the same systems (built in different orders) differ by rounding
         // amplified by the systems' condition number (lambda 0.1 over Gram matrices of order 1e2..1e4).
-        EXPECT_LT(std::sqrt(diff / norm), 1e4 * float_eps) << to_string(layout);
+        EXPECT_LT(std::sqrt(diff / norm), 1e4 * float_eps) << to_string(layout) << " " << to_string(build) << ", seed " << g.seed;
     }
 }
 

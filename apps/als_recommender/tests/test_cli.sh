@@ -109,6 +109,7 @@ expect_status 2 "generate --noise -5" -- "$als" generate -o g5.h5 --noise -5 --s
 expect_status 2 "generate --noise nan" -- "$als" generate -o g5.h5 --noise nan --seed 1
 expect_status 2 "train --lambda nan" -- "$als" train --train train.h5 -o m5.h5 --lambda nan --seed 1
 expect_status 2 "train --layout bad" -- "$als" train --train train.h5 -o m5.h5 --layout diagonal --seed 1
+expect_status 2 "train --build-kernel bad" -- "$als" train --train train.h5 -o m5.h5 --build-kernel fp16 --seed 1
 expect_status 2 "import --format bad" -- "$als" import -i bad.csv -o x.h5 --format excel
 expect_status 2 "split --test-fraction 2" -- "$als" split -i all.h5 --train a.h5 --test b.h5 --test-fraction 2 --seed 1
 [[ -e m5.h5 || -e g5.h5 || -e a.h5 ]] && fail "a refused option left an output"
