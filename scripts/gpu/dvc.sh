@@ -4,9 +4,12 @@
 # the steps run most important first:
 #   1. 192^3 float32 raw pair (dvc generate --raw-only: translation 0.37,-0.21,0.55 voxels, strain
 #      0.002,-0.001,0.003, degree-5 resampling), a first dvc correlate --backend cuda with defaults
-#      (it fills the kernel cache), then warm runs of two exit designs side by side, alternating:
-#        A  the default: the process ends right after its outputs are committed;
-#        B  --free-at-exit: volumes, device memory and the GPU context are freed first.
+#      (it fills the kernel cache), then warm runs of two designs side by side, alternating:
+#        A  the default: raw files go from the page cache through the pinned staging buffers to the
+#           GPU (no host copy of the volumes), and the process ends right after its outputs;
+#        B  the earlier design (--read-to-host --free-at-exit): both volumes read into host memory,
+#           uploaded from there, and volumes, device memory and the GPU context freed before exit.
+#      The timeline separates the two changes: reading/upload phases and the time after the outputs.
 #      Every run writes --summary-json (dvc's stage split) and --timeline (each phase's seconds since
 #      the process started, so the time before main and after the outputs is visible).
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU with the tolerance from the stopping rule; the
@@ -43,7 +46,7 @@ echo "size,run,design,wall_s,rc" > "$out/runs.csv"
 # correlate SIZE RUN DESIGN: one dvc correlate process on the pair of SIZE, timed from outside.
 correlate() {
   local n=$1 run=$2 design=$3 extra=()
-  [[ $design == B ]] && extra=(--free-at-exit)
+  [[ $design == B ]] && extra=(--read-to-host --free-at-exit)
   local t0; t0=$(now)
   timeout 20 "$R" dvc correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
       --dims "${n}x${n}x${n}" --dtype float32 --backend cuda -o "$work/result$n.h5" --force -q --truth "$work/truth$n.h5" \
@@ -104,18 +107,19 @@ for r in csv.DictReader(open(f"{out}/runs.csv")):
     last = max(ev.values()) if ev else None
     rows.append(dict(size=n, run=run, design=r["design"], rc=int(r["rc"]), wall_s=wall, points=s.get("points", 0),
                      converged=s.get("status", {}).get("converged", 0), rmse=s.get("rmse"), end_to_end_s=e.get("total"),
-                     read_s=e.get("read"), correlate_s=t.get("total"), prepare_s=t.get("prepare"), fft_guess_s=t.get("fft_guess"),
+                     read_s=e.get("read"), correlate_s=t.get("total"), prepare_s=t.get("prepare"), upload_s=t.get("upload"), fft_guess_s=t.get("fft_guess"),
                      icgn_s=t.get("icgn"), strain_s=e.get("strain"), write_s=e.get("write"), dvc_device_mib=s.get("device_bytes", 0) / 2**20,
                      timeline=ev, after_last_event_s=None if last is None else wall - last))
 json.dump({"commit": commit, "gpu": gpu, "runs": rows}, open(f"{out}/runs.json", "w"), indent=1)
 f = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
 lines = [f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, commit {commit})", "",
-         "Run 1 of each size is the first on the machine (kernel cache filled); A ends the process after its outputs, B frees first (--free-at-exit).", "",
-         "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "Run 1 of each size is the first on the machine (kernel cache filled). A: raw files streamed to the GPU, the process ends after its outputs; "
+         "B: --read-to-host --free-at-exit (volumes read into host memory and uploaded, everything freed before exit).", "",
+         "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | upload s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
     lines.append(f"| {r['size']}^3 | {r['run']} | {r['design']} | {r['rc']} | {r['wall_s']:.3f} | {f(r['end_to_end_s'])} | {f(r['read_s'])} | {f(r['correlate_s'])} | "
-                 f"{f(r['prepare_s'])} | {f(r['fft_guess_s'])} | {f(r['icgn_s'])} | {f(r['strain_s'])} | {f(r['write_s'])} | {r['points']} | {r['converged']} | "
+                 f"{f(r['prepare_s'])} | {f(r['upload_s'])} | {f(r['fft_guess_s'])} | {f(r['icgn_s'])} | {f(r['strain_s'])} | {f(r['write_s'])} | {r['points']} | {r['converged']} | "
                  f"{'-' if r['rmse'] is None else format(r['rmse'], '.3e')} | {r['points'] / r['wall_s']:.0f} | {r['dvc_device_mib']:.0f} |")
 open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
 # Phases from the timelines: consecutive events, and the rest of the wall time after the last one.

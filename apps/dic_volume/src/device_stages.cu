@@ -402,6 +402,29 @@ void upload(float* dst, const float* host, std::size_t count, cudaStream_t strea
     }
 }
 
+void upload_raw(float* dst, const RawFile& file, cudaStream_t stream) {
+    const std::size_t chunk = kUploadChunkBytes / sizeof(float), count = file.voxels();
+    const int threads = int(std::min<std::size_t>(kCopyThreads, std::max(1u, std::thread::hardware_concurrency())));
+    UploadStaging& s = upload_staging();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    reserve_locked(s);
+    try {
+        // As upload(), the staging buffers filled by reading the file instead of copying host memory.
+        for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
+            const int b = int(i % 2);
+            const std::size_t n = std::min(chunk, count - first);
+            DVC_STAGE_CHECK(cudaEventSynchronize(s.done[b]));
+            file.read(first, n, s.buffer[b], threads);
+            DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, s.buffer[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
+            DVC_STAGE_CHECK(cudaEventRecord(s.done[b], stream));
+        }
+        DVC_STAGE_CHECK(cudaStreamSynchronize(stream));
+    } catch (...) {
+        cudaStreamSynchronize(stream);
+        throw;
+    }
+}
+
 void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cudaStream_t stream) {
     if (!(sigma > 0)) return;
     GaussianTaps taps{};

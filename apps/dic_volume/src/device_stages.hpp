@@ -20,6 +20,9 @@ namespace dvc::device {
 // made by the first upload or by reserve_upload_staging() ahead of it.
 void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream);
 void reserve_upload_staging();
+// The same from a raw file (Volume::unread): the staging buffers are filled by reading the file on
+// several threads, so the samples never sit in host memory of their own.
+void upload_raw(float* dst, const RawFile& file, cudaStream_t stream);
 
 // Separable Gaussian (volume_math.hpp's taps, mirrored borders) in place; `scratch` holds a volume.
 void gaussian_smooth(float* v, float* scratch, const Dims& dims, double sigma, cudaStream_t stream);

@@ -52,6 +52,7 @@ struct IcgnSettings {
 // Wall-clock time of each stage (seconds; GPU stages synchronised around each), summed over calls.
 struct IcgnTimings {
     double prepare_s = 0;        // uploads, pre-smoothing, prefilters, reference gradients
+    double upload_s = 0;         // of prepare_s: the volumes to the device (raw files read on the way, GPU)
     double hessian_s = 0;        // per-point reference statistics and Hessians
     double factor_s = 0;         // potrf_batched
     double interpolation_s = 0;  // deformed-subset interpolation and the right-hand sides

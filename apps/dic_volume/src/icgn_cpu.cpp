@@ -309,6 +309,7 @@ std::unique_ptr<IcgnEngine> make_cpu_icgn_engine(const Volume& reference, const 
 std::unique_ptr<IcgnEngine> make_icgn_engine(const Volume& reference, const Volume& deformed, const IcgnSettings& settings,
                                              batchsolve::Context& ctx, IcgnTimings& timings) {
     if (ctx.backend() == batchsolve::Backend::cuda) return make_cuda_icgn_engine(reference, deformed, settings, ctx, timings);
+    if (reference.unread || deformed.unread) throw Error("the CPU engine needs the volumes in memory (read_volume, not open_for_device)");
     return make_cpu_icgn_engine(reference, deformed, settings, ctx, timings);
 }
 

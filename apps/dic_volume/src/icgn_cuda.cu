@@ -297,8 +297,14 @@ public:
             float* scratch = scratch_arena.allocate<float>(voxels);
             timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak() + scratch_arena.peak());
             timeline::mark("engine_allocated");
-            device::upload(image, reference.data.data(), voxels, stream_);
-            device::upload(def_samples_, deformed.data.data(), voxels, stream_);
+            auto upload = [&](float* dst, const Volume& v) {
+                if (v.unread) device::upload_raw(dst, *v.unread, stream_);
+                else device::upload(dst, v.data.data(), voxels, stream_);
+            };
+            const auto t_upload = Clock::now();
+            upload(image, reference);
+            upload(def_samples_, deformed);
+            timings.upload_s += seconds_since(t_upload);
             timeline::mark("engine_uploaded");
             device::gaussian_smooth(image, scratch, dims, s_.presmooth_sigma, stream_);
             device::gaussian_smooth(def_samples_, scratch, dims, s_.presmooth_sigma, stream_);

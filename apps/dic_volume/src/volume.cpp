@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "batchsolve_io/hdf5.hpp"
 
@@ -130,80 +131,126 @@ namespace {
 // the conversion happen while the chunk is in cache.
 constexpr std::size_t kRawChunkBytes = std::size_t(8) << 20;
 
-struct FileCloser {
-    int fd;
-    ~FileCloser() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 }  // namespace
 
-Volume read_raw(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset) {
+RawFile::RawFile(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset)
+    : path_(path), dims_(dims), type_(type), offset_(offset) {
     const std::uint64_t bytes = checked_volume_bytes(dims, bytes_of(type), path + ": --dims");
-    const int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(path + ": cannot open for reading (" + std::strerror(errno) + ")");
-    FileCloser closer{fd};
-    struct stat st{};
-    if (::fstat(fd, &st) != 0) throw Error(path + ": cannot read its size (" + std::strerror(errno) + ")");
-    if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
-    const std::uint64_t size = std::uint64_t(st.st_size);
-    if (size < offset || size - offset != bytes) {
-        std::ostringstream m;
-        m << path << ": a raw " << to_string(type) << " volume of " << dims_text(dims) << " needs " << bytes
-          << " bytes after an offset of " << offset << ", the file has " << size
-          << (size < offset + bytes ? " (truncated, or wrong dims/dtype)" : " (too long: wrong dims/dtype?)");
-        throw Error(m.str());
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path + ": cannot open for reading (" + std::strerror(errno) + ")");
+    try {
+        struct stat st{};
+        if (::fstat(fd_, &st) != 0) throw Error(path + ": cannot read its size (" + std::strerror(errno) + ")");
+        if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+        const std::uint64_t size = std::uint64_t(st.st_size);
+        if (size < offset || size - offset != bytes) {
+            std::ostringstream m;
+            m << path << ": a raw " << to_string(type) << " volume of " << dims_text(dims) << " needs " << bytes
+              << " bytes after an offset of " << offset << ", the file has " << size
+              << (size < offset + bytes ? " (truncated, or wrong dims/dtype)" : " (too long: wrong dims/dtype?)");
+            throw Error(m.str());
+        }
+    } catch (...) {
+        ::close(fd_);
+        throw;
     }
+    ::posix_fadvise(fd_, off_t(offset), off_t(bytes), POSIX_FADV_SEQUENTIAL);
+}
+
+RawFile::~RawFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void RawFile::read_part(std::size_t first, std::size_t count, float* out) const {
+    const std::size_t element = bytes_of(type_);
+    const std::size_t chunk_voxels = kRawChunkBytes / 4;
+    // Integer types pass through a buffer of one chunk; float32 lands in place.
+    std::vector<unsigned char> buffer(type_ == VoxelType::float32 ? 0 : std::min(count, chunk_voxels) * element);
+    for (std::size_t at = 0; at < count; at += chunk_voxels) {
+        const std::size_t n = std::min(chunk_voxels, count - at);
+        unsigned char* target = type_ == VoxelType::float32 ? reinterpret_cast<unsigned char*>(out + at) : buffer.data();
+        std::size_t done = 0;
+        while (done < n * element) {
+            const std::uint64_t where = offset_ + (first + at) * element + done;
+            const ssize_t got = ::pread(fd_, target + done, n * element - done, off_t(where));
+            if (got <= 0)
+                throw Error(path_ + ": read failed after " + std::to_string(where - offset_) + " bytes" +
+                            (got < 0 ? std::string(" (") + std::strerror(errno) + ")" : std::string(" (the file shrank)")));
+            done += std::size_t(got);
+        }
+        float* o = out + at;
+        if (type_ == VoxelType::uint8) convert_to_float<std::uint8_t>(buffer.data(), n, o);
+        else if (type_ == VoxelType::uint16) convert_to_float<std::uint16_t>(buffer.data(), n, o);
+        else
+            for (std::size_t i = 0; i < n; ++i)
+                if (!std::isfinite(o[i])) {
+                    const std::size_t v = first + at + i;
+                    const std::size_t x = v % std::size_t(dims_[2]), y = (v / std::size_t(dims_[2])) % std::size_t(dims_[1]),
+                                      z = v / (std::size_t(dims_[2]) * std::size_t(dims_[1]));
+                    throw Error(path_ + ": voxel (z, y, x) = (" + std::to_string(z) + ", " + std::to_string(y) + ", " + std::to_string(x) +
+                                ") is not a finite number");
+                }
+    }
+}
+
+void RawFile::read(std::size_t first, std::size_t count, float* out, int threads) const {
+    if (first > voxels() || count > voxels() - first) throw Error(path_ + ": a read beyond the volume's voxels");
+    const std::size_t parts = std::size_t(std::max(1, std::min<int>(threads, int((count + 65535) / 65536))));
+    if (parts == 1) return read_part(first, count, out);
+    // Parts in voxel order; the error of the lowest part that failed is the one reported (the
+    // first non-finite voxel, as one thread would find it).
+    const std::size_t per = (count + parts - 1) / parts;
+    std::vector<std::string> errors(parts);
+    std::vector<std::thread> pool;
+    auto work = [&](std::size_t p) {
+        const std::size_t a = p * per, n = a < count ? std::min(per, count - a) : 0;
+        try {
+            if (n) read_part(first + a, n, out + a);
+        } catch (const Error& e) {
+            errors[p] = e.what();
+        }
+    };
+    for (std::size_t p = 1; p < parts; ++p) pool.emplace_back(work, p);
+    work(0);
+    for (auto& t : pool) t.join();
+    for (const auto& e : errors)
+        if (!e.empty()) throw Error(e);
+}
+
+Volume read_raw(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset) {
+    const RawFile file(path, dims, type, offset);
+    const std::uint64_t bytes = std::uint64_t(file.voxels()) * bytes_of(type);
     if (bytes > batchsolve::io::h5::available_host_bytes() / 2)
         throw Error(path + ": " + std::to_string(bytes) + " bytes do not fit in the available memory");
-    ::posix_fadvise(fd, off_t(offset), off_t(bytes), POSIX_FADV_SEQUENTIAL);
     Volume v;
     v.dims = dims;
     v.data.resize(v.voxels());
-    const std::size_t element = bytes_of(type);
+    // All threads at once, a chunk each (from the page cache this runs at memory-copy speed
+    // instead of one thread's); the lowest failing chunk's error is reported.
     const std::size_t chunk_voxels = kRawChunkBytes / 4;
     const std::int64_t chunks = std::int64_t((v.voxels() + chunk_voxels - 1) / chunk_voxels);
-    std::int64_t failed_at = -1, bad_voxel = std::numeric_limits<std::int64_t>::max();
-    int failed_errno = 0;
-#pragma omp parallel
-    {
-        std::vector<unsigned char> buffer(type == VoxelType::float32 ? 0 : chunk_voxels * element);
-#pragma omp for schedule(dynamic, 1)
-        for (std::int64_t c = 0; c < chunks; ++c) {
-            const std::size_t first = std::size_t(c) * chunk_voxels, count = std::min(chunk_voxels, v.voxels() - first);
-            unsigned char* target = type == VoxelType::float32 ? reinterpret_cast<unsigned char*>(v.data.data() + first) : buffer.data();
-            std::size_t done = 0;
-            while (done < count * element) {
-                const ssize_t got = ::pread(fd, target + done, count * element - done, off_t(offset + first * element + done));
-                if (got <= 0) {
+    std::int64_t failed_chunk = chunks;
+    std::string failure;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t first = std::size_t(c) * chunk_voxels, count = std::min(chunk_voxels, v.voxels() - first);
+        try {
+            file.read(first, count, v.data.data() + first, 1);
+        } catch (const Error& e) {
 #pragma omp critical(dvc_raw_failure)
-                    if (failed_at < 0) failed_at = std::int64_t(first * element + done), failed_errno = got < 0 ? errno : 0;
-                    break;
-                }
-                done += std::size_t(got);
-            }
-            float* out = v.data.data() + first;
-            if (type == VoxelType::uint8) convert_to_float<std::uint8_t>(buffer.data(), count, out);
-            else if (type == VoxelType::uint16) convert_to_float<std::uint16_t>(buffer.data(), count, out);
-            else
-                for (std::size_t i = 0; i < count; ++i)
-                    if (!std::isfinite(out[i])) {
-#pragma omp critical(dvc_raw_failure)
-                        bad_voxel = std::min<std::int64_t>(bad_voxel, std::int64_t(first + i));
-                        break;
-                    }
+            if (c < failed_chunk) failed_chunk = c, failure = e.what();
         }
     }
-    if (failed_at >= 0)
-        throw Error(path + ": read failed after " + std::to_string(failed_at) + " bytes" +
-                    (failed_errno ? std::string(" (") + std::strerror(failed_errno) + ")" : std::string(" (the file shrank)")));
-    if (bad_voxel != std::numeric_limits<std::int64_t>::max()) {
-        const std::size_t i = std::size_t(bad_voxel);
-        const std::size_t x = i % v.nx(), y = (i / v.nx()) % v.ny(), z = i / (v.nx() * v.ny());
-        throw Error(path + ": voxel (z, y, x) = (" + std::to_string(z) + ", " + std::to_string(y) + ", " + std::to_string(x) +
-                    ") is not a finite number");
-    }
+    if (failed_chunk < chunks) throw Error(failure);
+    return v;
+}
+
+Volume open_for_device(const VolumeSource& s) {
+    const std::string ext = lower_extension(s.path);
+    if (ext == "h5" || ext == "hdf5" || ext == "hdf" || ext == "tif" || ext == "tiff" || s.raw_dims[0] == 0) return read_volume(s);
+    Volume v;
+    v.dims = s.raw_dims;
+    v.unread = std::make_shared<const RawFile>(s.path, s.raw_dims, s.raw_type, s.raw_offset);
     return v;
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,10 +22,15 @@ public:
 // Dimensions in z, y, x order (z slowest, x fastest in memory).
 using Dims = std::array<std::int64_t, 3>;
 
+class RawFile;
+
 struct Volume {
     Dims dims{0, 0, 0};
     double voxel_size = 1.0;  // physical edge length of a voxel (any unit); 1 when unknown
     std::vector<float> data;  // dims[0] * dims[1] * dims[2] values, x fastest
+    // Set (and `data` empty) when the samples are still in their raw file, opened and checked: the
+    // GPU engine reads them from there straight into its pinned staging buffers (open_for_device).
+    std::shared_ptr<const RawFile> unread;
 
     std::int64_t nz() const { return dims[0]; }
     std::int64_t ny() const { return dims[1]; }
@@ -65,6 +71,36 @@ struct VolumeSource {
 VolumeSource parse_volume_source(const std::string& text);
 
 Volume read_volume(const VolumeSource& source);
+
+// A raw volume file opened and checked against its dimensions and type (every error names the
+// file), not yet read. read_raw reads one into host memory; the GPU engine streams one to the
+// device chunk by chunk.
+class RawFile {
+public:
+    RawFile(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset);
+    ~RawFile();
+    RawFile(const RawFile&) = delete;
+    RawFile& operator=(const RawFile&) = delete;
+    const std::string& path() const { return path_; }
+    const Dims& dims() const { return dims_; }
+    std::size_t voxels() const { return std::size_t(dims_[0]) * std::size_t(dims_[1]) * std::size_t(dims_[2]); }
+    // Voxels [first, first + count) as floats into `out`, on up to `threads` threads (pread(2) at each
+    // part's offset, integer types converted while in cache), each checked finite: Error naming the
+    // first voxel that is not, or the short read.
+    void read(std::size_t first, std::size_t count, float* out, int threads) const;
+
+private:
+    void read_part(std::size_t first, std::size_t count, float* out) const;
+    std::string path_;
+    Dims dims_;
+    VoxelType type_;
+    std::uint64_t offset_;
+    int fd_ = -1;
+};
+
+// The volume for the GPU engine: a raw source opened and checked but left unread (Volume::unread),
+// any other source read as by read_volume.
+Volume open_for_device(const VolumeSource& source);
 Volume read_raw(const std::string& path, const Dims& dims, VoxelType type, std::uint64_t offset = 0);
 Volume read_tiff_stack(const std::string& path);
 Volume read_hdf5_volume(const std::string& path, const std::string& dataset);

@@ -329,6 +329,39 @@ TEST(Readers, RawRoundTripAndMalformedFiles) {
     EXPECT_THROW(read_raw(scratch("missing.raw"), {1, 1, 1}, VoxelType::uint8), Error);
 }
 
+// The GPU engine reads raw files in parts on several threads (RawFile::read): the same samples as
+// read_raw, and a non-finite voxel is named as one thread would name it (the first in the file).
+TEST(Readers, RawFileReadsPartsOnThreads) {
+    Volume v;
+    v.dims = {9, 70, 130};  // 81,900 voxels: two parts of more than 65,536 voxels' worth of threads
+    std::mt19937 rng{unsigned(test_seed())};
+    std::uniform_real_distribution<float> u(-5, 5);
+    for (std::size_t i = 0; i < v.voxels(); ++i) v.data.push_back(u(rng));
+    const std::string path = scratch("parts.raw");
+    write_raw_file(path, v.data.data(), v.voxels() * 4, true);
+    const RawFile file(path, v.dims, VoxelType::float32, 0);
+    std::vector<float> got(v.voxels() - 100, 0.0f);
+    file.read(100, got.size(), got.data(), 3);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), v.data.begin() + 100));
+    const Volume opened = open_for_device(VolumeSource{path, "", v.dims, VoxelType::float32, 0});
+    EXPECT_TRUE(opened.data.empty());
+    ASSERT_TRUE(opened.unread);
+    EXPECT_EQ(opened.unread->voxels(), v.voxels());
+    v.data[81000] = std::numeric_limits<float>::infinity();
+    v.data[70000] = std::numeric_limits<float>::quiet_NaN();
+    write_raw_file(path, v.data.data(), v.voxels() * 4, true);
+    const RawFile bad(path, v.dims, VoxelType::float32, 0);
+    std::vector<float> all(v.voxels());
+    try {
+        bad.read(0, v.voxels(), all.data(), 4);
+        FAIL() << "a NaN was read without an error";
+    } catch (const Error& e) {
+        // voxel 70000 = (z, y, x) (7, 48, 60)
+        EXPECT_NE(std::string(e.what()).find("(7, 48, 60)"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(RawFile(path, {9, 70, 131}, VoxelType::float32, 0), Error);
+}
+
 TEST(Readers, TiffStackRoundTripAndGarbage) {
     Volume v;
     v.dims = {3, 5, 7};
