@@ -90,8 +90,15 @@ struct GemmConfig {
     // Blocks per SM the compiler must leave registers for (__launch_bounds__; 0 or 1: no bound). The
     // generated kernels are latency-bound at small sizes, where occupancy pays more than registers.
     int min_blocks_per_sm = 0;
+    // How the k-slices reach shared memory. 0: through registers, double-buffered (the next slice is
+    // loaded into registers while the current one is multiplied; every operand form). 2..4: a ring of
+    // `stages` shared slices filled by asynchronous copies (cp.async), up to stages - 1 slices in flight
+    // while one is multiplied, so that the latency of global memory is hidden by the copies rather than
+    // by resident warps. Hermitian operands (HEMM) always take the register path.
+    int stages = 0;
 };
-#define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm)
+#define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
+    F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

@@ -1,5 +1,6 @@
 // The GEMM kernels the host-emulation test runs (emit_gemm_kernels writes their text at build time,
-// gemm_emulation_test runs them): every precision, operand form, part and both forms (SIMT, DMMA).
+// gemm_emulation_test runs them): every precision, operand form, part and both forms (SIMT, DMMA),
+// staged through registers or through the cp.async ring, over the whole batch or a list of problems.
 #pragma once
 
 #include <vector>
@@ -19,6 +20,14 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
     };
     const GemmConfig small{32, 32, 8, 16, 16, false}, wide{64, 64, 8, 16, 16, false}, odd{16, 16, 8, 8, 8, false};
     const GemmConfig tc{32, 32, 8, 2, 2, true}, tc_big{64, 64, 8, 2, 2, true};
+    auto ring = [](GemmConfig c, int stages) {
+        c.stages = stages;
+        return c;
+    };
+    auto listed = [](GemmSpec s) {
+        s.problem_list = true;
+        return s;
+    };
     return {
         spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, small),
         spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::full, false, small),
@@ -36,6 +45,28 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
             s.full_tiles = true;
             return s;
         }(),
+        // the cp.async ring (stages >= 2): SIMT with vector reads (d, s, c) and without (z), a symmetric
+        // operand through its address map, a Hermitian one (the register path whatever stages says),
+        // DMMA and TF32, each operand form once
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, ring(wide, 3)),
+        spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, ring({64, 64, 8, 8, 8, false}, 4)),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::full, false, ring({32, 32, 8, 8, 8, false}, 2)),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::upper, true, ring({32, 32, 8, 8, 8, false}, 3)),
+        spec(Precision::d, GemmOperand::symmetric_lower, GemmOperand::no_trans, GemmPart::full, false, ring({16, 16, 8, 4, 4, false}, 3)),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::hermitian_upper, GemmPart::full, false, ring(odd, 3)),
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, ring({64, 64, 16, 2, 2, true}, 3)),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::trans, GemmPart::lower, false, ring(tc, 4)),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::upper, true, ring(tc, 3)),
+        spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, ring({32, 32, 8, 1, 1, true}, 3)),
+        [&] {  // the ring on the uniform-size path
+            GemmSpec s = spec(Precision::s, GemmOperand::trans, GemmOperand::trans, GemmPart::full, false, ring(odd, 2));
+            s.full_tiles = true;
+            return s;
+        }(),
+        // one bin's kernel of the size-binned dispatch: only the listed problems, in the list's order
+        listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, ring({64, 64, 16, 2, 2, true}, 3))),
+        listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, ring(wide, 3))),
+        listed(spec(Precision::z, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, small)),
     };
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,8 +60,20 @@ struct Shape {
 };
 int clamp_size(int v, int sub, int lim) { return std::max(0, std::min(v - sub, lim)); }
 
+template <class T> bool is_nan(T v) {
+    if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
+    else return std::isnan(v);
+}
+// Equal, or both NaN (a poisoned C left alone).
+template <class T> bool same(T x, T y) { return x == y || (is_nan(x) && is_nan(y)); }
+
+// The problems a listed kernel (one size bin) runs, out of order; the others must stay untouched.
+const std::vector<int> kListed = {6, 3, 0, 4, 1};
+
+// beta_zero: C poisoned with NaN and beta = 0, so that a kernel that reads C when it must not (BLAS:
+// beta = 0 writes C without reading it) leaves NaN where the formula has a number.
 template <class T>
-void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::uint64_t seed) {
+void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::uint64_t seed, bool beta_zero = false) {
     std::mt19937_64 engine(seed);
     std::uniform_int_distribution<int> size(0, 45), ksize(0, 40), value(-3, 3);
     auto draw = [&]() {
@@ -79,6 +92,13 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
         std::fill(k.begin(), k.end(), 2 * spec.config.blk_k);
     } else {
         m[2] = 0, k[3] = 0;  // empty problems mixed in
+        m[4] = 1, k[5] = 1;  // and sizes of one
+        if (spec.part == GemmPart::full) n[6] = 1;
+        else n[4] = m[4];
+        for (int i = 0; i < batch; ++i) {
+            if (symmetric(spec.op_a)) k[i] = m[i];
+            if (symmetric(spec.op_b)) k[i] = n[i];
+        }
     }
     std::vector<int> me(batch), ne(batch), ke(batch);
     for (int i = 0; i < batch; ++i)
@@ -98,10 +118,16 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
         stored(tb ? n[i] : k[i], tb ? k[i] : n[i], sh.b_row, sh.b_col, B[i], ldb[i]);
         stored(m[i], n[i], sh.c_row, sh.c_col, C[i], ldc[i]);
     }
-    const T alpha = T(2), beta = T(-1);
+    if (beta_zero)
+        for (auto& x : C) std::fill(x.begin(), x.end(), T(std::numeric_limits<real_t<T>>::quiet_NaN()));
+    const T alpha = T(2), beta = beta_zero ? T(0) : T(-1);
+    std::vector<bool> runs(batch, !spec.problem_list);
+    if (spec.problem_list)
+        for (int i : kListed) runs[i] = true;
     // expected
     std::vector<std::vector<T>> E = C;
     for (int i = 0; i < batch; ++i) {
+        if (!runs[i]) continue;
         const T* a = A[i].data() + sh.a_row + std::size_t(sh.a_col) * lda[i];
         const T* b = B[i].data() + sh.b_row + std::size_t(sh.b_col) * ldb[i];
         T* e = E[i].data() + sh.c_row + std::size_t(sh.c_col) * ldc[i];
@@ -112,7 +138,7 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
                 T sum(0);
                 for (int p = 0; p < ke[i]; ++p) sum += operand(spec.op_a, a, lda[i], r, p) * operand(spec.op_b, b, ldb[i], p, c);
                 T& out = e[std::size_t(c) * ldc[i] + r];
-                out = alpha * sum + beta * out;
+                out = beta_zero ? alpha * sum : alpha * sum + beta * out;
                 if (spec.real_diagonal && r == c) out = real_only(out);
             }
     }
@@ -135,9 +161,12 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     const int* lda_p = lda.data(); const int* ldb_p = ldb.data(); const int* ldc_p = ldc.data();
     int a_row = sh.a_row, a_col = sh.a_col, b_row = sh.b_row, b_col = sh.b_col, c_row = sh.c_row, c_col = sh.c_col;
     const int* skip = nullptr;
+    const int listed_count = int(kListed.size());
+    const int* list = kListed.data();
+    const int* list_count = &listed_count;
     void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
                     &al, &a_p, &lda_p, &a_row, &a_col, &b_p, &ldb_p, &b_row, &b_col,
-                    &be, &c_p, &ldc_p, &c_row, &c_col, &skip};
+                    &be, &c_p, &ldc_p, &c_row, &c_col, &skip, &list, &list_count};
     bs_emu::Dim3 grid, block;
     grid.x = unsigned(std::max(1, codegen::ceil_div(max_m, cfg.blk_m)));
     grid.y = unsigned(std::max(1, codegen::ceil_div(max_n, cfg.blk_n)));
@@ -146,17 +175,17 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     if (max_m > 0 && max_n > 0) bs_emu::launch(entry, grid, block, res.shared_bytes, args);
     for (int i = 0; i < batch; ++i)
         for (std::size_t e = 0; e < C[i].size(); ++e)
-            ASSERT_EQ(C[i][e], E[i][e]) << "problem " << i << " (" << me[i] << " x " << ne[i] << " x " << ke[i]
+            ASSERT_TRUE(same(C[i][e], E[i][e])) << "problem " << i << " (" << me[i] << " x " << ne[i] << " x " << ke[i]
                                         << ") storage element " << e << " (row " << e % ldc[i] << ", col "
                                         << e / ldc[i] << ", ldc " << ldc[i] << ")";
 }
 
-void run(const GemmSpec& spec, bs_emu::Entry entry, const Shape& shape, std::uint64_t seed) {
+void run(const GemmSpec& spec, bs_emu::Entry entry, const Shape& shape, std::uint64_t seed, bool beta_zero = false) {
     switch (spec.precision) {
-        case Precision::s: return run_spec<float>(spec, entry, shape, seed);
-        case Precision::d: return run_spec<double>(spec, entry, shape, seed);
-        case Precision::c: return run_spec<std::complex<float>>(spec, entry, shape, seed);
-        case Precision::z: return run_spec<std::complex<double>>(spec, entry, shape, seed);
+        case Precision::s: return run_spec<float>(spec, entry, shape, seed, beta_zero);
+        case Precision::d: return run_spec<double>(spec, entry, shape, seed, beta_zero);
+        case Precision::c: return run_spec<std::complex<float>>(spec, entry, shape, seed, beta_zero);
+        case Precision::z: return run_spec<std::complex<double>>(spec, entry, shape, seed, beta_zero);
     }
 }
 
@@ -180,10 +209,32 @@ TEST(GemmEmulation, DerivedSizesAndOffsets) {
     BATCHSOLVE_TRACE_SEED(seed);
     Shape s;
     s.m_sub = 3, s.k_lim = 9, s.a_row = 3, s.c_row = 3, s.b_col = 1, s.c_col = 1;
-    for (std::size_t i : {std::size_t(0), std::size_t(6)}) {  // SIMT and DMMA, both no_trans x no_trans
+    // SIMT and DMMA through registers, then through the cp.async ring, all no_trans x no_trans
+    for (std::size_t i : {std::size_t(0), std::size_t(6), std::size_t(12), std::size_t(18)}) {
         SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
         run(specs[i], kernels[i], s, seed + i);
     }
+}
+
+TEST(GemmEmulation, BetaZeroNeverReadsC) {
+    // C poisoned with NaN, beta = 0: every entry the formula writes must be a number, the rest NaN
+    const auto specs = emulation_specs();
+    const auto kernels = emulated_gemm_kernels();
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (specs[i].config.stages < 2 && !specs[i].problem_list) continue;  // the ring and the listed kernels
+        SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
+        run(specs[i], kernels[i], Shape{}, seed + i, /*beta_zero=*/true);
+    }
+}
+
+TEST(GemmEmulation, RingAndListedKernelsAreNamedApart) {
+    const auto specs = emulation_specs();
+    std::vector<std::string> names;
+    for (const GemmSpec& s : specs) names.push_back(codegen::blas3::gemm_family().kernel_name(s));
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
 }
 
 }  // namespace

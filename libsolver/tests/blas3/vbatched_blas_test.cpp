@@ -256,6 +256,33 @@ TYPED_TEST(VbatchedBlas, GemmScaledErrorRandomData) {
         }
 }
 
+TYPED_TEST(VbatchedBlas, GemmSizeBinsExactAtEveryLevel) {
+    // sizes across the dispatch's size bins (up to 128, to 256, above), zeros and ones among them: on the
+    // GPU the default configuration bins the problems on the device and runs each bin's tile on its list
+    using T = typename TestFixture::T;
+    BATCHSOLVE_TRACE_SEED(this->seed_);
+    const int count = 24;
+    std::vector<int> m = this->sizes(count, 300), n = this->sizes(count, 300), k = this->sizes(count, 60);
+    m[0] = 300, n[0] = 257, m[1] = 1, n[1] = 129, m[2] = 128, n[2] = 1, k[3] = 0, m[4] = 0;
+    for (int level : {0, 1, 2}) {
+        SCOPED_TRACE("level " + std::to_string(level));
+        GemmBatch<T> g(this->ctx(), this->engine_, m, n, k, Op::no_trans, Op::trans, true);
+        const T alpha = this->scalar(true), beta = level == 1 ? T(0) : this->scalar(true);
+        if (level == 1) g.c.data.fill_bytes(0xFF);  // NaN: beta = 0 must not read C
+        const std::vector<T> want = level == 1 ? [&] {
+            GemmBatch<T>& h = g;
+            std::vector<T> e = h.c.data.to_host();
+            std::vector<T> formula = h.expected(alpha, beta);
+            for (int i = 0; i < h.count(); ++i)
+                for (int col = 0; col < h.n[i]; ++col)
+                    for (int r = 0; r < h.m[i]; ++r) h.c.at(e, i, r, col) = h.c.at(formula, i, r, col);
+            return e;
+        }() : g.expected(alpha, beta);
+        const std::vector<T> got = g.run(this->ctx(), level, alpha, beta);
+        expect_storage(g.c, got, want);
+    }
+}
+
 TYPED_TEST(VbatchedBlas, GemmBetaZeroIgnoresNaNInC) {
     using T = typename TestFixture::T;
     BATCHSOLVE_TRACE_SEED(this->seed_);
@@ -632,7 +659,13 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     c.min_blocks_per_sm = 2;
     EXPECT_EQ(parse_gemm_config(to_string(c)), c);
     EXPECT_EQ(to_string(c), "{\"blk_m\":64,\"blk_n\":32,\"blk_k\":16,\"dim_x\":16,\"dim_y\":8,\"tensor_cores\":true,"
-                            "\"min_blocks_per_sm\":2}");
+                            "\"min_blocks_per_sm\":2,\"stages\":0}");
+    c.stages = 3;
+    EXPECT_EQ(parse_gemm_config(to_string(c)), c);
+    EXPECT_EQ(gemm_config_problem(Precision::d, c), "");
+    c.stages = 1;
+    EXPECT_EQ(gemm_config_problem(Precision::d, c).rfind("config.stages:", 0), 0u);
+    c.stages = 0;
     try {
         parse_gemm_config("{\"blk_q\":1}");
         ADD_FAILURE() << "unknown field accepted";

@@ -86,7 +86,7 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(large, default_gemm_config(Precision::d, 100000, 1, 1, false, 90));
     EXPECT_EQ(large, default_gemm_config(Precision::d, 100, 100, 100, true, 90));
     // the H200 sweep's winner (results/2026-11-27-h200-a611ee2-vbatched-blas3/sweep.json)
-    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":0})");
+    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":0,"stages":0})");
     // an architecture without tables: the safe defaults
     EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, false, 75), GemmConfig{});
     EXPECT_FALSE(tuned_config("gemm_vbatched", Precision::d, LayoutKind::column_major, 100, 75).found);

@@ -1,7 +1,10 @@
 // The variable-size GEMM generator (gemm.hpp): CUDA source for one GemmSpec, in a SIMT form (each
 // thread a strided sub-tile of C in registers, A and B slices staged in shared memory with the next
 // slice prefetched into registers) and, for double precision, an FP64 tensor-core form (each warp a
-// sub-tile of 8 x 8 DMMA fragments), plus the GemmConfig helpers of vbatched_blas.hpp.
+// sub-tile of 8 x 8 DMMA fragments), plus the GemmConfig helpers of vbatched_blas.hpp. Either form
+// stages its k-slices through registers (stages 0) or through a ring of shared slices filled by
+// asynchronous copies (stages >= 2, cp.async), and either runs every problem of the batch or only
+// those of a list (the size-binned dispatch of the launcher: one list per bin, built on the device).
 #include "codegen/blas3/gemm.hpp"
 
 #include <nlohmann/json.hpp>
@@ -70,8 +73,24 @@ std::string I(long long v) { return std::to_string(v); }
 // the transposed stores of op(X) = X^T do not fall into one bank. Tensor cores: a lane reads row
 // k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
 // (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
+bool is_symmetric(GemmOperand op) { return op >= GemmOperand::symmetric_lower; }
+bool is_transposed(GemmOperand op) { return op == GemmOperand::trans || op == GemmOperand::conj_trans; }
+bool is_hermitian(GemmOperand op) { return op == GemmOperand::hermitian_lower || op == GemmOperand::hermitian_upper; }
+
+// The cp.async ring applies: stages >= 2 and no Hermitian operand (whose diagonal and conjugated
+// triangle are values, not addresses: those take the register path whatever stages says).
+bool pipelined(const GemmSpec& s) { return s.config.stages >= 2 && !is_hermitian(s.op_a) && !is_hermitian(s.op_b); }
+int buffers(const GemmSpec& s) { return pipelined(s) ? s.config.stages : 2; }
+
+// Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
+// the transposed stores of op(X) = X^T do not fall into one bank; with the cp.async ring, 16 bytes of
+// padding instead, which keeps every row 16-byte aligned for the vector reads of the SIMT product
+// and still spreads a k-fastest copy (consecutive threads, consecutive rows of one column) over the
+// banks. Tensor cores: a lane reads row
+// k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
+// (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
 int slice_row(const GemmSpec& s, int width) {
-    if (!s.config.tensor_cores) return width + 1;
+    if (!s.config.tensor_cores) return pipelined(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
     const int words = element_bytes(s.precision) / 4;
     if (words >= 4) return width;  // a complex double row of 8 lanes already fills all 32 banks
     const int period = 32 / words, want = 8;
@@ -80,8 +99,12 @@ int slice_row(const GemmSpec& s, int width) {
     return row;
 }
 
-bool is_symmetric(GemmOperand op) { return op >= GemmOperand::symmetric_lower; }
-bool is_transposed(GemmOperand op) { return op == GemmOperand::trans || op == GemmOperand::conj_trans; }
+// Bytes of the A slices at the start of the dynamic shared memory (the B slices follow; 16-byte
+// aligned with the ring, whose B rows are read as vectors).
+long long a_slices_bytes(const GemmSpec& s) {
+    const long long bytes = (long long)buffers(s) * s.config.blk_k * slice_row(s, s.config.blk_m) * element_bytes(s.precision);
+    return pipelined(s) ? (bytes + 15) / 16 * 16 : bytes;
+}
 
 // Device function returning element (r, c) of op(X) from the stored X (column-major, ld), for
 // 0 <= r, c within op(X)'s bounds.
@@ -105,6 +128,23 @@ std::string element_function(const std::string& name, GemmOperand op) {
     return o.str();
 }
 
+// Device function returning the address of element (r, c) of op(X) in the stored X (the ring copies
+// addresses; a conjugate transpose is conjugated when the slice is read).
+std::string address_function(const std::string& name, GemmOperand op) {
+    std::ostringstream o;
+    o << "BS_DEVICE const T* " << name << "(const T* x, long long ld, int r, int c) {\n";
+    switch (op) {
+        case GemmOperand::no_trans: o << "  return x + (r + c * ld);\n"; break;
+        case GemmOperand::trans:
+        case GemmOperand::conj_trans: o << "  return x + (c + r * ld);\n"; break;
+        case GemmOperand::symmetric_lower: o << "  return r >= c ? x + (r + c * ld) : x + (c + r * ld);\n"; break;
+        case GemmOperand::symmetric_upper: o << "  return r <= c ? x + (r + c * ld) : x + (c + r * ld);\n"; break;
+        default: o << "  return nullptr;  // not reached: Hermitian operands take the register path\n"; break;
+    }
+    o << "}\n";
+    return o.str();
+}
+
 std::string name_of(const GemmSpec& s) {
     const GemmConfig& c = s.config;
     std::ostringstream o;
@@ -112,9 +152,11 @@ std::string name_of(const GemmSpec& s) {
     if (s.part != GemmPart::full) o << "_" << to_string(s.part);
     if (s.real_diagonal) o << "_realdiag";
     if (s.full_tiles) o << "_fulltiles";
+    if (s.problem_list) o << "_listed";
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
       << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
-      << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "");
+      << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
+      << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "");
     return o.str();
 }
 
@@ -131,6 +173,12 @@ public:
         ldb_s_ = slice_row(s_, c_.blk_n);
         a_per_thread_ = ceil_div(c_.blk_m * c_.blk_k, threads_);
         b_per_thread_ = ceil_div(c_.blk_k * c_.blk_n, threads_);
+        pipelined_ = pipelined(spec);
+        // The SIMT product reads its rows and columns of the slices as 16-byte vectors where the ring's
+        // aligned rows allow it (each thread then owns runs of `vec_` adjacent rows and columns).
+        const int eb = element_bytes(s_.precision), v = 16 / eb;
+        const int tm = c_.blk_m / c_.dim_x, tn = c_.blk_n / c_.dim_y;
+        vec_ = pipelined_ && !c_.tensor_cores && v > 1 && tm % v == 0 && tn % v == 0 ? v : 1;
     }
 
     KernelSource generate() {
@@ -146,6 +194,11 @@ public:
                "  return x < 0 ? 0 : (int)x;\n"
                "}\n");
         if (c_.tensor_cores) w_.raw(is_single(s_.precision) ? tf32_function() : dmma_function());
+        if (pipelined_) {
+            w_.raw(address_function("bs_addr_a", s_.op_a));
+            w_.raw(address_function("bs_addr_b", s_.op_b));
+            w_.raw(copy_functions());
+        }
         kernel(k.kernel_name);
         host_entry(k.kernel_name);
         k.source = w_.str();
@@ -154,6 +207,36 @@ public:
     }
 
 private:
+
+    // One element global -> shared without a register (cp.async; src-size 0 writes zeros), the group
+    // commit and the wait; under the host emulator a plain copy, complete at once.
+    std::string copy_functions() const {
+        const std::string eb = I(element_bytes(s_.precision));
+        return "#ifndef BS_HOST_EMULATION\n"
+               "BS_DEVICE void bs_copy_async(T* dst, const T* src, bool valid) {\n"
+               "  unsigned d;\n"
+               "  asm volatile(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(d) : \"l\"(dst));\n"
+               "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + eb + ", %2;\\n\" :: \"r\"(d), \"l\"(src), \"r\"(valid ? " + eb +
+               " : 0) : \"memory\");\n"
+               "}\n"
+               "BS_DEVICE void bs_copy_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\"); }\n"
+               "template <int N> BS_DEVICE void bs_copy_wait() { asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N) : \"memory\"); }\n"
+               "#else\n"
+               "BS_DEVICE void bs_copy_async(T* dst, const T* src, bool valid) { *dst = valid ? *src : bs_zero(); }\n"
+               "BS_DEVICE void bs_copy_commit() {}\n"
+               "template <int N> BS_DEVICE void bs_copy_wait() {}\n"
+               "#endif\n";
+    }
+
+    // With the ring: the reads of one k-step are not hoisted above the previous step's (the unrolled
+    // slice would otherwise hold every step's operands in registers at once).
+    void fence_step() {
+        if (pipelined_) w_.line("BS_FENCE();");
+    }
+
+    // A value read from the A (B) slices: the ring stores a conjugate transpose as it is stored.
+    std::string rd_a(const std::string& e) const { return pipelined_ && s_.op_a == GemmOperand::conj_trans ? "bs_conj(" + e + ")" : e; }
+    std::string rd_b(const std::string& e) const { return pipelined_ && s_.op_b == GemmOperand::conj_trans ? "bs_conj(" + e + ")" : e; }
 
     std::string tf32_function() const {
         return "// D = A B + C on one 16x8x8 TF32 fragment, FP32 accumulation (lane l, g = l/4, q = l%4: a = A(g, q),\n"
@@ -206,14 +289,17 @@ private:
         k_loop([&] {
             w_.line("#pragma unroll");
             w_.open("for (int k8 = 0; k8 < " + I(c_.blk_k) + "; k8 += 8)");
+            fence_step();
             w_.line("T xa[" + I(fm) + "][4], xb[" + I(fn) + "][2];");
             w_.line("#pragma unroll");
             w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
             w_.line("const int r = wr + i * 16 + g;");
-            w_.line("xa[i][0] = sA[k8 + q][r], xa[i][1] = sA[k8 + q][r + 8], xa[i][2] = sA[k8 + q + 4][r], xa[i][3] = sA[k8 + q + 4][r + 8];");
+            w_.line("xa[i][0] = " + rd_a("sA[k8 + q][r]") + ", xa[i][1] = " + rd_a("sA[k8 + q][r + 8]") + ", xa[i][2] = " +
+                    rd_a("sA[k8 + q + 4][r]") + ", xa[i][3] = " + rd_a("sA[k8 + q + 4][r + 8]") + ";");
             w_.close();
             w_.line("#pragma unroll");
-            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j][0] = sB[k8 + q][wc + j * 8 + g], xb[j][1] = sB[k8 + q + 4][wc + j * 8 + g];");
+            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j][0] = " + rd_b("sB[k8 + q][wc + j * 8 + g]") + ", xb[j][1] = " +
+                    rd_b("sB[k8 + q + 4][wc + j * 8 + g]") + ";");
             if (cplx) {
                 w_.line("float ar[" + I(fm) + "][4], ai[" + I(fm) + "][4], an[" + I(fm) + "][4], br[" + I(fn) + "][2], bi[" + I(fn) + "][2];");
                 w_.line("#pragma unroll");
@@ -281,16 +367,31 @@ private:
         w_.line("    const int* k_v, int k_sub, int k_lim,");
         w_.line("    T alpha, const T* const* A, const int* lda_v, int a_row, int a_col,");
         w_.line("    const T* const* B, const int* ldb_v, int b_row, int b_col,");
-        w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
+        if (s_.problem_list) {
+            w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip,");
+            w_.line("    const int* list, const int* list_count)");
+        } else {
+            w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
+        }
         w_.open("");
-        w_.line("// two A slices [blk_k][blk_m + pad], then two B slices [blk_k][blk_n + pad] (double buffering)");
+        if (pipelined_)
+            w_.line("// " + I(buffers(s_)) + " A slices [blk_k][blk_m + pad], then " + I(buffers(s_)) +
+                    " B slices [blk_k][blk_n + pad] (the ring of asynchronous copies)");
+        else
+            w_.line("// two A slices [blk_k][blk_m + pad], then two B slices [blk_k][blk_n + pad] (double buffering)");
         w_.line("BS_DECLARE_SMEM(bs_smem);");
         w_.line("T (*const sA0)[" + I(lda_s_) + "] = reinterpret_cast<T (*)[" + I(lda_s_) + "]>(bs_smem);");
         w_.line("T (*const sB0)[" + I(ldb_s_) + "] = reinterpret_cast<T (*)[" + I(ldb_s_) + "]>(bs_smem + " +
-                I(2LL * c_.blk_k * lda_s_ * element_bytes(s_.precision)) + ");");
+                I(a_slices_bytes(s_)) + ");");
         w_.line("const int tid = threadIdx.x;");
         w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
-        w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
+        if (s_.problem_list) {
+            w_.open("for (int z = blockIdx.z, listed = *list_count; z < listed; z += gridDim.z)",
+                    "the listed problems (a size bin), one per step");
+            w_.line("const int p = list[z];");
+        } else {
+            w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
+        }
         w_.line("if (skip && skip[p]) continue;");
         w_.line("const int m = bs_size(m_v, m_sub, m_lim, p), n = bs_size(n_v, n_sub, n_lim, p);");
         w_.line("// subgrid truncation: this block lies beyond the problem's own grid");
@@ -317,9 +418,10 @@ private:
     void host_entry(const std::string& name) {
         const char* types[] = {"int", "const int*", "int", "int", "const int*", "int", "int", "const int*", "int", "int",
                                "T", "const T* const*", "const int*", "int", "int", "const T* const*", "const int*",
-                               "int", "int", "T", "T* const*", "const int*", "int", "int", "const int*"};
+                               "int", "int", "T", "T* const*", "const int*", "int", "int", "const int*",
+                               "const int*", "const int*"};
         std::string call = name + "(";
-        for (int i = 0; i < 25; ++i)
+        for (int i = 0; i < (s_.problem_list ? 27 : 25); ++i)
             call += std::string(i ? ", " : "") + "*static_cast<" + types[i] + "*>(args[" + I(i) + "])";
         w_.raw("#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) { " + call + "); }\n#endif\n");
     }
@@ -389,6 +491,7 @@ private:
     // registers one step earlier, is stored into the other and slice kb + 2 blk_k is fetched; one
     // barrier per step.
     void k_loop(const std::function<void()>& compute) {
+        if (pipelined_) return ring_k_loop(compute);
         w_.line("T ra[" + I(a_per_thread_) + "], rb[" + I(b_per_thread_) + "];");
         w_.open("if (k > 0)");
         load_slice("0");
@@ -419,6 +522,81 @@ private:
         w_.close();
     }
 
+    // The asynchronous copy of the k-slice at kb into the slices sA, sB bound before: the same
+    // element-to-thread map as load_slice (consecutive threads, consecutive addresses), each element
+    // one cp.async, zeros beyond the problem's bounds.
+    void copy_slice(const std::string& kb) {
+        // the leading dimensions hidden from the optimiser: each copy's offset is recomputed per slice
+        // (a few integer multiply-adds) instead of all of them being held in registers across the loop
+        w_.line("long long lda_o = lda, ldb_o = ldb;");
+        w_.line("BS_OPAQUE_I64(lda_o);");
+        w_.line("BS_OPAQUE_I64(ldb_o);");
+        copy_operand("sA", "bs_addr_a", "a", "lda_o", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ",
+                     kb + " + ", "m", "k", /*rows_are_k=*/false);
+        copy_operand("sB", "bs_addr_b", "b", "ldb_o", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
+                     "col0 + ", "k", "n", true);
+    }
+    void copy_operand(const std::string& shared, const std::string& fn, const std::string& ptr, const std::string& ld,
+                      int rows, int cols, int per_thread, bool k_fastest, const std::string& r_base,
+                      const std::string& c_base, const std::string& r_bound, const std::string& c_bound, bool rows_are_k) {
+        const int total = rows * cols;
+        const bool rows_fast = rows_are_k == k_fastest;
+        // A loop, not unrolled: unrolled, the compiler computes every copy's address ahead and holds them
+        // all (over 100 registers for 16 copies a thread); rolled, each costs a few integer operations
+        // in the issue slots the tensor cores or FMAs leave free.
+        w_.line("#pragma unroll 1");
+        w_.open("for (int q = 0; q < " + I(per_thread) + "; ++q)");
+        w_.line("const int e = tid + q * " + I(threads_) + ";");
+        if (per_thread * threads_ > total) w_.line("if (e >= " + I(total) + ") break;");
+        if (rows_fast) w_.line("const int rr = e % " + I(rows) + ", cc = e / " + I(rows) + ";");
+        else w_.line("const int cc = e % " + I(cols) + ", rr = e / " + I(cols) + ";");
+        w_.line("const int gr = " + r_base + "rr, gc = " + c_base + "cc;");
+        const std::string kk = rows_are_k ? "rr" : "cc", other = rows_are_k ? "cc" : "rr";
+        const std::string dst = "&" + shared + "[" + kk + "][" + other + "]";
+        if (s_.full_tiles) {
+            w_.line("bs_copy_async(" + dst + ", " + fn + "(" + ptr + ", " + ld + ", gr, gc), true);");
+        } else {
+            w_.line("const bool in = gr < " + r_bound + " && gc < " + c_bound + ";");
+            w_.line("bs_copy_async(" + dst + ", in ? " + fn + "(" + ptr + ", " + ld + ", gr, gc) : " + ptr + ", in);");
+        }
+        w_.close();
+    }
+
+    // The k loop over a ring of `stages` shared slices: slices 0 .. stages - 2 are in flight before the
+    // first product; step `it` waits for slice it (the copies of every thread: wait, then barrier),
+    // starts the copy of slice it + stages - 1 into the buffer step it - 1 read (free: every thread has
+    // passed the barrier after that product) and multiplies slice it. One barrier per step; a commit
+    // per step, empty or not, keeps the wait's group count right.
+    void ring_k_loop(const std::function<void()>& compute) {
+        const int st = buffers(s_);
+        w_.line("const int k_slices = (k + " + I(c_.blk_k - 1) + ") / " + I(c_.blk_k) + ";");
+        w_.line("#pragma unroll");
+        w_.open("for (int s = 0; s < " + I(st - 1) + "; ++s)");
+        w_.open("if (s < k_slices)");
+        bind_slices("s");
+        w_.line("const int kb = s * " + I(c_.blk_k) + ";");
+        copy_slice("kb");
+        w_.close();
+        w_.line("bs_copy_commit();");
+        w_.close();
+        w_.open("for (int it = 0; it < k_slices; ++it)");
+        w_.line("bs_copy_wait<" + I(st - 2) + ">();");
+        w_.line("__syncthreads();");
+        w_.open("if (it + " + I(st - 1) + " < k_slices)", "the slice stages - 1 ahead, into the buffer the last step read");
+        bind_slices("(it + " + I(st - 1) + ") % " + I(st));
+        w_.line("const int kb = (it + " + I(st - 1) + ") * " + I(c_.blk_k) + ";");
+        copy_slice("kb");
+        w_.close();
+        w_.line("bs_copy_commit();");
+        w_.open("");
+        bind_slices("it % " + I(st));
+        compute();
+        w_.close();
+        w_.close();
+        w_.line("bs_copy_wait<0>();");
+        w_.line("__syncthreads();  // every product done before the next problem refills the ring");
+    }
+
     // C element (gi, gj) = alpha acc + beta C (beta = 0: C not read), within bounds and the part.
     void store_element(const std::string& gi, const std::string& gj, const std::string& acc) {
         std::string cond = s_.full_tiles ? "true" : gi + " < m && " + gj + " < n";
@@ -433,6 +611,17 @@ private:
         w_.close();
     }
 
+    // Row (column) of the block tile that the SIMT thread's accumulator i (j) holds: strided by dim_x
+    // (dim_y), or with vector reads runs of vec_ adjacent rows (columns), the runs dim_x (dim_y) apart.
+    std::string simt_row(const std::string& i) const {
+        if (vec_ == 1) return "tx + " + i + " * " + I(c_.dim_x);
+        return "(" + i + " / " + I(vec_) + ") * " + I(c_.dim_x * vec_) + " + tx * " + I(vec_) + " + " + i + " % " + I(vec_);
+    }
+    std::string simt_col(const std::string& j) const {
+        if (vec_ == 1) return "ty + " + j + " * " + I(c_.dim_y);
+        return "(" + j + " / " + I(vec_) + ") * " + I(c_.dim_y * vec_) + " + ty * " + I(vec_) + " + " + j + " % " + I(vec_);
+    }
+
     void simt_body() {
         const int tm = c_.blk_m / c_.dim_x, tn = c_.blk_n / c_.dim_y;
         w_.line("const int tx = tid % " + I(c_.dim_x) + ", ty = tid / " + I(c_.dim_x) + ";");
@@ -444,11 +633,28 @@ private:
         k_loop([&] {
             w_.line("#pragma unroll");
             w_.open("for (int kk = 0; kk < " + I(c_.blk_k) + "; ++kk)");
+            fence_step();
             w_.line("T xa[" + I(tm) + "], xb[" + I(tn) + "];");
-            w_.line("#pragma unroll");
-            w_.line("for (int i = 0; i < " + I(tm) + "; ++i) xa[i] = sA[kk][tx + i * " + I(c_.dim_x) + "];");
-            w_.line("#pragma unroll");
-            w_.line("for (int j = 0; j < " + I(tn) + "; ++j) xb[j] = sB[kk][ty + j * " + I(c_.dim_y) + "];");
+            if (vec_ > 1) {
+                const std::string v = I(vec_);
+                w_.line("#pragma unroll");
+                w_.open("for (int i = 0; i < " + I(tm) + "; i += " + v + ")");
+                w_.line("const bs_vec x = BS_VEC_AT(&sA[kk][" + simt_row("i") + "]);");
+                w_.line("#pragma unroll");
+                w_.line("for (int e = 0; e < " + v + "; ++e) xa[i + e] = " + rd_a("x.v[e]") + ";");
+                w_.close();
+                w_.line("#pragma unroll");
+                w_.open("for (int j = 0; j < " + I(tn) + "; j += " + v + ")");
+                w_.line("const bs_vec x = BS_VEC_AT(&sB[kk][" + simt_col("j") + "]);");
+                w_.line("#pragma unroll");
+                w_.line("for (int e = 0; e < " + v + "; ++e) xb[j + e] = " + rd_b("x.v[e]") + ";");
+                w_.close();
+            } else {
+                w_.line("#pragma unroll");
+                w_.line("for (int i = 0; i < " + I(tm) + "; ++i) xa[i] = " + rd_a("sA[kk][tx + i * " + I(c_.dim_x) + "]") + ";");
+                w_.line("#pragma unroll");
+                w_.line("for (int j = 0; j < " + I(tn) + "; ++j) xb[j] = " + rd_b("sB[kk][ty + j * " + I(c_.dim_y) + "]") + ";");
+            }
             w_.line("#pragma unroll");
             w_.line("for (int i = 0; i < " + I(tm) + "; ++i)");
             w_.line("  #pragma unroll");
@@ -460,7 +666,7 @@ private:
         w_.open("for (int i = 0; i < " + I(tm) + "; ++i)");
         w_.line("#pragma unroll");
         w_.open("for (int j = 0; j < " + I(tn) + "; ++j)");
-        w_.line("const int gi = row0 + tx + i * " + I(c_.dim_x) + ", gj = col0 + ty + j * " + I(c_.dim_y) + ";");
+        w_.line("const int gi = row0 + " + simt_row("i") + ", gj = col0 + " + simt_col("j") + ";");
         store_element("gi", "gj", "acc[i][j]");
         w_.close();
         w_.close();
@@ -487,11 +693,12 @@ private:
         k_loop([&] {
             w_.line("#pragma unroll");
             w_.open("for (int k4 = 0; k4 < " + I(c_.blk_k) + "; k4 += 4)");
+            fence_step();
             w_.line("T xa[" + I(fm) + "], xb[" + I(fn) + "];");
             w_.line("#pragma unroll");
-            w_.line("for (int i = 0; i < " + I(fm) + "; ++i) xa[i] = sA[k4 + q][wr + i * 8 + g];");
+            w_.line("for (int i = 0; i < " + I(fm) + "; ++i) xa[i] = " + rd_a("sA[k4 + q][wr + i * 8 + g]") + ";");
             w_.line("#pragma unroll");
-            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j] = sB[k4 + q][wc + j * 8 + g];");
+            w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j] = " + rd_b("sB[k4 + q][wc + j * 8 + g]") + ";");
             w_.line("#pragma unroll");
             w_.open("for (int i = 0; i < " + I(fm) + "; ++i)");
             w_.line("#pragma unroll");
@@ -525,6 +732,8 @@ private:
     const GemmSpec& s_;
     const GemmConfig& c_;
     int threads_ = 0, lda_s_ = 0, ldb_s_ = 0, a_per_thread_ = 0, b_per_thread_ = 0;
+    bool pipelined_ = false;
+    int vec_ = 1;  // SIMT: elements per vector read of the slices (1: scalar reads)
     SourceWriter w_;
 };
 
@@ -554,6 +763,7 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (!positive(c.dim_x)) return "config.dim_x: >= 1";
     if (!positive(c.dim_y)) return "config.dim_y: >= 1";
     if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) return "config.min_blocks_per_sm: 0 <= min_blocks_per_sm <= 32";
+    if (c.stages != 0 && (c.stages < 2 || c.stages > 6)) return "config.stages: 0 (through registers) or 2 to 6 (cp.async ring)";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
@@ -571,7 +781,10 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     const int per_thread = (c.blk_m / c.dim_x) * (c.blk_n / c.dim_y) / (c.tensor_cores ? 32 : 1);
     if (per_thread * words_per_element(s.precision) > 128)
         return "config.blk_m: more than 128 accumulator registers per thread";
-    if (resources(s).shared_bytes > 48 * 1024) return "config.blk_k: shared slices above 48 KB";
+    // The register path launches without the opt-in; the ring opts in to the most an SM 9.0 block may have.
+    if (!pipelined(s) && resources(s).shared_bytes > 48 * 1024) return "config.blk_k: shared slices above 48 KB";
+    if (pipelined(s) && resources(s).shared_bytes > kMaxRingSharedBytes)
+        return "config.stages: shared slices above 227 KB (stages x blk_k x (blk_m + blk_n))";
     const bool herm = s.op_a == GemmOperand::hermitian_lower || s.op_a == GemmOperand::hermitian_upper ||
                       s.op_b == GemmOperand::hermitian_lower || s.op_b == GemmOperand::hermitian_upper;
     if ((herm || s.real_diagonal) && !is_complex(s.precision)) return "precision: Hermitian forms need complex data";
@@ -583,8 +796,9 @@ KernelResources GemmFamily::resources(const GemmSpec& s) const {
     const GemmConfig& c = s.config;
     KernelResources r;
     r.threads_per_block = (c.tensor_cores ? 32 : 1) * c.dim_x * c.dim_y;
-    // dynamic shared memory: two A and two B slices (double buffering)
-    r.shared_bytes = 2 * std::size_t(c.blk_k) * (slice_row(s, c.blk_m) + slice_row(s, c.blk_n)) * element_bytes(s.precision);
+    // dynamic shared memory: two A and two B slices (double buffering) or the ring's `stages` of each
+    r.shared_bytes = std::size_t(a_slices_bytes(s)) +
+                     std::size_t(buffers(s)) * c.blk_k * slice_row(s, c.blk_n) * element_bytes(s.precision);
     return r;
 }
 

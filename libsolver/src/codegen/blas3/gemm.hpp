@@ -33,7 +33,14 @@ struct GemmSpec {
     // knows when the sizes are constants of the call), so loads and stores need no bounds checks.
     bool full_tiles = false;
     GemmConfig config{};
+    // Only the problems of a list (one size bin of the launcher's binned dispatch): two arguments more,
+    // `const int* list, const int* list_count`, after `skip`; grid z loops over list[0 .. *list_count).
+    bool problem_list = false;
 };
+
+// Dynamic shared memory a kernel with the cp.async ring may use (an SM 9.0 block's opt-in limit,
+// 227 KB); the register path stays within the 48 KB a launch gets without opting in.
+inline constexpr long long kMaxRingSharedBytes = 227 * 1024;
 
 // The kernel's arguments, in this order (what the launcher passes; `T` the element type, complex as
 // two reals; sizes per problem are clamp(values[i] - subtract, 0, limit), values == nullptr: limit):

@@ -1,18 +1,25 @@
 // The CUDA backend of the variable-size BLAS-3 routines: the per-problem argument check (one kernel
 // that fills info and reduces the maxima of the valid problems) and the launcher of the one generated
 // GEMM kernel (src/codegen/blas3/gemm.*), compiled by NVRTC on first use and cached per device.
-// The GEMM path uses neither ctx.workspace() nor the context's scratch (TRSM keeps its inverted blocks
-// in the workspace while it calls the GEMM); only the checked level's reduction uses the scratch.
+// Size-binned dispatch: when the caller gives no configuration and the batch's largest problem is
+// above the smallest bin, the problems are binned on the device by max(m_i, n_i) (one pass, atomics
+// into one list per bin, no host round trip) and each bin runs the tuning table's tile for its size
+// on its own list; the bins' lists live in the context's scratch, which nothing else holds while a
+// GEMM runs. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
+// calls the GEMM).
 #include <algorithm>
 #include <complex>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "../../core/blas3_check.hpp"
 #include "../jit/jit.hpp"
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/blas3/gemm.hpp"
+#include "gemm_manifest.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -28,6 +35,40 @@ namespace {
 // The grid's z extent (CUDA's limit); larger batches loop inside the kernels.
 constexpr int kMaxGridZ = 65535;
 constexpr int kCheckThreads = 256;
+
+// Problems up to this max(m_i, n_i) share the first size bin; the bins above it double in size up to
+// the largest problem. Below it one more launch (2-4 us) costs more than a better tile can save: at
+// x = 512 the problems with max(m, n) <= 128 hold under 1 % of the flops.
+constexpr int kFirstBinSize = 128;
+constexpr int kMaxBins = 24;  // 128 * 2^23 > INT_MAX
+constexpr int kBinThreads = 256;
+
+// The upper bounds of the bins of one call: bin b holds the problems with hi[b-1] < max(m, n) <= hi[b].
+struct BinBounds {
+    int count = 0;
+    int hi[kMaxBins] = {};
+};
+
+__device__ int effective_size(const int* v, int subtract, int limit, int i) {
+    long long x = v ? (long long)v[i] - subtract : limit;
+    x = x > limit ? limit : x;
+    return x < 0 ? 0 : int(x);
+}
+
+// One pass over the batch: each problem that writes something (not skipped, m and n not zero) goes
+// to the list of its bin, lists[b * batch + slot]; counts[b] (zeroed before) ends as the bin's size.
+__global__ void bin_problems_kernel(int batch, const int* m_v, int m_sub, int m_lim, const int* n_v, int n_sub, int n_lim,
+                                    const int* skip, BinBounds bounds, int* counts, int* lists) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < batch; i += gridDim.x * blockDim.x) {
+        if (skip && skip[i]) continue;
+        const int m = effective_size(m_v, m_sub, m_lim, i), n = effective_size(n_v, n_sub, n_lim, i);
+        if (m == 0 || n == 0) continue;
+        const int size = m > n ? m : n;
+        int b = 0;
+        while (b + 1 < bounds.count && size > bounds.hi[b]) ++b;
+        lists[(long long)b * batch + atomicAdd(&counts[b], 1)] = i;
+    }
+}
 
 // summary (device, optional): max[3], min[3], invalid, as blas3_detail::SizeSummary.
 __global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info, int* summary) {
@@ -50,7 +91,111 @@ __global__ void check_problems_kernel(ProblemChecks checks, int batch, int* info
 codegen::blas3::GemmOperand gemm_operand(Operand op) { return static_cast<codegen::blas3::GemmOperand>(static_cast<int>(op)); }
 codegen::blas3::GemmPart gemm_part(blas3_detail::Part part) { return static_cast<codegen::blas3::GemmPart>(static_cast<int>(part)); }
 
+// One size bin of a call: the problems with max(m_i, n_i) <= hi (above the previous bin's hi) and the
+// tuning table's configuration for that size.
+struct GemmBin {
+    int hi = 0;
+    GemmConfig config;
+};
+
+// The bins of a call whose largest problem is max_mn: kFirstBinSize, then doubling up to max_mn, each
+// with default_gemm_config at its upper bound; neighbours with the same configuration merged.
+std::vector<GemmBin> gemm_bins(Precision p, int max_mn, int max_k, bool triangle, int arch) {
+    std::vector<GemmBin> bins;
+    for (long long size = kFirstBinSize;; size *= 2) {
+        const int hi = size >= max_mn ? max_mn : int(size);
+        const GemmConfig c = default_gemm_config(p, hi, hi, max_k, triangle, arch);
+        if (!bins.empty() && bins.back().config == c) bins.back().hi = hi;
+        else bins.push_back({hi, c});
+        if (hi == max_mn) break;
+    }
+    return bins;
+}
+
+// The kernel of `spec` from the one cache, opted in to its shared memory above 48 KB on first load.
+jit::KernelRequest gemm_request(const codegen::blas3::GemmSpec& spec, int device) {
+    const codegen::blas3::GemmFamily& family = codegen::blas3::gemm_family();
+    const std::size_t shared = family.resources(spec).shared_bytes;
+    jit::KernelRequest request;
+    request.key = jit::KernelKey{codegen::cache_family(family), family.kernel_name(spec), {}};
+    request.generate = [spec, &family] { return family.generate(spec); };
+    request.on_load = [shared, device](jit::LoadedKernel& k) {
+        if (shared <= 48 * 1024) return;
+        const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
+                                                              cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
+        if (e != cudaSuccess)
+            throw InvalidArgument("gemm_vbatched", "config.stages",
+                                  std::to_string(shared) + " bytes of shared memory for " + k.name + ": " + cudaGetErrorString(e));
+    };
+    return request;
+}
+
+// The kernels of `specs` (one per bin), the misses generated and compiled together on as many threads.
+std::vector<const jit::LoadedKernel*> gemm_kernels(const std::vector<codegen::blas3::GemmSpec>& specs, int device) {
+    const codegen::blas3::GemmFamily& family = codegen::blas3::gemm_family();
+    const std::string family_key = codegen::cache_family(family);
+    std::vector<const jit::LoadedKernel*> kernels(specs.size(), nullptr);
+    bool all = true;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        all = (kernels[i] = jit::find_kernel(family_key, family.kernel_name(specs[i]), device)) != nullptr && all;
+    if (all) return kernels;
+    std::vector<jit::KernelRequest> requests;
+    for (const codegen::blas3::GemmSpec& spec : specs) requests.push_back(gemm_request(spec, device));
+    return jit::cached_kernels(requests, device, int(specs.size()));
+}
+
+std::string spec_problem_text(const codegen::blas3::GemmSpec& spec) { return codegen::blas3::gemm_family().can_implement(spec); }
+
+void check_spec(const codegen::blas3::GemmSpec& spec) {
+    const std::string problem = codegen::blas3::gemm_family().can_implement(spec);
+    if (!problem.empty()) {
+        const std::size_t colon = problem.find(':');
+        throw InvalidArgument("gemm_vbatched", problem.substr(0, colon), problem.substr(colon + 2));
+    }
+}
+
 }  // namespace
+
+std::string gemm_manifest_line(const codegen::blas3::GemmSpec& s) {
+    return std::string("gemm ") + precision_letter(s.precision) + " " + codegen::blas3::to_string(s.op_a) + " " +
+           codegen::blas3::to_string(s.op_b) + " " + codegen::blas3::to_string(s.part) + " " + (s.real_diagonal ? "1 " : "0 ") +
+           (s.full_tiles ? "1 " : "0 ") + (s.problem_list ? "1 " : "0 ") + to_string(s.config);
+}
+
+jit::KernelRequest gemm_manifest_request(const std::string& line) {
+    auto bad = [&](const std::string& field, const std::string& why) -> void {
+        throw InvalidArgument("kernel manifest", field, why + " (line: " + line.substr(0, 120) + ")");
+    };
+    std::istringstream in(line);
+    std::string kind, precision, op_a, op_b, part;
+    int real_diagonal = 0, full_tiles = 0, listed = 0;
+    if (!(in >> kind >> precision >> op_a >> op_b >> part >> real_diagonal >> full_tiles >> listed) || kind != "gemm")
+        bad("line", "gemm <precision> <op_a> <op_b> <part> <real_diagonal> <full_tiles> <problem_list> <configuration>");
+    std::string config_text;
+    std::getline(in >> std::ws, config_text);
+    codegen::blas3::GemmSpec spec;
+    if (precision.size() != 1 || std::string("sdcz").find(precision[0]) == std::string::npos) bad("precision", "s, d, c or z");
+    spec.precision = precision[0] == 's' ? Precision::s : precision[0] == 'd' ? Precision::d : precision[0] == 'c' ? Precision::c : Precision::z;
+    auto operand = [&](const std::string& text, const char* field) {
+        for (int i = 0; i <= int(codegen::blas3::GemmOperand::hermitian_upper); ++i)
+            if (text == codegen::blas3::to_string(codegen::blas3::GemmOperand(i))) return codegen::blas3::GemmOperand(i);
+        bad(field, "n, t, c, syl, syu, hel or heu");
+        return codegen::blas3::GemmOperand::no_trans;
+    };
+    spec.op_a = operand(op_a, "op_a");
+    spec.op_b = operand(op_b, "op_b");
+    if (part == "full") spec.part = codegen::blas3::GemmPart::full;
+    else if (part == "lower") spec.part = codegen::blas3::GemmPart::lower;
+    else if (part == "upper") spec.part = codegen::blas3::GemmPart::upper;
+    else bad("part", "full, lower or upper");
+    spec.real_diagonal = real_diagonal != 0, spec.full_tiles = full_tiles != 0, spec.problem_list = listed != 0;
+    spec.config = parse_gemm_config(config_text);
+    if (const std::string problem = spec_problem_text(spec); !problem.empty()) bad("config", problem);
+    int device = 0;
+    cudaGetDevice(&device);  // the opt-in names a device; a replay for an architecture loads nothing
+    cudaGetLastError();
+    return gemm_request(spec, device);
+}
 
 void check_vbatched(const ProblemChecks& checks, int batch, int* info, blas3_detail::SizeSummary* summary,
                     Context& ctx) {
@@ -87,28 +232,50 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.op_b = gemm_operand(op_b);
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
-    spec.config = extras.config ? *extras.config
-                                : family.default_config({spec.precision, max_m, max_n, max_k,
-                                                         spec.part != codegen::blas3::GemmPart::full,
-                                                         r.cc_major_ * 10 + r.cc_minor_});
+    const bool triangle = spec.part != codegen::blas3::GemmPart::full;
+    const int arch = r.cc_major_ * 10 + r.cc_minor_;
+    const int max_mn = std::max(max_m, max_n);
     // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
-    spec.full_tiles = constant_sizes && m.limit % spec.config.blk_m == 0 && n.limit % spec.config.blk_n == 0 &&
-                      k.limit % spec.config.blk_k == 0;
-    const std::string problem = family.can_implement(spec);
-    if (!problem.empty()) {
-        const std::size_t colon = problem.find(':');
-        throw InvalidArgument("gemm_vbatched", problem.substr(0, colon), problem.substr(colon + 2));
+    std::vector<GemmBin> bins;
+    if (extras.config) bins.push_back({max_mn, *extras.config});
+    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch})});
+    else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch);
+    const bool binned = bins.size() > 1;
+    std::vector<codegen::blas3::GemmSpec> specs(bins.size(), spec);
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+        codegen::blas3::GemmSpec& s = specs[b];
+        s.config = bins[b].config;
+        s.problem_list = binned;
+        s.full_tiles = !binned && constant_sizes && m.limit % s.config.blk_m == 0 && n.limit % s.config.blk_n == 0 &&
+                       k.limit % s.config.blk_k == 0;
+        check_spec(s);
+        if ((std::min(max_n, bins[b].hi) + s.config.blk_n - 1) / s.config.blk_n > 65535)
+            throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
     }
-    const codegen::KernelResources resources = family.resources(spec);
-    const long long grid_x = (max_m + spec.config.blk_m - 1) / spec.config.blk_m;
-    const long long grid_y = (max_n + spec.config.blk_n - 1) / spec.config.blk_n;
-    if (grid_y > 65535)
-        throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
     const int grid_z = std::min(batch, kMaxGridZ);
     // The one kernel cache (jit/kernel_cache.hpp): the name spells out every field of the spec, so the
-    // text is generated once per process and a timed loop only looks the kernel up.
-    const jit::LoadedKernel& kernel = jit::family_kernel(family, spec, r.device_);
+    // text is generated once per process and a timed loop only looks the kernels up.
+    const std::vector<const jit::LoadedKernel*> kernels = gemm_kernels(specs, r.device_);
+
+    int* counts = nullptr;
+    int* lists = nullptr;
+    if (binned) {
+        detail::Carve carve;
+        const std::size_t counts_at = carve.reserve<int>(bins.size());
+        const std::size_t lists_at = carve.reserve<int>(bins.size() * std::size_t(batch));
+        void* base = r.scratch(carve.size());
+        counts = detail::Carve::at<int>(base, counts_at);
+        lists = detail::Carve::at<int>(base, lists_at);
+        BinBounds bounds;
+        bounds.count = int(bins.size());
+        for (std::size_t b = 0; b < bins.size(); ++b) bounds.hi[b] = bins[b].hi;
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(counts, 0, bins.size() * sizeof(int), r.stream()));
+        const int blocks = std::min((batch + kBinThreads - 1) / kBinThreads, 4 * std::max(r.sm_count_, 1));
+        bin_problems_kernel<<<blocks, kBinThreads, 0, r.stream()>>>(batch, m.values, m.subtract, m.limit, n.values,
+                                                                   n.subtract, n.limit, extras.skip, bounds, counts, lists);
+        BATCHSOLVE_LAUNCH_CHECK("bin_problems_kernel");
+    }
 
     const blas3_detail::Offsets& o = extras.offsets;
     int batch_ = batch;
@@ -117,14 +284,24 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     const int* k_v = k.values; int k_sub = k.subtract, k_lim = k.limit;
     int a_row = o.a_row, a_col = o.a_col, b_row = o.b_row, b_col = o.b_col, c_row = o.c_row, c_col = o.c_col;
     const int* skip = extras.skip;
-    void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
-                    &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
-                    &beta, &c, &ldc, &c_row, &c_col, &skip};
-    BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernel.function),
-                                           dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
-                                           dim3(unsigned(resources.threads_per_block)), args,
-                                           resources.shared_bytes, r.stream()));
-    BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
+    // the largest bin first: its long tiles start while the GPU is empty
+    for (std::size_t step = 0; step < bins.size(); ++step) {
+        const std::size_t bin = bins.size() - 1 - step;
+        const codegen::blas3::GemmSpec& s = specs[bin];
+        const codegen::KernelResources resources = family.resources(s);
+        const long long grid_x = (std::min(max_m, bins[bin].hi) + s.config.blk_m - 1) / s.config.blk_m;
+        const long long grid_y = (std::min(max_n, bins[bin].hi) + s.config.blk_n - 1) / s.config.blk_n;
+        const int* list = binned ? lists + bin * std::size_t(batch) : nullptr;
+        const int* list_count = binned ? counts + bin : nullptr;
+        void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                        &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
+                        &beta, &c, &ldc, &c_row, &c_col, &skip, &list, &list_count};
+        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[bin]->function),
+                                               dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
+                                               dim3(unsigned(resources.threads_per_block)), args,
+                                               resources.shared_bytes, r.stream()));
+        BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
+    }
 }
 
 // SYRK/HERK: C's triangle = alpha op(A) op(A)^T|H + beta C through the GEMM, the thread blocks of the

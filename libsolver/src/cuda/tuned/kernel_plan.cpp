@@ -16,6 +16,7 @@
 #include "codegen/cholesky/shared_memory.hpp"
 #include "column_major_cholesky.hpp"
 #include "../through_interleaved.hpp"
+#include "../blas3/gemm_manifest.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -110,6 +111,7 @@ std::string manifest_line(const codegen::cholesky::ColumnMajorSpec& spec) {
 }
 
 jit::KernelRequest manifest_request(const std::string& line) {
+    if (line.rfind("gemm ", 0) == 0) return gemm_manifest_request(line);  // the GEMM family's lines
     std::istringstream in(line);
     std::string kind, routine, precision, uplo;
     int n = 0, extra = 0;

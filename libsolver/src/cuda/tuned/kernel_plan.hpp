@@ -43,6 +43,7 @@ jit::KernelRequest cache_request(const codegen::cholesky::InterleavedKernelSpec&
 jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec);
 
 // ---- kernel manifests: the exact kernels a run needed, replayable by batchsolve-warmup --kernels ----
+// (the GEMM family has lines of its own, "gemm ...": blas3/gemm_manifest.hpp)
 //
 // With $BATCHSOLVE_KERNEL_MANIFEST=FILE set, every generated Cholesky kernel a process asks the cache
 // for (cache_request: the launchers' misses, prepare_kernel, warm_up) is appended to FILE once, one

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The GEMM tuning table from tester sweeps (tester --routine gemm_vbatched --sweep --json ...).
+
+    gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V]
+
+For each precision and x the sweep measured, the fastest configuration becomes the entry of size class
+n = x (the largest x of a precision: every larger size too, n = 2147483647); the precisions the sweeps
+did not measure keep BASE_TABLE's entries. Each entry's provenance names the run, the runner-up and the
+candidates; the file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
+"""
+import argparse
+import datetime
+import json
+import sys
+
+ALL_SIZES = 2147483647
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("base")
+    ap.add_argument("out")
+    ap.add_argument("sweeps", nargs="+")
+    ap.add_argument("--device", default="NVIDIA H200")
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--cuda", default="13.0")
+    a = ap.parse_args(argv)
+    base = json.load(open(a.base))
+    timed = {}  # (precision, x) -> [(ms, config text)]
+    for path in a.sweeps:
+        try:
+            doc = json.load(open(path))
+        except (OSError, ValueError) as e:
+            print(f"gemm_table: {path} skipped ({e})", file=sys.stderr)
+            continue
+        for row in doc.get("rows", []):
+            if row.get("routine") != "gemm_vbatched" or row.get("status") != "ok" or not row.get("variant"):
+                continue
+            if "time_ms" not in row or "gemm " not in " " + row.get("case", "") + " ":
+                continue
+            timed.setdefault((row["precision"], int(row["n"])), []).append((float(row["time_ms"]), row["variant"],
+                                                                             row.get("gflops")))
+    if not timed:
+        print("gemm_table: no sweep rows; the base table is written unchanged", file=sys.stderr)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    measured = sorted({p for p, _ in timed})
+    entries = [e for e in base["entries"] if e["precision"] not in measured]
+    for p in measured:
+        xs = sorted(x for q, x in timed if q == p)
+        for x in xs:
+            ranked = sorted(timed[(p, x)])
+            ms, config, gflops = ranked[0]
+            runner = f"; runner-up {ranked[1][1]} {ranked[1][0]:.4f} ms" if len(ranked) > 1 else ""
+            entries.append({
+                "routine": "gemm_vbatched", "precision": p, "layout": "column_major",
+                "n": ALL_SIZES if x == xs[-1] else x,
+                "best": {"config": json.loads(config)},
+                "provenance": f"tester --routine gemm_vbatched --sweep on {a.device} {now} (commit {a.commit}, CUDA {a.cuda}): "
+                              f"square GEMM, 2000 problems, sizes uniform in [1, {x}], {ms:.4f} ms "
+                              f"({gflops:.0f} GFLOP/s), best of {len(ranked)}{runner}"})
+    order = "sdcz"
+    entries.sort(key=lambda e: (order.index(e["precision"]), e["n"]))
+    table = dict(base)
+    table.update({"device": a.device, "cuda_version": a.cuda, "date": now, "commit": a.commit, "entries": entries})
+    table["note"] = ("n: the largest max(max_m, max_n) an entry serves; with the size-binned dispatch also the size bin "
+                     "of the problems up to n; each entry's provenance names its measurement")
+    with open(a.out, "w") as f:
+        f.write("{\n")
+        keys = [k for k in table if k != "entries"]
+        for k in keys:
+            f.write(f' {json.dumps(k)}: {json.dumps(table[k])},\n')
+        f.write(' "entries": [\n')
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
+        f.write("\n ]\n}\n")
+    for e in entries:
+        if e["precision"] in measured:
+            print(f"gemm_table: {e['precision']} n={e['n']}: {json.dumps(e['best']['config'], separators=(',', ':'))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
