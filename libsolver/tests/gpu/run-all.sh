@@ -133,10 +133,13 @@ if [[ $record_only == 1 ]]; then
 elif [[ -s $manifest ]]; then
   threads=$(nproc)
   warm_start=$(date +%s)
+  # CUBINs in the disk cache before and after: a warm-up cut by its time limit prints no summary line
+  cached_before=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
   timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$manifest" --threads "$threads" \
     > "$out/logs/warm-up.log" 2>&1
   warm_rc=$?
-  warm="warm-up: rc $warm_rc in $(( $(date +%s) - warm_start )) s ($threads threads): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
+  cached_after=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
+  warm="warm-up: rc $warm_rc in $(( $(date +%s) - warm_start )) s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
   ((warm_rc == 124 || warm_rc == 137)) && warm="$warm (time limit ${warm_seconds} s: the rest compiles in the shards)"
 else
   warm="warm-up: skipped (no kernel manifest at $manifest: this run records one, $out/suite-kernels.txt)"
