@@ -486,8 +486,15 @@ int run_train(const std::vector<std::string>& args) {
     // Start-up stages on one line before the first iteration's, so a user sees where the wait goes.
     std::ostringstream stages;
     stages << "start-up: probe of the file in a child " << fmt(probe_s, "%.3f") << " s, read + checks " << fmt(read_s, "%.3f") << " s";
+    std::ostringstream finishing;  // the stages after the last iteration, printed with the total
+    bool iterating = false;
     o.on_stage = [&](const char* name, double seconds) {
+        if (iterating) {
+            finishing << (finishing.tellp() > 0 ? ", " : "") << name << " " << fmt(seconds, "%.3f") << " s";
+            return;
+        }
         stages << ", " << name << " " << fmt(seconds, "%.3f") << " s";
+        iterating = std::string(name) == "first iteration";
         if (std::string(name) == "first iteration" && speaker()) {
             if (o.cuda_warmup && cuda_warmup_seconds(*o.cuda_warmup) > 0)
                 stages << " (CUDA set-up on its own thread from the end of the probe on, beside the read: "
@@ -495,22 +502,29 @@ int run_train(const std::vector<std::string>& args) {
             std::cout << stages.str() << "; time to first iteration " << fmt(since_start(), "%.3f") << " s" << std::endl;
         }
     };
+    std::future<void> engine_released;
+    o.engine_release = &engine_released;
     Model m = train(std::move(train_set), h, o, test_set.get(), resume.get());
     const auto trained = std::chrono::steady_clock::now();
     if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
     progress->finish();
     // A model of NaN or Inf factors (an overflowing fit) is an error, never written as a result.
     for (const auto* v : {&m.user_factors, &m.item_factors})
-        for (float x : *v)
-            if (!std::isfinite(x))
-                throw Error("training diverged: the factors are not finite (NaN or Inf); nothing written to " + out +
-                            " (check the ratings' range, or raise --lambda)");
+        if (!all_finite(*v))
+            throw Error("training diverged: the factors are not finite (NaN or Inf); nothing written to " + out +
+                        " (check the ratings' range, or raise --lambda)");
     m.command_line = command_line_text("train", args);
     std::vector<std::string> inputs{train_path};
     if (vm.count("test")) inputs.push_back(vm["test"].as<std::string>());
     if (vm.count("resume")) inputs.push_back(vm["resume"].as<std::string>());
     write_model(out, m, vm.count("force") > 0, inputs);
-    const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trained).count();
+    const auto written = std::chrono::steady_clock::now();
+    const double write_s = std::chrono::duration<double>(written - trained).count();
+    if (engine_released.valid()) {
+        engine_released.get();
+        finishing << (finishing.tellp() > 0 ? ", " : "") << "device memory released beside the writing (waited "
+                  << fmt(std::chrono::duration<double>(std::chrono::steady_clock::now() - written).count(), "%.3f") << " s for it)";
+    }
     if (!m.partition_plan.empty()) std::cout << "device memory: " << m.partition_plan << "\n";
     std::cout << "backend " << m.backend << " (" << m.device << ")";
     if (m.peak_device_bytes)
@@ -520,6 +534,7 @@ int run_train(const std::vector<std::string>& args) {
               << " s)";
     if (before_main >= 0) std::cout << "; the process had run " << fmt(before_main, "%.2f") << " s before reading began";
     std::cout << "\n";
+    if (finishing.tellp() > 0) std::cout << "finishing: " << finishing.str() << "\n";
     return exit_ok;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -313,21 +314,36 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
         m.history.push_back(log);
         if (options.on_iteration) options.on_iteration(log);
     }
+    stage_start = clock::now();
     engine->get_factors(m.user_factors, m.item_factors);
     m.peak_device_bytes = engine->peak_device_bytes();
-    engine.reset();
+    stage("factors back on the host");
+    // A single CUDA engine's device memory (gigabytes of systems) is released on a thread of its own
+    // while the caller checks and writes the model; the engine reads nothing of by_user/by_item then.
+    const bool single_cuda = want_cuda && !ranks && devices.size() <= 1;
+    if (options.engine_release && single_cuda)
+        *options.engine_release = std::async(std::launch::async, [e = std::move(engine)]() mutable { e.reset(); });
+    else
+        engine.reset();
     if (consume) {
         m.seen.indptr = std::move(consume->by_user.indptr), m.seen.indices = std::move(consume->by_user.indices);
         consume->by_user = Csr{}, consume->by_item = Csr{};  // what is left of `train` is an empty set
     }
-    for (float v : m.user_factors)
-        if (!std::isfinite(v)) throw Error("training produced a non-finite user factor (a bug: please report it)");
-    for (float v : m.item_factors)
-        if (!std::isfinite(v)) throw Error("training produced a non-finite item factor (a bug: please report it)");
+    if (!all_finite(m.user_factors)) throw Error("training produced a non-finite user factor (a bug: please report it)");
+    if (!all_finite(m.item_factors)) throw Error("training produced a non-finite item factor (a bug: please report it)");
     return m;
 }
 
 }  // namespace
+
+bool all_finite(const std::vector<float>& v) {
+    const std::int64_t n = std::int64_t(v.size());
+    const float* p = v.data();
+    bool ok = true;
+#pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (std::int64_t e = 0; e < n; ++e) ok = ok && std::isfinite(p[e]);
+    return ok;
+}
 
 Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test, const Model* resume) {
     return train_impl(train, nullptr, hyper, options, test, resume);

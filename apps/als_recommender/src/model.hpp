@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,10 @@ struct TrainOptions {
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this
     // width, layout and slice and the file's user and item counts); used by a single CUDA engine.
     std::shared_ptr<CudaWarmup> cuda_warmup;
+    // When set, a single CUDA engine is released (its device memory freed) on a thread of its own once
+    // the factors are back, and this future says when that is done: the caller writes the model
+    // meanwhile and waits for it before it exits. Otherwise the engine is released before train returns.
+    std::future<void>* engine_release = nullptr;
     // Distributed training. devices: partitions of this process, one per device (CUDA device ids, or
     // CPU members with backend cpu); empty or one entry: one engine (on that device). ranks: MPI ranks,
     // one partition each (then devices picks this rank's GPU: devices[local rank % size], default the
@@ -104,6 +109,9 @@ Model train(const Ratings& train, const Hyper& hyper, const TrainOptions& option
 // (the loss needs the raw values) it is read as the const form does.
 Model train(Ratings&& train, const Hyper& hyper, const TrainOptions& options, const Ratings* test = nullptr,
             const Model* resume = nullptr);
+
+// Every value finite (no NaN or Inf); all threads.
+bool all_finite(const std::vector<float>& v);
 
 // Objective of the current factors: implicit sum_all c (p - x.y)^2 + lambda (|X|^2 + |Y|^2), divided
 // by users * items; explicit sum_obs (r - prediction)^2 + lambda sum (n_u |x_u|^2 + n_i |y_i|^2), divided
