@@ -7,7 +7,8 @@ set(BATCHSOLVE_CODEGEN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/column_major.cpp  # a matrix in a group of threads' registers
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/staged.cpp        # a matrix staged in shared memory
   ${CMAKE_CURRENT_LIST_DIR}/cholesky/shared_memory.cpp # whole matrices in shared memory, n <= 256
-  ${CMAKE_CURRENT_LIST_DIR}/cholesky/families.cpp      # the five behind codegen::GeneratorFamily
+  ${CMAKE_CURRENT_LIST_DIR}/cholesky/fused.cpp         # column-major through the interleaved kernels in shared memory
+  ${CMAKE_CURRENT_LIST_DIR}/cholesky/families.cpp      # the six behind codegen::GeneratorFamily
   ${CMAKE_CURRENT_LIST_DIR}/large/potf2.cpp            # fused POTF2 of the large-matrix Cholesky
   ${CMAKE_CURRENT_LIST_DIR}/ldlt/ldlt_family.cpp       # LDL^T's fixed (nvcc-compiled) kernels described
 )

@@ -117,6 +117,15 @@ struct ColumnMajorShape {
     bool packed = false;         // the packed-triangle buffer is used (upper, or posv)
 };
 
+// Register kernels (not staged) of potrf and posv with config.looking = left: the elimination's
+// steps are synchronised per warp (__syncwarp) instead of per block, which needs the threads of a
+// matrix (threads_per_matrix) to divide 32, so that every warp holds whole matrices and a step's
+// exchange through shared memory stays within it. Any other looking order: one block barrier per
+// step (the kernels have no other order; column_major_spec writes right for them).
+inline bool warp_synchronous_steps(const ColumnMajorSpec& spec) {
+    return !spec.config.staged && spec.routine != ColumnMajorRoutine::potrs && spec.config.looking == Looking::left;
+}
+
 // The library's default configuration for (routine, precision, n); nrhs sizes nrhs_block.
 CholeskyConfig default_column_major_config(ColumnMajorRoutine routine, Precision precision, int n, int nrhs);
 

@@ -3,6 +3,7 @@
 #include "codegen/cholesky/families.hpp"
 
 #include "codegen/cholesky/cooperative.hpp"
+#include "codegen/cholesky/fused.hpp"
 #include "codegen/cholesky/shared_memory.hpp"
 #include "codegen/cholesky/staged.hpp"
 
@@ -79,6 +80,8 @@ public:
             return std::string("staged: ") + (staged_ ? "true" : "false") + " for the " + name() + " kernels";
         if (is_shared_memory_config(spec.config))
             return "looking: not left for the staged kernels (looking = left selects the shared_memory family)";
+        if (is_fused_config(spec.config))
+            return "warps_per_matrix: 1..32 for the staged kernels (0 selects the fused family)";
         return column_major_spec_problem(spec);
     }
     CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
@@ -110,6 +113,20 @@ public:
     }
 };
 
+// Column-major matrices through the interleaved kernels in shared memory (fused.hpp): staged with
+// warps_per_matrix = 0.
+class FusedFamily final : public ColumnMajorBase {
+public:
+    const char* name() const override { return "fused"; }
+    std::string can_implement(const ColumnMajorSpec& spec) const override {
+        if (!is_fused_config(spec.config)) return "staged: true with warps_per_matrix = 0 for the fused kernels";
+        return column_major_spec_problem(spec);
+    }
+    CholeskyConfig default_config(const ColumnMajorSpec& spec) const override {
+        return fused_default_config(spec.routine, spec.precision, spec.n);
+    }
+};
+
 }  // namespace
 
 const InterleavedFamily& one_thread_family() {
@@ -134,10 +151,16 @@ const ColumnMajorFamily& shared_memory_family() {
     return family;
 }
 
+const ColumnMajorFamily& fused_family() {
+    static const FusedFamily family;
+    return family;
+}
+
 const InterleavedFamily& family_of(const InterleavedKernelSpec& spec) {
     return is_cooperative(spec) ? cooperative_family() : one_thread_family();
 }
 const ColumnMajorFamily& family_of(const ColumnMajorSpec& spec) {
+    if (is_fused_config(spec.config)) return fused_family();
     if (is_shared_memory_config(spec.config)) return shared_memory_family();
     return spec.config.staged ? staged_family() : column_major_family();
 }

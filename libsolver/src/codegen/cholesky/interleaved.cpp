@@ -125,6 +125,17 @@ public:
         rsqrt_ = single ? "rsqrtf" : "rsqrt";
     }
 
+    // The body function alone (interleaved_body_function), with `locate` in place of the chunk arithmetic.
+    std::string body(const std::function<std::string(const std::string&)>& locate) {
+        locate_override_ = locate;
+        switch (s_.routine) {
+            case Routine::potrf: return potrf_function();
+            case Routine::potrs: return potrs_function();
+            case Routine::posv: return posv_function();
+        }
+        return "";
+    }
+
     codegen::KernelSource generate() {
         codegen::KernelSource k;
         k.kernel_name = interleaved_kernel_name(s_);
@@ -567,7 +578,8 @@ private:
     // ---- whole functions -------------------------------------------------------------------------
     // Chunk arithmetic of batch.hpp (shared with the cooperative kernel): a, b, w for matrix `mat`.
     void locate(bool with_b) {
-        out_.raw(interleaved_locate_code(s_.routine == Routine::potrs, with_b, out_.indentation()));
+        if (locate_override_) out_.raw(locate_override_(out_.indentation()));
+        else out_.raw(interleaved_locate_code(s_.routine == Routine::potrs, with_b, out_.indentation()));
     }
 
     std::string declarations() const {
@@ -663,6 +675,7 @@ private:
     const bool complex_, upper_, full_;
     std::string real_, scalar_, one_, sqrt_, rsqrt_;
     int nrb_ = 1;
+    std::function<std::string(const std::string&)> locate_override_;  // body(): the caller's locate code
     codegen::SourceWriter out_{1};  // the body of the function being written
     std::set<std::string> scalars_, reals_;
 };
@@ -735,6 +748,12 @@ codegen::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& s
     if (is_cooperative(spec)) return generate_interleaved_coop_kernel(spec);
     check_interleaved_spec(spec, "generate_interleaved_kernel");
     return Generator(spec).generate();
+}
+
+std::string interleaved_body_function(const InterleavedKernelSpec& spec,
+                                      const std::function<std::string(const std::string&)>& locate) {
+    check_interleaved_spec(spec, "interleaved_body_function");
+    return Generator(spec).body(locate);
 }
 
 bool interleaved_needs_wide_index(int n, int nrhs, int count, int chunk) {

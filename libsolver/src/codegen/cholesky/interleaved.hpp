@@ -6,6 +6,7 @@
 // test compiles the same text with the host compiler.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "batchsolve/limits.hpp"
@@ -60,6 +61,14 @@ std::string interleaved_kernel_name(const InterleavedKernelSpec& spec);
 // A cooperative spec (warps_per_matrix != 0) yields generate_interleaved_coop_kernel's text (same
 // kernel arguments, another launch shape: coop_launch_shape).
 codegen::KernelSource generate_interleaved_kernel(const InterleavedKernelSpec& spec);
+
+// The per-matrix body of a one-thread-per-matrix kernel alone (bs_potrf_body, bs_potrs_body or
+// bs_posv_body, the same statements as in generate_interleaved_kernel's text; no prelude, no kernel),
+// with locate(indent) in place of the chunk arithmetic: lines that declare, from the body's arguments,
+// `a` (T*; const T* for potrs), the stride `w` (idx_t) and, for potrs and posv, `b`. For kernels that
+// hold matrices in the interleaved order somewhere else (shared memory: codegen/cholesky/fused.hpp).
+std::string interleaved_body_function(const InterleavedKernelSpec& spec,
+                                      const std::function<std::string(const std::string&)>& locate);
 
 // Pieces of the generated text shared with the cooperative kernels: the one prelude of every
 // generated kernel (codegen/prelude.hpp: BS_DEVICE, R, T, the bs_* helpers), then idx_t and N ...

@@ -61,7 +61,10 @@ inline constexpr int shared_memory_max_tile = limits::shared_memory_max_tile;
 inline constexpr int shared_memory_default_tile = 4;
 
 // True when `config` selects this family (staged with looking = left).
-inline bool is_shared_memory_config(const CholeskyConfig& c) { return c.staged && c.looking == Looking::left; }
+// (warps_per_matrix = 0 selects the fused family instead: codegen/cholesky/fused.hpp.)
+inline bool is_shared_memory_config(const CholeskyConfig& c) {
+    return c.staged && c.looking == Looking::left && c.warps_per_matrix != 0;
+}
 
 // Bytes of shared memory for `matrices` squares of order n in precision p.
 inline std::size_t shared_memory_bytes(Precision p, int n, int matrices) {

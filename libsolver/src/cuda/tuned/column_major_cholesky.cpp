@@ -12,6 +12,7 @@
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "codegen/cholesky/families.hpp"
+#include "codegen/cholesky/fused.hpp"
 #include "codegen/cholesky/shared_memory.hpp"
 #include "../cholesky_cusolver.hpp"
 #include "kernel_plan.hpp"
@@ -125,6 +126,11 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     spec.nrhs = nrhs;
     spec.config = config;
     const bool shared_memory = codegen::cholesky::is_shared_memory_config(spec.config);
+    const bool fused = codegen::cholesky::is_fused_config(spec.config);
+    if (fused) {  // the interleaved kernel's fields (fused.hpp); a run-time chunk has no meaning here
+        spec.config.chunk_size = 0;
+        return spec;
+    }
     if (config.nb == 0 && !shared_memory) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
         if (spec.config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged
@@ -136,7 +142,8 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
     if (spec.config.staged) spec.config.full_unroll = false, spec.config.nrhs_block = 1;  // not read by the staged kernel
     if (shared_memory) spec.config.threads_per_block = 0;  // the block is warps x matrices
     // the only order these kernels have; left stays the shared-memory family's mark (shared_memory.hpp)
-    if (!shared_memory) spec.config.looking = Looking::right;
+    // (left also marks the register kernels' warp-synchronous steps: warp_synchronous_steps)
+    if (!shared_memory && !warp_synchronous_steps(spec)) spec.config.looking = Looking::right;
     spec.config.chunk_size = 0;
     return spec;
 }

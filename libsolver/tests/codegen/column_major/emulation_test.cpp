@@ -20,6 +20,12 @@ using cuda_backend::tuned::ColumnMajorShape;
 using cuda_backend::tuned::column_major_kernel_name;
 using cuda_backend::tuned::column_major_shape;
 
+// The families with a flat 16-byte copy-in of contiguous batches (shared_memory.hpp, fused.hpp): their
+// scenarios run once more on such a batch.
+bool flat_copy_in(const ColumnMajorSpec& spec) {
+    return cuda_backend::tuned::is_shared_memory_config(spec.config) || codegen::cholesky::is_fused_config(spec.config);
+}
+
 unsigned blocks(long long items, int per_block) { return static_cast<unsigned>((items + per_block - 1) / per_block); }
 
 template <class T>
@@ -97,7 +103,7 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             potrf_scenario<T>(spec.uplo, n, 1, false, seed + 4, emulated_potrf<T>(kernel, shape));
             // Inf on the diagonal, NaN and Inf below it (issue 22), among good matrices
             potrf_scenario<T>(spec.uplo, n, 13, false, seed + 6, emulated_potrf<T>(kernel, shape), true);
-            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {  // its flat 16-byte copy-in
+            if (flat_copy_in(spec)) {  // its flat 16-byte copy-in
                 ContiguousStorage contiguous;
                 potrf_scenario<T>(spec.uplo, n, count, false, seed + 8, emulated_potrf<T>(kernel, shape));
                 potrf_scenario<T>(spec.uplo, n, 13, false, seed + 10, emulated_potrf<T>(kernel, shape), true);
@@ -111,7 +117,7 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
                              emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, count, 0, false, false, seed + 4, emulated_posv<T>(kernel, shape));
             posv_scenario<T>(spec.uplo, n, 13, 2, false, true, seed + 6, emulated_posv<T>(kernel, shape), true);
-            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {
+            if (flat_copy_in(spec)) {
                 ContiguousStorage contiguous;
                 posv_scenario<T>(spec.uplo, n, count, 2, false, false, seed + 8, emulated_posv<T>(kernel, shape));
             }
@@ -124,7 +130,7 @@ void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
             potrs_scenario<T>(spec.uplo, n, count, 1, false, true, seed, emulated_potrs<T>(kernel, shape, staged));
             potrs_scenario<T>(spec.uplo, n, count, 2 * shape.nrhs_block + 1, true, false, seed + 2,
                               emulated_potrs<T>(kernel, shape, staged));
-            if (cuda_backend::tuned::is_shared_memory_config(spec.config)) {
+            if (flat_copy_in(spec)) {
                 ContiguousStorage contiguous;
                 potrs_scenario<T>(spec.uplo, n, count, 3, false, false, seed + 4, emulated_potrs<T>(kernel, shape, staged));
             }

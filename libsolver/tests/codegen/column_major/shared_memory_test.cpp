@@ -68,7 +68,8 @@ TEST(ColumnMajorSharedMemory, RejectsBadConfigsNamingTheField) {
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.nb = 0; }), "config.nb:"));
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.nb = 33; }), "config.nb:"));
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.rows_per_thread = 9; }), "config.rows_per_thread:"));
-    EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.warps_per_matrix = 0; }), "config.warps_per_matrix:"));
+    EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.warps_per_matrix = -1; }), "config.warps_per_matrix:"));
+    // (warps_per_matrix = 0 selects the fused family: fused_test.cpp)
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.warps_per_matrix = 33; }), "config.warps_per_matrix:"));
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.threads_per_row = 2; }), "config.threads_per_row:"));
     EXPECT_TRUE(starts(problem(Precision::d, 32, [](CholeskyConfig& c) { c.warps_per_matrix = 8, c.matrices_per_block = 5; }),

@@ -8,6 +8,7 @@
 
 #include "cuda/tuned/column_major_cholesky.hpp"
 #include "codegen/cholesky/column_major.hpp"
+#include "codegen/cholesky/fused.hpp"
 #include "codegen/cholesky/shared_memory.hpp"
 
 namespace batchsolve::test::column_major {
@@ -163,6 +164,61 @@ inline std::vector<ColumnMajorSpec> shared_memory_specs() {
     };
 }
 
+// The fused family (codegen/cholesky/fused.hpp; staged with warps_per_matrix = 0): the interleaved
+// kernels' tile sizes that divide n and that do not, the three looking orders, unrolled and tile
+// loops, blocks of 1 to 64 matrices (odd counts and counts that are not multiples of 32, so the
+// batch's last block is partial), every precision and both triangles; posv with nrhs_block 1 to 3.
+inline ColumnMajorSpec fused_spec(Precision p, Uplo uplo, int n, int nb, Looking looking, bool full_unroll,
+                                  int matrices, ColumnMajorRoutine routine = ColumnMajorRoutine::potrf,
+                                  int nrhs = 0, int nrhs_block = 1) {
+    CholeskyConfig c;
+    c.staged = true;
+    c.warps_per_matrix = 0;
+    c.nb = nb;
+    c.looking = looking;
+    c.full_unroll = full_unroll;
+    c.threads_per_block = matrices;
+    c.nrhs_block = nrhs_block;
+    return cuda_backend::tuned::column_major_spec(routine, p, uplo, n, nrhs, c);
+}
+inline std::vector<ColumnMajorSpec> fused_specs() {
+    using R = ColumnMajorRoutine;
+    const Precision s = Precision::s, d = Precision::d, c = Precision::c, z = Precision::z;
+    const Uplo lo = Uplo::lower, up = Uplo::upper;
+    const Looking top = Looking::top, left = Looking::left, right = Looking::right;
+    return {
+        fused_spec(s, lo, 1, 1, top, true, 8),          fused_spec(d, up, 5, 2, left, false, 16),
+        fused_spec(s, lo, 8, 8, top, true, 64),         fused_spec(s, up, 13, 4, right, false, 32),
+        fused_spec(d, lo, 16, 8, left, false, 24),      fused_spec(s, lo, 31, 8, top, false, 7),
+        fused_spec(d, up, 24, 6, right, true, 12),      fused_spec(c, up, 7, 7, top, true, 8),
+        fused_spec(z, lo, 6, 4, left, false, 5),
+        fused_spec(d, lo, 8, 4, top, true, 32, R::posv, 3, 2),
+        fused_spec(s, up, 13, 6, left, false, 16, R::posv, 3, 3),
+        fused_spec(c, lo, 5, 5, top, true, 8, R::posv, 2, 1),
+        fused_spec(d, up, 24, 6, top, false, 9, R::posv, 2, 1),
+        fused_spec(z, up, 3, 2, right, false, 4, R::posv, 2, 2),
+    };
+}
+
+// The register kernels with their steps synchronised per warp (config.looking = left,
+// warp_synchronous_steps): 4 to 32 threads per matrix, several matrices per warp and per block, both
+// triangles, unrolled and blocked steps, potrf and posv.
+inline ColumnMajorSpec warp_steps(ColumnMajorSpec s) {
+    s.config.looking = Looking::left;
+    return cuda_backend::tuned::column_major_spec(s.routine, s.precision, s.uplo, s.n, s.nrhs, s.config);
+}
+inline std::vector<ColumnMajorSpec> warp_step_specs() {
+    using R = ColumnMajorRoutine;
+    return {
+        warp_steps(make_spec(R::potrf, Precision::s, Uplo::lower, 32, 0, {"r4", 4, 1, 0, 8, true})),
+        warp_steps(make_spec(R::potrf, Precision::d, Uplo::upper, 16, 0, {"r2_t2", 2, 2, 0, 4, false})),
+        warp_steps(make_spec(R::potrf, Precision::s, Uplo::upper, 7, 0, {"r2_m3", 2, 1, 3, 4, true})),
+        warp_steps(make_spec(R::potrf, Precision::c, Uplo::lower, 13, 0, {"r4_t2", 4, 2, 0, 2, false})),
+        warp_steps(make_spec(R::posv, Precision::s, Uplo::lower, 8, 3, {"r1", 1, 1, 0, 4, true}, 2)),
+        warp_steps(make_spec(R::posv, Precision::d, Uplo::upper, 24, 2, {"r3", 3, 1, 0, 4, false}, 1)),
+    };
+}
+
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
@@ -198,6 +254,8 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
     for (const ColumnMajorSpec& s : staged_specs()) add(s);
     for (const ColumnMajorSpec& s : staged_tensor_core_specs()) add(s);
     for (const ColumnMajorSpec& s : shared_memory_specs()) add(s);
+    for (const ColumnMajorSpec& s : fused_specs()) out.push_back(s);  // every one must be usable
+    for (const ColumnMajorSpec& s : warp_step_specs()) out.push_back(s);
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));

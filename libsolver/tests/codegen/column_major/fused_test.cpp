@@ -1,0 +1,143 @@
+// The fused column-major family (codegen/cholesky/fused.hpp) and the register kernels' warp-
+// synchronous steps (warp_synchronous_steps) without a GPU: how a configuration reaches them
+// (families, column_major_spec, the tuning form), their checks naming the field, the shape and
+// shared-memory plan, and their names. Their arithmetic is checked by the emulation test
+// (fused_specs() and warp_step_specs() in test_specs.hpp).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "codegen/cholesky/families.hpp"
+#include "codegen/cholesky/fused.hpp"
+#include "cuda/tuned/column_major_cholesky.hpp"
+#include "test_specs.hpp"
+
+namespace batchsolve::test::column_major {
+namespace {
+
+using cuda_backend::tuned::column_major_kernel_name;
+using cuda_backend::tuned::column_major_shape;
+using cuda_backend::tuned::column_major_spec;
+using cuda_backend::tuned::column_major_spec_problem;
+
+bool starts(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+CholeskyConfig fused_config(int nb, Looking looking, bool unroll, int matrices) {
+    CholeskyConfig c;
+    c.staged = true, c.warps_per_matrix = 0;
+    c.nb = nb, c.looking = looking, c.full_unroll = unroll, c.threads_per_block = matrices;
+    return c;
+}
+
+TEST(ColumnMajorFused, ReachedThroughStagedWithoutWarps) {
+    for (Looking l : {Looking::top, Looking::left, Looking::right}) {
+        const auto spec = column_major_spec(Routine::potrf, Precision::s, Uplo::lower, 16, 0, fused_config(8, l, false, 64));
+        EXPECT_EQ(spec.config.looking, l);  // the interleaved body's order, kept
+        EXPECT_EQ(std::string(codegen::cholesky::family_of(spec).name()), "fused");
+        EXPECT_EQ(codegen::cholesky::fused_family().can_implement(spec), "");
+        EXPECT_NE(codegen::cholesky::staged_family().can_implement(spec), "");
+        EXPECT_NE(codegen::cholesky::shared_memory_family().can_implement(spec), "");
+    }
+    const auto spec =
+        column_major_spec(Routine::posv, Precision::d, Uplo::upper, 12, 3, fused_config(6, Looking::left, true, 32));
+    EXPECT_EQ(column_major_kernel_name(spec), "posv_cmfused_d_upper_n12_nb6_left_unrolled_m32_r1");
+}
+
+TEST(ColumnMajorFused, DefaultsRunAndFitTheirBudget) {
+    for (Precision p : {Precision::s, Precision::d, Precision::c, Precision::z})
+        for (int n : {1, 2, 7, 8, 16, 24, 32, 48, 64})
+            for (Routine r : {Routine::potrf, Routine::posv}) {
+                const CholeskyConfig c = codegen::cholesky::fused_default_config(r, p, n);
+                const auto spec = column_major_spec(r, p, Uplo::lower, n, 1, c);
+                ASSERT_EQ(column_major_spec_problem(spec), "") << precision_letter(p) << " n " << n;
+                const auto shape = column_major_shape(spec);
+                EXPECT_EQ(shape.block_threads, c.threads_per_block);
+                EXPECT_EQ(shape.matrices_per_block, c.threads_per_block);
+                EXPECT_GE(shape.matrices_per_block, 1);
+                EXPECT_LE(shape.shared_bytes, std::size_t(codegen::cholesky::column_major_max_shared_bytes));
+            }
+}
+
+TEST(ColumnMajorFused, PlanOfSharedMemory) {
+    // s n = 16, 64 matrices: the squares with an odd pitch of 65, then the flags
+    const auto spec =
+        column_major_spec(Routine::potrf, Precision::s, Uplo::lower, 16, 0, fused_config(8, Looking::top, true, 64));
+    const auto shape = column_major_shape(spec);
+    EXPECT_EQ(shape.col_pitch, 65);
+    EXPECT_EQ(shape.off_packed, 0u);
+    EXPECT_EQ(shape.off_flags, std::size_t(16 * 16 * 65 * 4));
+    EXPECT_EQ(shape.shared_bytes, std::size_t(16 * 16 * 65 * 4 + 256));
+    // posv adds nrhs_block columns of B per matrix
+    CholeskyConfig c = fused_config(4, Looking::top, true, 32);
+    c.nrhs_block = 2;
+    const auto posv = column_major_shape(column_major_spec(Routine::posv, Precision::d, Uplo::lower, 8, 2, c));
+    EXPECT_EQ(posv.col_pitch, 33);
+    EXPECT_EQ(posv.off_rows, std::size_t(8 * 8 * 33 * 8));
+    EXPECT_EQ(posv.off_flags, posv.off_rows + ((8 * 2 * 33 * 8 + 15) / 16) * 16);
+}
+
+TEST(ColumnMajorFused, RejectsBadConfigsNamingTheField) {
+    auto problem = [](int n, auto edit, Routine r = Routine::potrf, Precision p = Precision::s) {
+        CholeskyConfig c = fused_config(4, Looking::top, false, 32);
+        edit(c);
+        return column_major_spec_problem(column_major_spec(r, p, Uplo::lower, n, 1, c));
+    };
+    EXPECT_EQ(problem(16, [](CholeskyConfig&) {}), "");
+    EXPECT_TRUE(starts(problem(0, [](CholeskyConfig&) {}), "n:"));
+    EXPECT_TRUE(starts(problem(129, [](CholeskyConfig&) {}), "n:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig&) {}, Routine::potrs), "config.staged:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.threads_per_block = 0; }), "config.threads_per_block:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.threads_per_block = 1025; }), "config.threads_per_block:"));
+    EXPECT_TRUE(starts(problem(64, [](CholeskyConfig& c) { c.threads_per_block = 64; }), "config.threads_per_block:"))
+        << "64 squares of s n = 64 are 1 MiB of shared memory";
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.nb = 17; }), "config.nb:"));
+    EXPECT_TRUE(starts(problem(32, [](CholeskyConfig& c) { c.nb = 32; }), "config.nb:"));  // registers
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.matrices_per_block = 2; }), "config.matrices_per_block:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.rows_per_thread = 2; }), "config.rows_per_thread:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.tensor_cores = true; }, Routine::potrf, Precision::d),
+                       "config.tensor_cores:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.nrhs_block = 9; }, Routine::posv), "config.nrhs_block:"));
+    EXPECT_TRUE(starts(problem(16, [](CholeskyConfig& c) { c.solve_warps_per_matrix = 4; }, Routine::posv),
+                       "config.solve_warps_per_matrix:"));
+}
+
+TEST(ColumnMajorWarpSteps, OnlyWhereAWarpHoldsWholeMatrices) {
+    auto spec = [](int n, int rows_per_thread, int threads_per_row, Looking l, Routine r = Routine::potrf) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, Precision::s, n, 1);
+        c.rows_per_thread = rows_per_thread, c.threads_per_row = threads_per_row, c.looking = l;
+        return column_major_spec(r, Precision::s, Uplo::lower, n, 1, c);
+    };
+    const auto ws = spec(32, 4, 1, Looking::left);  // 8 threads per matrix
+    EXPECT_TRUE(cuda_backend::tuned::warp_synchronous_steps(ws));
+    EXPECT_EQ(column_major_spec_problem(ws), "");
+    EXPECT_EQ(column_major_kernel_name(ws).substr(column_major_kernel_name(ws).size() - 3), "_ws");
+    // other orders are the one-barrier-per-block-step kernels, written as right (their names unchanged)
+    const auto plain = spec(32, 4, 1, Looking::top);
+    EXPECT_EQ(plain.config.looking, Looking::right);
+    EXPECT_FALSE(cuda_backend::tuned::warp_synchronous_steps(plain));
+    EXPECT_EQ(column_major_kernel_name(plain) + "_ws", column_major_kernel_name(ws));
+    // 33 rows of one thread each: a matrix spans two warps
+    EXPECT_TRUE(starts(column_major_spec_problem(spec(33, 1, 1, Looking::left)), "config.looking:"));
+    // 5 threads per matrix do not divide a warp
+    EXPECT_TRUE(starts(column_major_spec_problem(spec(10, 2, 1, Looking::left)), "config.looking:"));
+    // potrs has no elimination: left is dropped
+    EXPECT_FALSE(cuda_backend::tuned::warp_synchronous_steps(spec(32, 4, 1, Looking::left, Routine::potrs)));
+}
+
+TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
+    std::set<std::string> names;
+    std::vector<ColumnMajorSpec> specs = fused_specs();
+    for (const auto& s : warp_step_specs()) specs.push_back(s);
+    for (const auto& s : specs) {
+        ASSERT_EQ(column_major_spec_problem(s), "");
+        const auto a = cuda_backend::tuned::generate_column_major_kernel(s);
+        const auto b = cuda_backend::tuned::generate_column_major_kernel(s);
+        EXPECT_EQ(a.source, b.source);
+        EXPECT_EQ(a.kernel_name, column_major_kernel_name(s));
+        EXPECT_TRUE(names.insert(a.kernel_name).second) << a.kernel_name;
+    }
+}
+
+}  // namespace
+}  // namespace batchsolve::test::column_major
