@@ -83,8 +83,8 @@ echo "suites: record pass: $(grep -c . "$manifest") kernels in $record_s s"
 # ---- phases 2 and 3: the warm-up (longest first), then the Cholesky-kernel suites --------------------
 # Expected NVRTC cost of a manifest line, for the order only (sm_90 compile times measured on one
 # core, results/2026-12-02-cpu-*-kernel-compile-times): the fully unrolled column-major defaults
-# (nb 0) of n > 16 take 5-45 s, complex types about twice their real ones, the rest 0.1-4 s growing
-# with n.
+# (nb 0) of n > 16 take 5-35 s, the rest 0.04-10 s growing with n; complex types are taken as twice
+# their real ones (an assumption: more arithmetic per entry, not measured side by side).
 ordered=$out/kernels-warm-order.txt
 awk '{
   lay = $1; routine = $2; p = $3; n = $5 + 0; nb = 1
