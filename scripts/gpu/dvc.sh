@@ -125,7 +125,7 @@ open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
 # Phases from the timelines: consecutive events, and the rest of the wall time after the last one.
 order = ["main_entered", "options_parsed", "outputs_checked", "gpu_context_ready", "gpu_staging_ready", "volumes_read", "truth_and_checks_done",
          "gpu_context_waited", "backend_context_created", "engine_allocated", "engine_uploaded", "engine_prepared", "correlation_done", "strain_done",
-         "results_written", "other_outputs_written", "ending_without_freeing", "backend_context_freed", "results_freed", "main_returned"]
+         "results_file_built", "results_written", "other_outputs_written", "ending_without_freeing", "backend_context_freed", "results_freed", "main_returned"]
 ph = ["# Process phases (seconds since the process started; the last column is the wall time after the last event: exit)", "",
       "| size | run | design | " + " | ".join(order) + " | wall | after last event |", "|" + "---|" * (len(order) + 5)]
 for r in rows:

@@ -42,10 +42,21 @@ void gaussian_smooth(Volume& v, double sigma) {
 namespace {
 
 void normalise(Volume& v, double mean, double contrast) {
-    double s = 0, ss = 0;
-    for (float f : v.data) s += f, ss += double(f) * f;
-    const double m = s / v.voxels(), sd = std::sqrt(std::max(ss / v.voxels() - m * m, 1e-30));
-    for (auto& f : v.data) f = float(mean + contrast * (f - m) / sd);
+    // Sums per z slice on all threads, then over the slices in order: the same result for any
+    // thread count (as the speckle's per-slice generators).
+    const std::int64_t slice = v.ny() * v.nx();
+    std::vector<double> s(std::size_t(v.nz()), 0.0), ss(std::size_t(v.nz()), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t z = 0; z < v.nz(); ++z) {
+        double a = 0, b = 0;
+        for (std::int64_t i = z * slice; i < (z + 1) * slice; ++i) a += v.data[i], b += double(v.data[i]) * v.data[i];
+        s[z] = a, ss[z] = b;
+    }
+    double total = 0, total_sq = 0;
+    for (std::int64_t z = 0; z < v.nz(); ++z) total += s[z], total_sq += ss[z];
+    const double m = total / v.voxels(), sd = std::sqrt(std::max(total_sq / v.voxels() - m * m, 1e-30));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < std::int64_t(v.voxels()); ++i) v.data[i] = float(mean + contrast * (v.data[i] - m) / sd);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "batchsolve_io/output.hpp"
+#include "timeline.hpp"
 
 namespace dvc {
 
@@ -135,6 +136,7 @@ void write_results_h5(const std::string& path, bool force, const std::vector<std
     f.set_attribute("/timings", "solve_s", r.icgn.solve_s);
     f.set_attribute("/timings", "update_s", r.icgn.update_s);
     f.set_attribute("/timings", "total_s", r.total_s);
+    timeline::mark("results_file_built");
     f.commit();
 }
 
