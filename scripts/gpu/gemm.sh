@@ -5,7 +5,8 @@
 # ring tiles) at x = 512, 256, then 128, 64, 32, for d and s; (2) the table of their winners per size
 # class (gemm_table.py), which the size-binned dispatch runs per bin; (3) the final rows with that
 # table (BATCHSOLVE_TUNING_FILE): _max and checked levels against cublas<t>gemmGroupedBatched,
-# targets.json by the tester; (4) c and z against cublasGemmGroupedBatchedEx. Every kernel is
+# targets.json by the tester; (4) the skewed batch (90 % of the problems <= 32, 10 % near x), where
+# the bins differ most; (5) c and z against cublasGemmGroupedBatchedEx. Every kernel is
 # compiled before anything is timed (the manifest gemm.manifest on every core, after the prebuilt
 # kernels shipped beside the bundle, if any). Writes $OUT/gemm/; the summary last.
 # Run from the repository root with the bundle unpacked at /tmp/bundle.
@@ -35,8 +36,8 @@ step() {
   echo "   rc $? after $((SECONDS - start)) s"
 }
 
-step warmup 5 "$run" batchsolve-warmup --kernels scripts/gpu/gemm.manifest --threads 16
-common=(--routine gemm_vbatched --setups gemm --batch 2000 --repeat 5 --warmup 1 --seed 7)
+step warmup 4 "$run" batchsolve-warmup --kernels scripts/gpu/gemm.manifest --threads 16
+base=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7); common=("${base[@]}" --setups gemm)
 step sweep-large 5 "$run" tester "${common[@]}" --precision d,s --n 512,256 --sweep --json "$out/sweep-large.json"
 step sweep-small 3 "$run" tester "${common[@]}" --precision d,s --n 128,64,32 --sweep --json "$out/sweep-small.json"
 python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out/sweep-large.json" \
@@ -44,12 +45,14 @@ python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gem
 [[ -s $out/sm90-gemm.json ]] && export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
 step final 7 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 --ref cublas-grouped \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
-step complex 4 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 --ref cublas-grouped \
-  --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets-complex.json" --json "$out/complex.json"
+step skewed 2 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+  --json "$out/skewed.json"
+step complex 3 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 --ref cublas-grouped \
+  --targets scripts/gpu/gemm-targets-complex.json --targets-out "$out/targets-complex.json" --json "$out/complex.json"
 
 echo "---- gemm summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit)"
 grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
 cat "$out/table.log" 2>/dev/null
-for f in final complex; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+for f in final skewed complex; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
 cat "$out/skipped.txt" 2>/dev/null
 exit 0
