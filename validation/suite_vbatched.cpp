@@ -1,7 +1,8 @@
 // The tester's variable-size BLAS-3 routines (vbatched_blas.hpp): gemm_vbatched (set-ups gemm: m = n = k = s_i;
 // gemm_k16, gemm_k32: m = n = s_i, k = 16 / 32), syrk_vbatched (syrk; herk in complex precisions; n = s_i,
 // k = 32, lower, no transpose), syr2k_vbatched (syr2k, her2k; the same), symm_vbatched (symm, hemm; m = n = s_i,
-// left, lower), sizes s_i uniform in [1, x]. Ours is the _max level (the caller gives the maxima, as cuBLAS's
+// left, lower), sizes s_i uniform in [1, x]; gemm_skewed (asked for by --setups): m = n = k = s_i with 90 % of
+// the s_i uniform in [1, min(32, x)] and 10 % in [3x/4, x], a batch of mostly small problems and a few large. Ours is the _max level (the caller gives the maxima, as cuBLAS's
 // host size arrays do); the checked level's time is in the JSON. Peers: cublas-grouped (cuBLAS grouped GEMM,
 // one group per problem: GEMM only), cublas (one cuBLAS call per problem over 16 streams), cpu (our CPU
 // backend). Error: ||C_ours - C_cublas||_F / (||C_cublas||_F u sqrt(k_max)), C_cublas the per-problem result
@@ -41,9 +42,11 @@ struct Setup {
     Kind kind;
     int fixed_k;  // 0: k = s_i
     bool hermitian;
+    bool skewed = false;  // sizes: 90 % uniform in [1, min(32, x)], 10 % in [3x/4, x] (else all in [1, x])
 };
 Setup setup_of(const std::string& name) {
     if (name == "gemm") return {name, Kind::gemm, 0, false};
+    if (name == "gemm_skewed") return {name, Kind::gemm, 0, false, true};
     if (name == "gemm_k16") return {name, Kind::gemm, 16, false};
     if (name == "gemm_k32") return {name, Kind::gemm, 32, false};
     if (name == "syrk" || name == "herk") return {name, Kind::syrk, 32, name == "herk"};
@@ -371,10 +374,11 @@ double relative_difference(const std::vector<T>& x, const std::vector<T>& y) {
     return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-std::vector<int> draw_sizes(std::mt19937_64& engine, int count, int x) {
-    std::uniform_int_distribution<int> size(1, x);
+std::vector<int> draw_sizes(std::mt19937_64& engine, int count, int x, bool skewed) {
+    std::uniform_int_distribution<int> size(1, x), small(1, std::min(32, x)), large(std::max(1, 3 * x / 4), x);
+    std::uniform_real_distribution<double> which(0, 1);
     std::vector<int> s(count);
-    for (int& v : s) v = size(engine);
+    for (int& v : s) v = !skewed ? size(engine) : which(engine) < 0.9 ? small(engine) : large(engine);
     return s;
 }
 
@@ -434,20 +438,23 @@ std::vector<bs::GemmConfig> sweep_candidates() {
 // The set-ups of a routine, and its default ones.
 std::vector<std::string> setups_of(const std::string& routine, const std::vector<std::string>& asked, bool complex_case) {
     std::vector<std::string> all;
-    if (routine == "gemm_vbatched") all = {"gemm", "gemm_k16", "gemm_k32"};
+    if (routine == "gemm_vbatched") all = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed"};
     if (routine == "syrk_vbatched") all = {"syrk", "herk"};
     if (routine == "syr2k_vbatched") all = {"syr2k", "her2k"};
     if (routine == "symm_vbatched") all = {"symm", "hemm"};
     // One --setups list serves every routine of a run: a set-up of another routine is left to it.
-    static const std::vector<std::string> every = {"gemm", "gemm_k16", "gemm_k32", "syrk", "herk", "syr2k", "her2k", "symm", "hemm"};
+    static const std::vector<std::string> every = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed", "syrk", "herk", "syr2k", "her2k", "symm", "hemm"};
     std::vector<std::string> out;
     bool any_of_this = asked.empty();
     for (const std::string& s : asked) {
         if (std::find(every.begin(), every.end(), s) == every.end())
-            throw std::runtime_error("invalid --setups '" + s + "' (gemm, gemm_k16, gemm_k32, syrk, herk, syr2k, her2k, symm, hemm)");
+            throw std::runtime_error("invalid --setups '" + s +
+                                     "' (gemm, gemm_k16, gemm_k32, gemm_skewed, syrk, herk, syr2k, her2k, symm, hemm)");
         any_of_this = any_of_this || std::find(all.begin(), all.end(), s) != all.end();
     }
-    for (const std::string& s : asked.empty() || !any_of_this ? all : asked)
+    std::vector<std::string> defaults = all;  // gemm_skewed only when asked for
+    defaults.erase(std::remove(defaults.begin(), defaults.end(), "gemm_skewed"), defaults.end());
+    for (const std::string& s : asked.empty() || !any_of_this ? defaults : asked)
         if (std::find(all.begin(), all.end(), s) != all.end() && (!setup_of(s).hermitian || complex_case)) out.push_back(s);
     return out;
 }
@@ -463,7 +470,7 @@ void bench_row(const std::string& routine, const Options& o, const Setup& s, int
     row.error_definition = "||C - C_cublas||_F / (||C_cublas||_F u sqrt(k_max)), C_cublas: cuBLAS per problem";
     row.roofline_basis = "cuBLAS DGEMM 8192^3, same run";
     row.detail = {{"setup", s.name}, {"x", x}, {"batch", batch}};
-    const std::vector<int> sizes = draw_sizes(engine, batch, x);
+    const std::vector<int> sizes = draw_sizes(engine, batch, x, s.skewed);
     const int W = o.warmup, R = o.repeat;
     if (o.sweep) {  // the tuning pass: every candidate configuration, a row each (GEMM and its triangle form)
         if (!gpu || (s.kind != Kind::gemm && s.kind != Kind::syrk) || s.hermitian) return;

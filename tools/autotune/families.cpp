@@ -272,6 +272,16 @@ std::vector<GemmConfig> gemm_candidates(Precision p, bool exhaustive) {
         if (gemm_config_problem(p, c).empty() && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     };
     const bool dmma = p == Precision::d || p == Precision::z;  // FP64 tensor cores (TF32 for s, c: never a default)
+    // the cp.async ring's tiles first (GemmConfig::stages), so that a cut search still measures them
+    if (dmma)
+        for (const GemmConfig& c : {GemmConfig{64, 64, 16, 2, 2, true, 0, 3}, GemmConfig{64, 64, 16, 2, 2, true, 4, 3},
+                                    GemmConfig{128, 64, 8, 4, 2, true, 2, 4}, GemmConfig{64, 64, 8, 2, 2, true, 0, 4},
+                                    GemmConfig{32, 32, 8, 2, 2, true, 0, 3}})
+            add(c);
+    for (const GemmConfig& c : {GemmConfig{128, 128, 8, 16, 16, false, 0, 3}, GemmConfig{128, 64, 8, 16, 16, false, 0, 3},
+                                GemmConfig{64, 64, 8, 8, 8, false, 6, 4}, GemmConfig{64, 64, 8, 16, 16, false, 0, 3},
+                                GemmConfig{32, 32, 8, 8, 8, false, 0, 3}})
+        add(c);
     for (int bm : {16, 32, 64, 128})
         for (int bn : {16, 32, 64, 128})
             for (int bk : exhaustive ? std::vector<int>{8, 16, 32} : std::vector<int>{8, 16}) {
