@@ -122,12 +122,12 @@ void triangular(Output& out) {
                         if (kind == t::KernelKind::invert && columns != 4) continue;  // not in its text
                         t::TriangularKernelSpec spec;
                         spec.kind = kind, spec.precision = p, spec.lower = lower;
-                        spec.columns_per_thread = columns, spec.warps_per_block = warps;
+                        spec.config.columns_per_thread = columns, spec.config.warps_per_block = warps;
                         emit(out, "triangular", t::triangular_family(), spec);
                     }
         for (int matrices : {1, 2}) {
             t::TriangularKernelSpec panel;
-            panel.kind = t::KernelKind::potrf_panel, panel.precision = p, panel.warps_per_block = matrices;
+            panel.kind = t::KernelKind::potrf_panel, panel.precision = p, panel.config.warps_per_block = matrices;
             emit(out, "triangular", t::triangular_family(), panel,
                  t::triangular_family().kernel_name(panel) + "_m" + std::to_string(matrices));
         }

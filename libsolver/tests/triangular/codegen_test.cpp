@@ -19,7 +19,7 @@ TEST(TriangularCodegen, EveryKernelCompilesWithoutSpills) {
                     if (kind == KernelKind::invert && cpt != 2) continue;
                     TriangularKernelSpec spec;
                     spec.kind = kind, spec.precision = p, spec.lower = lower;
-                    spec.columns_per_thread = cpt, spec.warps_per_block = warps;
+                    spec.config.columns_per_thread = cpt, spec.config.warps_per_block = warps;
                     ASSERT_EQ(triangular_family().can_implement(spec), "");
                     KernelSource source = triangular_family().generate(spec);
                     SCOPED_TRACE(source.kernel_name);
@@ -38,7 +38,7 @@ TEST(TriangularCodegen, NamesAreDistinctAndStable) {
     b.lower = false;
     EXPECT_NE(triangular_family().kernel_name(a), triangular_family().kernel_name(b));
     EXPECT_EQ(triangular_family().generate(a).source, triangular_family().generate(a).source);
-    a.columns_per_thread = 5;
+    a.config.columns_per_thread = 5;
     EXPECT_NE(triangular_family().can_implement(a), "");
 }
 

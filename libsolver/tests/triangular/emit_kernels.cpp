@@ -28,16 +28,16 @@ int main() {
                 TriangularKernelSpec spec;
                 spec.kind = kind, spec.precision = p, spec.lower = lower;
                 emit(spec);  // the default blocking (4 columns per lane, 4 warps)
-                spec.columns_per_thread = 2;
+                spec.config.columns_per_thread = 2;
                 emit(spec);  // the emulation test's small configuration
-                spec.columns_per_thread = 4;
+                spec.config.columns_per_thread = 4;
                 if (p == Precision::d) {
-                    spec.columns_per_thread = 3, spec.warps_per_block = 2;
+                    spec.config.columns_per_thread = 3, spec.config.warps_per_block = 2;
                     emit(spec);
                 }
             }
         TriangularKernelSpec panel;
-        panel.kind = KernelKind::potrf_panel, panel.precision = p, panel.warps_per_block = 1;
+        panel.kind = KernelKind::potrf_panel, panel.precision = p;
         emit(panel);
     }
     std::cout << "struct EmulatedKernel { const char* name; void (*entry)(void**); };\n"

@@ -28,13 +28,20 @@ enum class KernelKind {
 };
 const char* to_string(KernelKind k);
 
-// Everything that changes a kernel's text.
+// The family's own configuration: the register and warp blocking a kernel is generated for (the
+// public TriangularConfig's columns_per_thread and warps_per_block, which the launchers copy in).
+struct TriangularKernelConfig {
+    int columns_per_thread = 4;  // solve, multiply: right-hand sides per lane
+    int warps_per_block = 4;     // solve, multiply, invert: warps per thread block
+};
+
+// Everything that changes a kernel's text. The potrf panel is one warp per matrix whatever `config`
+// says: its text and name do not depend on it.
 struct TriangularKernelSpec {
     KernelKind kind = KernelKind::solve;
     Precision precision = Precision::d;
-    bool lower = true;             // L's orientation (solve, multiply, invert); potrf_panel: always lower internally
-    int columns_per_thread = 4;    // solve, multiply: right-hand sides per lane
-    int warps_per_block = 4;       // solve, multiply, invert: warps per thread block (potrf_panel: matrices per block)
+    bool lower = true;  // L's orientation (solve, multiply, invert); potrf_panel: always lower internally
+    TriangularKernelConfig config;
 };
 
 // The kernels' one argument (passed by value; the same struct is written into the generated source,
@@ -67,13 +74,6 @@ struct KernelArguments {
 
 // The struct above as CUDA source (for the generated text).
 std::string kernel_arguments_source();
-
-// The kernel blocking a family member is generated for (TriangularKernelSpec carries it as
-// columns_per_thread and warps_per_block, which the public TriangularConfig sets).
-struct TriangularKernelConfig {
-    int columns_per_thread = 4;
-    int warps_per_block = 4;
-};
 
 // The codegen/family.hpp family of these kernels (triangular_family()).
 class TriangularFamily final : public GeneratorFamily<TriangularKernelSpec, TriangularKernelConfig> {

@@ -93,7 +93,7 @@ template <class T>
 TriangularKernelSpec leaf_spec(KernelKind kind, bool lower, const TriangularConfig& config) {
     TriangularKernelSpec s;
     s.kind = kind, s.precision = precision_v<T>, s.lower = lower;
-    s.columns_per_thread = config.columns_per_thread, s.warps_per_block = config.warps_per_block;
+    s.config.columns_per_thread = config.columns_per_thread, s.config.warps_per_block = config.warps_per_block;
     return s;
 }
 
@@ -255,7 +255,7 @@ void potrf(Uplo uplo, const int* n, T* const* a, const int* lda, int max_n, int 
     const int nb = config.potrf_panel;
     const bool lower = uplo == Uplo::lower;
     TriangularKernelSpec panel;
-    panel.kind = KernelKind::potrf_panel, panel.precision = precision_v<T>, panel.warps_per_block = 1;
+    panel.kind = KernelKind::potrf_panel, panel.precision = precision_v<T>;
     // In both cases the canonical triangle is lower: conj(L11) (right side), U11^H (left side).
     Canonical<T> solve = canonical<T>(lower ? Side::right : Side::left, uplo, Op::conj_trans, Diag::non_unit, n, n,
                                       reinterpret_cast<const T* const*>(a), lda, a, lda, max_n, max_n, batch);
