@@ -492,6 +492,9 @@ void prepare_solver_kernels(const EngineSettings& es, std::int64_t users, std::i
             done.push_back(count);
             const auto views = system_views(es, nullptr, nullptr, count);
             const batchsolve::KernelReport r = batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx);
+            // The workspace the call takes (layout conversions), reserved now rather than in the first iteration.
+            ctx.workspace(batchsolve::workspace_bytes<float>(batchsolve::Routine::posv, batchsolve::Uplo::lower,
+                                                             batchsolve::BatchView<const float>(views.first), 1, ctx));
             if (!r.supported) continue;
             ++kernels, cached += r.from_disk_cache, compile_s += r.compile_seconds;
         }
