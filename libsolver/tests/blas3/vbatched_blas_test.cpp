@@ -660,12 +660,15 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(parse_gemm_config(to_string(c)), c);
     EXPECT_EQ(to_string(c), "{\"blk_m\":64,\"blk_n\":32,\"blk_k\":16,\"dim_x\":16,\"dim_y\":8,\"tensor_cores\":true,"
                             "\"min_blocks_per_sm\":2,\"stages\":0}");
-    c.stages = 3;
-    EXPECT_EQ(parse_gemm_config(to_string(c)), c);
-    EXPECT_EQ(gemm_config_problem(Precision::d, c), "");
-    c.stages = 1;
-    EXPECT_EQ(gemm_config_problem(Precision::d, c).rfind("config.stages:", 0), 0u);
-    c.stages = 0;
+    GemmConfig ring{64, 64, 32, 2, 2, true, 0, 3};  // the cp.async ring: 108 KB of shared slices
+    EXPECT_EQ(parse_gemm_config(to_string(ring)), ring);
+    EXPECT_EQ(gemm_config_problem(Precision::d, ring), "");
+    ring.stages = 0;  // the same slices through registers exceed the 48 KB of a launch without opt-in
+    EXPECT_EQ(gemm_config_problem(Precision::d, ring).rfind("config.blk_k:", 0), 0u);
+    ring.stages = 1;
+    EXPECT_EQ(gemm_config_problem(Precision::d, ring).rfind("config.stages:", 0), 0u);
+    ring.stages = 6, ring.blk_k = 64;  // 6 x 64 x 144 doubles: above 227 KB
+    EXPECT_EQ(gemm_config_problem(Precision::d, ring).rfind("config.stages:", 0), 0u);
     try {
         parse_gemm_config("{\"blk_q\":1}");
         ADD_FAILURE() << "unknown field accepted";
