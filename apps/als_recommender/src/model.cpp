@@ -247,6 +247,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     EngineSettings es;
     es.width = w, es.implicit = hyper.feedback == Feedback::implicit_counts, es.biases = hyper.biases;
     es.lambda = hyper.lambda, es.layout = options.layout, es.chunk_size = options.chunk_size, es.build = options.build;
+    es.solver = options.solver, es.cg_steps = options.cg_steps;
     std::unique_ptr<Engine> engine;
     const bool want_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_engine_available());
     if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
@@ -680,8 +681,11 @@ Model read_model(const std::string& path) {
         s.indptr = f.read_exact<std::int64_t>("/seen/indptr", h5::Shape{std::uint64_t(m.users() + 1)});
         s.indices = f.read<std::int32_t>("/seen/indices");
         if (s.indptr[0] != 0 || s.indptr.back() != s.nnz()) throw Error(path + ": /seen/indptr: does not span /seen/indices");
-        for (std::int64_t u = 0; u < s.rows; ++u) {
+        // All of indptr before any row is walked: with indptr[0] = 0 and the last entry = nnz, a middle
+        // entry above nnz (a later one then going back down) would walk past the end of /seen/indices.
+        for (std::int64_t u = 0; u < s.rows; ++u)
             if (s.indptr[u + 1] < s.indptr[u]) throw Error(path + ": /seen/indptr: decreases at row " + std::to_string(u));
+        for (std::int64_t u = 0; u < s.rows; ++u) {
             for (std::int64_t e = s.indptr[u]; e < s.indptr[u + 1]; ++e)
                 if (s.indices[e] < 0 || s.indices[e] >= s.cols) throw Error(path + ": /seen/indices: entry " + std::to_string(e) + " out of range");
         }
