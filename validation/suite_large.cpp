@@ -60,6 +60,36 @@ std::vector<double> make_rhs(int n, std::uint64_t seed) {
     return b;
 }
 
+// A large-Cholesky configuration as the tuning table writes it.
+nlohmann::json config_json(const LargeCholeskyConfig& c) {
+    return {{"nb", c.nb}, {"ib", c.ib}, {"variant", to_string(c.variant)}, {"recursion_depth", c.recursion_depth},
+            {"strip", to_string(c.strip)}, {"lookahead", c.lookahead}, {"diagonal", to_string(c.diagonal)},
+            {"panel_solve", to_string(c.panel_solve)}, {"syrk_leaf", c.syrk_leaf}, {"graph", c.graph},
+            {"elementwise_threads", c.elementwise_threads}};
+}
+
+// The designs --all-variants measures beside the table's configuration (the same n and matrix, one
+// after the other on one stream): recursive (top-down halving) and right-looking with lookahead, both
+// with cuSOLVER's diagonal blocks, inverse panel solves, SYRKs split into GEMMs and a CUDA graph; the
+// name says the fields that differ.
+struct FactorDesign {
+    const char* name;
+    CholeskyVariant variant;
+    int nb;
+    PanelSolve solve;
+};
+constexpr FactorDesign kFactorDesigns[] = {
+    {"recursive/nb256/inverse", CholeskyVariant::recursive, 256, PanelSolve::inverse},
+    {"recursive/nb512/inverse", CholeskyVariant::recursive, 512, PanelSolve::inverse},
+    {"recursive/nb512/trsm", CholeskyVariant::recursive, 512, PanelSolve::trsm},
+    {"right+lookahead/nb512/inverse", CholeskyVariant::right_looking, 512, PanelSolve::inverse},
+    {"right+lookahead/nb1024/inverse", CholeskyVariant::right_looking, 1024, PanelSolve::inverse},
+};
+
+bool same_config(const LargeCholeskyConfig& a, const LargeCholeskyConfig& b) {
+    return config_json(a) == config_json(b);
+}
+
 cudaDataType data_type(float) { return CUDA_R_32F; }
 cudaDataType data_type(double) { return CUDA_R_64F; }
 
@@ -216,9 +246,7 @@ void run_t(const std::string& routine, const Options& o, int n, Context& ctx, Ha
     row.error_definition = definition, row.roofline_basis = basis;
     row.detail = {{"gemm_tflops", gemm}, {"cond", cond}};
     const LargeCholeskyConfig config = cholesky_large_default_config<T>(n);
-    row.detail["config"] = {{"nb", config.nb}, {"ib", config.ib}, {"variant", to_string(config.variant)},
-                            {"recursion_depth", config.recursion_depth}, {"lookahead", config.lookahead},
-                            {"strip", to_string(config.strip)}};
+    row.detail["config"] = config_json(config);
     ctx.workspace(potrf_workspace_size<T>(n, ctx));
     Cusolver<T> vendor(h, p);
 
@@ -351,22 +379,52 @@ void run_t(const std::string& routine, const Options& o, int n, Context& ctx, Ha
         }
         cpu_peers(false);
         judge(row, o.tolerance);
-        Row graph = row;  // the same factorisation captured once as a CUDA graph and replayed
+        Row base = row;
         sink(std::move(row));
         if (!o.all_variants) return;
-        LargeCholeskyConfig graph_config = config;
-        graph_config.graph = true;
-        graph.variant = "graph";
-        graph.peers.erase(std::remove_if(graph.peers.begin(), graph.peers.end(),
-                                         [](const Peer& q) { return q.name != "cusolver"; }),
-                          graph.peers.end());
-        graph.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); },
-                           [&] { potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), graph_config, ctx); });
-        graph.gflops = tflops(graph.flops, graph.ms) * 1e3;
-        graph.roofline = tflops(graph.flops, graph.ms) / gemm;
-        graph.status = p.read_info() == 0 ? graph.status : Status::failed;
-        graph.detail["ours_graph_seconds"] = graph.ms * 1e-3;
-        sink(std::move(graph));
+        // Each design beside the table's: time, info, backward error, phase split, cuSOLVER's time.
+        base.peers.erase(std::remove_if(base.peers.begin(), base.peers.end(), [](const Peer& q) { return q.name != "cusolver"; }),
+                         base.peers.end());
+        for (const FactorDesign& d : kFactorDesigns) {
+            LargeCholeskyConfig c = config;
+            c.variant = d.variant, c.nb = d.nb, c.panel_solve = d.solve, c.diagonal = CholeskyDiagonal::vendor;
+            c.lookahead = d.variant == CholeskyVariant::right_looking, c.graph = true;
+            if (same_config(c, config)) continue;  // the table's row above
+            Row r = base;
+            r.variant = d.name;
+            r.detail = {{"gemm_tflops", gemm}, {"cond", cond}, {"config", config_json(c)}};
+            try {
+                std::vector<double> times;
+                r.ms = time_ms(h.stream, W, R, [&] { p.restore(h.stream); },
+                               [&] { potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), c, ctx); }, &times);
+                r.ran = true;
+                const int design_info = p.read_info();
+                p.b_into_x(h.stream);
+                potrs<T>(Uplo::lower, n, 1, p.work.get(), n, p.x.get(), n, ctx);
+                r.checked = true;
+                r.error = backward_error(h.blas, h.stream, p, p.x.get()) / (n * u);
+                r.status = Status::ok, r.note.clear();
+                if (design_info != 0) r.status = Status::failed, r.note = "info " + std::to_string(design_info);
+                r.gflops = tflops(r.flops, r.ms) * 1e3;
+                r.roofline = tflops(r.flops, r.ms) / gemm;
+                r.detail["times_ms"] = times;
+                r.detail["ours_seconds"] = r.ms * 1e-3;
+                r.detail["ours_tflops"] = tflops(r.flops, r.ms);
+                if (o.split) {
+                    CholeskyPhaseTimes split;
+                    p.restore(h.stream);
+                    potrf<T>(Uplo::lower, n, p.work.get(), n, p.info.get(), c, ctx, &split);
+                    r.detail["split_seconds"] = {{"panel", split.panel_seconds}, {"trsm", split.trsm_seconds},
+                                                 {"update", split.update_seconds}, {"panels", split.panels}};
+                }
+                judge(r, o.tolerance);
+            } catch (const std::exception& e) {
+                cudaDeviceSynchronize();  // a failed capture or launch: leave the device usable for the next row
+                cudaGetLastError();
+                r.ran = false, r.status = Status::failed, r.note = e.what();
+            }
+            sink(std::move(r));
+        }
         return;
     }
 

@@ -9,9 +9,9 @@
 //    CUDA context, host memory for a CPU one). Only the `uplo` triangle of A is read and written
 //    (A = L L^T for lower, A = U^T U for upper); the other triangle is never touched.
 //  * `info` (one int, in the backend's memory): 0 success; k > 0 the leading minor of order k is not
-//    positive definite (the pivot of column k, 1-based, was <= 0 or not finite). The factorisation
-//    stops at that column (the columns after it are left partly updated, as LAPACK leaves them). The
-//    GPU finds k without returning to the host: read info after the call.
+//    positive definite (the pivot of column k, 1-based, was <= 0 or not finite). The columns after
+//    k hold partial results (the GPU's fused diagonal blocks stop there, cuSOLVER's blocks and the
+//    updates run on). The GPU finds k without returning to the host: read info after the call.
 //  * Argument errors throw InvalidArgument naming the argument, before any work.
 //  * Every routine that needs scratch memory has a *_workspace_size query (bytes); the routine takes
 //    that much from ctx.workspace(), so calling the query and ctx.workspace(bytes) first keeps a
@@ -36,9 +36,27 @@ namespace batchsolve {
 // panel is updated and factored first on a second stream). Left-looking: before a panel is factored
 // it receives every update of the panels to its left (one GEMM with a long inner dimension); no
 // trailing matrix is written more than once per panel.
-enum class CholeskyVariant { automatic, right_looking, left_looking };
+// Recursive: top-down halving, A11 = L11 L11^T, L21 = A21 L11^-T, A22 -= L21 L21^T, then A22 (each
+// half again, down to diagonal blocks of order <= nb); the TRSM halves recursively the same way and its
+// off-diagonal parts, like every SYRK above syrk_leaf, are large GEMMs.
+enum class CholeskyVariant { automatic, right_looking, left_looking, recursive };
 const char* to_string(CholeskyVariant v);
-CholeskyVariant parse_cholesky_variant(const std::string& text);  // "automatic" | "right" | "left" (and *_looking)
+// "automatic" | "right" | "left" | "recursive" (and right_looking, left_looking)
+CholeskyVariant parse_cholesky_variant(const std::string& text);
+
+// What factors a diagonal block of order <= nb: the generated fused POTF2 (split recursion_depth times)
+// or cuSOLVER's cusolverDnXpotrf on the block (the first failing column then found from its info and
+// the block's diagonal).
+enum class CholeskyDiagonal { automatic, fused, vendor };
+const char* to_string(CholeskyDiagonal d);
+CholeskyDiagonal parse_cholesky_diagonal(const std::string& text);  // "automatic" | "fused" | "vendor"
+
+// How the rows below a factored diagonal block L11 (order <= nb) are solved, B := B L11^-T: one cuBLAS
+// TRSM, or L11's inverse (a TRSM of the identity, nb x nb) applied by GEMMs to the rows, a slice of
+// 8 nb rows at a time through a buffer (a tall TRSM with k = nb runs far below the GEMM rate).
+enum class PanelSolve { automatic, trsm, inverse };
+const char* to_string(PanelSolve p);
+PanelSolve parse_panel_solve(const std::string& text);  // "automatic" | "trsm" | "inverse"
 
 // How the fused POTF2 kernel factors each strip of ib columns once its left updates are in: column
 // by column with the whole thread block (two barriers per column), or the ib x ib diagonal block in
@@ -57,11 +75,21 @@ struct LargeCholeskyConfig {
     int recursion_depth = -1;
     Potf2Strip strip = Potf2Strip::automatic;
     bool lookahead = true;  // right-looking only: the next panel on a second stream
+    CholeskyDiagonal diagonal = CholeskyDiagonal::automatic;
+    PanelSolve panel_solve = PanelSolve::automatic;
+    // A SYRK update of order <= syrk_leaf is one cuBLAS SYRK; a larger one splits into two half
+    // triangles and the square block between them as one GEMM, recursively. 0: from the table.
+    int syrk_leaf = 0;
+    // Threads per block of the factorisation's element-wise kernels (identity, info of a vendor
+    // block): a multiple of 32 up to 1024. 0: from the table.
+    int elementwise_threads = 0;
     // CUDA: capture the whole factorisation as a CUDA graph on the first call with these arguments
     // (a, lda, n, info, uplo, the context's stream and this configuration) and replay it on later
     // ones: the host then issues one launch instead of ~10 library calls per panel (a few us each,
     // which small n would otherwise wait for). The first call pays the capture; up to 64 graphs are
     // kept for the life of the process (later distinct calls run uncaptured). Not with `times`.
+    // Where the caller leaves the whole blocking automatic (nb, ib, variant, depth, strip, diagonal,
+    // panel_solve), the table's choice applies instead, as for lookahead.
     bool graph = false;
     // Single precision only: SYRK/GEMM updates on TF32 tensor cores (products with 10-bit mantissas;
     // the factor is then only accurate to ~1e-3 relative: posv_mixed's tensor_core_updates uses it).

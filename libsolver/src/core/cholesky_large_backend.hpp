@@ -25,6 +25,12 @@ inline constexpr int kMaxRecursionDepth = limits::large_max_recursion_depth;
 // leaves cost more in launches than the fused kernel saves.
 inline constexpr int kMinLeaf = 32;
 inline constexpr bool valid_inner_blocking(int ib) { return ib == 8 || ib == 16 || ib == 32; }
+// PanelSolve::inverse applies the inverse to the rows below a diagonal block through a buffer of this
+// many panels' rows (8 nb: each GEMM is then 8 nb x nb x nb, enough tiles for every SM at nb >= 256,
+// and the buffer stays at most 8 nb^2 elements per stream).
+inline constexpr int kInverseSlicePanels = 8;
+// The smallest syrk_leaf (a SYRK split below it costs more launches than its triangle saves).
+inline constexpr int kMinSyrkLeaf = 32;
 
 // "" when `config` (fields resolved, none automatic) is valid for order n, else
 // "<field>: <reason>" (the caller turns it into InvalidArgument naming config.<field>).

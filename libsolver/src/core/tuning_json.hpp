@@ -90,7 +90,22 @@ inline void read_field(const nlohmann::json& j, const char* field, CholeskyVaria
     const std::string t = j.get<std::string>();
     if (t == "right" || t == "right_looking") value = CholeskyVariant::right_looking;
     else if (t == "left" || t == "left_looking") value = CholeskyVariant::left_looking;
-    else throw InvalidArgument("tuning table", field, "right or left (got '" + t + "')");
+    else if (t == "recursive") value = CholeskyVariant::recursive;
+    else throw InvalidArgument("tuning table", field, "right, left or recursive (got '" + t + "')");
+}
+inline void read_field(const nlohmann::json& j, const char* field, CholeskyDiagonal& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    if (t == "fused") value = CholeskyDiagonal::fused;
+    else if (t == "vendor") value = CholeskyDiagonal::vendor;
+    else throw InvalidArgument("tuning table", field, "fused or vendor (got '" + t + "')");
+}
+inline void read_field(const nlohmann::json& j, const char* field, PanelSolve& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    if (t == "trsm") value = PanelSolve::trsm;
+    else if (t == "inverse") value = PanelSolve::inverse;
+    else throw InvalidArgument("tuning table", field, "trsm or inverse (got '" + t + "')");
 }
 inline void read_field(const nlohmann::json& j, const char* field, Potf2Strip& value) {
     if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
@@ -101,14 +116,21 @@ inline void read_field(const nlohmann::json& j, const char* field, Potf2Strip& v
 }
 inline int field_int(CholeskyVariant v) { return static_cast<int>(v); }
 inline int field_int(Potf2Strip v) { return static_cast<int>(v); }
+inline int field_int(CholeskyDiagonal v) { return static_cast<int>(v); }
+inline int field_int(PanelSolve v) { return static_cast<int>(v); }
 inline void set_field(int v, CholeskyVariant& f) { f = static_cast<CholeskyVariant>(v); }
 inline void set_field(int v, Potf2Strip& f) { f = static_cast<Potf2Strip>(v); }
-inline nlohmann::ordered_json field_json(CholeskyVariant v) { return v == CholeskyVariant::left_looking ? "left" : "right"; }
+inline void set_field(int v, CholeskyDiagonal& f) { f = static_cast<CholeskyDiagonal>(v); }
+inline void set_field(int v, PanelSolve& f) { f = static_cast<PanelSolve>(v); }
+inline nlohmann::ordered_json field_json(CholeskyVariant v) { return to_string(v); }
 inline nlohmann::ordered_json field_json(Potf2Strip v) { return v == Potf2Strip::warp ? "warp" : "columns"; }
+inline nlohmann::ordered_json field_json(CholeskyDiagonal v) { return v == CholeskyDiagonal::vendor ? "vendor" : "fused"; }
+inline nlohmann::ordered_json field_json(PanelSolve v) { return v == PanelSolve::inverse ? "inverse" : "trsm"; }
 
 // The tuned fields of each family (the table's best.config).
 #define BATCHSOLVE_LARGE_TUNING_FIELDS(F) \
-    F(nb) F(ib) F(variant) F(recursion_depth) F(strip) F(lookahead) F(tf32_syrk_leaf)
+    F(nb) F(ib) F(variant) F(recursion_depth) F(strip) F(lookahead) F(diagonal) F(panel_solve) F(syrk_leaf) F(graph) \
+    F(elementwise_threads)
 #define BATCHSOLVE_LDLT_TUNING_FIELDS(F) F(panel_order) F(update_leaf)
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
@@ -150,8 +172,8 @@ inline const char* kKnownRoutines =
 inline bool exact_n(Family f) { return f == Family::cholesky; }
 
 // The other families' configurations as the tables hold them (fields as in their F lists).
-// Large Cholesky: LargeCholeskyConfig's tuned fields and the order up to which a TF32 update of a
-// triangle is one SYRK (above it: two half triangles and a TF32 GEMM). The initialisers are the safe
+// Large Cholesky: LargeCholeskyConfig's tuned fields (syrk_leaf: the order up to which an update of a
+// triangle is one SYRK; above it two half triangles and a GEMM). The initialisers are the safe
 // default of a case no table has (valid for every n; the middle size class of the first H100 runs).
 struct LargeTuning {
     int nb = 256, ib = 16;
@@ -159,7 +181,11 @@ struct LargeTuning {
     int recursion_depth = 1;
     Potf2Strip strip = Potf2Strip::warp;
     bool lookahead = true;
-    int tf32_syrk_leaf = 512;
+    CholeskyDiagonal diagonal = CholeskyDiagonal::fused;
+    PanelSolve panel_solve = PanelSolve::trsm;
+    int syrk_leaf = 512;
+    bool graph = false;
+    int elementwise_threads = 256;
 };
 
 // The most integers any family's configuration packs into.

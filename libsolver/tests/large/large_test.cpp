@@ -159,8 +159,9 @@ TYPED_TEST(LargeCholesky, FactorBackwardErrorBothTriangles) {
         for (Uplo uplo : {Uplo::lower, Uplo::upper}) check_factor<T>(this->ctx(), n, uplo, LargeCholeskyConfig{}, seed + n);
 }
 
-// Every GPU code path: both variants, the lookahead on and off, recursion depths, inner blockings,
-// panel widths that do and do not divide n (the CPU backend accepts and ignores them).
+// Every GPU code path: the three variants, the lookahead on and off, recursion depths, inner
+// blockings, panel widths that do and do not divide n, fused and cuSOLVER diagonal blocks, TRSM and
+// inverse panel solves (the CPU backend accepts and ignores them).
 TYPED_TEST(LargeCholesky, EveryConfigurationFactorsCorrectly) {
     using T = typename TypeParam::value_type;
     const std::uint64_t seed = fresh_seed();
@@ -179,8 +180,18 @@ TYPED_TEST(LargeCholesky, EveryConfigurationFactorsCorrectly) {
                     LargeCholeskyConfig c;
                     c.nb = shape.nb, c.ib = shape.ib, c.recursion_depth = shape.depth, c.variant = v, c.lookahead = lookahead;
                     c.strip = strip;
+                    c.diagonal = CholeskyDiagonal::fused, c.panel_solve = PanelSolve::trsm;
                     configs.push_back(c);
                 }
+    // cuSOLVER's diagonal blocks, both panel solves, SYRKs split into GEMMs, every variant.
+    for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking, CholeskyVariant::recursive})
+        for (PanelSolve solve : {PanelSolve::trsm, PanelSolve::inverse}) {
+            LargeCholeskyConfig c;
+            c.nb = 128, c.ib = 16, c.recursion_depth = 0, c.variant = v, c.strip = Potf2Strip::warp;
+            c.lookahead = v == CholeskyVariant::right_looking, c.diagonal = CholeskyDiagonal::vendor, c.panel_solve = solve;
+            c.syrk_leaf = 128;
+            configs.push_back(c);
+        }
     const int n = this->is_cuda ? 777 : 150;
     for (const auto& c : configs)
         for (Uplo uplo : {Uplo::lower, Uplo::upper}) check_factor<T>(this->ctx(), n, uplo, c, seed);
@@ -248,10 +259,12 @@ TYPED_TEST(LargeCholesky, InfoIsTheFirstBadColumn) {
     for (BadMatrix kind : {BadMatrix::indefinite, BadMatrix::nan})
         for (int col : {0, 150, 299})
             for (Uplo uplo : {Uplo::lower, Uplo::upper})
-                for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking}) {
+                for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking, CholeskyVariant::recursive})
+                for (CholeskyDiagonal diagonal : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor}) {
                     const Potf2Strip strip = v == CholeskyVariant::left_looking ? Potf2Strip::warp : Potf2Strip::columns;
                     SCOPED_TRACE(::testing::Message() << "column " << col << (kind == BadMatrix::nan ? " NaN " : " indefinite ")
-                                                      << to_string(uplo) << " " << to_string(v) << " " << to_string(strip));
+                                                      << to_string(uplo) << " " << to_string(v) << " " << to_string(strip) << " "
+                                                      << to_string(diagonal));
                     std::vector<double> a = spd_matrix(n, 10, seed);
                     spoil_matrix(a, n, 0, col, kind);
                     Buffer<T> da(this->ctx(), stored_triangle<T>(a, n, n, uplo));
@@ -259,6 +272,8 @@ TYPED_TEST(LargeCholesky, InfoIsTheFirstBadColumn) {
                     LargeCholeskyConfig c = small_panels;
                     c.variant = v;
                     c.strip = strip;
+                    c.diagonal = diagonal;
+                    c.panel_solve = diagonal == CholeskyDiagonal::vendor ? PanelSolve::inverse : PanelSolve::trsm;
                     potrf<T>(uplo, n, da.data(), n, info.data(), c, this->ctx());
                     EXPECT_EQ(info.to_host()[0], col + 1);
                 }

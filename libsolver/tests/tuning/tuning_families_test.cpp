@@ -93,8 +93,10 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(tuned_ldlt_blocking(Precision::d, 5000, 75).panel_order, LdltBlocking{}.panel_order);
     EXPECT_EQ(tuned_trsm_crossover(Precision::d, 5000, 75).inversion_from_order, TrsmCrossover{}.inversion_from_order);
     // large Cholesky by class: n <= 3072, <= 12288, above
-    EXPECT_EQ(cholesky_large_default_config<double>(3072).nb, 128);
-    EXPECT_EQ(cholesky_large_default_config<double>(3073).nb, 256);
+    EXPECT_EQ(cholesky_large_default_config<double>(3072).nb, 256);
+    EXPECT_EQ(cholesky_large_default_config<double>(3073).nb, 512);
+    EXPECT_EQ(cholesky_large_default_config<double>(3072).variant, CholeskyVariant::recursive);
+    EXPECT_EQ(cholesky_large_default_config<double>(20000).diagonal, CholeskyDiagonal::vendor);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).nb, 512);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
     // the CPU's switch-over (cpu.json)

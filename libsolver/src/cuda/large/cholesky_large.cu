@@ -1,11 +1,12 @@
 // The CUDA backend of the large-matrix Cholesky solvers, entirely on the GPU: blocked right-looking
 // (with the next panel updated and factored on a second stream while the rest of the trailing matrix
-// is updated) and left-looking factorisations; diagonal blocks by the generated fused POTF2 kernel
-// (codegen/large/potf2.*, compiled by the NVRTC JIT), recursively split for wide panels; panels by
-// cuBLAS TRSM and updates by cuBLAS SYRK/GEMM (FP64 tensor cores for double, optionally TF32 for
-// float). info is written by the POTF2 kernels on the device: nothing returns to the host inside a
-// factorisation. Plus posv_mixed's conversion of A to float (its residuals and norms:
-// cuda/refinement.cu).
+// is updated), left-looking and recursive factorisations (algorithm.hpp); diagonal blocks by the
+// generated fused POTF2 kernel (codegen/large/potf2.*, compiled by the NVRTC JIT), recursively split
+// for wide panels, or by cusolverDnXpotrf; the rows below them by cuBLAS TRSM or by the block's
+// inverse and GEMMs; updates by cuBLAS SYRK/GEMM (FP64 tensor cores for double, optionally TF32 for
+// float). info is written on the device (the POTF2 kernels, or a small kernel after each cuSOLVER
+// block): nothing returns to the host inside a factorisation. Plus posv_mixed's conversion of A to
+// float (its residuals and norms: cuda/refinement.cu).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -19,6 +20,7 @@
 #include "../../codegen/common.hpp"
 #include "../../codegen/large/potf2.hpp"
 #include "../../core/cholesky_large_backend.hpp"
+#include "../../core/tuning_table.hpp"
 #include "../jit/call_cache.hpp"
 #include "../jit/jit.hpp"
 #include "../jit/kernel_cache.hpp"
@@ -32,13 +34,9 @@ using detail::DeviceGuard;
 
 namespace {
 
-// Threads of the element-wise kernels.
-constexpr int kThreads = 256;
-// Order at or below which a TF32 update of a triangle is one SYRK (math mode TF32); above it, halves
-// recursively with the square block below them as one TF32 GEMM (ldlt.cu measured the same split).
-constexpr int kTf32SyrkLeaf = 512;
-
-unsigned blocks_for(long long count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
+// The element-wise kernels' threads per block come from the configuration (the table's
+// elementwise_threads).
+unsigned blocks_for(long long count, int threads) { return unsigned((count + threads - 1) / threads); }
 
 // ---- element-wise kernels -------------------------------------------------------------------------------
 
@@ -51,6 +49,34 @@ __global__ void convert_triangle_kernel(bool lower, int n, int first_column, con
     const Lo v = Lo(a[std::size_t(j) * lda + i]);
     dst[std::size_t(j) * ldd + i] = v;
     if (!isfinite(v)) *overflow = 1;
+}
+
+// W := I (m x m, leading dimension ldw): one grid row per column.
+template <class T>
+__global__ void identity_kernel(int m, T* w, int ldw) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y;
+    if (i < m) w[std::size_t(j) * ldw + i] = i == j ? T(1) : T(0);
+}
+
+// After cusolverDnXpotrf on a diagonal block of order m: its first bad column, the smaller of
+// cuSOLVER's info and the first diagonal entry that is not a finite positive number (a NaN pivot need
+// not stop cuSOLVER), goes to info as column_offset + column unless info is already set.
+template <class T>
+__global__ void vendor_block_info_kernel(const int* block_info, const T* block, int lda, int m, int* info, int column_offset) {
+    __shared__ int first;
+    if (threadIdx.x == 0) first = m;
+    __syncthreads();
+    for (int j = threadIdx.x; j < m; j += blockDim.x) {
+        const T d = block[std::size_t(j) * lda + j];
+        if (!(isfinite(d) && d > T(0))) atomicMin(&first, j);
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    int column = first + 1;  // 1-based; m + 1: none
+    const int reported = *block_info;
+    if (reported > 0 && reported < column) column = reported;
+    if (column <= m) atomicCAS(info, 0, column_offset + column);
 }
 
 // ---- cuBLAS by type ---------------------------------------------------------------------------------
@@ -101,12 +127,30 @@ void gemm_minus(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b
 // A stream with its own cuBLAS handle (a handle's workspace must not be shared by kernels running
 // at the same time on two streams), and the two events the right-looking loop hands back and forth.
 // Lanes are pooled per device and never freed: a context borrows one for the length of a call.
+// It also holds the buffers of both lanes (the inverse of a diagonal block, the rows it is applied to,
+// the vendor's workspace and the info of its block), grown on demand and never shrunk, so that a
+// call after the first of its size allocates nothing.
 struct Lane {
     int device = -1;
     bool busy = false;
     cudaStream_t stream = nullptr;
     cublasHandle_t cublas = nullptr;
+    cusolverDnHandle_t cusolver = nullptr;
+    cusolverDnParams_t params = nullptr;
     cudaEvent_t panel_ready = nullptr, update_done = nullptr;
+    void* buffer[2] = {nullptr, nullptr};  // [0] the main lane's, [1] the side lane's
+    std::size_t buffer_bytes[2] = {0, 0};
+    std::vector<char> host_workspace;      // the vendor's host workspace (none for Xpotrf so far)
+
+    void* grow(int slot, std::size_t bytes) {
+        if (bytes > buffer_bytes[slot]) {
+            if (buffer[slot]) BATCHSOLVE_CUDA_CHECK(cudaFree(buffer[slot]));  // synchronises: earlier work is done with it
+            buffer[slot] = nullptr, buffer_bytes[slot] = 0;
+            buffer[slot] = detail::device_allocate(bytes, "the large Cholesky's inverse and vendor buffers");
+            buffer_bytes[slot] = bytes;
+        }
+        return buffer[slot];
+    }
 };
 
 class LaneLease {
@@ -125,6 +169,9 @@ public:
             BATCHSOLVE_CUBLAS_CHECK(cublasCreate(&lane->cublas));
             BATCHSOLVE_CUBLAS_CHECK(cublasSetStream(lane->cublas, lane->stream));
             BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(lane->cublas, CUBLAS_POINTER_MODE_HOST));
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&lane->cusolver));
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(lane->cusolver, lane->stream));
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreateParams(&lane->params));
             BATCHSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&lane->panel_ready, cudaEventDisableTiming));
             BATCHSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&lane->update_done, cudaEventDisableTiming));
             lane_ = lane.get();
@@ -133,12 +180,17 @@ public:
         lane_->busy = true;
     }
     ~LaneLease() {
+        if (kept_) return;
         std::lock_guard<std::mutex> lock(mutex());
         lane_->busy = false;
     }
     LaneLease(const LaneLease&) = delete;
     LaneLease& operator=(const LaneLease&) = delete;
     Lane* operator->() const { return lane_; }
+    Lane& operator*() const { return *lane_; }
+    // The lane stays busy for the life of the process: a captured graph uses its buffers and its
+    // cuBLAS handle's workspace on every replay, which no other call may then share.
+    void keep() { kept_ = true; }
 
 private:
     static std::mutex& mutex() {
@@ -150,6 +202,7 @@ private:
         return all;
     }
     Lane* lane_ = nullptr;
+    bool kept_ = false;
 };
 
 // ---- phase timing (optional) ------------------------------------------------------------------------------
@@ -241,53 +294,91 @@ jit::LoadedKernel load_potf2(const codegen::large::Potf2Spec& spec) {
 
 cublasOperation_t op_of(large::Trans t) { return t == large::Trans::yes ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// cuBLAS on the context's stream (main) or the lookahead lane's (side), the generated POTF2 kernel,
-// the lane's two events, optional phase timing. The lane is leased on the first fork().
+cudaDataType data_type_of(float) { return CUDA_R_32F; }
+cudaDataType data_type_of(double) { return CUDA_R_64F; }
+
+// C := op_a(A) op_b(B) (beta 0), never TF32: the inverse's product is part of the panel, not an update.
+template <class T>
+void gemm_assign(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k, const T* a, int lda,
+                 const T* b, int ldb, T* c, int ldc) {
+    constexpr bool single = std::is_same_v<T, float>;
+    const T one(1), zero(0);
+    BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, op_a, op_b, m, n, k, &one, a, data_type_of(T{}), lda, b, data_type_of(T{}), ldb, &zero, c,
+                                         data_type_of(T{}), ldc, single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F,
+                                         CUBLAS_GEMM_DEFAULT));
+}
+
+// cuBLAS/cuSOLVER on the context's stream (main) or the lookahead lane's (side), the generated POTF2
+// kernel, the lane's two events and buffers, optional phase timing. The lane is leased when the
+// executor is made (before any capture), so that its buffers are allocated outside a graph.
 template <class T>
 class CudaExecutor {
 public:
-    CudaExecutor(CudaResources& r, Uplo uplo, int lda, int* info, const LargeCholeskyConfig& config, CholeskyPhaseTimes* times)
-        : r_(r), lda_(lda), info_(info), tf32_(config.tf32_updates && std::is_same_v<T, float>), clock_(times) {
-        codegen::large::Potf2Spec spec;
-        spec.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
-        spec.uplo = uplo;
-        spec.capacity = large::leaf_capacity(config.nb, config.recursion_depth, cholesky_large_detail::kMinLeaf);
-        spec.config.ib = config.ib;
-        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
-                                                              : codegen::large::StripFactor::columns;
-        spec.config = codegen::large::potf2_family().default_config(spec);
-        kernel_ = load_potf2(spec);
-        shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
-        threads_ = unsigned(spec.config.threads);
+    CudaExecutor(CudaResources& r, Uplo uplo, T* a, int lda, int* info, const LargeCholeskyConfig& config, CholeskyPhaseTimes* times)
+        : r_(r), uplo_(uplo), lda_(lda), info_(info), tf32_(config.tf32_updates && std::is_same_v<T, float>),
+          threads_elementwise_(config.elementwise_threads), clock_(times), lane_(r.device_) {
+        if (config.diagonal == CholeskyDiagonal::fused) load_fused(config);  // the vendor's blocks never call it
+        // Buffer layout per lane: inverse (nb x nb) | slice (slice rows x nb) | vendor workspace | block info.
+        const std::size_t nb = std::size_t(config.nb);
+        std::size_t bytes = 0;
+        if (config.panel_solve == PanelSolve::inverse) {
+            inverse_at_ = bytes;
+            bytes += cholesky_large_detail::align_up(nb * nb * sizeof(T));
+            slice_at_ = bytes;
+            bytes += cholesky_large_detail::align_up(
+                std::size_t(large::inverse_slice_rows(config.nb, cholesky_large_detail::kInverseSlicePanels)) * nb * sizeof(T));
+        }
+        if (config.diagonal == CholeskyDiagonal::vendor) {
+            std::size_t device_bytes = 0, host_bytes = 0;
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(r_.cusolver(), lane_->params, fill_of(uplo), config.nb,
+                                                                  data_type_of(T{}), a, lda, data_type_of(T{}), &device_bytes,
+                                                                  &host_bytes));
+            vendor_at_ = bytes;
+            vendor_bytes_ = std::max<std::size_t>(device_bytes, 1);
+            bytes += cholesky_large_detail::align_up(vendor_bytes_);
+            block_info_at_ = bytes;
+            bytes += cholesky_large_detail::align_up(sizeof(int));
+            if (lane_->host_workspace.size() < host_bytes) lane_->host_workspace.resize(host_bytes);
+            host_bytes_ = host_bytes;
+        }
+        if (bytes > 0)
+            for (int slot = 0; slot < 2; ++slot) base_[slot] = static_cast<char*>(lane_->grow(slot, bytes));
     }
     bool timing() const { return clock_.on(); }
     void collect(int panels) { clock_.collect(panels); }
+    void keep_lane() { lane_.keep(); }
 
     void potf2(large::Lane lane, T* block, int m, int column_offset) {
         void* args[] = {&m, &block, &lda_, &info_, &column_offset};
         jit::launch(kernel_, 1, 1, threads_, 1, shared_bytes_, stream(lane), args);
     }
+    void potrf_vendor(large::Lane lane, T* block, int m, int column_offset) {
+        const int slot = lane == large::Lane::side;
+        int* block_info = reinterpret_cast<int*>(base_[slot] + block_info_at_);
+        BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf(solver(lane), lane_->params, fill_of(uplo_), m, data_type_of(T{}), block, lda_,
+                                                   data_type_of(T{}), base_[slot] + vendor_at_, vendor_bytes_,
+                                                   host_bytes_ ? lane_->host_workspace.data() : nullptr, host_bytes_, block_info));
+        vendor_block_info_kernel<T><<<1, threads_elementwise_, 0, stream(lane)>>>(block_info, block, lda_, m, info_, column_offset);
+        BATCHSOLVE_LAUNCH_CHECK("vendor_block_info_kernel");
+    }
+    T* inverse_buffer(large::Lane lane) { return reinterpret_cast<T*>(base_[lane == large::Lane::side] + inverse_at_); }
+    T* slice_buffer(large::Lane lane) { return reinterpret_cast<T*>(base_[lane == large::Lane::side] + slice_at_); }
+    void identity(large::Lane lane, int m, T* w, int ldw) {
+        identity_kernel<T><<<dim3(blocks_for(m, threads_elementwise_), unsigned(m)), threads_elementwise_, 0, stream(lane)>>>(m, w, ldw);
+        BATCHSOLVE_LAUNCH_CHECK("identity_kernel");
+    }
+    void copy(large::Lane lane, int rows, int cols, const T* src, int lds, T* dst, int ldd) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(ldd) * sizeof(T), src, std::size_t(lds) * sizeof(T),
+                                                std::size_t(rows) * sizeof(T), std::size_t(cols), cudaMemcpyDeviceToDevice,
+                                                stream(lane)));
+    }
     void trsm(large::Lane lane, large::Side side, Uplo fill, large::Trans t, int m, int n, const T* a, int lda, T* b, int ldb) {
         BATCHSOLVE_CUBLAS_CHECK(cuda_backend::trsm(handle(lane), side == large::Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
                                                    fill_of(fill), op_of(t), m, n, a, lda, b, ldb));
     }
-    // C (its fill triangle) -= op(A) op(A)^T. TF32: above kTf32SyrkLeaf two half triangles
-    // (recursion) and the square block between them as one TF32 GEMM; the leaves with the handle in
-    // TF32 math mode.
+    // C (its fill triangle) -= op(A) op(A)^T (the algorithm splits the large ones into GEMMs); TF32:
+    // with the handle in TF32 math mode.
     void syrk(large::Lane lane, Uplo fill, large::Trans t, int n, int k, const T* a, int lda, T* c, int ldc) {
-        if (tf32_ && n > kTf32SyrkLeaf) {
-            const int n1 = n / 2, n2 = n - n1;
-            // op(A) rows [0, n1) and [n1, n): for Trans::no the rows of A, for Trans::yes its columns.
-            const T* a2 = t == large::Trans::no ? a + n1 : a + std::size_t(n1) * lda;
-            syrk(lane, fill, t, n1, k, a, lda, c, ldc);
-            if (fill == Uplo::lower)  // C21 (n2 x n1) -= op(A)_2 op(A)_1^T
-                gemm(lane, t, t == large::Trans::no ? large::Trans::yes : large::Trans::no, n2, n1, k, a2, lda, a, lda, c + n1, ldc);
-            else  // C12 (n1 x n2) -= op(A)_1 op(A)_2^T
-                gemm(lane, t, t == large::Trans::no ? large::Trans::yes : large::Trans::no, n1, n2, k, a, lda, a2, lda,
-                     c + std::size_t(n1) * ldc, ldc);
-            syrk(lane, fill, t, n2, k, a2, lda, c + std::size_t(n1) * ldc + n1, ldc);
-            return;
-        }
         cublasHandle_t h = handle(lane);
         if (tf32_) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
         const cublasStatus_t status = syrk_minus(h, fill_of(fill), op_of(t), n, k, a, lda, c, ldc);
@@ -298,47 +389,70 @@ public:
               int ldc) {
         gemm_minus<T>(handle(lane), op_of(ta), op_of(tb), m, n, k, a, lda, b, ldb, c, ldc, tf32_);
     }
+    void gemm_assign(large::Lane lane, large::Trans ta, large::Trans tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
+                     T* c, int ldc) {
+        cuda_backend::gemm_assign<T>(handle(lane), op_of(ta), op_of(tb), m, n, k, a, lda, b, ldb, c, ldc);
+    }
 
     void fork() {
-        lane_.emplace(r_.device_);
         // The side lane starts after whatever the caller queued on the context's stream.
-        BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->update_done, r_.stream()));
-        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent((*lane_)->stream, (*lane_)->update_done, 0));
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane_->update_done, r_.stream()));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(lane_->stream, lane_->update_done, 0));
     }
     void join() {  // the caller's stream sees the finished factor (and info) when it continues
-        BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->panel_ready, (*lane_)->stream));
-        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), (*lane_)->panel_ready, 0));
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane_->panel_ready, lane_->stream));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), lane_->panel_ready, 0));
     }
-    void panel_ready_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->panel_ready, (*lane_)->stream)); }
-    void panel_ready_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), (*lane_)->panel_ready, 0)); }
-    void update_done_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord((*lane_)->update_done, r_.stream())); }
-    void update_done_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent((*lane_)->stream, (*lane_)->update_done, 0)); }
+    void panel_ready_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane_->panel_ready, lane_->stream)); }
+    void panel_ready_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r_.stream(), lane_->panel_ready, 0)); }
+    void update_done_signal() { BATCHSOLVE_CUDA_CHECK(cudaEventRecord(lane_->update_done, r_.stream())); }
+    void update_done_wait() { BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(lane_->stream, lane_->update_done, 0)); }
     void begin(large::Lane lane) { clock_.begin(stream(lane)); }
     void end(large::Lane lane, large::Phase p) { clock_.end(stream(lane), p); }
 
 private:
-    cudaStream_t stream(large::Lane lane) const { return lane == large::Lane::side ? (*lane_)->stream : r_.stream(); }
-    cublasHandle_t handle(large::Lane lane) const { return lane == large::Lane::side ? (*lane_)->cublas : r_.cublas(); }
+    void load_fused(const LargeCholeskyConfig& config) {
+        codegen::large::Potf2Spec spec;
+        spec.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
+        spec.uplo = uplo_;
+        spec.capacity = large::leaf_capacity(config.nb, config.recursion_depth, cholesky_large_detail::kMinLeaf);
+        spec.config.ib = config.ib;
+        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
+                                                              : codegen::large::StripFactor::columns;
+        spec.config = codegen::large::potf2_family().default_config(spec);
+        kernel_ = load_potf2(spec);
+        shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
+        threads_ = unsigned(spec.config.threads);
+    }
+    cudaStream_t stream(large::Lane lane) const { return lane == large::Lane::side ? lane_->stream : r_.stream(); }
+    cublasHandle_t handle(large::Lane lane) const { return lane == large::Lane::side ? lane_->cublas : r_.cublas(); }
+    cusolverDnHandle_t solver(large::Lane lane) const { return lane == large::Lane::side ? lane_->cusolver : r_.cusolver(); }
 
     CudaResources& r_;
+    Uplo uplo_;
     int lda_;
     int* info_;
     bool tf32_;
+    int threads_elementwise_;
     PhaseClock clock_;
     jit::LoadedKernel kernel_;
     unsigned shared_bytes_ = 0, threads_ = 0;
-    std::optional<LaneLease> lane_;
+    LaneLease lane_;
+    char* base_[2] = {nullptr, nullptr};
+    std::size_t inverse_at_ = 0, slice_at_ = 0, vendor_at_ = 0, vendor_bytes_ = 0, block_info_at_ = 0, host_bytes_ = 0;
 };
 
-// The factorisation of one call: the executor (kernel loaded first, so that a graph capture
-// records launches only) and the algorithm.
+// The factorisation of one call: the executor (kernel loaded and buffers allocated first, so that a
+// graph capture records launches only) and the algorithm.
 template <class T>
 class Factorisation {
 public:
     Factorisation(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,
                   CholeskyPhaseTimes* times)
-        : exec_(r, uplo, lda, info, config, times), algorithm_(exec_, uplo, n, a, lda, config, cholesky_large_detail::kMinLeaf) {}
+        : exec_(r, uplo, a, lda, info, config, times),
+          algorithm_(exec_, uplo, n, a, lda, config, cholesky_large_detail::kMinLeaf, cholesky_large_detail::kInverseSlicePanels) {}
     void run() { exec_.collect(algorithm_.run(exec_.timing())); }
+    void keep_lane() { exec_.keep_lane(); }
 
 private:
     CudaExecutor<T> exec_;
@@ -347,9 +461,9 @@ private:
 
 // Executable graphs of captured factorisations (a fast path of jit/call_cache.hpp), keyed by everything
 // the capture depends on. Never destroyed (a replay may still be in flight when another call would
-// evict it); bounded.
+// evict it); bounded. Each keeps the lane it was captured with (LaneLease::keep).
 constexpr std::size_t kGraphCacheCapacity = 64;
-using GraphKey = jit::IntegerKey<15>;
+using GraphKey = jit::IntegerKey<19>;
 jit::CallCache<GraphKey, cudaGraphExec_t>& graph_cache() {
     static jit::CallCache<GraphKey, cudaGraphExec_t> cache(kGraphCacheCapacity);
     return cache;
@@ -359,7 +473,8 @@ template <class T>
 GraphKey graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda, const int* info, const LargeCholeskyConfig& c) {
     using jit::key_field;
     return GraphKey{{r.device_, key_field(r.stream()), static_cast<long long>(sizeof(T)), int(uplo), n, key_field(a), lda,
-                     key_field(info), c.nb, c.ib, c.recursion_depth, int(c.variant), int(c.strip), c.lookahead, c.tf32_updates}};
+                     key_field(info), c.nb, c.ib, c.recursion_depth, int(c.variant), int(c.strip), c.lookahead, c.tf32_updates,
+                     int(c.diagonal), int(c.panel_solve), c.syrk_leaf, c.elementwise_threads}};
 }
 
 CudaResources& prepare(Context& ctx, const char* routine) {
@@ -384,8 +499,8 @@ BATCHSOLVE_LARGE_FACTOR(T) {
             return;
         }
         if (!cache.full()) {
-            Factorisation<T> f(r, uplo, n, a, lda, info, config, nullptr);  // compiles/loads the kernel first
-            // Relaxed: a first call may create the lookahead lane (stream, cuBLAS handle) while capturing.
+            if (config.diagonal == CholeskyDiagonal::vendor) r.cusolver();  // created outside the capture
+            Factorisation<T> f(r, uplo, n, a, lda, info, config, nullptr);  // compiles/loads the kernel, allocates first
             BATCHSOLVE_CUDA_CHECK(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeRelaxed));
             cudaGraph_t graph = nullptr;
             try {
@@ -401,6 +516,7 @@ BATCHSOLVE_LARGE_FACTOR(T) {
             const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
             cudaGraphDestroy(graph);
             BATCHSOLVE_CUDA_CHECK(instantiated);
+            f.keep_lane();
             cache.insert(key, std::make_unique<cudaGraphExec_t>(exec));
             BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
             return;
@@ -436,11 +552,12 @@ BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
     CudaResources& r = prepare(ctx, "posv_mixed");
     DeviceGuard guard(r.device_);
     if (n == 0) return;
+    const int threads = cholesky_large_detail::resolve<float>(LargeCholeskyConfig{}, n, tuning::context_arch(ctx)).elementwise_threads;
     // One grid row per column, in slices of at most 65535 columns (the limit of grid.y).
     for (int j0 = 0; j0 < n; j0 += 65535) {
         const int cols = std::min(65535, n - j0);
-        convert_triangle_kernel<<<dim3(blocks_for(n), cols), kThreads, 0, r.stream()>>>(uplo == Uplo::lower, n, j0, a, lda,
-                                                                                         dst, ldd, overflow);
+        convert_triangle_kernel<<<dim3(blocks_for(n, threads), cols), threads, 0, r.stream()>>>(uplo == Uplo::lower, n, j0, a,
+                                                                                                 lda, dst, ldd, overflow);
         BATCHSOLVE_LAUNCH_CHECK("convert_triangle_kernel");
     }
 }
