@@ -494,32 +494,42 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     if (n > 0 && config.graph && times == nullptr) {
         auto& cache = graph_cache();
         const GraphKey key = graph_key(r, uplo, n, a, lda, info, config);
-        if (const cudaGraphExec_t* exec = cache.find(key)) {
-            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(*exec, r.stream()));
+        const cudaGraphExec_t* cached = cache.find(key);
+        if (cached && *cached) {
+            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(*cached, r.stream()));
             return;
         }
-        if (!cache.full()) {
-            if (config.diagonal == CholeskyDiagonal::vendor) r.cusolver();  // created outside the capture
+        // A null entry: this call could not be captured before (a library call that refuses stream
+        // capture), so it runs uncaptured below.
+        if (!cached && !cache.full()) {
             Factorisation<T> f(r, uplo, n, a, lda, info, config, nullptr);  // compiles/loads the kernel, allocates first
             BATCHSOLVE_CUDA_CHECK(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeRelaxed));
             cudaGraph_t graph = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            bool captured = false;
             try {
                 BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
                 f.run();
-            } catch (...) {
-                cudaStreamEndCapture(r.stream(), &graph);  // leave the stream usable
-                if (graph) cudaGraphDestroy(graph);
-                throw;
+                BATCHSOLVE_CUDA_CHECK(cudaStreamEndCapture(r.stream(), &graph));
+                BATCHSOLVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+                captured = true;
+            } catch (const CudaError&) {
+                cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+                if (cudaStreamIsCapturing(r.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+                    cudaGraph_t partial = nullptr;
+                    cudaStreamEndCapture(r.stream(), &partial);  // leave the stream usable
+                    if (partial) cudaGraphDestroy(partial);
+                }
+                cudaGetLastError();  // capture errors are not sticky: clear the last one
             }
-            BATCHSOLVE_CUDA_CHECK(cudaStreamEndCapture(r.stream(), &graph));
-            cudaGraphExec_t exec = nullptr;
-            const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
-            cudaGraphDestroy(graph);
-            BATCHSOLVE_CUDA_CHECK(instantiated);
-            f.keep_lane();
-            cache.insert(key, std::make_unique<cudaGraphExec_t>(exec));
-            BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
-            return;
+            if (graph) cudaGraphDestroy(graph);
+            if (captured) {
+                f.keep_lane();
+                cache.insert(key, std::make_unique<cudaGraphExec_t>(exec));
+                BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
+                return;
+            }
+            cache.insert(key, std::make_unique<cudaGraphExec_t>(nullptr));
         }
     }
     BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
