@@ -641,6 +641,10 @@ int cmd_bench(const std::vector<std::string>& args) {
         ("end-to-end", po::value<int>()->default_value(1), "1: each run also as dvc correlate from raw files to the HDF5 result (the headline); 0: in memory only")
         ("work", po::value<std::string>(), "folder for the end-to-end runs' files (default: a fresh one under the temporary folder, removed after)")
         ("json", po::value<std::string>(), "write the results as JSON")
+        ("spam", po::value<std::string>(), "also time spam beside dvc, whole call against whole call on the same points: the command "
+                                           "that runs apps/dic_volume/scripts/spam_correlate.py (e.g. 'python3 .../spam_correlate.py')")
+        ("spam-points", po::value<std::int64_t>()->default_value(200), "points of the spam comparison (evenly spread; dvc runs the same)")
+        ("spam-processes", po::value<int>()->default_value(0), "spam's processes (0: one per hardware thread)")
         ("force", "replace the JSON file if it exists")
         ("quiet,q", "no progress bars");
     add_correlation_options(desc);
@@ -779,6 +783,68 @@ int cmd_bench(const std::vector<std::string>& args) {
                 row["end_to_end_points_per_s"] = double(sm.points) / e2e_s;
             }
             j["runs"].push_back(row);
+        }
+    }
+    if (vm.count("spam")) {
+        if (!end_to_end) throw UsageError("--spam compares whole calls: it needs --end-to-end 1");
+        const std::int64_t spam_points = vm["spam-points"].as<std::int64_t>();
+        if (spam_points < 1) throw UsageError("--spam-points: at least 1");
+        const int processes = vm["spam-processes"].as<int>() > 0 ? vm["spam-processes"].as<int>() : int(std::max(1u, std::thread::hardware_concurrency()));
+        std::printf("beside spam, whole call against whole call on the same %lld points (files in, results out):\n", (long long)spam_points);
+        for (int s : subsets) {
+            // dvc's whole call on the points spam gets: its result file names them.
+            const std::string points_file = work + "/same_points.h5";
+            for (auto b : backends) {
+                std::vector<std::string> cargs{"correlate", "--reference", work + "/reference.raw", "--deformed", work + "/deformed.raw",
+                                               "--dims", dims_text(ref.dims), "--dtype", "float32", "--backend",
+                                               b == batchsolve::Backend::cuda ? "cuda" : "cpu", "--subset", std::to_string(s),
+                                               "--max-points", std::to_string(spam_points), "-o", points_file, "--force", "-q",
+                                               "--truth", work + "/truth.h5", "--summary-json", work + "/summary.json"};
+                cargs.insert(cargs.end(), passed.begin(), passed.end());
+                const nlohmann::json e2e = end_to_end_run(cargs, work + "/summary.json");
+                const double rmse = e2e.contains("rmse") ? e2e["rmse"].get<double>() : std::nan("");
+                std::printf("  subset %d: dvc %s: %.3f s for %lld points (%.1f points/s), RMSE %.3e\n", s, b == batchsolve::Backend::cuda ? "cuda" : "cpu",
+                            e2e["call_s"].get<double>(), e2e["points"].get<long long>(), e2e["points"].get<double>() / e2e["call_s"].get<double>(), rmse);
+                nlohmann::json row{{"subset", s}, {"backend", b == batchsolve::Backend::cuda ? "cuda" : "cpu"}, {"call_s", e2e["call_s"]},
+                                   {"points", e2e["points"]}, {"rmse", rmse}, {"converged", e2e["status"]["converged"]}};
+                j["beside_spam"]["dvc"].push_back(row);
+            }
+            const std::string spam_json = work + "/spam.json", spam_log = work + "/spam.log";
+            const std::string command = vm["spam"].as<std::string>() + " --reference " + work + "/reference.raw --deformed " + work +
+                                        "/deformed.raw --dims " + dims_text(ref.dims) + " --dtype float32 --points-from " + points_file +
+                                        " --subset " + std::to_string(s) + " --order " + (base.icgn.interpolation == Interpolation::trilinear ? "1" : "3") +
+                                        " --processes " + std::to_string(processes) + " --out " + spam_json + " > " + spam_log + " 2>&1";
+            std::fflush(stdout);
+            const auto t0 = std::chrono::steady_clock::now();
+            const int rc = std::system(command.c_str());
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (rc != 0) {
+                std::ifstream log(spam_log);
+                std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+                if (text.size() > 600) text = "..." + text.substr(text.size() - 600);
+                throw Error("bench: the spam call failed (exit status " + std::to_string(rc) + "): " + text);
+            }
+            std::ifstream in(spam_json);
+            const nlohmann::json sp = nlohmann::json::parse(in);
+            const auto& nodes = sp["nodes"];
+            const auto& disp = sp["displacement"];
+            const auto& conv = sp["converged"];
+            double sq = 0;
+            std::int64_t converged = 0;
+            for (std::size_t k = 0; k < nodes.size(); ++k) {
+                if (conv[k].get<int>() != 1) continue;
+                const Point3 X{nodes[k][0].get<double>(), nodes[k][1].get<double>(), nodes[k][2].get<double>()};
+                const Point3 u = field.displacement(X);
+                for (int i = 0; i < 3; ++i) sq += (disp[k][i].get<double>() - u[i]) * (disp[k][i].get<double>() - u[i]);
+                ++converged;
+            }
+            const double rmse = converged ? std::sqrt(sq / double(converged)) : std::nan("");
+            std::printf("  subset %d: spam %s (%d processes, order %d, window %d): %.3f s for %zu points (%.1f points/s; ldic itself %.3f s), "
+                        "%lld converged, RMSE %.3e\n", s, sp["spam"].get<std::string>().c_str(), processes, sp["order"].get<int>(),
+                        sp["window"].get<int>(), wall, nodes.size(), double(nodes.size()) / wall, sp["ldic_s"].get<double>(), (long long)converged, rmse);
+            j["beside_spam"]["spam"].push_back({{"subset", s}, {"version", sp["spam"]}, {"processes", processes}, {"order", sp["order"]},
+                                               {"window", sp["window"]}, {"call_s", wall}, {"ldic_s", sp["ldic_s"]}, {"read_s", sp["read_s"]},
+                                               {"points", nodes.size()}, {"converged", converged}, {"rmse", rmse}});
         }
     }
     if (vm.count("json")) batchsolve::io::write_text_file(vm["json"].as<std::string>(), j.dump(2) + "\n", json_rules);

@@ -501,6 +501,11 @@ TEST(Cli, BenchReportsEveryBackendAndSubset) {
     EXPECT_NE(text.find("\"subset\": 15"), std::string::npos);
     EXPECT_NE(text.find("icgn_points_per_s"), std::string::npos);
     EXPECT_EQ(run_cli({"bench", "--size", "10"}), 2);
+    // The spam comparison: whole calls need the end-to-end runs; a failing peer command is an error
+    // that says so (the peer itself, scripts/spam_correlate.py, needs spam: results/bench_beside_spam.md).
+    EXPECT_EQ(run_cli({"bench", "--size", "40", "--subsets", "11", "--backends", "cpu", "-q", "--end-to-end", "0", "--spam", "true"}), 2);
+    EXPECT_EQ(run_cli({"bench", "--size", "40", "--subsets", "11", "--backends", "cpu", "--cpu-points", "8", "-q", "--spam", "false",
+                       "--spam-points", "5"}), 3);
 }
 
 TEST(Cli, MalformedInputsLeaveNoOutput) {
