@@ -442,7 +442,10 @@ void staged_every_n(Context& ctx, ColumnMajorRoutine routine, bool tensor_cores 
                                                               : 16;
             const int warps = n <= 32 ? 1 : n <= 64 ? 2 : 4;
             const int matrices = n <= 64 ? 2 : 1;
-            const int nrhs = routine == ColumnMajorRoutine::potrf ? 0 : 1;
+            // the solves' right-hand sides in turn (the k-th case, from 1): 1, 3, 6 (the kernel the call
+            // runs is the spec's at that nrhs, so the one compiled ahead)
+            const int k = int(specs.size()) + 1;
+            const int nrhs = routine == ColumnMajorRoutine::potrf ? 0 : k % 3 == 0 ? 6 : k % 3 == 1 ? 1 : 3;
             ColumnMajorSpec s = staged_spec(p, n % 2 ? Uplo::lower : Uplo::upper, n, nb, warps, matrices, routine, nrhs);
             s.config.tensor_cores = tensor_cores;
             specs.push_back(s);
@@ -453,7 +456,7 @@ void staged_every_n(Context& ctx, ColumnMajorRoutine routine, bool tensor_cores 
     for (const ColumnMajorSpec& s : specs) {
         SCOPED_TRACE(tuned::column_major_kernel_name(s));
         ++salt;
-        const int nrhs = salt % 3 == 0 ? 6 : salt % 3 == 1 ? 1 : 3;
+        const int nrhs = s.nrhs;
         const bool a_pointers = salt % 2 == 0, b_pointers = salt % 4 < 2;
         const std::uint64_t case_seed = seed_for(seed, salt);
         auto run = [&](auto zero) {
