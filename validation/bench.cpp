@@ -653,8 +653,8 @@ private:
     std::string old_;
 };
 
-// cuSolverDx's figure of this case from bench_cusolverdx (run once, for the whole sweep, the first time
-// one is asked for). It has real s and d, lower, column-major (ld = n), potrf and posv with one
+// cuSolverDx's figure of this case from bench_cusolverdx (run once for the whole sweep: by the tester at
+// start, before its own GPU work, or here when a caller did not). It has real s and d, lower, column-major (ld = n), potrf and posv with one
 // right-hand side, and the orders its configurations were generated for; the rest say why not. Its
 // matrices are its own random SPD ones: without pivoting a Cholesky's work does not depend on the values.
 void cusolverdx_figure(const CaseSpec& c, const Settings& s, RefResult& ref) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The CPU small-n Cholesky benchmark, in one run: the tester on the CPU backend (the batchsolve CPU
-backend against LAPACKE loops on all cores and on one thread, the measured GEMM peak), the tester again
-with BATCHSOLVE_CPU_SIMD=off (the backend's LAPACKE path), then numpy's batched routines on the same
-cases, in this process; writes a results folder with the merged JSON (the schema of the earlier
+backend against LAPACKE loops on all cores and on one thread and against its own LAPACKE path, the
+backend with BATCHSOLVE_CPU_SIMD=off: `--ref lapack,lapack1,cpu-lapacke --cpu-peak`, every C++ column in
+one tester run), then numpy's batched routines on the same cases, in this process (numpy is a Python
+library: the tester, a C++ program, cannot call it, so its column is added here); writes a results folder with the merged JSON (the schema of the earlier
 cpu_small_bench results: one row per case, a time per method), a Markdown table (ratios and the targets),
 a PNG (GFLOP/s against n) and a manifest.json.
 
@@ -78,8 +79,8 @@ def git_commit():
         return "unknown"
 
 
-def from_tester(main, off):
-    """The two tester runs as one document in the schema of the earlier results: header (CPU, threads,
+def from_tester(main):
+    """The tester run as one document in the schema of the earlier results: header (CPU, threads,
     peak, load) and per case the methods' median seconds, GFLOP/s (Cholesky flops: the tester's counts)
     and the tester's scaled error of our rows."""
     h = main["header"]
@@ -90,20 +91,14 @@ def from_tester(main, off):
                       "openblas": cpu["lapack_library"], "load_average_before": open("/proc/loadavg").read().split()[:3],
                       "load_average_after": open("/proc/loadavg").read().split()[:3],
                       "peak_gflops": cpu["gemm_peak_gflops"], "peak_method": cpu["gemm_peak_method"],
-                      "tester_command_lines": [main["header"]["command_line"], off["header"]["command_line"]]},
+                      "tester_command_lines": [main["header"]["command_line"]]},
            "rows": []}
-    def key(r):
-        return (r["routine"], r["precision"], r["n"])
-    off_rows = {key(r): r for r in off["rows"]}
     for r in main["rows"]:
         flops = r["flops"]
         def method(seconds, error=None):
             return {"seconds": seconds, "gflops": flops / seconds * 1e-9 if seconds else 0, "backward_error": error}
         m = {"batchsolve": method(r["time_ms"] * 1e-3, r.get("error"))}
-        o = off_rows.get(key(r))
-        if o and "time_ms" in o:
-            m["batchsolve_off"] = method(o["time_ms"] * 1e-3, o.get("error"))
-        for name, ref in (("lapacke_omp", "lapack"), ("lapacke_1thread", "lapack1")):
+        for name, ref in (("batchsolve_off", "cpu-lapacke"), ("lapacke_omp", "lapack"), ("lapacke_1thread", "lapack1")):
             q = r["refs"].get(ref, {})
             if q.get("ran"):
                 m[name] = method(q["time_ms"] * 1e-3)
@@ -217,24 +212,18 @@ def main():
     common = ["--routine", args.routine, "--backend", "cpu", "--n", args.n, "--batch", str(args.batch),
               "--repeat", str(args.rounds), "--warmup", "1", "--distinct", str(args.distinct),
               "--precision", args.precision, "--check", "--cond", "100"]
-    runs = {}
-    console = ""
-    worst = 0
-    for name, extra, env in (("main", ["--ref", "lapack,lapack1", "--cpu-peak"], {}),
-                             ("off", [], {"BATCHSOLVE_CPU_SIMD": "off"})):
-        path = os.path.join(folder, f"tester-{name}.json")
-        command = [args.tester] + common + extra + ["--json", path]
-        print("cpu_small_bench.py:", " ".join(f"{k}={v}" for k, v in env.items()), " ".join(command), flush=True)
-        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env})
-        sys.stdout.write(done.stdout)
-        sys.stderr.write(done.stderr)
-        console += done.stdout + done.stderr
-        if done.returncode == 255 or not os.path.exists(path):
-            sys.exit(f"cpu_small_bench.py: the tester failed (exit status {done.returncode})")
-        worst = max(worst, done.returncode)
-        with open(path) as f:
-            runs[name] = json.load(f)
-    doc = from_tester(runs["main"], runs["off"])
+    path = os.path.join(folder, "tester.json")
+    command = [args.tester] + common + ["--ref", "lapack,lapack1,cpu-lapacke", "--cpu-peak", "--json", path]
+    print("cpu_small_bench.py:", " ".join(command), flush=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    console = done.stdout + done.stderr
+    if done.returncode == 255 or not os.path.exists(path):
+        sys.exit(f"cpu_small_bench.py: the tester failed (exit status {done.returncode})")
+    worst = done.returncode
+    with open(path) as f:
+        doc = from_tester(json.load(f))
     doc["header"]["commit"] = commit
     doc["header"]["numpy"] = np.__version__
     doc["header"]["python"] = platform.python_version()
@@ -275,12 +264,12 @@ def main():
                  "backend's LAPACKE path, with the measured GEMM peak",
         "command": ["validation/cpu_small_bench.py " + " ".join(sys.argv[1:])],
         "files": {
-            "cpu_small_bench.json": "the two tester runs merged (header: CPU, threads, peak, load; one row per case, "
-                                    "every method's times) with numpy's times added",
-            "tester-main.json": "the tester on the CPU backend with the LAPACKE peers and the GEMM peak",
-            "tester-off.json": "the tester with BATCHSOLVE_CPU_SIMD=off (the backend's LAPACKE path)",
+            "cpu_small_bench.json": "the tester run in the earlier schema (header: CPU, threads, peak, load; one row "
+                                    "per case, every method's times) with numpy's times added",
+            "tester.json": "the tester on the CPU backend with the LAPACKE peers, its own LAPACKE path "
+                           "(cpu-lapacke) and the GEMM peak",
             "table.md": "the side-by-side table with ratios and the issue's targets",
-            "console.txt": "the tester runs' console output",
+            "console.txt": "the tester run's console output",
         },
         "formerly": "",
         "note": "CPU only (no GPU involved). The machine is shared by several engineers: see the load averages "

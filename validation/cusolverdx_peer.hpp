@@ -44,7 +44,7 @@ public:
     // A configuration was generated for this precision ('s', 'd'), order and routine (potrf, posv).
     bool has(char precision, int n, const std::string& routine) const;
 
-    // The run to make when a figure is first asked for: every combination of these (those without a
+    // The one run to make (the tester makes it at start): every combination of these (those without a
     // configuration are left out), median of `repeat` runs after `warmup`, at most `seconds` long.
     void plan(std::vector<char> precisions, std::vector<int> ns, std::vector<long long> batches,
               std::vector<std::string> routines, int repeat, int warmup, double seconds);

@@ -609,6 +609,57 @@ int main(int argc, char** argv) {
     Context cpu(Backend::cpu);
     std::cout << "batchsolve tester, commit " << commit << ", " << date << "\n"
               << "command: " << command_line << "\n";
+    // ---- the cuSolverDx peer -------------------------------------------------------------------------
+    std::unique_ptr<peer::CusolverDx> cusolverdx;
+    if (std::count(settings.refs.begin(), settings.refs.end(), "cusolverdx") > 0) {
+        settings.restore_each_call = true;  // every GPU row of the run is timed the peer's way
+        const std::string folder = executable_folder();
+        const std::string program = peer::CusolverDx::locate(cusolverdx_path, folder);
+        std::string problem;
+        if (program.empty()) {
+            problem = "bench_cusolverdx not found (--cusolverdx PATH, $BATCHSOLVE_CUSOLVERDX, or bench_cusolverdx in " +
+                      folder + ")";
+        } else {
+            try {
+                cusolverdx = std::make_unique<peer::CusolverDx>(program);
+            } catch (const std::exception& e) {
+                problem = e.what();
+            }
+        }
+        if (!problem.empty() && gpu_present) {
+            std::cerr << "tester: --ref cusolverdx: " << problem << "\n";
+            return kUsageError;
+        }
+        if (cusolverdx) {
+            std::vector<char> letters;
+            for (Precision p : precisions) letters.push_back(precision_letter(p));
+            std::vector<std::string> dx_routines;
+            const bool lower = std::count(uplos.begin(), uplos.end(), Uplo::lower) > 0;
+            if (lower && std::count(routines.begin(), routines.end(), Routine::potrf)) dx_routines.push_back("potrf");
+            if (lower && std::count(routines.begin(), routines.end(), Routine::posv) && std::count(nrhss.begin(), nrhss.end(), 1))
+                dx_routines.push_back("posv");
+            cusolverdx->plan(letters, ns, std::vector<long long>(batches.begin(), batches.end()), dx_routines,
+                             settings.repeat, settings.warmup, cusolverdx_seconds);
+            settings.cusolverdx = cusolverdx.get();
+            std::printf("cuSolverDx peer: %s: %s, n = %s; %s\n", program.c_str(), cusolverdx->version().c_str(),
+                        cusolverdx->orders().c_str(),
+                        gpu_present ? "run now, once for the whole sweep; every GPU row timed its way: one input set "
+                                      "restored and the L2 flushed by a read before each call"
+                                    : "skipped: no GPU");
+            // Before this process makes its CUDA context: the peer has the GPU to itself (all its memory,
+            // and a GPU in exclusive-process mode would refuse a second process).
+            if (gpu_present) {
+                std::fflush(stdout);
+                const bool ran = cusolverdx->run();
+                std::printf("cuSolverDx peer: %s in %.1f s (exit status %d)%s%s\n", ran ? "ran" : "FAILED",
+                            cusolverdx->seconds(), cusolverdx->exit_code(), cusolverdx->why().empty() ? "" : ": ",
+                            cusolverdx->why().c_str());
+                for (const std::string& line : cusolverdx->header_lines()) std::printf("cuSolverDx peer: %s\n", line.c_str());
+            }
+        } else {
+            std::printf("cuSolverDx peer: %s; skipped: no GPU\n", problem.c_str());
+        }
+    }
     try {
         if (gpu_present) {
             const GpuProperties p = gpu_properties(device);
@@ -658,47 +709,6 @@ int main(int argc, char** argv) {
                 "otherwise; LAPACK peer: LAPACKE per matrix, one matrix per thread (BLAS: %s)\n",
                 cpu.device_name().c_str(), cpu_path.isa.c_str(), cpu_path.simd_max_order_s, cpu_path.simd_max_order_d,
                 lapack_library.c_str());
-    // ---- the cuSolverDx peer -------------------------------------------------------------------------
-    std::unique_ptr<peer::CusolverDx> cusolverdx;
-    if (std::count(settings.refs.begin(), settings.refs.end(), "cusolverdx") > 0) {
-        settings.restore_each_call = true;  // every GPU row of the run is timed the peer's way
-        const std::string folder = executable_folder();
-        const std::string program = peer::CusolverDx::locate(cusolverdx_path, folder);
-        std::string problem;
-        if (program.empty()) {
-            problem = "bench_cusolverdx not found (--cusolverdx PATH, $BATCHSOLVE_CUSOLVERDX, or bench_cusolverdx in " +
-                      folder + ")";
-        } else {
-            try {
-                cusolverdx = std::make_unique<peer::CusolverDx>(program);
-            } catch (const std::exception& e) {
-                problem = e.what();
-            }
-        }
-        if (!problem.empty() && gpu_present) {
-            std::cerr << "tester: --ref cusolverdx: " << problem << "\n";
-            return kUsageError;
-        }
-        if (cusolverdx) {
-            std::vector<char> letters;
-            for (Precision p : precisions) letters.push_back(precision_letter(p));
-            std::vector<std::string> dx_routines;
-            const bool lower = std::count(uplos.begin(), uplos.end(), Uplo::lower) > 0;
-            if (lower && std::count(routines.begin(), routines.end(), Routine::potrf)) dx_routines.push_back("potrf");
-            if (lower && std::count(routines.begin(), routines.end(), Routine::posv) && std::count(nrhss.begin(), nrhss.end(), 1))
-                dx_routines.push_back("posv");
-            cusolverdx->plan(letters, ns, std::vector<long long>(batches.begin(), batches.end()), dx_routines,
-                             settings.repeat, settings.warmup, cusolverdx_seconds);
-            settings.cusolverdx = cusolverdx.get();
-            std::printf("cuSolverDx peer: %s: %s, n = %s; %s\n", program.c_str(), cusolverdx->version().c_str(),
-                        cusolverdx->orders().c_str(),
-                        gpu_present ? "run once for the sweep when its first figure is needed; every GPU row timed its "
-                                      "way: one input set restored and the L2 flushed by a read before each call"
-                                    : "skipped: no GPU");
-        } else {
-            std::printf("cuSolverDx peer: %s; skipped: no GPU\n", problem.c_str());
-        }
-    }
     std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
                 static_cast<unsigned long long>(seed), settings.cond, settings.distinct, settings.tolerance,
                 settings.repeat, settings.warmup, settings.check ? "on" : "off");
@@ -736,6 +746,7 @@ int main(int argc, char** argv) {
                   {"backend", to_string(lib_backend)}}},
                 {"rows", json::array()}};
 
+    if (cusolverdx) doc["header"]["cusolverdx"] = peer_json(*cusolverdx);
     if (!json_path.empty()) {  // fail now rather than after an hour of measurements
         try {
             write_json(json_path, doc);
