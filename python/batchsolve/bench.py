@@ -68,6 +68,7 @@ def arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--json", help="write every row, with the machine and versions, to this JSON file")
     p.add_argument("--table", help="write the table (Markdown) to this file as well")
     p.add_argument("--plot", help="write a PNG of the speed-ups over the peer to this file (matplotlib)")
+    p.add_argument("--targets-out", help="write the targets (overhead, kept speed-up) per case, measured and met, to this JSON file")
     p.add_argument("--seed", type=int, default=None, help="seed of the generated matrices (default: fresh, printed)")
     return p.parse_args(argv)
 
@@ -566,6 +567,29 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+# The Python layer's targets: (metric, op, value, batch the target is judged at or None for every batch,
+# what the metric is). A target is met by a case when the case is accurate (ok) and its value holds.
+TARGETS = (
+    ("overhead_us", "<=", 10.0, 16384, "Python in-place call - the same call looped in C++, us per call"),
+    ("kept", ">=", 0.90, None, "C++ time / Python time: the share of the C++ call's speed-up over the peer that Python keeps"),
+)
+
+
+def targets(rows: list[dict]) -> list[dict]:
+    """One entry per target and case it applies to: the target, the case, the measured value, met."""
+    out = []
+    for metric, op, value, batch, basis in TARGETS:
+        for r in rows:
+            if batch is not None and r["batch"] != batch or metric not in r:
+                continue
+            measured = r[metric]
+            holds = measured <= value if op == "<=" else measured >= value
+            out.append({"target": {"metric": metric, "op": op, "value": value, "batch": batch, "basis": basis},
+                        "routine": r["routine"], "precision": r["precision"], "n": r["n"], "batch": r["batch"],
+                        "measured": measured, "met": bool(r["ok"] and holds), "row_ok": r["ok"]})
+    return out
+
+
 def commit() -> str:
     if os.environ.get("BATCHSOLVE_COMMIT"):
         return os.environ["BATCHSOLVE_COMMIT"]
@@ -660,6 +684,11 @@ def write_outputs(args, rows, skipped, failed, device_label, versions, argv, fin
     if args.table:
         with open(args.table, "w") as f:
             f.write(f"# batchsolve.bench on {device_label}, commit {meta['commit']}, {meta['date']}\n\n{table(rows) if rows else ''}\n\n{report}\n")
+    if args.targets_out:
+        entries = targets(rows)
+        with open(args.targets_out, "w") as f:
+            json.dump({"bench_json": args.json, "commit": meta["commit"], "date": meta["date"], "device": device_label,
+                       "met": sum(e["met"] for e in entries), "total": len(entries), "targets": entries}, f, indent=1)
     if final and args.plot and rows:
         try:
             plot(rows, args.plot, f"batchsolve from Python over the peer, like for like, {device_label}, {meta['commit']}")

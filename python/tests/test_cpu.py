@@ -499,3 +499,29 @@ def test_trsm_on_lists_of_different_sizes(seed, dtype, order, side):
             assert np.abs(r).max() / (k * u * np.abs(op).max() * np.abs(xi).max()) < TOLERANCE
     expect_argument_error("a[0].shape", bs.trsm, [np.eye(2, dtype=dtype)] + a[1:], b, side=side)
     expect_argument_error("side", bs.trsm, a, b, side="top")
+
+
+def test_bench_targets_on_the_cpu(tmp_path):
+    """python -m batchsolve.bench end to end on the CPU backend (numpy peers): the JSON rows and the
+    targets file (overhead at batch 16384, kept speed-up) written from them, a failing case never met."""
+    from batchsolve import bench
+
+    out = tmp_path / "bench.json"
+    targets_out = tmp_path / "targets.json"
+    rc = bench.main(["--device", "cpu", "--routine", "potrf", "--precision", "d", "--n", "4", "--batch", "16384",
+                     "--repeat", "1", "--seed", "7", "--json", str(out), "--targets-out", str(targets_out)])
+    assert rc == 0
+    import json
+
+    rows = json.loads(out.read_text())["rows"]
+    report = json.loads(targets_out.read_text())
+    assert {e["target"]["metric"] for e in report["targets"]} == {"overhead_us", "kept"}
+    assert report["total"] == 2 and report["met"] == sum(e["met"] for e in report["targets"])
+    by_metric = {e["target"]["metric"]: e for e in report["targets"]}
+    assert by_metric["overhead_us"]["measured"] == rows[0]["overhead_us"]
+    assert by_metric["overhead_us"]["met"] == (rows[0]["overhead_us"] <= 10.0)
+    # a case that failed its accuracy check meets no target, whatever its times
+    failed = dict(rows[0], ok=False, overhead_us=0.0, kept=1.0)
+    assert not any(e["met"] for e in bench.targets([failed]))
+    # the overhead target is judged at batch 16384 only
+    assert [e["target"]["metric"] for e in bench.targets([dict(rows[0], batch=100000)])] == ["kept"]
