@@ -352,6 +352,7 @@ json evaluate_targets(const json& definitions, const json& rows) {
                           {"batch", row["batch"]}, {"measured", number_or_null(std::isfinite(measured), measured)},
                           {"met", met}, {"row_status", row["status"]}};
             if (row.contains("variant")) entry["variant"] = row["variant"];
+            if (row.contains("layout")) entry["layout"] = row["layout"];
             out.push_back(entry);
         }
         if (!any) out.push_back({{"target", t}, {"measured", nullptr}, {"met", false}, {"row_status", "no row"}});
