@@ -17,42 +17,64 @@ using codegen::element_bytes;
 // Shared memory a default configuration may take per block: leaves room for two blocks per SM.
 constexpr std::size_t default_block_shared_bytes = 96 * 1024;
 constexpr int default_matrices_per_block = 64;
+// Loads a thread of the copies has in flight before it stores (16-byte vectors in the flat copy,
+// elements otherwise): 8 keep a block's copy at a few round trips to memory for every C of this
+// family, in 32 registers (s) to 64 (d, c) for the vectors.
+constexpr int fused_copy_loads = 8;
 
 // The kernel after the bodies. The copies walk x = m * NN + (j * N + i) (matrix m of the block,
 // row i fastest): consecutive threads on consecutive rows of one column.
 constexpr const char* kKernel = R"(
 BS_KERNEL_HEAD(@C@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
-  const int NN = N * N, C = @C@, W = @W@;
+  const int NN = N * N, C = @C@, W = @W@, K = @K@;
   BS_DECLARE_SMEM(bs_smem);
   T* const As = (T*)(bs_smem + @OFF_A@);
   int* const flags = (int*)(bs_smem + @OFF_FLAGS@);
   const int t = (int)threadIdx.x;
   const long long first = (long long)blockIdx.x * C;
   const int live = (long long)count - first < (long long)C ? (int)((long long)count - first) : C;
-  // ---- copy in: whole squares as one flat run of 16-byte loads, else the referenced triangle ----
+  // ---- copy in: whole squares as one flat run of 16-byte loads, else the referenced triangle. A
+  // thread issues K loads before it stores any (a store waits for its load: one round trip to memory
+  // per K loads, not per load) ----
   const bool flat = a_ptrs == 0 && lda == N && a_stride == (long long)NN &&
                     ((unsigned long long)(a + first * NN) & 15ull) == 0;
   if (flat) {
     const T* const src = a + first * NN;
     const int total = live * NN, nvec = total / @VEC@;
-    for (int v = t; v < nvec; v += C) {
-      const bs_vec u = BS_VEC_AT(src + (long long)v * @VEC@);
+    for (int v0 = t; v0 < nvec; v0 += K * C) {
+      bs_vec u[K];
 #pragma unroll
-      for (int e = 0; e < @VEC@; ++e) {
-        const int x = v * @VEC@ + e, m = x / NN;
-        As[(x - m * NN) * W + m] = u.v[e];
-      }
+      for (int k = 0; k < K; ++k)
+        if (v0 + k * C < nvec) u[k] = BS_VEC_AT(src + (long long)(v0 + k * C) * @VEC@);
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (v0 + k * C < nvec) {
+#pragma unroll
+          for (int e = 0; e < @VEC@; ++e) {
+            const int x = (v0 + k * C) * @VEC@ + e, m = x / NN;
+            As[(x - m * NN) * W + m] = u[k].v[e];
+          }
+        }
     }
     for (int x = nvec * @VEC@ + t; x < total; x += C) {
       const int m = x / NN;
       As[(x - m * NN) * W + m] = src[x];
     }
   } else {
-    for (int x = t; x < live * NN; x += C) {
-      const int m = x / NN, r = x - m * NN, j = r / N, i = r - j * N;
-      if (@UPPER@ ? i <= j : i >= j) {
-        const T* const am = a_ptrs ? a_ptrs[first + m] : a + (first + m) * a_stride;
-        As[r * W + m] = am[(long long)j * lda + i];
+    for (int x0 = t; x0 < live * NN; x0 += K * C) {
+      T u[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int x = x0 + k * C, m = x / NN, r = x - m * NN, j = r / N, i = r - j * N;
+        if (x < live * NN && (@UPPER@ ? i <= j : i >= j)) {
+          const T* const am = a_ptrs ? a_ptrs[first + m] : a + (first + m) * a_stride;
+          u[k] = am[(long long)j * lda + i];
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int x = x0 + k * C, m = x / NN, r = x - m * NN, j = r / N, i = r - j * N;
+        if (x < live * NN && (@UPPER@ ? i <= j : i >= j)) As[r * W + m] = u[k];
       }
     }
   }
@@ -80,10 +102,21 @@ constexpr const char* kSolve = R"(  T* const Bs = (T*)(bs_smem + @OFF_B@);
     const int nr = nrhs - r0 < @NRB@ ? nrhs - r0 : @NRB@;
     __syncthreads();  // the factor's flags are visible; the previous group is written out
     for (int r = 0; r < nr; ++r)
-      for (int x = t; x < live * N; x += C) {
-        const int m = x / N, i = x - m * N;
-        const T* const bm = b_ptrs ? b_ptrs[first + m] : b + (first + m) * b_stride;
-        Bs[(r * N + i) * W + m] = bm[(long long)(r0 + r) * ldb + i];
+      for (int x0 = t; x0 < live * N; x0 += K * C) {  // K loads in flight, as for A
+        T u[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int x = x0 + k * C, m = x / N, i = x - m * N;
+          if (x < live * N) {
+            const T* const bm = b_ptrs ? b_ptrs[first + m] : b + (first + m) * b_stride;
+            u[k] = bm[(long long)(r0 + r) * ldb + i];
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int x = x0 + k * C, m = x / N, i = x - m * N;
+          if (x < live * N) Bs[(r * N + i) * W + m] = u[k];
+        }
       }
     __syncthreads();
     if (t < live && flags[t] == 0) bs_potrs_body(As, Bs, nr, live, C, t);
@@ -224,6 +257,7 @@ std::string fused_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& sh
                                     {"OFF_A", std::to_string(shape.off_packed)},
                                     {"OFF_FLAGS", std::to_string(shape.off_flags)},
                                     {"VEC", std::to_string(shape.vec)},
+                                    {"K", std::to_string(fused_copy_loads)},
                                     {"UPPER", spec.uplo == Uplo::upper ? "true" : "false"}});
 }
 

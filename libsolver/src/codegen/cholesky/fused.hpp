@@ -8,7 +8,8 @@
 //             16-byte aligned batch (strided, lda = n, stride = n^2) is read as one flat run of
 //             16-byte loads per block (the whole squares); any other batch (lda > n, pointer arrays,
 //             odd offsets) element by element over the referenced triangle, consecutive threads on
-//             consecutive rows of a column (coalesced).
+//             consecutive rows of a column (coalesced). Each thread issues 8 loads before it stores
+//             any (a store waits for its load), so a block's copy takes a few round trips to memory.
 //   factor    thread m runs the interleaved kernel's body (codegen/cholesky/interleaved.hpp: the same
 //             statements, nb, looking order and unrolling of the configuration) on its matrix with
 //             the stride W: a warp's accesses to one element are 32 consecutive words of shared

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Writes a tuning table (the libsolver/tuning schema, for BATCHSOLVE_TUNING_FILE) that is the committed
+sm90.json with its column-major potrf and posv entries at the chosen orders replaced by one design:
+
+  fused       the fused family (libsolver/src/codegen/cholesky/fused.hpp: staged, warps_per_matrix = 0):
+              the interleaved one-thread entry's nb, looking order and unrolling of the same routine,
+              precision and n (its library default, nb = 0, where that entry is a cooperative kernel),
+              and threads_per_block = C matrices per block, the largest power of two <= 64 whose
+              squares (pitch C | 1) fit --block-kib of shared memory (--halve: half of that C, more
+              blocks per SM with smaller chunks)
+  warp_steps  the committed register entry with looking = left (its steps synchronised per warp), where
+              its threads per matrix divide 32; other entries stay as committed
+
+Every other entry stays as committed, so the cases not named run what they run today. Mirrors
+fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
+  fused_table.py --design fused --n 4,8,12,16,24,32 --output /tmp/fused.json
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMMITTED = os.path.join(HERE, "..", "..", "libsolver", "tuning", "sm90.json")
+ELEMENT_BYTES = {"s": 4, "d": 8, "c": 8, "z": 16}
+MAX_SHARED = 232448  # bytes one block may opt in to on sm_90 (limits::max_shared_bytes_per_block)
+
+
+def fused_bytes(n, esize, c, routine, nrhs_block):
+    """Shared memory of a fused block (fused_resolve): squares, B columns (posv), flags."""
+    pitch = c | 1
+    a16 = lambda x: (x + 15) // 16 * 16
+    total = a16(n * n * pitch * esize)
+    if routine == "posv":
+        total += a16(n * nrhs_block * pitch * esize)
+    return total + a16(c * 4)
+
+
+def fused_matrices(n, esize, routine, block_bytes, halve):
+    c = 64  # at most 64: a batch of 16384 then makes at least 256 blocks, about two per SM
+    while c > 1 and fused_bytes(n, esize, c, routine, 1) > block_bytes:
+        c //= 2
+    if halve and c > 1:
+        c //= 2
+    return c
+
+
+def threads_per_matrix(n, cfg):
+    """column_major.cpp's register shape: row_threads * threads_per_row (rows_per_thread rows each)."""
+    ra = cfg.get("rows_per_thread") or 1
+    tc = cfg.get("threads_per_row") or 1
+    return math.ceil(n / ra) * tc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--design", choices=["fused", "warp_steps"], required=True)
+    ap.add_argument("--n", default="4,8,12,16,24,32", help="orders whose column-major entries are replaced (list; lo:hi ranges)")
+    ap.add_argument("--precision", default="s,d")
+    ap.add_argument("--routine", default="potrf,posv")
+    ap.add_argument("--block-kib", type=float, default=110.0, help="fused: shared memory per block (KiB)")
+    ap.add_argument("--halve", action="store_true", help="fused: half the matrices per block")
+    ap.add_argument("--committed", default=COMMITTED)
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--list", action="store_true", help="print the replaced entries")
+    a = ap.parse_args()
+    ns = set()
+    for part in a.n.split(","):
+        if ":" in part:
+            lo, hi = part.split(":")
+            ns.update(range(int(lo), int(hi) + 1))
+        elif part:
+            ns.add(int(part))
+    precs = set(a.precision.split(","))
+    routines = set(a.routine.split(","))
+    table = json.load(open(a.committed))
+    key = next(k for k, v in table.items() if isinstance(v, list) and v and isinstance(v[0], dict) and "routine" in v[0])
+    entries = table[key]
+    index = {(e["routine"], e["precision"], e["layout"], e["n"]): e for e in entries}
+    replaced = []
+    for e in entries:
+        r, p, n = e["routine"], e["precision"], e["n"]
+        if e["layout"] != "column_major" or r not in routines or p not in precs or n not in ns:
+            continue
+        cfg = dict(e["best"]["config"])
+        if a.design == "fused":
+            inter = index.get((r, p, "interleaved", n))
+            ic = inter["best"]["config"] if inter else None
+            one_thread = ic is not None and not ic.get("warps_per_matrix") and not ic.get("solve_warps_per_matrix")
+            new = {k: (False if isinstance(v, bool) else 0) for k, v in cfg.items() if k != "looking"}
+            new["looking"] = ic["looking"] if one_thread else "top"
+            new["nb"] = ic["nb"] if one_thread else 0
+            new["full_unroll"] = bool(ic["full_unroll"]) if one_thread else False
+            new["max_registers"] = ic.get("max_registers", 0) if one_thread else 0
+            new["staged"] = True
+            new["warps_per_matrix"] = 0
+            new["nrhs_block"] = 1
+            new["threads_per_block"] = fused_matrices(n, ELEMENT_BYTES[p], r, a.block_kib * 1024, a.halve)
+            if fused_bytes(n, ELEMENT_BYTES[p], new["threads_per_block"], r, 1) > MAX_SHARED:
+                continue  # not even one matrix fits: keep the committed entry
+            cfg = new
+        else:
+            if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
+                continue
+            cfg["looking"] = "left"
+        e["best"] = {"config": cfg}
+        replaced.append((r, p, n, cfg))
+    table["date"] = table.get("date", "")
+    table["note"] = "candidate table (%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % a.design
+    with open(a.output, "w") as f:
+        f.write("{\n")
+        items = [(k, v) for k, v in table.items() if k != key]
+        for k, v in items:
+            f.write(" %s: %s,\n" % (json.dumps(k), json.dumps(v)))
+        f.write(" %s: [\n" % json.dumps(key))
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
+        f.write("\n ]\n}\n")
+    if a.list:
+        for r, p, n, cfg in replaced:
+            print(r, p, n, {k: v for k, v in cfg.items() if v not in (0, False)})
+    print("%s: %d column-major entries replaced (%s)" % (a.output, len(replaced), a.design), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
