@@ -7,10 +7,10 @@
 #   C  cuSolverDx's benchmark (best configuration of each case; its own restore-and-flush timing),
 #      n = 8, 16, 32 (the orders the prebuilt benchmark has below 64), s and d, potrf and posv
 #   D  the register kernels with their steps synchronised per warp (table ws: looking = left)
-#   E  the fused family with half the matrices per block (table fused-b)
-#   F  the committed interleaved kernels on the same cases (the arithmetic without the layout)
 #   G  accuracy of the fused kernels on the GPU: lower and upper, strided and pointer arrays, --check
 #      against LAPACK, odd n
+#   E  the fused family with half the matrices per block (table fused-b)
+#   F  the committed interleaved kernels on the same cases (the arithmetic without the layout)
 #   H  batch 100000: fused-a and the committed tables, n = 8, 16, 32; cuSolverDx at 100000
 # Most important first; each step is bounded by what is left of the budget and writes its own JSON, so
 # a cut run still returns the steps before. The candidate tables and their kernels, compiled for sm_90
@@ -85,11 +85,11 @@ step committed $((6 + 4 * stale)) - --routine potrf,posv --precision s,d --n $ns
 dx cusolverdx 7 --batch 16384 --n 8,16,32 --prec float,double --routine potrf,posv --reps 5 --warmup 1
 (( stale )) && echo "steps D-H skipped: no prebuilt kernels for this library" | tee -a "$out/skipped.txt" && budget=0
 step ws 4 "$tables/ws.json" --routine potrf,posv --precision s,d --n 4,8,16,32,64 --batch 16384 "${common[@]}"
+step check 3 "$tables/fused-a.json" --routine potrf,posv --precision s,d --n 1,5,13,16,24,31 --layout column_major,pointer_array \
+  --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16
 step fused-b 4 "$tables/fused-b.json" --routine potrf,posv --precision s,d --n 8,16,24,32 --batch 16384 "${common[@]}"
 step interleaved 3 - --routine potrf,posv --precision s,d --n 8,16,32 --batch 16384 --layout interleaved --nrhs 1 \
   --distinct 256 --repeat 5 --warmup 1 --jobs 16
-step check 3 "$tables/fused-a.json" --routine potrf,posv --precision s,d --n 1,5,13,16,24,31 --layout column_major,pointer_array \
-  --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16
 step fused-a-100k 3 "$tables/fused-a.json" --routine potrf,posv --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"
 step committed-100k 3 - --routine potrf,posv --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"
 dx cusolverdx-100k 4 --batch 100000 --n 8,16,32 --prec float,double --routine potrf,posv --reps 5 --warmup 1
