@@ -5,7 +5,7 @@
 #      family (candidate table fused-a: validation/cusolverdx/fused_table.py, ~110 KiB per block)
 #   B  the same cases and n = 48, 64 with the committed tables (today's kernels)
 #   C  cuSolverDx's benchmark (best configuration of each case; its own restore-and-flush timing),
-#      n = 8, 16, 32 (the orders the prebuilt benchmark has below 64), s and d, potrf and posv
+#      n = 4..64 (validation/cusolverdx/build-peer.sh's build: n = 4..128), s and d, potrf and posv
 #   D  the register kernels with their steps synchronised per warp (table ws: looking = left)
 #   G  accuracy of the fused kernels on the GPU: lower and upper, strided and pointer arrays, --check
 #      against LAPACK, odd n
@@ -82,7 +82,7 @@ dx() {  # dx NAME LIMIT ARGS...: bench_cusolverdx, line-buffered so a cut keeps 
 
 step fused-a $((6 + 6 * stale)) "$tables/fused-a.json" --routine potrf,posv --precision s,d --n $ns_fused --batch 16384 "${common[@]}"
 step committed $((6 + 4 * stale)) - --routine potrf,posv --precision s,d --n $ns_old --batch 16384 "${common[@]}"
-dx cusolverdx 7 --batch 16384 --n 8,16,32 --prec float,double --routine potrf,posv --reps 5 --warmup 1
+dx cusolverdx 8 --batch 16384 --n 4,8,12,16,24,32,48,64 --prec float,double --routine potrf,posv --reps 5 --warmup 1
 (( stale )) && echo "steps D-H skipped: no prebuilt kernels for this library" | tee -a "$out/skipped.txt" && budget=0
 step ws 4 "$tables/ws.json" --routine potrf,posv --precision s,d --n 4,8,16,32,64 --batch 16384 "${common[@]}"
 step check 3 "$tables/fused-a.json" --routine potrf,posv --precision s,d --n 1,5,13,16,24,31 --layout column_major,pointer_array \
