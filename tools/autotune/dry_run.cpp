@@ -112,6 +112,8 @@ int dry_run(const Options& opt) {
                                          ? std::min<int>(kSeedStagedPosv, int(staged_candidates(k, false).size()))
                                          : int(staged_candidates(k, opt.exhaustive).size());
                         if (s == "shared_memory") later += int(shared_memory_candidates(k, opt.exhaustive).size());
+                        if (s == "fused") later += int(fused_candidates(k, opt.exhaustive).size());
+                        if (s == "warp_steps") later += kTopForNextStage;  // at most: the register shapes that qualify
                         if (s == "tensor_cores") {
                             const int all = int(tensor_core_candidates(k, opt.exhaustive).size());
                             const bool after_staged = std::find(plan.begin(), plan.end(), "staged") != plan.end();

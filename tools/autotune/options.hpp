@@ -7,13 +7,13 @@ namespace batchsolve::autotune {
 
 // Every stage added after the first sweeps, which --revisit can run on finished cases.
 inline const std::vector<std::string> kRevisitStages = {"through", "coop", "grid", "staged", "tensor_cores", "split",
-                                                       "shared_memory"};
+                                                       "shared_memory", "fused", "warp_steps"};
 
 // Stages that --skip-stages may leave out: never the first of a plan (stage 1 builds on nothing).
 // Leaving out coop also leaves out cooperative_only, whose plan starts with it.
 inline const std::vector<std::string> kSkippableStages = {"unroll", "chunk",        "prefetch",   "through", "coop", "grid",
                                                           "staged", "tensor_cores", "nrhs_block", "split",
-                                                          "shared_memory"};
+                                                          "shared_memory", "fused", "warp_steps"};
 
 struct Options {
     std::vector<Routine> routines;

@@ -208,6 +208,47 @@ std::vector<CholeskyConfig> shared_memory_candidates(const CaseKey& k, bool exha
     return out;
 }
 
+std::vector<CholeskyConfig> fused_candidates(const CaseKey& k, bool exhaustive) {
+    std::vector<CholeskyConfig> out;
+    if (k.family != Family::column_major || k.routine == Routine::potrs || k.n > kFusedMaxN) return out;
+    std::vector<CholeskyConfig> tiles;
+    CholeskyConfig library_default;  // nb = 0: the interleaved kernel's default tile, order and unrolling
+    tiles.push_back(library_default);
+    for (const CholeskyConfig& c : interleaved_shapes(k.routine, k.precision, k.n, exhaustive)) {
+        if (!exhaustive && int(tiles.size()) > kFusedTiles) break;
+        tiles.push_back(c);
+    }
+    const double element = double(element_bytes(k.precision));
+    for (const CholeskyConfig& t : tiles)
+        for (int m : kFusedMatrices) {
+            const double pitch = double(m | 1);  // fused_pitch
+            const double bytes = pitch * k.n * k.n * element + (k.routine == Routine::posv ? pitch * k.n * element : 0) + 4.0 * m + 48;
+            if (bytes > double(limits::max_shared_bytes_per_block)) continue;
+            CholeskyConfig c;
+            c.staged = true, c.warps_per_matrix = 0;
+            c.nb = t.nb, c.looking = t.looking, c.full_unroll = t.full_unroll;
+            c.threads_per_block = m;
+            c.nrhs_block = 1;
+            out.push_back(c);
+        }
+    return out;
+}
+
+std::vector<CholeskyConfig> warp_step_candidates(const CaseKey& k, const std::vector<CholeskyConfig>& ranked) {
+    std::vector<CholeskyConfig> out;
+    if (k.family != Family::column_major || k.routine == Routine::potrs || k.n > kFusedMaxN) return out;
+    for (const CholeskyConfig& r : ranked) {
+        if (int(out.size()) == kTopForNextStage) break;
+        if (r.staged || r.through_interleaved || r.looking == Looking::left) continue;
+        const int ra = std::max(r.rows_per_thread, 1), tc = std::max(r.threads_per_row, 1);
+        if (32 % (ceil_div(k.n, ra) * tc) != 0) continue;  // a matrix's threads must divide a warp
+        CholeskyConfig c = r;
+        c.looking = Looking::left;
+        out.push_back(c);
+    }
+    return out;
+}
+
 std::vector<int> fill_anchors(int n, bool exhaustive) {
     if (exhaustive || n <= kFillAboveN || n % kFillStep == 0) return {};
     const int below = n - n % kFillStep;

@@ -231,6 +231,21 @@ std::vector<CholeskyConfig> staged_candidates(const CaseKey& k, bool exhaustive)
 // with the trailing update on the FP64 tensor cores (CholeskyConfig::tensor_cores); none elsewhere.
 std::vector<CholeskyConfig> tensor_core_candidates(const CaseKey& k, bool exhaustive);
 
+// Column-major potrf and posv, "fused" stage: chunks of matrices transposed into shared memory and
+// factored there by the one-thread interleaved kernels (codegen/cholesky/fused.hpp, CholeskyConfig::
+// staged with warps_per_matrix = 0), up to n = kFusedMaxN (beyond, a block's squares leave too few
+// matrices per SM): the interleaved stage-1 shapes of the same routine (their best kFusedTiles tile
+// orders by the pruning, all with --exhaustive) and the library default (nb = 0), at kFusedMatrices
+// matrices per block within a block's shared memory.
+constexpr int kFusedMaxN = 32;
+constexpr int kFusedTiles = 4;
+constexpr int kFusedMatrices[] = {16, 32, 64};
+std::vector<CholeskyConfig> fused_candidates(const CaseKey& k, bool exhaustive);
+// Column-major potrf and posv, "warp_steps" stage (n <= kFusedMaxN): the kTopForNextStage best
+// register shapes so far again with looking = left (their steps synchronised per warp), where a
+// matrix's threads divide a warp.
+std::vector<CholeskyConfig> warp_step_candidates(const CaseKey& k, const std::vector<CholeskyConfig>& ranked);
+
 // Column-major, "shared_memory" stage (issue 29): whole matrices in shared memory
 // (codegen/cholesky/shared_memory.hpp, CholeskyConfig::staged with looking = left). Not measured yet:
 // the space spans the reasoned default's neighbourhood. Panels of 8 and 16 (s, c) or 4, 8 and 16 (d, z);

@@ -7,7 +7,7 @@ namespace batchsolve::autotune {
 
 std::vector<std::string> revisit_stages(Routine r, Family f, const std::vector<std::string>& wanted) {
     std::vector<std::string> apply;
-    if (f == Family::column_major) apply = {"through", "staged", "tensor_cores", "shared_memory"};
+    if (f == Family::column_major) apply = {"through", "staged", "tensor_cores", "shared_memory", "fused", "warp_steps"};
     else apply = {"coop", "grid"};  // potrf, potrs and posv all have cooperative kernels
     if (f != Family::column_major && r == Routine::posv) apply.push_back("split");
     std::vector<std::string> out;
@@ -33,7 +33,7 @@ std::vector<std::string> stage_plan(Routine r, Family f, int nrhs) {
     if (f == Family::column_major && r == Routine::potrs) plan = {"threads", "prefetch", "through", "staged", "shared_memory"};
     // "tensor_cores": the staged kernels with their trailing update on the FP64 tensor cores (d only).
     else if (f == Family::column_major)
-        plan = {"shape", "unroll", "threads", "through", "staged", "tensor_cores", "shared_memory"};
+        plan = {"shape", "unroll", "threads", "through", "staged", "tensor_cores", "shared_memory", "fused", "warp_steps"};
     else if (f == Family::chunked) plan = {"shape", "chunk", "threads"};
     else plan = {"shape", "threads"};
     // "coop": the cooperative kernels (several warps per 32 matrices) next to the one-thread ones.
@@ -66,7 +66,8 @@ bool cooperative_only(Routine r, Family f, int n, bool exhaustive) {
 // a plan always has a first stage).
 std::vector<std::string> search_plan(Routine r, Family f, int n, int nrhs, bool exhaustive,
                                      const std::vector<std::string>& skip) {
-    const std::vector<std::string> plan = without(stage_plan(r, f, nrhs), skip);
+    std::vector<std::string> plan = without(stage_plan(r, f, nrhs), skip);
+    if (n > kFusedMaxN) plan = without(plan, {"fused", "warp_steps"});  // their kernels stop at kFusedMaxN
     const auto has = [&](const char* stage) { return std::find(plan.begin(), plan.end(), stage) != plan.end(); };
     if (column_major_staged_only(r, f, n, exhaustive) && has("staged"))
         return without(plan, {"shape", "unroll", "threads", "through"});
@@ -228,6 +229,12 @@ std::vector<CholeskyConfig> later_stage(const std::string& stage, const CaseKey&
         if (out.empty()) out = all;  // no staged shape timed (e.g. --skip-stages staged)
     } else if (stage == "shared_memory") {
         out = shared_memory_candidates(k, opt.exhaustive);
+    } else if (stage == "fused") {
+        out = fused_candidates(k, opt.exhaustive);
+    } else if (stage == "warp_steps") {
+        std::vector<CholeskyConfig> ranked;
+        for (const Measured* m : r) ranked.push_back(m->config);
+        out = warp_step_candidates(k, ranked);
     } else if (stage == "nrhs_block") {
         for (int nrb : kNrhsBlocks) {
             if (nrb > opt.nrhs) continue;
