@@ -419,6 +419,7 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 0;
     std::string cusolverdx_path;
     double cusolverdx_seconds = 300;
+    std::string timing_text;
     desc.add_options()
         ("help,h", "this help")
         ("routine", po::value(&routines_text)->default_value("potrf"), "routines (list; see above)")
@@ -451,6 +452,10 @@ int main(int argc, char** argv) {
         ("cusolverdx", po::value(&cusolverdx_path),
          "the cuSolverDx benchmark program for --ref cusolverdx (default: $BATCHSOLVE_CUSOLVERDX, else "
          "bench_cusolverdx beside the tester)")
+        ("timing", po::value(&timing_text)->default_value("rotate"),
+         "how GPU calls are timed: rotate (input sets rotated past the L2, the GPU idle before each call) or "
+         "restore-each (one set restored and the L2 flushed by a read before each call, queued behind them: "
+         "bench_cusolverdx's method, which --ref cusolverdx implies)")
         ("cusolverdx-seconds", po::value(&cusolverdx_seconds)->default_value(300),
          "time limit of the cuSolverDx benchmark's one run (> 0)")
         ("repeat", po::value(&settings.repeat)->default_value(10), "timed runs per case (median reported, >= 1)")
@@ -552,6 +557,8 @@ int main(int argc, char** argv) {
         for (const std::string& r : all_refs)
             if (r == "lapack" || r == "lapack1" || r == "cpu" || r == "cpu-lapacke" || r == "cusolver" || r == "cusolverdx")
                 settings.refs.push_back(r);
+        if (timing_text == "restore-each") settings.restore_each_call = true;
+        else if (timing_text != "rotate") throw UsageError("timing", timing_text, "must be rotate or restore-each");
         if (!(cusolverdx_seconds > 0)) throw UsageError("cusolverdx-seconds", number_text(cusolverdx_seconds), "must be > 0");
         so.refs = all_refs;
         if (!vm["precision"].defaulted()) so.precisions = split(precisions_text, ',');
