@@ -40,6 +40,13 @@ enum class BuildKernel { fp32, tf32x3 };
 BuildKernel parse_build_kernel(const std::string& text);
 const char* to_string(BuildKernel b);
 
+// How each row's system is solved: exact, Cholesky (posv) of the built system; cg, a few conjugate-
+// gradient steps started from the row's current factors, A applied through the row's entries (the
+// system is never formed), as Takacs et al. 2011 and `implicit` do. CPU engine only.
+enum class Solver { exact, cg };
+Solver parse_solver(const std::string& text);
+const char* to_string(Solver s);
+
 class CudaWarmup;
 
 struct EngineSettings {
@@ -54,6 +61,8 @@ struct EngineSettings {
     std::uint64_t slice_bytes = 0;
     int device = 0;             // CUDA engine: the device it runs on
     BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
+    Solver solver = Solver::exact;
+    int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);
     // the engine takes its context, cuBLAS handle and prepared kernels when they match its device.
     std::shared_ptr<CudaWarmup> warmup;

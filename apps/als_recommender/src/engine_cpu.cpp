@@ -29,6 +29,13 @@ BuildKernel parse_build_kernel(const std::string& text) {
 }
 const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : "tf32x3"; }
 
+Solver parse_solver(const std::string& text) {
+    if (text == "exact") return Solver::exact;
+    if (text == "cg") return Solver::cg;
+    throw Error("--solver must be exact or cg (got '" + text + "')");
+}
+const char* to_string(Solver s) { return s == Solver::exact ? "exact" : "cg"; }
+
 namespace {
 
 // Rows with at least this many entries accumulate their systems with one BLAS ssyrk call; shorter
@@ -80,12 +87,17 @@ private:
             partition_.exchange->allreduce_sum(gram.data(), gram.size(), nullptr);
             t.exchange_s += seconds_since(t0);
         }
+        if (s_.solver == Solver::cg) {
+            t0 = Clock::now();
+            t.failed += conjugate_gradient(rows, other, gram, mine, out);
+            t.solve_s += seconds_since(t0);
+        }
         const std::int64_t per_slice =
-            s_.slice_bytes == 0 ? std::max<std::int64_t>(mine.count, 1)
+            s_.solver == Solver::cg ? 0 : s_.slice_bytes == 0 ? std::max<std::int64_t>(mine.count, 1)
                                 : std::max<std::int64_t>(1, std::int64_t(s_.slice_bytes / (ss * sizeof(float))));
         std::vector<float> a, b;
         std::vector<int> info;
-        const std::int64_t end = mine.first + mine.count;
+        const std::int64_t end = s_.solver == Solver::cg ? mine.first : mine.first + mine.count;
         for (std::int64_t first = mine.first; first < end; first += per_slice) {
             const std::int64_t count = std::min(per_slice, end - first);
             t0 = Clock::now();
@@ -115,6 +127,86 @@ private:
             t.exchange_s += seconds_since(t0);
         }
         return t;
+    }
+
+    // Solver::cg: s_.cg_steps conjugate-gradient steps for each of the rows `mine`, from the row's
+    // current factors in `out`, with A v = ridge v + G v + sum_j w_j (d_j . v) d_j applied through the
+    // row's entries (G: the lower triangle of the Gram matrix, implicit only). A row whose system is
+    // not positive definite along the first direction (lambda = 0 on an empty row) is set to 0 and
+    // counted, as the exact solver does; the count is returned.
+    std::int64_t conjugate_gradient(const Csr& rows, const std::vector<float>& other, const std::vector<float>& gram,
+                                    RowRange mine, std::vector<float>& out) const {
+        const int s = s_.width;
+        std::int64_t failed = 0;
+#pragma omp parallel reduction(+ : failed)
+        {
+            const std::size_t width = static_cast<std::size_t>(s);
+            std::vector<float> x(width), r(width), p(width), ap(width);
+            std::vector<const float*> d;
+            std::vector<float> weight, target;
+#pragma omp for schedule(dynamic, 64)
+            for (std::int64_t row = mine.first; row < mine.first + mine.count; ++row) {
+                const std::int64_t begin = rows.indptr[row], n = rows.row_length(row);
+                d.resize(std::size_t(n)), weight.resize(std::size_t(n)), target.resize(std::size_t(n));
+                for (std::int64_t e = 0; e < n; ++e) {
+                    d[std::size_t(e)] = &other[std::size_t(rows.indices[begin + e]) * std::size_t(s)];
+                    const float value = rows.values[begin + e];
+                    if (s_.implicit) weight[std::size_t(e)] = value - 1.f, target[std::size_t(e)] = value;
+                    else weight[std::size_t(e)] = 1.f, target[std::size_t(e)] = s_.biases ? value - d[std::size_t(e)][s - 1] : value;
+                }
+                const float ridge = s_.implicit ? s_.lambda : s_.lambda * float(std::max<std::int64_t>(n, 1));
+                // d_j's entry i: the biases column reads 1.
+                auto entry = [&](std::int64_t e, int i) { return (s_.biases && i == s - 1) ? 1.f : d[std::size_t(e)][i]; };
+                auto apply = [&](const std::vector<float>& v, std::vector<float>& result) {
+                    for (int i = 0; i < s; ++i) result[std::size_t(i)] = ridge * v[std::size_t(i)];
+                    if (s_.implicit)
+                        for (int j = 0; j < s; ++j) {  // the lower triangle, column j, and its mirror
+                            const float* column = &gram[std::size_t(j) * std::size_t(s)];
+                            float dot = column[j] * v[std::size_t(j)];
+                            for (int i = j + 1; i < s; ++i) {
+                                result[std::size_t(i)] += column[i] * v[std::size_t(j)];
+                                dot += column[i] * v[std::size_t(i)];
+                            }
+                            result[std::size_t(j)] += dot;
+                        }
+                    for (std::int64_t e = 0; e < n; ++e) {
+                        float dv = 0;
+                        for (int i = 0; i < s; ++i) dv += entry(e, i) * v[std::size_t(i)];
+                        const float scaled = weight[std::size_t(e)] * dv;
+                        for (int i = 0; i < s; ++i) result[std::size_t(i)] += scaled * entry(e, i);
+                    }
+                };
+                auto dot = [&](const std::vector<float>& u, const std::vector<float>& v) {
+                    float sum = 0;
+                    for (int i = 0; i < s; ++i) sum += u[std::size_t(i)] * v[std::size_t(i)];
+                    return sum;
+                };
+                float* factors = &out[std::size_t(row) * std::size_t(s)];
+                std::copy(factors, factors + s, x.begin());
+                apply(x, ap);
+                std::fill(r.begin(), r.end(), 0.f);
+                for (std::int64_t e = 0; e < n; ++e)
+                    for (int i = 0; i < s; ++i) r[std::size_t(i)] += target[std::size_t(e)] * entry(e, i);
+                for (int i = 0; i < s; ++i) r[std::size_t(i)] -= ap[std::size_t(i)];
+                p = r;
+                float rs = dot(r, r);
+                for (int step = 0; step < s_.cg_steps && rs > 0; ++step) {
+                    apply(p, ap);
+                    const float curvature = dot(p, ap);
+                    if (!(curvature > 0) || !std::isfinite(curvature)) {
+                        if (step == 0) std::fill(x.begin(), x.end(), 0.f), ++failed;
+                        break;
+                    }
+                    const float step_length = rs / curvature;
+                    for (int i = 0; i < s; ++i) x[std::size_t(i)] += step_length * p[std::size_t(i)], r[std::size_t(i)] -= step_length * ap[std::size_t(i)];
+                    const float next = dot(r, r);
+                    for (int i = 0; i < s; ++i) p[std::size_t(i)] = r[std::size_t(i)] + (next / rs) * p[std::size_t(i)];
+                    rs = next;
+                }
+                std::copy(x.begin(), x.end(), factors);
+            }
+        }
+        return failed;
     }
 
     // Systems of rows [first, first + count) into a (packed column-major, lower triangle) and b.

@@ -814,6 +814,8 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item,
     if (settings.width < 1 || settings.width > kMaxWidth)
         throw Error("the CUDA engine takes at most " + std::to_string(kMaxWidth) + " factors per row (got " +
                     std::to_string(settings.width) + "); --backend cpu goes to 1024");
+    if (settings.solver != Solver::exact)
+        throw Error("--solver cg: the CUDA engine solves each system exactly (posv); conjugate gradient runs on --backend cpu");
     if (settings.layout != SystemLayout::column_major && settings.width > 128)
         throw Error("--layout interleaved/chunked needs factors <= 128 (the tuned kernels' limit); use column_major");
     if (by_user.rows > INT32_MAX || by_item.rows > INT32_MAX) throw Error("more than 2^31 - 1 rows");

@@ -335,6 +335,10 @@ void add_hyper_options(po::options_description& d) {
         ("build-kernel", po::value<std::string>()->default_value("tf32x3"), "GPU: how each row's system is accumulated: tf32x3 (tensor cores, "
                                                                            "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
                                                                            "multiply-adds)")
+        ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
+                                                                    "gradient steps from the row's current factors, the system never "
+                                                                    "formed, as `implicit`'s default; --backend cpu)")
+        ("cg-steps", po::value<int>()->default_value(3), "--solver cg: steps per row and half-iteration")
         ("chunk-size", po::value<int>()->default_value(32), "chunked layout: systems per chunk")
         ("slice-mb", po::value<int>()->default_value(0), "solve at most this many MiB of systems at once (0: 4096 GPU, 1024 CPU)")
         ("devices", po::value<std::string>(), "train on several devices of this process: CUDA device ids (0,1 or all), or with --backend "
@@ -371,6 +375,11 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     o.backend = vm["backend"].as<std::string>();
     o.layout = option_value([&] { return parse_layout(vm["layout"].as<std::string>()); });
     o.build = option_value([&] { return parse_build_kernel(vm["build-kernel"].as<std::string>()); });
+    o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
+    o.cg_steps = vm["cg-steps"].as<int>();
+    if (o.cg_steps < 1 || o.cg_steps > 1000) throw UsageError("--cg-steps must be in [1, 1000] (got " + std::to_string(o.cg_steps) + ")");
+    if (o.solver == Solver::cg && o.backend == "cuda")
+        throw UsageError("--solver cg runs on --backend cpu (the CUDA engine solves each system exactly)");
     o.chunk_size = vm["chunk-size"].as<int>();
     if (o.chunk_size < 1) throw UsageError("--chunk-size must be >= 1");
     const int mb = vm["slice-mb"].as<int>();
@@ -808,6 +817,9 @@ int run_bench(const std::vector<std::string>& args) {
         ("lambda", po::value<float>()->default_value(0.01f), "regularisation")
         ("alpha", po::value<float>()->default_value(1.f), "confidence 1 + alpha r")
         ("backends", po::value<std::string>()->default_value("cuda,cpu"), "our backends to run (cuda is skipped without a GPU)")
+        ("solver", po::value<std::string>()->default_value("exact"), "ours: exact | cg (CPU backend; `implicit` runs CG unless "
+                                                                    "IMPLICIT_EXACT=1)")
+        ("cg-steps", po::value<int>()->default_value(3), "ours with --solver cg: steps per row and half-iteration")
         ("layouts", po::value<std::string>()->default_value("column_major"), "GPU: comma-separated layouts to time (column_major, interleaved, chunked)")
         ("device-sets", po::value<std::string>()->default_value(""), "train once per set of devices, ';'-separated (e.g. '0;0,1': one GPU, then two); "
                                                                        "rows get the speed-up over the first set. Default: one engine")
@@ -921,6 +933,12 @@ int run_bench(const std::vector<std::string>& args) {
                 h.seed = seed + 2;
                 TrainOptions o;
                 o.backend = backend, o.layout = parse_layout(layout), o.compute_loss = false, o.eval_every = 0;
+                o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
+                o.cg_steps = vm["cg-steps"].as<int>();
+                if (o.solver == Solver::cg && backend == "cuda") {
+                    std::cout << "ours cuda: skipped with --solver cg (the CUDA engine solves exactly)\n";
+                    continue;
+                }
                 if (!devices.empty()) {
                     try {
                         o.devices = batchsolve::DeviceGroup::parse_devices(
@@ -946,6 +964,7 @@ int run_bench(const std::vector<std::string>& args) {
                 const double setup = total - median(tail) * iterations;
                 const auto metrics = evaluate_ranking(m, test_sample, 10);
                 nlohmann::json r{{"tool", "ours"}, {"backend", backend}, {"layout", layout}, {"device", m.device}, {"factors", k},
+                                 {"solver", o.solver == Solver::cg ? "conjugate gradient, " + std::to_string(o.cg_steps) + " steps" : std::string("exact Cholesky (posv)")},
                                  {"devices", devices.empty() ? std::string("default") : devices}, {"device_count", std::max<std::size_t>(o.devices.size(), 1)},
                                  {"iterations", iterations}, {"seconds_per_iteration", median(tail)}, {"build_seconds", median(tb)},
                                  {"solve_seconds", median(ts)}, {"iteration_seconds", wall}, {"setup_seconds", setup},

@@ -71,6 +71,8 @@ struct TrainOptions {
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
     BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
+    Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
+    int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this
     // width, layout and slice and the file's user and item counts); used by a single CUDA engine.
     std::shared_ptr<CudaWarmup> cuda_warmup;
