@@ -12,8 +12,9 @@
 #        multi-device, refinement), which compile their own GEMM/TRSM/POTF2 kernels in their shards
 #        and go on beside the phases below until the budget;
 #   2. the warm-up: the recorded kernels into the disk cache on every thread, the slowest first (a
-#      longest-first order keeps one 40 s kernel from ending the warm-up alone), bounded by WARM_S
-#      (default: 45% of what is left); its time is printed on its own line;
+#      longest-first order keeps one 40 s kernel from ending the warm-up alone), in WARM_PROCESSES
+#      (default 4) processes, bounded by WARM_S (default: 45% of what is left); its time is printed on
+#      its own line;
 #   3. the Cholesky-kernel suites' shards, which now load their kernels from the disk cache.
 #
 # BEM's GPU tests live in test_bem_acoustics, which links Gmsh and is not in the bundle: listed as
@@ -99,6 +100,7 @@ lib_budget=$(( $(left) - 5 ))
 warm=${WARM_S:-$(( lib_budget * 45 / 100 ))}
 echo "suites: warming $(grep -c . "$ordered") kernels for at most $warm s, then the shards ($lib_budget s in all)"
 runall cholesky LABELS=unit,gpu KERNEL_MANIFEST="$ordered" BUDGET_SECONDS=$lib_budget WARM_SECONDS=$warm \
+  WARM_PROCESSES=${WARM_PROCESSES:-4} \
   SHARD_SECONDS=${SHARD_SECONDS:-150} JOBS=${JOBS:-6}
 wait  # the family suites and the apps' tests
 

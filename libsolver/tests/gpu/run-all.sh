@@ -23,6 +23,7 @@
 #                     or .txt when present; without one the warm-up is skipped and this run records one)
 #   BATCHSOLVE_CACHE_DIR  the disk kernel cache (default /tmp/batchsolve-cache)
 #   WARM_SECONDS      time limit of the warm-up (default 240)
+#   WARM_PROCESSES    warm-up processes, each with its share of the threads and of the list (default 1)
 #   SHARD_SECONDS     time limit of one shard (default 150)
 #   BUDGET_SECONDS    the whole run's limit (default 540, inside a device call's 600 s): a shard that
 #                     would start after it is reported as not run
@@ -135,9 +136,30 @@ elif [[ -s $manifest ]]; then
   warm_start=$(date +%s)
   # CUBINs in the disk cache before and after: a warm-up cut by its time limit prints no summary line
   cached_before=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
-  timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$manifest" --threads "$threads" \
-    > "$out/logs/warm-up.log" 2>&1
-  warm_rc=$?
+  processes=${WARM_PROCESSES:-1}
+  if ((processes <= 1)); then
+    timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$manifest" --threads "$threads" \
+      > "$out/logs/warm-up.log" 2>&1
+    warm_rc=$?
+  else
+    # Several processes, each with its share of the threads and every processes-th line (the list's
+    # order, e.g. longest first, kept within each): in case NVRTC in one process does not scale over
+    # 16 threads (the H200 warm-ups compiled far fewer kernels than one build-machine core's times
+    # predict).
+    per=$(( threads / processes > 0 ? threads / processes : 1 ))
+    pids=()
+    for ((w = 0; w < processes; w++)); do
+      awk -v w="$w" -v k="$processes" 'NF && (NR - 1) % k == w' "$manifest" > "$out/warm-part.$w.txt"
+      timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$out/warm-part.$w.txt" --threads "$per" \
+        > "$out/logs/warm-up.$w.log" 2>&1 &
+      pids+=($!)
+    done
+    warm_rc=0
+    for pid in "${pids[@]}"; do wait "$pid" || { rc=$?; ((warm_rc == 0 || rc == 124 || rc == 137)) && warm_rc=$rc; }; done
+    cat "$out"/logs/warm-up.*.log > "$out/logs/warm-up.log"
+    rm -f "$out"/warm-part.*.txt "$out"/logs/warm-up.*.log
+    threads="$processes processes x $per"
+  fi
   cached_after=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
   warm="warm-up: rc $warm_rc in $(( $(date +%s) - warm_start )) s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
   ((warm_rc == 124 || warm_rc == 137)) && warm="$warm (time limit ${warm_seconds} s: the rest compiles in the shards)"

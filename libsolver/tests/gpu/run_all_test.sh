@@ -74,5 +74,13 @@ check "with no budget nothing runs, and the run fails" test "$rc" -ne 0
 check "... every shard reported not run" grep -qE "batchsolve_jit_gpu_test +INCOMPLETE .* 4 not run" "$work/out2/run-all/summary.txt"
 check "without a manifest there is no warm-up" bash -c "! grep -q batchsolve-warmup '$FAKE_CALLS'"
 
+# the warm-up in several processes: each a share of the list, together all of it, once
+: > "$FAKE_CALLS"
+printf 'interleaved potrf s lower %d 0 {"nb":2}\n' 1 2 3 4 5 > "$work/manifest5.txt"
+RUN=$work/run OUT=$work/out3 KERNEL_MANIFEST=$work/manifest5.txt WARM_PROCESSES=2 LABELS=gpu SHARD_SECONDS=10 \
+  bash "$here/run-all.sh" > "$work/console3" 2>&1
+check "WARM_PROCESSES=2: two warm-up processes" test "$(grep -c '^batchsolve-warmup --kernels' "$FAKE_CALLS")" -eq 2
+check "... and the warm-up line says so" grep -qE "^warm-up: rc 0 .*2 processes x [0-9]+ threads, 5 kernels listed" "$work/out3/run-all/summary.txt"
+
 ((failures == 0)) && echo "run_all_test: all checks passed" || echo "run_all_test: $failures check(s) failed"
 exit $((failures > 0))
