@@ -8,6 +8,7 @@ set(BATCHSOLVE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/through_interleaved.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/ldlt/ldlt.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/large/cholesky_large.cu
+  ${CMAKE_CURRENT_LIST_DIR}/src/cuda/large/mixed_factor.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/refinement.cu
   ${CMAKE_CURRENT_LIST_DIR}/src/cuda/jit/manifest_replay.cpp
 )

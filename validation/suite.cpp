@@ -17,7 +17,9 @@ std::string family_of(const std::string& routine) {
 
 std::vector<std::string> peers_of(const std::string& routine) {
     const std::string f = family_of(routine);
-    if (f == "large") return routine == "posv_mixed" ? std::vector<std::string>{"cusolver"}
+    if (f == "large") return routine == "posv_mixed" ? std::vector<std::string>{"cusolver", "cusolver-irs", "cusolver-dsgesv",
+                                                                                 "cusolver-dhgesv", "cusolver-dbgesv",
+                                                                                 "cusolver-dxgesv", "cusolver-irs-gmres"}
                                                      : std::vector<std::string>{"cusolver", "lapack", "cpu"};
     if (f == "ldlt") return {"cusolver"};
     if (f == "vbatched") return routine == "gemm_vbatched" ? std::vector<std::string>{"cublas-grouped", "cublas", "cpu"}

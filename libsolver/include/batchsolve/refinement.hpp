@@ -11,6 +11,13 @@
 // A chain every allowed step fails on returns path == none and X filled with NaN: never an answer
 // that did not pass the stopping test (refined steps) or come from a successful working-precision
 // factorisation (direct steps).
+//
+// A refined step corrects either classically (d_k = M^-1 r_k, M the low factor) or by GMRES on
+// A M^-1 u = r_k, d_k = M^-1 u (GMRES-IR: Carson and Higham; Haidar et al., SC18; right-preconditioned
+// here, so that GMRES minimises the true residual), whose products with A are in the working
+// precision and whose preconditioner is the low factor: it converges where kappa(A) u_low > 1 stalls
+// classical refinement. The automatic choice starts classical and switches to GMRES
+// on the first pass whose residual shrinks by less than gmres_switch_ratio.
 #pragma once
 
 #include <string>
@@ -20,7 +27,12 @@ namespace batchsolve {
 
 // The method of one step (and of the returned X).
 enum class SolvePath {
-    single_refined,      // Cholesky in the lower precision + refinement (posv_mixed)
+    single_refined,      // Cholesky in FP32 (SIMT; TF32 updates when tensor_cores) + refinement (posv_mixed)
+    tf32_refined,        // Cholesky with every update on TF32 tensor cores (FP32 storage) + refinement
+    half_refined,        // Cholesky with FP16 tensor-core updates of a scaled copy (FP32 storage) + refinement
+    bfloat_refined,      // the same with BF16 updates
+    half_split_refined,  // FP16 tensor-core updates of a hi + lo split of every panel (three products:
+                         // about FP32 accuracy, about a third of the FP16 rate) + refinement
     double_direct,       // Cholesky + solve in the working precision (posv_mixed's fallback)
     nopiv_low,           // LDL^T without pivoting in the lower precision + refinement (sysv_mixed)
     rbt_nopiv_low,       // the same on U^T A U (random butterflies) + refinement
@@ -52,8 +64,29 @@ struct SolveStep {
     int column = 0;             // breakdown / not_positive_definite / singular: the 1-based column
     int iterations = 0;         // refinement corrections applied (0: the first solve met the criterion)
     double residual = 0;        // max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf) at the end
-    bool tensor_cores = false;  // this step's low factor ran its updates on TF32 tensor cores
+    bool tensor_cores = false;  // this step's low factor ran its updates on tensor cores
+    bool gmres = false;         // its last correction was a GMRES pass (else classical)
+    int inner_iterations = 0;   // GMRES: preconditioned products with A, summed over passes
+    double shift = 0;           // the diagonal shift of the scaled matrix the low factor factored (0: none)
+    std::vector<double> history;  // the scaled residual after each pass
 };
+
+// The precision of the low factor (posv_mixed; sysv_mixed factors in the working precision's lower one).
+enum class LowPrecision {
+    automatic,  // the cheapest that converges: FP16 (scaled) first, then the FP16 split, then the fallback
+    fp32,       // plain single precision (tensor_core_updates: TF32 updates of the blocked factor)
+    tf32,       // TF32 tensor cores for every update of a recursive factor
+    fp16,       // FP16 tensor cores, FP32 accumulation, on the unit-diagonal scaling of A
+    bf16,       // BF16 tensor cores, FP32 accumulation
+    fp16_split  // FP16 hi + lo products (three per update): about FP32 accuracy on tensor cores
+};
+const char* to_string(LowPrecision p);
+LowPrecision parse_low_precision(const std::string& text);  // the to_string names
+
+// How a refined step solves its correction equation.
+enum class CorrectionMethod { automatic, classical, gmres };
+const char* to_string(CorrectionMethod m);
+CorrectionMethod parse_correction_method(const std::string& text);
 
 // The refinement's controls, shared by every mixed-precision solver's options.
 struct RefinementOptions {
@@ -69,11 +102,32 @@ struct RefinementOptions {
     // repeated in plain single precision before the chain moves on. The CPU backend ignores it (the
     // step is marked all the same).
     bool tensor_core_updates = false;
+    // posv_mixed: the low factor's precision and the corrections (see the enums above).
+    LowPrecision factor_precision = LowPrecision::automatic;
+    CorrectionMethod method = CorrectionMethod::automatic;
+    // Automatic method: a classical pass that shrinks the residual by less than this switches the
+    // step to GMRES (classical refinement at that rate needs more passes than GMRES needs products).
+    double gmres_switch_ratio = 0.05;
+    // One GMRES pass: at most gmres_restart preconditioned products, ended early once its residual
+    // has shrunk by gmres_tolerance (the outer pass then measures the true residual in the working
+    // precision).
+    int gmres_restart = 40;
+    double gmres_tolerance = 1e-6;
+    // The low factor's diagonal shift, in units of its unit roundoff, applied to the unit-diagonal
+    // scaling of A when the unshifted factor is not positive definite (Higham and Pranesh; Abdelfattah
+    // et al.): one retry with it before the chain moves on. 0: no retry.
+    double shift_units = 8;
+    // posv_mixed's tensor-core factor (CUDA): the order of its cuSOLVER leaves and of its STRSM leaves
+    // (0: the default, 512), and how M^-1 runs for one right-hand side: 0 cuBLAS STRSV on the whole
+    // factor, b > 0 blocks of b rows (STRSV + SGEMV), -1 the default.
+    int factor_leaf = 0;
+    int solve_block = -1;
 };
 
 struct MixedResult {
     SolvePath path = SolvePath::none;  // the step whose X was returned
-    int iterations = 0;                // its refinement iterations
+    int iterations = 0;                // its refinement iterations (outer passes after the first)
+    int inner_iterations = 0;          // GMRES: its preconditioned products with A
     double backward_error = 0;         // componentwise max_i |b - Ax|_i / (|A||x| + |b|)_i, max over rhs
     double normwise_residual = 0;      // max over rhs of ||b - Ax||_inf / (||A||_inf ||x||_inf)
     std::vector<SolveStep> steps;      // every step tried, in order, the returned one last

@@ -5,8 +5,9 @@
 // (a DirectSolve), lists the steps of its chain, and the driver runs them with one stopping test,
 // one set of residual / norm / update primitives (core/refinement_backend.hpp) and one result type
 // (batchsolve/refinement.hpp). How a pass solves its correction equation A d = r is a Corrector:
-// classical refinement solves it with the low factor alone; a GMRES-based refinement (GMRES on
-// A d = r preconditioned by the low factor) is a second Corrector, the rest unchanged.
+// classical refinement solves it with the low factor alone; GMRES-based refinement runs GMRES on
+// A M^-1 u = r, d = M^-1 u (products with A in the working precision, M the low factor); the automatic
+// corrector starts classical and escalates to GMRES when a pass shrinks the residual too little.
 #pragma once
 
 #include <algorithm>
@@ -109,6 +110,7 @@ struct Operator {
 // alive together), two flags in the backend's memory, cleared before each step, and ||A||_inf.
 struct Scratch {
     void* matrix = nullptr;
+    void* krylov = nullptr;   // the GMRES corrector's basis and vectors (Layout::krylov bytes)
     int* overflow = nullptr;  // set by a conversion that meets a value not finite in the lower precision
     int* info = nullptr;      // a factorisation's info
     double norm_a = 0;
@@ -146,6 +148,12 @@ public:
                         Context& ctx) = 0;
     // d <- M^-1 d for nrhs columns of rows() entries (leading dimension ldd), M the factor.
     virtual void solve(const Operator<T>& op, int nrhs, Lo* d, int ldd, const Scratch& scratch, Context& ctx) = 0;
+    // The unit of the diagonal shift this factor can apply to its scaled matrix (its precision's
+    // unit roundoff), 0 when it applies none; the driver sets the shift before factor() on a retry.
+    virtual double shift_unit() const { return 0; }
+    virtual void set_shift(double) {}
+    // The factor runs its updates on tensor cores whatever the TF32 flag says.
+    virtual bool tensor_cores() const { return false; }
 };
 
 // A factorisation and solve in the working precision (the chain's fallback).
@@ -175,8 +183,16 @@ template <class T>
 class Corrector {
 public:
     virtual ~Corrector() = default;
+    // A refined step begins (per-step state back to its start).
+    virtual void begin_step() {}
     // False when the residual does not fit the lower precision (the step ends with overflow).
     virtual bool correct(LowFactor<T>& factor, const Pass<T>& pass, Context& ctx) = 0;
+    // After a pass whose residual shrank by `ratio` (new / old, > 1 when it grew): true when the
+    // corrector changed to a stronger method, so that the pass is not judged by the stall and
+    // divergence tests of the method it left.
+    virtual bool escalate(double /*ratio*/) { return false; }
+    virtual bool gmres() const { return false; }      // the last pass was a GMRES pass
+    virtual int inner_iterations() const { return 0; }  // GMRES products with A in this step
 };
 
 // Classical refinement: d = M^-1 r, solved in the lower precision.
@@ -194,20 +210,200 @@ public:
     }
 };
 
-// One step of a chain: a refined factor or a direct solve (exactly one is set).
+// GMRES-IR's correction (Carson and Higham 2018; Haidar et al., SC18): GMRES on A M^-1 u = r, d = M^-1 u
+// (right preconditioning: GMRES then minimises the true residual of the correction equation, so its
+// stopping test speaks of what the outer pass measures), in its flexible form (the preconditioned
+// vectors z_k = M^-1 v_k are kept and d = Z y: M^-1 in a low precision is no fixed linear operator,
+// and applying it once more to V y would break A Z = V H), one right-hand side at a time, with the
+// products A z in the working precision, M^-1 by the low factor (the vector rounded to its precision
+// and back) and classical Gram-Schmidt repeated once (CGS2: GEMVs against the basis and one host
+// fetch per iteration). Not restarted: a pass ends at `restart` products or when the residual has
+// shrunk by `tolerance`, and the outer pass measures the true residual. The basis lives in
+// Scratch::krylov (krylov_bytes).
+template <class T>
+class GmresCorrector : public Corrector<T> {
+public:
+    using Lo = lower_t<T>;
+    using R = real_t<T>;
+    GmresCorrector(int restart, double tolerance) : restart_(std::max(1, restart)), tolerance_(tolerance) {}
+
+    static std::size_t krylov_bytes(int n, int restart) {
+        const std::size_t m = std::size_t(std::max(1, restart));
+        return align_up((m + 1) * std::size_t(n) * sizeof(T)) + align_up(m * std::size_t(n) * sizeof(T)) +
+               align_up(2 * (m + 2) * sizeof(T));
+    }
+
+    void begin_step() override { inner_ = 0; }
+    bool gmres() const override { return true; }
+    int inner_iterations() const override { return inner_; }
+
+    bool correct(LowFactor<T>& factor, const Pass<T>& p, Context& ctx) override {
+        const int n = p.op.n, m = restart_;
+        T* basis = static_cast<T*>(p.scratch.krylov);  // V: n x (m + 1)
+        T* preconditioned = piece<T>(p.scratch.krylov, align_up((std::size_t(m) + 1) * n * sizeof(T)));  // Z: n x m
+        T* coefficients = piece<T>(p.scratch.krylov, align_up((std::size_t(m) + 1) * n * sizeof(T)) +
+                                                         align_up(std::size_t(m) * n * sizeof(T)));  // 2 (m + 2)
+        std::vector<T> h(std::size_t(m + 1) * m, T(0)), fetched(2 * std::size_t(m + 2));
+        std::vector<R> cs(m);
+        std::vector<T> sn(m), g(m + 1, T(0));
+        for (int j = 0; j < p.nrhs; ++j) {
+            const T* r = p.r + std::size_t(j) * n;
+            // v_0 = r / beta.
+            BATCHSOLVE_ON_BACKEND(ctx, copy_matrix<T>(n, 1, r, n, basis, n, ctx));
+            const R beta = norm(n, basis, coefficients, ctx);
+            if (!(beta > 0) || !std::isfinite(double(beta))) {
+                if (beta == R(0)) continue;  // r = 0: nothing to correct
+                return false;
+            }
+            BATCHSOLVE_ON_BACKEND(ctx, scale_add<T>(n, T(0), nullptr, T(R(1) / beta), basis, ctx));
+            std::fill(g.begin(), g.end(), T(0));
+            g[0] = T(beta);
+            int k = 0;
+            for (; k < m; ++k) {
+                T* w = basis + std::size_t(k + 1) * n;
+                // z_k = M^-1 v_k, w = A z_k.
+                T* z = preconditioned + std::size_t(k) * n;
+                if (!precondition(factor, p, basis + std::size_t(k) * n, z, ctx)) return false;
+                BATCHSOLVE_ON_BACKEND(ctx, symmetric_product<T>(p.op.uplo, p.op.symmetry, n, p.op.a, p.op.lda, z, w, ctx));
+                ++inner_;
+                // CGS2: h1 = V^H w, w -= V h1; then [V w]^H w (the last entry ||w||^2), w -= V h2.
+                BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(true, n, k + 1, T(1), basis, n, w, T(0), coefficients, ctx));
+                BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(false, n, k + 1, T(-1), basis, n, coefficients, T(1), w, ctx));
+                T* second = coefficients + (m + 2);
+                BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(true, n, k + 2, T(1), basis, n, w, T(0), second, ctx));
+                BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(false, n, k + 1, T(-1), basis, n, second, T(1), w, ctx));
+                fetch(ctx, fetched.data(), coefficients, fetched.size());
+                R removed = 0;
+                for (int i = 0; i <= k; ++i) {
+                    h[std::size_t(k) * (m + 1) + i] = fetched[i] + fetched[(m + 2) + i];
+                    removed += std::norm(fetched[(m + 2) + i]);
+                }
+                const R squared = std::real(fetched[(m + 2) + k + 1]) - removed;
+                const R next = squared > 0 ? std::sqrt(squared) : R(0);
+                if (!std::isfinite(double(next))) return false;
+                h[std::size_t(k) * (m + 1) + k + 1] = T(next);
+                // Givens rotations keep the Hessenberg matrix triangular; |g_{k+1}| is the residual.
+                for (int i = 0; i < k; ++i) rotate(cs[i], sn[i], h[std::size_t(k) * (m + 1) + i], h[std::size_t(k) * (m + 1) + i + 1]);
+                givens(h[std::size_t(k) * (m + 1) + k], h[std::size_t(k) * (m + 1) + k + 1], cs[k], sn[k]);
+                rotate(cs[k], sn[k], g[k], g[k + 1]);
+                const bool done = std::abs(g[k + 1]) <= tolerance_ * beta || next == R(0);
+                if (!done && k + 1 < m)
+                    BATCHSOLVE_ON_BACKEND(ctx, scale_add<T>(n, T(0), nullptr, T(R(1) / next), w, ctx));
+                if (done) {
+                    ++k;
+                    break;
+                }
+            }
+            if (k == 0) continue;
+            // y = H(1:k, 1:k)^-1 g(1:k); x_j += Z(:, 1:k) y.
+            std::vector<T> y(k);
+            for (int i = k - 1; i >= 0; --i) {
+                T sum = g[i];
+                for (int c = i + 1; c < k; ++c) sum -= h[std::size_t(c) * (m + 1) + i] * y[c];
+                y[i] = sum / h[std::size_t(i) * (m + 1) + i];
+            }
+            detail::backend_copy_to_backend(ctx, coefficients, y.data(), std::size_t(k) * sizeof(T));
+            BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(false, n, k, T(1), preconditioned, n, coefficients, T(1),
+                                                     p.x + std::size_t(j) * p.ldx, ctx));
+        }
+        return true;
+    }
+
+private:
+    // out = M^-1 v (n entries, working precision), through the low factor's precision.
+    bool precondition(LowFactor<T>& factor, const Pass<T>& p, const T* v, T* out, Context& ctx) {
+        const int n = p.op.n, rows = factor.rows(p.op);
+        BATCHSOLVE_ON_BACKEND(ctx, convert_down<T, Lo>(n, rows, 1, v, n, p.d, rows, p.scratch.overflow, ctx));
+        if (read_flag(ctx, p.scratch.overflow)) return false;
+        factor.solve(p.op, 1, p.d, rows, p.scratch, ctx);
+        BATCHSOLVE_ON_BACKEND(ctx, convert_up<T, Lo>(n, 1, p.d, rows, out, n, ctx));
+        return true;
+    }
+    R norm(int n, const T* v, T* scratch, Context& ctx) {
+        BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(true, n, 1, T(1), v, n, v, T(0), scratch, ctx));
+        T value{};
+        fetch(ctx, &value, scratch, 1);
+        return std::sqrt(std::max(R(0), std::real(value)));
+    }
+    static T conj_of(T v) {
+        if constexpr (is_complex_v<T>) return std::conj(v);
+        else return v;
+    }
+    // The rotation [c s; -conj(s) c] with c real that zeroes b in (a, b); a becomes r.
+    static void givens(T& a, T& b, R& c, T& s) {
+        const R ma = std::abs(a), mb = std::abs(b);
+        if (mb == R(0)) {
+            c = 1, s = T(0);
+            return;
+        }
+        if (ma == R(0)) {
+            c = 0, s = T(1);
+            a = b, b = T(0);
+            return;
+        }
+        const R rho = std::hypot(ma, mb);
+        c = ma / rho;
+        const T phase = a / ma;
+        s = phase * conj_of(b) / rho;
+        a = phase * rho;
+        b = T(0);
+    }
+    static void rotate(R c, const T& s, T& a, T& b) {
+        const T top = c * a + s * b;
+        b = -conj_of(s) * a + c * b;
+        a = top;
+    }
+
+    int restart_;
+    double tolerance_;
+    int inner_ = 0;
+};
+
+// The automatic choice: classical passes while each shrinks the residual by at least switch_ratio,
+// GMRES from the first pass that does not (and for the rest of the step).
+template <class T>
+class AutomaticCorrector final : public Corrector<T> {
+public:
+    AutomaticCorrector(int restart, double tolerance, double switch_ratio)
+        : gmres_(restart, tolerance), switch_ratio_(switch_ratio) {}
+    void begin_step() override {
+        use_gmres_ = false;
+        gmres_.begin_step();
+    }
+    bool correct(LowFactor<T>& factor, const Pass<T>& p, Context& ctx) override {
+        return use_gmres_ ? gmres_.correct(factor, p, ctx) : classical_.correct(factor, p, ctx);
+    }
+    bool escalate(double ratio) override {
+        if (use_gmres_ || !(ratio > switch_ratio_)) return false;
+        use_gmres_ = true;
+        return true;
+    }
+    bool gmres() const override { return use_gmres_; }
+    int inner_iterations() const override { return gmres_.inner_iterations(); }
+
+private:
+    ClassicalCorrector<T> classical_;
+    GmresCorrector<T> gmres_;
+    double switch_ratio_;
+    bool use_gmres_ = false;
+};
+
+// One step of a chain: a refined factor or a direct solve (exactly one is set); a refined step's
+// corrector (null: the driver's).
 template <class T>
 struct ChainStep {
     LowFactor<T>* refined = nullptr;
     DirectSolve<T>* direct = nullptr;
+    Corrector<T>* corrector = nullptr;
 };
 
 // The driver's workspace, in bytes from its start: the plug-ins' matrix region first, then the
 // vectors (residual, correction, row sums, norms, flags).
 struct Layout {
-    std::size_t matrix = 0, residual = 0, correction = 0, row_sums = 0, norms = 0, flags = 0, total = 0;
+    std::size_t matrix = 0, residual = 0, correction = 0, row_sums = 0, norms = 0, flags = 0, krylov = 0, total = 0;
 
     template <class T>
-    static Layout of(int n, int nrhs, int correction_rows, std::size_t matrix_bytes) {
+    static Layout of(int n, int nrhs, int correction_rows, std::size_t matrix_bytes, std::size_t krylov_bytes = 0) {
         using Lo = lower_t<T>;
         using R = real_t<T>;
         Layout l;
@@ -218,6 +414,7 @@ struct Layout {
         l.row_sums = at, at += align_up(std::size_t(n) * sizeof(R));
         l.norms = at, at += align_up(std::size_t(2 * nrhs + 2) * sizeof(R));
         l.flags = at, at += align_up(2 * sizeof(int));
+        l.krylov = at, at += align_up(krylov_bytes);
         l.total = at;
         return l;
     }
@@ -235,6 +432,7 @@ public:
         : op_(op), nrhs_(nrhs), b_(b), ldb_(ldb), x_(x), ldx_(ldx), options_(options), ctx_(ctx),
           corrector_(corrector ? corrector : &classical_) {
         scratch_.matrix = static_cast<char*>(workspace) + layout.matrix;
+        scratch_.krylov = layout.krylov == layout.total ? nullptr : static_cast<char*>(workspace) + layout.krylov;
         r_ = piece<T>(workspace, layout.residual);
         d_ = piece<Lo>(workspace, layout.correction);
         sums_ = piece<R>(workspace, layout.row_sums);
@@ -269,10 +467,19 @@ public:
             if (link.refined) {
                 const bool tensor_cores = first_refined && options_.tensor_core_updates;
                 first_refined = false;
-                result.steps.push_back(refined(*link.refined, tensor_cores));
+                Corrector<T>& corrector = link.corrector ? *link.corrector : *corrector_;
+                result.steps.push_back(refined(*link.refined, corrector, tensor_cores, 0));
                 if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
                 if (tensor_cores && precision_failure(result.steps.back().outcome)) {
-                    result.steps.push_back(refined(*link.refined, false));
+                    result.steps.push_back(refined(*link.refined, corrector, false, 0));
+                    if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
+                }
+                // A low factor that is not positive definite may be after a diagonal shift of its
+                // scaled matrix (a factor that supports one says so through shift_unit()).
+                const double unit = link.refined->shift_unit();
+                if (result.steps.back().outcome == StepOutcome::not_positive_definite && unit > 0 &&
+                    options_.shift_units > 0) {
+                    result.steps.push_back(refined(*link.refined, corrector, false, options_.shift_units * unit));
                     if (result.steps.back().outcome == StepOutcome::converged) return finish(result);
                 }
             } else {
@@ -284,6 +491,7 @@ public:
         BATCHSOLVE_ON_BACKEND(ctx_, fill_nan<T>(op_.n, nrhs_, x_, ldx_, ctx_));
         result.path = SolvePath::none;
         result.iterations = result.steps.empty() ? 0 : result.steps.back().iterations;
+        result.inner_iterations = result.steps.empty() ? 0 : result.steps.back().inner_iterations;
         result.backward_error = std::numeric_limits<double>::quiet_NaN();
         result.normwise_residual = std::numeric_limits<double>::quiet_NaN();
         return result;
@@ -315,12 +523,21 @@ private:
         detail::backend_fill_bytes(ctx_, flags_, 0, 2 * sizeof(int));
     }
 
-    SolveStep refined(LowFactor<T>& factor, bool tensor_cores) {
+    SolveStep refined(LowFactor<T>& factor, Corrector<T>& corrector, bool tensor_cores, double shift) {
         SolveStep step;
         step.path = factor.path();
-        step.tensor_cores = tensor_cores;
+        step.tensor_cores = tensor_cores || factor.tensor_cores();
+        step.shift = shift;
         clear_flags();
-        if (!factor.factor(op_, tensor_cores, scratch_, step, ctx_)) return step;
+        factor.set_shift(shift);
+        const bool factored = factor.factor(op_, tensor_cores, scratch_, step, ctx_);
+        factor.set_shift(0);
+        if (!factored) return step;
+        corrector.begin_step();
+        const auto note = [&] {
+            step.gmres = corrector.gmres();
+            step.inner_iterations = corrector.inner_iterations();
+        };
 
         // x = 0, r = b; every pass solves for the correction of the current residual.
         BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(op_.n, nrhs_, b_, ldb_, r_, op_.n, ctx_));
@@ -329,7 +546,9 @@ private:
         const Pass<T> pass{op_, nrhs_, r_, d_, x_, ldx_, scratch_};
         double previous = std::numeric_limits<double>::infinity();
         for (int k = 0;; ++k) {
-            if (!corrector_->correct(factor, pass, ctx_)) {
+            const bool ok = corrector.correct(factor, pass, ctx_);
+            note();
+            if (!ok) {
                 step.outcome = StepOutcome::overflow;
                 return step;
             }
@@ -337,7 +556,15 @@ private:
             step.iterations = k;  // the first pass is the solve, the later ones corrections
             const Measure m = measure_residual();
             step.residual = m.scaled;
-            if (!m.finite || m.scaled > previous) {
+            step.history.push_back(m.scaled);
+            if (!m.finite) {
+                step.outcome = StepOutcome::diverged;
+                return step;
+            }
+            // The first pass is the solve: its ratio to "infinity" says nothing about the method. A
+            // pass that met the criterion needs no stronger one.
+            const bool escalated = k > 0 && !m.met && corrector.escalate(m.scaled / previous);
+            if (!escalated && m.scaled > previous) {
                 step.outcome = StepOutcome::diverged;
                 return step;
             }
@@ -345,7 +572,7 @@ private:
                 step.outcome = StepOutcome::converged;
                 return step;
             }
-            if (k > 0 && m.scaled > options_.stall_ratio * previous) {
+            if (!escalated && k > 0 && m.scaled > options_.stall_ratio * previous) {
                 step.outcome = StepOutcome::stalled;
                 return step;
             }
@@ -376,6 +603,7 @@ private:
         const SolveStep& last = result.steps.back();
         result.path = last.path;
         result.iterations = last.iterations;
+        result.inner_iterations = last.inner_iterations;
         result.normwise_residual = last.residual;
         double worst = 0;
         for (int j = 0; j < nrhs_; ++j) {

@@ -4,7 +4,8 @@
 // Hermitian) A stored in one triangle, and the norms of the stopping test and the backward error.
 // src/reference/refinement.cpp implements them on the CPU, src/cuda/refinement.cu on the GPU,
 // src/stub/refinement_stub.cpp throws NotCompiled in a CPU-only build. Pointers are in the backend's
-// memory; every routine runs on the context's stream.
+// memory; every routine runs on the context's stream. GMRES-based refinement adds a product with A,
+// a dense GEMV and y = alpha x + beta y.
 #pragma once
 
 #include "batchsolve/context.hpp"
@@ -40,6 +41,19 @@
 #define BATCHSOLVE_REFINEMENT_COPY_MATRIX(T) \
     void copy_matrix(int rows, int cols, const T* src, int lds, T* dst, int ldd, Context& ctx)
 #define BATCHSOLVE_REFINEMENT_FILL_NAN(T) void fill_nan(int rows, int cols, T* x, int ldx, Context& ctx)
+// dst = src widened to Hi (rows x cols).
+#define BATCHSOLVE_REFINEMENT_CONVERT_UP(Hi, Lo) \
+    void convert_up(int rows, int cols, const Lo* src, int lds, Hi* dst, int ldd, Context& ctx)
+// y = A x for one vector, A from its uplo triangle as in residual.
+#define BATCHSOLVE_REFINEMENT_PRODUCT(T)                                                                    \
+    void symmetric_product(Uplo uplo, Symmetry s, int n, const T* a, int lda, const T* x, T* y, Context& ctx)
+// y = alpha op(V) x + beta y, V rows x cols (ldv), op the identity or (adjoint) the conjugate
+// transpose; beta == 0 overwrites y (NaN in y does not survive). GMRES's orthogonalisation.
+#define BATCHSOLVE_REFINEMENT_GEMV(T)                                                                       \
+    void dense_gemv(bool adjoint, int rows, int cols, T alpha, const T* v, int ldv, const T* x, T beta, T* y, \
+                    Context& ctx)
+// y = alpha x + beta y (n entries); x may be null when alpha == 0; beta == 0 overwrites y.
+#define BATCHSOLVE_REFINEMENT_SCALE_ADD(T) void scale_add(int n, T alpha, const T* x, T beta, T* y, Context& ctx)
 
 #define BATCHSOLVE_REFINEMENT_ROUTINES(ROUTINE)                                              \
     ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_CONVERT_DOWN, "mixed-precision refinement")     \
@@ -50,5 +64,9 @@
     ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_COMPONENTWISE_RATIO, "mixed-precision refinement") \
     ROUTINE(REAL_PRECISIONS, BATCHSOLVE_REFINEMENT_MAX_OF, "mixed-precision refinement")       \
     ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_COPY_MATRIX, "mixed-precision refinement")       \
-    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_FILL_NAN, "mixed-precision refinement")
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_FILL_NAN, "mixed-precision refinement")          \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_CONVERT_UP, "mixed-precision refinement")       \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_PRODUCT, "mixed-precision refinement")           \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_GEMV, "mixed-precision refinement")              \
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_SCALE_ADD, "mixed-precision refinement")
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)

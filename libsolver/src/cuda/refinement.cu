@@ -136,6 +136,23 @@ __global__ void fill_nan_kernel(int rows, D* x, int ldx) {
     if (i < rows) x[std::size_t(blockIdx.y) * ldx + i] = nan_of<D>();
 }
 
+template <class H, class L>
+__global__ void convert_up_kernel(int rows, const L* src, int lds, H* dst, int ldd) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows) return;
+    const L v = src[std::size_t(blockIdx.y) * lds + i];
+    if constexpr (is_complex_dev<H>) dst[std::size_t(blockIdx.y) * ldd + i] = H(v.real(), v.imag());
+    else dst[std::size_t(blockIdx.y) * ldd + i] = H(v);
+}
+
+template <class D>
+__global__ void scale_add_kernel(int n, D alpha, const D* x, D beta, D* y) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const D base = beta == D(0) ? D(0) : beta * y[i];
+    y[i] = alpha == D(0) ? base : base + alpha * x[i];
+}
+
 // ---- cuBLAS by type: R (n x nrhs) -= A X ----------------------------------------------------------------
 // SYMV / HEMV for one right-hand side (a matrix-vector product reads A once at full bandwidth, which
 // SYMM with one column does not promise).
@@ -170,6 +187,47 @@ cublasStatus_t symm_minus(cublasHandle_t h, cublasFillMode_t fill, Symmetry s, i
     if (nrhs == 1) return (herm ? cublasZhemv : cublasZsymv)(h, fill, n, &minus_one, cu(a), lda, cu(x), 1, &one, cu(r), 1);
     return (herm ? cublasZhemm : cublasZsymm)(h, CUBLAS_SIDE_LEFT, fill, n, nrhs, &minus_one, cu(a), lda, cu(x), ldx, &one,
                                                cu(r), ldr);
+}
+
+// y = alpha A x + beta y (one vector).
+cublasStatus_t symv(cublasHandle_t h, cublasFillMode_t fill, Symmetry, int n, float alpha, const float* a, int lda,
+                    const float* x, float beta, float* y) {
+    return cublasSsymv(h, fill, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+cublasStatus_t symv(cublasHandle_t h, cublasFillMode_t fill, Symmetry, int n, double alpha, const double* a, int lda,
+                    const double* x, double beta, double* y) {
+    return cublasDsymv(h, fill, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+cublasStatus_t symv(cublasHandle_t h, cublasFillMode_t fill, Symmetry s, int n, std::complex<float> alpha,
+                    const std::complex<float>* a, int lda, const std::complex<float>* x, std::complex<float> beta,
+                    std::complex<float>* y) {
+    return (s == Symmetry::hermitian ? cublasChemv : cublasCsymv)(h, fill, n, cu(&alpha), cu(a), lda, cu(x), 1, cu(&beta),
+                                                                  cu(y), 1);
+}
+cublasStatus_t symv(cublasHandle_t h, cublasFillMode_t fill, Symmetry s, int n, std::complex<double> alpha,
+                    const std::complex<double>* a, int lda, const std::complex<double>* x, std::complex<double> beta,
+                    std::complex<double>* y) {
+    return (s == Symmetry::hermitian ? cublasZhemv : cublasZsymv)(h, fill, n, cu(&alpha), cu(a), lda, cu(x), 1, cu(&beta),
+                                                                  cu(y), 1);
+}
+
+cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, float alpha, const float* a, int lda,
+                    const float* x, float beta, float* y) {
+    return cublasSgemv(h, op, m, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, double alpha, const double* a, int lda,
+                    const double* x, double beta, double* y) {
+    return cublasDgemv(h, op, m, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, std::complex<float> alpha,
+                    const std::complex<float>* a, int lda, const std::complex<float>* x, std::complex<float> beta,
+                    std::complex<float>* y) {
+    return cublasCgemv(h, op, m, n, cu(&alpha), cu(a), lda, cu(x), 1, cu(&beta), cu(y), 1);
+}
+cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, std::complex<double> alpha,
+                    const std::complex<double>* a, int lda, const std::complex<double>* x, std::complex<double> beta,
+                    std::complex<double>* y) {
+    return cublasZgemv(h, op, m, n, cu(&alpha), cu(a), lda, cu(x), 1, cu(&beta), cu(y), 1);
 }
 
 }  // namespace
@@ -255,6 +313,52 @@ BATCHSOLVE_REFINEMENT_FILL_NAN(T) {
     if (rows == 0 || cols == 0) return;
     fill_nan_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(x), ldx);
     BATCHSOLVE_LAUNCH_CHECK("fill_nan_kernel");
+}
+
+template <class Hi, class Lo>
+BATCHSOLVE_REFINEMENT_CONVERT_UP(Hi, Lo) {
+    CudaResources& r = prepare(ctx, kRoutine);
+    DeviceGuard guard(r.device_);
+    if (rows == 0 || cols == 0) return;
+    convert_up_kernel<<<dim3(blocks_for(rows), cols), kThreads, 0, r.stream()>>>(rows, dev(src), lds, dev(dst), ldd);
+    BATCHSOLVE_LAUNCH_CHECK("convert_up_kernel");
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_PRODUCT(T) {
+    CudaResources& r = prepare(ctx, kRoutine);
+    DeviceGuard guard(r.device_);
+    if (n == 0) return;
+    // beta = 0: cuBLAS does not read y.
+    BATCHSOLVE_CUBLAS_CHECK(symv(r.cublas(), fill_of(uplo), s, n, T(1), a, lda, x, T(0), y));
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_GEMV(T) {
+    CudaResources& r = prepare(ctx, kRoutine);
+    DeviceGuard guard(r.device_);
+    const int out = adjoint ? cols : rows;
+    if (out == 0) return;
+    if (rows == 0 || cols == 0) {
+        scale_add(out, T(0), static_cast<const T*>(nullptr), beta, y, ctx);
+        return;
+    }
+    const cublasOperation_t op = adjoint ? (is_complex_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
+    BATCHSOLVE_CUBLAS_CHECK(gemv(r.cublas(), op, rows, cols, alpha, v, ldv, x, beta, y));
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_SCALE_ADD(T) {
+    CudaResources& r = prepare(ctx, kRoutine);
+    DeviceGuard guard(r.device_);
+    if (n == 0) return;
+    using D = dev_t<T>;
+    const auto to_device = [](T v) {
+        if constexpr (is_complex_v<T>) return D(v.real(), v.imag());
+        else return D(v);
+    };
+    scale_add_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, to_device(alpha), dev(x), to_device(beta), dev(y));
+    BATCHSOLVE_LAUNCH_CHECK("scale_add_kernel");
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)

@@ -145,6 +145,55 @@ BATCHSOLVE_REFINEMENT_FILL_NAN(T) {
     for (int j = 0; j < cols; ++j) std::fill(x + std::size_t(j) * ldx, x + std::size_t(j) * ldx + rows, nan_value<T>());
 }
 
+template <class Hi, class Lo>
+BATCHSOLVE_REFINEMENT_CONVERT_UP(Hi, Lo) {
+    for (int j = 0; j < cols; ++j)
+        for (int i = 0; i < rows; ++i) dst[std::size_t(j) * ldd + i] = Hi(src[std::size_t(j) * lds + i]);
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_PRODUCT(T) {
+    std::fill(y, y + n, T(0));
+    if (n == 0) return;
+    host::ScopedAllThreadsBlas threads;
+    // y = 0 - A x through the residual's product, then the sign.
+    symm_minus(uplo, s, n, 1, a, lda, x, n, y, n);
+    for (int i = 0; i < n; ++i) y[i] = -y[i];
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_GEMV(T) {
+    const int out = adjoint ? cols : rows;
+    for (int i = 0; i < out; ++i) y[i] = beta == T(0) ? T(0) : beta * y[i];
+    if (alpha == T(0)) return;
+    if (adjoint) {
+#pragma omp parallel for schedule(static)
+        for (int j = 0; j < cols; ++j) {
+            T sum = 0;
+            const T* column = v + std::size_t(j) * ldv;
+            for (int i = 0; i < rows; ++i) {
+                if constexpr (is_complex_v<T>) sum += std::conj(column[i]) * x[i];
+                else sum += column[i] * x[i];
+            }
+            y[j] += alpha * sum;
+        }
+    } else {
+        for (int j = 0; j < cols; ++j) {
+            const T scaled = alpha * x[j];
+            const T* column = v + std::size_t(j) * ldv;
+            for (int i = 0; i < rows; ++i) y[i] += column[i] * scaled;
+        }
+    }
+}
+
+template <class T>
+BATCHSOLVE_REFINEMENT_SCALE_ADD(T) {
+    for (int i = 0; i < n; ++i) {
+        const T base = beta == T(0) ? T(0) : beta * y[i];
+        y[i] = alpha == T(0) ? base : base + alpha * x[i];
+    }
+}
+
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)
 
 }  // namespace batchsolve::reference

@@ -1,0 +1,389 @@
+// The CUDA backend of posv_mixed's low-precision Cholesky (core/mixed_factor_backend.hpp): A scaled to
+// unit diagonal and rounded to FP32 in one pass, then a recursive Cholesky in which nearly every flop
+// is a cublasGemmEx on tensor cores with FP32 accumulation:
+//   chol(A) = chol(A11); A21 := A21 L11^-T (recursive: halves and one GEMM between them, cuBLAS
+//   STRSM at the leaves); A22 -= A21 A21^T (recursive halves, one GEMM for the square between them);
+//   chol(A22); diagonal leaves by cuSOLVER SPOTRF.
+// The GEMMs' inputs are TF32 (FP32 storage, CUBLAS_COMPUTE_32F_FAST_TF32), FP16 or BF16 copies of the
+// panels (converted once per panel), or the FP16 hi + lo split (three products, about FP32 accuracy).
+// FP16 copies are of 2^12 times the panel: the scaled matrix's factor has |l_ij| <= 1, so the copy
+// stays below 4,096 (FP16's largest finite value is 65,504) and its entries down to 2^-26 stay normal.
+// The solve applies S, two triangular solves in FP32 (cuBLAS STRSV/STRSM on the whole factor, or
+// blocked: STRSV on each diagonal block and SGEMV for the panel below it) and S again.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+
+#include "../../core/mixed_factor_backend.hpp"
+#include "../resources.hpp"
+
+namespace batchsolve::cuda_backend {
+
+using detail::CudaResources;
+using detail::DeviceGuard;
+using mixed_factor_detail::MixedFactorConfig;
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kTile = 32;
+// FP16 copies hold 2^12 x the panel (see the file comment); products of two are 2^24 too large.
+constexpr float kHalfScale = 4096.0f;
+// The lo part of the split holds 2^11 x (2^12 x panel - hi): the rounding error of hi, back in range.
+constexpr float kLoScale = 2048.0f;
+// Halves of a recursion are rounded up to a multiple of this (GEMM tiles; cuSOLVER leaves).
+constexpr int kSplitGranule = 128;
+
+unsigned blocks_for(long long count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
+
+std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+int split_of(int m) { return std::min(m, ((m + 1) / 2 + kSplitGranule - 1) / kSplitGranule * kSplitGranule); }
+
+// The scratch: [L: n x n floats, ld n][S: n floats][hi: panel halves][lo: panel halves][cuSOLVER
+// buffer][leaf info, bad column]. A panel copy never exceeds n^2 / 4 + 256 n entries (the top-level
+// update's n/2 x n/2 panel; inside a TRSM both operands together stay below 3 n^2 / 16).
+struct Carve {
+    float* l = nullptr;
+    float* s = nullptr;
+    void* hi = nullptr;
+    void* lo = nullptr;
+    float* solver = nullptr;
+    int* leaf_info = nullptr;
+    int* bad = nullptr;
+    std::size_t panel_entries = 0, total = 0;
+    int lwork = 0;
+
+    Carve(int n, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
+        std::size_t at = 0;
+        const std::size_t nn = std::size_t(n) * n;
+        panel_entries = halves ? nn / 4 + std::size_t(256) * n : 0;
+        const std::size_t l_at = at;
+        at += align(nn * sizeof(float));
+        const std::size_t s_at = at;
+        at += align(std::size_t(n) * sizeof(float));
+        const std::size_t hi_at = at;
+        at += align(panel_entries * 2);
+        const std::size_t lo_at = at;
+        at += split ? align(panel_entries * 2) : 0;
+        const std::size_t solver_at = at;
+        at += align(std::size_t(std::max(lwork_floats, 1)) * sizeof(float));
+        const std::size_t info_at = at;
+        at += align(2 * sizeof(int));
+        total = at;
+        if (base) {
+            char* b = static_cast<char*>(base);
+            l = reinterpret_cast<float*>(b + l_at);
+            s = reinterpret_cast<float*>(b + s_at);
+            hi = b + hi_at;
+            lo = split ? b + lo_at : nullptr;
+            solver = reinterpret_cast<float*>(b + solver_at);
+            leaf_info = reinterpret_cast<int*>(b + info_at);
+            bad = leaf_info + 1;
+        }
+    }
+};
+
+bool uses_halves(LowPrecision p) { return p == LowPrecision::fp16 || p == LowPrecision::bf16 || p == LowPrecision::fp16_split; }
+
+// ---- kernels ------------------------------------------------------------------------------------------
+
+// s_i = a_ii^-1/2; the first column with a_ii <= 0 or not finite goes to *bad (preset to INT_MAX).
+template <class T>
+__global__ void diagonal_scale_kernel(int n, const T* a, int lda, float* s, int* bad) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double d = double(a[std::size_t(i) * lda + i]);
+    if (!(d > 0) || !isfinite(d)) {
+        atomicMin(bad, i + 1);
+        s[i] = 0;
+        return;
+    }
+    s[i] = float(1.0 / sqrt(d));
+}
+
+// L's lower triangle = S A S (A read from its uplo triangle through 32 x 32 tiles, so that upper
+// storage reads coalesced too), diagonal 1 + shift. Tiles above the diagonal are skipped.
+template <class T>
+__global__ void scaled_copy_kernel(bool lower, int n, const T* a, int lda, const float* s, float shift, float* l) {
+    if (blockIdx.x < blockIdx.y) return;  // tile row < tile column: above the diagonal
+    __shared__ float tile[kTile][kTile + 1];
+    const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
+    // Lower: entry (i, j) is a[j * lda + i]. Upper: it is a[i * lda + j] (the transposed tile).
+    for (int c = threadIdx.y; c < kTile; c += blockDim.y) {
+        if (lower) {
+            const int i = i0 + threadIdx.x, j = j0 + c;
+            if (i < n && j < n) tile[c][threadIdx.x] = float(double(a[std::size_t(j) * lda + i]));
+        } else {
+            const int j = j0 + threadIdx.x, i = i0 + c;  // read along j (contiguous in upper storage)
+            if (i < n && j < n) tile[threadIdx.x][c] = float(double(a[std::size_t(i) * lda + j]));
+        }
+    }
+    __syncthreads();
+    for (int c = threadIdx.y; c < kTile; c += blockDim.y) {
+        const int i = i0 + threadIdx.x, j = j0 + c;
+        if (i >= n || j >= n || i < j) continue;
+        const float v = i == j ? 1.0f + shift : tile[c][threadIdx.x] * s[i] * s[j];
+        l[std::size_t(j) * n + i] = v;
+    }
+}
+
+// hi = low(scale x) for an m x k block (ld of the source lds, of the copies m); split: lo =
+// low((scale x - hi) 2^11).
+template <class Low>
+__device__ __forceinline__ Low to_low(float v);
+template <> __device__ __forceinline__ __half to_low<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 to_low<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <class Low>
+__global__ void to_low_kernel(int m, int k, const float* src, int lds, float scale, Low* hi, __half* lo) {
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)m * k) return;
+    const int i = int(idx % m), j = int(idx / m);
+    const float v = src[std::size_t(j) * lds + i] * scale;
+    const Low h = to_low<Low>(v);
+    hi[idx] = h;
+    if (lo) lo[idx] = __float2half_rn((v - float(h)) * kLoScale);
+}
+
+// info = first failing column: the scaling's (bad) or a leaf's (leaf_info relative to `offset`).
+__global__ void merge_leaf_info_kernel(int* info, const int* leaf_info, int offset) {
+    if (*info == 0 && *leaf_info > 0) *info = offset + *leaf_info;
+}
+__global__ void bad_to_info_kernel(int* info, const int* bad) { *info = *bad == INT_MAX ? 0 : *bad; }
+__global__ void preset_bad_kernel(int* bad) { *bad = INT_MAX; }
+
+__global__ void scale_rows_kernel(int n, const float* s, float* d, int ldd) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) d[std::size_t(blockIdx.y) * ldd + i] *= s[i];
+}
+
+// ---- the recursive factorisation ------------------------------------------------------------------------
+
+class Recursive {
+public:
+    Recursive(CudaResources& r, int n, LowPrecision p, const MixedFactorConfig& c, const Carve& w, int* info)
+        : r_(r), h_(r.cublas()), n_(n), p_(p), c_(c), w_(w), info_(info) {}
+
+    void factor(int off, int m) {
+        if (m <= c_.leaf) {
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSpotrf(r_.cusolver(), CUBLAS_FILL_MODE_LOWER, m, at(off, off), n_, w_.solver,
+                                                       w_.lwork, w_.leaf_info));
+            merge_leaf_info_kernel<<<1, 1, 0, r_.stream()>>>(info_, w_.leaf_info, off);
+            BATCHSOLVE_LAUNCH_CHECK("merge_leaf_info_kernel");
+            return;
+        }
+        const int m1 = split_of(m), m2 = m - m1;
+        factor(off, m1);
+        solve_panel(off + m1, m2, off, m1);
+        update_triangle(off + m1, m2, off, m1);
+        factor(off + m1, m2);
+    }
+
+private:
+    float* at(int i, int j) const { return w_.l + std::size_t(j) * n_ + i; }
+
+    // L(r0:r0+m, c0:c0+k) := L(r0.., c0..) L(c0:c0+k, c0:c0+k)^-T.
+    void solve_panel(int r0, int m, int c0, int k) {
+        if (k <= c_.trsm_leaf) {
+            const float one = 1;
+            // The leaves in TF32 math where the factor's products are that precise anyway.
+            if (p_ != LowPrecision::fp16_split) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(h_, CUBLAS_TF32_TENSOR_OP_MATH));
+            const cublasStatus_t status = cublasStrsm(h_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                                      CUBLAS_DIAG_NON_UNIT, m, k, &one, at(c0, c0), n_, at(r0, c0), n_);
+            if (p_ != LowPrecision::fp16_split) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH));
+            BATCHSOLVE_CUBLAS_CHECK(status);
+            return;
+        }
+        const int k1 = split_of(k), k2 = k - k1;
+        solve_panel(r0, m, c0, k1);
+        // B2 -= X1 L21^T: X1 = L(r0.., c0..c0+k1) (m x k1), L21 = L(c0+k1.., c0..) (k2 x k1).
+        product(m, k2, k1, at(r0, c0), at(c0 + k1, c0), at(r0, c0 + k1), nullptr, nullptr);
+        solve_panel(r0, m, c0 + k1, k2);
+    }
+
+    // L(r:r+m, r:r+m) (lower) -= P P^T, P = L(r:r+m, c:c+k); the low copies of P made once.
+    void update_triangle(int r, int m, int c, int k) {
+        const void* ph = nullptr;
+        const void* pl = nullptr;
+        if (uses_halves(p_)) {
+            convert(m, k, at(r, c), w_.hi, w_.lo);
+            ph = w_.hi, pl = w_.lo;
+        }
+        triangle(r, m, c, k, 0, m, ph, pl);
+    }
+
+    // Rows [q, q+mm) of the triangle of order m at (r, r); ph / pl the copies of P (ld m).
+    void triangle(int r, int m, int c, int k, int q, int mm, const void* ph, const void* pl) {
+        if (mm <= c_.leaf) {  // the square diagonal block: its upper half is scratch of the factor's
+            gemm(mm, mm, k, at(r + q, c), n_, at(r + q, c), n_, shifted(ph, q), shifted(pl, q), m, shifted(ph, q),
+                 shifted(pl, q), m, at(r + q, r + q));
+            return;
+        }
+        const int m1 = split_of(mm), m2 = mm - m1;
+        triangle(r, m, c, k, q, m1, ph, pl);
+        gemm(m2, m1, k, at(r + q + m1, c), n_, at(r + q, c), n_, shifted(ph, q + m1), shifted(pl, q + m1), m, shifted(ph, q),
+             shifted(pl, q), m, at(r + q + m1, r + q));
+        triangle(r, m, c, k, q + m1, m2, ph, pl);
+    }
+
+    const void* shifted(const void* p, int rows) const {
+        return p ? static_cast<const char*>(p) + std::size_t(rows) * 2 : nullptr;  // halves: 2 bytes each
+    }
+
+    // C (m x n) -= A B^T for FP32 operands in L: the low copies first where the precision needs them
+    // (A's copy at the start of hi/lo, B's after it).
+    void product(int m, int n, int k, const float* a, const float* b, float* cmat, const void*, const void*) {
+        if (!uses_halves(p_)) {
+            gemm(m, n, k, a, n_, b, n_, nullptr, nullptr, 0, nullptr, nullptr, 0, cmat);
+            return;
+        }
+        char* hi = static_cast<char*>(w_.hi);
+        char* lo = static_cast<char*>(w_.lo);
+        const std::size_t a_bytes = std::size_t(m) * k * 2;
+        convert(m, k, a, hi, lo);
+        convert(n, k, b, hi + a_bytes, lo ? lo + a_bytes : nullptr);
+        gemm(m, n, k, a, n_, b, n_, hi, lo, m, hi + a_bytes, lo ? lo + a_bytes : nullptr, n, cmat);
+    }
+
+    void convert(int m, int k, const float* src, void* hi, void* lo) {
+        const long long count = (long long)m * k;
+        if (count == 0) return;
+        if (p_ == LowPrecision::bf16)
+            to_low_kernel<__nv_bfloat16><<<blocks_for(count), kThreads, 0, r_.stream()>>>(
+                m, k, src, n_, 1.0f, static_cast<__nv_bfloat16*>(hi), nullptr);
+        else
+            to_low_kernel<__half><<<blocks_for(count), kThreads, 0, r_.stream()>>>(
+                m, k, src, n_, kHalfScale, static_cast<__half*>(hi), p_ == LowPrecision::fp16_split ? static_cast<__half*>(lo) : nullptr);
+        BATCHSOLVE_LAUNCH_CHECK("to_low_kernel");
+    }
+
+    // C (ld n_) -= A B^T: from FP32 (a, b; TF32) or from the low copies (ah/al, bh/bl with their ld).
+    void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, const void* ah, const void* al, int ldah,
+              const void* bh, const void* bl, int ldbh, float* cmat) {
+        if (m <= 0 || n <= 0 || k <= 0) return;
+        const float one = 1;
+        if (!uses_halves(p_)) {
+            const float minus_one = -1;
+            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, CUDA_R_32F, lda, b,
+                                                 CUDA_R_32F, ldb, &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                                 CUBLAS_GEMM_DEFAULT));
+            return;
+        }
+        const cudaDataType type = p_ == LowPrecision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+        const float scale = p_ == LowPrecision::bf16 ? 1.0f : kHalfScale;
+        const float alpha = -1.0f / (scale * scale);
+        BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, ah, type, ldah, bh, type, ldbh, &one,
+                                             cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        if (p_ == LowPrecision::fp16_split) {
+            const float cross = alpha / kLoScale;
+            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, ah, type, ldah, bl, type, ldbh,
+                                                 &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, al, type, ldah, bh, type, ldbh,
+                                                 &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        }
+        (void)a, (void)b, (void)lda, (void)ldb;
+    }
+
+    CudaResources& r_;
+    cublasHandle_t h_;
+    int n_;
+    LowPrecision p_;
+    MixedFactorConfig c_;
+    Carve w_;
+    int* info_;
+};
+
+int leaf_lwork(CudaResources& r, int n, int leaf) {
+    int lwork = 0;
+    if (n == 0) return 0;
+    BATCHSOLVE_CUSOLVER_CHECK(
+        cusolverDnSpotrf_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, std::min(n, leaf), nullptr, n, &lwork));
+    return lwork;
+}
+
+CudaResources& prepare(Context& ctx) {
+    CudaResources& r = detail::resources_of(ctx, "posv_mixed");
+    BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
+    return r;
+}
+
+}  // namespace
+
+template <class T>
+BATCHSOLVE_MIXED_FACTOR_BYTES(T) {
+    CudaResources& r = prepare(ctx);
+    DeviceGuard guard(r.device_);
+    return Carve(n, uses_halves(precision), precision == LowPrecision::fp16_split, leaf_lwork(r, n, config.leaf), nullptr).total;
+}
+
+template <class T>
+BATCHSOLVE_MIXED_FACTOR(T) {
+    CudaResources& r = prepare(ctx);
+    DeviceGuard guard(r.device_);
+    r.require_device_memory(info, "posv_mixed", "info");
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+    if (n == 0) return;
+    r.require_device_memory(a, "posv_mixed", "a");
+    const Carve w(n, uses_halves(precision), precision == LowPrecision::fp16_split, leaf_lwork(r, n, config.leaf), scratch);
+    preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
+    diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
+    BATCHSOLVE_LAUNCH_CHECK("diagonal_scale_kernel");
+    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
+    scaled_copy_kernel<<<dim3(tiles, tiles), dim3(kTile, 8), 0, r.stream()>>>(uplo == Uplo::lower, n, a, lda, w.s,
+                                                                              float(shift), w.l);
+    BATCHSOLVE_LAUNCH_CHECK("scaled_copy_kernel");
+    bad_to_info_kernel<<<1, 1, 0, r.stream()>>>(info, w.bad);
+    BATCHSOLVE_LAUNCH_CHECK("bad_to_info_kernel");
+    Recursive(r, n, precision, config, w, info).factor(0, n);
+}
+
+template <class T>
+BATCHSOLVE_MIXED_SOLVE(T) {
+    CudaResources& r = prepare(ctx);
+    DeviceGuard guard(r.device_);
+    if (n == 0 || nrhs == 0) return;
+    // Only L and S are read: the carve's other pieces need no sizes here.
+    const Carve w(n, false, false, 0, const_cast<void*>(scratch));
+    cublasHandle_t h = r.cublas();
+    scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
+    BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
+    const int b = config.solve_block;
+    if (nrhs == 1 && b > 0 && b < n) {
+        const float one = 1, minus_one = -1;
+        for (int k = 0; k < n; k += b) {  // L y = d
+            const int kb = std::min(b, n - k), rest = n - k - kb;
+            BATCHSOLVE_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, kb,
+                                                w.l + std::size_t(k) * n + k, n, d + k, 1));
+            if (rest > 0)
+                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_N, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
+                                                    d + k, 1, &one, d + k + kb, 1));
+        }
+        for (int k = (n - 1) / b * b; k >= 0; k -= b) {  // L^T x = y
+            const int kb = std::min(b, n - k), rest = n - k - kb;
+            if (rest > 0)
+                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_T, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
+                                                    d + k + kb, 1, &one, d + k, 1));
+            BATCHSOLVE_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, kb,
+                                                w.l + std::size_t(k) * n + k, n, d + k, 1));
+        }
+    } else if (nrhs == 1) {
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, w.l, n, d, 1));
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n, w.l, n, d, 1));
+    } else {
+        const float one = 1;
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
+                                            nrhs, &one, w.l, n, d, ldd));
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n,
+                                            nrhs, &one, w.l, n, d, ldd));
+    }
+    scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
+    BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
+}
+
+BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_MIXED_FACTOR_ROUTINES)
+
+}  // namespace batchsolve::cuda_backend
