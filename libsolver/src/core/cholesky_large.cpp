@@ -22,6 +22,7 @@ const char* to_string(CholeskyVariant v) {
         case CholeskyVariant::automatic: return "automatic";
         case CholeskyVariant::right_looking: return "right";
         case CholeskyVariant::left_looking: return "left";
+        case CholeskyVariant::recursive: return "recursive";
     }
     return "?";
 }
@@ -30,7 +31,40 @@ CholeskyVariant parse_cholesky_variant(const std::string& text) {
     if (text == "automatic") return CholeskyVariant::automatic;
     if (text == "right" || text == "right_looking") return CholeskyVariant::right_looking;
     if (text == "left" || text == "left_looking") return CholeskyVariant::left_looking;
-    throw InvalidArgument("parse_cholesky_variant", "text", "'automatic', 'right' or 'left' (got '" + text + "')");
+    if (text == "recursive") return CholeskyVariant::recursive;
+    throw InvalidArgument("parse_cholesky_variant", "text", "'automatic', 'right', 'left' or 'recursive' (got '" + text + "')");
+}
+
+const char* to_string(CholeskyDiagonal d) {
+    switch (d) {
+        case CholeskyDiagonal::automatic: return "automatic";
+        case CholeskyDiagonal::fused: return "fused";
+        case CholeskyDiagonal::vendor: return "vendor";
+    }
+    return "?";
+}
+
+CholeskyDiagonal parse_cholesky_diagonal(const std::string& text) {
+    if (text == "automatic") return CholeskyDiagonal::automatic;
+    if (text == "fused") return CholeskyDiagonal::fused;
+    if (text == "vendor") return CholeskyDiagonal::vendor;
+    throw InvalidArgument("parse_cholesky_diagonal", "text", "'automatic', 'fused' or 'vendor' (got '" + text + "')");
+}
+
+const char* to_string(PanelSolve p) {
+    switch (p) {
+        case PanelSolve::automatic: return "automatic";
+        case PanelSolve::trsm: return "trsm";
+        case PanelSolve::inverse: return "inverse";
+    }
+    return "?";
+}
+
+PanelSolve parse_panel_solve(const std::string& text) {
+    if (text == "automatic") return PanelSolve::automatic;
+    if (text == "trsm") return PanelSolve::trsm;
+    if (text == "inverse") return PanelSolve::inverse;
+    throw InvalidArgument("parse_panel_solve", "text", "'automatic', 'trsm' or 'inverse' (got '" + text + "')");
 }
 
 const char* to_string(Potf2Strip s) {
@@ -56,25 +90,38 @@ std::string config_problem(const LargeCholeskyConfig& c) {
                std::to_string(c.recursion_depth) + ")";
     if (c.variant == CholeskyVariant::automatic) return "variant: resolved before the check";
     if (c.strip == Potf2Strip::automatic) return "strip: resolved before the check";
+    if (c.diagonal == CholeskyDiagonal::automatic) return "diagonal: resolved before the check";
+    if (c.panel_solve == PanelSolve::automatic) return "panel_solve: resolved before the check";
+    if (c.syrk_leaf < kMinSyrkLeaf)
+        return "syrk_leaf: syrk_leaf >= " + std::to_string(kMinSyrkLeaf) + " (got " + std::to_string(c.syrk_leaf) + ")";
+    if (c.elementwise_threads < 32 || c.elementwise_threads > 1024 || c.elementwise_threads % 32 != 0)
+        return "elementwise_threads: a multiple of 32 from 32 to 1024 (got " + std::to_string(c.elementwise_threads) + ")";
     return "";
 }
 
 // The automatic fields from the tuning table (libsolver/tuning/sm<arch>-large.json: per precision and
-// size class of n), else its safe default (tuning_json.hpp's LargeTuning). The table's lookahead
-// applies where the caller left the whole blocking automatic (nb, ib, variant, depth and strip): a
-// caller who pins the blocking keeps its own lookahead.
+// size class of n), else its safe default (tuning_json.hpp's LargeTuning). The table's lookahead and
+// graph apply where the caller left the whole blocking automatic (nb, ib, variant, depth, strip,
+// diagonal and panel_solve): a caller who pins the blocking keeps its own.
 template <class T>
 LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n, int arch) {
     const tuning::LargeTuning row = tuning::large_tuning(precision_v<T>, n, arch);
     LargeCholeskyConfig c = config;
     if (c.nb == 0 && c.ib == 0 && c.recursion_depth == -1 && c.variant == CholeskyVariant::automatic &&
-        c.strip == Potf2Strip::automatic)
+        c.strip == Potf2Strip::automatic && c.diagonal == CholeskyDiagonal::automatic &&
+        c.panel_solve == PanelSolve::automatic) {
         c.lookahead = row.lookahead;
+        c.graph = c.graph || row.graph;
+    }
     if (c.nb == 0) c.nb = row.nb;
     if (c.ib == 0) c.ib = row.ib;
     if (c.recursion_depth == -1) c.recursion_depth = row.recursion_depth;
     if (c.variant == CholeskyVariant::automatic) c.variant = row.variant;
     if (c.strip == Potf2Strip::automatic) c.strip = row.strip;
+    if (c.diagonal == CholeskyDiagonal::automatic) c.diagonal = row.diagonal;
+    if (c.panel_solve == PanelSolve::automatic) c.panel_solve = row.panel_solve;
+    if (c.syrk_leaf == 0) c.syrk_leaf = row.syrk_leaf;
+    if (c.elementwise_threads == 0) c.elementwise_threads = row.elementwise_threads;
     return c;
 }
 
