@@ -6,8 +6,9 @@
 //    split-FP16 tensor-core updates (paths tf32/half/bfloat/half_split_refined); it supports the
 //    driver's diagonal-shift retry.
 //  * CholeskyDirect: FP64 Cholesky + solve of a copy of A (double_direct), the fallback.
-// The automatic chain: FP16 (the cheapest factor), the FP16 split (about FP32 accuracy, for what FP16
-// cannot precondition), then FP64; each refined step corrects classically and escalates to GMRES-IR.
+// The automatic chain: the FP32 factor (the one measured on the GPU so far), then FP64; each refined step
+// corrects classically and escalates to GMRES-IR. The tensor-core factors (TF32, FP16, BF16, FP16
+// split) are chosen by factor_precision until a GPU measurement puts them into the automatic chain.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -149,7 +150,7 @@ public:
 
 // The refined steps' factor precisions in chain order.
 std::vector<LowPrecision> chain_precisions(const PosvMixedOptions& o) {
-    if (o.factor_precision == LowPrecision::automatic) return {LowPrecision::fp16, LowPrecision::fp16_split};
+    if (o.factor_precision == LowPrecision::automatic) return {LowPrecision::fp32};
     return {o.factor_precision};
 }
 
