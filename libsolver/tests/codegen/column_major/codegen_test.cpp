@@ -194,7 +194,7 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
     EXPECT_EQ(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 1), "");
     EXPECT_EQ(staged(ColumnMajorRoutine::posv, 64, 16, 2, 1), "");
     EXPECT_EQ(staged(ColumnMajorRoutine::potrs, 64, 0, 2, 1), "");  // potrs has no panels: nb is not read
-    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrs, 64, 0, 0, 1), "config.warps_per_matrix:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrs, 64, 0, -1, 1), "config.warps_per_matrix:"));  // 0 selects the fused family
     {
         CholeskyConfig c;
         c.staged = true, c.nb = 16, c.warps_per_matrix = 2;
@@ -205,7 +205,7 @@ TEST(ColumnMajorCodegen, RejectsBadConfigsNamingTheField) {
     }
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 33, 2, 1), "config.nb:"));
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 0, 2, 1), "config.nb:"));
-    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 0, 1), "config.warps_per_matrix:"));
+    EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, -1, 1), "config.warps_per_matrix:"));
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 64, 16, 8, 5), "config.matrices_per_block:"));  // 1280 threads
     EXPECT_TRUE(starts(staged(ColumnMajorRoutine::potrf, 128, 16, 4, 4), "config.matrices_per_block:"));  // 264 KB
     // the trailing update on the FP64 tensor cores: staged potrf and posv in double precision only
