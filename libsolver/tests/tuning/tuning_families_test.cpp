@@ -92,12 +92,24 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_FALSE(tuned_config("gemm_vbatched", Precision::d, LayoutKind::column_major, 100, 75).found);
     EXPECT_EQ(tuned_ldlt_blocking(Precision::d, 5000, 75).panel_order, LdltBlocking{}.panel_order);
     EXPECT_EQ(tuned_trsm_crossover(Precision::d, 5000, 75).inversion_from_order, TrsmCrossover{}.inversion_from_order);
-    // large Cholesky by class: n <= 3072, <= 12288, above
-    EXPECT_EQ(cholesky_large_default_config<double>(3072).nb, 256);
-    EXPECT_EQ(cholesky_large_default_config<double>(3073).nb, 512);
-    EXPECT_EQ(cholesky_large_default_config<double>(3072).variant, CholeskyVariant::recursive);
+    // large Cholesky by class (the H200 measurements of results/2026-12-02-h200-ddd4878-large-cholesky-designs):
+    // d right-looking + lookahead, nb 1024 up to 16384 (syrk_leaf 512 up to 12288), nb 512 above; s nb 1024
+    // up to 3072, 512 up to 6144, 1024 up to 12288, then recursive nb 512 with TRSM panel solves
+    EXPECT_EQ(cholesky_large_default_config<double>(2048).nb, 1024);
+    EXPECT_EQ(cholesky_large_default_config<double>(2048).variant, CholeskyVariant::right_looking);
+    EXPECT_TRUE(cholesky_large_default_config<double>(2048).lookahead);
+    EXPECT_EQ(cholesky_large_default_config<double>(2048).panel_solve, PanelSolve::inverse);
+    EXPECT_EQ(cholesky_large_default_config<double>(12288).syrk_leaf, 512);
+    EXPECT_EQ(cholesky_large_default_config<double>(12289).syrk_leaf, 1024);
+    EXPECT_EQ(cholesky_large_default_config<double>(16384).nb, 1024);
+    EXPECT_EQ(cholesky_large_default_config<double>(16385).nb, 512);
     EXPECT_EQ(cholesky_large_default_config<double>(20000).diagonal, CholeskyDiagonal::vendor);
+    EXPECT_EQ(cholesky_large_default_config<float>(3072).nb, 1024);
+    EXPECT_EQ(cholesky_large_default_config<float>(4096).nb, 512);
+    EXPECT_EQ(cholesky_large_default_config<float>(8192).nb, 1024);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).nb, 512);
+    EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::recursive);
+    EXPECT_EQ(cholesky_large_default_config<float>(40000).panel_solve, PanelSolve::trsm);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
     // the CPU's switch-over (cpu.json)
     EXPECT_EQ(tuned_cpu_switch_over(Precision::d).simd_max_order, 160);
