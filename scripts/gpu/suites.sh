@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test of the library and the apps in one device call (budget SUITES_BUDGET_S, else
-# TOPIC_BUDGET_S, else 330 s). NVRTC is most of the work (each generated Cholesky kernel 0.1-60 s on
+# TOPIC_BUDGET_S, else 400 s). NVRTC is most of the work (each generated Cholesky kernel 0.1-60 s on
 # one core), so the call compiles each kernel once, on every core, before the suites that need them:
 #
 #   1. at once, side by side (bounded by PHASE1_S, default 45 s, except the family suites):
@@ -26,13 +26,18 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/suites
-budget=${SUITES_BUDGET_S:-${TOPIC_BUDGET_S:-330}}
+budget=${SUITES_BUDGET_S:-${TOPIC_BUDGET_S:-400}}
 phase1=${PHASE1_S:-45}
 rm -rf "$out"; mkdir -p "$out/apps"
 start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# One seed for the whole call: the record pass and the shards draw the same samples (the typed
+# EverySizeEveryLayout tests and the column-major DefaultsAtSampledSizes* tests sample their cases by
+# seed), so the warm-up compiles the kernels the shards will ask for; a fresh one per call unless set.
+export BATCHSOLVE_TEST_SEED=${BATCHSOLVE_TEST_SEED:-$(( (RANDOM << 30) | (RANDOM << 15) | RANDOM ))}
+echo "suites: BATCHSOLVE_TEST_SEED=$BATCHSOLVE_TEST_SEED (replays this call's samples)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 > "$out/gpu.txt"
 [[ -s $out/gpu.txt ]] || echo "no GPU (dry run)" > "$out/gpu.txt"
 if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand in for the bundle's
@@ -72,6 +77,19 @@ app_suite() {  # executable, gtest filter, seconds
   ((to == 1)) && nr=$((nr > 0 ? nr - 1 : 0))  # the test that was running counts as timed out
   printf '%s\t%d\t%d\t%d\t%d\t%d\trc %d\n' "$exe ($filter)" "$pass" "$fail" "$skip" "$to" "$nr" "$rc" > "$log.row"
 }
+# NVRTC's speed on one core of this machine: the five slowest kernel classes of
+# results/2026-12-02-cpu-141ae0b-kernel-compile-times, one process each (they are not the suites'
+# kernels: a scratch cache), beside the record pass, which uses little CPU
+nvrtc_sample() {
+  local i=0 line scratch
+  while IFS= read -r line; do
+    i=$((i + 1)); scratch=$(mktemp -d); printf '%s\n' "$line" > "$scratch/k.txt"
+    printf '%d\t%s\n' "$i" "$(timeout 60 "$run" batchsolve-warmup --arch 90 --threads 1 --cache-dir "$scratch/c" \
+      --kernels "$scratch/k.txt" 2>&1 | grep -oE '[0-9.]+ s with' | cut -d' ' -f1)"
+    rm -rf "$scratch"
+  done < libsolver/tests/gpu/nvrtc-sample.txt > "$out/nvrtc-sample.tsv"
+}
+nvrtc_sample &
 app_suite test_als 'Gpu*:Cuda*' 40 &
 app_suite test_dic_volume 'Gpu*:Cuda*' 40 &
 app_suite test_dvc_stages 'Gpu*:Cuda*' 40 &
@@ -131,7 +149,8 @@ PY2
 done
 {
   echo "GPU suites, commit $commit, $(cat "$out/gpu.txt"), $((SECONDS - start)) s (budget $budget s)"
-  echo "record pass: $(grep -c . "$manifest") kernels listed in $record_s s (beside the apps' tests and the family suites)"
+  echo "record pass: $(grep -c . "$manifest") kernels listed in $record_s s (beside the apps' tests and the family suites); BATCHSOLVE_TEST_SEED=$BATCHSOLVE_TEST_SEED"
+  echo "NVRTC, one core, the five sample kernels (s): $(cut -f2 "$out/nvrtc-sample.tsv" 2>/dev/null | paste -sd' ' -)"
   grep -m1 '^warm-up' "$out/cholesky/run-all/summary.txt" 2>/dev/null | sed 's/^/kernel cache /'
   # the table (the GPU image has no column(1))
   awk -F'\t' '{ printf "%-36s %7s %7s %8s %10s %8s  %s\n", $1, $2, $3, $4, $5, $6, $7 }' "$out/summary.tsv"

@@ -136,6 +136,12 @@ elif [[ -s $manifest ]]; then
   warm_start=$(date +%s)
   # CUBINs in the disk cache before and after: a warm-up cut by its time limit prints no summary line
   cached_before=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
+  # NVRTC's rate on this machine: the CUBINs written so far, every 5 s (seconds, count), so that a
+  # warm-up cut by its limit still says how far it got and how fast
+  ( while sleep 5; do
+      echo "$(( $(date +%s) - warm_start )) $(( $(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l) - cached_before ))"
+    done ) > "$out/warm-progress.txt" 2>/dev/null &
+  sampler=$!
   processes=${WARM_PROCESSES:-1}
   if ((processes <= 1)); then
     timeout -k 10 "$warm_seconds" "$runner" batchsolve-warmup --kernels "$manifest" --threads "$threads" \
@@ -160,8 +166,10 @@ elif [[ -s $manifest ]]; then
     rm -f "$out"/warm-part.*.txt "$out"/logs/warm-up.*.log
     threads="$processes processes x $per"
   fi
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   cached_after=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
-  warm="warm-up: rc $warm_rc in $(( $(date +%s) - warm_start )) s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
+  warm_s=$(( $(date +%s) - warm_start ))
+  warm="warm-up: rc $warm_rc in $warm_s s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written, $(awk -v k=$((cached_after - cached_before)) -v s=$warm_s 'BEGIN { printf "%.1f", s > 0 ? k / s : 0 }') per s): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
   ((warm_rc == 124 || warm_rc == 137)) && warm="$warm (time limit ${warm_seconds} s: the rest compiles in the shards)"
 else
   warm="warm-up: skipped (no kernel manifest at $manifest: this run records one, $out/suite-kernels.txt)"
@@ -215,7 +223,7 @@ total_pass=0 total_fail=0 total_skip=0 total_timeout=0 total_nr=0 total_other=0
 cat "$out"/manifests/*.txt 2>/dev/null | sort -u > "$out/suite-kernels.txt"
 kernels=$(grep -c . "$out/suite-kernels.txt")
 rm -rf "$out/manifests"
-tar -czf "$out/logs.tar.gz" -C "$out" logs shards.list shards.rc && rm -rf "$out/logs" "$out"/filter.* "$out/run-from-build" "$out/warm-manifest.txt"
+tar -czf "$out/logs.tar.gz" -C "$out" logs shards.list shards.rc $(cd "$out" && ls warm-progress.txt 2>/dev/null) && rm -rf "$out/logs" "$out"/filter.* "$out/run-from-build" "$out/warm-manifest.txt"
 cat "$out/summary.txt"
 echo "run-all: $shards shards in $(( $(date +%s) - start )) s: $total_pass passed, $total_fail failed, $total_skip skipped;" \
      "$total_timeout shards timed out, $total_nr not run, $total_other crashed; $kernels kernels recorded ($out/suite-kernels.txt)" |
