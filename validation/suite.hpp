@@ -40,6 +40,7 @@ struct Options {
     int cpu_max_vbatched = 512;           // vbatched: largest x of the cpu peer
     bool all_variants = false;            // also the variant rows besides the default configuration
     bool sweep = false;                   // potrf_large, gemm/syrk_vbatched: a row per configuration of the search space
+    std::string sweep_configs;            // gemm/syrk_vbatched --sweep: the candidates from this JSON file (else built in)
     std::string device_ids = "all";       // multi: device ids (groups of the first g of them, g = 1 .. count)
     int tile = 256;                       // multi_gesv: columns per tile (cuSOLVERMg's widest)
     int host_batch = 200000;              // multi: batch of the host-resident mode

@@ -2,7 +2,9 @@
 // gemm_k16, gemm_k32: m = n = s_i, k = 16 / 32), syrk_vbatched (syrk; herk in complex precisions; n = s_i,
 // k = 32, lower, no transpose), syr2k_vbatched (syr2k, her2k; the same), symm_vbatched (symm, hemm; m = n = s_i,
 // left, lower), sizes s_i uniform in [1, x]; gemm_skewed (asked for by --setups): m = n = k = s_i with 90 % of
-// the s_i uniform in [1, min(32, x)] and 10 % in [3x/4, x], a batch of mostly small problems and a few large. Ours is the _max level (the caller gives the maxima, as cuBLAS's
+// the s_i uniform in [1, min(32, x)] and 10 % in [3x/4, x], a batch of mostly small problems and a few large;
+// gemm_bin (asked for by --setups): m = n = k = s_i uniform in [x/2 + 1, x], the problems one size bin of the
+// size-binned dispatch holds (the tuning sweep of the bins above the first). Ours is the _max level (the caller gives the maxima, as cuBLAS's
 // host size arrays do); the checked level's time is in the JSON. Peers: cublas-grouped (cuBLAS grouped GEMM,
 // one group per problem: GEMM only), cublas (one cuBLAS call per problem over 16 streams), cpu (our CPU
 // backend). Error: ||C_ours - C_cublas||_F / (||C_cublas||_F u sqrt(k_max)), C_cublas the per-problem result
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -43,10 +46,12 @@ struct Setup {
     int fixed_k;  // 0: k = s_i
     bool hermitian;
     bool skewed = false;  // sizes: 90 % uniform in [1, min(32, x)], 10 % in [3x/4, x] (else all in [1, x])
+    bool bin = false;     // sizes uniform in [x/2 + 1, x]: one size bin of the binned dispatch
 };
 Setup setup_of(const std::string& name) {
     if (name == "gemm") return {name, Kind::gemm, 0, false};
     if (name == "gemm_skewed") return {name, Kind::gemm, 0, false, true};
+    if (name == "gemm_bin") return {name, Kind::gemm, 0, false, false, true};
     if (name == "gemm_k16") return {name, Kind::gemm, 16, false};
     if (name == "gemm_k32") return {name, Kind::gemm, 32, false};
     if (name == "syrk" || name == "herk") return {name, Kind::syrk, 32, name == "herk"};
@@ -374,8 +379,8 @@ double relative_difference(const std::vector<T>& x, const std::vector<T>& y) {
     return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-std::vector<int> draw_sizes(std::mt19937_64& engine, int count, int x, bool skewed) {
-    std::uniform_int_distribution<int> size(1, x), small(1, std::min(32, x)), large(std::max(1, 3 * x / 4), x);
+std::vector<int> draw_sizes(std::mt19937_64& engine, int count, int x, bool skewed, bool bin) {
+    std::uniform_int_distribution<int> size(bin ? x / 2 + 1 : 1, x), small(1, std::min(32, x)), large(std::max(1, 3 * x / 4), x);
     std::uniform_real_distribution<double> which(0, 1);
     std::vector<int> s(count);
     for (int& v : s) v = !skewed ? size(engine) : which(engine) < 0.9 ? small(engine) : large(engine);
@@ -400,9 +405,38 @@ double measure_dgemm_peak(Gpu& g) {
     return 2.0 * n * n * double(n) / s * 1e-9;
 }
 
-// The tuning pass: square GEMM with each candidate configuration.
+// The tuning pass: square GEMM with each candidate configuration: the list of the precision's letter in
+// the --configs file where it has one, else the built-in space below.
 template <class T>
-std::vector<bs::GemmConfig> sweep_candidates() {
+std::vector<bs::GemmConfig> builtin_sweep_candidates();
+template <class T>
+std::vector<bs::GemmConfig> sweep_candidates(const std::string& file) {
+    if (!file.empty()) {
+        std::ifstream in(file);
+        if (!in) throw std::runtime_error("--configs: cannot read '" + file + "'");
+        json doc;
+        try {
+            doc = json::parse(in);
+        } catch (const std::exception& e) {
+            throw std::runtime_error("--configs: '" + file + "' is not JSON (" + e.what() + ")");
+        }
+        const std::string p(1, bs::precision_letter(bs::precision_v<T>));
+        if (!doc.is_object()) throw std::runtime_error("--configs: '" + file + "' is not an object of lists by precision");
+        if (doc.contains(p)) {
+            std::vector<bs::GemmConfig> out;
+            for (const json& c : doc.at(p)) {
+                const bs::GemmConfig config = bs::parse_gemm_config(c.dump());
+                const std::string problem = bs::gemm_config_problem(bs::precision_v<T>, config);
+                if (!problem.empty()) throw std::runtime_error("--configs: " + p + " " + c.dump() + ": " + problem);
+                out.push_back(config);
+            }
+            return out;
+        }
+    }
+    return builtin_sweep_candidates<T>();
+}
+template <class T>
+std::vector<bs::GemmConfig> builtin_sweep_candidates() {
     // s and d: the tiles of the size bins side by side: the register-staged tiles the table had, and the
     // cp.async ring (the last field) with larger tiles, DMMA for d and FP32 SIMT for s
     if constexpr (std::is_same_v<T, double>)
@@ -438,22 +472,23 @@ std::vector<bs::GemmConfig> sweep_candidates() {
 // The set-ups of a routine, and its default ones.
 std::vector<std::string> setups_of(const std::string& routine, const std::vector<std::string>& asked, bool complex_case) {
     std::vector<std::string> all;
-    if (routine == "gemm_vbatched") all = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed"};
+    if (routine == "gemm_vbatched") all = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed", "gemm_bin"};
     if (routine == "syrk_vbatched") all = {"syrk", "herk"};
     if (routine == "syr2k_vbatched") all = {"syr2k", "her2k"};
     if (routine == "symm_vbatched") all = {"symm", "hemm"};
     // One --setups list serves every routine of a run: a set-up of another routine is left to it.
-    static const std::vector<std::string> every = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed", "syrk", "herk", "syr2k", "her2k", "symm", "hemm"};
+    static const std::vector<std::string> every = {"gemm", "gemm_k16", "gemm_k32", "gemm_skewed", "gemm_bin", "syrk", "herk", "syr2k", "her2k", "symm", "hemm"};
     std::vector<std::string> out;
     bool any_of_this = asked.empty();
     for (const std::string& s : asked) {
         if (std::find(every.begin(), every.end(), s) == every.end())
             throw std::runtime_error("invalid --setups '" + s +
-                                     "' (gemm, gemm_k16, gemm_k32, gemm_skewed, syrk, herk, syr2k, her2k, symm, hemm)");
+                                     "' (gemm, gemm_k16, gemm_k32, gemm_skewed, gemm_bin, syrk, herk, syr2k, her2k, symm, hemm)");
         any_of_this = any_of_this || std::find(all.begin(), all.end(), s) != all.end();
     }
-    std::vector<std::string> defaults = all;  // gemm_skewed only when asked for
+    std::vector<std::string> defaults = all;  // gemm_skewed and gemm_bin only when asked for
     defaults.erase(std::remove(defaults.begin(), defaults.end(), "gemm_skewed"), defaults.end());
+    defaults.erase(std::remove(defaults.begin(), defaults.end(), "gemm_bin"), defaults.end());
     for (const std::string& s : asked.empty() || !any_of_this ? defaults : asked)
         if (std::find(all.begin(), all.end(), s) != all.end() && (!setup_of(s).hermitian || complex_case)) out.push_back(s);
     return out;
@@ -470,13 +505,14 @@ void bench_row(const std::string& routine, const Options& o, const Setup& s, int
     row.error_definition = "||C - C_cublas||_F / (||C_cublas||_F u sqrt(k_max)), C_cublas: cuBLAS per problem";
     row.roofline_basis = "cuBLAS DGEMM 8192^3, same run";
     row.detail = {{"setup", s.name}, {"x", x}, {"batch", batch}};
-    const std::vector<int> sizes = draw_sizes(engine, batch, x, s.skewed);
+    const std::vector<int> sizes = draw_sizes(engine, batch, x, s.skewed, s.bin);
     const int W = o.warmup, R = o.repeat;
     if (o.sweep) {  // the tuning pass: every candidate configuration, a row each (GEMM and its triangle form)
+        const std::vector<bs::GemmConfig> candidates = sweep_candidates<T>(o.sweep_configs);  // a bad file fails here too
         if (!gpu || (s.kind != Kind::gemm && s.kind != Kind::syrk) || s.hermitian) return;
         Batch<T> q(*gpu->ctx, s, sizes, engine);
         row.flops = q.flops;
-        for (const bs::GemmConfig& c : sweep_candidates<T>()) {
+        for (const bs::GemmConfig& c : candidates) {
             if (c.tensor_cores && bs::is_complex_v<T> != std::is_same_v<T, std::complex<double>> && !std::is_same_v<T, double>)
                 continue;  // TF32 is an explicit option, never a default: not swept
             Row r = row;

@@ -480,6 +480,9 @@ int main(int argc, char** argv) {
         ("sweep", po::bool_switch(&so.sweep),
          "routine option (potrf_large, gemm_vbatched, syrk_vbatched): a row per configuration of the tuning search "
          "space (the variant column names it) instead of the default configuration")
+        ("configs", po::value(&so.sweep_configs),
+         "routine option (gemm_vbatched, syrk_vbatched with --sweep): the candidate configurations from this JSON "
+         "file, {\"s\": [GemmConfig, ...], \"d\": [...], ...} (a precision without a list: the built-in search space)")
         ("cpu-max", po::value(&so.cpu_max)->default_value(8192), "routine option (*_large): largest n of the CPU peers")
         ("cpu-seconds", po::value(&so.cpu_seconds)->default_value(60),
          "routine option (*_large): time box of all CPU peer runs (an n predicted not to fit is skipped)")

@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # Variable-size GEMM on one H200 against cuBLAS grouped GEMM, in one call of at most TOPIC_BUDGET_S
-# (24) s, most important first: (1) the tile candidates side by side (tester --sweep, one
-# configuration for the whole batch: the register-staged tiles of the old table beside the cp.async
-# ring tiles) at x = 512, 256, then 128, 64, 32, for d and s; (2) the table of their winners per size
-# class (gemm_table.py), which the size-binned dispatch runs per bin; (3) the final rows with that
-# table (BATCHSOLVE_TUNING_FILE): _max and checked levels against cublas<t>gemmGroupedBatched,
-# targets.json by the tester; (4) the skewed batch (90 % of the problems <= 32, 10 % near x), where
-# the bins differ most; (5) c and z against cublasGemmGroupedBatchedEx. Every kernel is
-# compiled before anything is timed (the manifest gemm.manifest on every core, after the prebuilt
-# kernels shipped beside the bundle, if any). Writes $OUT/gemm/; the summary last.
-# Run from the repository root with the bundle unpacked at /tmp/bundle.
+# (150) s, most important first: (1) every kernel compiled before anything is timed (the candidates of
+# scripts/gpu/gemm-candidates.json, whole-batch and listed forms, on every core); (2) the tile sweep
+# (tester --sweep --configs, one configuration for the whole batch): for the size bins above the
+# first, on the bin's own problems (set-up gemm_bin: sizes in [x/2 + 1, x], x = 512, 256), for the
+# first bin and the small batches on sizes uniform in [1, x] (x = 128, 64, 32), d and s, then z and c;
+# (3) the table of the winners per precision and size class (gemm_table.py), which the size-binned
+# dispatch runs per bin; (4) the final rows with that table (BATCHSOLVE_TUNING_FILE): _max and checked
+# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; (5) the skewed batch and
+# c, z against cublasGemmGroupedBatchedEx; (6) what the kernels cost: registers and shared memory of
+# every compiled kernel (gemm_cubins.py), the winners' SASS (cuobjdump), and an Nsight Compute profile of the x = 512
+# kernels. Writes $OUT/gemm/; the summary last.
+#   GEMM_SKIP_SWEEP=1: steps 1-2 skipped, the committed table runs (the final rows only).
+# Run from the repository root with the bundle unpacked at /tmp/bundle; BUILD_DIR=build: a dry run here
+# with the build tree's executables (no GPU: the tester's rows skip).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/gemm; mkdir -p "$out"
-run=/tmp/bundle/run
-budget=${TOPIC_BUDGET_S:-24}; start=$SECONDS
+if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand in for the bundle's
+  run=$out/run-from-build
+  printf '#!/usr/bin/env bash\nname=$1; shift\nexe=$(find "%s" -type f -name "$name" -perm -u+x -not -path "*/CMakeFiles/*" | head -1)\n[[ -n $exe ]] || exit 127\nexec "$exe" "$@"\n' \
+    "$(cd "$BUILD_DIR" && pwd)" > "$run"
+  chmod +x "$run"
+else
+  run=/tmp/bundle/run
+fi
+budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}"); echo "$commit" > "$out/commit.txt"
 gpu=$(sed -n 2p "$out/gpu.txt" | cut -d, -f1); gpu=${gpu:-NVIDIA H200}
+candidates=scripts/gpu/gemm-candidates.json
 
 export BATCHSOLVE_CACHE_DIR=/tmp/gemm-kernel-cache; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 for t in /tmp/bundle/gemm-kernels.tar.gz /tmp/bundle/*/gemm-kernels.tar.gz; do
@@ -29,30 +41,81 @@ done
 step() {
   local name=$1 limit=$2; shift 2
   local l; l=$(left)
-  (( l < 2 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
   echo "== $name ($limit s)"
   timeout -k 2 "$limit" "$@" > "$out/$name.log" 2>&1
   echo "   rc $? after $((SECONDS - start)) s"
 }
 
-step warmup 4 "$run" batchsolve-warmup --kernels scripts/gpu/gemm.manifest --threads 16
-base=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7); common=("${base[@]}" --setups gemm)
-step sweep-large 5 "$run" tester "${common[@]}" --precision d,s --n 512,256 --sweep --json "$out/sweep-large.json"
-step sweep-small 3 "$run" tester "${common[@]}" --precision d,s --n 128,64,32 --sweep --json "$out/sweep-small.json"
-python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out/sweep-large.json" \
-  "$out/sweep-small.json" --device "$gpu" --commit "$commit" > "$out/table.log" 2>&1
-[[ -s $out/sm90-gemm.json ]] && export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
-step final 7 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 --ref cublas-grouped \
+# the manifest: every candidate whole-batch (the sweep) and listed (a bin of the final rows), plus the
+# committed manifest's lines (the table's current kernels)
+python3 - "$candidates" scripts/gpu/gemm.manifest > "$out/warm.manifest" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for listed in (0, 1):
+    for p, configs in doc.items():
+        for c in configs:
+            print(f"gemm {p} n n full 0 0 {listed} {json.dumps(c, separators=(',', ':'))}")
+print(open(sys.argv[2]).read(), end="")
+EOF
+base=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7)
+sweep=("${base[@]}" --sweep --configs "$candidates")
+if [[ -z ${GEMM_SKIP_SWEEP:-} ]]; then
+  step warmup 25 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
+  step sweep-bins 30 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
+  step sweep-small 14 "$run" tester "${sweep[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
+  step sweep-complex-bins 16 "$run" tester "${sweep[@]}" --setups gemm_bin --precision z,c --n 512 --json "$out/sweep-complex-bins.json"
+  step sweep-complex-small 8 "$run" tester "${sweep[@]}" --setups gemm --precision z,c --n 128,32 --json "$out/sweep-complex-small.json"
+  python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
+    --device "$gpu" --commit "$commit" > "$out/table.log" 2>&1
+  [[ -s $out/sm90-gemm.json ]] && export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
+fi
+common=("${base[@]}" --setups gemm --ref cublas-grouped)
+step final 26 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
-step skewed 2 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
-  --json "$out/skewed.json"
-step complex 3 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 --ref cublas-grouped \
+step complex 12 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 \
   --targets scripts/gpu/gemm-targets-complex.json --targets-out "$out/targets-complex.json" --json "$out/complex.json"
+step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+  --json "$out/skewed.json"
+
+# what the kernels cost: registers, shared memory, stack per compiled kernel; the SASS of the d and s
+# winners at x = 512; an Nsight Compute profile of one _max call at x = 512 (its bins' kernels)
+if command -v cuobjdump > /dev/null; then
+  # kernel names as codegen/blas3/gemm.cpp spells them (name_of), for the table's entries of d and s
+  python3 - "$out/sm90-gemm.json" libsolver/tuning/sm90-gemm.json > "$out/winners.txt" 2>/dev/null <<'EOF'
+import json, os, sys
+t = json.load(open(sys.argv[1] if os.path.exists(sys.argv[1]) else sys.argv[2]))
+for e in t["entries"]:
+    c, p = e["best"]["config"], e["precision"]
+    if p not in "ds":
+        continue
+    tail = (f"_{c['blk_m']}x{c['blk_n']}x{c['blk_k']}_{c['dim_x']}x{c['dim_y']}" +
+            (f"_min{c['min_blocks_per_sm']}" if c.get("min_blocks_per_sm", 0) > 1 else "") +
+            (("_tf32" if p == "s" else "_dmma") if c.get("tensor_cores") else "") +
+            (f"_st{c['stages']}" if c.get("stages", 0) >= 2 else ""))
+    print(f"bs_{p}gemm_vbatched_n_n{'_listed' if e['n'] > 128 else ''}{tail}")
+EOF
+  for f in "$BATCHSOLVE_CACHE_DIR"/*.cubin; do  # the cache's files: a 32-byte header, then the ELF
+    tail -c +33 "$f" > /tmp/gemm-one.cubin
+    name=$(cuobjdump --dump-resource-usage /tmp/gemm-one.cubin 2>/dev/null | sed -n 's/.*Function \([^:]*\):.*/\1/p' | head -1)
+    [[ -n $name ]] && grep -qx "$name" "$out/winners.txt" 2>/dev/null && cuobjdump --dump-sass /tmp/gemm-one.cubin > "$out/sass-$name.txt" 2>/dev/null
+  done
+fi
+python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+if command -v ncu > /dev/null; then
+  for p in d s; do
+    (( $(left) > 12 )) || break
+    step ncu-$p 12 ncu --clock-control none --kernel-name regex:gemm_vbatched --launch-count 3 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
+      "$run" tester "${base[@]}" --repeat 1 --warmup 0 --setups gemm --precision $p --n 512
+  done
+fi
 
 echo "---- gemm summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit)"
 grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
 cat "$out/table.log" 2>/dev/null
-for f in final skewed complex; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+for f in final complex skewed; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
 cat "$out/skipped.txt" 2>/dev/null
 exit 0

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The GEMM tuning table from tester sweeps (tester --routine gemm_vbatched --sweep --json ...).
 
-    gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V]
+    gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V] [--results DIR]
 
 For each precision and x the sweep measured, the fastest configuration becomes the entry of size class
 n = x (the largest x of a precision: every larger size too, n = 2147483647); the precisions the sweeps
-did not measure keep BASE_TABLE's entries. Each entry's provenance names the run, the runner-up and the
+did not measure keep BASE_TABLE's entries. Rows of set-up gemm (sizes uniform in [1, x]) and gemm_bin
+(sizes in [x/2 + 1, x]: the problems of the size bin up to x of the binned dispatch) are read; where both
+measured one x, gemm_bin's rows decide above the first bin (x > 128), gemm's at and below it. Each entry's provenance names the run, the runner-up and the
 candidates; the file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
 """
 import argparse
@@ -24,9 +26,11 @@ def main(argv):
     ap.add_argument("--device", default="NVIDIA H200")
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--cuda", default="13.0")
+    ap.add_argument("--results", default="", help="the results folder the sweep is committed in (provenance)")
     a = ap.parse_args(argv)
     base = json.load(open(a.base))
-    timed = {}  # (precision, x) -> [(ms, config text)]
+    timed = {}  # (precision, x) -> [(ms, config text, GFLOP/s)]
+    setups = {}  # (precision, x) -> the set-up its rows come from
     for path in a.sweeps:
         try:
             doc = json.load(open(path))
@@ -36,10 +40,18 @@ def main(argv):
         for row in doc.get("rows", []):
             if row.get("routine") != "gemm_vbatched" or row.get("status") != "ok" or not row.get("variant"):
                 continue
-            if "time_ms" not in row or "gemm " not in " " + row.get("case", "") + " ":
+            words = row.get("case", "").split()
+            setup = "gemm_bin" if "gemm_bin" in words else "gemm" if "gemm" in words else None
+            if "time_ms" not in row or setup is None:
                 continue
-            timed.setdefault((row["precision"], int(row["n"])), []).append((float(row["time_ms"]), row["variant"],
-                                                                             row.get("gflops")))
+            key = (row["precision"], int(row["n"]))
+            preferred = "gemm_bin" if key[1] > 128 else "gemm"
+            if key in setups and setups[key] != setup:
+                if setup != preferred:
+                    continue
+                timed.pop(key, None)  # the preferred set-up replaces the other's rows
+            setups[key] = setup
+            timed.setdefault(key, []).append((float(row["time_ms"]), row["variant"], row.get("gflops")))
     if not timed:
         print("gemm_table: no sweep rows; the base table is written unchanged", file=sys.stderr)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -51,13 +63,16 @@ def main(argv):
             ranked = sorted(timed[(p, x)])
             ms, config, gflops = ranked[0]
             runner = f"; runner-up {ranked[1][1]} {ranked[1][0]:.4f} ms" if len(ranked) > 1 else ""
+            sizes = f"sizes uniform in [{x // 2 + 1}, {x}] (one size bin)" if setups[(p, x)] == "gemm_bin" else \
+                f"sizes uniform in [1, {x}]"
             entries.append({
                 "routine": "gemm_vbatched", "precision": p, "layout": "column_major",
                 "n": ALL_SIZES if x == xs[-1] else x,
                 "best": {"config": json.loads(config)},
                 "provenance": f"tester --routine gemm_vbatched --sweep on {a.device} {now} (commit {a.commit}, CUDA {a.cuda}): "
-                              f"square GEMM, 2000 problems, sizes uniform in [1, {x}], {ms:.4f} ms "
-                              f"({gflops:.0f} GFLOP/s), best of {len(ranked)}{runner}"})
+                              f"square GEMM, 2000 problems, {sizes}, {ms:.4f} ms "
+                              f"({gflops:.0f} GFLOP/s), best of {len(ranked)}{runner}" +
+                              (f"; {a.results}" if a.results else "")})
     order = "sdcz"
     entries.sort(key=lambda e: (order.index(e["precision"]), e["n"]))
     table = dict(base)
