@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <string>
 
 #include "../../core/mixed_factor_backend.hpp"
 #include "../resources.hpp"
@@ -39,13 +40,12 @@ constexpr int kSplitGranule = 128;
 
 unsigned blocks_for(long long count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
 
-std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 int split_of(int m) { return std::min(m, ((m + 1) / 2 + kSplitGranule - 1) / kSplitGranule * kSplitGranule); }
 
 // The scratch: [L: n x n floats, ld n][S: n floats][hi: panel halves][lo: panel halves][cuSOLVER
-// buffer][leaf info, bad column]. A panel copy never exceeds n^2 / 4 + 256 n entries (the top-level
-// update's n/2 x n/2 panel; inside a TRSM both operands together stay below 3 n^2 / 16).
+// buffer][leaf info, bad column], each piece on detail::Carve's boundary. A panel copy never exceeds
+// n^2 / 4 + 256 n entries (the top-level update's n/2 x n/2 panel; inside a TRSM both operands together
+// stay below 3 n^2 / 16). Every offset but the total is independent of lwork.
 struct Carve {
     float* l = nullptr;
     float* s = nullptr;
@@ -58,30 +58,23 @@ struct Carve {
     int lwork = 0;
 
     Carve(int n, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
-        std::size_t at = 0;
         const std::size_t nn = std::size_t(n) * n;
         panel_entries = halves ? nn / 4 + std::size_t(256) * n : 0;
-        const std::size_t l_at = at;
-        at += align(nn * sizeof(float));
-        const std::size_t s_at = at;
-        at += align(std::size_t(n) * sizeof(float));
-        const std::size_t hi_at = at;
-        at += align(panel_entries * 2);
-        const std::size_t lo_at = at;
-        at += split ? align(panel_entries * 2) : 0;
-        const std::size_t solver_at = at;
-        at += align(std::size_t(std::max(lwork_floats, 1)) * sizeof(float));
-        const std::size_t info_at = at;
-        at += align(2 * sizeof(int));
-        total = at;
+        detail::Carve c;
+        const std::size_t l_at = c.reserve<float>(nn);
+        const std::size_t s_at = c.reserve<float>(std::size_t(n));
+        const std::size_t hi_at = c.reserve<__half>(panel_entries);
+        const std::size_t lo_at = c.reserve<__half>(split ? panel_entries : 0);
+        const std::size_t solver_at = c.reserve<float>(std::size_t(std::max(lwork_floats, 1)));
+        const std::size_t info_at = c.reserve<int>(2);
+        total = c.size();
         if (base) {
-            char* b = static_cast<char*>(base);
-            l = reinterpret_cast<float*>(b + l_at);
-            s = reinterpret_cast<float*>(b + s_at);
-            hi = b + hi_at;
-            lo = split ? b + lo_at : nullptr;
-            solver = reinterpret_cast<float*>(b + solver_at);
-            leaf_info = reinterpret_cast<int*>(b + info_at);
+            l = detail::Carve::at<float>(base, l_at);
+            s = detail::Carve::at<float>(base, s_at);
+            hi = detail::Carve::at<char>(base, hi_at);
+            lo = split ? detail::Carve::at<char>(base, lo_at) : nullptr;
+            solver = detail::Carve::at<float>(base, solver_at);
+            leaf_info = detail::Carve::at<int>(base, info_at);
             bad = leaf_info + 1;
         }
     }
@@ -297,11 +290,21 @@ private:
     int* info_;
 };
 
+// cuSOLVER's SPOTRF buffer (floats) for the leaves of order min(n, leaf). The size query reads no data
+// but may refuse a null matrix: without one yet (the bytes query) the context's scratch stands in, as
+// for LDL^T's queries; the factor asks again with the factor's own address and ld n (leaf_lwork_at)
+// and refuses an answer larger than the scratch was carved for.
 int leaf_lwork(CudaResources& r, int n, int leaf) {
-    int lwork = 0;
     if (n == 0) return 0;
-    BATCHSOLVE_CUSOLVER_CHECK(
-        cusolverDnSpotrf_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, std::min(n, leaf), nullptr, n, &lwork));
+    const int m = std::min(n, leaf);
+    float* stand_in = static_cast<float*>(r.scratch(256));
+    int lwork = 0;
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, m, stand_in, n, &lwork));
+    return lwork;
+}
+int leaf_lwork_at(CudaResources& r, int n, int leaf, float* l) {
+    int lwork = 0;
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSpotrf_bufferSize(r.cusolver(), CUBLAS_FILL_MODE_LOWER, std::min(n, leaf), l, n, &lwork));
     return lwork;
 }
 
@@ -328,7 +331,14 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
     if (n == 0) return;
     r.require_device_memory(a, "posv_mixed", "a");
-    const Carve w(n, uses_halves(precision), precision == LowPrecision::fp16_split, leaf_lwork(r, n, config.leaf), scratch);
+    const bool halves = uses_halves(precision), split = precision == LowPrecision::fp16_split;
+    const int carved = leaf_lwork(r, n, config.leaf);
+    Carve w(n, halves, split, carved, scratch);
+    const int needed = leaf_lwork_at(r, n, config.leaf, w.l);
+    if (needed > carved)
+        throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
+                        "posv_mixed: the leaves need " + std::to_string(needed) + " floats of cuSOLVER buffer, the workspace query gave " +
+                            std::to_string(carved));
     preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
     diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
     BATCHSOLVE_LAUNCH_CHECK("diagonal_scale_kernel");
