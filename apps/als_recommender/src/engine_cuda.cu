@@ -77,6 +77,27 @@ struct BuildArgs {
 // One block per segment. kFirst: the segment that starts its row writes the whole system (Gram
 // matrix or zero, ridge, its sum) with plain stores; later segments add theirs with atomics (they run
 // in a second launch, after every first segment).
+// Row `local`'s entry (i, j), i >= j, of its system: the first slice of a row writes it (Gram
+// matrix and ridge added), later slices add theirs atomically. The two build kernels end in this.
+template <bool kFirst>
+__device__ __forceinline__ void store_system_entry(const BuildArgs& p, std::int64_t local, int i, int j, int s, float v, float ridge) {
+    float* dst = p.a + p.layout.offset(local, i, j, s, s);
+    if (kFirst) {
+        if (p.gram) v += p.gram[std::int64_t(j) * s + i];
+        if (i == j) v += ridge;
+        *dst = v;
+    } else {
+        atomicAdd(dst, v);
+    }
+}
+
+template <bool kFirst>
+__device__ __forceinline__ void store_rhs_entry(const BuildArgs& p, std::int64_t local, int t, int s, float rhs) {
+    float* dst = p.b + p.layout.offset(local, t, 0, s, 1);
+    if (kFirst) *dst = rhs;
+    else atomicAdd(dst, rhs);
+}
+
 template <bool kFirst>
 __global__ void build_systems_kernel(BuildArgs p) {
     extern __shared__ float4 shared_storage[];  // float4: the tiles are read as aligned float4
@@ -152,21 +173,9 @@ __global__ void build_systems_kernel(BuildArgs p) {
             for (int c = 0; c < kTile; ++c) {
                 const int i = ti * kTile + a, j = tj * kTile + c;
                 if (i >= s || j >= s || i < j) continue;
-                float v = acc[a][c];
-                float* dst = p.a + p.layout.offset(local, i, j, s, s);
-                if (kFirst) {
-                    if (p.gram) v += p.gram[std::int64_t(j) * s + i];
-                    if (i == j) v += ridge;
-                    *dst = v;
-                } else {
-                    atomicAdd(dst, v);
-                }
+                store_system_entry<kFirst>(p, local, i, j, s, acc[a][c], ridge);
             }
-    if (t < s) {
-        float* dst = p.b + p.layout.offset(local, t, 0, s, 1);
-        if (kFirst) *dst = rhs;
-        else atomicAdd(dst, rhs);
-    }
+    if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
 }
 
 // ---- the tensor-core build (BuildKernel::tf32x3) ----------------------------------------------------
@@ -320,24 +329,12 @@ __global__ void __launch_bounds__(kTensorMaxWarps * 32) build_systems_tf32x3_ker
             for (int e = lane; e < kMmaTile * kMmaTile; e += 32) {
                 const int i = tile_i[x] * kMmaTile + e % kMmaTile, j = tile_j[x] * kMmaTile + e / kMmaTile;
                 if (i >= s || j >= s || i < j) continue;
-                float v = scratch[e];
-                float* dst = p.a + p.layout.offset(local, i, j, s, s);
-                if (kFirst) {
-                    if (p.gram) v += p.gram[std::int64_t(j) * s + i];
-                    if (i == j) v += ridge;
-                    *dst = v;
-                } else {
-                    atomicAdd(dst, v);
-                }
+                store_system_entry<kFirst>(p, local, i, j, s, scratch[e], ridge);
             }
             __syncwarp();
         }
     }
-    if (t < s) {
-        float* dst = p.b + p.layout.offset(local, t, 0, s, 1);
-        if (kFirst) *dst = rhs;
-        else atomicAdd(dst, rhs);
-    }
+    if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
 }
 
 // Launches the build of `blocks` segments (first segments of their rows, or later ones) with the

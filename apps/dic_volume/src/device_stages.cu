@@ -379,19 +379,24 @@ void reserve_upload_staging() {
     reserve_locked(s);
 }
 
-void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream) {
+namespace {
+
+// Moves `count` floats to dst through the two staging buffers: fill(first, n, buffer) puts elements
+// first..first+n of the source into a buffer while the other one's DMA runs. Each buffer's previous
+// DMA (an earlier upload's, on any stream) has finished before it is refilled: the events are
+// recorded after every copy and waited for before the fill.
+template <class Fill>
+void staged_upload(float* dst, std::size_t count, cudaStream_t stream, const Fill& fill) {
     const std::size_t chunk = kUploadChunkBytes / sizeof(float);
     UploadStaging& s = upload_staging();
     std::lock_guard<std::mutex> lock(s.mutex);
     reserve_locked(s);
     try {
-        // Each buffer's previous DMA (an earlier upload's, on any stream) has finished before it
-        // is refilled: the events are recorded after every copy and waited for before the fill.
         for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
             const int b = int(i % 2);
             const std::size_t n = std::min(chunk, count - first);
             DVC_STAGE_CHECK(cudaEventSynchronize(s.done[b]));
-            parallel_copy(s.buffer[b], host + first, n);
+            fill(first, n, s.buffer[b]);
             DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, s.buffer[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
             DVC_STAGE_CHECK(cudaEventRecord(s.done[b], stream));
         }
@@ -402,27 +407,15 @@ void upload(float* dst, const float* host, std::size_t count, cudaStream_t strea
     }
 }
 
+}  // namespace
+
+void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream) {
+    staged_upload(dst, count, stream, [&](std::size_t first, std::size_t n, float* buffer) { parallel_copy(buffer, host + first, n); });
+}
+
 void upload_raw(float* dst, const RawFile& file, cudaStream_t stream) {
-    const std::size_t chunk = kUploadChunkBytes / sizeof(float), count = file.voxels();
     const int threads = int(std::min<std::size_t>(kCopyThreads, std::max(1u, std::thread::hardware_concurrency())));
-    UploadStaging& s = upload_staging();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    reserve_locked(s);
-    try {
-        // As upload(), the staging buffers filled by reading the file instead of copying host memory.
-        for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
-            const int b = int(i % 2);
-            const std::size_t n = std::min(chunk, count - first);
-            DVC_STAGE_CHECK(cudaEventSynchronize(s.done[b]));
-            file.read(first, n, s.buffer[b], threads);
-            DVC_STAGE_CHECK(cudaMemcpyAsync(dst + first, s.buffer[b], n * sizeof(float), cudaMemcpyHostToDevice, stream));
-            DVC_STAGE_CHECK(cudaEventRecord(s.done[b], stream));
-        }
-        DVC_STAGE_CHECK(cudaStreamSynchronize(stream));
-    } catch (...) {
-        cudaStreamSynchronize(stream);
-        throw;
-    }
+    staged_upload(dst, file.voxels(), stream, [&](std::size_t first, std::size_t n, float* buffer) { file.read(first, n, buffer, threads); });
 }
 
 void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cudaStream_t stream) {
