@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The first call of a tabled size in a fresh process, with and without precompiled sm_90 kernels,
+# beside cuSOLVER's first call; and what producing the precompiled set costs on this machine.
+#   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
+#      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
+#      (FC_NS, default 8,32,128), then every n of 1..128 (bounded: the rest of the budget less the
+#      runs' share), timed, with the CUBINs' count and bytes, raw and as xz: the artifact's size;
+#   2. for each routine, precision, layout and order, fresh processes of batchsolve_first_call: cold
+#      (empty kernel cache, no prebuilt folder: generation + NVRTC), prebuilt (empty cache, the folder
+#      of step 1 as BATCHSOLVE_PREBUILT_DIR), cached (the cache the cold run filled), and cuSOLVER's
+#      first call (column-major); context creation is reported apart and excluded.
+# Targets (issue 43): first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
+# Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
+# Dry run on a build machine: BUILD_DIR=build scripts/gpu/first-call.sh (the runs say "skipped").
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/first-call
+budget=${TOPIC_BUDGET_S:-150}
+rm -rf "$out"; mkdir -p "$out"
+start=$SECONDS
+run=${RUN:-/tmp/bundle/run}
+if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand in for the bundle's
+  run=$out/run-from-build
+  printf '#!/usr/bin/env bash\nname=$1; shift\nexe=$(find "%s" -type f -name "$name" -perm -u+x | head -1)\n[[ -n $exe ]] || exit 127\nexec "$exe" "$@"\n' \
+    "$(cd "$BUILD_DIR" && pwd)" > "$run"
+  chmod +x "$run"
+fi
+routines=${FC_ROUTINES:-potrf,posv}
+ns=${FC_NS:-8,32,128}
+runs_s=${FC_RUNS_S:-50}  # kept for step 2
+scratch=$(mktemp -d /tmp/first-call.XXXX)
+pre=$scratch/prebuilt
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "gpu: ${gpu:-none (dry run)}; commit ${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}; $(nproc) CPU threads" | tee "$out/prebuilt.txt"
+
+# ---- 1. the prebuilt folder ----------------------------------------------------------------------------
+set_args=(--arch 90 --cache-dir "$pre" --routines potrf,potrs,posv --precisions s,d --layouts column_major,interleaved)
+t0=$(date +%s.%N)
+timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup "${set_args[@]}" --n "$ns" > "$out/warmup-measured.log" 2>&1
+echo "measured orders ($ns): rc $? in $(echo "$(date +%s.%N) - $t0" | bc) s: $(tail -1 "$out/warmup-measured.log")" | tee -a "$out/prebuilt.txt"
+left=$((budget - (SECONDS - start) - runs_s))
+if ((left > 10)); then
+  before=$(find "$pre" -name '*.cubin' 2>/dev/null | wc -l)
+  t0=$(date +%s.%N)
+  timeout -k 5 "$left" "$run" batchsolve-warmup "${set_args[@]}" --n 1:128 > "$out/warmup-all.log" 2>&1
+  rc=$?
+  secs=$(echo "$(date +%s.%N) - $t0" | bc)
+  after=$(find "$pre" -name '*.cubin' 2>/dev/null | wc -l)
+  echo "every n of 1..128: rc $rc in $secs s ($((after - before)) more CUBINs; limit $left s): $(tail -1 "$out/warmup-all.log")" | tee -a "$out/prebuilt.txt"
+fi
+files=$(find "$pre" -name '*.cubin' 2>/dev/null | wc -l)
+bytes=$(find "$pre" -name '*.cubin' -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+xz_bytes=$( ( ((files > 0)) && tar -C "$pre" -cf - . | xz -6 -T0 | wc -c ) || echo 0)
+echo "prebuilt folder: $files CUBINs, $bytes bytes, $xz_bytes bytes as tar.xz (xz -6)" | tee -a "$out/prebuilt.txt"
+
+# ---- 2. fresh processes --------------------------------------------------------------------------------
+jsonl=$out/first_call.jsonl; : > "$jsonl"
+one() {  # run label, environment words..., then -- and the program's arguments
+  local label=$1; shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
+  local line report
+  line=$(env "${envs[@]}" BATCHSOLVE_CACHE_REPORT=1 timeout 60 "$run" batchsolve_first_call --batch 16384 "$@" 2> "$scratch/err")
+  report=$(grep -m1 'batchsolve kernel cache' "$scratch/err" | sed 's/"/\\"/g')
+  case $line in
+    \{*) echo "${line%\}},\"run\":\"$label\",\"cache\":\"$report\"}" >> "$jsonl" ;;
+    *) echo "$label $*: ${line:-$(tail -1 "$scratch/err")}" | tee -a "$out/errors.txt" ;;
+  esac
+}
+for r in ${routines//,/ }; do
+  for p in s d; do
+    for layout in column_major interleaved; do
+      for n in ${ns//,/ }; do
+        c=$scratch/cache-$r$p$layout$n; mkdir -p "$c"
+        one cold BATCHSOLVE_CACHE_DIR="$c" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
+        one cached BATCHSOLVE_CACHE_DIR="$c" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
+        e=$scratch/empty-$r$p$layout$n; mkdir -p "$e"
+        one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p --layout $layout --n "$n"
+      done
+    done
+    for n in ${ns//,/ }; do
+      one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p --layout column_major --n "$n" --vendor
+    done
+  done
+done
+rm -rf "$scratch" "$out/run-from-build"
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+rows = [json.loads(l) for l in open(os.path.join(out, "first_call.jsonl")) if l.strip()]
+lines = [l.rstrip() for l in open(os.path.join(out, "prebuilt.txt"))]
+md = ["# First call in a fresh process: NVRTC, prebuilt sm_90 kernels, cached, cuSOLVER", ""] + lines + [""]
+if not rows:
+    md.append("no rows (no GPU: every run skipped)")
+    open(os.path.join(out, "table.md"), "w").write("\n".join(md) + "\n")
+    json.dump([], open(os.path.join(out, "targets.json"), "w"))
+    print("\n".join(md)); sys.exit(0)
+by = {(r["routine"], r["precision"], r["layout"], r["n"], r["run"]): r for r in rows}
+md += [f"device: {rows[0]['device']}, batch {rows[0]['batch']}; seconds, each a fresh process, context creation apart", "",
+       "| routine | case | context | cold | prebuilt | cached | cuSOLVER first | prebuilt / cuSOLVER | steady |",
+       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+f = lambda v: "-" if v is None else f"{v:.4f}"
+targets = []
+keys = sorted({k[:4] for k in by}, key=lambda k: (k[0], k[1], k[2], k[3]))
+for (routine, p, layout, n) in keys:
+    g = lambda run, field="first_call_s", l=layout: by.get((routine, p, l, n, run), {}).get(field)
+    cold, pre, cached, vend = g("cold"), g("prebuilt"), g("cached"), g("cusolver", l="column_major")
+    ratio = f"{pre / vend:.2f}x" if pre and vend else "-"
+    md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | {f(cached)} | {f(vend)} | {ratio} | {f(g('cached', 'second_call_s'))} |")
+    pre_report = by.get((routine, p, layout, n, "prebuilt"), {}).get("cache", "")
+    if pre is not None:
+        targets.append({"target": f"{routine} {p} {layout} n={n}: first call with the prebuilt kernels <= 0.1 s (empty cache, context excluded)",
+                        "measured": pre, "met": pre <= 0.1, "cache": pre_report})
+    if cached is not None and vend is not None:
+        targets.append({"target": f"{routine} {p} {layout} n={n}: cached first call <= cuSOLVER's first call",
+                        "measured": cached, "peer": vend, "met": cached <= vend})
+met = sum(t["met"] for t in targets)
+md += ["", f"targets: {met} of {len(targets)} met"]
+for t in targets:
+    if not t["met"]:
+        md.append(f"  missed: {t['target']}: {t['measured']:.4f}" + (f" vs {t['peer']:.4f}" if "peer" in t else "") +
+                  (f" ({t['cache']})" if t.get("cache") else ""))
+open(os.path.join(out, "table.md"), "w").write("\n".join(md) + "\n")
+json.dump(targets, open(os.path.join(out, "targets.json"), "w"), indent=1)
+print("\n".join(md))
+PY
