@@ -367,6 +367,23 @@ Shape File::shape(const std::string& dataset) const {
     return Shape(dims.begin(), dims.end());
 }
 
+bool File::stored_plainly(const std::string& dataset) const {
+    QuietHdf5 quiet;
+    state().require_open(dataset);
+    Handle d = detail::open_dataset_checked(state().id(), state().path, dataset);  // refuses virtual and external storage
+    Handle type(H5Dget_type(d.get()), H5Tclose);
+    Handle dcpl(H5Dget_create_plist(d.get()), H5Pclose);
+    if (!type.valid() || !dcpl.valid()) state().fail(dataset, "cannot read the dtype: " + hdf5_message());
+    const H5T_class_t cls = H5Tget_class(type.get());
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Tget_size(type.get()) > 8) return false;
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if ((layout != H5D_CONTIGUOUS && layout != H5D_COMPACT) || H5Pget_nfilters(dcpl.get()) != 0) return false;
+    const auto dims = detail::dataset_dims(d.get(), state().path, dataset);
+    // Every declared byte stored (and no more than the file holds); no memory limit here: no allocation.
+    detail::check_dataset_size(d.get(), state().path, dataset, dims, H5Tget_size(type.get()), ~std::uint64_t(0));
+    return true;
+}
+
 template <class T>
 std::vector<T> File::read(const std::string& dataset, Shape* shape, std::uint64_t max_bytes) const {
     QuietHdf5 quiet;

@@ -45,7 +45,7 @@ bool speaker() { return g_ranks == nullptr || g_ranks->rank() == 0; }
 // probe_s / read_s, when given, receive the wall seconds of the child's read and of this process's.
 Ratings read_ratings_checked(const std::string& path, double* probe_s = nullptr, double* read_s = nullptr) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { read_ratings(path, false, false); });
+    if (g_ranks == nullptr) batchsolve::io::h5::probe_in_child(path, [&] { probe_ratings(path); });
     const auto t1 = std::chrono::steady_clock::now();
     Ratings r = read_ratings(path);
     if (probe_s) *probe_s = std::chrono::duration<double>(t1 - t0).count();
@@ -440,8 +440,8 @@ int run_train(const std::vector<std::string>& args) {
     const std::string test_path = vm.count("test") ? vm["test"].as<std::string>() : std::string();
     const std::string resume_path = vm.count("resume") ? vm["resume"].as<std::string>() : std::string();
     if (g_ranks == nullptr) {
-        batchsolve::io::h5::probe_in_child(train_path, [&] { read_ratings(train_path, false, false); });
-        if (!test_path.empty()) batchsolve::io::h5::probe_in_child(test_path, [&] { read_ratings(test_path, false, false); });
+        batchsolve::io::h5::probe_in_child(train_path, [&] { probe_ratings(train_path); });
+        if (!test_path.empty()) batchsolve::io::h5::probe_in_child(test_path, [&] { probe_ratings(test_path); });
         if (!resume_path.empty()) batchsolve::io::h5::probe_in_child(resume_path, [&] { read_model(resume_path); });
     }
     const auto probed = std::chrono::steady_clock::now();

@@ -390,22 +390,50 @@ static void validate_csr(const std::string& path, const std::string& group, cons
         }
 }
 
+namespace {
+// The part of a ratings file read before its arrays: format, version, feedback, provenance and ids.
+h5::File open_ratings(const std::string& path, Ratings& r) {
+    h5::File f = h5::File::open(path);
+    if (!f.has_attribute("/", "format") || f.string_attribute("/", "format") != ratings_format_tag)
+        throw Error(path + ": /: not an ALS ratings file (attribute format != '" + std::string(ratings_format_tag) + "')");
+    const std::int64_t version = f.int_attribute("/", "version");
+    if (version != ratings_format_version)
+        throw Error(path + ": /: format version " + std::to_string(version) + " is not supported (expected " +
+                    std::to_string(ratings_format_version) + ")");
+    r.feedback = parse_feedback(f.string_attribute("/", "feedback"));
+    r.provenance = f.has_attribute("/", "provenance") ? f.string_attribute("/", "provenance") : "";
+    r.user_ids = f.read_strings("/users/ids");
+    r.item_ids = f.read_strings("/items/ids");
+    if (std::int64_t(r.user_ids.size()) > max_side || std::int64_t(r.item_ids.size()) > max_side)
+        throw Error(path + ": /users/ids: more than 2^31 - 1 ids");
+    return f;
+}
+}  // namespace
+
+void probe_ratings(const std::string& path) {
+    try {
+        Ratings r;
+        h5::File f = open_ratings(path, r);
+        auto probe = [&](const char* dataset, auto element) {
+            if (!f.stored_plainly(dataset)) {
+                f.read<decltype(element)>(dataset);  // chunks and filters decoded here, in the child
+                return;
+            }
+            const h5::Shape shape = f.shape(dataset);
+            if (shape.size() != 1) throw Error(path + ": " + dataset + ": must be 1-D, is " + h5::shape_text(shape));
+        };
+        probe("/by_user/indptr", std::int64_t());
+        probe("/by_user/indices", std::int32_t());
+        probe("/by_user/values", float());
+    } catch (const batchsolve::io::FileError& e) {
+        throw Error(e.what());
+    }
+}
+
 Ratings read_ratings(const std::string& path, bool item_side, bool threads) {
     try {
-        h5::File f = h5::File::open(path);
-        if (!f.has_attribute("/", "format") || f.string_attribute("/", "format") != ratings_format_tag)
-            throw Error(path + ": /: not an ALS ratings file (attribute format != '" + std::string(ratings_format_tag) + "')");
-        const std::int64_t version = f.int_attribute("/", "version");
-        if (version != ratings_format_version)
-            throw Error(path + ": /: format version " + std::to_string(version) + " is not supported (expected " +
-                        std::to_string(ratings_format_version) + ")");
         Ratings r;
-        r.feedback = parse_feedback(f.string_attribute("/", "feedback"));
-        r.provenance = f.has_attribute("/", "provenance") ? f.string_attribute("/", "provenance") : "";
-        r.user_ids = f.read_strings("/users/ids");
-        r.item_ids = f.read_strings("/items/ids");
-        if (std::int64_t(r.user_ids.size()) > max_side || std::int64_t(r.item_ids.size()) > max_side)
-            throw Error(path + ": /users/ids: more than 2^31 - 1 ids");
+        h5::File f = open_ratings(path, r);
         Csr& m = r.by_user;
         m.rows = std::int64_t(r.user_ids.size()), m.cols = std::int64_t(r.item_ids.size());
         h5::Shape shape;

@@ -94,6 +94,11 @@ void write_ratings(const std::string& path, const Ratings& r, bool force, const 
 // threads false: no OpenMP team, as in a child forked after the parent ran one (libgomp's threads
 // are not in the child: a parallel region there waits for them forever).
 Ratings read_ratings(const std::string& path, bool item_side = true, bool threads = true);
+// What als's child probe reads (h5::probe_in_child): all that read_ratings parses (attributes, ids,
+// the by_user datasets' headers), and the data of a dataset only where it is not stored plainly
+// (chunked or filtered: h5::File::stored_plainly); the parent's read_ratings then checks the values.
+// The files als writes store their arrays plainly, so the probe of 20 M ratings reads ids only.
+void probe_ratings(const std::string& path);
 // The users, items and feedback a ratings file's attributes announce, without reading its arrays (for
 // set-up that can start before the read); nothing checked beyond the format tag. Error where absent.
 struct RatingsShape {

@@ -15,6 +15,7 @@
 #include <numeric>
 #include <random>
 
+#include "batchsolve_io/hdf5.hpp"
 #include "model.hpp"
 #include "ratings.hpp"
 #include "../../../libsolver/tests/test_seed.hpp"
@@ -255,6 +256,46 @@ TEST(RatingsFile, RoundTripAndBadFiles) {
     EXPECT_FALSE(error_of([&] { write_ratings(p, r, false, {}, "test"); }).empty());
     const auto text = s.file("t.h5", "not hdf5\n");
     EXPECT_NE(error_of([&] { read_ratings(text); }).find(text), std::string::npos);
+}
+
+// The child probe of als train/evaluate: the arrays als writes are stored plainly, so the child reads
+// their headers only; a chunked and deflated file (another writer's) is read in full in the child;
+// a truncated file is an error of the probe, naming the file.
+TEST(RatingsFile, ChildProbeLeavesPlainArraysToTheParent) {
+    namespace h5 = batchsolve::io::h5;
+    Scratch s;
+    GenerateOptions g;
+    g.users = 400, g.items = 300, g.interactions = 40000, g.seed = fresh_seed();
+    const Ratings r = generate(g);
+    const auto plain = s.file("plain.h5");
+    write_ratings(plain, r, false, {}, "test");
+    for (const char* d : {"/by_user/indptr", "/by_user/indices", "/by_user/values"}) EXPECT_TRUE(h5::File::open(plain).stored_plainly(d)) << d;
+    EXPECT_NO_THROW(probe_ratings(plain));
+
+    const auto packed = s.file("packed.h5");
+    {
+        h5::File f = h5::File::create(packed);
+        f.set_attribute("/", "format", "als-ratings");
+        f.set_attribute("/", "version", std::int64_t(1));
+        f.set_attribute("/", "feedback", to_string(r.feedback));
+        f.write_strings("/users/ids", r.user_ids);
+        f.write_strings("/items/ids", r.item_ids);
+        const Csr& m = r.by_user;
+        f.write("/by_user/indptr", m.indptr.data(), h5::Shape{m.indptr.size()}, true);  // > 64 KiB: chunked + deflate
+        f.write("/by_user/indices", m.indices.data(), h5::Shape{m.indices.size()}, true);
+        f.write("/by_user/values", m.values.data(), h5::Shape{m.values.size()}, true);
+        f.commit();
+    }
+    EXPECT_FALSE(h5::File::open(packed).stored_plainly("/by_user/indices"));
+    EXPECT_NO_THROW(probe_ratings(packed));
+    const Ratings q = read_ratings(packed);
+    EXPECT_EQ(q.by_user.indices, r.by_user.indices);
+    EXPECT_EQ(q.by_item.indices, r.by_item.indices);
+
+    const auto cut = s.file("cut.h5");
+    std::filesystem::copy_file(plain, cut, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(cut, std::filesystem::file_size(plain) / 2);
+    EXPECT_NE(error_of([&] { probe_ratings(cut); }).find(cut), std::string::npos);
 }
 
 TEST(Split, PartitionsDeterministically) {

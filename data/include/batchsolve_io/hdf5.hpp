@@ -70,6 +70,12 @@ public:
     template <class T>
     std::vector<T> read(const std::string& dataset, Shape* shape = nullptr,
                         std::uint64_t max_bytes = 0 /* 0: available_host_bytes() */) const;
+    // True when the dataset's data is one plain extent of this file holding every declared byte
+    // (contiguous or compact, no filters, no external files, an integer or float type): reading it
+    // decodes no chunk index and runs no filter, only the bounded read and the numeric conversion
+    // of read(). A child probe (probe_in_child) may then check its shape and leave the data to the
+    // parent. A dataset whose storage contradicts its shape is an error, as in read().
+    bool stored_plainly(const std::string& dataset) const;
     // Reads a dataset that must have exactly `expected` shape (a clear error otherwise).
     template <class T>
     std::vector<T> read_exact(const std::string& dataset, const Shape& expected) const;
