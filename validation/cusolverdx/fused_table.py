@@ -10,6 +10,10 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               blocks per SM with smaller chunks)
   warp_steps  the committed register entry with looking = left (its steps synchronised per warp), where
               its threads per matrix divide 32; other entries stay as committed
+  rows        the register kernels with one row per thread (rows_per_thread = threads_per_row = 1: n
+              threads per matrix, fully unrolled, 128 threads per block), looking = left (steps
+              synchronised per warp) where n divides 32, right otherwise: the library's form of
+              experiments/small-rows-prototype's "rows" design
 
 Every other entry stays as committed, so the cases not named run what they run today. Mirrors
 fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
@@ -55,7 +59,7 @@ def threads_per_matrix(n, cfg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--design", choices=["fused", "warp_steps"], required=True)
+    ap.add_argument("--design", choices=["fused", "warp_steps", "rows"], required=True)
     ap.add_argument("--n", default="4,8,12,16,24,32", help="orders whose column-major entries are replaced (list; lo:hi ranges)")
     ap.add_argument("--precision", default="s,d")
     ap.add_argument("--routine", default="potrf,posv")
@@ -99,6 +103,13 @@ def main():
             new["threads_per_block"] = fused_matrices(n, ELEMENT_BYTES[p], r, a.block_kib * 1024, a.halve)
             if fused_bytes(n, ELEMENT_BYTES[p], new["threads_per_block"], r, 1) > MAX_SHARED:
                 continue  # not even one matrix fits: keep the committed entry
+            cfg = new
+        elif a.design == "rows":
+            if n > 32:
+                continue
+            new = {k: (False if isinstance(v, bool) else 0) for k, v in cfg.items() if k != "looking"}
+            new.update(rows_per_thread=1, threads_per_row=1, full_unroll=True, threads_per_block=128, nrhs_block=1)
+            new["looking"] = "left" if 32 % n == 0 else "right"
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Small column-major potrf, n = 4..32: the designs of experiments/small-rows-prototype beside the
+# committed kernels and cuSolverDx, all in cuSolverDx's timing scope (A restored and the L2 flushed
+# by a read before every timed call), in one device call of at most TOPIC_BUDGET_S (100) s:
+#   P  rows_prototype (rows-shfl, rows-smem, rows-copy, thread), s and d, batch 16384
+#   C  the tester, committed tables, potrf and posv, s and d, batch 16384, --ref cusolverdx (the peer
+#      as its child process: the ratios like for like), targets-column-major.json judged by the tester
+#   R  the tester with the candidate table "rows" (validation/cusolverdx/fused_table.py --design rows:
+#      the library's register kernels with one row per thread, the prototype's shape), same cases
+#   H  batch 100000, n = 8, 16, 32: P's designs, the committed tables and "rows" (potrf)
+# Most important first; each step bounded by what is left of the budget, its own CSV/JSON. Carried in
+# .carry/small-proto/ (scripts/gpu/small-proto-prebuild.sh): rows_prototype, prebuilt.tar (the
+# candidate table and every kernel of C, R, H for sm_90, so the call spends no time in NVRTC);
+# bench_cusolverdx from .carry/tester-dx/. Writes $OUT/small-proto/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/small-proto; mkdir -p "$out"
+budget=${TOPIC_BUDGET_S:-100}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+run=${BUNDLE_RUN:-/tmp/bundle/run}
+carry=.carry/small-proto
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
+date -u +%FT%TZ > "$out/date.txt"
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+pre=/tmp/small-proto-prebuilt; mkdir -p "$pre"
+if [[ -f $carry/prebuilt.tar ]]; then
+  tar -xf "$carry/prebuilt.tar" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
+fi
+tables=$pre/tables
+if [[ ! -f $tables/rows.json ]]; then
+  mkdir -p "$tables" && python3 validation/cusolverdx/fused_table.py --design rows --n 4:32 --output "$tables/rows.json"
+fi
+for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$PWD/.carry/tester-dx/bench_cusolverdx"; do
+  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
+done
+echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l); peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
+
+proto() {  # proto NAME LIMIT ARGS...
+  local name=$1 limit=$2; shift 2
+  local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  [[ -x $carry/rows_prototype ]] || { echo "$name: no $carry/rows_prototype"; return; }
+  local t0=$SECONDS
+  timeout -k 2 "$limit" stdbuf -oL "$carry/rows_prototype" "$@" > "$out/$name.csv" 2> "$out/$name.log"
+  echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -c ',ok$' "$out/$name.csv") ok, $(grep -c 'FAILED' "$out/$name.csv") failed)"
+}
+step() {  # step NAME LIMIT TABLE(or -) TESTER-ARGS...
+  local name=$1 limit=$2 table=$3; shift 3
+  local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  local t0=$SECONDS
+  if [[ $table == - ]]; then
+    timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
+  else
+    BATCHSOLVE_TUNING_FILE=$table timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
+  fi
+  echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -E '^tester:' "$out/$name.log"))"
+}
+ns=4,8,12,16,24,32
+common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
+proto proto 25 --batch 16384 --n $ns --prec s,d --reps 10
+step committed 30 - --routine potrf,posv --precision s,d --n $ns --batch 16384 "${common[@]}" --ref cusolverdx \
+  --cusolverdx-seconds 15 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
+step rows 12 "$tables/rows.json" --routine potrf,posv --precision s,d --n $ns --batch 16384 "${common[@]}"
+proto proto-100k 10 --batch 100000 --n 8,16,32 --prec s,d --reps 7 --designs rows-shfl,rows-smem,thread
+step committed-100k 10 - --routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"
+step rows-100k 10 "$tables/rows.json" --routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"
+
+echo "=== small-proto: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
+grep -h -E '^(GPU|cuSolverDx peer|targets:)' "$out/committed.log" 2>/dev/null
+grep -h '^design\|^rows-smem,s\|^rows-shfl,s\|^thread,s\|^rows-copy,s' "$out/proto.csv" 2>/dev/null
+for f in committed rows; do
+  grep -E "^potrf +s " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
+done
