@@ -16,8 +16,10 @@ mkdir -p "$dest" "$stage/kernels" "$stage/tables"
 ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc -O3 -std=c++17 -arch=sm_90 -o "$dest/rows_prototype" \
   "$root/experiments/small-rows-prototype/rows_prototype.cu"
 python3 "$root/validation/cusolverdx/fused_table.py" --design rows --n 4:32 --output "$stage/tables/rows.json"
-cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
-  -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
+# the version the built library keys its kernels by (the bundle's, if it is packed from this build)
+cp "$build/libsolver/generated/batchsolve_generator_version.hpp" "$stage/generator_version.hpp" 2>/dev/null ||
+  cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
+    -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
 warm() {  # warm TABLE(or -) ARGS...
   local table=$1; shift
   if [[ $table == - ]]; then

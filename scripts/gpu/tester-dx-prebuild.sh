@@ -15,8 +15,10 @@ ns=${DX_NS:-4,8,12,16,24,32,48,64,80,100,128}
 layouts=${DX_LAYOUTS:-column_major}
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dest" "$stage/kernels"
-cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
-  -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
+# the version the built library keys its kernels by (the bundle's, if it is packed from this build)
+cp "$build/libsolver/generated/batchsolve_generator_version.hpp" "$stage/generator_version.hpp" 2>/dev/null ||
+  cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
+    -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
 env -u BATCHSOLVE_TUNING_FILE "$build/tools/warmup/batchsolve-warmup" --arch 90 --cache-dir "$stage/kernels" \
   --threads "$threads" --routines potrf,posv --precisions s,d --layouts "$layouts" --n "$ns" --batch "${DX_BATCH:-16384}"
 tar -C "$stage" -cf "$dest/prebuilt.tar" kernels generator_version.hpp

@@ -25,7 +25,10 @@ if [[ -z ${BATCHSOLVE_CUSOLVERDX:-} && -x $carry/bench_cusolverdx ]]; then expor
 if [[ -f $carry/prebuilt.tar ]]; then
   pre=/tmp/tester-dx-prebuilt; mkdir -p "$pre" && tar -xf "$carry/prebuilt.tar" -C "$pre"
   export BATCHSOLVE_PREBUILT_DIR=$pre/kernels  # keyed by the generator version: a stale one is not used
-  echo "prebuilt kernels: $(ls "$pre/kernels" | wc -l), generator version $(grep -o '"[0-9a-f]*"' "$pre/generator_version.hpp")" > "$out/prebuilt.txt"
+  version=$(grep -o '"[0-9a-f]*"' "$pre/generator_version.hpp" | tr -d '"')
+  lib=$(dirname "${BUNDLE_RUN:-/tmp/bundle/run}")/lib
+  fresh="not checked"; ls "$lib"/libbatchsolve.so* > /dev/null 2>&1 && { grep -aqs "$version" "$lib"/libbatchsolve.so* && fresh=current || fresh="stale: NVRTC compiles here"; }
+  echo "prebuilt kernels: $(ls "$pre/kernels" | wc -l), generator version $version ($fresh)" > "$out/prebuilt.txt"
 else
   echo "prebuilt kernels: none (NVRTC on the device machine)" > "$out/prebuilt.txt"
 fi
