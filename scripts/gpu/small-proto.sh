@@ -9,7 +9,7 @@
 #      the library's register kernels with one row per thread, the prototype's shape), same cases
 #   H  batch 100000, n = 8, 16, 32: P's designs, the committed tables and "rows" (potrf)
 #   N  Nsight Compute on s n = 32 (the committed kernel, "rows", the prototype's rows-smem)
-# Most important first; each step bounded by what is left of the budget, its own CSV/JSON. Carried in
+# SP_STEPS (a list of the step names below) runs only those. Most important first; each step bounded by what is left of the budget, its own CSV/JSON. Carried in
 # .carry/small-proto/ (scripts/gpu/small-proto-prebuild.sh): rows_prototype, prebuilt.tar (the
 # candidate table and every kernel of C, R, H for sm_90, so the call spends no time in NVRTC);
 # bench_cusolverdx from .carry/tester-dx/. Writes $OUT/small-proto/.
@@ -40,8 +40,11 @@ lib=$(dirname "$run")/lib
 fresh="not checked"; ls "$lib"/libbatchsolve.so* > /dev/null 2>&1 && { grep -aqs "${version:-none}" "$lib"/libbatchsolve.so* && fresh=current || fresh="stale: NVRTC compiles here"; }
 echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), generator version ${version:-none} ($fresh); peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
 
+steps=" ${SP_STEPS:-proto committed rows proto-100k committed-100k rows-100k ncu-committed ncu-rows ncu-proto} "
+want() { [[ $steps == *" $1 "* ]]; }
 proto() {  # proto NAME LIMIT ARGS...
   local name=$1 limit=$2; shift 2
+  want "$name" || return 0
   local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
   [[ -x $carry/rows_prototype ]] || { echo "$name: no $carry/rows_prototype"; return; }
@@ -51,6 +54,7 @@ proto() {  # proto NAME LIMIT ARGS...
 }
 step() {  # step NAME LIMIT TABLE(or -) TESTER-ARGS...
   local name=$1 limit=$2 table=$3; shift 3
+  want "$name" || return 0
   local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
   local t0=$SECONDS
@@ -74,6 +78,7 @@ step rows-100k 10 "$tables/rows.json" --routine potrf --precision s,d --n 8,16,3
 #    library's rows shape and the prototype's rows-smem (speed of light, occupancy, warp stalls)
 prof() {  # prof NAME LIMIT KERNEL-REGEX COMMAND...
   local name=$1 limit=$2 regex=$3; shift 3
+  want "$name" || return 0
   local l; l=$(left); (( l < 4 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
   command -v ncu > /dev/null || { echo "$name: no ncu"; return; }
