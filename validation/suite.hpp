@@ -39,6 +39,7 @@ struct Options {
     std::vector<std::string> setups;      // vbatched, triangular: size set-ups
     int cpu_max_vbatched = 512;           // vbatched: largest x of the cpu peer
     bool all_variants = false;            // also the variant rows besides the default configuration
+    std::vector<std::string> designs;     // posv_mixed: only these design rows ("auto" the default one; empty: all)
     bool sweep = false;                   // potrf_large, gemm/syrk_vbatched: a row per configuration of the search space
     std::string sweep_configs;            // gemm/syrk_vbatched --sweep: the candidates from this JSON file (else built in)
     std::string device_ids = "all";       // multi: device ids (groups of the first g of them, g = 1 .. count)

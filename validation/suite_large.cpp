@@ -614,18 +614,35 @@ struct Design {
     bool tf32_blocked = false;  // fp32 with TF32 updates of the blocked factor (the earlier variant)
 };
 
+// Every factor precision with each correction method (classical IR, GMRES-IR, and the automatic
+// classical-then-GMRES escalation), the automatic chain first; --designs keeps the named ones ("auto":
+// the automatic chain) and needs no --all-variants.
 std::vector<Design> designs(const Options& o) {
     std::vector<Design> d{{"", LowPrecision::automatic, CorrectionMethod::automatic}};
-    if (!o.all_variants) return d;
-    d.push_back({"fp16/classical", LowPrecision::fp16, CorrectionMethod::classical});
-    d.push_back({"fp16/gmres", LowPrecision::fp16, CorrectionMethod::gmres});
-    d.push_back({"fp16/gmres/blocked512", LowPrecision::fp16, CorrectionMethod::gmres, 512});
-    d.push_back({"bf16/gmres", LowPrecision::bf16, CorrectionMethod::gmres});
-    d.push_back({"tf32/gmres", LowPrecision::tf32, CorrectionMethod::gmres});
-    d.push_back({"fp16_split/classical", LowPrecision::fp16_split, CorrectionMethod::classical});
-    d.push_back({"fp16_split/gmres", LowPrecision::fp16_split, CorrectionMethod::gmres});
-    d.push_back({"fp32/auto", LowPrecision::fp32, CorrectionMethod::automatic});
-    return d;
+    if (o.all_variants || !o.designs.empty()) {
+        d.push_back({"fp32/classical", LowPrecision::fp32, CorrectionMethod::classical});
+        d.push_back({"fp32/gmres", LowPrecision::fp32, CorrectionMethod::gmres});
+        d.push_back({"fp32/auto", LowPrecision::fp32, CorrectionMethod::automatic});
+        d.push_back({"tf32/classical", LowPrecision::tf32, CorrectionMethod::classical});
+        d.push_back({"tf32/gmres", LowPrecision::tf32, CorrectionMethod::gmres});
+        d.push_back({"tf32/auto", LowPrecision::tf32, CorrectionMethod::automatic});
+        d.push_back({"bf16/classical", LowPrecision::bf16, CorrectionMethod::classical});
+        d.push_back({"bf16/gmres", LowPrecision::bf16, CorrectionMethod::gmres});
+        d.push_back({"fp16/classical", LowPrecision::fp16, CorrectionMethod::classical});
+        d.push_back({"fp16/gmres", LowPrecision::fp16, CorrectionMethod::gmres});
+        d.push_back({"fp16/auto", LowPrecision::fp16, CorrectionMethod::automatic});
+        d.push_back({"fp16/gmres/blocked512", LowPrecision::fp16, CorrectionMethod::gmres, 512});
+        d.push_back({"fp16_split/classical", LowPrecision::fp16_split, CorrectionMethod::classical});
+        d.push_back({"fp16_split/gmres", LowPrecision::fp16_split, CorrectionMethod::gmres});
+    }
+    if (o.designs.empty()) return d;
+    std::vector<Design> kept;
+    for (const std::string& name : o.designs) {
+        const auto it = std::find_if(d.begin(), d.end(), [&](const Design& x) { return (x.name.empty() ? "auto" : x.name) == name; });
+        if (it == d.end()) throw std::runtime_error("invalid --designs '" + name + "' for posv_mixed");
+        kept.push_back(*it);
+    }
+    return kept;
 }
 
 std::string cond_text(double cond) {
@@ -770,6 +787,7 @@ void run_large(const std::string& routine, const Options& o, const Sink& sink) {
     const std::vector<int> ns = !o.ns.empty() ? o.ns : std::vector<int>{1024, 2048, 4096, 8192, 16384, 32768};
     for (const std::string& p : precisions)
         if (p != "s" && p != "d") throw std::runtime_error("invalid --precision '" + p + "' for " + routine + ": s or d");
+    if (routine == "posv_mixed") designs(o);  // a bad --designs name fails before any work
     if (!o.gpu || !o.cuda_backend) {
         for (const std::string& p : precisions)
             for (int n : ns) {

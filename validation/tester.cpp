@@ -410,7 +410,7 @@ int main(int argc, char** argv) {
         "its own defaults (validation/README.md).\n"
         "Options");
     std::string routines_text, precisions_text, n_text, batch_text, layouts_text, uplo_text, nrhs_text, backend_text,
-        refs_text, json_path, targets_path, targets_out, setups_text, devices_text, modes_text;
+        refs_text, json_path, targets_path, targets_out, setups_text, designs_text, devices_text, modes_text;
     suite::Options so;
     bool cpu_peak = false;
     Settings settings;
@@ -489,6 +489,9 @@ int main(int argc, char** argv) {
         ("cpu-max-x", po::value(&so.cpu_max_vbatched)->default_value(512),
          "routine option (*_vbatched): largest x of the cpu peer")
         ("split", po::bool_switch(&so.split), "routine option (potrf_large): time split panel / TRSM / update (JSON)")
+        ("designs", po::value(&designs_text)->default_value(""),
+         "routine option (posv_mixed): only these rows, comma-separated variant names without the condition "
+         "(auto, fp16/gmres, ...; the others need --all-variants)")
         ("matrix", po::value(&so.matrix_file),
          "routine option (sytrf_nopiv, sysv_mixed): also this complex symmetric matrix (bem solve --write-matrix's HDF5)")
         ("setups", po::value(&setups_text)->default_value(""),
@@ -571,6 +574,7 @@ int main(int argc, char** argv) {
         if (!vm["cond"].defaulted()) so.cond = settings.cond;
         if (!vm["distinct"].defaulted()) so.distinct = settings.distinct;
         if (!setups_text.empty()) so.setups = split(setups_text, ',');
+        if (!designs_text.empty()) so.designs = split(designs_text, ',');
         if (!devices_text.empty()) so.device_ids = devices_text;
         if (!modes_text.empty()) so.modes = split(modes_text, ',');
         if (so.cpu_max < 0) throw UsageError("cpu-max", std::to_string(so.cpu_max), "must be >= 0");

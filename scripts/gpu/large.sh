@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# The large dense Cholesky (potrf_large, s and d) on one H200 in TOPIC_BUDGET_S seconds (28 by
+# The large dense Cholesky (potrf_large, s and d) on one H200 in TOPIC_BUDGET_S seconds (45 by
 # default): the tester's potrf_large against cusolverDnXpotrf (same matrix, events on one stream,
 # median of 5 after a warm-up, the vendor's timed region only its call), the table's configuration
-# and, with --all-variants, each design of validation/suite_large.cpp's kFactorDesigns (recursive and
-# right-looking with lookahead, cuSOLVER diagonal blocks, inverse or TRSM panel solves, CUDA graphs),
-# every row with info, backward error and its phase split (--split). Most important first, each step
-# cut to the time left, every row written to its JSON as it is measured:
-#   d.json   d at n = 16384, 8192, 4096, 2048 (every design)
-#   s.json   s at the same orders (every design)
-#   d32768.json  d at n = 32768, the table's configuration only, median of 3 (when >= 8 s are left)
+# (libsolver/tuning/sm90-large.json) and, with LARGE_VARIANTS=1, each design of
+# validation/suite_large.cpp's kFactorDesigns, every row with info, backward error and its phase split
+# (--split). Most important first, each step cut to the time left, every row written to its JSON as it
+# is measured:
+#   d.json       d at n = 16384, 8192, 4096, 2048, 1024, 512 (1024 and 512: cuSOLVER's time for one
+#                diagonal block of the nb 1024 / 512 designs, no target)
+#   s.json       s at the same orders
+#   d32768.json  d at n = 32768, median of 3 (when >= 8 s are left)
+#   s32768.json  s at n = 32768, median of 3 (when >= 9 s are left)
 # Each step's targets (scripts/gpu/large-targets.json: >= 1.0x at 4096-32768, >= 0.8x at 2048; one
 # entry per row, design rows included) go to targets-<step>.json, written by the tester.
-# Run from the repository root with the bundle unpacked at /tmp/bundle; writes $OUT/large/.
+# Run from the repository root with the bundle unpacked at /tmp/bundle (BUILD_DIR=build: the build
+# tree's tester instead, a dry run here); writes $OUT/large/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/large; mkdir -p "$out"
-run=${LARGE_RUN:-/tmp/bundle/run}  # LARGE_RUN: another launcher (a local dry run)
-budget=${TOPIC_BUDGET_S:-28}
+tester=(/tmp/bundle/run tester); [[ -n ${BUILD_DIR:-} ]] && tester=("$BUILD_DIR/validation/tester")
+budget=${TOPIC_BUDGET_S:-45}
+variants=(); [[ ${LARGE_VARIANTS:-0} == 1 ]] && variants=(--all-variants)
 start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
@@ -33,21 +37,22 @@ step() {
   (( l < min )) && { echo "$name: skipped ($l s left)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
   echo "== $name ($limit s)"
-  timeout -k 1 "$limit" "$run" tester --routine potrf_large --ref cusolver --warmup 1 \
+  timeout -k 1 "$limit" "${tester[@]}" --routine potrf_large --ref cusolver --warmup 1 \
     --targets scripts/gpu/large-targets.json --targets-out "$out/targets-$name.json" --json "$out/$name.json" "$@" \
     > "$out/$name.log" 2>&1
   echo "   rc $? after $((SECONDS - start)) s"
 }
-step d 12 4 --precision d --n 16384,8192,4096,2048 --repeat 5 --all-variants --split
-step s 11 4 --precision s --n 16384,8192,4096,2048 --repeat 5 --all-variants --split
+step d 10 4 --precision d --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "${variants[@]}"
+step s 10 4 --precision s --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "${variants[@]}"
 step d32768 12 8 --precision d --n 32768 --repeat 3 --split
+step s32768 12 9 --precision s --n 32768 --repeat 3 --split
 
 python3 - "$out" <<'PY' | tee "$out/table.md"
 import json, os, sys
 out = sys.argv[1]
 print("| prec | n | design | ours ms | cuSOLVER ms | cuSOLVER / ours | TFLOP/s | berr (n u) | panel / trsm / update ms | status |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-for name in ("d", "s", "d32768"):
+for name in ("d", "s", "d32768", "s32768"):
     try:
         rows = json.load(open(os.path.join(out, name + ".json")))["rows"]
     except Exception:
