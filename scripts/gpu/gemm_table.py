@@ -18,6 +18,44 @@ import sys
 ALL_SIZES = 2147483647
 
 
+def whole(s, t):
+    return s // t * t
+
+
+def ceil_to(s, t):
+    return -(-s // t) * t
+
+
+def split_model(x, rows):
+    """The region split of the size bin up to x (sizes uniform in [x/2 + 1, x], m = n = k = s): for each
+    pair (interior tile, edge tile dividing it) of the bin's measured configurations, the predicted time
+    of the whole tiles at the interior tile's own rate plus the ragged edges at the edge tile's, each
+    rate the measured one over its tile's padding (the flops it computes per useful flop). Returns the
+    best (predicted ms, interior config text, edge config text) or None."""
+    sizes = range(x // 2 + 1, x + 1)
+    useful = sum(2.0 * s ** 3 for s in sizes)
+    rate = {}  # config text -> computed (padded) flops per ms
+    for ms, config, _ in rows:
+        c = json.loads(config)
+        padded = sum(2.0 * ceil_to(s, c["blk_m"]) * ceil_to(s, c["blk_n"]) * s for s in sizes)
+        rate[config] = max(rate.get(config, 0), padded / ms)
+    best = None
+    for big in rate:
+        b = json.loads(big)
+        for small in rate:
+            e = json.loads(small)
+            if small == big or b["blk_m"] % e["blk_m"] or b["blk_n"] % e["blk_n"]:
+                continue
+            inner = sum(2.0 * whole(s, b["blk_m"]) * whole(s, b["blk_n"]) * s for s in sizes)
+            # the edge kernel's tiles: every tile of its own grid outside the interior corner
+            edge = sum(2.0 * s * (ceil_to(s, e["blk_m"]) * ceil_to(s, e["blk_n"]) - whole(s, b["blk_m"]) * whole(s, b["blk_n"]))
+                       for s in sizes)
+            ms = inner / rate[big] + edge / rate[small]
+            if best is None or ms < best[0]:
+                best = (ms, big, small)
+    return best
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("base")
@@ -27,6 +65,9 @@ def main(argv):
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--cuda", default="13.0")
     ap.add_argument("--results", default="", help="the results folder the sweep is committed in (provenance)")
+    ap.add_argument("--split", action="store_true",
+                    help="region split: for each swept bin above the first, the (interior, edge) pair the split model "
+                         "predicts fastest, where it beats the bin's measured winner by 5 %%: gemm_vbatched_edge entries")
     a = ap.parse_args(argv)
     base = json.load(open(a.base))
     timed = {}  # (precision, x) -> [(ms, config text, GFLOP/s)]
@@ -65,6 +106,26 @@ def main(argv):
             runner = f"; runner-up {ranked[1][1]} {ranked[1][0]:.4f} ms" if len(ranked) > 1 else ""
             sizes = f"sizes uniform in [{x // 2 + 1}, {x}] (one size bin)" if setups[(p, x)] == "gemm_bin" else \
                 f"sizes uniform in [1, {x}]"
+            split = split_model(x, ranked) if a.split and setups[(p, x)] == "gemm_bin" else None
+            if split and split[0] < 0.95 * ms:
+                entries.append({
+                    "routine": "gemm_vbatched_edge", "precision": p, "layout": "column_major",
+                    "n": ALL_SIZES if x == xs[-1] else x,
+                    "best": {"config": json.loads(split[2])},
+                    "provenance": f"region split model from the sweep on {a.device} {now} (commit {a.commit}, CUDA {a.cuda}): "
+                                  f"bin [{x // 2 + 1}, {x}], interior {split[1]} with this edge tile predicted "
+                                  f"{split[0]:.4f} ms against the whole-tile winner's measured {ms:.4f} ms" +
+                                  (f"; {a.results}" if a.results else "")})
+                runner = f"; runner-up {config} {ms:.4f} ms as one tile (the split's interior tile is chosen here)"
+                config = split[1]
+                ms = next(r[0] for r in ranked if r[1] == config)
+                gflops = next(r[2] for r in ranked if r[1] == config)
+            elif a.split and setups[(p, x)] == "gemm_bin":  # the tile itself: no split (and no larger class's edge)
+                entries.append({
+                    "routine": "gemm_vbatched_edge", "precision": p, "layout": "column_major",
+                    "n": ALL_SIZES if x == xs[-1] else x, "best": {"config": json.loads(config)},
+                    "provenance": f"no region split (the edge tile is the bin's own): the split model from the sweep on "
+                                  f"{a.device} {now} (commit {a.commit}) predicts no gain of 5 % over {ms:.4f} ms"})
             entries.append({
                 "routine": "gemm_vbatched", "precision": p, "layout": "column_major",
                 "n": ALL_SIZES if x == xs[-1] else x,
@@ -74,7 +135,7 @@ def main(argv):
                               f"({gflops:.0f} GFLOP/s), best of {len(ranked)}{runner}" +
                               (f"; {a.results}" if a.results else "")})
     order = "sdcz"
-    entries.sort(key=lambda e: (order.index(e["precision"]), e["n"]))
+    entries.sort(key=lambda e: (e["routine"], order.index(e["precision"]), e["n"]))
     table = dict(base)
     table.update({"device": a.device, "cuda_version": a.cuda, "date": now, "commit": a.commit, "entries": entries})
     table["note"] = ("n: the largest max(max_m, max_n) an entry serves; with the size-binned dispatch also the size bin "
@@ -89,7 +150,8 @@ def main(argv):
         f.write("\n ]\n}\n")
     for e in entries:
         if e["precision"] in measured:
-            print(f"gemm_table: {e['precision']} n={e['n']}: {json.dumps(e['best']['config'], separators=(',', ':'))}")
+            edge = " (edge)" if e["routine"] == "gemm_vbatched_edge" else ""
+            print(f"gemm_table: {e['precision']} n={e['n']}{edge}: {json.dumps(e['best']['config'], separators=(',', ':'))}")
     return 0
 
 

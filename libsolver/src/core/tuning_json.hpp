@@ -150,12 +150,13 @@ inline const char* to_string(Family f) {
     return "?";
 }
 // The routine names of the entries: potrf, potrs, posv (small batched Cholesky); gemm_vbatched (the
-// variable-size GEMM), gemm_vbatched_triangle (its one-triangle form for SYRK/HERK/SYR2K/HER2K);
+// variable-size GEMM), gemm_vbatched_triangle (its one-triangle form for SYRK/HERK/SYR2K/HER2K),
+// gemm_vbatched_edge (a size bin's ragged edges beside its interior of whole tiles: the region split);
 // potrf_large; sytrf_nopiv (LDL^T's blocking); trsm_vbatched (its algorithm crossover);
 // cpu_vector_path (the CPU backend's vector Cholesky: its switch-over to LAPACKE). false: unknown.
 inline bool family_of(const std::string& routine, Family& family) {
     if (routine == "potrf" || routine == "potrs" || routine == "posv") family = Family::cholesky;
-    else if (routine == "gemm_vbatched" || routine == "gemm_vbatched_triangle") family = Family::gemm;
+    else if (routine == "gemm_vbatched" || routine == "gemm_vbatched_triangle" || routine == "gemm_vbatched_edge") family = Family::gemm;
     else if (routine == "potrf_large") family = Family::large;
     else if (routine == "sytrf_nopiv") family = Family::ldlt;
     else if (routine == "trsm_vbatched") family = Family::trsm;
@@ -164,7 +165,8 @@ inline bool family_of(const std::string& routine, Family& family) {
     return true;
 }
 inline const char* kKnownRoutines =
-    "potrf, potrs, posv, gemm_vbatched, gemm_vbatched_triangle, potrf_large, sytrf_nopiv, trsm_vbatched or cpu_vector_path";
+    "potrf, potrs, posv, gemm_vbatched, gemm_vbatched_triangle, gemm_vbatched_edge, potrf_large, sytrf_nopiv, trsm_vbatched or "
+    "cpu_vector_path";
 
 // Small Cholesky looks its entries up by exact n; every other family's n is the upper end of a size
 // class (the entry serves sizes above the next smaller entry's n up to its own; above the largest n,

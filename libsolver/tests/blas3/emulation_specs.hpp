@@ -28,6 +28,14 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         s.problem_list = true;
         return s;
     };
+    auto interior = [](GemmSpec s) {
+        s.region = codegen::blas3::GemmRegion::interior;
+        return s;
+    };
+    auto edge = [](GemmSpec s, int edge_m, int edge_n) {
+        s.region = codegen::blas3::GemmRegion::edge, s.edge_m = edge_m, s.edge_n = edge_n;
+        return s;
+    };
     return {
         spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, small),
         spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::full, false, small),
@@ -67,6 +75,15 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, ring({64, 64, 16, 2, 2, true}, 3))),
         listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, ring(wide, 3))),
         listed(spec(Precision::z, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, small)),
+        // the region split of a bin: the whole tiles by one kernel, the ragged edges by another (ring and
+        // registers, SIMT and DMMA, a triangle, transposed operands)
+        interior(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, ring(odd, 3)))),
+        edge(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false,
+                         ring({8, 8, 8, 4, 4, false}, 3))), 16, 16),
+        interior(spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, ring({16, 16, 8, 2, 2, true}, 3))),
+        edge(spec(Precision::z, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, GemmConfig{8, 8, 8, 1, 1, true}), 16, 32),
+        interior(listed(spec(Precision::s, GemmOperand::trans, GemmOperand::trans, GemmPart::upper, false, GemmConfig{16, 32, 8, 8, 8, false}))),
+        edge(spec(Precision::c, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::full, false, ring({8, 16, 8, 4, 4, false}, 2)), 16, 32),
     };
 }
 

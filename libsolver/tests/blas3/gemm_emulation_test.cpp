@@ -125,6 +125,14 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     if (spec.problem_list)
         for (int i : kListed) runs[i] = true;
     // expected
+    // the elements the kernel's region covers (the region split: whole tiles, or the rest)
+    auto covered = [&](int i, int r, int c) {
+        if (spec.region == codegen::blas3::GemmRegion::interior)
+            return r < me[i] / spec.config.blk_m * spec.config.blk_m && c < ne[i] / spec.config.blk_n * spec.config.blk_n;
+        if (spec.region == codegen::blas3::GemmRegion::edge)
+            return !(r < me[i] / spec.edge_m * spec.edge_m && c < ne[i] / spec.edge_n * spec.edge_n);
+        return true;
+    };
     std::vector<std::vector<T>> E = C;
     for (int i = 0; i < batch; ++i) {
         if (!runs[i]) continue;
@@ -135,6 +143,7 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
             for (int r = 0; r < me[i]; ++r) {
                 if (spec.part == GemmPart::lower && r < c) continue;
                 if (spec.part == GemmPart::upper && r > c) continue;
+                if (!covered(i, r, c)) continue;
                 T sum(0);
                 for (int p = 0; p < ke[i]; ++p) sum += operand(spec.op_a, a, lda[i], r, p) * operand(spec.op_b, b, ldb[i], p, c);
                 T& out = e[std::size_t(c) * ldc[i] + r];
@@ -227,6 +236,25 @@ TEST(GemmEmulation, BetaZeroNeverReadsC) {
         SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
         run(specs[i], kernels[i], Shape{}, seed + i, /*beta_zero=*/true);
     }
+}
+
+TEST(GemmEmulation, RegionSpecsAreCheckedAndNamedApart) {
+    // an interior kernel and the edge kernel beside it (EverySpecMatchesTheFormula runs such pairs: each
+    // writes exactly its region, the other elements stay as they were)
+    using codegen::blas3::GemmRegion;
+    GemmSpec whole, in, out;
+    whole.config = in.config = GemmConfig{32, 32, 8, 8, 8, false};
+    in.region = GemmRegion::interior;
+    out.config = GemmConfig{16, 8, 8, 4, 4, false};
+    out.region = GemmRegion::edge, out.edge_m = 32, out.edge_n = 32;
+    const auto& family = codegen::blas3::gemm_family();
+    EXPECT_EQ(family.can_implement(in), "");
+    EXPECT_EQ(family.can_implement(out), "");
+    GemmSpec bad = out;
+    bad.edge_m = 24;  // not a multiple of blk_m
+    EXPECT_NE(family.can_implement(bad), "");
+    EXPECT_NE(family.kernel_name(in), family.kernel_name(whole));
+    EXPECT_NE(family.kernel_name(out), family.kernel_name(bad));
 }
 
 TEST(GemmEmulation, RingAndListedKernelsAreNamedApart) {

@@ -153,6 +153,8 @@ std::string name_of(const GemmSpec& s) {
     if (s.real_diagonal) o << "_realdiag";
     if (s.full_tiles) o << "_fulltiles";
     if (s.problem_list) o << "_listed";
+    if (s.region == GemmRegion::interior) o << "_interior";
+    if (s.region == GemmRegion::edge) o << "_edge" << s.edge_m << "x" << s.edge_n;
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
       << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
@@ -396,6 +398,11 @@ private:
         w_.line("const int m = bs_size(m_v, m_sub, m_lim, p), n = bs_size(n_v, n_sub, n_lim, p);");
         w_.line("// subgrid truncation: this block lies beyond the problem's own grid");
         w_.line("if (row0 >= m || col0 >= n) continue;");
+        if (s_.region == GemmRegion::interior)
+            w_.line("if (row0 + " + I(c_.blk_m) + " > m || col0 + " + I(c_.blk_n) + " > n) continue;  // a ragged tile: the edge kernel's");
+        if (s_.region == GemmRegion::edge)
+            w_.line("if (row0 < m / " + I(s_.edge_m) + " * " + I(s_.edge_m) + " && col0 < n / " + I(s_.edge_n) + " * " +
+                    I(s_.edge_n) + ") continue;  // inside the interior: the interior kernel's");
         if (s_.part == GemmPart::lower)
             w_.line("if (row0 + " + I(c_.blk_m - 1) + " < col0) continue;  // entirely above the diagonal: not referenced");
         if (s_.part == GemmPart::upper)
@@ -426,6 +433,17 @@ private:
         w_.raw("#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) { " + call + "); }\n#endif\n");
     }
 
+    // The bounds check of element (r, c) of an operand's slice: none on the uniform-size path; rows and
+    // columns of C (bounds m, n) never in an interior kernel, whose tiles are whole; k always else.
+    std::string bounds(const std::string& r, const std::string& r_bound, const std::string& c, const std::string& c_bound) const {
+        if (s_.full_tiles) return "";
+        auto checked = [&](const std::string& bound) { return bound == "k" || s_.region != GemmRegion::interior; };
+        std::string out;
+        if (checked(r_bound)) out = r + " < " + r_bound;
+        if (checked(c_bound)) out += (out.empty() ? "" : " && ") + c + " < " + c_bound;
+        return out;
+    }
+
     // The prefetch of one k-slice into registers: element e of the block's share of op(A)'s slice
     // (blk_m x blk_k, row index fastest unless op(A) is a transpose: then k fastest, which is the
     // stored matrix's column order, so that consecutive threads read consecutive addresses).
@@ -453,7 +471,8 @@ private:
             o << "{ const int rr = " << r << ", cc = " << c << "; "
               << "const int gr = " << r_base << "rr, gc = " << c_base << "cc; ";
             std::string cond = tail ? e + " < " + I(total) : "";
-            if (!s_.full_tiles) cond += (cond.empty() ? "" : " && ") + std::string("gr < ") + r_bound + " && gc < " + c_bound;
+            const std::string in = bounds("gr", r_bound, "gc", c_bound);
+            if (!in.empty()) cond += (cond.empty() ? "" : " && ") + in;
             if (cond.empty()) o << reg << "[" << q << "] = " << fn << "(" << ptr << ", " << ld << ", gr, gc); }";
             else o << reg << "[" << q << "] = (" << cond << ") ? " << fn << "(" << ptr << ", " << ld << ", gr, gc) : bs_zero(); }";
             w_.line(o.str());
@@ -553,10 +572,11 @@ private:
         w_.line("const int gr = " + r_base + "rr, gc = " + c_base + "cc;");
         const std::string kk = rows_are_k ? "rr" : "cc", other = rows_are_k ? "cc" : "rr";
         const std::string dst = "&" + shared + "[" + kk + "][" + other + "]";
-        if (s_.full_tiles) {
+        const std::string in = bounds("gr", r_bound, "gc", c_bound);
+        if (in.empty()) {
             w_.line("bs_copy_async(" + dst + ", " + fn + "(" + ptr + ", " + ld + ", gr, gc), true);");
         } else {
-            w_.line("const bool in = gr < " + r_bound + " && gc < " + c_bound + ";");
+            w_.line("const bool in = " + in + ";");
             w_.line("bs_copy_async(" + dst + ", in ? " + fn + "(" + ptr + ", " + ld + ", gr, gc) : " + ptr + ", in);");
         }
         w_.close();
@@ -599,7 +619,7 @@ private:
 
     // C element (gi, gj) = alpha acc + beta C (beta = 0: C not read), within bounds and the part.
     void store_element(const std::string& gi, const std::string& gj, const std::string& acc) {
-        std::string cond = s_.full_tiles ? "true" : gi + " < m && " + gj + " < n";
+        std::string cond = s_.full_tiles || s_.region == GemmRegion::interior ? "true" : gi + " < m && " + gj + " < n";
         if (s_.part == GemmPart::lower) cond += " && " + gi + " >= " + gj;
         if (s_.part == GemmPart::upper) cond += " && " + gi + " <= " + gj;
         w_.open("if (" + cond + ")");
@@ -753,6 +773,9 @@ const char* to_string(GemmOperand op) {
 }
 
 const char* to_string(GemmPart part) { return part == GemmPart::full ? "full" : part == GemmPart::lower ? "lower" : "upper"; }
+const char* to_string(GemmRegion region) {
+    return region == GemmRegion::all ? "all" : region == GemmRegion::interior ? "interior" : "edge";
+}
 
 std::string GemmFamily::can_implement(const GemmSpec& s) const {
     const GemmConfig& c = s.config;
@@ -789,6 +812,9 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
                       s.op_b == GemmOperand::hermitian_lower || s.op_b == GemmOperand::hermitian_upper;
     if ((herm || s.real_diagonal) && !is_complex(s.precision)) return "precision: Hermitian forms need complex data";
     if (is_symmetric(s.op_a) && is_symmetric(s.op_b)) return "op_b: one symmetric operand at most";
+    if (s.region == GemmRegion::edge &&
+        (s.edge_m < c.blk_m || s.edge_n < c.blk_n || s.edge_m % c.blk_m != 0 || s.edge_n % c.blk_n != 0))
+        return "config.blk_m: the edge kernel's tile must divide the interior tile edge_m x edge_n";
     return "";
 }
 

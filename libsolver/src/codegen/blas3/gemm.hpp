@@ -21,6 +21,14 @@ const char* to_string(GemmOperand op);
 // Which part of C is computed and written.
 enum class GemmPart { full, lower, upper };
 const char* to_string(GemmPart part);
+// Which tiles of C the kernel computes (the region split of the launcher's size bins): every tile
+// (all); only whole tiles (interior: a tile reaching past the problem's m or n exits at once, so rows
+// and columns are never bounds-checked); only the tiles outside the interior of the larger tile
+// edge_m x edge_n (edge: the corner floor(m / edge_m) edge_m x floor(n / edge_n) edge_n is the
+// interior kernel's, the rest this kernel's; edge_m, edge_n multiples of blk_m, blk_n). A large tile
+// then runs where it fills, a small one on the ragged edges it would pad.
+enum class GemmRegion { all, interior, edge };
+const char* to_string(GemmRegion region);
 
 // Everything that changes the kernel's text.
 struct GemmSpec {
@@ -36,6 +44,8 @@ struct GemmSpec {
     // Only the problems of a list (one size bin of the launcher's binned dispatch): two arguments more,
     // `const int* list, const int* list_count`, after `skip`; grid z loops over list[0 .. *list_count).
     bool problem_list = false;
+    GemmRegion region = GemmRegion::all;
+    int edge_m = 0, edge_n = 0;  // region edge: the interior kernel's tile
 };
 
 // Dynamic shared memory a kernel with the cp.async ring may use (an SM 9.0 block's opt-in limit,

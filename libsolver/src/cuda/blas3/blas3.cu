@@ -5,10 +5,13 @@
 // above the smallest bin, the problems are binned on the device by max(m_i, n_i) (one pass, atomics
 // into one list per bin, no host round trip) and each bin runs the tuning table's tile for its size
 // on its own list; the bins' lists live in the context's scratch, which nothing else holds while a
-// GEMM runs. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
+// GEMM runs. Region split: a bin above the first whose table has an edge entry (gemm_vbatched_edge,
+// a smaller tile dividing the bin's) runs its tile on the whole tiles of its problems only and the
+// edge tile on the ragged rest, two kernels on the same list. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
 // calls the GEMM).
 #include <algorithm>
 #include <complex>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -18,6 +21,7 @@
 #include "../jit/jit.hpp"
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
+#include "batchsolve/tuning.hpp"
 #include "codegen/blas3/gemm.hpp"
 #include "gemm_manifest.hpp"
 
@@ -92,11 +96,23 @@ codegen::blas3::GemmOperand gemm_operand(Operand op) { return static_cast<codege
 codegen::blas3::GemmPart gemm_part(blas3_detail::Part part) { return static_cast<codegen::blas3::GemmPart>(static_cast<int>(part)); }
 
 // One size bin of a call: the problems with max(m_i, n_i) <= hi (above the previous bin's hi) and the
-// tuning table's configuration for that size.
+// tuning table's configuration for that size; split: its whole tiles by `config`, the ragged edges by
+// `edge` (the region split).
 struct GemmBin {
     int hi = 0;
     GemmConfig config;
+    bool split = false;
+    GemmConfig edge;
 };
+
+// The tuning table's edge tile for a bin of size `hi` whose tile is `tile`, when it divides it and differs.
+bool edge_config(Precision p, int hi, const GemmConfig& tile, int arch, GemmConfig& edge) {
+    const TunedEntry e = tuned_config("gemm_vbatched_edge", p, LayoutKind::column_major, hi, arch);
+    if (!e.found) return false;
+    edge = parse_gemm_config(e.config);
+    return edge != tile && edge.blk_m <= tile.blk_m && edge.blk_n <= tile.blk_n && tile.blk_m % edge.blk_m == 0 &&
+           tile.blk_n % edge.blk_n == 0;
+}
 
 // The bins of a call whose largest problem is max_mn: kFirstBinSize, then doubling up to max_mn, each
 // with default_gemm_config at its upper bound; neighbours with the same configuration merged.
@@ -106,9 +122,10 @@ std::vector<GemmBin> gemm_bins(Precision p, int max_mn, int max_k, bool triangle
         const int hi = size >= max_mn ? max_mn : int(size);
         const GemmConfig c = default_gemm_config(p, hi, hi, max_k, triangle, arch);
         if (!bins.empty() && bins.back().config == c) bins.back().hi = hi;
-        else bins.push_back({hi, c});
+        else bins.push_back({hi, c, false, GemmConfig{}});
         if (hi == max_mn) break;
     }
+    for (std::size_t b = 1; b < bins.size(); ++b) bins[b].split = edge_config(p, bins[b].hi, bins[b].config, arch, bins[b].edge);
     return bins;
 }
 
@@ -156,9 +173,13 @@ void check_spec(const codegen::blas3::GemmSpec& spec) {
 
 }  // namespace
 
+// The part field carries the region split's kernels as part/interior or part/edge<edge_m>x<edge_n>.
 std::string gemm_manifest_line(const codegen::blas3::GemmSpec& s) {
+    std::string part = codegen::blas3::to_string(s.part);
+    if (s.region == codegen::blas3::GemmRegion::interior) part += "/interior";
+    if (s.region == codegen::blas3::GemmRegion::edge) part += "/edge" + std::to_string(s.edge_m) + "x" + std::to_string(s.edge_n);
     return std::string("gemm ") + precision_letter(s.precision) + " " + codegen::blas3::to_string(s.op_a) + " " +
-           codegen::blas3::to_string(s.op_b) + " " + codegen::blas3::to_string(s.part) + " " + (s.real_diagonal ? "1 " : "0 ") +
+           codegen::blas3::to_string(s.op_b) + " " + part + " " + (s.real_diagonal ? "1 " : "0 ") +
            (s.full_tiles ? "1 " : "0 ") + (s.problem_list ? "1 " : "0 ") + to_string(s.config);
 }
 
@@ -184,6 +205,16 @@ jit::KernelRequest gemm_manifest_request(const std::string& line) {
     };
     spec.op_a = operand(op_a, "op_a");
     spec.op_b = operand(op_b, "op_b");
+    if (const std::size_t slash = part.find('/'); slash != std::string::npos) {
+        const std::string region = part.substr(slash + 1);
+        part = part.substr(0, slash);
+        int em = 0, en = 0;
+        char x = 0, rest = 0;
+        if (region == "interior") spec.region = codegen::blas3::GemmRegion::interior;
+        else if (std::sscanf(region.c_str(), "edge%d%c%d%c", &em, &x, &en, &rest) == 3 && x == 'x')
+            spec.region = codegen::blas3::GemmRegion::edge, spec.edge_m = em, spec.edge_n = en;
+        else bad("part", "full, lower or upper, optionally /interior or /edge<m>x<n>");
+    }
     if (part == "full") spec.part = codegen::blas3::GemmPart::full;
     else if (part == "lower") spec.part = codegen::blas3::GemmPart::lower;
     else if (part == "upper") spec.part = codegen::blas3::GemmPart::upper;
@@ -238,19 +269,36 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
     std::vector<GemmBin> bins;
-    if (extras.config) bins.push_back({max_mn, *extras.config});
-    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch})});
+    if (extras.config) bins.push_back({max_mn, *extras.config, false, GemmConfig{}});
+    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch}), false, GemmConfig{}});
     else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch);
     const bool binned = bins.size() > 1;
-    std::vector<codegen::blas3::GemmSpec> specs(bins.size(), spec);
-    for (std::size_t b = 0; b < bins.size(); ++b) {
-        codegen::blas3::GemmSpec& s = specs[b];
+    // the kernels, largest bin first (its long tiles start while the GPU is empty); a split bin's
+    // interior kernel before its edge kernel
+    std::vector<codegen::blas3::GemmSpec> specs;
+    std::vector<std::size_t> bin_of;
+    for (std::size_t step = 0; step < bins.size(); ++step) {
+        const std::size_t b = bins.size() - 1 - step;
+        codegen::blas3::GemmSpec s = spec;
         s.config = bins[b].config;
         s.problem_list = binned;
         s.full_tiles = !binned && constant_sizes && m.limit % s.config.blk_m == 0 && n.limit % s.config.blk_n == 0 &&
                        k.limit % s.config.blk_k == 0;
-        check_spec(s);
-        if ((std::min(max_n, bins[b].hi) + s.config.blk_n - 1) / s.config.blk_n > 65535)
+        if (bins[b].split) {
+            s.region = codegen::blas3::GemmRegion::interior;
+            codegen::blas3::GemmSpec e = s;
+            e.config = bins[b].edge;
+            e.region = codegen::blas3::GemmRegion::edge;
+            e.edge_m = s.config.blk_m, e.edge_n = s.config.blk_n;
+            specs.push_back(s), bin_of.push_back(b);
+            specs.push_back(e), bin_of.push_back(b);
+        } else {
+            specs.push_back(s), bin_of.push_back(b);
+        }
+    }
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        check_spec(specs[i]);
+        if ((std::min(max_n, bins[bin_of[i]].hi) + specs[i].config.blk_n - 1) / specs[i].config.blk_n > 65535)
             throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
     }
     const int grid_z = std::min(batch, kMaxGridZ);
@@ -284,10 +332,9 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     const int* k_v = k.values; int k_sub = k.subtract, k_lim = k.limit;
     int a_row = o.a_row, a_col = o.a_col, b_row = o.b_row, b_col = o.b_col, c_row = o.c_row, c_col = o.c_col;
     const int* skip = extras.skip;
-    // the largest bin first: its long tiles start while the GPU is empty
-    for (std::size_t step = 0; step < bins.size(); ++step) {
-        const std::size_t bin = bins.size() - 1 - step;
-        const codegen::blas3::GemmSpec& s = specs[bin];
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const std::size_t bin = bin_of[i];
+        const codegen::blas3::GemmSpec& s = specs[i];
         const codegen::KernelResources resources = family.resources(s);
         const long long grid_x = (std::min(max_m, bins[bin].hi) + s.config.blk_m - 1) / s.config.blk_m;
         const long long grid_y = (std::min(max_n, bins[bin].hi) + s.config.blk_n - 1) / s.config.blk_n;
@@ -296,7 +343,7 @@ BATCHSOLVE_BLAS3_GEMM(T) {
         void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
                         &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
                         &beta, &c, &ldc, &c_row, &c_col, &skip, &list, &list_count};
-        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[bin]->function),
+        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[i]->function),
                                                dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
                                                dim3(unsigned(resources.threads_per_block)), args,
                                                resources.shared_bytes, r.stream()));
