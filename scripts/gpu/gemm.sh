@@ -7,7 +7,8 @@
 # first bin and the small batches on sizes uniform in [1, x] (x = 128, 64, 32), d and s, then z and c;
 # (3) the table of the winners per precision and size class (gemm_table.py), which the size-binned
 # dispatch runs per bin; (4) the final rows with that table (BATCHSOLVE_TUNING_FILE): _max and checked
-# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; (5) the skewed batch and
+# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; the region split's table
+# (gemm_table.py --split) beside it at x = 512, 256; (5) the skewed batch and
 # c, z against cublasGemmGroupedBatchedEx; (6) what the kernels cost: registers and shared memory of
 # every compiled kernel (gemm_cubins.py), the winners' SASS (cuobjdump), and an Nsight Compute profile of the x = 512
 # kernels. Writes $OUT/gemm/; the summary last.
@@ -69,11 +70,18 @@ if [[ -z ${GEMM_SKIP_SWEEP:-} ]]; then
   step sweep-complex-small 8 "$run" tester "${sweep[@]}" --setups gemm --precision z,c --n 128,32 --json "$out/sweep-complex-small.json"
   python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
     --device "$gpu" --commit "$commit" > "$out/table.log" 2>&1
+  python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm-split.json" "$out"/sweep-*.json \
+    --device "$gpu" --commit "$commit" --split > "$out/table-split.log" 2>&1
   [[ -s $out/sm90-gemm.json ]] && export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
 fi
 common=("${base[@]}" --setups gemm --ref cublas-grouped)
 step final 26 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
+# the region split beside it: the bins' interior tiles where they fill, edge tiles on the rest
+if [[ -s $out/sm90-gemm-split.json ]] && grep -q '(edge)' "$out/table-split.log"; then
+  (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-split.json
+   step split 12 "$run" tester "${common[@]}" --precision d,s --n 512,256 --json "$out/split.json")
+fi
 step complex 12 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 \
   --targets scripts/gpu/gemm-targets-complex.json --targets-out "$out/targets-complex.json" --json "$out/complex.json"
 step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
@@ -116,6 +124,7 @@ fi
 echo "---- gemm summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit)"
 grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
 cat "$out/table.log" 2>/dev/null
-for f in final complex skewed; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+grep "(edge)" "$out/table-split.log" 2>/dev/null
+for f in final split complex skewed; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
 cat "$out/skipped.txt" 2>/dev/null
 exit 0
