@@ -4,6 +4,7 @@ complex.json, targets*.json).
 
     gemm_report.py RUN_DIR          writes RUN_DIR/table.md and RUN_DIR/gemm-vs-cublas-grouped.png
 """
+import glob
 import json
 import os
 import sys
@@ -18,17 +19,18 @@ def rows(path):
 
 def main(run):
     out = []
-    sweep = rows(os.path.join(run, "sweep-large.json")) + rows(os.path.join(run, "sweep-small.json"))
+    sweep = [r for f in sorted(glob.glob(os.path.join(run, "sweep-*.json"))) for r in rows(f)]
     final = rows(os.path.join(run, "final.json")) + rows(os.path.join(run, "complex.json"))
     peak = None
     for r in sweep + final:
         if r.get("roofline") and r.get("gflops"):
             peak = r["gflops"] / r["roofline"]
             break
-    out.append("## Tiles side by side (tester --sweep: one configuration for the whole batch, GFLOP/s)\n")
+    out.append("## Tiles side by side (tester --sweep: one configuration for the whole batch, GFLOP/s; x = 256, 512: "
+               "set-up gemm_bin, sizes in [x/2 + 1, x], the problems of one size bin; x <= 128: sizes in [1, x])\n")
     if peak:
         out.append(f"cuBLAS DGEMM 8192^3 in the same run: {peak:.0f} GFLOP/s (the roofline column of the JSON).\n")
-    for p in "ds":
+    for p in "dszc":
         pr = [r for r in sweep if r["precision"] == p and r.get("variant") and r.get("gflops")]
         if not pr:
             continue
@@ -44,7 +46,7 @@ def main(run):
         for c in configs:
             cj = json.loads(c)
             name = (f"{cj['blk_m']}x{cj['blk_n']}x{cj['blk_k']} {cj['dim_x']}x{cj['dim_y']}"
-                    f"{' DMMA' if cj.get('tensor_cores') and p == 'd' else ''}"
+                    f"{' DMMA' if cj.get('tensor_cores') and p in 'dz' else ''}"
                     f"{' stages ' + str(cj['stages']) if cj.get('stages') else ' registers'}"
                     f"{' min ' + str(cj['min_blocks_per_sm']) if cj.get('min_blocks_per_sm', 0) > 1 else ''}")
             cells = []
@@ -61,6 +63,20 @@ def main(run):
         out.append(f"| {r['precision']} | {r.get('variant') or '_max'} | {r['n']} | {r.get('time_ms', float('nan')):.4f} | "
                    f"{(r.get('gflops') or 0):.0f} | {peer.get('time_ms', float('nan')):.4f} | "
                    f"{ratio if ratio is None else f'{ratio:.2f}'} | {r.get('error')} | {r['status']} |")
+    for name, title in (("split.json", "Region split (gemm_table.py --split: interior tiles where they fill, edge tiles on the rest)"),
+                        ("skewed.json", "Skewed batch (90 % of the sizes in [1, 32], 10 % in [3x/4, x])")):
+        extra = rows(os.path.join(run, name))
+        if not extra:
+            continue
+        out.append(f"\n## {title}\n")
+        out.append("| precision | level | x | ours ms | ours GFLOP/s | cuBLAS grouped ms | ratio | error | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for r in extra:
+            peer = r.get("refs", {}).get("cublas-grouped", {})
+            ratio = peer.get("speedup")
+            out.append(f"| {r['precision']} | {r.get('variant') or '_max'} | {r['n']} | {r.get('time_ms', float('nan')):.4f} | "
+                       f"{(r.get('gflops') or 0):.0f} | {peer.get('time_ms', float('nan')):.4f} | "
+                       f"{ratio if ratio is None else f'{ratio:.2f}'} | {r.get('error')} | {r['status']} |")
     for name in ("targets.json", "targets-complex.json"):
         try:
             t = json.load(open(os.path.join(run, name)))["targets"]
