@@ -2,6 +2,7 @@
 // by a kernel straight into the solver's layout (FP32 thread tiles, or tensor cores in three TF32
 // products), then one batched FP32 posv per slice of rows.
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -12,6 +13,7 @@
 #include <future>
 #include <iomanip>
 #include <sstream>
+#include <type_traits>
 
 #include "batchsolve/batchsolve.hpp"
 #include "engine.hpp"
@@ -37,6 +39,37 @@ void check(cudaError_t status, const char* call) {
 }
 void check(cublasStatus_t status, const char* call) {
     if (status != CUBLAS_STATUS_SUCCESS) throw Error(std::string("cuBLAS: ") + call + " failed with status " + std::to_string(int(status)));
+}
+
+#define ALS_STR2(x) #x
+#define ALS_STR(x) ALS_STR2(x)
+// The four cuBLAS functions of the engine, from the library loaded on first use (the set-up thread,
+// beside the read): linked, cuBLAS and cuBLASLt were mapped before main of every als process
+// (--backend cpu too), about 50 ms of each start.
+struct CublasApi {
+    decltype(&cublasCreate_v2) create = nullptr;
+    decltype(&cublasDestroy_v2) destroy = nullptr;
+    decltype(&cublasSetStream_v2) set_stream = nullptr;
+    decltype(&cublasSsyrk_v2) ssyrk = nullptr;
+};
+const CublasApi& cublas_api() {
+    static const CublasApi api = [] {
+        const char* soname = "libcublas.so." ALS_STR(CUBLAS_VER_MAJOR);
+        void* library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (library == nullptr) {
+            const char* why = dlerror();
+            throw Error(std::string("cuBLAS: ") + soname + " could not be loaded (" + (why ? why : "dlopen failed") + ")");
+        }
+        CublasApi a;
+        auto get = [&](auto& f, const char* name) {
+            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(library, name));
+            if (f == nullptr) throw Error(std::string("cuBLAS: ") + soname + " has no " + name);
+        };
+        get(a.create, "cublasCreate_v2"), get(a.destroy, "cublasDestroy_v2");
+        get(a.set_stream, "cublasSetStream_v2"), get(a.ssyrk, "cublasSsyrk_v2");
+        return a;
+    }();
+    return api;
 }
 
 struct Segment {
@@ -410,7 +443,7 @@ struct CublasHandle {
         return *this;
     }
     ~CublasHandle() {
-        if (handle) cublasDestroy(handle);
+        if (handle) cublas_api().destroy(handle);
     }
 };
 
@@ -462,7 +495,7 @@ void touch_engine_kernels(const EngineSettings& es, std::int64_t users, std::int
         const float one = 1.f, zero = 0.f;
         for (std::int64_t rows : {items, users})
             if (rows > 0)
-                check(cublasSsyrk(cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(rows), &one, other.data(), s, &zero, gram.data(), s),
+                check(cublas_api().ssyrk(cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(rows), &one, other.data(), s, &zero, gram.data(), s),
                       "cublasSsyrk");
     }
     BuildArgs args{segment.data(), indptr.data(), indices.data(), values.data(), other.data(), es.implicit ? gram.data() : nullptr,
@@ -511,8 +544,8 @@ CudaWarmup::Result run_warmup(EngineSettings es, std::int64_t users, std::int64_
     try {
         check(cudaSetDevice(es.device), "cudaSetDevice");
         r.ctx = std::make_unique<batchsolve::Context>(batchsolve::Backend::cuda, es.device);
-        check(cublasCreate(&r.cublas.handle), "cublasCreate");
-        check(cublasSetStream(r.cublas.handle, static_cast<cudaStream_t>(r.ctx->stream())), "cublasSetStream");
+        check(cublas_api().create(&r.cublas.handle), "cublasCreate");
+        check(cublas_api().set_stream(r.cublas.handle, static_cast<cudaStream_t>(r.ctx->stream())), "cublasSetStream");
         touch_engine_kernels(es, users, items, *r.ctx, r.cublas.handle);
         std::string kernels;
         prepare_solver_kernels(es, users, items, *r.ctx, &kernels);
@@ -560,8 +593,8 @@ public:
                         " is free on " + ctx_.device_name() + " (lower --slice-mb or use --backend cpu)");
         stream_ = static_cast<cudaStream_t>(ctx_.stream());
         if (warm.cublas.handle) std::swap(cublas_, warm.cublas.handle);
-        else check(cublasCreate(&cublas_), "cublasCreate");
-        check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+        else check(cublas_api().create(&cublas_), "cublasCreate");
+        check(cublas_api().set_stream(cublas_, stream_), "cublasSetStream");
         check(cudaEventCreate(&e0_), "cudaEventCreate");
         check(cudaEventCreate(&e1_), "cudaEventCreate");
         check(cudaEventCreate(&e2_), "cudaEventCreate");
@@ -583,7 +616,7 @@ public:
         prepare_solver_kernels(s, users_.rows, items_.rows, ctx_, nullptr);
     }
     ~CudaEngine() override {
-        if (cublas_) cublasDestroy(cublas_);
+        if (cublas_) cublas_api().destroy(cublas_);
         for (cudaEvent_t e : {e0_, e1_, e2_})
             if (e) cudaEventDestroy(e);
     }
@@ -672,7 +705,7 @@ private:
             const float one = 1.f, zero = 0.f;
             // Factors are row-major rows x s, i.e. column-major s x rows: G = F F^T in that view
             // (over this engine's own rows of the other side; the exchange sums the partitions').
-            check(cublasSsyrk(cublas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(other.rows), &one,
+            check(cublas_api().ssyrk(cublas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(other.rows), &one,
                               other.factors.data() + other.first * s, s, &zero, gram_.data(), s),
                   "cublasSsyrk");
         } else if (s_.implicit) {
