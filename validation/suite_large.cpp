@@ -71,14 +71,16 @@ nlohmann::json config_json(const LargeCholeskyConfig& c) {
 }
 
 // The designs --all-variants measures beside the table's configuration (the same n and matrix, one
-// after the other on one stream): recursive (top-down halving) and right-looking with lookahead, both
-// with cuSOLVER's diagonal blocks, inverse panel solves, SYRKs split into GEMMs and a CUDA graph; the
-// name says the fields that differ.
+// after the other on one stream; --designs NAME,... only the named ones): recursive (top-down halving),
+// right-looking with lookahead and left-looking, with cuSOLVER's diagonal blocks or the register-tiled
+// leaf kernel (one launch per block of <= 128), inverse or TRSM panel solves, SYRKs split into GEMMs
+// above the table's syrk_leaf and a CUDA graph; the name says the fields that differ.
 struct FactorDesign {
     const char* name;
     CholeskyVariant variant;
     int nb;
     PanelSolve solve;
+    CholeskyDiagonal diagonal = CholeskyDiagonal::vendor;
 };
 constexpr FactorDesign kFactorDesigns[] = {
     {"recursive/nb256/inverse", CholeskyVariant::recursive, 256, PanelSolve::inverse},
@@ -86,7 +88,15 @@ constexpr FactorDesign kFactorDesigns[] = {
     {"recursive/nb512/trsm", CholeskyVariant::recursive, 512, PanelSolve::trsm},
     {"right+lookahead/nb512/inverse", CholeskyVariant::right_looking, 512, PanelSolve::inverse},
     {"right+lookahead/nb1024/inverse", CholeskyVariant::right_looking, 1024, PanelSolve::inverse},
+    {"right+lookahead/nb64/leaf/trsm", CholeskyVariant::right_looking, 64, PanelSolve::trsm, CholeskyDiagonal::leaf},
+    {"right+lookahead/nb128/leaf/trsm", CholeskyVariant::right_looking, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
+    {"recursive/nb128/leaf/trsm", CholeskyVariant::recursive, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
+    {"left/nb128/leaf/trsm", CholeskyVariant::left_looking, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
 };
+
+bool design_wanted(const Options& o, const std::string& name) {
+    return o.designs.empty() ? o.all_variants : std::find(o.designs.begin(), o.designs.end(), name) != o.designs.end();
+}
 
 bool same_config(const LargeCholeskyConfig& a, const LargeCholeskyConfig& b) {
     return config_json(a) == config_json(b);
@@ -383,13 +393,14 @@ void run_t(const std::string& routine, const Options& o, int n, Context& ctx, Ha
         judge(row, o.tolerance);
         Row base = row;
         sink(std::move(row));
-        if (!o.all_variants) return;
+        if (!o.all_variants && o.designs.empty()) return;
         // Each design beside the table's: time, info, backward error, phase split, cuSOLVER's time.
         base.peers.erase(std::remove_if(base.peers.begin(), base.peers.end(), [](const Peer& q) { return q.name != "cusolver"; }),
                          base.peers.end());
         for (const FactorDesign& d : kFactorDesigns) {
+            if (!design_wanted(o, d.name)) continue;
             LargeCholeskyConfig c = config;
-            c.variant = d.variant, c.nb = d.nb, c.panel_solve = d.solve, c.diagonal = CholeskyDiagonal::vendor;
+            c.variant = d.variant, c.nb = d.nb, c.panel_solve = d.solve, c.diagonal = d.diagonal;
             c.lookahead = d.variant == CholeskyVariant::right_looking, c.graph = true;
             if (same_config(c, config)) continue;  // the table's row above
             Row r = base;
@@ -787,7 +798,12 @@ void run_large(const std::string& routine, const Options& o, const Sink& sink) {
     const std::vector<int> ns = !o.ns.empty() ? o.ns : std::vector<int>{1024, 2048, 4096, 8192, 16384, 32768};
     for (const std::string& p : precisions)
         if (p != "s" && p != "d") throw std::runtime_error("invalid --precision '" + p + "' for " + routine + ": s or d");
-    if (routine == "posv_mixed") designs(o);  // a bad --designs name fails before any work
+    // A bad --designs name fails before any work.
+    if (routine == "posv_mixed") designs(o);
+    if (routine == "potrf_large")
+        for (const std::string& name : o.designs)
+            if (std::none_of(std::begin(kFactorDesigns), std::end(kFactorDesigns), [&](const FactorDesign& d) { return name == d.name; }))
+                throw std::runtime_error("invalid --designs '" + name + "' for potrf_large");
     if (!o.gpu || !o.cuda_backend) {
         for (const std::string& p : precisions)
             for (int n : ns) {

@@ -490,8 +490,8 @@ int main(int argc, char** argv) {
          "routine option (*_vbatched): largest x of the cpu peer")
         ("split", po::bool_switch(&so.split), "routine option (potrf_large): time split panel / TRSM / update (JSON)")
         ("designs", po::value(&designs_text)->default_value(""),
-         "routine option (posv_mixed): only these rows, comma-separated variant names without the condition "
-         "(auto, fp16/gmres, ...; the others need --all-variants)")
+         "routine option (posv_mixed, potrf_large): only these design rows, comma-separated (posv_mixed: the variant "
+         "names without the condition, auto the automatic chain; potrf_large: the table's row and these designs)")
         ("matrix", po::value(&so.matrix_file),
          "routine option (sytrf_nopiv, sysv_mixed): also this complex symmetric matrix (bem solve --write-matrix's HDF5)")
         ("setups", po::value(&setups_text)->default_value(""),

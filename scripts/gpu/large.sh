@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The large dense Cholesky (potrf_large, s and d) on one H200 in TOPIC_BUDGET_S seconds (45 by
+# The large dense Cholesky (potrf_large, s and d) on one H200 in TOPIC_BUDGET_S seconds (60 by
 # default): the tester's potrf_large against cusolverDnXpotrf (same matrix, events on one stream,
 # median of 5 after a warm-up, the vendor's timed region only its call), the table's configuration
 # (libsolver/tuning/sm90-large.json) and, with LARGE_VARIANTS=1, each design of
@@ -11,6 +11,8 @@
 #   s.json       s at the same orders
 #   d32768.json  d at n = 32768, median of 3 (when >= 8 s are left)
 #   s32768.json  s at n = 32768, median of 3 (when >= 9 s are left)
+#   leaf-d.json, leaf-s.json  the register-tiled leaf kernel's designs (LEAF_DESIGNS) beside the table at
+#                n = 8192, 4096, 2048, each precision its own tester process (a design run last)
 # Each step's targets (scripts/gpu/large-targets.json: >= 1.0x at 4096-32768, >= 0.8x at 2048; one
 # entry per row, design rows included) go to targets-<step>.json, written by the tester.
 # Run from the repository root with the bundle unpacked at /tmp/bundle (BUILD_DIR=build: the build
@@ -19,7 +21,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/large; mkdir -p "$out"
 tester=(/tmp/bundle/run tester); [[ -n ${BUILD_DIR:-} ]] && tester=("$BUILD_DIR/validation/tester")
-budget=${TOPIC_BUDGET_S:-45}
+budget=${TOPIC_BUDGET_S:-60}
+leaf=${LEAF_DESIGNS:-right+lookahead/nb64/leaf/trsm,right+lookahead/nb128/leaf/trsm,recursive/nb128/leaf/trsm,left/nb128/leaf/trsm}
 variants=(); [[ ${LARGE_VARIANTS:-0} == 1 ]] && variants=(--all-variants)
 start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
@@ -46,13 +49,15 @@ step d 10 4 --precision d --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "
 step s 10 4 --precision s --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "${variants[@]}"
 step d32768 12 8 --precision d --n 32768 --repeat 3 --split
 step s32768 12 9 --precision s --n 32768 --repeat 3 --split
+step leaf-d 8 4 --precision d --n 8192,4096,2048 --repeat 5 --split --designs "$leaf"
+step leaf-s 8 4 --precision s --n 8192,4096,2048 --repeat 5 --split --designs "$leaf"
 
 python3 - "$out" <<'PY' | tee "$out/table.md"
 import json, os, sys
 out = sys.argv[1]
 print("| prec | n | design | ours ms | cuSOLVER ms | cuSOLVER / ours | TFLOP/s | berr (n u) | panel / trsm / update ms | status |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-for name in ("d", "s", "d32768", "s32768"):
+for name in ("d", "s", "d32768", "s32768", "leaf-d", "leaf-s"):
     try:
         rows = json.load(open(os.path.join(out, name + ".json")))["rows"]
     except Exception:

@@ -44,12 +44,14 @@ const char* to_string(CholeskyVariant v);
 // "automatic" | "right" | "left" | "recursive" (and right_looking, left_looking)
 CholeskyVariant parse_cholesky_variant(const std::string& text);
 
-// What factors a diagonal block of order <= nb: the generated fused POTF2 (split recursion_depth times)
-// or cuSOLVER's cusolverDnXpotrf on the block (the first failing column then found from its info and
-// the block's diagonal).
-enum class CholeskyDiagonal { automatic, fused, vendor };
+// What factors a diagonal block of order <= nb: the generated fused POTF2 (split recursion_depth times),
+// cuSOLVER's cusolverDnXpotrf on the block (the first failing column then found from its info and
+// the block's diagonal), or one register-tiled kernel launch per block (leaf: nb <=
+// limits::large_leaf_max_order, the block in the registers of 256 threads; for the short diagonal
+// chains of small n, where each cuSOLVER block costs several of its own launches).
+enum class CholeskyDiagonal { automatic, fused, vendor, leaf };
 const char* to_string(CholeskyDiagonal d);
-CholeskyDiagonal parse_cholesky_diagonal(const std::string& text);  // "automatic" | "fused" | "vendor"
+CholeskyDiagonal parse_cholesky_diagonal(const std::string& text);  // "automatic" | "fused" | "vendor" | "leaf"
 
 // How the rows below a factored diagonal block L11 (order <= nb) are solved, B := B L11^-T: one cuBLAS
 // TRSM, or L11's inverse (a TRSM of the identity, nb x nb) applied by GEMMs to the rows, a slice of

@@ -63,6 +63,9 @@ constexpr int column_major_generated_max_n(Precision p) { return shared_memory_l
 inline constexpr int large_min_panel = 32;    // LargeCholeskyConfig::nb
 inline constexpr int large_max_panel = 1024;
 inline constexpr int large_max_recursion_depth = 4;
+// CholeskyDiagonal::leaf: the largest diagonal block its register-tiled kernel factors (16 x 16 threads,
+// 8 x 8 entries each); the kernel is compiled for it, so it is a limit, not a tuning entry.
+inline constexpr int large_leaf_max_order = 128;
 inline constexpr int large_inner_blockings[] = {8, 16, 32};  // LargeCholeskyConfig::ib
 
 // ---- LDL^T (ldlt.hpp) ---------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ const char* to_string(CholeskyDiagonal d) {
         case CholeskyDiagonal::automatic: return "automatic";
         case CholeskyDiagonal::fused: return "fused";
         case CholeskyDiagonal::vendor: return "vendor";
+        case CholeskyDiagonal::leaf: return "leaf";
     }
     return "?";
 }
@@ -48,7 +49,8 @@ CholeskyDiagonal parse_cholesky_diagonal(const std::string& text) {
     if (text == "automatic") return CholeskyDiagonal::automatic;
     if (text == "fused") return CholeskyDiagonal::fused;
     if (text == "vendor") return CholeskyDiagonal::vendor;
-    throw InvalidArgument("parse_cholesky_diagonal", "text", "'automatic', 'fused' or 'vendor' (got '" + text + "')");
+    if (text == "leaf") return CholeskyDiagonal::leaf;
+    throw InvalidArgument("parse_cholesky_diagonal", "text", "'automatic', 'fused', 'vendor' or 'leaf' (got '" + text + "')");
 }
 
 const char* to_string(PanelSolve p) {
@@ -91,6 +93,8 @@ std::string config_problem(const LargeCholeskyConfig& c) {
     if (c.variant == CholeskyVariant::automatic) return "variant: resolved before the check";
     if (c.strip == Potf2Strip::automatic) return "strip: resolved before the check";
     if (c.diagonal == CholeskyDiagonal::automatic) return "diagonal: resolved before the check";
+    if (c.diagonal == CholeskyDiagonal::leaf && c.nb > limits::large_leaf_max_order)
+        return "nb: at most " + std::to_string(limits::large_leaf_max_order) + " with diagonal = leaf (got " + std::to_string(c.nb) + ")";
     if (c.panel_solve == PanelSolve::automatic) return "panel_solve: resolved before the check";
     if (c.syrk_leaf < kMinSyrkLeaf)
         return "syrk_leaf: syrk_leaf >= " + std::to_string(kMinSyrkLeaf) + " (got " + std::to_string(c.syrk_leaf) + ")";

@@ -98,7 +98,8 @@ inline void read_field(const nlohmann::json& j, const char* field, CholeskyDiago
     const std::string t = j.get<std::string>();
     if (t == "fused") value = CholeskyDiagonal::fused;
     else if (t == "vendor") value = CholeskyDiagonal::vendor;
-    else throw InvalidArgument("tuning table", field, "fused or vendor (got '" + t + "')");
+    else if (t == "leaf") value = CholeskyDiagonal::leaf;
+    else throw InvalidArgument("tuning table", field, "fused, vendor or leaf (got '" + t + "')");
 }
 inline void read_field(const nlohmann::json& j, const char* field, PanelSolve& value) {
     if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
@@ -124,7 +125,9 @@ inline void set_field(int v, CholeskyDiagonal& f) { f = static_cast<CholeskyDiag
 inline void set_field(int v, PanelSolve& f) { f = static_cast<PanelSolve>(v); }
 inline nlohmann::ordered_json field_json(CholeskyVariant v) { return to_string(v); }
 inline nlohmann::ordered_json field_json(Potf2Strip v) { return v == Potf2Strip::warp ? "warp" : "columns"; }
-inline nlohmann::ordered_json field_json(CholeskyDiagonal v) { return v == CholeskyDiagonal::vendor ? "vendor" : "fused"; }
+inline nlohmann::ordered_json field_json(CholeskyDiagonal v) {
+    return v == CholeskyDiagonal::vendor ? "vendor" : v == CholeskyDiagonal::leaf ? "leaf" : "fused";
+}
 inline nlohmann::ordered_json field_json(PanelSolve v) { return v == PanelSolve::inverse ? "inverse" : "trsm"; }
 
 // The tuned fields of each family (the table's best.config).

@@ -1,6 +1,7 @@
 // The CUDA backend's blocked Cholesky (src/cuda/large/algorithm.hpp) run on the CPU: the generated
 // POTF2 kernels by the kernel emulator, the vendor's diagonal blocks by LAPACKE (with the GPU's rule
-// for their info), TRSM/SYRK/GEMM by CBLAS, the two lanes one after the other (program order).
+// for their info), the leaf kernel's thread steps (cuda/large/leaf_cholesky.hpp) each thread in turn
+// between its barriers, TRSM/SYRK/GEMM by CBLAS, the two lanes one after the other (program order).
 // Checks what the GPU run cannot show without a GPU: the recursion of the diagonal blocks, the
 // right-looking (with and without lookahead), left-looking and recursive variants, the inverse panel
 // solve through its slice buffer, the SYRK split into GEMMs, the translation of the lower factor into
@@ -18,6 +19,7 @@
 #include "../test_support.hpp"
 #include "codegen/large/potf2.hpp"
 #include "cuda/large/algorithm.hpp"
+#include "cuda/large/leaf_cholesky.hpp"
 #include "emulator.hpp"
 
 #include "emulated_potf2.inc"
@@ -76,6 +78,38 @@ public:
         if (reported > 0 && reported < column) column = reported;
         if (column <= m && info == 0) info = column_offset + column;
         ++vendor_blocks;
+    }
+    // The kernel's 256 threads one after the other between its barriers (their tiles kept apart).
+    void potrf_leaf(lg::Lane, T* block, int m, int column_offset) {
+        ASSERT_LE(m, lg::leaf::kMaxOrder);
+        if (lg::leaf::tile_for(m) == 4) run_leaf<4>(block, m, column_offset);
+        else run_leaf<8>(block, m, column_offset);
+        ++leaf_blocks;
+    }
+    int leaf_blocks = 0;
+    template <int TS>
+    void run_leaf(T* block, int m, int column_offset) {
+        namespace lf = lg::leaf;
+        std::vector<lf::Tile<T, TS>> t(lf::kThreads);
+        lf::Shared<T> s;
+        std::fill(std::begin(s.column), std::end(s.column), poison_value<T>());
+        s.pivot = poison_value<T>();
+        s.failed = 0;
+        const bool lower = uplo_ == Uplo::lower;
+        for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_load<T, TS>(t[tid], tid, m, block, lda_, lower);
+        bool stop = false;
+        for (int jb = 0; jb < (m + TS - 1) / TS && !stop; ++jb)
+            for (int jj = 0; jj < TS; ++jj) {
+                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_pivot<T, TS>(t[tid], tid, jb, jj, s);
+                if (s.failed) {
+                    stop = true;
+                    break;
+                }
+                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_column<T, TS>(t[tid], tid, jb, jj, s);
+                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_update<T, TS>(t[tid], tid, jb, s);
+            }
+        for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_store<T, TS>(t[tid], tid, m, block, lda_, lower);
+        if (s.failed && info == 0) info = column_offset + s.failed;
     }
     T* inverse_buffer(lg::Lane) { return inverse_.data(); }
     T* slice_buffer(lg::Lane) { return slice_.data(); }
@@ -221,7 +255,7 @@ TYPED_TEST(AlgorithmEmulation, EveryVariantFactorsBothTriangles) {
                 }
 }
 
-// Every variant with both diagonal-block factors (fused, vendor), both panel solves (TRSM, inverse
+// Every variant with each diagonal-block factor (fused, vendor, leaf), both panel solves (TRSM, inverse
 // through a one-panel slice, so that a panel's rows take several slices) and SYRKs split down to 64.
 TYPED_TEST(AlgorithmEmulation, EveryDesignFactorsBothTriangles) {
     using T = TypeParam;
@@ -233,7 +267,7 @@ TYPED_TEST(AlgorithmEmulation, EveryDesignFactorsBothTriangles) {
     const Variant variants[] = {{CholeskyVariant::right_looking, true}, {CholeskyVariant::right_looking, false},
                                 {CholeskyVariant::left_looking, false}, {CholeskyVariant::recursive, false}};
     for (const Variant& variant : variants)
-        for (CholeskyDiagonal d : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor})
+        for (CholeskyDiagonal d : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor, CholeskyDiagonal::leaf})
             for (PanelSolve p : {PanelSolve::trsm, PanelSolve::inverse})
                 for (Uplo u : {Uplo::lower, Uplo::upper}) {
                     LargeCholeskyConfig c;
@@ -248,10 +282,36 @@ TYPED_TEST(AlgorithmEmulation, EveryDesignFactorsBothTriangles) {
                     EXPECT_EQ(panels, (n + nb - 1) / nb);
                     ASSERT_EQ(x.info, 0);
                     EXPECT_EQ(x.vendor_blocks, d == CholeskyDiagonal::vendor ? panels : 0);
+                    EXPECT_EQ(x.leaf_blocks, d == CholeskyDiagonal::leaf ? panels : 0);
                     EXPECT_LE(x.largest_syrk, c.syrk_leaf);
                     EXPECT_GT(x.gemms, 0);
                     expect_factor(stored, a, n, lda, u);
                 }
+}
+
+// The leaf kernel's 8 x 8 tiles (blocks of 65 to 128) and its padding (a last block of 45 = 301 - 256;
+// nb 100 is no multiple of the tile), right-looking with lookahead and recursive, both triangles.
+TYPED_TEST(AlgorithmEmulation, LeafBlocksUpTo128FactorBothTriangles) {
+    using T = TypeParam;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = 301, lda = n + 1;
+    const std::vector<double> a = spd_matrix(n, seed);
+    for (int nb : {128, 100})
+        for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::recursive})
+            for (Uplo u : {Uplo::lower, Uplo::upper}) {
+                SCOPED_TRACE(::testing::Message() << "nb " << nb << " " << to_string(v) << " " << to_string(u));
+                LargeCholeskyConfig c;
+                c.nb = nb, c.ib = 8, c.recursion_depth = 0, c.strip = Potf2Strip::warp, c.variant = v;
+                c.lookahead = true, c.diagonal = CholeskyDiagonal::leaf, c.panel_solve = PanelSolve::trsm, c.syrk_leaf = 64;
+                std::vector<T> stored = stored_triangle<T>(a, n, lda, u);
+                CpuExecutor<T> x(u, lda, c, 8);
+                lg::BlockedCholesky<T, CpuExecutor<T>> algorithm(x, u, n, stored.data(), lda, c, 32, 8);
+                const int panels = algorithm.run(false);
+                ASSERT_EQ(x.info, 0);
+                EXPECT_EQ(x.leaf_blocks, panels);
+                expect_factor(stored, a, n, lda, u);
+            }
 }
 
 // A pivot that is negative or NaN at column col (0-based) makes info col + 1, through later panels,
@@ -265,7 +325,7 @@ TYPED_TEST(AlgorithmEmulation, InfoIsTheFirstBadColumn) {
     for (int col : {0, 70, 150})
         for (bool nan : {false, true})
             for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::recursive})
-                for (CholeskyDiagonal d : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor})
+                for (CholeskyDiagonal d : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor, CholeskyDiagonal::leaf})
                     for (Uplo u : {Uplo::lower, Uplo::upper}) {
                         SCOPED_TRACE(::testing::Message() << "column " << col << (nan ? " NaN " : " negative ") << to_string(v) << " "
                                                           << to_string(d) << " " << to_string(u));

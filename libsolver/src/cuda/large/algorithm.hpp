@@ -44,6 +44,9 @@ inline int inverse_slice_rows(int nb, int slice_panels) { return slice_panels * 
 //                                                              the vendor's factor of one diagonal block;
 //                                                              info = column_offset + its first bad column
 //                                                              unless info is already set
+//   void potrf_leaf(Lane, T* block, int m, int column_offset)  one register-tiled kernel on a diagonal
+//                                                              block of order m <= leaf::kMaxOrder
+//                                                              (leaf_cholesky.hpp), the same info rule
 //   T* inverse_buffer(Lane) / T* slice_buffer(Lane)            PanelSolve::inverse's buffers (above)
 //   void identity(Lane, int m, T* w, int ldw)                  W := I (m x m)
 //   void copy(Lane, int rows, int cols, const T* src, int lds, T* dst, int ldd)
@@ -107,10 +110,12 @@ private:
         }
     }
 
-    // The diagonal block (k, k) of order kb <= nb: the fused POTF2 (recursively split) or the vendor's.
+    // The diagonal block (k, k) of order kb <= nb: the fused POTF2 (recursively split), the vendor's or the
+// register-tiled leaf kernel.
     void diagonal(Lane lane, int k, int kb) {
         x_.begin(lane);
         if (c_.diagonal == CholeskyDiagonal::vendor) x_.potrf_vendor(lane, at(k, k), kb, k);
+        else if (c_.diagonal == CholeskyDiagonal::leaf) x_.potrf_leaf(lane, at(k, k), kb, k);
         else potf2(lane, k, kb, c_.recursion_depth);
         x_.end(lane, Phase::panel);
     }

@@ -26,6 +26,7 @@
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "algorithm.hpp"
+#include "leaf_cholesky.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -77,6 +78,39 @@ __global__ void vendor_block_info_kernel(const int* block_info, const T* block, 
     const int reported = *block_info;
     if (reported > 0 && reported < column) column = reported;
     if (column <= m) atomicCAS(info, 0, column_offset + column);
+}
+
+// CholeskyDiagonal::leaf: one block of leaf::kThreads factors a diagonal block of order m <= 16 TS in
+// registers (leaf_cholesky.hpp); the first bad column goes to info as column_offset + column unless info
+// is already set, and the factorisation of the block stops there.
+template <class T, int TS>
+__global__ void __launch_bounds__(large::leaf::kThreads, 1)
+    leaf_cholesky_kernel(int m, T* block, int lda, bool lower, int* info, int column_offset) {
+    namespace lf = large::leaf;
+    __shared__ lf::Shared<T> s;
+    const int tid = threadIdx.x;
+    lf::Tile<T, TS> t;
+    lf::leaf_load<T, TS>(t, tid, m, block, lda, lower);
+    if (tid == 0) s.failed = 0;
+    __syncthreads();
+    const int blocks = (m + TS - 1) / TS;
+    bool stop = false;
+    for (int jb = 0; jb < blocks && !stop; ++jb) {
+#pragma unroll
+        for (int jj = 0; jj < TS; ++jj) {
+            lf::leaf_pivot<T, TS>(t, tid, jb, jj, s);
+            __syncthreads();
+            if (s.failed) {
+                stop = true;
+                break;
+            }
+            lf::leaf_column<T, TS>(t, tid, jb, jj, s);
+            __syncthreads();
+            lf::leaf_update<T, TS>(t, tid, jb, s);
+        }
+    }
+    lf::leaf_store<T, TS>(t, tid, m, block, lda, lower);
+    if (tid == 0 && s.failed) atomicCAS(info, 0, column_offset + s.failed);
 }
 
 // ---- cuBLAS by type ---------------------------------------------------------------------------------
@@ -360,6 +394,14 @@ public:
                                                    host_bytes_ ? lane_->host_workspace.data() : nullptr, host_bytes_, block_info));
         vendor_block_info_kernel<T><<<1, threads_elementwise_, 0, stream(lane)>>>(block_info, block, lda_, m, info_, column_offset);
         BATCHSOLVE_LAUNCH_CHECK("vendor_block_info_kernel");
+    }
+    void potrf_leaf(large::Lane lane, T* block, int m, int column_offset) {
+        const bool lower = uplo_ == Uplo::lower;
+        if (m <= large::leaf::kGrid * 4)
+            leaf_cholesky_kernel<T, 4><<<1, large::leaf::kThreads, 0, stream(lane)>>>(m, block, lda_, lower, info_, column_offset);
+        else
+            leaf_cholesky_kernel<T, 8><<<1, large::leaf::kThreads, 0, stream(lane)>>>(m, block, lda_, lower, info_, column_offset);
+        BATCHSOLVE_LAUNCH_CHECK("leaf_cholesky_kernel");
     }
     T* inverse_buffer(large::Lane lane) { return reinterpret_cast<T*>(base_[lane == large::Lane::side] + inverse_at_); }
     T* slice_buffer(large::Lane lane) { return reinterpret_cast<T*>(base_[lane == large::Lane::side] + slice_at_); }
