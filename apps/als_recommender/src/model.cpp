@@ -565,16 +565,18 @@ constexpr std::int64_t model_format_version = 1;
 
 // Splits rows x width into factors (rows x k) and the bias column.
 void write_side(h5::File& f, const std::string& side, const std::vector<float>& v, std::int64_t rows, int k, bool biases) {
-    const int w = k + (biases ? 1 : 0);
+    if (!biases) {  // the rows are the factors: written as they are, without a copy
+        f.write("/" + side + "/factors", v.data(), h5::Shape{std::uint64_t(rows), std::uint64_t(k)}, false);
+        return;
+    }
+    const int w = k + 1;
     std::vector<float> factors(static_cast<std::size_t>(rows * k)), bias;
     for (std::int64_t r = 0; r < rows; ++r) std::copy_n(&v[std::size_t(r * w)], k, &factors[std::size_t(r * k)]);
     // Uncompressed, as the ratings files: deflate of 20 M seen entries and the factors cost seconds of
     // every `als train` (level 4, one core) and saves little on float factors and sorted indices.
     f.write("/" + side + "/factors", factors.data(), h5::Shape{std::uint64_t(rows), std::uint64_t(k)}, false);
-    if (biases) {
-        for (std::int64_t r = 0; r < rows; ++r) bias.push_back(v[std::size_t(r * w + k)]);
-        f.write("/" + side + "/bias", bias);
-    }
+    for (std::int64_t r = 0; r < rows; ++r) bias.push_back(v[std::size_t(r * w + k)]);
+    f.write("/" + side + "/bias", bias);
 }
 std::vector<float> read_side(const h5::File& f, const std::string& side, std::int64_t rows, int k, bool biases) {
     const int w = k + (biases ? 1 : 0);
