@@ -7,11 +7,12 @@
 # first bin and the small batches on sizes uniform in [1, x] (x = 128, 64, 32), d and s, then z and c;
 # (3) the table of the winners per precision and size class (gemm_table.py), which the size-binned
 # dispatch runs per bin; (4) the final rows with that table (BATCHSOLVE_TUNING_FILE): _max and checked
-# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; the region split's table
-# (gemm_table.py --split) beside it at x = 512, 256; (5) the skewed batch and
-# c, z against cublasGemmGroupedBatchedEx; (6) what the kernels cost: registers and shared memory of
-# every compiled kernel (gemm_cubins.py), the winners' SASS (cuobjdump), and an Nsight Compute profile of the x = 512
-# kernels. Writes $OUT/gemm/; the summary last.
+# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; with GEMM_SPLIT=1 the region
+# split's table (gemm_table.py --split) beside it at x = 512, 256 (measured slower at 5e7029d); (5) c, z
+# beside one cuBLAS call per problem over 16 streams (CUDA 13.0's grouped GEMM refuses complex types;
+# targets-complex.json by the tester), the skewed batch, SYRK/SYR2K rows; (6) what the kernels cost:
+# registers and stack frames of every compiled kernel (gemm_cubins.py), the winners' SASS (cuobjdump),
+# an Nsight Compute profile of the x = 512 call. Writes $OUT/gemm/; the summary last.
 #   GEMM_SKIP_SWEEP=1: steps 1-2 skipped, the committed table runs (the final rows only).
 # Run from the repository root with the bundle unpacked at /tmp/bundle; BUILD_DIR=build: a dry run here
 # with the build tree's executables (no GPU: the tester's rows skip).
@@ -67,7 +68,8 @@ if [[ -z ${GEMM_SKIP_SWEEP:-} ]]; then
   step sweep-bins 30 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
   step sweep-small 14 "$run" tester "${sweep[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
   step sweep-complex-bins 16 "$run" tester "${sweep[@]}" --setups gemm_bin --precision z,c --n 512 --json "$out/sweep-complex-bins.json"
-  step sweep-complex-small 8 "$run" tester "${sweep[@]}" --setups gemm --precision z,c --n 128,32 --json "$out/sweep-complex-small.json"
+  step sweep-complex-small 10 "$run" tester "${sweep[@]}" --setups gemm --precision z,c --n 128,64,32 --json "$out/sweep-complex-small.json"
+  step sweep-complex-256 8 "$run" tester "${sweep[@]}" --setups gemm_bin --precision z,c --n 256 --json "$out/sweep-complex-256.json"
   python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
     --device "$gpu" --commit "$commit" > "$out/table.log" 2>&1
   python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm-split.json" "$out"/sweep-*.json \
@@ -77,15 +79,20 @@ fi
 common=("${base[@]}" --setups gemm --ref cublas-grouped)
 step final 26 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
-# the region split beside it: the bins' interior tiles where they fill, edge tiles on the rest
-if [[ -s $out/sm90-gemm-split.json ]] && grep -q '(edge)' "$out/table-split.log"; then
+# the region split beside it (GEMM_SPLIT=1): the bins' interior tiles where they fill, edge tiles on the rest
+if [[ -n ${GEMM_SPLIT:-} && -s $out/sm90-gemm-split.json ]] && grep -q '(edge)' "$out/table-split.log"; then
   (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-split.json
    step split 12 "$run" tester "${common[@]}" --precision d,s --n 512,256 --json "$out/split.json")
 fi
-step complex 12 "$run" tester "${common[@]}" --precision z,c --n 512,128,32 \
+# c, z: cublasGemmGroupedBatchedEx refuses complex types on CUDA 13.0, so the peer of the targets is
+# one cuBLAS call per problem over 16 streams (cublas); the grouped call is tried too
+step complex 20 "$run" tester "${base[@]}" --setups gemm --ref cublas-grouped,cublas --precision z,c --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets-complex.json --targets-out "$out/targets-complex.json" --json "$out/complex.json"
 step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
   --json "$out/skewed.json"
+# SYRK and SYR2K (one triangle through the same kernels) at the GEMM rate's sizes
+step rank-k 8 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+  --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
 
 # what the kernels cost: registers, shared memory, stack per compiled kernel; the SASS of the d and s
 # winners at x = 512; an Nsight Compute profile of one _max call at x = 512 (its bins' kernels)
@@ -117,7 +124,7 @@ if command -v ncu > /dev/null; then
     step ncu-$p 12 ncu --clock-control none --kernel-name regex:gemm_vbatched --launch-count 3 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
-      "$run" tester "${base[@]}" --repeat 1 --warmup 0 --setups gemm --precision $p --n 512
+      "$run" tester --routine gemm_vbatched --batch 2000 --repeat 1 --warmup 0 --seed 7 --setups gemm --precision $p --n 512
   done
 fi
 
@@ -125,6 +132,6 @@ echo "---- gemm summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit
 grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
 cat "$out/table.log" 2>/dev/null
 grep "(edge)" "$out/table-split.log" 2>/dev/null
-for f in final split complex skewed; do grep -E "^ *gemm_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+for f in final split complex skewed rank-k; do grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
 cat "$out/skipped.txt" 2>/dev/null
 exit 0
