@@ -169,7 +169,7 @@ elif [[ -s $manifest ]]; then
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   cached_after=$(find "$BATCHSOLVE_CACHE_DIR" -maxdepth 1 -name '*.cubin' 2>/dev/null | wc -l)
   warm_s=$(( $(date +%s) - warm_start ))
-  warm="warm-up: rc $warm_rc in $warm_s s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written, $(awk -v k=$((cached_after - cached_before)) -v s=$warm_s 'BEGIN { printf "%.1f", s > 0 ? k / s : 0 }') per s): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
+  warm="warm-up: rc $warm_rc in $warm_s s ($threads threads, $(grep -c . "$manifest") kernels listed, $((cached_after - cached_before)) CUBINs written, $(awk -v k=$((cached_after - cached_before)) -v s=$warm_s 'BEGIN { printf "%.1f", (s > 0 ? k / s : 0) }') per s): $(grep -E '^(warm-up|skipped)' "$out/logs/warm-up.log" | tail -1)"
   ((warm_rc == 124 || warm_rc == 137)) && warm="$warm (time limit ${warm_seconds} s: the rest compiles in the shards)"
 else
   warm="warm-up: skipped (no kernel manifest at $manifest: this run records one, $out/suite-kernels.txt)"
