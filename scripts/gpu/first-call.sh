@@ -5,7 +5,8 @@
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
 #      (FC_NS, default 8,32,128), then every n of 1..128 (bounded: the rest of the budget less the
 #      runs' share), timed, with the CUBINs' count and bytes, raw and as xz: the artifact's size;
-#   2. for each routine, precision, layout and order, fresh processes of batchsolve_first_call: cold
+#   2. for each routine, precision, layout and order (potrf: FC_NS; posv: FC_SOLVE_NS, default 32),
+#      fresh processes of batchsolve_first_call: cold
 #      (empty kernel cache, no prebuilt folder: generation + NVRTC), prebuilt (empty cache, the folder
 #      of step 1 as BATCHSOLVE_PREBUILT_DIR), cached (the cache the cold run filled), and cuSOLVER's
 #      first call (column-major); context creation is reported apart and excluded.
@@ -27,7 +28,7 @@ if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand 
 fi
 routines=${FC_ROUTINES:-potrf,posv}
 ns=${FC_NS:-8,32,128}
-runs_s=${FC_RUNS_S:-50}  # kept for step 2
+runs_s=${FC_RUNS_S:-45}  # kept for step 2
 scratch=$(mktemp -d /tmp/first-call.XXXX)
 pre=$scratch/prebuilt
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
@@ -67,21 +68,28 @@ one() {  # run label, environment words..., then -- and the program's arguments
     *) echo "$label $*: ${line:-$(tail -1 "$scratch/err")}" | tee -a "$out/errors.txt" ;;
   esac
 }
+# The targets' rows first (prebuilt, cuSOLVER), then cold and cached; nothing starts past the budget.
+cases=()
 for r in ${routines//,/ }; do
-  for p in s d; do
-    for layout in column_major interleaved; do
-      for n in ${ns//,/ }; do
-        c=$scratch/cache-$r$p$layout$n; mkdir -p "$c"
-        one cold BATCHSOLVE_CACHE_DIR="$c" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
-        one cached BATCHSOLVE_CACHE_DIR="$c" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
-        e=$scratch/empty-$r$p$layout$n; mkdir -p "$e"
-        one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p --layout $layout --n "$n"
-      done
-    done
-    for n in ${ns//,/ }; do
-      one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p --layout column_major --n "$n" --vendor
-    done
-  done
+  r_ns=$ns; [[ $r != potrf ]] && r_ns=${FC_SOLVE_NS:-32}  # potrs/posv: one order unless asked
+  for p in s d; do for layout in column_major interleaved; do for n in ${r_ns//,/ }; do
+    cases+=("$r $p $layout $n")
+  done; done; done
+done
+deadline=$((start + budget - 5))
+for c in "${cases[@]}"; do
+  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
+  e=$scratch/empty-$r$p$layout$n; mkdir -p "$e"
+  one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p --layout $layout --n "$n"
+  if [[ $layout == column_major ]]; then
+    one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p --layout column_major --n "$n" --vendor
+  fi
+done
+for c in "${cases[@]}"; do
+  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
+  k=$scratch/cache-$r$p$layout$n; mkdir -p "$k"
+  one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
+  one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
 done
 rm -rf "$scratch" "$out/run-from-build"
 
