@@ -109,6 +109,11 @@ train_case() {
   report "$out/$name.log" "$name" "$k" "$kernel" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
   tail -n 9 "$out/$name.log"
 }
+# The GPU tests of the engine first (systems against the stated ones, GPU against CPU): a few seconds.
+if (( $(left_tenths) > 100 )); then
+  timeout -k 1 20 "$run" test_als --gtest_brief=1 --gtest_filter='Gpu.*:Systems.Gpu*' > "$out/tests.txt" 2>&1
+  echo "test_als Gpu.*:Systems.Gpu*: rc $?" | tee -a "$out/tests.txt"
+fi
 train_case k64-cold-fp32 64 fp32 5 8
 train_case k64-warm-tf32x3 64 tf32x3 5 4
 compare_pid=

@@ -23,7 +23,8 @@
 #   0. (first) The fixed cost of any CUDA process here: cuda_start_floor (carried, built from
 #      apps/dic_volume/scripts/cuda_start_floor.cu), 3 runs each of: context only; + loading cuBLAS,
 #      cuSOLVER, cuFFT, NVRTC; + their handles; + 400 MiB device and 64 MiB pinned memory left to the
-#      exit; its phases and wall to floor.csv. The floor of a 192^3 run is exec + context + exit.
+#      exit; the same torn down by cudaDeviceReset before the exit (reset); its phases and wall to
+#      floor.csv. The floor of a 192^3 run is exec + context + exit.
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
 # timeline-*.json, tests.txt, then runs.json, table.md, phases.md and targets.json (by this script).
 # Knobs: TOPIC_BUDGET_S (12), DVC_BUNDLE_RUN (replaces /tmp/bundle/run), DVC_SMALL (192) and DVC_LARGE (512): the sizes.
@@ -54,7 +55,8 @@ small=${DVC_SMALL:-192} large=${DVC_LARGE:-512} run=2
 floor_bin=${DVC_FLOOR_BIN:-.carry/dvc/cuda_start_floor}
 if [[ -x $floor_bin ]] && fits 6; then
   echo "variant,rep,wall_s,json" > "$out/floor.csv"
-  for variant in "context" "libs:--libs" "handles:--handles" "memory:--device-mib 400 --pinned-mib 64"; do
+  for variant in "context" "libs:--libs" "handles:--handles" "memory:--device-mib 400 --pinned-mib 64" \
+                 "reset:--device-mib 400 --pinned-mib 64 --reset"; do
     name=${variant%%:*}; args=""; [[ $variant == *:* ]] && args=${variant#*:}
     for rep in 1 2 3; do
       t0=$(now); j=$(timeout 10 "$R" "$PWD/$floor_bin" $args 2>&1 | tail -1); wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }')

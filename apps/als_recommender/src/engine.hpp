@@ -134,6 +134,9 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item,
 bool cuda_engine_available();  // compiled in and a device present
 int cuda_device_count();       // 0 without CUDA or a device
 std::uint64_t cuda_free_bytes(int device);  // free memory of a CUDA device (0 without CUDA)
+// Tears down the device's primary context (cudaDeviceReset; errors ignored): the last use of the GPU
+// in a process that then ends, so that the driver's work at the exit is done beside the host's.
+void cuda_release_device(int device);
 
 // Bytes the CUDA engine needs for this problem (CSR on both sides, factors, one slice of systems,
 // right-hand sides, info), for the up-front check and --help text; with a partition, its own rows'.

@@ -808,6 +808,10 @@ std::uint64_t cuda_free_bytes(int device) {
     return free_bytes;
 }
 
+void cuda_release_device(int device) {
+    if (cudaSetDevice(device) != cudaSuccess || cudaDeviceReset() != cudaSuccess) cudaGetLastError();
+}
+
 int cuda_device_count() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {

@@ -11,6 +11,7 @@ std::unique_ptr<Engine> make_cuda_engine(const Csr&, const Csr&, const EngineSet
 bool cuda_engine_available() { return false; }
 int cuda_device_count() { return 0; }
 std::uint64_t cuda_free_bytes(int) { return 0; }
+void cuda_release_device(int) {}
 std::uint64_t cuda_engine_bytes(const Csr&, const Csr&, const EngineSettings&, const Partition*) { return 0; }
 
 std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings&, std::int64_t, std::int64_t) { return nullptr; }

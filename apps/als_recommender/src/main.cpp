@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -513,6 +514,9 @@ int run_train(const std::vector<std::string>& args) {
     };
     std::future<void> engine_released;
     o.engine_release = &engine_released;
+    // This process ends after the model is written (the quick exit below): the engine's thread also
+    // tears down the GPU context beside the writing.
+    o.release_device = g_ranks == nullptr;
     Model m = train(std::move(train_set), h, o, test_set.get(), resume.get());
     const auto trained = std::chrono::steady_clock::now();
     if (!speaker()) return exit_ok;  // every rank holds the same model; rank 0 writes it
@@ -544,6 +548,13 @@ int run_train(const std::vector<std::string>& args) {
     if (before_main >= 0) std::cout << "; the process had run " << fmt(before_main, "%.2f") << " s before reading began";
     std::cout << "\n";
     if (finishing.tellp() > 0) std::cout << "finishing: " << finishing.str() << "\n";
+    if (g_ranks == nullptr) {
+        // The model is committed and the GPU released: the process ends here, without the static
+        // destructors and the runtime's exit handlers (nothing left for them but freeing memory).
+        std::cout.flush();
+        std::fflush(nullptr);
+        std::_Exit(exit_ok);
+    }
     return exit_ok;
 }
 

@@ -323,7 +323,10 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     // while the caller checks and writes the model; the engine reads nothing of by_user/by_item then.
     const bool single_cuda = want_cuda && !ranks && devices.size() <= 1;
     if (options.engine_release && single_cuda)
-        *options.engine_release = std::async(std::launch::async, [e = std::move(engine)]() mutable { e.reset(); });
+        *options.engine_release = std::async(std::launch::async, [e = std::move(engine), device = es.device, reset = options.release_device]() mutable {
+            e.reset();
+            if (reset) cuda_release_device(device);
+        });
     else
         engine.reset();
     if (consume) {

@@ -80,6 +80,9 @@ struct TrainOptions {
     // the factors are back, and this future says when that is done: the caller writes the model
     // meanwhile and waits for it before it exits. Otherwise the engine is released before train returns.
     std::future<void>* engine_release = nullptr;
+    // With engine_release: after the engine, the device's context is torn down too (cuda_release_device)
+    // on that thread. Only for a process that uses the GPU no more and ends after writing the model.
+    bool release_device = false;
     // Distributed training. devices: partitions of this process, one per device (CUDA device ids, or
     // CPU members with backend cpu); empty or one entry: one engine (on that device). ranks: MPI ranks,
     // one partition each (then devices picks this rank's GPU: devices[local rank % size], default the

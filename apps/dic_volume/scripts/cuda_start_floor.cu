@@ -3,7 +3,9 @@
 // creating the primary context (cudaFree(nullptr)), library handles, then _exit with the context
 // and any allocations left to the driver (the quick exit of dvc correlate). Prints one JSON line;
 // time the whole process from outside to see the exit.
-//   cuda_start_floor [--libs] [--handles] [--device-mib N] [--pinned-mib N]
+//   cuda_start_floor [--libs] [--handles] [--device-mib N] [--pinned-mib N] [--reset]
+// --reset: cudaDeviceReset() before _exit (timed: reset_s), to compare an in-process teardown with
+// the driver's at exit.
 // Build: nvcc -O2 -o cuda_start_floor cuda_start_floor.cu -ldl   (cudart static: nothing else loads)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -34,7 +36,7 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     const double at_main = since_process_start();
-    bool libs = false, handles = false;
+    bool libs = false, handles = false, reset = false;
     long device_mib = 0, pinned_mib = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -42,8 +44,9 @@ int main(int argc, char** argv) {
         else if (a == "--handles") libs = handles = true;
         else if (a == "--device-mib" && i + 1 < argc) device_mib = std::atol(argv[++i]);
         else if (a == "--pinned-mib" && i + 1 < argc) pinned_mib = std::atol(argv[++i]);
+        else if (a == "--reset") reset = true;
     }
-    double libs_s = 0, context_s = 0, handles_s = 0, alloc_s = 0;
+    double libs_s = 0, context_s = 0, handles_s = 0, alloc_s = 0, reset_s = 0;
     void* cublas = nullptr;
     void* cusolver = nullptr;
     if (libs) {
@@ -82,8 +85,13 @@ int main(int argc, char** argv) {
         cudaDeviceSynchronize();
         alloc_s = seconds(a, Clock::now());
     }
-    std::printf("{\"at_main_s\": %.4f, \"libs_s\": %.4f, \"context_s\": %.4f, \"handles_s\": %.4f, \"alloc_s\": %.4f, \"before_exit_s\": %.4f}\n",
-                at_main, libs_s, context_s, handles_s, alloc_s, at_main + seconds(t0, Clock::now()));
+    if (reset) {
+        const auto a = Clock::now();
+        cudaDeviceReset();
+        reset_s = seconds(a, Clock::now());
+    }
+    std::printf("{\"at_main_s\": %.4f, \"libs_s\": %.4f, \"context_s\": %.4f, \"handles_s\": %.4f, \"alloc_s\": %.4f, \"reset_s\": %.4f, \"before_exit_s\": %.4f}\n",
+                at_main, libs_s, context_s, handles_s, alloc_s, reset_s, at_main + seconds(t0, Clock::now()));
     std::fflush(stdout);
     _exit(0);
 }

@@ -558,6 +558,10 @@ int cmd_correlate(const std::vector<std::string>& args) {
     RunDescription run{ref_name, def_name, o, join_args(args)};
     r.end_to_end.strain_s = since(t_stage);
     timeline::mark("strain_done");
+    // Nothing uses the GPU from here on: on the quick exit its context is torn down beside the writing.
+    GpuRelease gpu_release;
+    const bool quick_exit = owns_process && !vm.count("free-at-exit");
+    if (quick_exit && r.backend == "cuda") gpu_release.start();
     t_stage = Clock::now();
     write_results_h5(out, force, inputs, r, fs, truth, run);
     r.end_to_end.write_s = since(t_stage);
@@ -576,9 +580,10 @@ int cmd_correlate(const std::vector<std::string>& args) {
     }
     if (vm.count("summary-json")) batchsolve::io::write_text_file(vm["summary-json"].as<std::string>(), summary_json(s, r).dump(2) + "\n", rules);
     timeline::mark("other_outputs_written");
-    if (owns_process && !vm.count("free-at-exit")) {
-        // Every output is committed: the process ends here. Freeing the volumes, the device memory
-        // and the GPU context first would only repeat what the OS and the driver do at exit.
+    if (quick_exit) {
+        // Every output is committed: the process ends here. Freeing the volumes and host memory
+        // first would only repeat what the OS does at exit; the GPU context is being torn down
+        // beside the writing (GpuRelease), and what is left of it the driver finishes.
         timeline::mark("ending_without_freeing");
         timeline::write_if_requested();
         std::fflush(nullptr);

@@ -4,6 +4,7 @@
 #include "device_stages.hpp"
 
 #include <cufft.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "volume_math.hpp"
 
@@ -39,6 +41,41 @@ constexpr std::size_t kCopyThreads = 8;
 constexpr std::size_t kShiftSearchBudget = std::size_t(1) << 30;
 
 unsigned blocks_for(std::int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+
+#define DVC_STR2(x) #x
+#define DVC_STR(x) DVC_STR2(x)
+// The seven cuFFT functions of the shift search, from the library loaded on first use (or by
+// preload_libraries() while the GPU context starts): linked, libcufft was mapped before main of
+// every dvc process, --backend cpu and --help included.
+struct CufftApi {
+    decltype(&cufftCreate) create = nullptr;
+    decltype(&cufftSetAutoAllocation) set_auto_allocation = nullptr;
+    decltype(&cufftMakePlanMany) make_plan_many = nullptr;
+    decltype(&cufftSetStream) set_stream = nullptr;
+    decltype(&cufftSetWorkArea) set_work_area = nullptr;
+    decltype(&cufftExecR2C) exec_r2c = nullptr;
+    decltype(&cufftExecC2R) exec_c2r = nullptr;
+};
+const CufftApi& cufft() {
+    static const CufftApi api = [] {
+        const char* soname = "libcufft.so." DVC_STR(CUFFT_VER_MAJOR);
+        void* library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (library == nullptr) {
+            const char* why = dlerror();
+            throw Error(std::string("cuFFT: ") + soname + " could not be loaded (" + (why ? why : "dlopen failed") + ")");
+        }
+        CufftApi a;
+        auto get = [&](auto& f, const char* name) {
+            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(library, name));
+            if (f == nullptr) throw Error(std::string("cuFFT: ") + soname + " has no " + name);
+        };
+        get(a.create, "cufftCreate"), get(a.set_auto_allocation, "cufftSetAutoAllocation"), get(a.make_plan_many, "cufftMakePlanMany");
+        get(a.set_stream, "cufftSetStream"), get(a.set_work_area, "cufftSetWorkArea");
+        get(a.exec_r2c, "cufftExecR2C"), get(a.exec_c2r, "cufftExecC2R");
+        return a;
+    }();
+    return api;
+}
 
 // ---- Gaussian ----------------------------------------------------------------------------------
 
@@ -315,11 +352,11 @@ cufftHandle cached_plan(int w, std::size_t chunk, cufftType type, std::size_t* w
     int n[3] = {w, w, w};
     // The work area is the caller's (cufftSetWorkArea), so a kept plan holds no device memory.
     cufftHandle h = 0;
-    DVC_CUFFT_CHECK(cufftCreate(&h));
-    DVC_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
+    DVC_CUFFT_CHECK(cufft().create(&h));
+    DVC_CUFFT_CHECK(cufft().set_auto_allocation(h, 0));
     std::size_t work = 0;
-    if (type == CUFFT_R2C) DVC_CUFFT_CHECK(cufftMakePlanMany(h, 3, n, nullptr, 1, w3, nullptr, 1, wc, CUFFT_R2C, int(chunk), &work));
-    else DVC_CUFFT_CHECK(cufftMakePlanMany(h, 3, n, nullptr, 1, wc, nullptr, 1, w3, CUFFT_C2R, int(chunk), &work));
+    if (type == CUFFT_R2C) DVC_CUFFT_CHECK(cufft().make_plan_many(h, 3, n, nullptr, 1, w3, nullptr, 1, wc, CUFFT_R2C, int(chunk), &work));
+    else DVC_CUFFT_CHECK(cufft().make_plan_many(h, 3, n, nullptr, 1, wc, nullptr, 1, w3, CUFFT_C2R, int(chunk), &work));
     plans.push_back({w, chunk, type, h, work});
     *work_bytes = work;
     return h;
@@ -419,6 +456,14 @@ void upload_raw(float* dst, const RawFile& file, cudaStream_t stream) {
     staged_upload(dst, file.voxels(), stream, [&](std::size_t first, std::size_t n, float* buffer) { file.read(first, n, buffer, threads); });
 }
 
+void preload_libraries() {
+    try {
+        cufft();
+    } catch (const Error&) {
+        // The shift search reports it when it needs cuFFT.
+    }
+}
+
 void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cudaStream_t stream) {
     if (!(sigma > 0)) return;
     GaussianTaps taps{};
@@ -493,11 +538,11 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
     std::size_t work = 0, work_inverse = 0;
     const cufftHandle forward = cached_plan(w, chunk, CUFFT_R2C, &work);
     const cufftHandle inverse = cached_plan(w, chunk, CUFFT_C2R, &work_inverse);
-    DVC_CUFFT_CHECK(cufftSetStream(forward, stream));
-    DVC_CUFFT_CHECK(cufftSetStream(inverse, stream));
+    DVC_CUFFT_CHECK(cufft().set_stream(forward, stream));
+    DVC_CUFFT_CHECK(cufft().set_stream(inverse, stream));
     void* work_area = b.allocate<unsigned char>(std::max(work, work_inverse));
-    DVC_CUFFT_CHECK(cufftSetWorkArea(forward, work_area));
-    DVC_CUFFT_CHECK(cufftSetWorkArea(inverse, work_area));
+    DVC_CUFFT_CHECK(cufft().set_work_area(forward, work_area));
+    DVC_CUFFT_CHECK(cufft().set_work_area(inverse, work_area));
     if (peak_bytes) *peak_bytes = b.bytes();
     SearchGeometry geo{{dims[0], dims[1], dims[2]}, s, r, w, R, 0, (long long)count};
     for (std::size_t begin = 0; begin < count; begin += chunk) {
@@ -508,10 +553,10 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
         box_y_kernel<<<blocks, kThreads, 0, stream>>>(X1, X2, geo, Y1, Y2);
         box_z_kernel<<<blocks, kThreads, 0, stream>>>(Y1, Y2, geo, S1, S2);
         DVC_STAGE_CHECK(cudaGetLastError());
-        DVC_CUFFT_CHECK(cufftExecR2C(forward, f, F));
-        DVC_CUFFT_CHECK(cufftExecR2C(forward, g, G));
+        DVC_CUFFT_CHECK(cufft().exec_r2c(forward, f, F));
+        DVC_CUFFT_CHECK(cufft().exec_r2c(forward, g, G));
         conj_multiply_kernel<<<blocks_for((long long)(chunk * wc)), kThreads, 0, stream>>>(F, G, (long long)(chunk * wc));
-        DVC_CUFFT_CHECK(cufftExecC2R(inverse, F, f));
+        DVC_CUFFT_CHECK(cufft().exec_c2r(inverse, F, f));
         score_kernel<<<blocks, kThreads, 0, stream>>>(f, S1, S2, geo, d_starts, d_predicted, d_shifts);
         DVC_STAGE_CHECK(cudaGetLastError());
     }

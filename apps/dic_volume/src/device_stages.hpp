@@ -23,6 +23,8 @@ void reserve_upload_staging();
 // The same from a raw file (Volume::unread): the staging buffers are filled by reading the file on
 // several threads, so the samples never sit in host memory of their own.
 void upload_raw(float* dst, const RawFile& file, cudaStream_t stream);
+// Loads cuFFT (dlopen: it is not linked) if it is not loaded yet; errors are left to its first use.
+void preload_libraries();
 
 // Separable Gaussian (volume_math.hpp's taps, mirrored borders) in place; `scratch` holds a volume.
 void gaussian_smooth(float* v, float* scratch, const Dims& dims, double sigma, cudaStream_t stream);

@@ -103,11 +103,26 @@ class GpuWarmUp {
 public:
     GpuWarmUp();
     ~GpuWarmUp();
+    // Loads cuFFT on the calling thread (it waits anyway), then waits for the context and staging.
     void wait();
 
 private:
     struct State;
     State* state_;
+};
+
+// The quick exit of a finished `dvc correlate`: the GPU's context is torn down (cudaDeviceReset) on
+// a thread of its own while the host writes the results, so that the process's exit leaves the
+// driver less to do; nothing may use the GPU afterwards. join() waits for it (error paths).
+class GpuRelease {
+public:
+    void start();
+    void join();
+    ~GpuRelease() { join(); }
+
+private:
+    struct State;
+    State* state_ = nullptr;
 };
 
 // Checks settings and volume sizes (subset larger than the volume, dims mismatch): Error naming the option.

@@ -549,7 +549,28 @@ GpuWarmUp::~GpuWarmUp() {
 }
 
 void GpuWarmUp::wait() {
+    device::preload_libraries();
     if (state_->thread.joinable()) state_->thread.join();
+}
+
+struct GpuRelease::State {
+    std::thread thread;
+};
+
+void GpuRelease::start() {
+    if (state_) return;
+    state_ = new State;
+    state_->thread = std::thread([] {
+        if (cudaDeviceReset() != cudaSuccess) cudaGetLastError();
+        timeline::mark("gpu_released");
+    });
+}
+
+void GpuRelease::join() {
+    if (!state_) return;
+    if (state_->thread.joinable()) state_->thread.join();
+    delete state_;
+    state_ = nullptr;
 }
 
 std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume& reference, const Volume& deformed,

@@ -39,4 +39,7 @@ struct GpuWarmUp::State {};
 GpuWarmUp::GpuWarmUp() : state_(nullptr) {}
 GpuWarmUp::~GpuWarmUp() = default;
 void GpuWarmUp::wait() {}
+struct GpuRelease::State {};
+void GpuRelease::start() {}
+void GpuRelease::join() {}
 }  // namespace dvc
