@@ -6,14 +6,14 @@
 # 0.95 .. 1.05. Times are compared where both sides time the same work on the same inputs; the
 # variable-size BLAS-3 rows compare GFLOP/s (the tester draws each routine's sizes from a fresh
 # generator, the old bench from one shared across routines, so the batches differ in their sizes).
-# At most FOLD_BUDGET_S (230) s on one H200; writes $OUT/tester-fold/ (old/*.json, new/*.json, logs, fold.md); the table last.
+# At most FOLD_BUDGET_S (230) s on one H200 (FOLD_STEPS=cpu,multi,... selects benches); writes $OUT/tester-fold/ (old/*.json, new/*.json, logs, fold.md); the table last.
 # Run from the repository root with the bundle unpacked at /tmp/bundle.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/tester-fold; mkdir -p "$out/old" "$out/new"
 run=/tmp/bundle/run
 old_dir=${OLD_BIN_DIR:?OLD_BIN_DIR: the folder of the benches built at 9b70afd}
-budget=${FOLD_BUDGET_S:-230}; start=$SECONDS
+budget=${FOLD_BUDGET_S:-${TOPIC_BUDGET_S:-230}}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
@@ -29,6 +29,8 @@ old_bin() {
 # by the budget left.
 step() {
   local name=$1 limit=$2 side=$3; shift 3
+  # FOLD_STEPS=cpu,multi,tri runs only those benches' steps (both sides); default: every step.
+  if [[ -n ${FOLD_STEPS:-} && ",$FOLD_STEPS," != *",${name%-*},"* ]]; then return; fi
   local l; l=$(left)
   (( l < 5 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
   (( limit > l )) && limit=$l
