@@ -33,6 +33,8 @@ constexpr int kStagedRows = 32;
 constexpr int kTile = 4;
 // One thread per tile in a block of at most 1024 threads: 44 * 45 / 2 = 990 tiles, i.e. width 176.
 constexpr int kMaxWidth = 176;
+// The tensor-core build: 16 warps of at most 9 of the 16 x 16 tiles, 136 tiles, i.e. width 256.
+constexpr int kMaxTensorWidth = 256;
 
 void check(cudaError_t status, const char* call) {
     if (status != cudaSuccess) throw Error(std::string("CUDA: ") + call + ": " + cudaGetErrorString(status));
@@ -238,7 +240,7 @@ TensorShape tensor_shape(int s) {
     t.lower = t.tiles * (t.tiles + 1) / 2;
     const int warps = std::min(kTensorMaxWarps, (t.lower + 1) / 2);
     const int per_warp = (t.lower + warps - 1) / warps;
-    t.tiles_per_warp = per_warp <= 2 ? 2 : per_warp <= 3 ? 3 : 5;
+    t.tiles_per_warp = per_warp <= 2 ? 2 : per_warp <= 3 ? 3 : per_warp <= 5 ? 5 : 9;
     t.warps = (t.lower + t.tiles_per_warp - 1) / t.tiles_per_warp;
     const int ld = t.tiles * kMmaTile + kTensorRowPad;
     t.shared_bytes = (std::size_t(2) * kTensorStagedRows * ld + kTensorStagedRows) * sizeof(float);
@@ -392,8 +394,13 @@ void launch_build(BuildKernel kind, bool first, unsigned blocks, BuildArgs args,
     switch (shape.tiles_per_warp) {
         case 2: kernel = first ? build_systems_tf32x3_kernel<true, 2> : build_systems_tf32x3_kernel<false, 2>; break;
         case 3: kernel = first ? build_systems_tf32x3_kernel<true, 3> : build_systems_tf32x3_kernel<false, 3>; break;
-        default: kernel = first ? build_systems_tf32x3_kernel<true, 5> : build_systems_tf32x3_kernel<false, 5>; break;
+        case 5: kernel = first ? build_systems_tf32x3_kernel<true, 5> : build_systems_tf32x3_kernel<false, 5>; break;
+        default: kernel = first ? build_systems_tf32x3_kernel<true, 9> : build_systems_tf32x3_kernel<false, 9>; break;
     }
+    // Widths beyond ~180 stage more than the default 48 KiB of shared memory per block.
+    if (shape.shared_bytes > (std::size_t(48) << 10))
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shape.shared_bytes)),
+              "cudaFuncSetAttribute(build_systems_tf32x3_kernel)");
     kernel<<<blocks, threads, shape.shared_bytes, stream>>>(args);
     check(cudaGetLastError(), first ? "build_systems_tf32x3_kernel<first>" : "build_systems_tf32x3_kernel<later>");
 }
@@ -845,9 +852,11 @@ void engine_copy_from_host(void* engine_memory, const void* host, std::size_t by
 
 std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
                                          const Partition* partition) {
-    if (settings.width < 1 || settings.width > kMaxWidth)
-        throw Error("the CUDA engine takes at most " + std::to_string(kMaxWidth) + " factors per row (got " +
-                    std::to_string(settings.width) + "); --backend cpu goes to 1024");
+    const int most = settings.build == BuildKernel::tf32x3 ? kMaxTensorWidth : kMaxWidth;
+    if (settings.width < 1 || settings.width > most)
+        throw Error("the CUDA engine takes at most " + std::to_string(most) + " factors per row with the " + to_string(settings.build) +
+                    " build (got " + std::to_string(settings.width) + "; the tf32x3 build goes to " + std::to_string(kMaxTensorWidth) +
+                    "); --backend cpu goes to 1024");
     if (settings.solver != Solver::exact)
         throw Error("--solver cg: the CUDA engine solves each system exactly (posv); conjugate gradient runs on --backend cpu");
     if (settings.layout != SystemLayout::column_major && settings.width > 128)
