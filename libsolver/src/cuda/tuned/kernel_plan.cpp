@@ -120,7 +120,9 @@ jit::KernelRequest manifest_request(const std::string& line) {
     std::getline(in >> std::ws, config_text);
     if (config_text.empty()) bad_line("config", "a configuration JSON object", line);
     if (uplo != "lower" && uplo != "upper") bad_line("uplo", "lower or upper", line);
-    if (n < 1 || n > codegen::max_dispatched_n) bad_line("n", "1 <= n <= " + std::to_string(codegen::max_dispatched_n), line);
+    // the limit plan_kernels applies: column-major specs reach the shared-memory kernels' orders
+    const int max_n = kind == "column_major" ? codegen::cholesky::shared_memory_max_n : codegen::max_dispatched_n;
+    if (n < 1 || n > max_n) bad_line("n", "1 <= n <= " + std::to_string(max_n), line);
     const Routine r = parse_routine(routine);
     const Precision p = parse_precision(precision);
     const Uplo u = uplo == "lower" ? Uplo::lower : Uplo::upper;
