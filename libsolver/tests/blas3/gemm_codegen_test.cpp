@@ -17,6 +17,9 @@ namespace {
 
 constexpr int kArch = 90;
 
+constexpr int kMaxSpillBytes = 96;
+constexpr int kMaxHermitianSpillBytes = 320;
+
 void expect_compiles(const GemmSpec& spec) {
     ASSERT_EQ(gemm_family().can_implement(spec), "") << gemm_family().kernel_name(spec);
     const KernelSource k = gemm_family().generate(spec);
@@ -33,7 +36,16 @@ void expect_compiles(const GemmSpec& spec) {
     }
     EXPECT_FALSE(cubin.empty());
     const auto stats = cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
-    EXPECT_EQ(stats.spill_store_bytes, 0) << k.kernel_name << " spills:\n" << log;
+    // The tuned register caps (min_blocks_per_sm) trade a few spilled bytes for resident warps: the H200
+    // sweep's s winner 128x128 with 2 blocks per SM spills 16 bytes, d's 64x32 with 6 up to 48, z's 64x32
+    // with 4 up to 80, outside the product's inner loop (results/2026-12-02-h200-5e7029d-gemm-vbatched-tuned,
+    // its SASS). More than that means a change moved the accumulators or the slices to local memory.
+    // A Hermitian operand (HEMM) stays on the register path whatever stages says, where z's capped tile
+    // spills more (up to 284 bytes of stores for 64x32 with 4 blocks per SM): a HEMM entry of its own
+    // would lift the cap.
+    const bool hermitian = spec.op_a == GemmOperand::hermitian_lower || spec.op_a == GemmOperand::hermitian_upper ||
+                           spec.op_b == GemmOperand::hermitian_lower || spec.op_b == GemmOperand::hermitian_upper;
+    EXPECT_LE(stats.spill_store_bytes, hermitian ? kMaxHermitianSpillBytes : kMaxSpillBytes) << k.kernel_name << " spills:\n" << log;
 }
 
 TEST(GemmCodegen, EveryOperandFormAndPartCompiles) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 
@@ -145,6 +146,24 @@ std::string address_function(const std::string& name, GemmOperand op) {
     return o.str();
 }
 
+// FP64 tensor cores (d) on 16x8x8 fragments where the warp tile and the k-slice hold whole ones (else, or
+// with BATCHSOLVE_GEMM_DMMA=8x8x4 in the environment, a measurement switch, the 8x8x4 form).
+bool dmma_8x8x4_forced() {
+    static const bool forced = [] {
+        const char* v = std::getenv("BATCHSOLVE_GEMM_DMMA");
+        return v && std::string(v) == "8x8x4";
+    }();
+    return forced;
+}
+bool dmma16_fits(const GemmSpec& s) {
+    const GemmConfig& c = s.config;
+    // real d only: z's four real products per fragment on 16x8x8 need twice the registers (its 64x32
+    // tile with 4 blocks per SM spilled 176 bytes, against 80 on 8x8x4)
+    return c.tensor_cores && s.precision == Precision::d && (c.blk_m / c.dim_x) % 16 == 0 && (c.blk_n / c.dim_y) % 8 == 0 &&
+           c.blk_k % 8 == 0;
+}
+bool dmma16(const GemmSpec& s) { return dmma16_fits(s) && !dmma_8x8x4_forced(); }
+
 std::string name_of(const GemmSpec& s) {
     const GemmConfig& c = s.config;
     std::ostringstream o;
@@ -158,7 +177,8 @@ std::string name_of(const GemmSpec& s) {
     o << "_" << c.blk_m << "x" << c.blk_n << "x" << c.blk_k << "_" << c.dim_x << "x" << c.dim_y
       << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
-      << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "");
+      << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
+      << (dmma16_fits(s) && !dmma16(s) ? "_m8" : "");  // the 8x8x4 form forced where 16x8x8 fits
     return o.str();
 }
 
@@ -196,6 +216,7 @@ public:
                "  return x < 0 ? 0 : (int)x;\n"
                "}\n");
         if (c_.tensor_cores) w_.raw(is_single(s_.precision) ? tf32_function() : dmma_function());
+        if (dmma16()) w_.raw(dmma16_function());
         if (pipelined_) {
             w_.raw(address_function("bs_addr_a", s_.op_a));
             w_.raw(address_function("bs_addr_b", s_.op_b));
@@ -272,22 +293,25 @@ private:
                "#endif\n";
     }
 
-    // TF32 tensor cores (s and c, an explicit option): warp (wx, wy) owns a (wm/16) x (wn/8) grid of
+    // TF32 tensor cores (s and c, an explicit option) and, with the same fragment layout, the FP64
+    // m16n8k8 tensor-core product (d and z, dmma16()): warp (wx, wy) owns a (wm/16) x (wn/8) grid of
     // 16x8 fragments; complex as four real products (re += ar br - ai bi, im += ar bi + ai br).
     void tf32_body() {
         const int wm = c_.blk_m / c_.dim_x, wn = c_.blk_n / c_.dim_y, fm = wm / 16, fn = wn / 8;
-        const bool cplx = is_complex(s_.precision);
+        const bool cplx = is_complex(s_.precision), single = is_single(s_.precision);
+        const std::string R = single ? "float" : "double", mma = single ? "bs_tf32_mma" : "bs_dmma16";
         const std::string dims = "[" + I(fm) + "][" + I(fn) + "][4]";
         w_.line("const int warp = tid / 32, lane = tid % 32;");
         w_.line("const int wr = (warp % " + I(c_.dim_x) + ") * " + I(wm) + ", wc = (warp / " + I(c_.dim_x) + ") * " + I(wn) + ";");
         w_.line("const int g = lane / 4, q = lane % 4;");
-        w_.line("float acc" + dims + (cplx ? ", acc_im" + dims : "") + ";");
+        const std::string zero = single ? "0.0f" : "0.0";
+        w_.line(R + " acc" + dims + (cplx ? ", acc_im" + dims : "") + ";");
         w_.line("#pragma unroll");
         w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
         w_.line("  #pragma unroll");
         w_.line("  for (int j = 0; j < " + I(fn) + "; ++j)");
         w_.line("    #pragma unroll");
-        w_.line(std::string("    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f") + (cplx ? ", acc_im[i][j][e] = 0.0f;" : ";"));
+        w_.line("    for (int e = 0; e < 4; ++e) acc[i][j][e] = " + zero + (cplx ? ", acc_im[i][j][e] = " + zero + ";" : ";"));
         k_loop([&] {
             w_.line("#pragma unroll");
             w_.open("for (int k8 = 0; k8 < " + I(c_.blk_k) + "; k8 += 8)");
@@ -303,7 +327,7 @@ private:
             w_.line("for (int j = 0; j < " + I(fn) + "; ++j) xb[j][0] = " + rd_b("sB[k8 + q][wc + j * 8 + g]") + ", xb[j][1] = " +
                     rd_b("sB[k8 + q + 4][wc + j * 8 + g]") + ";");
             if (cplx) {
-                w_.line("float ar[" + I(fm) + "][4], ai[" + I(fm) + "][4], an[" + I(fm) + "][4], br[" + I(fn) + "][2], bi[" + I(fn) + "][2];");
+                w_.line(R + " ar[" + I(fm) + "][4], ai[" + I(fm) + "][4], an[" + I(fm) + "][4], br[" + I(fn) + "][2], bi[" + I(fn) + "][2];");
                 w_.line("#pragma unroll");
                 w_.line("for (int i = 0; i < " + I(fm) + "; ++i)");
                 w_.line("  for (int e = 0; e < 4; ++e) ar[i][e] = xa[i][e].re, ai[i][e] = xa[i][e].im, an[i][e] = -xa[i][e].im;");
@@ -316,12 +340,12 @@ private:
             w_.line("#pragma unroll");
             w_.open("for (int j = 0; j < " + I(fn) + "; ++j)");
             if (cplx) {
-                w_.line("bs_tf32_mma(acc[i][j], ar[i], br[j]);");
-                w_.line("bs_tf32_mma(acc[i][j], an[i], bi[j]);");
-                w_.line("bs_tf32_mma(acc_im[i][j], ar[i], bi[j]);");
-                w_.line("bs_tf32_mma(acc_im[i][j], ai[i], br[j]);");
+                w_.line(mma + "(acc[i][j], ar[i], br[j]);");
+                w_.line(mma + "(acc[i][j], an[i], bi[j]);");
+                w_.line(mma + "(acc_im[i][j], ar[i], bi[j]);");
+                w_.line(mma + "(acc_im[i][j], ai[i], br[j]);");
             } else {
-                w_.line("bs_tf32_mma(acc[i][j], xa[i], xb[j]);");
+                w_.line(mma + "(acc[i][j], xa[i], xb[j]);");
             }
             w_.close();
             w_.close();
@@ -361,6 +385,28 @@ private:
                "  }\n"
                "}\n"
                "#endif\n";
+    }
+
+    // FP64 tensor cores on 16x8x8 fragments (four times an 8x8x4 product per instruction; PTX has the
+    // shape from sm_90) where the warp tile and the k-slice hold whole ones; else the 8x8x4 form.
+    bool dmma16() const { return blas3::dmma16(s_); }
+    std::string dmma16_function() const {
+        return "// D = A B + C on one 16x8x8 FP64 fragment (lane l, g = l/4, q = l%4: a = A(g, q), A(g+8, q), A(g, q+4),\n"
+               "// A(g+8, q+4); b = B(q, g), B(q+4, g); c = C(g, 2q), C(g, 2q+1), C(g+8, 2q), C(g+8, 2q+1)): one instruction\n"
+               "// from sm_90, else (and under the host emulator) the four 8x8x4 products it holds\n"
+               "BS_DEVICE void bs_dmma16(double (&c)[4], const double (&a)[4], const double (&b)[2]) {\n"
+               "#if !defined(BS_HOST_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+               "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, \"\n"
+               "               \"{%0, %1, %2, %3};\\n\"\n"
+               "               : \"+d\"(c[0]), \"+d\"(c[1]), \"+d\"(c[2]), \"+d\"(c[3])\n"
+               "               : \"d\"(a[0]), \"d\"(a[1]), \"d\"(a[2]), \"d\"(a[3]), \"d\"(b[0]), \"d\"(b[1]));\n"
+               "#else\n"
+               "  bs_dmma(c[0], c[1], a[0], b[0]);\n"
+               "  bs_dmma(c[0], c[1], a[2], b[1]);\n"
+               "  bs_dmma(c[2], c[3], a[1], b[0]);\n"
+               "  bs_dmma(c[2], c[3], a[3], b[1]);\n"
+               "#endif\n"
+               "}\n";
     }
 
     void kernel(const std::string& name) {
@@ -415,6 +461,7 @@ private:
         w_.line("const T* a = k > 0 ? A[p] + a_row + a_col * lda : nullptr;");
         w_.line("const T* b = k > 0 ? B[p] + b_row + b_col * ldb : nullptr;");
         if (c_.tensor_cores && is_single(s_.precision)) tf32_body();
+        else if (dmma16()) tf32_body();  // the same 16x8x8 fragments, in FP64
         else if (c_.tensor_cores) dmma_body();
         else simt_body();
         w_.close("  // problems");
