@@ -78,15 +78,15 @@ TEST(TuningTables, EveryShippedEntryRoundTripsThroughThePackedTables) {
 
 // Size classes: the entry with the smallest n >= the size answers, above the largest n the largest.
 TEST(TuningTables, SizeClassesAndSafeDefaults) {
-    // sm90-gemm.json: d has classes 32 and 2^31-1; the triangle form takes the full GEMM's entries.
+    // sm90-gemm.json: d has classes 32, 64, 128, 256 and 2^31-1; the triangle form takes the full GEMM's entries.
     const GemmConfig small = default_gemm_config(Precision::d, 20, 32, 7, false, 90);
     const GemmConfig large = default_gemm_config(Precision::d, 33, 10, 7, false, 90);
     EXPECT_NE(small, large);
     EXPECT_EQ(small, default_gemm_config(Precision::d, 1, 1, 1, false, 90));
     EXPECT_EQ(large, default_gemm_config(Precision::d, 100000, 1, 1, false, 90));
     EXPECT_EQ(large, default_gemm_config(Precision::d, 100, 100, 100, true, 90));
-    // the H200 sweep's winner (results/2026-11-27-h200-a611ee2-vbatched-blas3/sweep.json)
-    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":0,"stages":0})");
+    // the H200 sweep's winner (results/2026-12-02-h200-5e7029d-gemm-vbatched-tuned/sweep-bins.json)
+    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":0})");
     // an architecture without tables: the safe defaults
     EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, false, 75), GemmConfig{});
     EXPECT_FALSE(tuned_config("gemm_vbatched", Precision::d, LayoutKind::column_major, 100, 75).found);
