@@ -79,6 +79,9 @@ fi
 common=("${base[@]}" --setups gemm --ref cublas-grouped)
 step final 26 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
+# d's 16x8x8 DMMA against the 8x8x4 form it replaced, the same table (the kernels named _m8)
+(export BATCHSOLVE_GEMM_DMMA=8x8x4
+ step final-m8 12 "$run" tester "${common[@]}" --precision d --n 512,256,128,64,32 --json "$out/final-m8.json")
 # the region split beside it (GEMM_SPLIT=1): the bins' interior tiles where they fill, edge tiles on the rest
 if [[ -n ${GEMM_SPLIT:-} && -s $out/sm90-gemm-split.json ]] && grep -q '(edge)' "$out/table-split.log"; then
   (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-split.json
@@ -132,6 +135,6 @@ echo "---- gemm summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit
 grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
 cat "$out/table.log" 2>/dev/null
 grep "(edge)" "$out/table-split.log" 2>/dev/null
-for f in final split complex skewed rank-k; do grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+for f in final final-m8 split complex skewed rank-k; do grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
 cat "$out/skipped.txt" 2>/dev/null
 exit 0

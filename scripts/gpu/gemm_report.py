@@ -63,7 +63,9 @@ def main(run):
         out.append(f"| {r['precision']} | {r.get('variant') or '_max'} | {r['n']} | {r.get('time_ms', float('nan')):.4f} | "
                    f"{(r.get('gflops') or 0):.0f} | {peer.get('time_ms', float('nan')):.4f} | "
                    f"{ratio if ratio is None else f'{ratio:.2f}'} | {r.get('error')} | {r['status']} |")
-    for name, title in (("split.json", "Region split (gemm_table.py --split: interior tiles where they fill, edge tiles on the rest)"),
+    for name, title in (("final-m8.json", "d with the 8x8x4 DMMA form forced (BATCHSOLVE_GEMM_DMMA=8x8x4), the same table"),
+                        ("rank-k.json", "SYRK and SYR2K (k = 32, lower; no grouped peer)"),
+                        ("split.json", "Region split (gemm_table.py --split: interior tiles where they fill, edge tiles on the rest)"),
                         ("skewed.json", "Skewed batch (90 % of the sizes in [1, 32], 10 % in [3x/4, x])")):
         extra = rows(os.path.join(run, name))
         if not extra:
