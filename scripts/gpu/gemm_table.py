@@ -2,6 +2,7 @@
 """The GEMM tuning table from tester sweeps (tester --routine gemm_vbatched --sweep --json ...).
 
     gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V] [--results DIR]
+                  [--precisions sdcz] [--split]
 
 For each precision and x the sweep measured, the fastest configuration becomes the entry of size class
 n = x (the largest x of a precision: every larger size too, n = 2147483647); the precisions the sweeps
@@ -65,6 +66,7 @@ def main(argv):
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--cuda", default="13.0")
     ap.add_argument("--results", default="", help="the results folder the sweep is committed in (provenance)")
+    ap.add_argument("--precisions", default="sdcz", help="only these precisions' entries are replaced (default all measured)")
     ap.add_argument("--split", action="store_true",
                     help="region split: for each swept bin above the first, the (interior, edge) pair the split model "
                          "predicts fastest, where it beats the bin's measured winner by 5 %%: gemm_vbatched_edge entries")
@@ -84,6 +86,8 @@ def main(argv):
             words = row.get("case", "").split()
             setup = "gemm_bin" if "gemm_bin" in words else "gemm" if "gemm" in words else None
             if "time_ms" not in row or setup is None:
+                continue
+            if row["precision"] not in a.precisions:
                 continue
             key = (row["precision"], int(row["n"]))
             preferred = "gemm_bin" if key[1] > 128 else "gemm"
