@@ -13,7 +13,7 @@
 #        and go on beside the phases below until the budget;
 #   2. the warm-up: the recorded kernels into the disk cache on every thread, the slowest first (a
 #      longest-first order keeps one 40 s kernel from ending the warm-up alone), in WARM_PROCESSES
-#      (default 4) processes, bounded by WARM_S (default: 45% of what is left); its time is printed on
+#      (default 4) processes, bounded by WARM_S (default: 55% of what is left; call 1 of 2026-12-02: 146 s warm-up, 83 s of shards); its time is printed on
 #      its own line;
 #   3. the Cholesky-kernel suites' shards, which now load their kernels from the disk cache.
 #
@@ -123,7 +123,7 @@ awk '{
   printf "%09.2f\t%s\n", cost, $0
 }' "$warm_list" | sort -r | cut -f2- > "$ordered"
 lib_budget=$(( $(left) - 5 ))
-warm=${WARM_S:-$(( lib_budget * 45 / 100 ))}
+warm=${WARM_S:-$(( lib_budget * 55 / 100 ))}
 echo "suites: warming $(grep -c . "$ordered") kernels for at most $warm s, then the shards ($lib_budget s in all)"
 runall cholesky LABELS=unit,gpu KERNEL_MANIFEST="$ordered" BUDGET_SECONDS=$lib_budget WARM_SECONDS=$warm \
   WARM_PROCESSES=${WARM_PROCESSES:-4} \
