@@ -31,6 +31,9 @@ warm() {  # warm TABLE(or -) ARGS...
 cm=(--precisions s,d --layouts column_major)
 warm - --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32
 warm "$stage/tables/rows.json" --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32
+for u in lower upper; do
+  warm "$stage/tables/rows.json" --routines potrf --precisions s,d,c,z --layouts column_major --n 4,8,16,32 --uplo $u --batch 300
+done
 warm - --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
 warm "$stage/tables/rows.json" --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
 tar -C "$stage" -cf "$dest/prebuilt.tar" tables kernels generator_version.hpp

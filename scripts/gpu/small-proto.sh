@@ -7,6 +7,8 @@
 #      as its child process: the ratios like for like), targets-column-major.json judged by the tester
 #   R  the tester with the candidate table "rows" (validation/cusolverdx/fused_table.py --design rows:
 #      the library's register kernels with one row per thread, the prototype's shape), same cases
+#   K  accuracy of the "rows" table on the GPU: potrf s d c z, n = 4, 8, 16, 32, lower and upper, strided
+#      and pointer arrays, --check against LAPACK
 #   H  batch 100000, n = 8, 16, 32: P's designs, the committed tables and "rows" (potrf)
 #   N  Nsight Compute on s n = 32 (the committed kernel, "rows", the prototype's rows-smem)
 # SP_STEPS (a list of the step names below) runs only those. Most important first; each step bounded by what is left of the budget, its own CSV/JSON. Carried in
@@ -40,7 +42,7 @@ lib=$(dirname "$run")/lib
 fresh="not checked"; ls "$lib"/libbatchsolve.so* > /dev/null 2>&1 && { grep -aqs "${version:-none}" "$lib"/libbatchsolve.so* && fresh=current || fresh="stale: NVRTC compiles here"; }
 echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), generator version ${version:-none} ($fresh); peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
 
-steps=" ${SP_STEPS:-proto committed rows proto-100k committed-100k rows-100k ncu-committed ncu-rows ncu-proto} "
+steps=" ${SP_STEPS:-proto committed rows check proto-100k committed-100k rows-100k ncu-committed ncu-rows ncu-proto} "
 want() { [[ $steps == *" $1 "* ]]; }
 proto() {  # proto NAME LIMIT ARGS...
   local name=$1 limit=$2; shift 2
@@ -71,6 +73,8 @@ proto proto 25 --batch 16384 --n $ns --prec s,d --reps 10
 step committed 30 - --routine potrf,posv --precision s,d --n $ns --batch 16384 "${common[@]}" --ref cusolverdx \
   --cusolverdx-seconds 15 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
 step rows 12 "$tables/rows.json" --routine potrf,posv --precision s,d --n $ns --batch 16384 "${common[@]}"
+step check 20 "$tables/rows.json" --routine potrf --precision s,d,c,z --n 4,8,16,32 --layout column_major,pointer_array \
+  --uplo lower,upper --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16
 proto proto-100k 10 --batch 100000 --n 8,16,32 --prec s,d --reps 7 --designs rows-shfl,rows-smem,thread
 step committed-100k 10 - --routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"
 step rows-100k 10 "$tables/rows.json" --routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}"

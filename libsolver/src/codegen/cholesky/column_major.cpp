@@ -236,6 +236,60 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     return out;
 }
 
+// potrf with one row per lane (rows_per_thread = threads_per_row = 1, looking = left, n a power of two
+// >= 4 dividing 32): lane i of a matrix's n lanes holds row i of the lower triangle (of L^H's rows for
+// upper) in registers; right-looking with the columns scaled as they go: the pivot comes by a shuffle,
+// the step's column through a per-warp double buffer read back as 16-byte broadcasts, one __syncwarp
+// per step and no block barrier.
+constexpr const char* kRowsKernel = R"(
+BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
+  BS_DECLARE_SMEM(bs_smem);
+  const int t = (int)threadIdx.x, lane = t & 31;
+  const int ml = t / @N@, i = t - ml * @N@;  // matrix slot, this lane's row
+  const long long m = (long long)blockIdx.x * @MPB@ + ml;
+  const bool act = m < (long long)count;
+  T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : (T*)0;
+  T* const cb0 = (T*)bs_smem + (t >> 5) * 64 + (lane - i);  // this matrix's part of its warp's two buffers
+  T r[@N@];
+#pragma unroll
+  for (int j = 0; j < @N@; ++j) r[j] = (act && i >= j) ? @LOAD@ : bs_zero();
+  int fcol = 0;  // 1-based column of the first bad pivot: columns < it hold L, the rest the Schur complement
+#pragma unroll
+  for (int k = 0; k < @N@; ++k) {
+    const R d = bs_real(bs_shfl(r[k], k, @N@));
+    if (fcol == 0 && !bs_pivot_ok(d)) fcol = k + 1;
+    const bool live = fcol == 0;
+    const R s = @SQRT@(d);
+    const T lik = i == k ? bs_from_real(s) : bs_scale(r[k], (R)1 / s);
+    if (live) r[k] = lik;
+    T* const cb = cb0 + (k & 1) * 32;
+    cb[i] = lik;
+    __syncwarp();
+#pragma unroll
+    for (int jb = (k + 1) / @VEC@ * @VEC@; jb < @N@; jb += @VEC@) {
+      const bs_vec u = BS_VEC_AT(cb + jb);
+#pragma unroll
+      for (int e = 0; e < @VEC@; ++e)
+        if (jb + e > k && live) r[jb + e] = bs_sub_mul_conj(r[jb + e], lik, u.v[e]);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < @N@; ++j)
+    if (act && i >= j) @STORE@;
+  if (act && i == 0) info[m] = fcol;
+  (void)zero;
+}
+)";
+
+// potrf with one row per lane (kRowsKernel): the warp-synchronous register shape of one row per thread
+// (rows_per_thread = threads_per_row = 1) at n = 4, 8, 16, 32 (a matrix's lanes a power-of-two part of
+// a warp whose buffer part holds whole 16-byte vectors).
+bool one_row_per_lane(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
+    return spec.routine == ColumnMajorRoutine::potrf && !spec.config.staged && warp_synchronous_steps(spec) &&
+           s.rows_per_thread == 1 && s.threads_per_row == 1 && (spec.n == 4 || spec.n == 8 || spec.n == 16 || spec.n == 32) &&
+           s.block_threads == s.matrices_per_block * spec.n;
+}
+
 // ---- text output ---------------------------------------------------------------------------------
 
 using Writer = codegen::SourceWriter;
@@ -265,6 +319,7 @@ public:
         if (is_shared_memory_config(sp_.config)) w_.raw(shared_memory_kernel(sp_, s_, k.kernel_name, min_blocks()));
         else if (sp_.config.staged) w_.raw(column_major_staged_kernel(sp_, s_, k.kernel_name, min_blocks()));
         else if (sp_.routine == ColumnMajorRoutine::potrs) potrs_kernel(k.kernel_name);
+        else if (one_row_per_lane(sp_, s_)) rows_kernel(k.kernel_name);
         else factor_kernel(k.kernel_name);
         host_entry(k.kernel_name);
         k.source = w_.str();
@@ -288,6 +343,19 @@ private:
     void for_open(const std::string& var, long long lo, long long hi, long long step = 1) {
         line("#pragma unroll");
         open("for (int " + var + " = " + I(lo) + "; " + var + " < " + I(hi) + "; " + var + " += " + I(step) + ")");
+    }
+
+    void rows_kernel(const std::string& name) {
+        const std::string lower_at = "A[(long long)j * lda + i]", upper_at = "A[(long long)i * lda + j]";
+        w_.raw(fill_placeholders(kRowsKernel, {{"NAME", name},
+                                               {"BT", I(s_.block_threads)},
+                                               {"MIN_BLOCKS", I(min_blocks())},
+                                               {"N", I(n_)},
+                                               {"MPB", I(s_.matrices_per_block)},
+                                               {"VEC", I(s_.vec)},
+                                               {"SQRT", sqrt_},
+                                               {"LOAD", upper_ ? "bs_conj(" + upper_at + ")" : lower_at},
+                                               {"STORE", upper_ ? upper_at + " = bs_conj(r[j])" : lower_at + " = r[j]"}}));
     }
 
     // ---- potrf / posv --------------------------------------------------------------------------
@@ -1048,7 +1116,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                 I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
-                I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (warp_synchronous_steps(spec) ? "_ws" : "");
+                I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? "_rows" : warp_synchronous_steps(spec) ? "_ws" : "");
     if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged)
         name += "_p" + I(s.solve_prefetch) + "_t" + I(s.block_threads);

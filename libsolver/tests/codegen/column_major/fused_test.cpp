@@ -125,6 +125,30 @@ TEST(ColumnMajorWarpSteps, OnlyWhereAWarpHoldsWholeMatrices) {
     EXPECT_FALSE(cuda_backend::tuned::warp_synchronous_steps(spec(32, 4, 1, Looking::left, Routine::potrs)));
 }
 
+TEST(ColumnMajorWarpSteps, OneRowPerLaneRunsTheRowsKernel) {
+    auto spec = [](int n, int rows_per_thread, Routine r = Routine::potrf, Looking l = Looking::left) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, Precision::d, n, 1);
+        c.rows_per_thread = rows_per_thread, c.threads_per_row = 1, c.looking = l, c.full_unroll = true;
+        return column_major_spec(r, Precision::d, Uplo::lower, n, 1, c);
+    };
+    auto ends = [](const std::string& text, const std::string& tail) {
+        return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    for (int n : {4, 8, 16, 32}) {
+        const auto s = spec(n, 1);
+        ASSERT_EQ(column_major_spec_problem(s), "") << n;
+        EXPECT_TRUE(ends(column_major_kernel_name(s), "_rows")) << column_major_kernel_name(s);
+        EXPECT_EQ(column_major_shape(s).block_threads, 128);
+        EXPECT_NE(cuda_backend::tuned::generate_column_major_kernel(s).source.find("bs_shfl(r[k], k, " + std::to_string(n) + ")"),
+                  std::string::npos);
+    }
+    // other shapes, orders, sizes and routines keep the register kernel's own steps
+    EXPECT_TRUE(ends(column_major_kernel_name(spec(32, 2)), "_ws"));
+    EXPECT_TRUE(ends(column_major_kernel_name(spec(2, 1)), "_ws"));
+    EXPECT_FALSE(ends(column_major_kernel_name(spec(32, 1, Routine::potrf, Looking::right)), "_rows"));
+    EXPECT_EQ(column_major_kernel_name(spec(8, 1, Routine::posv)).find("_rows"), std::string::npos);
+}
+
 TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     std::set<std::string> names;
     std::vector<ColumnMajorSpec> specs = fused_specs();

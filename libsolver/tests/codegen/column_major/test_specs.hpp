@@ -216,6 +216,13 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
         warp_steps(make_spec(R::potrf, Precision::c, Uplo::lower, 13, 0, {"r4_t2", 4, 2, 0, 2, false})),
         warp_steps(make_spec(R::posv, Precision::s, Uplo::lower, 8, 3, {"r1", 1, 1, 0, 4, true}, 2)),
         warp_steps(make_spec(R::posv, Precision::d, Uplo::upper, 24, 2, {"r3", 3, 1, 0, 4, false}, 1)),
+        // one row per lane (potrf at n = 4, 8, 16, 32: the rows kernel), both triangles, real and complex
+        warp_steps(make_spec(R::potrf, Precision::s, Uplo::lower, 32, 0, {"r1", 1, 1, 0, 8, true})),
+        warp_steps(make_spec(R::potrf, Precision::d, Uplo::upper, 16, 0, {"r1", 1, 1, 0, 4, true})),
+        warp_steps(make_spec(R::potrf, Precision::s, Uplo::upper, 8, 0, {"r1", 1, 1, 0, 8, true})),
+        warp_steps(make_spec(R::potrf, Precision::d, Uplo::lower, 4, 0, {"r1", 1, 1, 0, 4, true})),
+        warp_steps(make_spec(R::potrf, Precision::z, Uplo::lower, 8, 0, {"r1", 1, 1, 0, 4, true})),
+        warp_steps(make_spec(R::potrf, Precision::c, Uplo::upper, 32, 0, {"r1", 1, 1, 0, 4, true})),
     };
 }
 
