@@ -302,7 +302,7 @@ struct CpuSwitchOver {
 // What the tables say for one case, as the library's dispatch reads it.
 struct TunedEntry {
     bool found = false;       // false: no table has the case; `config` is the family's safe default
-    std::string family;       // cholesky, gemm, large, ldlt, trsm, cpu
+    std::string family;       // cholesky, gemm, large, ldlt, trsm, cpu, mixed
     std::string config;       // the configuration, one-line JSON of the family's fields
     int n = 0;                // the entry's n: small Cholesky the case's n, the others the upper end of
                               // the size class the entry covers
@@ -311,8 +311,8 @@ struct TunedEntry {
 };
 // routine: potrf, potrs, posv (layout: its family; n exact; count: the batch, which picks among
 // tables tuned at several batch sizes), gemm_vbatched or gemm_vbatched_triangle (n = max(max_m,
-// max_n)), potrf_large, sytrf_nopiv, trsm_vbatched (n: the largest triangle's order) and
-// cpu_vector_path (arch ignored: the CPU's table); arch: compute capability (90 for sm_90). An
+// max_n)), potrf_large, sytrf_nopiv, trsm_vbatched (n: the largest triangle's order),
+// cpu_vector_path (arch ignored: the CPU's table) and posv_mixed (its automatic chain); arch: compute capability (90 for sm_90). An
 // unknown routine throws InvalidArgument naming it.
 TunedEntry tuned_config(const std::string& routine, Precision precision, LayoutKind layout, int n, int arch,
                         int count = 16384);

@@ -9,7 +9,7 @@
 namespace batchsolve {
 
 struct TuningFileEntry {
-    std::string family;      // cholesky, gemm, large, ldlt, trsm, cpu
+    std::string family;      // cholesky, gemm, large, ldlt, trsm, cpu, mixed
     std::string routine;     // potrf, gemm_vbatched, potrf_large, ...
     std::string precision;   // s, d, c, z
     std::string layout;      // small Cholesky's layout, else ""

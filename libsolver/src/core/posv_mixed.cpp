@@ -6,9 +6,10 @@
 //    split-FP16 tensor-core updates (paths tf32/half/bfloat/half_split_refined); it supports the
 //    driver's diagonal-shift retry.
 //  * CholeskyDirect: FP64 Cholesky + solve of a copy of A (double_direct), the fallback.
-// The automatic chain: the FP32 factor (the one measured on the GPU so far), then FP64; each refined step
-// corrects classically and escalates to GMRES-IR. The tensor-core factors (TF32, FP16, BF16, FP16
-// split) are chosen by factor_precision until a GPU measurement puts them into the automatic chain.
+// The automatic chain: the tuning table's refined steps for n (libsolver/tuning/sm<arch>-large.json,
+// routine posv_mixed: factor precision, correction method, an optional second step; without an entry,
+// and on the CPU, the FP32 factor corrected classically then by GMRES-IR), then FP64 when
+// allow_fallback: an answer is always at double accuracy or from the FP64 solve, never silently worse.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "cholesky_large_backend.hpp"
 #include "mixed_factor_backend.hpp"
 #include "refinement.hpp"
+#include "tuning_json.hpp"
 #include "tuning_table.hpp"
 
 namespace batchsolve {
@@ -148,13 +150,21 @@ public:
     }
 };
 
-// The refined steps' factor precisions in chain order.
-std::vector<LowPrecision> chain_precisions(const PosvMixedOptions& o) {
-    if (o.factor_precision == LowPrecision::automatic) return {LowPrecision::fp32};
-    return {o.factor_precision};
+// The automatic choices resolved: factor_precision automatic takes the tuning table's chain for n on
+// the context's architecture (tuning_json.hpp's MixedTuning: one or two refined steps), and with it the
+// table's correction method where the caller left that automatic too.
+struct Chain {
+    std::vector<LowPrecision> precisions;  // the refined steps in order
+    CorrectionMethod method;
+    bool shift_retry = true;  // false: the table's chain skips options.shift_units' retry
+};
+Chain resolve_chain(const PosvMixedOptions& o, int n, Context& ctx) {
+    if (o.factor_precision != LowPrecision::automatic) return {{o.factor_precision}, o.method};
+    const tuning::MixedTuning t = tuning::mixed_tuning(Precision::d, n, tuning::context_arch(ctx));
+    Chain c{{t.factor}, o.method == CorrectionMethod::automatic ? t.method : o.method, t.shift_retry};
+    if (t.second != LowPrecision::automatic && t.second != t.factor) c.precisions.push_back(t.second);
+    return c;
 }
-
-bool needs_krylov(const PosvMixedOptions& o) { return o.method != CorrectionMethod::classical; }
 
 // The driver's workspace: the low factors and the FP64 fallback's copy are never alive together, so
 // they share its matrix region.
@@ -165,13 +175,14 @@ refinement::Layout posv_layout(int n, int nrhs, const PosvMixedOptions& options,
     const auto bytes = checked_bytes(elements, sizeof(T));
     checks::require(bytes.has_value(), "posv_mixed", "n", "n^2 doubles addressable (got n = " + std::to_string(n) + ")");
     std::size_t low = 0;
-    for (LowPrecision p : chain_precisions(options))
+    const Chain chain = resolve_chain(options, n, ctx);
+    for (LowPrecision p : chain.precisions)
         low = std::max(low, p == LowPrecision::fp32
                                 ? std::size_t(elements) * sizeof(lower_t<T>)
                                 : BATCHSOLVE_ON_BACKEND(ctx, mixed_factor_bytes(TypeTag<T>{}, n, p, factor_config(options), ctx)));
     const std::size_t high = options.allow_fallback ? *bytes : 0;
     const std::size_t krylov =
-        needs_krylov(options) ? refinement::GmresCorrector<T>::krylov_bytes(n, options.gmres_restart) : 0;
+        chain.method != CorrectionMethod::classical ? refinement::GmresCorrector<T>::krylov_bytes(n, options.gmres_restart) : 0;
     return refinement::Layout::of<T>(n, nrhs, n, std::max(low, high), krylov);
 }
 
@@ -201,16 +212,19 @@ PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, cons
     refinement::ClassicalCorrector<T> classical;
     refinement::GmresCorrector<T> gmres(options.gmres_restart, options.gmres_tolerance);
     refinement::AutomaticCorrector<T> automatic(options.gmres_restart, options.gmres_tolerance, options.gmres_switch_ratio);
-    refinement::Corrector<T>* corrector = options.method == CorrectionMethod::classical ? static_cast<refinement::Corrector<T>*>(&classical)
-                                          : options.method == CorrectionMethod::gmres ? static_cast<refinement::Corrector<T>*>(&gmres)
-                                                                                      : &automatic;
-    refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, options, layout, ctx.workspace(layout.total), ctx, corrector);
+    const Chain resolved = resolve_chain(options, n, ctx);
+    refinement::Corrector<T>* corrector = resolved.method == CorrectionMethod::classical ? static_cast<refinement::Corrector<T>*>(&classical)
+                                          : resolved.method == CorrectionMethod::gmres ? static_cast<refinement::Corrector<T>*>(&gmres)
+                                                                                       : &automatic;
+    PosvMixedOptions driven = options;
+    if (!resolved.shift_retry) driven.shift_units = 0;
+    refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, driven, layout, ctx.workspace(layout.total), ctx, corrector);
     const MixedFactorConfig config = factor_config(options);
     CholeskyLow<T> single;
     std::vector<std::unique_ptr<TensorLow<T>>> tensor;
     CholeskyDirect<T> direct;
     std::vector<refinement::ChainStep<T>> chain;
-    for (LowPrecision p : chain_precisions(options)) {
+    for (LowPrecision p : resolved.precisions) {
         if (p == LowPrecision::fp32) {
             chain.push_back({&single, nullptr});
         } else {

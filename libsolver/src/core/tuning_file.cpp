@@ -19,6 +19,7 @@ std::string config_text(const tuning::TableEntry& e) {
         case tuning::Family::ldlt: return tuning::ldlt_to_json(tuning::ldlt_from_fields(e.fields));
         case tuning::Family::trsm: return tuning::trsm_to_json(tuning::trsm_from_fields(e.fields));
         case tuning::Family::cpu: return tuning::cpu_to_json(tuning::cpu_from_fields(e.fields));
+        case tuning::Family::mixed: return tuning::mixed_to_json(tuning::mixed_from_fields(e.fields));
     }
     return "";
 }

@@ -129,6 +129,50 @@ inline nlohmann::ordered_json field_json(CholeskyDiagonal v) {
     return v == CholeskyDiagonal::vendor ? "vendor" : v == CholeskyDiagonal::leaf ? "leaf" : "fused";
 }
 inline nlohmann::ordered_json field_json(PanelSolve v) { return v == PanelSolve::inverse ? "inverse" : "trsm"; }
+// posv_mixed's chain: factor precisions by their to_string names ("none" for LowPrecision::automatic,
+// a chain step left out), correction methods likewise; spelled here too, since the table packer links
+// none of the library.
+inline const char* mixed_name(LowPrecision p) {
+    switch (p) {
+        case LowPrecision::fp32: return "fp32";
+        case LowPrecision::tf32: return "tf32";
+        case LowPrecision::fp16: return "fp16";
+        case LowPrecision::bf16: return "bf16";
+        case LowPrecision::fp16_split: return "fp16_split";
+        case LowPrecision::automatic: break;
+    }
+    return "none";
+}
+inline const char* mixed_name(CorrectionMethod m) {
+    return m == CorrectionMethod::classical ? "classical" : m == CorrectionMethod::gmres ? "gmres" : "automatic";
+}
+inline void read_field(const nlohmann::json& j, const char* field, LowPrecision& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    for (LowPrecision p : {LowPrecision::fp32, LowPrecision::tf32, LowPrecision::fp16, LowPrecision::bf16, LowPrecision::fp16_split})
+        if (t == mixed_name(p)) {
+            value = p;
+            return;
+        }
+    if (t != "none") throw InvalidArgument("tuning table", field, "fp32, tf32, fp16, bf16, fp16_split or none (got '" + t + "')");
+    value = LowPrecision::automatic;
+}
+inline void read_field(const nlohmann::json& j, const char* field, CorrectionMethod& value) {
+    if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
+    const std::string t = j.get<std::string>();
+    for (CorrectionMethod m : {CorrectionMethod::automatic, CorrectionMethod::classical, CorrectionMethod::gmres})
+        if (t == mixed_name(m)) {
+            value = m;
+            return;
+        }
+    throw InvalidArgument("tuning table", field, "automatic, classical or gmres (got '" + t + "')");
+}
+inline int field_int(LowPrecision v) { return static_cast<int>(v); }
+inline int field_int(CorrectionMethod v) { return static_cast<int>(v); }
+inline void set_field(int v, LowPrecision& f) { f = static_cast<LowPrecision>(v); }
+inline void set_field(int v, CorrectionMethod& f) { f = static_cast<CorrectionMethod>(v); }
+inline nlohmann::ordered_json field_json(LowPrecision v) { return mixed_name(v); }
+inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name(v); }
 
 // The tuned fields of each family (the table's best.config).
 #define BATCHSOLVE_LARGE_TUNING_FIELDS(F) \
@@ -137,10 +181,12 @@ inline nlohmann::ordered_json field_json(PanelSolve v) { return v == PanelSolve:
 #define BATCHSOLVE_LDLT_TUNING_FIELDS(F) F(panel_order) F(update_leaf)
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
+#define BATCHSOLVE_MIXED_TUNING_FIELDS(F) F(factor) F(method) F(second) F(shift_retry)
 
 // The families a table's entries belong to, by routine name.
-enum class Family { cholesky, gemm, large, ldlt, trsm, cpu };
-inline constexpr Family kFamilies[] = {Family::cholesky, Family::gemm, Family::large, Family::ldlt, Family::trsm, Family::cpu};
+enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
+inline constexpr Family kFamilies[] = {Family::cholesky, Family::gemm, Family::large, Family::ldlt,
+                                       Family::trsm,     Family::cpu,  Family::mixed};
 inline const char* to_string(Family f) {
     switch (f) {
         case Family::cholesky: return "cholesky";
@@ -149,6 +195,7 @@ inline const char* to_string(Family f) {
         case Family::ldlt: return "ldlt";
         case Family::trsm: return "trsm";
         case Family::cpu: return "cpu";
+        case Family::mixed: return "mixed";
     }
     return "?";
 }
@@ -164,12 +211,13 @@ inline bool family_of(const std::string& routine, Family& family) {
     else if (routine == "sytrf_nopiv") family = Family::ldlt;
     else if (routine == "trsm_vbatched") family = Family::trsm;
     else if (routine == "cpu_vector_path") family = Family::cpu;
+    else if (routine == "posv_mixed") family = Family::mixed;
     else return false;
     return true;
 }
 inline const char* kKnownRoutines =
-    "potrf, potrs, posv, gemm_vbatched, gemm_vbatched_triangle, gemm_vbatched_edge, potrf_large, sytrf_nopiv, trsm_vbatched or "
-    "cpu_vector_path";
+    "potrf, potrs, posv, gemm_vbatched, gemm_vbatched_triangle, gemm_vbatched_edge, potrf_large, sytrf_nopiv, trsm_vbatched, "
+    "cpu_vector_path or posv_mixed";
 
 // Small Cholesky looks its entries up by exact n; every other family's n is the upper end of a size
 // class (the entry serves sizes above the next smaller entry's n up to its own; above the largest n,
@@ -193,6 +241,19 @@ struct LargeTuning {
     int elementwise_threads = 256;
 };
 
+// posv_mixed's automatic chain per precision and size class of n: the first refined step's factor
+// precision and correction method, an optional second refined step (none: straight to the FP64
+// fallback, which always ends the chain when allowed), and whether a factor that is not positive
+// definite is retried once with a diagonal shift (options.shift_units) or the chain moves on at once.
+// The initialisers are the chain of a case no table has: the FP32 factor, classical then GMRES, the
+// shift retry, then FP64.
+struct MixedTuning {
+    LowPrecision factor = LowPrecision::fp32;
+    CorrectionMethod method = CorrectionMethod::automatic;
+    LowPrecision second = LowPrecision::automatic;
+    bool shift_retry = true;
+};
+
 // The most integers any family's configuration packs into.
 #define BATCHSOLVE_COUNT_FIELD(field) +1
 inline constexpr int kGemmFieldCount = 0 BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_COUNT_FIELD);
@@ -200,6 +261,7 @@ inline constexpr int kLargeFieldCount = 0 BATCHSOLVE_LARGE_TUNING_FIELDS(BATCHSO
 inline constexpr int kLdltFieldCount = 0 BATCHSOLVE_LDLT_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
 inline constexpr int kTrsmFieldCount = 0 BATCHSOLVE_TRSM_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
 inline constexpr int kCpuFieldCount = 0 BATCHSOLVE_CPU_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
+inline constexpr int kMixedFieldCount = 0 BATCHSOLVE_MIXED_TUNING_FIELDS(BATCHSOLVE_COUNT_FIELD);
 #undef BATCHSOLVE_COUNT_FIELD
 constexpr int max_of(std::initializer_list<int> v) {
     int m = 0;
@@ -207,7 +269,8 @@ constexpr int max_of(std::initializer_list<int> v) {
     return m;
 }
 inline constexpr int kMaxFieldCount =
-    max_of({kConfigFieldCount, kGemmFieldCount, kLargeFieldCount, kLdltFieldCount, kTrsmFieldCount, kCpuFieldCount});
+    max_of({kConfigFieldCount, kGemmFieldCount, kLargeFieldCount, kLdltFieldCount, kTrsmFieldCount, kCpuFieldCount,
+            kMixedFieldCount});
 
 // One family's configuration in its packed form: kMaxFieldCount integers (unused ones 0).
 struct Fields {
@@ -257,6 +320,7 @@ BATCHSOLVE_TUNING_FAMILY_IO(LargeTuning, BATCHSOLVE_LARGE_TUNING_FIELDS, large)
 BATCHSOLVE_TUNING_FAMILY_IO(LdltBlocking, BATCHSOLVE_LDLT_TUNING_FIELDS, ldlt)
 BATCHSOLVE_TUNING_FAMILY_IO(TrsmCrossover, BATCHSOLVE_TRSM_TUNING_FIELDS, trsm)
 BATCHSOLVE_TUNING_FAMILY_IO(CpuSwitchOver, BATCHSOLVE_CPU_TUNING_FIELDS, cpu)
+BATCHSOLVE_TUNING_FAMILY_IO(MixedTuning, BATCHSOLVE_MIXED_TUNING_FIELDS, mixed)
 #undef BATCHSOLVE_TUNING_KNOWN
 #undef BATCHSOLVE_TUNING_NAME
 #undef BATCHSOLVE_TUNING_READ
@@ -280,6 +344,7 @@ inline Fields fields_from_json(Family f, const nlohmann::json& j) {
         case Family::ldlt: return ldlt_to_fields(ldlt_from_json(j));
         case Family::trsm: return trsm_to_fields(trsm_from_json(j));
         case Family::cpu: return cpu_to_fields(cpu_from_json(j));
+        case Family::mixed: return mixed_to_fields(mixed_from_json(j));
     }
     return Fields{};
 }
@@ -292,6 +357,7 @@ inline std::string fields_to_json(Family f, const Fields& v) {
         case Family::ldlt: return ldlt_to_json(ldlt_from_fields(v));
         case Family::trsm: return trsm_to_json(trsm_from_fields(v));
         case Family::cpu: return cpu_to_json(cpu_from_fields(v));
+        case Family::mixed: return mixed_to_json(mixed_from_fields(v));
     }
     return "{}";
 }

@@ -286,6 +286,11 @@ std::optional<TrsmCrossover> lookup_trsm(Precision precision, int order, int arc
     return trsm_from_fields(s->fields);
 }
 
+MixedTuning mixed_tuning(Precision precision, int n, int arch) {
+    const Stored* s = find_class(Family::mixed, "posv_mixed", precision, n, arch);
+    return s ? mixed_from_fields(s->fields) : MixedTuning{};
+}
+
 std::optional<CpuSwitchOver> lookup_cpu(Precision precision) {
     const Stored* s = find_class(Family::cpu, "cpu_vector_path", precision, 0, kCpuArch);
     if (!s) return std::nullopt;
@@ -330,6 +335,7 @@ TunedEntry tuned_config(const std::string& routine, Precision precision, LayoutK
         case Family::ldlt: out.config = fields_to_json(family, ldlt_to_fields(LdltBlocking{})); break;
         case Family::trsm: out.config = fields_to_json(family, trsm_to_fields(TrsmCrossover{})); break;
         case Family::cpu: out.config = fields_to_json(family, cpu_to_fields(CpuSwitchOver{})); break;
+        case Family::mixed: out.config = fields_to_json(family, mixed_to_fields(MixedTuning{})); break;
         case Family::cholesky: break;
     }
     return out;

@@ -54,5 +54,8 @@ std::optional<CpuSwitchOver> lookup_cpu(Precision precision);
 
 // Large Cholesky's answer with the safe default filled in (tuning_json.hpp's LargeTuning initialisers).
 LargeTuning large_tuning(Precision precision, int n, int arch);
+// posv_mixed's automatic chain (tuning_json.hpp's MixedTuning; its initialisers where no table has one).
+struct MixedTuning;
+MixedTuning mixed_tuning(Precision precision, int n, int arch);
 
 }  // namespace batchsolve::tuning

@@ -111,6 +111,15 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::recursive);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).panel_solve, PanelSolve::trsm);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
+    // posv_mixed's automatic chain: FP32 up to 12288, split FP16 without the shift retry above
+    const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
+    EXPECT_TRUE(m1.found);
+    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true})");
+    EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false})");
+    EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
+              R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true})")
+        << "no table: the safe default chain";
     // the CPU's switch-over (cpu.json)
     EXPECT_EQ(tuned_cpu_switch_over(Precision::d).simd_max_order, 160);
     EXPECT_EQ(tuned_cpu_switch_over(Precision::s).simd_max_order, 192);
@@ -150,6 +159,9 @@ TEST(TuningTables, MalformedTablesOfEveryFamilyNameFileEntryAndField) {
     expect_has(message(table("sytrf_nopiv", R"({"panel_order":1.5})")), {"t.json", "entry 1", "sytrf_nopiv", "'panel_order'"});
     expect_has(message(table("trsm_vbatched", R"({"inversion_from_order":"never"})")), {"t.json", "entry 1", "'inversion_from_order'"});
     expect_has(message(table("cpu_vector_path", R"({"simd_max_order":true})")), {"t.json", "entry 1", "'simd_max_order'"});
+    expect_has(message(table("posv_mixed", R"({"factor":"fp8"})")), {"t.json", "entry 1", "posv_mixed", "'factor'", "fp8"});
+    expect_has(message(table("posv_mixed", R"({"second":"automatic"})")), {"t.json", "entry 1", "'second'"});
+    expect_has(message(table("posv_mixed", R"({"method":"cg"})")), {"t.json", "entry 1", "'method'"});
     expect_has(message(table("trsm_vbatched", R"([48])")), {"t.json", "entry 1", "best.config"});
     expect_has(message(table("getrf_vbatched", "{}")), {"t.json", "entry 1", "'routine'", "getrf_vbatched"});
     expect_has(message(table("sytrf_nopiv", "{}", "q")), {"t.json", "entry 1", "'precision'"});
