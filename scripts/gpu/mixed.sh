@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# posv_mixed on one H200 in TOPIC_BUDGET_S seconds (90 by default): our mixed-precision SPD solver
+# posv_mixed on one H200 in TOPIC_BUDGET_S seconds (60 by default): our mixed-precision SPD solver
 # (the automatic chain, and each factor precision FP32 / TF32 / BF16 / FP16 / split FP16 with classical
 # IR, GMRES-IR and the automatic escalation) beside cuSOLVER's FP64 Xpotrf + Xpotrs and its LU-based
 # mixed-precision solvers (DSgesv, DHgesv, DBgesv, DXgesv, IRSXgesv with GMRES), on A = Q diag(lambda)
 # Q^T of condition 1e2, 1e4, 1e6, 1e8 (Q from a Householder QR of a Gaussian matrix, seed 36).
 # Steps, most important first, each its own tester process (a fault in a design never measured on a
 # GPU then costs only the rest of its own step), each cut to the time left:
-#   base-<n>  the automatic chain and the FP32 designs beside every peer, with the targets of
-#             scripts/gpu/mixed-targets.json (targets-base-<n>.json, written by the tester)
-#   tc-<n>    the tensor-core designs beside Xpotrf + Xpotrs only
+#   base-<n>  the automatic chain (the tuning table's) and MIXED_BASE_DESIGNS beside every peer, with
+#             the targets of scripts/gpu/mixed-targets.json (targets-base-<n>.json, written by the tester)
+#   tc-<n>    MIXED_TC_DESIGNS (default none; MIXED_TC_DESIGNS=all: every tensor-core design) beside
+#             Xpotrf + Xpotrs only
 # MIXED_NS (default 16384,8192) the orders; MIXED_REPEAT (3) the timed runs (median) after 1 warm-up.
 # Writes $OUT/mixed/ (gpu.txt, commit.txt, date.txt, <step>.json/.log, targets-*.json, summary.md);
 # the summary table last. Run from the repository root with the bundle unpacked at /tmp/bundle
@@ -17,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/mixed; mkdir -p "$out"
 tester=(/tmp/bundle/run tester); [[ -n ${BUILD_DIR:-} ]] && tester=("$BUILD_DIR/validation/tester")
-budget=${TOPIC_BUDGET_S:-90}; start=$SECONDS
+budget=${TOPIC_BUDGET_S:-60}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
 echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
@@ -26,8 +27,9 @@ export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-cache}
 mkdir -p "$BATCHSOLVE_CACHE_DIR"
 IFS=, read -r -a ns <<< "${MIXED_NS:-16384,8192}"
 common=(--routine posv_mixed --precision d --repeat "${MIXED_REPEAT:-3}" --warmup 1 --seed 36)
-base_designs=auto,fp32/classical,fp32/gmres
-tc_designs=tf32/classical,tf32/gmres,tf32/auto,bf16/classical,bf16/gmres,fp16/classical,fp16/gmres,fp16/auto,fp16/gmres/blocked512,fp16_split/classical,fp16_split/gmres
+base_designs=${MIXED_BASE_DESIGNS:-auto,fp32/auto,fp16_split/classical,fp16_split/gmres}
+tc_designs=${MIXED_TC_DESIGNS:-}
+[[ $tc_designs == all ]] && tc_designs=tf32/classical,tf32/gmres,tf32/auto,bf16/classical,bf16/gmres,fp16/classical,fp16/gmres,fp16/auto,fp16/gmres/blocked512,fp16_split/classical,fp16_split/gmres
 
 # step NAME LIMIT MIN ARGS...: the tester for at most LIMIT s (or what is left, 2 s kept for the
 # summary); skipped when fewer than MIN s are left.
@@ -46,6 +48,7 @@ for n in "${ns[@]}"; do
     --targets scripts/gpu/mixed-targets.json --targets-out "$out/targets-base-$n.json"
 done
 for n in "${ns[@]}"; do
+  [[ -z $tc_designs ]] && break
   step "tc-$n" $(( n >= 16384 ? 30 : 12 )) 8 --n "$n" --designs "$tc_designs" --ref cusolver
 done
 
