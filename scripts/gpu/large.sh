@@ -12,7 +12,8 @@
 #   d32768.json  d at n = 32768, median of 3 (when >= 8 s are left)
 #   s32768.json  s at n = 32768, median of 3 (when >= 9 s are left)
 #   leaf-d.json, leaf-s.json  the register-tiled leaf kernel's designs (LEAF_DESIGNS) beside the table at
-#                n = 8192, 4096, 2048, each precision its own tester process (a design run last)
+#                n = 8192, 4096, 2048, each precision its own tester process (a design run last);
+#                LARGE_LEAF_ONLY=1: these two steps alone
 # Each step's targets (scripts/gpu/large-targets.json: >= 1.0x at 4096-32768, >= 0.8x at 2048; one
 # entry per row, design rows included) go to targets-<step>.json, written by the tester.
 # Run from the repository root with the bundle unpacked at /tmp/bundle (BUILD_DIR=build: the build
@@ -45,10 +46,12 @@ step() {
     > "$out/$name.log" 2>&1
   echo "   rc $? after $((SECONDS - start)) s"
 }
+if [[ ${LARGE_LEAF_ONLY:-0} != 1 ]]; then  # LARGE_LEAF_ONLY=1: the leaf steps alone (TOPIC_BUDGET_S >= 20)
 step d 10 4 --precision d --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "${variants[@]}"
 step s 10 4 --precision s --n 16384,8192,4096,2048,1024,512 --repeat 5 --split "${variants[@]}"
 step d32768 12 8 --precision d --n 32768 --repeat 3 --split
 step s32768 12 9 --precision s --n 32768 --repeat 3 --split
+fi
 step leaf-d 8 4 --precision d --n 8192,4096,2048 --repeat 5 --split --designs "$leaf"
 step leaf-s 8 4 --precision s --n 8192,4096,2048 --repeat 5 --split --designs "$leaf"
 

@@ -92,24 +92,23 @@ public:
         namespace lf = lg::leaf;
         std::vector<lf::Tile<T, TS>> t(lf::kThreads);
         lf::Shared<T> s;
-        std::fill(std::begin(s.column), std::end(s.column), poison_value<T>());
-        s.pivot = poison_value<T>();
-        s.failed = 0;
+        for (auto& c : s.column) std::fill(std::begin(c), std::end(c), poison_value<T>());
+        s.pivot[0] = s.pivot[1] = poison_value<T>();
         const bool lower = uplo_ == Uplo::lower;
         for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_load<T, TS>(t[tid], tid, m, block, lda_, lower);
-        bool stop = false;
-        for (int jb = 0; jb < (m + TS - 1) / TS && !stop; ++jb)
+        int failed = 0;
+        for (int jb = 0; jb < (m + TS - 1) / TS && !failed; ++jb)
             for (int jj = 0; jj < TS; ++jj) {
-                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_pivot<T, TS>(t[tid], tid, jb, jj, s);
-                if (s.failed) {
-                    stop = true;
+                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_publish<T, TS>(t[tid], tid, jb, jj, s);
+                T v;
+                if (!lf::leaf_pivot_ok<T>(s, jb * TS + jj, v)) {
+                    failed = jb * TS + jj + 1;
                     break;
                 }
-                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_column<T, TS>(t[tid], tid, jb, jj, s);
-                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_update<T, TS>(t[tid], tid, jb, s);
+                for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_step<T, TS>(t[tid], tid, jb, jj, v, s);
             }
         for (int tid = 0; tid < lf::kThreads; ++tid) lf::leaf_store<T, TS>(t[tid], tid, m, block, lda_, lower);
-        if (s.failed && info == 0) info = column_offset + s.failed;
+        if (failed && info == 0) info = column_offset + failed;
     }
     T* inverse_buffer(lg::Lane) { return inverse_.data(); }
     T* slice_buffer(lg::Lane) { return slice_.data(); }

@@ -81,7 +81,7 @@ __global__ void vendor_block_info_kernel(const int* block_info, const T* block, 
 }
 
 // CholeskyDiagonal::leaf: one block of leaf::kThreads factors a diagonal block of order m <= 16 TS in
-// registers (leaf_cholesky.hpp); the first bad column goes to info as column_offset + column unless info
+// registers (leaf_cholesky.hpp), one barrier per column; the first bad column goes to info as column_offset + column unless info
 // is already set, and the factorisation of the block stops there.
 template <class T, int TS>
 __global__ void __launch_bounds__(large::leaf::kThreads, 1)
@@ -91,26 +91,23 @@ __global__ void __launch_bounds__(large::leaf::kThreads, 1)
     const int tid = threadIdx.x;
     lf::Tile<T, TS> t;
     lf::leaf_load<T, TS>(t, tid, m, block, lda, lower);
-    if (tid == 0) s.failed = 0;
-    __syncthreads();
     const int blocks = (m + TS - 1) / TS;
-    bool stop = false;
-    for (int jb = 0; jb < blocks && !stop; ++jb) {
+    int failed = 0;
+    for (int jb = 0; jb < blocks && !failed; ++jb) {
 #pragma unroll
         for (int jj = 0; jj < TS; ++jj) {
-            lf::leaf_pivot<T, TS>(t, tid, jb, jj, s);
+            lf::leaf_publish<T, TS>(t, tid, jb, jj, s);
             __syncthreads();
-            if (s.failed) {
-                stop = true;
+            T v;
+            if (!lf::leaf_pivot_ok<T>(s, jb * TS + jj, v)) {
+                failed = jb * TS + jj + 1;
                 break;
             }
-            lf::leaf_column<T, TS>(t, tid, jb, jj, s);
-            __syncthreads();
-            lf::leaf_update<T, TS>(t, tid, jb, s);
+            lf::leaf_step<T, TS>(t, tid, jb, jj, v, s);
         }
     }
     lf::leaf_store<T, TS>(t, tid, m, block, lda, lower);
-    if (tid == 0 && s.failed) atomicCAS(info, 0, column_offset + s.failed);
+    if (tid == 0 && failed) atomicCAS(info, 0, column_offset + failed);
 }
 
 // ---- cuBLAS by type ---------------------------------------------------------------------------------

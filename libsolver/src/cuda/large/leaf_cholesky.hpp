@@ -2,10 +2,10 @@
 // steps of its 256 threads so that the CUDA kernel (cholesky_large.cu) and the CPU emulation of the
 // tests (tests/large/algorithm_emulation_test.cpp, every thread run in turn between the barriers) share
 // it. Thread t owns the TS x TS tile (t / 16, t % 16) of the block padded to 16 TS with the identity, in
-// registers for the whole factorisation; tiles above the diagonal idle. Column j: the owner of the
-// diagonal takes the pivot's square root (barrier), the owners of column j scale it into shared memory
-// (barrier), every tile of the trailing matrix subtracts its rank-1 product from registers. Two barriers
-// per column and no global memory between the load and the store. No CUDA header here.
+// registers for the whole factorisation; tiles above the diagonal idle. Column j: its owners publish it
+// unscaled with its pivot v to shared memory (one barrier, double-buffered), then every thread checks v,
+// the owners scale the column by v^-1/2 and every tile of the trailing matrix subtracts a_ij a_kj / v
+// from registers. One barrier per column and no global memory between the load and the store. No CUDA header here.
 #pragma once
 
 #include <cmath>
@@ -28,11 +28,12 @@ inline constexpr int kMaxOrder = kGrid * 8;
 inline constexpr int tile_for(int m) { return m <= kGrid * 4 ? 4 : 8; }
 static_assert(kMaxOrder == limits::large_leaf_max_order, "the public limit is this kernel's largest block");
 
+// Column j's raw values and pivot in buffer j % 2: the writes of column j + 1 never meet the reads
+// of column j, so one barrier per column suffices.
 template <class T>
 struct Shared {
-    T column[kMaxOrder];
-    T pivot;
-    int failed;  // 0, or the first bad column (1-based)
+    T column[2][kMaxOrder];
+    T pivot[2];  // the diagonal entry before its square root
 };
 
 template <class T, int TS>
@@ -65,46 +66,48 @@ BATCHSOLVE_LEAF_FN void leaf_store(const Tile<T, TS>& t, int tid, int m, T* a, i
         }
 }
 
-// Column j = jb TS + jj: the diagonal's owner writes the pivot's square root (or the failure).
+// Before the barrier of column j = jb TS + jj: its owners write it as it stands (rows below the
+// diagonal; rows jb TS .. j: 0) and the diagonal's owner its pivot, into buffer j % 2.
 template <class T, int TS>
-BATCHSOLVE_LEAF_FN void leaf_pivot(const Tile<T, TS>& t, int tid, int jb, int jj, Shared<T>& s) {
-    if (tid / kGrid != jb || tid % kGrid != jb) return;
-    const T v = t.v[jj][jj];
-    if (!(v > T(0)) || !std::isfinite(v)) {
-        if (s.failed == 0) s.failed = jb * TS + jj + 1;
-        return;
-    }
-    s.pivot = std::sqrt(v);
-}
-
-// The owners of column j scale its rows below the diagonal into s.column (rows jb TS .. j: 0).
-template <class T, int TS>
-BATCHSOLVE_LEAF_FN void leaf_column(Tile<T, TS>& t, int tid, int jb, int jj, Shared<T>& s) {
+BATCHSOLVE_LEAF_FN void leaf_publish(const Tile<T, TS>& t, int tid, int jb, int jj, Shared<T>& s) {
     const int ty = tid / kGrid, tx = tid % kGrid;
     if (tx != jb || ty < jb) return;
-    const T d = s.pivot, inv = T(1) / d;
-    const int j = jb * TS + jj;
+    const int j = jb * TS + jj, p = j & 1;
     for (int a_ = 0; a_ < TS; ++a_) {
         const int i = ty * TS + a_;
-        if (i > j) {
-            t.v[a_][jj] *= inv;
-            s.column[i] = t.v[a_][jj];
-        } else {
-            if (i == j) t.v[a_][jj] = d;
-            s.column[i] = T(0);
-        }
+        s.column[p][i] = i > j ? t.v[a_][jj] : T(0);
     }
+    if (ty == jb) s.pivot[p] = t.v[jj][jj];
 }
 
-// Every tile of the trailing matrix (tile column >= jb, on or below the diagonal): minus the rank-1
-// product of column j (its zeros keep the factored columns unchanged).
+// The pivot of column j as every thread reads it after the barrier; false: not a finite positive
+// number (the factorisation stops at column j).
+template <class T>
+BATCHSOLVE_LEAF_FN bool leaf_pivot_ok(const Shared<T>& s, int j, T& v) {
+    v = s.pivot[j & 1];
+    return v > T(0) && std::isfinite(v);
+}
+
+// After the barrier: the owners of column j scale it in place (L_ij = a_ij / sqrt(v)), and every tile of
+// the trailing matrix (tile column >= jb, on or below the diagonal) subtracts a_ij a_kj / v (the zeros
+// of the published column keep the factored columns unchanged).
 template <class T, int TS>
-BATCHSOLVE_LEAF_FN void leaf_update(Tile<T, TS>& t, int tid, int jb, const Shared<T>& s) {
+BATCHSOLVE_LEAF_FN void leaf_step(Tile<T, TS>& t, int tid, int jb, int jj, T v, const Shared<T>& s) {
     const int ty = tid / kGrid, tx = tid % kGrid;
     if (tx < jb || ty < tx) return;
+    const int j = jb * TS + jj, p = j & 1;
+    const T inv = T(1) / v;
+    if (tx == jb) {
+        const T root = std::sqrt(v), scale = T(1) / root;
+        for (int a_ = 0; a_ < TS; ++a_) {
+            const int i = ty * TS + a_;
+            if (i > j) t.v[a_][jj] *= scale;
+            else if (i == j) t.v[a_][jj] = root;
+        }
+    }
     T r[TS], c[TS];
-    for (int a_ = 0; a_ < TS; ++a_) r[a_] = s.column[ty * TS + a_];
-    for (int b = 0; b < TS; ++b) c[b] = s.column[tx * TS + b];
+    for (int a_ = 0; a_ < TS; ++a_) r[a_] = s.column[p][ty * TS + a_] * inv;
+    for (int b = 0; b < TS; ++b) c[b] = s.column[p][tx * TS + b];
     for (int a_ = 0; a_ < TS; ++a_)
         for (int b = 0; b < TS; ++b) t.v[a_][b] -= r[a_] * c[b];
 }
