@@ -153,8 +153,10 @@ std::size_t posv_mixed_workspace_size(Uplo uplo, int n, int nrhs, const PosvMixe
 // Solves A X = B for T = double, A symmetric positive definite (uplo triangle read), factoring in
 // float. Refinement stops when every column meets ||b - A x||_inf <= ||x||_inf ||A||_inf eps max(sqrt(n), 4)
 // with eps = 2^-52 (sysv_mixed's criterion). A and B are read only; X (n x nrhs, ldx) must not overlap
-// them. The chain: single_refined (with TF32 updates first when asked for), double_direct when
-// allow_fallback; a system every allowed step fails on returns with path == none and X filled with NaN.
+// them. The chain: with factor_precision automatic the tuning table's refined steps for n (GPU: FP32
+// up to 12288, split FP16 on the tensor cores above; CPU: FP32), else the one asked for; then
+// double_direct when allow_fallback; a system every allowed step fails on returns with path == none
+// and X filled with NaN.
 template <class T>
 PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x, int ldx,
                            const PosvMixedOptions& options, Context& ctx);
