@@ -73,7 +73,7 @@ struct SolveStep {
 
 // The precision of the low factor (posv_mixed; sysv_mixed factors in the working precision's lower one).
 enum class LowPrecision {
-    automatic,  // FP32 (the factor measured on the GPU), then the FP64 fallback
+    automatic,  // the tuning table's chain for n (posv_mixed: FP32, or split FP16 on the GPU above 12288), then FP64
     fp32,       // plain single precision (tensor_core_updates: TF32 updates of the blocked factor)
     tf32,       // TF32 tensor cores for every update of a recursive factor
     fp16,       // FP16 tensor cores, FP32 accumulation, on the unit-diagonal scaling of A
