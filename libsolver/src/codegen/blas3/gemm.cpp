@@ -148,10 +148,13 @@ std::string address_function(const std::string& name, GemmOperand op) {
 
 // FP64 tensor cores (d) on 16x8x8 fragments where the warp tile and the k-slice hold whole ones (else, or
 // with BATCHSOLVE_GEMM_DMMA=8x8x4 in the environment, a measurement switch, the 8x8x4 form).
+// Off by default: on the H200 (results/2026-12-02-h200-4df29b6-gemm-vbatched-final) 16x8x8 was faster
+// only with the 64x64 tile at x = 512 (0.88x vs 0.87x cuBLAS) and slower with the 64x32 tile the
+// other bins run (x = 256: 0.86x vs 0.93x), so BATCHSOLVE_GEMM_DMMA=16x8x8 turns it on for measuring.
 bool dmma_8x8x4_forced() {
     static const bool forced = [] {
         const char* v = std::getenv("BATCHSOLVE_GEMM_DMMA");
-        return v && std::string(v) == "8x8x4";
+        return !(v && std::string(v) == "16x8x8");
     }();
     return forced;
 }
@@ -178,7 +181,7 @@ std::string name_of(const GemmSpec& s) {
       << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
       << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
-      << (dmma16_fits(s) && !dmma16(s) ? "_m8" : "");  // the 8x8x4 form forced where 16x8x8 fits
+      << (dmma16(s) ? "_m16" : "");  // the 16x8x8 form, asked for
     return o.str();
 }
 
