@@ -2,7 +2,7 @@
 // by a kernel straight into the solver's layout (FP32 thread tiles, or tensor cores in three TF32
 // products), then one batched FP32 posv per slice of rows.
 #include <cublas_v2.h>
-#include <dlfcn.h>
+#include "batchsolve_io/shared_library.hpp"
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -13,7 +13,6 @@
 #include <future>
 #include <iomanip>
 #include <sstream>
-#include <type_traits>
 
 #include "batchsolve/batchsolve.hpp"
 #include "engine.hpp"
@@ -56,19 +55,10 @@ struct CublasApi {
 };
 const CublasApi& cublas_api() {
     static const CublasApi api = [] {
-        const char* soname = "libcublas.so." ALS_STR(CUBLAS_VER_MAJOR);
-        void* library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        if (library == nullptr) {
-            const char* why = dlerror();
-            throw Error(std::string("cuBLAS: ") + soname + " could not be loaded (" + (why ? why : "dlopen failed") + ")");
-        }
+        const batchsolve::io::SharedLibrary<Error> library("cuBLAS", "libcublas.so." ALS_STR(CUBLAS_VER_MAJOR));
         CublasApi a;
-        auto get = [&](auto& f, const char* name) {
-            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(library, name));
-            if (f == nullptr) throw Error(std::string("cuBLAS: ") + soname + " has no " + name);
-        };
-        get(a.create, "cublasCreate_v2"), get(a.destroy, "cublasDestroy_v2");
-        get(a.set_stream, "cublasSetStream_v2"), get(a.ssyrk, "cublasSsyrk_v2");
+        library.get(a.create, "cublasCreate_v2"), library.get(a.destroy, "cublasDestroy_v2");
+        library.get(a.set_stream, "cublasSetStream_v2"), library.get(a.ssyrk, "cublasSsyrk_v2");
         return a;
     }();
     return api;

@@ -4,7 +4,7 @@
 #include "device_stages.hpp"
 
 #include <cufft.h>
-#include <dlfcn.h>
+#include "batchsolve_io/shared_library.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <type_traits>
 
 #include "volume_math.hpp"
 
@@ -58,20 +57,12 @@ struct CufftApi {
 };
 const CufftApi& cufft() {
     static const CufftApi api = [] {
-        const char* soname = "libcufft.so." DVC_STR(CUFFT_VER_MAJOR);
-        void* library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        if (library == nullptr) {
-            const char* why = dlerror();
-            throw Error(std::string("cuFFT: ") + soname + " could not be loaded (" + (why ? why : "dlopen failed") + ")");
-        }
+        const batchsolve::io::SharedLibrary<Error> library("cuFFT", "libcufft.so." DVC_STR(CUFFT_VER_MAJOR));
         CufftApi a;
-        auto get = [&](auto& f, const char* name) {
-            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(library, name));
-            if (f == nullptr) throw Error(std::string("cuFFT: ") + soname + " has no " + name);
-        };
-        get(a.create, "cufftCreate"), get(a.set_auto_allocation, "cufftSetAutoAllocation"), get(a.make_plan_many, "cufftMakePlanMany");
-        get(a.set_stream, "cufftSetStream"), get(a.set_work_area, "cufftSetWorkArea");
-        get(a.exec_r2c, "cufftExecR2C"), get(a.exec_c2r, "cufftExecC2R");
+        library.get(a.create, "cufftCreate"), library.get(a.set_auto_allocation, "cufftSetAutoAllocation");
+        library.get(a.make_plan_many, "cufftMakePlanMany"), library.get(a.set_stream, "cufftSetStream");
+        library.get(a.set_work_area, "cufftSetWorkArea");
+        library.get(a.exec_r2c, "cufftExecR2C"), library.get(a.exec_c2r, "cufftExecC2R");
         return a;
     }();
     return api;
