@@ -6,6 +6,7 @@ call, the candidate table's entry replaces the committed one in sm90.json (batch
 sm90-batch100000.json (batch 100000), and the table's `retuned` list gets one record naming the call.
 
   adopt_best.py BEST.json TABLES_DIR --device NAME --date DATE --commit SHA --evidence results/FOLDER
+                --committed-times A.json,B.json [--script scripts/gpu/X.sh --designs TEXT]
 """
 import argparse
 import json
@@ -50,6 +51,9 @@ def main():
     ap.add_argument("--commit", required=True)
     ap.add_argument("--evidence", required=True)
     ap.add_argument("--committed-times", required=True, help="the call's committed-tables tester JSON files, comma-separated")
+    ap.add_argument("--script", default="scripts/gpu/small.sh", help="the device call's script (named in the record)")
+    ap.add_argument("--designs", default="fused family, register kernels with warp-synchronous steps",
+                    help="what the candidate tables held (named in the record)")
     a = ap.parse_args()
     best = json.load(open(a.best))
     committed = {}
@@ -82,8 +86,8 @@ def main():
         table.setdefault("retuned", []).append({
             "runs": "small call", "device": a.device, "date": a.date, "commit": a.commit, "cases": cases,
             "how": "the fastest of the committed kernels and the candidate tables of validation/cusolverdx/fused_table.py "
-                   "(fused family, register kernels with warp-synchronous steps) measured by the tester in one call "
-                   f"(scripts/gpu/small.sh), taken where it beat the committed kernel by >= {a.margin:g}x; evidence "
+                   f"({a.designs}) measured by the tester in one call "
+                   f"({a.script}), taken where it beat the committed kernel by >= {a.margin:g}x; evidence "
                    + a.evidence})
         write(path, table, key)
     if not adopted:

@@ -92,7 +92,7 @@ def main():
             inter = index.get((r, p, "interleaved", n))
             ic = inter["best"]["config"] if inter else None
             one_thread = ic is not None and not ic.get("warps_per_matrix") and not ic.get("solve_warps_per_matrix")
-            new = {k: (False if isinstance(v, bool) else 0) for k, v in cfg.items() if k != "looking"}
+            new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new["looking"] = ic["looking"] if one_thread else "top"
             new["nb"] = ic["nb"] if one_thread else 0
             new["full_unroll"] = bool(ic["full_unroll"]) if one_thread else False
@@ -107,7 +107,7 @@ def main():
         elif a.design == "rows":
             if n > 32:
                 continue
-            new = {k: (False if isinstance(v, bool) else 0) for k, v in cfg.items() if k != "looking"}
+            new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new.update(rows_per_thread=1, threads_per_row=1, full_unroll=True, threads_per_block=128, nrhs_block=1)
             new["looking"] = "left" if 32 % n == 0 else "right"
             cfg = new
