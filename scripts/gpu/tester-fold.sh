@@ -215,7 +215,9 @@ def match_round():
                 add("cpu_small_bench", case, "LAPACKE all threads ms", m["lapacke_omp"]["seconds"] * 1e3, ref_ms(r, "lapack"))
                 add("cpu_small_bench", case, "LAPACKE one thread ms", m["lapacke_1thread"]["seconds"] * 1e3, ref_ms(r, "lapack1"))
 
-rounds = sorted((d for d in os.listdir(os.path.join(out, "old")) if d.startswith("r")), key=lambda d: int(d[1:]))
+rounds = sorted((d for d in os.listdir(os.path.join(out, "old")) if d.startswith("r") and
+                 (os.listdir(os.path.join(out, "old", d)) or os.listdir(os.path.join(out, "new", d)))),
+                key=lambda d: int(d[1:]))  # the rounds that ran (a round the budget cut has no files)
 for ROUND in rounds:
     match_round()
 print(f"Rounds: {len(rounds)} (old and tester interleaved); each cell the median over the rounds, "
