@@ -2,14 +2,16 @@
 """The GEMM tuning table from tester sweeps (tester --routine gemm_vbatched --sweep --json ...).
 
     gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V] [--results DIR]
-                  [--precisions sdcz] [--split]
+                  [--precisions sdcz] [--split] [--keep-classes]
 
 For each precision and x the sweep measured, the fastest configuration becomes the entry of size class
 n = x (the largest x of a precision: every larger size too, n = 2147483647); the precisions the sweeps
 did not measure keep BASE_TABLE's entries. Rows of set-up gemm (sizes uniform in [1, x]) and gemm_bin
 (sizes in [x/2 + 1, x]: the problems of the size bin up to x of the binned dispatch) are read; where both
 measured one x, gemm_bin's rows decide above the first bin (x > 128), gemm's at and below it. Each entry's provenance names the run, the runner-up and the
-candidates; the file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
+candidates. With --keep-classes a measured precision keeps BASE_TABLE's entries of the size classes the
+sweeps did not measure (n = 2147483647 counts as the largest x measured), so that a sweep of the large
+bins alone replaces only their entries. The file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
 """
 import argparse
 import datetime
@@ -70,6 +72,8 @@ def main(argv):
     ap.add_argument("--split", action="store_true",
                     help="region split: for each swept bin above the first, the (interior, edge) pair the split model "
                          "predicts fastest, where it beats the bin's measured winner by 5 %%: gemm_vbatched_edge entries")
+    ap.add_argument("--keep-classes", action="store_true",
+                    help="a measured precision keeps the base table's entries of the size classes not measured")
     a = ap.parse_args(argv)
     base = json.load(open(a.base))
     timed = {}  # (precision, x) -> [(ms, config text, GFLOP/s)]
@@ -101,7 +105,11 @@ def main(argv):
         print("gemm_table: no sweep rows; the base table is written unchanged", file=sys.stderr)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     measured = sorted({p for p, _ in timed})
-    entries = [e for e in base["entries"] if e["precision"] not in measured]
+    if a.keep_classes:
+        swept = {(p, ALL_SIZES if x == max(y for q, y in timed if q == p) else x) for p, x in timed}
+        entries = [e for e in base["entries"] if (e["precision"], e["n"]) not in swept]
+    else:
+        entries = [e for e in base["entries"] if e["precision"] not in measured]
     for p in measured:
         xs = sorted(x for q, x in timed if q == p)
         for x in xs:

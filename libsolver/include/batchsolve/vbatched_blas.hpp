@@ -96,9 +96,17 @@ struct GemmConfig {
     // while one is multiplied, so that the latency of global memory is hidden by the copies rather than
     // by resident warps. Hermitian operands (HEMM) always take the register path.
     int stages = 0;
+    // How an element's global address is formed when a k-slice is loaded (registers) or copied (ring).
+    // 0: from the problem's base pointer with 64-bit offsets, per element. 1: each operand's slice base
+    // pointer once per slice (64-bit, shared by the block) plus a 32-bit offset per element (fewer
+    // integer instructions and registers per loaded element). 2 (the ring only): as 1, with the copy
+    // loop unrolled so that each thread's offsets and shared destinations are computed once per
+    // problem and held across the slices. With 1 or 2, a problem whose leading dimension exceeds
+    // (2^31 - 1 - 256) / 256 elements, and symmetric operands, take form 0's addresses.
+    int copy_offsets = 0;
 };
 #define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
-    F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages)
+    F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

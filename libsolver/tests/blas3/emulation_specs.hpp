@@ -24,6 +24,10 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         c.stages = stages;
         return c;
     };
+    auto offsets = [](GemmConfig c, int form) {
+        c.copy_offsets = form;
+        return c;
+    };
     auto listed = [](GemmSpec s) {
         s.problem_list = true;
         return s;
@@ -84,6 +88,18 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         edge(spec(Precision::z, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, GemmConfig{8, 8, 8, 1, 1, true}), 16, 32),
         interior(listed(spec(Precision::s, GemmOperand::trans, GemmOperand::trans, GemmPart::upper, false, GemmConfig{16, 32, 8, 8, 8, false}))),
         edge(spec(Precision::c, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::full, false, ring({8, 16, 8, 4, 4, false}, 2)), 16, 32),
+        // 32-bit offsets from the slice corners (copy_offsets 1: registers and the rolled ring copy; 2: the
+        // ring copy unrolled): SIMT and DMMA, every stored operand form, a symmetric operand (64-bit
+        // addresses for it, 32-bit for the other), listed problems
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(small, 1)),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::lower, true, offsets(tc, 1)),
+        spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({64, 64, 8, 8, 8, false}, 4), 1)),
+        listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::upper, false, offsets(ring(wide, 3), 2))),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({64, 64, 16, 2, 2, true}, 3), 2)),
+        listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(ring(tc_big, 3), 1))),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, offsets(ring({32, 32, 8, 8, 8, false}, 2), 2)),
+        spec(Precision::d, GemmOperand::symmetric_lower, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({16, 16, 8, 4, 4, false}, 3), 2)),
+        spec(Precision::z, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, offsets(odd, 1)),
     };
 }
 

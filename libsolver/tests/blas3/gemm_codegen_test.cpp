@@ -105,6 +105,27 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     }
 }
 
+// The 32-bit slice offsets (copy_offsets 1) of the x >= 256 tiles: with NVRTC for sm_90 the s 128x128 ring
+// tile with 2 blocks per SM spills nothing (68 bytes with 64-bit addresses), d's 64x32 register tile with
+// 6 nothing (8), d's 64x64 with 4 at most 20 (76). The unrolled form (2) compiles (it spills more: a
+// measured design, not a default).
+TEST(GemmCodegen, ThirtyTwoBitSliceOffsetsCompileWithoutSpills) {
+    auto stats = [](Precision p, GemmConfig c) {
+        GemmSpec spec;
+        spec.precision = p, spec.config = c, spec.problem_list = true;
+        EXPECT_EQ(gemm_family().can_implement(spec), "");
+        KernelSource k = gemm_family().generate(spec);
+        k.options.push_back("--ptxas-options=-v");
+        std::string log;
+        cuda_backend::jit::compile_to_cubin(k, kArch, &log);
+        return cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
+    };
+    EXPECT_EQ(stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 1}).spill_store_bytes, 0);
+    EXPECT_EQ(stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 1}).spill_store_bytes, 0);
+    EXPECT_LE(stats(Precision::d, GemmConfig{64, 64, 8, 2, 2, true, 4, 0, 1}).spill_store_bytes, 20);
+    EXPECT_GE(stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 2}).registers, 1);
+}
+
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {
     GemmSpec spec;
     spec.precision = Precision::s;

@@ -669,6 +669,21 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::d, ring).rfind("config.stages:", 0), 0u);
     ring.stages = 6, ring.blk_k = 64;  // 6 x 64 x 144 doubles: above 227 KB
     EXPECT_EQ(gemm_config_problem(Precision::d, ring).rfind("config.stages:", 0), 0u);
+    // the address form: 0 is left out of the text (tables and kernel keys written before the field read
+    // the same), 1 and 2 round-trip, 2 only with the ring, other values refused by name
+    GemmConfig offsets{128, 128, 8, 16, 16, false, 2, 4, 1};
+    EXPECT_EQ(parse_gemm_config(to_string(offsets)), offsets);
+    EXPECT_NE(to_string(offsets).find("\"copy_offsets\":1"), std::string::npos);
+    EXPECT_EQ(to_string(c).find("copy_offsets"), std::string::npos);
+    offsets.copy_offsets = 2;
+    EXPECT_EQ(parse_gemm_config(to_string(offsets)), offsets);
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
+    offsets.stages = 0;
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
+    offsets.copy_offsets = 1;
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
+    offsets.copy_offsets = 3;
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     try {
         parse_gemm_config("{\"blk_q\":1}");
         ADD_FAILURE() << "unknown field accepted";

@@ -25,6 +25,9 @@ std::string to_string(const GemmConfig& c) {
 #define BATCHSOLVE_GEMM_FIELD_TO_JSON(field) j[#field] = c.field;
     BATCHSOLVE_GEMM_CONFIG_FIELDS(BATCHSOLVE_GEMM_FIELD_TO_JSON)
 #undef BATCHSOLVE_GEMM_FIELD_TO_JSON
+    // the default address form left out: the tables, manifests and kernel keys written before the
+    // field existed read the same
+    if (c.copy_offsets == 0) j.erase("copy_offsets");
     return j.dump();
 }
 
@@ -69,6 +72,10 @@ namespace batchsolve::codegen::blas3 {
 namespace {
 
 std::string I(long long v) { return std::to_string(v); }
+
+// copy_offsets 1, 2: the largest leading dimension whose slice offsets fit 31 bits (a slice is at most
+// 256 x 256 elements: rr + cc ld < 256 + 255 ld)
+constexpr long long kMaxLd32 = (2147483647LL - 256) / 256;
 
 // Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
 // the transposed stores of op(X) = X^T do not fall into one bank. Tensor cores: a lane reads row
@@ -181,7 +188,8 @@ std::string name_of(const GemmSpec& s) {
       << (c.min_blocks_per_sm > 1 ? "_min" + std::to_string(c.min_blocks_per_sm) : "")
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
       << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
-      << (dmma16(s) ? "_m16" : "");  // the 16x8x8 form, asked for
+      << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
+      << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : "");
     return o.str();
 }
 
@@ -204,6 +212,10 @@ public:
         const int eb = element_bytes(s_.precision), v = 16 / eb;
         const int tm = c_.blk_m / c_.dim_x, tn = c_.blk_n / c_.dim_y;
         vec_ = pipelined_ && !c_.tensor_cores && v > 1 && tm % v == 0 && tn % v == 0 ? v : 1;
+        // 32-bit offsets from the slice base: the operands whose element (r, c) lies at a fixed stored
+        // offset from the slice's corner (not a symmetric or Hermitian operand, whose triangle depends on r, c)
+        o32_a_ = c_.copy_offsets > 0 && !is_symmetric(s_.op_a);
+        o32_b_ = c_.copy_offsets > 0 && !is_symmetric(s_.op_b);
     }
 
     KernelSource generate() {
@@ -463,10 +475,38 @@ private:
         w_.line("const long long lda = k > 0 ? lda_v[p] : 0, ldb = k > 0 ? ldb_v[p] : 0;");
         w_.line("const T* a = k > 0 ? A[p] + a_row + a_col * lda : nullptr;");
         w_.line("const T* b = k > 0 ? B[p] + b_row + b_col * ldb : nullptr;");
-        if (c_.tensor_cores && is_single(s_.precision)) tf32_body();
-        else if (dmma16()) tf32_body();  // the same 16x8x8 fragments, in FP64
-        else if (c_.tensor_cores) dmma_body();
-        else simt_body();
+        auto body = [&] {
+            if (c_.tensor_cores && is_single(s_.precision)) tf32_body();
+            else if (dmma16()) tf32_body();  // the same 16x8x8 fragments, in FP64
+            else if (c_.tensor_cores) dmma_body();
+            else simt_body();
+        };
+        if ((o32_a_ || o32_b_) && !pipelined_) {
+            // the register path: the branch per slice (the whole body twice measured 152-344 bytes of
+            // spills with ptxas for sm_90 on the d 64x32 and 64x64 tiles, the branch per slice 0-20)
+            w_.line("// 32-bit element offsets within a slice (copy_offsets): every offset below 2^31 when the leading");
+            w_.line("// dimensions are at most " + I(kMaxLd32) + "; larger ones take the 64-bit addresses");
+            w_.line("const bool narrow = lda <= " + I(kMaxLd32) + " && ldb <= " + I(kMaxLd32) + ";");
+            w_.line("const unsigned lda32 = unsigned(lda), ldb32 = unsigned(ldb);");
+            body();
+        } else if (o32_a_ || o32_b_) {
+            // the ring: the body twice, the branch uniform per problem and outside the k loop, so that each
+            // copy of the k loop holds only its own addressing state (a branch per slice: 96 bytes of spills
+            // on s 128x128 with 2 blocks per SM, this form none)
+            w_.line("// 32-bit element offsets within a slice (copy_offsets): every offset below 2^31 when the leading");
+            w_.line("// dimensions are at most " + I(kMaxLd32) + "; larger ones take the 64-bit addresses");
+            w_.open("if (lda <= " + I(kMaxLd32) + " && ldb <= " + I(kMaxLd32) + ")");
+            w_.line("const unsigned lda32 = unsigned(lda), ldb32 = unsigned(ldb);");
+            narrow_ = true;
+            body();
+            narrow_ = false;
+            w_.close();
+            w_.open("else");
+            body();
+            w_.close();
+        } else {
+            body();
+        }
         w_.close("  // problems");
         w_.close();
     }
@@ -494,14 +534,45 @@ private:
         return out;
     }
 
+    // The stored offset of element (rr, cc) of op(X)'s slice from the slice's corner (32-bit, unsigned:
+    // the tail elements of a thread's share may compute one past the slice, never read).
+    static std::string local_offset(GemmOperand op, const std::string& ld32) {
+        return op == GemmOperand::no_trans ? "rr + unsigned(cc) * " + ld32 : "cc + unsigned(rr) * " + ld32;
+    }
+    // The slice's corner (r_base, c_base) of op(X) in the stored X (64-bit, once per slice).
+    static std::string slice_base(GemmOperand op, const std::string& ptr, const std::string& ld, const std::string& r_base,
+                                  const std::string& c_base) {
+        return op == GemmOperand::no_trans ? ptr + " + ((" + r_base + ") + (long long)(" + c_base + ") * " + ld + ")"
+                                           : ptr + " + ((" + c_base + ") + (long long)(" + r_base + ") * " + ld + ")";
+    }
+
     // The prefetch of one k-slice into registers: element e of the block's share of op(A)'s slice
     // (blk_m x blk_k, row index fastest unless op(A) is a transpose: then k fastest, which is the
     // stored matrix's column order, so that consecutive threads read consecutive addresses).
     void load_slice(const std::string& kb) {
+        if (o32_a_ || o32_b_) {
+            w_.open("if (narrow)", "32-bit offsets from the slices' corners");
+            if (o32_a_) w_.line("const T* const xa_s = " + slice_base(s_.op_a, "a", "lda", "row0", kb) + ";");
+            if (o32_b_) w_.line("const T* const xb_s = " + slice_base(s_.op_b, "b", "ldb", kb, "col0") + ";");
+            load_slice_forms(kb, true);
+            w_.close();
+            w_.open("else");
+            load_slice_forms(kb, false);
+            w_.close();
+            return;
+        }
+        load_slice_forms(kb, false);
+    }
+    void load_slice_forms(const std::string& kb, bool narrow) {
+        o32_load_ = narrow && o32_a_ ? "xa_s" : "";
+        o32_op_ = s_.op_a, o32_ld_ = "lda32";
         load_operand("ra", "bs_op_a", "a", "lda", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a),
                      "row0 + ", kb + " + ", "m", "k", /*rows_are_k=*/false);
+        o32_load_ = narrow && o32_b_ ? "xb_s" : "";
+        o32_op_ = s_.op_b, o32_ld_ = "ldb32";
         load_operand("rb", "bs_op_b", "b", "ldb", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
                      "col0 + ", "k", "n", true);
+        o32_load_.clear();
     }
     // tile rows x cols of op(X) at (r_base + r, c_base + c); k_fastest: the index along k varies fastest
     // across threads. Into registers reg[0..per_thread).
@@ -523,8 +594,13 @@ private:
             std::string cond = tail ? e + " < " + I(total) : "";
             const std::string in = bounds("gr", r_bound, "gc", c_bound);
             if (!in.empty()) cond += (cond.empty() ? "" : " && ") + in;
-            if (cond.empty()) o << reg << "[" << q << "] = " << fn << "(" << ptr << ", " << ld << ", gr, gc); }";
-            else o << reg << "[" << q << "] = (" << cond << ") ? " << fn << "(" << ptr << ", " << ld << ", gr, gc) : bs_zero(); }";
+            std::string read = fn + "(" + ptr + ", " + ld + ", gr, gc)";
+            if (!o32_load_.empty()) {
+                read = o32_load_ + "[" + local_offset(o32_op_, o32_ld_) + "]";
+                if (o32_op_ == GemmOperand::conj_trans) read = "bs_conj(" + read + ")";
+            }
+            if (cond.empty()) o << reg << "[" << q << "] = " << read << "; }";
+            else o << reg << "[" << q << "] = (" << cond << ") ? " << read << " : bs_zero(); }";
             w_.line(o.str());
         }
     }
@@ -595,15 +671,29 @@ private:
     // element-to-thread map as load_slice (consecutive threads, consecutive addresses), each element
     // one cp.async, zeros beyond the problem's bounds.
     void copy_slice(const std::string& kb) {
+        if (narrow_) {  // 32-bit offsets from the slices' corners
+            if (o32_a_) w_.line("const T* const xa_s = " + slice_base(s_.op_a, "a", "lda", "row0", kb) + ";");
+            if (o32_b_) w_.line("const T* const xb_s = " + slice_base(s_.op_b, "b", "ldb", kb, "col0") + ";");
+        }
+        copy_slice_forms(kb, narrow_);
+    }
+    void copy_slice_forms(const std::string& kb, bool narrow) {
         // the leading dimensions hidden from the optimiser: each copy's offset is recomputed per slice
         // (a few integer multiply-adds) instead of all of them being held in registers across the loop
-        w_.line("long long lda_o = lda, ldb_o = ldb;");
-        w_.line("BS_OPAQUE_I64(lda_o);");
-        w_.line("BS_OPAQUE_I64(ldb_o);");
+        if (!(narrow && o32_a_ && o32_b_)) {
+            w_.line("long long lda_o = lda, ldb_o = ldb;");
+            w_.line("BS_OPAQUE_I64(lda_o);");
+            w_.line("BS_OPAQUE_I64(ldb_o);");
+        }
+        o32_load_ = narrow && o32_a_ ? "xa_s" : "";
+        o32_op_ = s_.op_a, o32_ld_ = "lda32";
         copy_operand("sA", "bs_addr_a", "a", "lda_o", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ",
                      kb + " + ", "m", "k", /*rows_are_k=*/false);
+        o32_load_ = narrow && o32_b_ ? "xb_s" : "";
+        o32_op_ = s_.op_b, o32_ld_ = "ldb32";
         copy_operand("sB", "bs_addr_b", "b", "ldb_o", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
                      "col0 + ", "k", "n", true);
+        o32_load_.clear();
     }
     void copy_operand(const std::string& shared, const std::string& fn, const std::string& ptr, const std::string& ld,
                       int rows, int cols, int per_thread, bool k_fastest, const std::string& r_base,
@@ -612,8 +702,10 @@ private:
         const bool rows_fast = rows_are_k == k_fastest;
         // A loop, not unrolled: unrolled, the compiler computes every copy's address ahead and holds them
         // all (over 100 registers for 16 copies a thread); rolled, each costs a few integer operations
-        // in the issue slots the tensor cores or FMAs leave free.
-        w_.line("#pragma unroll 1");
+        // in the issue slots the tensor cores or FMAs leave free. With 32-bit offsets (copy_offsets 2)
+        // unrolled: one offset register per copy, computed once per problem.
+        const bool unrolled = !o32_load_.empty() && c_.copy_offsets == 2;
+        w_.line(unrolled ? "#pragma unroll" : "#pragma unroll 1");
         w_.open("for (int q = 0; q < " + I(per_thread) + "; ++q)");
         w_.line("const int e = tid + q * " + I(threads_) + ";");
         if (per_thread * threads_ > total) w_.line("if (e >= " + I(total) + ") break;");
@@ -623,11 +715,13 @@ private:
         const std::string kk = rows_are_k ? "rr" : "cc", other = rows_are_k ? "cc" : "rr";
         const std::string dst = "&" + shared + "[" + kk + "][" + other + "]";
         const std::string in = bounds("gr", r_bound, "gc", c_bound);
+        const std::string src = o32_load_.empty() ? fn + "(" + ptr + ", " + ld + ", gr, gc)"
+                                                  : o32_load_ + " + (" + local_offset(o32_op_, o32_ld_) + ")";
         if (in.empty()) {
-            w_.line("bs_copy_async(" + dst + ", " + fn + "(" + ptr + ", " + ld + ", gr, gc), true);");
+            w_.line("bs_copy_async(" + dst + ", " + src + ", true);");
         } else {
             w_.line("const bool in = " + in + ";");
-            w_.line("bs_copy_async(" + dst + ", in ? " + fn + "(" + ptr + ", " + ld + ", gr, gc) : " + ptr + ", in);");
+            w_.line("bs_copy_async(" + dst + ", in ? " + src + " : " + ptr + ", in);");
         }
         w_.close();
     }
@@ -803,6 +897,10 @@ private:
     const GemmConfig& c_;
     int threads_ = 0, lda_s_ = 0, ldb_s_ = 0, a_per_thread_ = 0, b_per_thread_ = 0;
     bool pipelined_ = false;
+    bool o32_a_ = false, o32_b_ = false;  // operand A (B) addressed by 32-bit offsets from its slice base
+    bool narrow_ = false;                 // emitting the body of the problems with narrow leading dimensions
+    std::string o32_load_, o32_ld_;  // load_operand: the slice base read by 32-bit offsets ("": 64-bit)
+    GemmOperand o32_op_ = GemmOperand::no_trans;
     int vec_ = 1;  // SIMT: elements per vector read of the slices (1: scalar reads)
     SourceWriter w_;
 };
@@ -837,6 +935,8 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (!positive(c.dim_y)) return "config.dim_y: >= 1";
     if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) return "config.min_blocks_per_sm: 0 <= min_blocks_per_sm <= 32";
     if (c.stages != 0 && (c.stages < 2 || c.stages > 6)) return "config.stages: 0 (through registers) or 2 to 6 (cp.async ring)";
+    if (c.copy_offsets < 0 || c.copy_offsets > 2) return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base) or 2 (1, unrolled; the ring)";
+    if (c.copy_offsets == 2 && !pipelined(s)) return "config.copy_offsets: 2 needs the cp.async ring (stages >= 2, no Hermitian operand)";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
