@@ -11,6 +11,8 @@
 # checked levels, once with the committed table and once with the sweep's (BATCHSOLVE_TUNING_FILE),
 # targets by the tester (targets-committed.json, targets.json); (5) registers and stack of every kernel,
 # an Nsight Compute profile of the sweep table's x = 512 call, d and s. Writes $OUT/gemm-offsets/.
+#   GEMM_OFFSETS_CONFIRM=1: the confirmation of a table that adopted the winners: no sweep; the final
+#   rows with the committed table (targets.json), the skewed batch and SYRK/SYR2K, ncu at x = 512.
 # Run from the repository root with the bundle unpacked at /tmp/bundle; BUILD_DIR=build: a dry run here
 # with the build tree's executables (no GPU: the tester's rows skip).
 set -uo pipefail
@@ -56,6 +58,29 @@ EOF
 base=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7)
 sweep=("${base[@]}" --sweep --configs "$candidates")
 common=("${base[@]}" --setups gemm --ref cublas-grouped)
+if [[ -n ${GEMM_OFFSETS_CONFIRM:-} ]]; then
+  step final 24 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
+    --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
+  step skewed 10 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+    --json "$out/skewed.json"
+  step rank-k 10 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+    --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
+  step complex 14 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  if command -v ncu > /dev/null; then
+    for p in s d; do
+      (( $(left) > 12 )) || break
+      step ncu-$p 12 ncu --clock-control none --kernel-name regex:gemm_vbatched --launch-count 2 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        --section ComputeWorkloadAnalysis --section InstructionStats \
+        "$run" tester --routine gemm_vbatched --batch 2000 --repeat 1 --warmup 0 --seed 7 --setups gemm --precision $p --n 512
+    done
+  fi
+  echo "---- gemm-offsets confirmation ($((SECONDS - start)) s of $budget; $gpu; commit $commit)"
+  for f in final skewed rank-k complex; do echo "-- $f"; grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+  cat "$out/skipped.txt" 2>/dev/null
+  exit 0
+fi
 step warmup 20 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
 step sweep-bins 20 "$run" tester "${sweep[@]}" --setups gemm_bin --precision s,d --n 512,256 --json "$out/sweep-bins.json"
 step sweep-128 6 "$run" tester "${sweep[@]}" --setups gemm --precision s,d --n 128 --json "$out/sweep-128.json"
