@@ -623,6 +623,7 @@ struct Design {
     CorrectionMethod method = CorrectionMethod::automatic;
     int solve_block = -1;
     bool tf32_blocked = false;  // fp32 with TF32 updates of the blocked factor (the earlier variant)
+    double budget = -1;         // PosvMixedOptions::refinement_budget (-1: the table's, 0: unbounded)
 };
 
 // Every factor precision with each correction method (classical IR, GMRES-IR, and the automatic
@@ -631,6 +632,7 @@ struct Design {
 std::vector<Design> designs(const Options& o) {
     std::vector<Design> d{{"", LowPrecision::automatic, CorrectionMethod::automatic}};
     if (o.all_variants || !o.designs.empty()) {
+        d.push_back({"auto/unbounded", LowPrecision::automatic, CorrectionMethod::automatic, -1, false, 0});
         d.push_back({"fp32/classical", LowPrecision::fp32, CorrectionMethod::classical});
         d.push_back({"fp32/gmres", LowPrecision::fp32, CorrectionMethod::gmres});
         d.push_back({"fp32/auto", LowPrecision::fp32, CorrectionMethod::automatic});
@@ -752,6 +754,7 @@ void run_posv_mixed(const Options& o, int n, Context& ctx, Handles& h, const Sin
             options.factor_precision = d.precision;
             options.method = d.method;
             options.solve_block = d.solve_block;
+            options.refinement_budget = d.budget;
             PosvMixedResult result;
             try {
                 ctx.workspace(posv_mixed_workspace_size<double>(Uplo::lower, n, 1, options, ctx));
@@ -780,7 +783,8 @@ void run_posv_mixed(const Options& o, int n, Context& ctx, Handles& h, const Sin
             for (const SolveStep& s : result.steps)
                 steps.push_back({{"path", to_string(s.path)}, {"outcome", to_string(s.outcome)}, {"iterations", s.iterations},
                                  {"inner_iterations", s.inner_iterations}, {"gmres", s.gmres}, {"shift", s.shift},
-                                 {"history", s.history}});
+                                 {"history", s.history}, {"factor_ms", s.factor_seconds * 1e3},
+                                 {"refine_ms", s.refine_seconds * 1e3}});
             r.detail["steps"] = steps;
             r.detail["seconds"] = r.ms * 1e-3;
             if (!(r.error <= 2)) r.status = Status::failed, r.note += "; above the stopping test";

@@ -11,6 +11,7 @@
 #   tc-<n>    MIXED_TC_DESIGNS (default none; MIXED_TC_DESIGNS=all: every tensor-core design) beside
 #             Xpotrf + Xpotrs only
 # MIXED_NS (default 16384,8192) the orders; MIXED_REPEAT (3) the timed runs (median) after 1 warm-up.
+# MIXED_LIMIT_LARGE_S (30) and MIXED_LIMIT_S (12): the seconds of a base step at n >= 16384 and below.
 # Writes $OUT/mixed/ (gpu.txt, commit.txt, date.txt, <step>.json/.log, targets-*.json, summary.md);
 # the summary table last. Run from the repository root with the bundle unpacked at /tmp/bundle
 # (BUILD_DIR=build: the build tree's tester instead, a dry run here).
@@ -44,7 +45,7 @@ step() {
   tail -n 2 "$out/$name.log"
 }
 for n in "${ns[@]}"; do
-  step "base-$n" $(( n >= 16384 ? 30 : 12 )) 8 --n "$n" --designs "$base_designs" --ref cusolver,cusolver-irs \
+  step "base-$n" $(( n >= 16384 ? ${MIXED_LIMIT_LARGE_S:-30} : ${MIXED_LIMIT_S:-12} )) 8 --n "$n" --designs "$base_designs" --ref cusolver,cusolver-irs \
     --targets scripts/gpu/mixed-targets.json --targets-out "$out/targets-base-$n.json"
 done
 for n in "${ns[@]}"; do

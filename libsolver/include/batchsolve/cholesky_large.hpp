@@ -135,7 +135,8 @@ void potrs(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Conte
 
 // posv_mixed reports in refinement.hpp's vocabulary: paths single_refined (FP32 Cholesky + FP64
 // refinement) and double_direct (FP64 Cholesky + solve, checked by one FP64 residual); outcomes
-// converged, solved, overflow, not_positive_definite, stalled, diverged, too_many_iterations. The
+// converged, solved, overflow, not_positive_definite, stalled, diverged, too_many_iterations,
+// over_budget (the cost bound gave way to the next step: RefinementOptions::refinement_budget). The
 // names below are the same types under their earlier names.
 using PosvPath = SolvePath;
 using PosvOutcome = StepOutcome;
@@ -156,7 +157,8 @@ std::size_t posv_mixed_workspace_size(Uplo uplo, int n, int nrhs, const PosvMixe
 // them. The chain: with factor_precision automatic the tuning table's refined steps for n (GPU: FP32
 // up to 12288, split FP16 on the tensor cores above; CPU: FP32), else the one asked for; then
 // double_direct when allow_fallback; a system every allowed step fails on returns with path == none
-// and X filled with NaN.
+// and X filled with NaN. A refined step followed by another gives way to it once its projected
+// cost to finish exceeds the next step's estimated cost (refinement_budget; -1: the table's).
 template <class T>
 PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, const T* b, int ldb, T* x, int ldx,
                            const PosvMixedOptions& options, Context& ctx);

@@ -18,6 +18,11 @@
 // precision and whose preconditioner is the low factor: it converges where kappa(A) u_low > 1 stalls
 // classical refinement. The automatic choice starts classical and switches to GMRES
 // on the first pass whose residual shrinks by less than gmres_switch_ratio.
+//
+// A refined step with a later step in its chain is cost-bounded: the driver times the step's factor
+// and each pass (and each GMRES product), projects from the residual's rate so far what the rest of
+// the step would cost to reach the criterion, and ends the step (over_budget) once that exceeds the
+// estimated cost of the chain's next step (refinement_budget times the measured factor time).
 #pragma once
 
 #include <string>
@@ -54,6 +59,7 @@ enum class StepOutcome {
     stalled,                // a correction shrank the residual by less than stall_ratio
     diverged,               // the residual grew or became non-finite
     too_many_iterations,
+    over_budget,            // the projected cost of finishing this step exceeded the next step's (refinement_budget)
     singular                // the pivoted factorisation found an exactly singular matrix (column)
 };
 const char* to_string(StepOutcome o);
@@ -69,6 +75,8 @@ struct SolveStep {
     int inner_iterations = 0;   // GMRES: preconditioned products with A, summed over passes
     double shift = 0;           // the diagonal shift of the scaled matrix the low factor factored (0: none)
     std::vector<double> history;  // the scaled residual after each pass
+    double factor_seconds = 0;    // wall time of the step's factorisation (host clock, synchronised)
+    double refine_seconds = 0;    // wall time of its passes after the factorisation
 };
 
 // The precision of the low factor (posv_mixed; sysv_mixed factors in the working precision's lower one).
@@ -122,6 +130,13 @@ struct RefinementOptions {
     // factor, b > 0 blocks of b rows (STRSV + SGEMV), -1 the default.
     int factor_leaf = 0;
     int solve_block = -1;
+    // The cost bound of a refined step that has a later step in its chain: the next step's cost in
+    // units of this step's measured factor time. Once the projected cost of finishing this step
+    // (passes or GMRES products still needed at the residual's rate so far, each at its measured
+    // cost) exceeds it, the step ends over_budget and the chain moves on. -1: the solver's tuned
+    // value (posv_mixed: the tuning table's next_step_cost_percent / 100; sysv_mixed: unbounded);
+    // 0: unbounded.
+    double refinement_budget = -1;
 };
 
 struct MixedResult {

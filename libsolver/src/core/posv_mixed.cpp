@@ -10,6 +10,9 @@
 // routine posv_mixed: factor precision, correction method, an optional second step; without an entry,
 // and on the CPU, the FP32 factor corrected classically then by GMRES-IR), then FP64 when
 // allow_fallback: an answer is always at double accuracy or from the FP64 solve, never silently worse.
+// Every refined step but the last is cost-bounded (refinement.hpp's Budget): it gives way to the next
+// step once finishing it is projected to cost more than the table's next_step_cost_percent of its
+// measured factor time.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -51,6 +54,8 @@ void check_posv_options(const char* routine, const PosvMixedOptions& o) {
     checks::require(o.factor_leaf == 0 || (o.factor_leaf >= 32 && o.factor_leaf <= 8192), routine, "options.factor_leaf",
                     "0 (default) or 32 <= factor_leaf <= 8192 (got " + std::to_string(o.factor_leaf) + ")");
     checks::require(o.solve_block >= -1, routine, "options.solve_block", "solve_block >= -1");
+    checks::require(o.refinement_budget == -1 || o.refinement_budget >= 0, routine, "options.refinement_budget",
+                    "-1 (the tuning table's) or >= 0 (got " + std::to_string(o.refinement_budget) + ")");
 }
 
 // The GPU factor's configuration from the options (defaults: mixed_factor_backend.hpp).
@@ -157,11 +162,13 @@ struct Chain {
     std::vector<LowPrecision> precisions;  // the refined steps in order
     CorrectionMethod method;
     bool shift_retry = true;  // false: the table's chain skips options.shift_units' retry
+    double budget = 0;        // RefinementOptions::refinement_budget resolved (0: unbounded)
 };
 Chain resolve_chain(const PosvMixedOptions& o, int n, Context& ctx) {
-    if (o.factor_precision != LowPrecision::automatic) return {{o.factor_precision}, o.method};
     const tuning::MixedTuning t = tuning::mixed_tuning(Precision::d, n, tuning::context_arch(ctx));
-    Chain c{{t.factor}, o.method == CorrectionMethod::automatic ? t.method : o.method, t.shift_retry};
+    const double budget = o.refinement_budget >= 0 ? o.refinement_budget : t.next_step_cost_percent / 100.0;
+    if (o.factor_precision != LowPrecision::automatic) return {{o.factor_precision}, o.method, true, budget};
+    Chain c{{t.factor}, o.method == CorrectionMethod::automatic ? t.method : o.method, t.shift_retry, budget};
     if (t.second != LowPrecision::automatic && t.second != t.factor) c.precisions.push_back(t.second);
     return c;
 }
@@ -218,6 +225,7 @@ PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, cons
                                                                                        : &automatic;
     PosvMixedOptions driven = options;
     if (!resolved.shift_retry) driven.shift_units = 0;
+    driven.refinement_budget = resolved.budget;
     refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, driven, layout, ctx.workspace(layout.total), ctx, corrector);
     const MixedFactorConfig config = factor_config(options);
     CholeskyLow<T> single;

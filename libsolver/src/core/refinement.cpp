@@ -76,6 +76,7 @@ const char* to_string(StepOutcome o) {
         case StepOutcome::stalled: return "stalled";
         case StepOutcome::diverged: return "diverged";
         case StepOutcome::too_many_iterations: return "too_many_iterations";
+        case StepOutcome::over_budget: return "over_budget";
         case StepOutcome::singular: return "singular";
     }
     return "?";

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -167,6 +168,31 @@ public:
     virtual SolveStep solve(const Operator<T>& op, int nrhs, T* x, int ldx, const Scratch& scratch, Context& ctx) = 0;
 };
 
+// Seconds on the host's steady clock since `start`.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The cost bound of a refined step (RefinementOptions::refinement_budget): what the chain's next step
+// is estimated to cost, and how far the scaled residual still has to fall. `steps_left` projects
+// the units of work (passes, GMRES products) still needed at the rate seen so far.
+struct Budget {
+    double next_seconds = 0;  // the next step's estimated cost; <= 0: unbounded
+    double reduction = 1;     // the criterion over the scaled residual at the start of the pass (< 1)
+    bool exceeded = false;    // set by a corrector that gave up inside its pass
+    bool bounded() const { return next_seconds > 0; }
+    // `done` units brought the residual down by `achieved` (new / old); the units still needed to
+    // reach `needed` at that geometric rate (infinite when it made no progress), at least one.
+    static double steps_left(int done, double achieved, double needed) {
+        if (!(achieved < 1) || done <= 0) return std::numeric_limits<double>::infinity();
+        if (achieved <= needed) return 0;
+        const double rate = std::pow(achieved, 1.0 / done);
+        return std::max(1.0, std::ceil(std::log(needed / achieved) / std::log(rate)));
+    }
+    // True when `left` more units of `unit_seconds` each cost more than the next step.
+    bool over(double left, double unit_seconds) const { return bounded() && left * unit_seconds > next_seconds; }
+};
+
 // One pass's correction: x += d with A d ~ r.
 template <class T>
 struct Pass {
@@ -177,6 +203,7 @@ struct Pass {
     T* x;
     int ldx;
     const Scratch& scratch;
+    Budget* budget = nullptr;  // the step's cost bound (null: unbounded)
 };
 
 template <class T>
@@ -219,7 +246,9 @@ public:
 // and back) and classical Gram-Schmidt repeated once (CGS2: GEMVs against the basis and one host
 // fetch per iteration). Not restarted: a pass ends at `restart` products or when the residual has
 // shrunk by `tolerance`, and the outer pass measures the true residual. The basis lives in
-// Scratch::krylov (krylov_bytes).
+// Scratch::krylov (krylov_bytes). Under a bounded Budget the pass gives up (budget->exceeded) after a
+// product once the products still needed for the step's whole reduction, at the rate of its inner
+// residual so far and the measured cost per product, would cost more than the chain's next step.
 template <class T>
 class GmresCorrector : public Corrector<T> {
 public:
@@ -258,6 +287,7 @@ public:
             BATCHSOLVE_ON_BACKEND(ctx, scale_add<T>(n, T(0), nullptr, T(R(1) / beta), basis, ctx));
             std::fill(g.begin(), g.end(), T(0));
             g[0] = T(beta);
+            const auto started = std::chrono::steady_clock::now();
             int k = 0;
             for (; k < m; ++k) {
                 T* w = basis + std::size_t(k + 1) * n;
@@ -287,6 +317,16 @@ public:
                 givens(h[std::size_t(k) * (m + 1) + k], h[std::size_t(k) * (m + 1) + k + 1], cs[k], sn[k]);
                 rotate(cs[k], sn[k], g[k], g[k + 1]);
                 const bool done = std::abs(g[k + 1]) <= tolerance_ * beta || next == R(0);
+                // Every product ends in a fetch: the host clock measures the device's work. One
+                // product says nothing about the rate yet.
+                if (!done && k >= 1 && p.budget && p.budget->bounded()) {
+                    const double achieved = double(std::abs(g[k + 1]) / beta);
+                    const double left = Budget::steps_left(k + 1, achieved, p.budget->reduction);
+                    if (p.budget->over(left, seconds_since(started) / (k + 1))) {
+                        p.budget->exceeded = true;
+                        return true;
+                    }
+                }
                 if (!done && k + 1 < m)
                     BATCHSOLVE_ON_BACKEND(ctx, scale_add<T>(n, T(0), nullptr, T(R(1) / next), w, ctx));
                 if (done) {
@@ -463,7 +503,9 @@ public:
         MixedResult result;
         norm_a();
         bool first_refined = true;
-        for (const ChainStep<T>& link : chain) {
+        for (std::size_t at = 0; at < chain.size(); ++at) {
+            const ChainStep<T>& link = chain[at];
+            next_exists_ = at + 1 < chain.size();
             if (link.refined) {
                 const bool tensor_cores = first_refined && options_.tensor_core_updates;
                 first_refined = false;
@@ -530,9 +572,17 @@ private:
         step.shift = shift;
         clear_flags();
         factor.set_shift(shift);
+        // factor() reads its info back: the host clock then spans the device's factorisation.
+        const auto factor_start = std::chrono::steady_clock::now();
         const bool factored = factor.factor(op_, tensor_cores, scratch_, step, ctx_);
+        step.factor_seconds = seconds_since(factor_start);
         factor.set_shift(0);
         if (!factored) return step;
+        // The cost bound: only a step with a later one in the chain has something to switch to.
+        Budget budget;
+        if (next_exists_ && options_.refinement_budget > 0) budget.next_seconds = options_.refinement_budget * step.factor_seconds;
+        const double target = double(std::numeric_limits<R>::epsilon()) * std::max(std::sqrt(double(op_.n)), kSmallOrderFloor);
+        const auto refine_start = std::chrono::steady_clock::now();
         corrector.begin_step();
         const auto note = [&] {
             step.gmres = corrector.gmres();
@@ -543,18 +593,28 @@ private:
         BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(op_.n, nrhs_, b_, ldb_, r_, op_.n, ctx_));
         for (int j = 0; j < nrhs_; ++j)
             detail::backend_fill_bytes(ctx_, x_ + std::size_t(j) * ldx_, 0, std::size_t(op_.n) * sizeof(T));
-        const Pass<T> pass{op_, nrhs_, r_, d_, x_, ldx_, scratch_};
+        const Pass<T> pass{op_, nrhs_, r_, d_, x_, ldx_, scratch_, &budget};
         double previous = std::numeric_limits<double>::infinity();
         for (int k = 0;; ++k) {
+            const auto pass_start = std::chrono::steady_clock::now();
+            budget.reduction = std::isfinite(previous) && previous > 0 ? target / previous : target;
             const bool ok = corrector.correct(factor, pass, ctx_);
             note();
+            step.refine_seconds = seconds_since(refine_start);
             if (!ok) {
                 step.outcome = StepOutcome::overflow;
+                return step;
+            }
+            if (budget.exceeded) {
+                step.iterations = k;
+                step.outcome = StepOutcome::over_budget;
                 return step;
             }
             compute_residual();
             step.iterations = k;  // the first pass is the solve, the later ones corrections
             const Measure m = measure_residual();
+            step.refine_seconds = seconds_since(refine_start);
+            const double pass_seconds = seconds_since(pass_start);
             step.residual = m.scaled;
             step.history.push_back(m.scaled);
             if (!m.finite) {
@@ -580,6 +640,13 @@ private:
                 step.outcome = StepOutcome::too_many_iterations;
                 return step;
             }
+            // The passes still needed at this pass's rate, each as dear as this one (a pass that
+            // escalated has no rate of its new method yet).
+            if (!escalated && k > 0 &&
+                budget.over(Budget::steps_left(1, m.scaled / previous, target / m.scaled), pass_seconds)) {
+                step.outcome = StepOutcome::over_budget;
+                return step;
+            }
             previous = m.scaled;
         }
     }
@@ -588,7 +655,10 @@ private:
     SolveStep direct(DirectSolve<T>& solver) {
         clear_flags();
         BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(op_.n, nrhs_, b_, ldb_, x_, ldx_, ctx_));
+        const auto start = std::chrono::steady_clock::now();
         SolveStep step = solver.solve(op_, nrhs_, x_, ldx_, scratch_, ctx_);
+        ctx_.synchronize();
+        step.factor_seconds = seconds_since(start);  // factorisation and solve: the cost a bound compares with
         if (step.outcome != StepOutcome::solved) return step;
         compute_residual();
         const Measure m = measure_residual();
@@ -636,6 +706,7 @@ private:
     R* norms_ = nullptr;
     int* flags_ = nullptr;
     bool have_norm_ = false;
+    bool next_exists_ = false;  // the step running has a later step in its chain
 };
 
 }  // namespace batchsolve::refinement

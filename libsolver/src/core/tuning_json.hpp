@@ -181,7 +181,7 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_LDLT_TUNING_FIELDS(F) F(panel_order) F(update_leaf)
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
-#define BATCHSOLVE_MIXED_TUNING_FIELDS(F) F(factor) F(method) F(second) F(shift_retry)
+#define BATCHSOLVE_MIXED_TUNING_FIELDS(F) F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -245,13 +245,19 @@ struct LargeTuning {
 // precision and correction method, an optional second refined step (none: straight to the FP64
 // fallback, which always ends the chain when allowed), and whether a factor that is not positive
 // definite is retried once with a diagonal shift (options.shift_units) or the chain moves on at once.
+// next_step_cost_percent bounds each refined step's cost (RefinementOptions::refinement_budget): the
+// chain's next step is taken to cost this percentage of the step's measured factor time, and the step
+// ends once finishing it is projected to cost more (0: unbounded).
 // The initialisers are the chain of a case no table has: the FP32 factor, classical then GMRES, the
-// shift retry, then FP64.
+// shift retry, then FP64, the next step taken at 100% of the factor (a lower bound wherever the
+// fallback factors the same matrix in a higher precision, so the bound switches only when refinement
+// would cost more than any factorisation).
 struct MixedTuning {
     LowPrecision factor = LowPrecision::fp32;
     CorrectionMethod method = CorrectionMethod::automatic;
     LowPrecision second = LowPrecision::automatic;
     bool shift_retry = true;
+    int next_step_cost_percent = 100;
 };
 
 // The most integers any family's configuration packs into.
@@ -344,7 +350,13 @@ inline Fields fields_from_json(Family f, const nlohmann::json& j) {
         case Family::ldlt: return ldlt_to_fields(ldlt_from_json(j));
         case Family::trsm: return trsm_to_fields(trsm_from_json(j));
         case Family::cpu: return cpu_to_fields(cpu_from_json(j));
-        case Family::mixed: return mixed_to_fields(mixed_from_json(j));
+        case Family::mixed: {
+            const MixedTuning m = mixed_from_json(j);
+            if (m.next_step_cost_percent < 0)
+                throw InvalidArgument("tuning table", "next_step_cost_percent",
+                                      ">= 0 (0: unbounded; got " + std::to_string(m.next_step_cost_percent) + ")");
+            return mixed_to_fields(m);
+        }
     }
     return Fields{};
 }

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "../../src/core/refinement.hpp"
@@ -35,10 +37,14 @@ class ScaledFactor final : public refinement::LowFactor<double> {
 public:
     ScaledFactor(const std::vector<double>& a, int n, double gain, double tf32_gain = 0)
         : a_(a), n_(n), gain_(gain), tf32_gain_(tf32_gain) {}
+    // Wall time a factorisation and a solve take at least (the cost-bound tests set the ratio of a
+    // pass to a factor, as a large matrix on a GPU has it).
+    std::chrono::milliseconds factor_delay{0}, solve_delay{0};
     SolvePath path() const override { return SolvePath::single_refined; }
     int rows(const Operator<double>&) const override { return n_; }
     bool factor(const Operator<double>&, bool tensor_cores, const Scratch& scratch, SolveStep& step, Context&) override {
         ++factorisations;
+        std::this_thread::sleep_for(factor_delay);
         used_gain_ = tensor_cores && tf32_gain_ != 0 ? tf32_gain_ : gain_;
         float* low = static_cast<float*>(scratch.matrix);
         for (std::size_t k = 0; k < a_.size(); ++k) low[k] = float(a_[k]);
@@ -51,6 +57,7 @@ public:
         return true;
     }
     void solve(const Operator<double>&, int nrhs, float* d, int ldd, const Scratch& scratch, Context&) override {
+        std::this_thread::sleep_for(solve_delay);
         LAPACKE_spotrs(LAPACK_COL_MAJOR, 'L', n_, nrhs, static_cast<const float*>(scratch.matrix), n_, d, ldd);
         for (int j = 0; j < nrhs; ++j)
             for (int i = 0; i < n_; ++i) d[std::size_t(j) * ldd + i] *= float(used_gain_);
@@ -296,6 +303,71 @@ TEST(RefinementDriver, PassesGoThroughThePluggedCorrector) {
     EXPECT_EQ(run.result.path, SolvePath::single_refined) << run.result.describe();
     EXPECT_EQ(corrector.passes, run.result.iterations + 1);
     expect_accurate(s, run);
+}
+
+// The cost bound (RefinementOptions::refinement_budget). A factor of >= 20 ms and passes of >= 3 ms
+// each: with gain 0.5 the error halves per pass, so reaching the criterion from the first pass takes
+// about 30 more passes (>= 90 ms), more than the next step estimated at one factor (budget 1: ~20 ms):
+// the step must give way after its first correction, and the fallback's answer be accurate.
+TEST(RefinementDriver, SlowRefinementGivesWayToTheCheaperNextStep) {
+    const System s(606);
+    ScaledFactor low(s.a, System::n, 0.5);
+    low.factor_delay = std::chrono::milliseconds(20), low.solve_delay = std::chrono::milliseconds(3);
+    DirectCholesky direct(s.a, System::n);
+    RefinementOptions options;
+    options.max_iterations = 100;  // the bound, not the iteration limit, must end the step
+    options.refinement_budget = 1;
+    const ChainRun run = run_chain(s, {{&low, nullptr}, {nullptr, &direct}}, options);
+    ASSERT_EQ(run.result.steps.size(), 2u) << run.result.describe();
+    EXPECT_EQ(run.result.steps[0].outcome, StepOutcome::over_budget) << run.result.describe();
+    EXPECT_LE(run.result.steps[0].iterations, 2) << run.result.describe();
+    EXPECT_GE(run.result.steps[0].factor_seconds, 0.02);
+    EXPECT_EQ(run.result.path, SolvePath::double_direct);
+    EXPECT_NE(run.result.describe().find("single_refined: over_budget after"), std::string::npos) << run.result.describe();
+    expect_accurate(s, run);
+    // Unbounded, the same step converges (slowly): the bound is what switched.
+    options.refinement_budget = 0;
+    const ChainRun slow = run_chain(s, {{&low, nullptr}, {nullptr, &direct}}, options);
+    ASSERT_EQ(slow.result.steps.size(), 1u) << slow.result.describe();
+    EXPECT_EQ(slow.result.path, SolvePath::single_refined);
+    EXPECT_GT(slow.result.iterations, 10);
+    expect_accurate(s, slow);
+}
+
+// The same costs with a good factor: one or two more passes (<= ~6 ms) are cheaper than the next
+// step, so the step converges; and the last step of a chain is never bounded (nothing to switch to).
+TEST(RefinementDriver, CostBoundKeepsConvergingStepsAndTheLastStep) {
+    const System s(707);
+    DirectCholesky direct(s.a, System::n);
+    RefinementOptions options;
+    options.max_iterations = 100;
+    options.refinement_budget = 1;
+    ScaledFactor good(s.a, System::n, 1.0);
+    good.factor_delay = std::chrono::milliseconds(20), good.solve_delay = std::chrono::milliseconds(3);
+    const ChainRun run = run_chain(s, {{&good, nullptr}, {nullptr, &direct}}, options);
+    ASSERT_EQ(run.result.steps.size(), 1u) << run.result.describe();
+    EXPECT_EQ(run.result.steps[0].outcome, StepOutcome::converged);
+    expect_accurate(s, run);
+    ScaledFactor slow(s.a, System::n, 0.5);
+    options.refinement_budget = 1e-9;
+    const ChainRun last = run_chain(s, {{&slow, nullptr}}, options);
+    ASSERT_EQ(last.result.steps.size(), 1u) << last.result.describe();
+    EXPECT_EQ(last.result.path, SolvePath::single_refined) << last.result.describe();
+    expect_accurate(s, last);
+}
+
+// Budget::steps_left: the geometric projection the bound uses.
+TEST(RefinementDriver, BudgetProjectsTheRemainingSteps) {
+    using refinement::Budget;
+    EXPECT_EQ(Budget::steps_left(2, 1e-2, 1e-8), 6);   // rate 0.1 per unit: 6 more for 1e-6
+    EXPECT_EQ(Budget::steps_left(1, 0.5, 0.4), 1);     // at least one
+    EXPECT_EQ(Budget::steps_left(3, 1e-9, 1e-8), 0);   // already there
+    EXPECT_TRUE(std::isinf(Budget::steps_left(2, 1.0, 1e-8)));  // no progress
+    Budget b;
+    EXPECT_FALSE(b.over(1e9, 1.0)) << "unbounded by default";
+    b.next_seconds = 0.1;
+    EXPECT_TRUE(b.over(11, 0.01));
+    EXPECT_FALSE(b.over(9, 0.01));
 }
 
 }  // namespace

@@ -193,6 +193,35 @@ TEST(PosvMixed, EveryDesignUpperAndSeveralRightHandSides) {
             }
 }
 
+// A slowly converging system with a fallback: GMRES preconditioned by the FP32 factor needs many
+// products at kappa(A) u_fp32 ~ 6. With the next step estimated far cheaper than any product (budget
+// 1e-9 factors) the bound must end the refined step inside its first GMRES pass and the FP64 fallback
+// answer, its backward error within the double bound (c n u); unbounded, the same chain stays refined.
+TEST(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
+    const std::uint64_t seed = test_seed();
+    const double cond = 1e8;
+    const System s = make_system(120, 1, cond, seed);
+    PosvMixedOptions options;
+    options.factor_precision = LowPrecision::fp16;  // on the CPU: the scaled FP32 factor
+    options.method = CorrectionMethod::gmres;
+    options.shift_units = 64;
+    options.refinement_budget = 1e-9;
+    std::vector<double> x;
+    const PosvMixedResult r = solve(s, Uplo::lower, options, x);
+    SCOPED_TRACE(where(seed, s.n, cond) + ": " + r.describe());
+    ASSERT_GE(r.steps.size(), 2u);
+    EXPECT_EQ(r.steps.front().outcome, StepOutcome::over_budget);
+    EXPECT_GT(r.steps.front().factor_seconds, 0);
+    EXPECT_EQ(r.path, SolvePath::double_direct);
+    EXPECT_LE(r.backward_error, 4 * s.n * kEps / 2);
+    EXPECT_LE(scaled_residual(s, x), criterion(s.n));
+    options.refinement_budget = 0;
+    const PosvMixedResult unbounded = solve(s, Uplo::lower, options, x);
+    SCOPED_TRACE("unbounded: " + unbounded.describe());
+    EXPECT_EQ(unbounded.path, SolvePath::half_refined);
+    EXPECT_LE(scaled_residual(s, x), criterion(s.n));
+}
+
 TEST(PosvMixed, RejectsBadOptions) {
     Context ctx(Backend::cpu);
     PosvMixedOptions o;
@@ -200,6 +229,9 @@ TEST(PosvMixed, RejectsBadOptions) {
     EXPECT_THROW(posv_mixed_workspace_size<double>(Uplo::lower, 8, 1, o, ctx), InvalidArgument);
     o = PosvMixedOptions{};
     o.gmres_tolerance = 1.5;
+    EXPECT_THROW(posv_mixed_workspace_size<double>(Uplo::lower, 8, 1, o, ctx), InvalidArgument);
+    o = PosvMixedOptions{};
+    o.refinement_budget = -0.5;
     EXPECT_THROW(posv_mixed_workspace_size<double>(Uplo::lower, 8, 1, o, ctx), InvalidArgument);
     EXPECT_EQ(parse_low_precision("fp16_split"), LowPrecision::fp16_split);
     EXPECT_THROW(parse_low_precision("fp8"), InvalidArgument);

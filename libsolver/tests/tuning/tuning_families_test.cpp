@@ -114,11 +114,11 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     // posv_mixed's automatic chain: FP32 up to 12288, split FP16 without the shift retry above
     const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
     EXPECT_TRUE(m1.found);
-    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true})");
+    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
-              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false})");
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
-              R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true})")
+              R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100})")
         << "no table: the safe default chain";
     // the CPU's switch-over (cpu.json)
     EXPECT_EQ(tuned_cpu_switch_over(Precision::d).simd_max_order, 160);
@@ -162,6 +162,7 @@ TEST(TuningTables, MalformedTablesOfEveryFamilyNameFileEntryAndField) {
     expect_has(message(table("posv_mixed", R"({"factor":"fp8"})")), {"t.json", "entry 1", "posv_mixed", "'factor'", "fp8"});
     expect_has(message(table("posv_mixed", R"({"second":"automatic"})")), {"t.json", "entry 1", "'second'"});
     expect_has(message(table("posv_mixed", R"({"method":"cg"})")), {"t.json", "entry 1", "'method'"});
+    expect_has(message(table("posv_mixed", R"({"next_step_cost_percent":-5})")), {"t.json", "entry 1", "next_step_cost_percent", "-5"});
     expect_has(message(table("trsm_vbatched", R"([48])")), {"t.json", "entry 1", "best.config"});
     expect_has(message(table("getrf_vbatched", "{}")), {"t.json", "entry 1", "'routine'", "getrf_vbatched"});
     expect_has(message(table("sytrf_nopiv", "{}", "q")), {"t.json", "entry 1", "'precision'"});
