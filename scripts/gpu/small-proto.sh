@@ -54,19 +54,8 @@ proto() {  # proto NAME LIMIT ARGS...
   timeout -k 2 "$limit" stdbuf -oL "$carry/rows_prototype" "$@" > "$out/$name.csv" 2> "$out/$name.log"
   echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -c ',ok$' "$out/$name.csv") ok, $(grep -c 'FAILED' "$out/$name.csv") failed)"
 }
-step() {  # step NAME LIMIT TABLE(or -) TESTER-ARGS...
-  local name=$1 limit=$2 table=$3; shift 3
-  want "$name" || return 0
-  local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
-  (( limit > l )) && limit=$l
-  local t0=$SECONDS
-  if [[ $table == - ]]; then
-    timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
-  else
-    BATCHSOLVE_TUNING_FILE=$table timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
-  fi
-  echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -E '^tester:' "$out/$name.log"))"
-}
+source scripts/gpu/small-lib.sh  # tester_step
+step() { tester_step "$@"; }
 ns=4,8,12,16,24,32
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
 proto proto 25 --batch 16384 --n $ns --prec s,d --reps 10

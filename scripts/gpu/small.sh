@@ -53,20 +53,8 @@ fi
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 256 --repeat 5 --warmup 1 --jobs 16)
-# step NAME LIMIT TABLE(or -) TESTER-ARGS...: the tester under the budget left, JSON to NAME.json
-step() {
-  local name=$1 limit=$2 table=$3; shift 3
-  local l; l=$(left)
-  (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
-  (( limit > l )) && limit=$l
-  local t0=$SECONDS
-  if [[ $table == - ]]; then
-    timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
-  else
-    BATCHSOLVE_TUNING_FILE=$table timeout -k 2 "$limit" "$run" tester "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
-  fi
-  echo "$name: rc $? in $((SECONDS - t0)) s ($(tail -n 1 "$out/$name.log"))"
-}
+source scripts/gpu/small-lib.sh  # tester_step
+step() { tester_step "$@"; }
 dx() {  # dx NAME LIMIT ARGS...: bench_cusolverdx, line-buffered so a cut keeps its rows
   local name=$1 limit=$2; shift 2
   local l; l=$(left)

@@ -15,6 +15,11 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               synchronised per warp) where n divides 32, right otherwise: the library's form of
               experiments/small-rows-prototype's "rows" design
 
+  --lean      (with rows) config.lean_addressing where the rows kernel runs (potrf, n = 4, 8, 16, 32):
+              one pointer per lane stepped by lda, no minimum of blocks in the launch bounds
+  --max-registers s32=56,d16=72,...  (with rows) config.max_registers of those potrf cases (the cap
+              becomes the launch bounds' minimum of blocks)
+
 Every other entry stays as committed, so the cases not named run what they run today. Mirrors
 fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
   fused_table.py --design fused --n 4,8,12,16,24,32 --output /tmp/fused.json
@@ -65,6 +70,8 @@ def main():
     ap.add_argument("--routine", default="potrf,posv")
     ap.add_argument("--block-kib", type=float, default=110.0, help="fused: shared memory per block (KiB)")
     ap.add_argument("--halve", action="store_true", help="fused: half the matrices per block")
+    ap.add_argument("--lean", action="store_true", help="rows: lean_addressing where the rows kernel runs")
+    ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
     ap.add_argument("--committed", default=COMMITTED)
     ap.add_argument("--output", required=True)
     ap.add_argument("--list", action="store_true", help="print the replaced entries")
@@ -77,6 +84,10 @@ def main():
         elif part:
             ns.add(int(part))
     precs = set(a.precision.split(","))
+    caps = {}
+    for part in filter(None, a.max_registers.split(",")):
+        case, regs = part.split("=")
+        caps[(case[0], int(case[1:]))] = int(regs)
     routines = set(a.routine.split(","))
     table = json.load(open(a.committed))
     key = next(k for k, v in table.items() if isinstance(v, list) and v and isinstance(v[0], dict) and "routine" in v[0])
@@ -110,6 +121,10 @@ def main():
             new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new.update(rows_per_thread=1, threads_per_row=1, full_unroll=True, threads_per_block=128, nrhs_block=1)
             new["looking"] = "left" if 32 % n == 0 else "right"
+            if r == "potrf" and n in (4, 8, 16, 32):  # column_major.cpp's rows kernel (one_row_per_lane)
+                if a.lean:
+                    new["lean_addressing"] = True
+                new["max_registers"] = caps.get((p, n), 0)
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
@@ -118,7 +133,8 @@ def main():
         e["best"] = {"config": cfg}
         replaced.append((r, p, n, cfg))
     table["date"] = table.get("date", "")
-    table["note"] = "candidate table (%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % a.design
+    table["note"] = "candidate table (%s%s%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % (
+        a.design, ", lean addressing" if a.lean else "", ", max_registers " + a.max_registers if a.max_registers else "")
     with open(a.output, "w") as f:
         f.write("{\n")
         items = [(k, v) for k, v in table.items() if k != key]

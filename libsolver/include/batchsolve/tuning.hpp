@@ -117,6 +117,12 @@ struct CholeskyConfig {
     // d interleaved n = 100, fused 1.48x potrf's time, the two kernels 1.24x).
     int solve_warps_per_matrix = 0;
     int solve_nb = 0;
+    // Column-major potrf's rows kernel only (one row per lane: rows_per_thread = threads_per_row = 1,
+    // looking = left, n = 4, 8, 16, 32; any other kernel refuses it): each lane addresses its row from
+    // one base pointer stepped by lda (no 64-bit offset per element held in registers), and without
+    // max_registers the launch bounds leave the register count to the compiler (no minimum of blocks).
+    // The same arithmetic and memory accesses; fewer registers, more resident matrices per SM.
+    bool lean_addressing = false;
 };
 
 // The fields of CholeskyConfig in their serialised order, one F(field) each: equality, to_string,
@@ -126,7 +132,7 @@ struct CholeskyConfig {
     F(nb) F(looking) F(full_unroll) F(chunk_size) F(threads_per_block) F(warps_per_matrix)             \
     F(grid_blocks_per_sm) F(matrices_per_block) F(fast_math) F(nrhs_block) F(max_registers)            \
     F(rows_per_thread) F(threads_per_row) F(through_interleaved) F(staged) F(tensor_cores)             \
-    F(solve_warps_per_matrix) F(solve_nb)
+    F(solve_warps_per_matrix) F(solve_nb) F(lean_addressing)
 
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
 #define BATCHSOLVE_CONFIG_FIELD_EQUAL(field) \

@@ -45,7 +45,7 @@ struct Resolved {
     ColumnMajorShape shape;
 };
 
-Resolved resolve(const ColumnMajorSpec& spec) {
+Resolved resolve_shape(const ColumnMajorSpec& spec) {
     Resolved out;
     ColumnMajorShape& s = out.shape;
     const CholeskyConfig& c = spec.config;
@@ -240,7 +240,10 @@ Resolved resolve(const ColumnMajorSpec& spec) {
 // >= 4 dividing 32): lane i of a matrix's n lanes holds row i of the lower triangle (of L^H's rows for
 // upper) in registers; right-looking with the columns scaled as they go: the pivot comes by a shuffle,
 // the step's column through a per-warp double buffer read back as 16-byte broadcasts, one __syncwarp
-// per step and no block barrier.
+// per step and no block barrier. Addressing (A_BASE, LOAD_LOOP, STORE_LOOP): 64-bit offsets per element
+// from the matrix's base, or with config.lean_addressing one pointer per lane (lower: stepped by lda
+// behind BS_OPAQUE_I64, so that no column's address is computed ahead and held; upper: the lane's
+// column of U, compile-time offsets).
 constexpr const char* kRowsKernel = R"(
 BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
   BS_DECLARE_SMEM(bs_smem);
@@ -248,11 +251,10 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
   const int ml = t / @N@, i = t - ml * @N@;  // matrix slot, this lane's row
   const long long m = (long long)blockIdx.x * @MPB@ + ml;
   const bool act = m < (long long)count;
-  T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : (T*)0;
+  @A_BASE@
   T* const cb0 = (T*)bs_smem + (t >> 5) * 64 + (lane - i);  // this matrix's part of its warp's two buffers
   T r[@N@];
-#pragma unroll
-  for (int j = 0; j < @N@; ++j) r[j] = (act && i >= j) ? @LOAD@ : bs_zero();
+@LOAD_LOOP@
   int fcol = 0;  // 1-based column of the first bad pivot: columns < it hold L, the rest the Schur complement
 #pragma unroll
   for (int k = 0; k < @N@; ++k) {
@@ -273,9 +275,7 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
         if (jb + e > k && live) r[jb + e] = bs_sub_mul_conj(r[jb + e], lik, u.v[e]);
     }
   }
-#pragma unroll
-  for (int j = 0; j < @N@; ++j)
-    if (act && i >= j) @STORE@;
+@STORE_LOOP@
   if (act && i == 0) info[m] = fcol;
   (void)zero;
 }
@@ -288,6 +288,16 @@ bool one_row_per_lane(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
     return spec.routine == ColumnMajorRoutine::potrf && !spec.config.staged && warp_synchronous_steps(spec) &&
            s.rows_per_thread == 1 && s.threads_per_row == 1 && (spec.n == 4 || spec.n == 8 || spec.n == 16 || spec.n == 32) &&
            s.block_threads == s.matrices_per_block * spec.n;
+}
+
+// The shape, and config.lean_addressing refused where the rows kernel does not run (no other kernel
+// reads it, and a field that changes nothing would give one text two configurations).
+Resolved resolve(const ColumnMajorSpec& spec) {
+    Resolved out = resolve_shape(spec);
+    if (out.problem.empty() && spec.config.lean_addressing && !one_row_per_lane(spec, out.shape))
+        out.problem = "config.lean_addressing: only for the rows kernel (potrf, rows_per_thread = threads_per_row = 1, "
+                      "looking = left, n = 4, 8, 16 or 32, n threads per matrix)";
+    return out;
 }
 
 // ---- text output ---------------------------------------------------------------------------------
@@ -346,17 +356,41 @@ private:
     }
 
     void rows_kernel(const std::string& name) {
-        const std::string lower_at = "A[(long long)j * lda + i]", upper_at = "A[(long long)i * lda + j]";
+        const std::string N = I(n_);
+        std::string base, load, store;
+        if (!sp_.config.lean_addressing) {  // one 64-bit offset per element from the matrix's base
+            const std::string lower_at = "A[(long long)j * lda + i]", upper_at = "A[(long long)i * lda + j]";
+            base = "T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : (T*)0;";
+            load = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j) r[j] = (act && i >= j) ? " +
+                   (upper_ ? "bs_conj(" + upper_at + ")" : lower_at) + " : bs_zero();";
+            store = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j)\n    if (act && i >= j) " +
+                    (upper_ ? upper_at + " = bs_conj(r[j])" : lower_at + " = r[j]") + ";";
+        } else if (!upper_) {  // lean, lower: the lane's row, one pointer stepped by lda over the columns
+            base = "T* const A = (act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : a) + i;  // this lane's row";
+            const std::string walk = "  {  // one pointer stepped by lda, opaque so that no column's address is held\n"
+                                     "    T* p = A;\n#pragma unroll\n    for (int j = 0; j < " + N + "; ++j) {\n      ";
+            load = walk + "r[j] = (act && i >= j) ? *p : bs_zero();\n      p += lda;\n      BS_OPAQUE_I64(p);\n    }\n  }";
+            store = walk + "if (act && i >= j) *p = r[j];\n      p += lda;\n      BS_OPAQUE_I64(p);\n    }\n  }";
+        } else {  // lean, upper: the lane's row of U^H is column i of U, contiguous: compile-time offsets
+            base = "T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) + (long long)i * lda : a;  // column i of U";
+            load = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j) r[j] = (act && i >= j) ? bs_conj(A[j]) : bs_zero();";
+            store = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j)\n    if (act && i >= j) A[j] = bs_conj(r[j]);";
+        }
         w_.raw(fill_placeholders(kRowsKernel, {{"NAME", name},
                                                {"BT", I(s_.block_threads)},
-                                               {"MIN_BLOCKS", I(min_blocks())},
-                                               {"N", I(n_)},
+                                               {"MIN_BLOCKS", I(rows_min_blocks())},
+                                               {"N", N},
                                                {"MPB", I(s_.matrices_per_block)},
                                                {"VEC", I(s_.vec)},
                                                {"SQRT", sqrt_},
-                                               {"LOAD", upper_ ? "bs_conj(" + upper_at + ")" : lower_at},
-                                               {"STORE", upper_ ? upper_at + " = bs_conj(r[j])" : lower_at + " = r[j]"}}));
+                                               {"A_BASE", base},
+                                               {"LOAD_LOOP", load},
+                                               {"STORE_LOOP", store}}));
     }
+    // The rows kernel's minimum blocks: with lean_addressing and no max_registers, 0, which leaves the
+    // register count to ptxas as a plain __launch_bounds__(threads) does (an explicit 1 made it
+    // allocate 82 instead of 66 registers at s n = 32 with the plain addressing, CUDA 13.0)
+    int rows_min_blocks() const { return sp_.config.lean_addressing && sp_.config.max_registers <= 0 ? 0 : min_blocks(); }
 
     // ---- potrf / posv --------------------------------------------------------------------------
     void factor_kernel(const std::string& name) {
@@ -1116,7 +1150,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                 I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
-                I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? "_rows" : warp_synchronous_steps(spec) ? "_ws" : "");
+                I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? (spec.config.lean_addressing ? "_rows_lean" : "_rows") : warp_synchronous_steps(spec) ? "_ws" : "");
     if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged)
         name += "_p" + I(s.solve_prefetch) + "_t" + I(s.block_threads);

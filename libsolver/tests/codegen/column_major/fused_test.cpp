@@ -149,6 +149,35 @@ TEST(ColumnMajorWarpSteps, OneRowPerLaneRunsTheRowsKernel) {
     EXPECT_EQ(column_major_kernel_name(spec(8, 1, Routine::posv)).find("_rows"), std::string::npos);
 }
 
+// config.lean_addressing: the rows kernel's own text (named _rows_lean, one pointer per lane stepped by
+// lda, no minimum of blocks in the launch bounds unless max_registers asks); every other kernel refuses it.
+TEST(ColumnMajorWarpSteps, LeanAddressingIsTheRowsKernelsOnly) {
+    auto spec = [](int n, int rows_per_thread, Routine r = Routine::potrf, Uplo u = Uplo::lower) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, Precision::s, n, 1);
+        c.rows_per_thread = rows_per_thread, c.threads_per_row = 1, c.looking = Looking::left, c.full_unroll = true;
+        c.threads_per_block = 128, c.lean_addressing = true;
+        return column_major_spec(r, Precision::s, u, n, 1, c);
+    };
+    for (Uplo u : {Uplo::lower, Uplo::upper})
+        for (int n : {4, 8, 16, 32}) {
+            const auto s = spec(n, 1, Routine::potrf, u);
+            ASSERT_EQ(column_major_spec_problem(s), "") << n;
+            const std::string name = column_major_kernel_name(s), text = cuda_backend::tuned::generate_column_major_kernel(s).source;
+            EXPECT_NE(name.find("_rows_lean"), std::string::npos) << name;
+            EXPECT_NE(text.find("BS_KERNEL_HEAD(128, 0)"), std::string::npos) << name;
+            EXPECT_EQ(text.find("(long long)j * lda"), std::string::npos) << name;  // no per-element 64-bit offset
+            auto plain = s;
+            plain.config.lean_addressing = false;
+            EXPECT_NE(column_major_kernel_name(plain), name);
+            EXPECT_NE(cuda_backend::tuned::generate_column_major_kernel(plain).source.find("BS_KERNEL_HEAD(128, 1)"), std::string::npos);
+        }
+    auto capped = spec(32, 1);
+    capped.config.max_registers = 56;  // then the cap's minimum of blocks, as in every other kernel
+    EXPECT_NE(cuda_backend::tuned::generate_column_major_kernel(capped).source.find("BS_KERNEL_HEAD(128, 9)"), std::string::npos);
+    for (const auto& s : {spec(32, 2), spec(2, 1), spec(8, 1, Routine::posv)})
+        EXPECT_EQ(column_major_spec_problem(s).rfind("config.lean_addressing:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
+}
+
 TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     std::set<std::string> names;
     std::vector<ColumnMajorSpec> specs = fused_specs();

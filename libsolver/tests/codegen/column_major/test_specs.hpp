@@ -207,6 +207,10 @@ inline ColumnMajorSpec warp_steps(ColumnMajorSpec s) {
     s.config.looking = Looking::left;
     return cuda_backend::tuned::column_major_spec(s.routine, s.precision, s.uplo, s.n, s.nrhs, s.config);
 }
+inline ColumnMajorSpec lean(ColumnMajorSpec s) {
+    s.config.lean_addressing = true;
+    return s;
+}
 inline std::vector<ColumnMajorSpec> warp_step_specs() {
     using R = ColumnMajorRoutine;
     return {
@@ -223,6 +227,14 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
         warp_steps(make_spec(R::potrf, Precision::d, Uplo::lower, 4, 0, {"r1", 1, 1, 0, 4, true})),
         warp_steps(make_spec(R::potrf, Precision::z, Uplo::lower, 8, 0, {"r1", 1, 1, 0, 4, true})),
         warp_steps(make_spec(R::potrf, Precision::c, Uplo::upper, 32, 0, {"r1", 1, 1, 0, 4, true})),
+        // the rows kernel with config.lean_addressing (one pointer per lane stepped by lda)
+        lean(warp_steps(make_spec(R::potrf, Precision::s, Uplo::lower, 32, 0, {"r1", 1, 1, 0, 8, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::d, Uplo::upper, 16, 0, {"r1", 1, 1, 0, 4, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::s, Uplo::upper, 8, 0, {"r1", 1, 1, 0, 8, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::d, Uplo::lower, 4, 0, {"r1", 1, 1, 0, 4, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::z, Uplo::lower, 8, 0, {"r1", 1, 1, 0, 4, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::c, Uplo::upper, 32, 0, {"r1", 1, 1, 0, 4, true}))),
+        lean(warp_steps(make_spec(R::potrf, Precision::d, Uplo::lower, 32, 0, {"r1", 1, 1, 0, 4, true}))),
     };
 }
 
