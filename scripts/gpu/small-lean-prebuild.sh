@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Stages here (no GPU) what scripts/gpu/small-lean.sh carries, in .carry/small-lean/: prebuilt.tar.xz
+# (the candidate tables rows, rows-lean and rows-lean-cap of validation/cusolverdx/fused_table.py and
+# every kernel the script's tester steps run, compiled for sm_90 by batchsolve-warmup --arch 90, with
+# the generator version they are keyed by: build the bundle from the same libsolver/src/codegen) and
+# bench_cusolverdx (.gpu-bundle/cusolverdx/ from validation/cusolverdx/build-peer.sh if there, else
+# the prebuilt one of ../shared/tools/peers/cusolverdx/: n = 8, 16, 32, 64, 100, 128 only).
+#   scripts/gpu/small-lean-prebuild.sh [BUILD_DIR] [THREADS]     (SL_CAPS as small-lean.sh)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+threads=${2:-2}
+dest=$root/.carry/small-lean
+stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
+mkdir -p "$dest" "$stage/kernels" "$stage/tables"
+py=$root/validation/cusolverdx/fused_table.py caps=${SL_CAPS:-s8=32,s16=48,s32=56,d16=72}
+python3 "$py" --design rows --n 4:32 --output "$stage/tables/rows.json"
+python3 "$py" --design rows --n 4:32 --precision s,d,c,z --lean --output "$stage/tables/rows-lean.json"
+python3 "$py" --design rows --n 4:32 --lean --max-registers "$caps" --output "$stage/tables/rows-lean-cap.json"
+cp "$build/libsolver/generated/batchsolve_generator_version.hpp" "$stage/generator_version.hpp" 2>/dev/null ||
+  cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
+    -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
+warm() {  # warm TABLE(or -) ARGS...
+  local table=$1; shift
+  if [[ $table == - ]]; then
+    env -u BATCHSOLVE_TUNING_FILE "$build/tools/warmup/batchsolve-warmup" --arch 90 --cache-dir "$stage/kernels" --threads "$threads" "$@"
+  else
+    BATCHSOLVE_TUNING_FILE=$stage/tables/$table "$build/tools/warmup/batchsolve-warmup" --arch 90 --cache-dir "$stage/kernels" --threads "$threads" "$@"
+  fi
+}
+cm=(--precisions s,d --layouts column_major)
+warm rows-lean.json --routines potrf "${cm[@]}" --n 4,8,16,32
+warm rows-lean-cap.json --routines potrf "${cm[@]}" --n 4,8,16,32
+warm rows.json --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32
+warm - --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32
+for u in lower upper; do
+  warm rows-lean.json --routines potrf --precisions s,d,c,z --layouts column_major --n 4,8,16,32 --uplo $u --batch 300
+  warm rows-lean-cap.json --routines potrf "${cm[@]}" --n 4,8,16,32 --uplo $u --batch 300
+done
+warm - --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
+warm - --routines potrf,posv "${cm[@]}" --n 48,64
+tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" tables kernels generator_version.hpp
+peer=$root/.gpu-bundle/cusolverdx/bench_cusolverdx
+[[ -x $peer ]] || peer=$root/../shared/tools/peers/cusolverdx/bench_cusolverdx
+cp "$peer" "$dest/bench_cusolverdx" && chmod +x "$dest/bench_cusolverdx"
+echo "small-lean-prebuild: $(ls "$stage/kernels" | wc -l) kernels ($(du -h "$dest/prebuilt.tar.xz" | cut -f1) packed), version $(grep -o '"[0-9a-f]*"' "$stage/generator_version.hpp"), peer $peer -> $dest"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Small column-major potrf/posv: the shipped tables (the rows kernel adopted at the cases call 2 of
+# 2026-12-02 measured faster) beside the rows kernel with config.lean_addressing and cuSolverDx, all in
+# cuSolverDx's timing scope (one input set restored and the L2 flushed by a read before every timed
+# call; median of 7), in one device call of at most TOPIC_BUDGET_S (90) s:
+#   C  committed: the tester, shipped tables, potrf and posv, s and d, batch 16384, n = 4..64, with
+#      --ref cusolverdx (the peer as its child process: ratios like for like) and the tester's targets
+#   R  rows: candidate table `fused_table.py --design rows` (one row per thread; the plain rows kernel
+#      at potrf n = 4, 8, 16, 32), n = 4..32
+#   L  lean: the same with --lean (the rows kernel with lean_addressing), potrf n = 4, 8, 16, 32
+#   M  lean-cap: lean plus max_registers (SL_CAPS: s8=32,s16=48,s32=56,d16=72: the register counts
+#      ptxas reaches without spills there, so more blocks per SM)
+#   K  check / check-cap: lean and lean-cap on the GPU against LAPACK (--check --ref lapack): potrf
+#      s d c z (cap: s d), n = 4, 8, 16, 32, lower and upper, strided and pointer arrays
+#   H  batch 100000: committed, lean, lean-cap, potrf s d n = 8, 16, 32
+#   N  Nsight Compute of the lean kernels at s n = 32 (with and without the cap) and d n = 32
+# SL_STEPS (names below) runs only those. Most important first; each step bounded by what is left of
+# the budget, each its own JSON/log. Carried in .carry/small-lean/ (scripts/gpu/small-lean-prebuild.sh):
+# prebuilt.tar.xz (the candidate tables and every kernel of the tester steps, sm_90, with the generator
+# version they are keyed by) and bench_cusolverdx. Without current prebuilt kernels the kernels
+# compile here (NVRTC, --jobs 16): C then runs n <= 32 only. Writes $OUT/small-lean/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/small-lean; mkdir -p "$out"
+budget=${TOPIC_BUDGET_S:-90}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+run=${BUNDLE_RUN:-/tmp/bundle/run}
+carry=.carry/small-lean
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
+date -u +%FT%TZ > "$out/date.txt"
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+pre=/tmp/small-lean-prebuilt; mkdir -p "$pre"
+[[ -f $carry/prebuilt.tar.xz ]] && tar -xJf "$carry/prebuilt.tar.xz" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
+tables=$pre/tables caps=${SL_CAPS:-s8=32,s16=48,s32=56,d16=72}
+if [[ ! -f $tables/rows-lean-cap.json ]]; then  # no prebuilt folder: the same tables, the kernels compiled here
+  mkdir -p "$tables"
+  py=validation/cusolverdx/fused_table.py
+  python3 $py --design rows --n 4:32 --output "$tables/rows.json"
+  python3 $py --design rows --n 4:32 --precision s,d,c,z --lean --output "$tables/rows-lean.json"
+  python3 $py --design rows --n 4:32 --lean --max-registers "$caps" --output "$tables/rows-lean-cap.json"
+fi
+for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
+         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
+  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
+done
+version=$(grep -o '"[0-9a-f]*"' "$pre/generator_version.hpp" 2>/dev/null | tr -d '"')
+lib=$(dirname "$run")/lib stale=1
+fresh="not checked"
+if ls "$lib"/libbatchsolve.so* > /dev/null 2>&1; then
+  grep -aqs "${version:-none}" "$lib"/libbatchsolve.so* && fresh=current stale=0 || fresh="stale: NVRTC compiles here"
+fi
+echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), generator version ${version:-none} ($fresh); peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
+
+steps=" ${SL_STEPS:-committed rows lean lean-cap check check-cap committed-100k lean-100k lean-cap-100k ncu-lean ncu-lean-cap ncu-lean-d32} "
+want() { [[ $steps == *" $1 "* ]]; }
+source scripts/gpu/small-lib.sh  # tester_step
+ns_all=4,8,12,16,24,32,48,64
+(( stale )) && ns_all=4,8,12,16,24,32
+common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
+tester_step committed $((25 + 20 * stale)) - --routine potrf,posv --precision s,d --n $ns_all --batch 16384 "${common[@]}" \
+  --ref cusolverdx --cusolverdx-seconds 12 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
+tester_step rows 10 "$tables/rows.json" --routine potrf,posv --precision s,d --n 4,8,12,16,24,32 --batch 16384 "${common[@]}"
+tester_step lean 8 "$tables/rows-lean.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
+tester_step lean-cap 8 "$tables/rows-lean-cap.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
+chk=(--routine potrf --n 4,8,16,32 --layout column_major,pointer_array --uplo lower,upper --batch 300 --distinct 300
+     --repeat 1 --warmup 0 --check --ref lapack --jobs 16)
+tester_step check 15 "$tables/rows-lean.json" --precision s,d,c,z "${chk[@]}"
+tester_step check-cap 10 "$tables/rows-lean-cap.json" --precision s,d "${chk[@]}"
+h=(--routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}")
+tester_step committed-100k 8 - "${h[@]}"
+tester_step lean-100k 8 "$tables/rows-lean.json" "${h[@]}"
+tester_step lean-cap-100k 8 "$tables/rows-lean-cap.json" "${h[@]}"
+# N  Nsight Compute (if the image has it; clocks left alone): speed of light, occupancy, warp stalls
+prof() {  # prof NAME LIMIT KERNEL-REGEX TABLE PRECISION
+  local name=$1 limit=$2 regex=$3 table=$4 prec=$5
+  want "$name" || return 0
+  local l; l=$(left); (( l < 4 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  command -v ncu > /dev/null || { echo "$name: no ncu"; return; }
+  local t0=$SECONDS
+  BATCHSOLVE_TUNING_FILE=$table timeout -k 2 "$limit" ncu --clock-control none --section SpeedOfLight --section Occupancy \
+    --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis -k "regex:$regex" --launch-skip 1 \
+    --launch-count 1 "$run" tester --routine potrf --precision "$prec" --n 32 --batch 16384 --layout column_major \
+    --distinct 64 --repeat 1 --warmup 1 --jobs 1 --timing restore-each > "$out/$name.txt" 2>&1
+  echo "$name: rc $? in $((SECONDS - t0)) s"
+}
+prof ncu-lean 12 'potrf_cm_s_lower_n32.*_rows_lean$' "$tables/rows-lean.json" s
+prof ncu-lean-cap 12 'potrf_cm_s_lower_n32.*_rows_lean_rr56' "$tables/rows-lean-cap.json" s
+prof ncu-lean-d32 12 'potrf_cm_d_lower_n32.*_rows_lean' "$tables/rows-lean.json" d
+
+echo "=== small-lean: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
+grep -h -E '^(GPU|cuSolverDx peer|targets:)' "$out/committed.log" 2>/dev/null
+for f in committed rows lean lean-cap; do
+  grep -E "^potrf +[sd] " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
+done
