@@ -92,6 +92,8 @@ constexpr FactorDesign kFactorDesigns[] = {
     {"right+lookahead/nb128/leaf/trsm", CholeskyVariant::right_looking, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
     {"recursive/nb128/leaf/trsm", CholeskyVariant::recursive, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
     {"left/nb128/leaf/trsm", CholeskyVariant::left_looking, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
+    // cuSOLVER's blocks at the leaf's order: the per-column cost the leaf kernel has to beat
+    {"right+lookahead/nb128/trsm", CholeskyVariant::right_looking, 128, PanelSolve::trsm},
 };
 
 bool design_wanted(const Options& o, const std::string& name) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # posv_mixed's cost-bounded chain and the attribution of its initcheck reports, on one H200 in
-# TOPIC_BUDGET_S seconds (110 by default). Steps, most important first, each cut to the time left:
+# TOPIC_BUDGET_S seconds (130 by default). Steps, most important first, each cut to the time left:
 #   mixed      mixed.sh at n = 16384 and 8192, cond 1e2..1e8: the table's automatic chain (cost-bounded:
 #              next_step_cost_percent) beside the same chain unbounded (auto/unbounded: the previous
 #              behaviour), the FP32 factor and split FP16 classical, Xpotrf + Xpotrs and cuSOLVER's IRS
@@ -10,13 +10,16 @@
 #              and zeroed), then sanitize.sh's posv_mixed job (FP32/TF32 factors, n 128) for the same
 #              kernel names; each log's reports split by launcher (sanitize_reports.py); into
 #              $OUT/initcheck (logs, summary.tsv)
+#   leaf       large.sh's leaf steps (d and s at 8192/4096/2048): the leaf kernel's designs beside the
+#              table, cuSOLVER's own nb 128 blocks and Xpotrf; into $OUT/large
+# Order: mixed, initcheck of cusolver_potrf_alone, leaf, then the posv_mixed initcheck job with the rest.
 # Run from the repository root with the bundle unpacked at /tmp/bundle (BUILD_DIR=build: a dry run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-budget=${TOPIC_BUDGET_S:-110}; start=$SECONDS
+budget=${TOPIC_BUDGET_S:-130}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 out=${OUT:-/tmp/out}
-mixed_s=$(( budget * 55 / 100 ))
+mixed_s=$(( budget * 46 / 100 ))
 OUT=$out TOPIC_BUDGET_S=$mixed_s MIXED_NS=16384,8192 MIXED_LIMIT_LARGE_S=$(( mixed_s * 64 / 100 )) MIXED_LIMIT_S=$(( mixed_s * 24 / 100 )) \
   MIXED_BASE_DESIGNS=auto,auto/unbounded,fp32/auto,fp16_split/classical bash scripts/gpu/mixed.sh
 echo "mixed.sh: done after $((SECONDS - start)) s"
@@ -48,8 +51,19 @@ job alone-128 20 "$alone" --n 128
 job alone-128-zeroed 20 "$alone" --n 128 --memset-workspace
 job alone-512 20 "$alone" --n 512
 job alone-512-zeroed 20 "$alone" --n 512 --memset-workspace
+
+# The leaf diagonal kernel (reciprocals computed ahead) beside the table, cuSOLVER's nb 128 blocks
+# and Xpotrf: large.sh's leaf steps into $OUT/large.
+l=$(( $(left) - 2 ))
+if (( l >= 12 )); then
+  OUT=$out TOPIC_BUDGET_S=$l LARGE_LEAF_ONLY=1 \
+    LEAF_DESIGNS=right+lookahead/nb64/leaf/trsm,right+lookahead/nb128/leaf/trsm,left/nb128/leaf/trsm,right+lookahead/nb128/trsm \
+    bash scripts/gpu/large.sh
+else
+  echo "leaf: skipped ($l s left)"
+fi
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-cache}
-job posv-mixed-fp32 60 "$tester" --repeat 1 --warmup 0 --backend cuda --check --seed 43 --routine posv_mixed --precision d \
+job posv-mixed-fp32 120 "$tester" --repeat 1 --warmup 0 --backend cuda --check --seed 43 --routine posv_mixed --precision d \
   --cond 100 --designs auto,fp32/classical,tf32/gmres --n 128 --batch 1 --cpu-max 1024
 column -t -s $'\t' "$ic/summary.tsv"
 echo "mixed-bound: done after $((SECONDS - start)) s"
