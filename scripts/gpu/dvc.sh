@@ -1,41 +1,40 @@
 #!/usr/bin/env bash
-# dvc end to end on one GPU, within TOPIC_BUDGET_S seconds (default 12; repository root, bundle at
+# dvc end to end on one GPU, within TOPIC_BUDGET_S seconds (default 40; repository root, bundle at
 # /tmp/bundle, $OUT set). Every step is skipped when its estimated cost exceeds the time left, and
 # the steps run most important first:
+#   0. The fixed cost of any CUDA process here: cuda_start_floor (carried, built from
+#      apps/dic_volume/scripts/cuda_start_floor.cu), 3 runs each of: context only; + loading cuBLAS,
+#      cuSOLVER, cuFFT, NVRTC; the context torn down by cudaDeviceReset before the exit (reset);
+#      its phases and wall to floor.csv. Then dvc's own start: `dvc --help` 3 times (wall) and once
+#      with LD_DEBUG=statistics (the dynamic loader's share), to start.txt.
 #   1. 192^3 float32 raw pair (dvc generate --raw-only: translation 0.37,-0.21,0.55 voxels, strain
 #      0.002,-0.001,0.003, degree-5 resampling), a first dvc correlate --backend cuda with defaults
-#      (it fills the kernel cache), then warm runs of two designs side by side, alternating:
-#        A  the default: raw files go from the page cache through the pinned staging buffers to the
-#           GPU (no host copy of the volumes), and the process ends right after its outputs;
-#        B  the earlier design (--read-to-host --free-at-exit): both volumes read into host memory,
-#           uploaded from there, and volumes, device memory and the GPU context freed before exit.
-#      The timeline separates the two changes: reading/upload phases and the time after the outputs.
-#      Every run writes --summary-json (dvc's stage split) and --timeline (each phase's seconds since
-#      the process started, so the time before main and after the outputs is visible).
-#   2. test_dic_volume Gpu.* (the engines GPU against CPU with the tolerance from the stopping rule; the
-#      field strain GPU against CPU).
+#      (it fills the kernel cache), then warm runs of design A (the defaults: raw files streamed
+#      through the pinned staging buffers to the GPU, the process ends after its outputs)
+#      interleaved with the interpolants side by side on the same pair: Icubic (--interpolation
+#      cubic, the earlier default), Iquintic (every iteration quintic), Fquintic (O-MOMS, then the
+#      converged points on with quintic: --final-interpolation quintic), P1 (the default O-MOMS
+#      with --presmooth 1). Every run writes --summary-json and --timeline.
+#   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
 #      resampling, so it fits the budget): a first A run (it fills the kernel cache for this size),
-#      then warm runs A, B, A: wall time and the split at full size (its RMSE is of a whole-voxel
-#      shift: not the sub-voxel accuracy target).
-#   4. The 192^3 pair again with --presmooth 0, 1, 1.25, 1.75, 2 (design A): the default's bias
-#      against the strain mismatch on the GPU (runs.csv designs P<sigma>; the targets use A only).
-#   0. (first) The fixed cost of any CUDA process here: cuda_start_floor (carried, built from
-#      apps/dic_volume/scripts/cuda_start_floor.cu), 3 runs each of: context only; + loading cuBLAS,
-#      cuSOLVER, cuFFT, NVRTC; + their handles; + 400 MiB device and 64 MiB pinned memory left to the
-#      exit; the same torn down by cudaDeviceReset before the exit (reset); its phases and wall to
-#      floor.csv. The floor of a 192^3 run is exec + context + exit.
+#      then warm runs A, C, A, A, Fquintic, Iquintic; C is A with the result file on /dev/shm (tmpfs: the
+#      write without the disk's sync, to split the results file's time). Its RMSE is of a
+#      whole-voxel shift: not the sub-voxel accuracy target.
+#   4. The 192^3 pair again: A, Icubic, Iquintic, Fquintic, P1, and --presmooth 0.75 and 1.25 with O-MOMS.
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
-# timeline-*.json, tests.txt, then runs.json, table.md, phases.md and targets.json (by this script).
-# Knobs: TOPIC_BUDGET_S (12), DVC_BUNDLE_RUN (replaces /tmp/bundle/run), DVC_SMALL (192) and DVC_LARGE (512): the sizes.
+# timeline-*.json, tests.txt, floor.csv, start.txt, then runs.json, table.md, phases.md and
+# targets.json (by this script; the targets use design A only).
+# Knobs: TOPIC_BUDGET_S (40), DVC_BUNDLE_RUN (replaces /tmp/bundle/run), DVC_SMALL (192) and DVC_LARGE (512): the sizes.
 set -uo pipefail
 out=${OUT:?OUT must name the results folder}/dvc
 mkdir -p "$out"
 R=${DVC_BUNDLE_RUN:-/tmp/bundle/run}
-budget=${TOPIC_BUDGET_S:-12}
+budget=${TOPIC_BUDGET_S:-40}
 t_start=$(date +%s.%N)
 work=$(mktemp -d /tmp/dvc_e2e_XXXXXX)
-trap 'rm -rf "$work"' EXIT
+shm=$(mktemp -d /dev/shm/dvc_e2e_XXXXXX 2>/dev/null || mktemp -d /tmp/dvc_e2e_shm_XXXXXX)
+trap 'rm -rf "$work" "$shm"' EXIT
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-$work/kernel-cache}
 mkdir -p "$BATCHSOLVE_CACHE_DIR"
 commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -55,8 +54,7 @@ small=${DVC_SMALL:-192} large=${DVC_LARGE:-512} run=2
 floor_bin=${DVC_FLOOR_BIN:-.carry/dvc/cuda_start_floor}
 if [[ -x $floor_bin ]] && fits 6; then
   echo "variant,rep,wall_s,json" > "$out/floor.csv"
-  for variant in "context" "libs:--libs" "handles:--handles" "memory:--device-mib 400 --pinned-mib 64" \
-                 "reset:--device-mib 400 --pinned-mib 64 --reset"; do
+  for variant in "context" "libs:--libs" "reset:--reset"; do
     name=${variant%%:*}; args=""; [[ $variant == *:* ]] && args=${variant#*:}
     for rep in 1 2 3; do
       t0=$(now); j=$(timeout 10 "$R" "$PWD/$floor_bin" $args 2>&1 | tail -1); wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }')
@@ -65,14 +63,27 @@ if [[ -x $floor_bin ]] && fits 6; then
     done
   done
 else skip "floor (no $floor_bin)"; fi
+# dvc's own start: the process with nothing to do but print its help.
+if fits 2; then
+  for rep in 1 2 3; do
+    t0=$(now); timeout 10 "$R" dvc --help > /dev/null 2>&1; echo "dvc --help $rep: wall $(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }') s" >> "$out/start.txt"
+  done
+  LD_DEBUG=statistics timeout 10 "$R" dvc --help 2>> "$out/start.txt" > /dev/null
+  cat "$out/start.txt" | head -8
+fi
 echo "size,run,design,wall_s,rc" > "$out/runs.csv"
 # correlate SIZE RUN DESIGN: one dvc correlate process on the pair of SIZE, timed from outside.
 correlate() {
   local n=$1 run=$2 design=$3 extra=("${@:4}")
+  local result=$work/result$n.h5
   [[ $design == B ]] && extra+=(--read-to-host --free-at-exit)
+  [[ $design == C ]] && result=$shm/result$n.h5
+  [[ $design == I* ]] && extra+=(--interpolation "${design#I}")
+  [[ $design == P* ]] && extra+=(--presmooth "${design#P}")
+  [[ $design == F* ]] && extra+=(--final-interpolation "${design#F}")
   local t0; t0=$(now)
   timeout 20 "$R" dvc correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
-      --dims "${n}x${n}x${n}" --dtype float32 --backend cuda -o "$work/result$n.h5" --force -q --truth "$work/truth$n.h5" \
+      --dims "${n}x${n}x${n}" --dtype float32 --backend cuda -o "$result" --force -q --truth "$work/truth$n.h5" \
       --summary-json "$out/summary-$n-$run.json" --timeline "$out/timeline-$n-$run.json" "${extra[@]}" > "$out/correlate-$n-$run.txt" 2>&1
   local rc=$?
   local wall; wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
@@ -86,31 +97,30 @@ generate() {  # generate SIZE TRANSLATION STRAIN
   echo "generate ${1}^3: rc $?, $(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.3f", a - b }') s"
 }
 
-# 1. 192^3, the sub-voxel pair: cold run, then A and B alternating.
+# 1. 192^3, the sub-voxel pair: cold run, then A with the other interpolants between.
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A B A B A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A Icubic A Iquintic A Fquintic A P1 A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
-if fits 1.5; then
-  timeout 10 "$R" test_dic_volume --gtest_brief=1 --gtest_filter='Gpu.*' > "$out/tests.txt" 2>&1
+if fits 3; then
+  timeout 20 "$R" test_dic_volume --gtest_brief=1 --gtest_filter='Gpu.*' > "$out/tests.txt" 2>&1
   echo "test_dic_volume Gpu.* rc=$?" | tee -a "$out/tests.txt"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|seed" "$out/tests.txt" | head -8
 else skip "test_dic_volume Gpu.*"; fi
 
-# 3. 512^3 whole-voxel pair: A then B, then the second 192^3 A/B pair if time is left.
+# 3. 512^3 whole-voxel pair: a cache-filling A, then A, C, A, A, Iquintic.
 if fits 4.5; then
   generate "$large" 3,-2,1 0
   lrun=1
-  for design in A A B A; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
+  for design in A A C A A Fquintic Iquintic; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
 else skip "512^3"; fi
+# 4. The 192^3 pair once more: each design again, and O-MOMS at two more pre-smoothings.
 if [[ -f $work/v${small}_reference.raw ]]; then
-  for design in A B; do fits 0.9 && correlate "$small" $run $design || skip "192^3 run $run ($design)"; run=$((run + 1)); done
-  # 4. The default pre-smoothing against others on the GPU (same pair, design A).
-  for sigma in 0 1 1.25 1.75 2; do
-    fits 0.9 && correlate "$small" $run "P$sigma" --presmooth "$sigma" || skip "192^3 --presmooth $sigma"; run=$((run + 1))
+  for design in A Icubic Iquintic Fquintic P1 A P0.75 P1.25; do
+    fits 0.9 && correlate "$small" $run "$design" || skip "192^3 run $run ($design)"; run=$((run + 1))
   done
 fi
 
@@ -175,6 +185,20 @@ target("512^3 process wall <= 1.5 s (warm)", [r["wall_s"] for r in a512], 1.5, f
 target("512^3 dvc total (end_to_end_s.total) <= 1.0 s (warm)", [r["end_to_end_s"] for r in a512 if r["end_to_end_s"] is not None], 1.0,
        "dvc --summary-json, the same runs")
 json.dump(targets, open(f"{out}/targets.json", "w"), indent=1)
+# Designs side by side: medians of the warm runs of each (size, design).
+med = lambda v: statistics.median(v) if v else None
+des = ["# Designs side by side (medians of the warm runs)", "",
+       "| size | design | runs | wall s | dvc e2e s | IC-GN s | write s | RMSE vox | converged |", "|---|---|---|---|---|---|---|---|---|"]
+for n_ in (small, large):
+    for d_ in sorted({r["design"] for r in rows if r["size"] == n_}):
+        w = warm(n_, d_)
+        if not w:
+            continue
+        pick = lambda key: med([r[key] for r in w if r[key] is not None])
+        des.append(f"| {n_}^3 | {d_} | {len(w)} | {f(pick('wall_s'))} | {f(pick('end_to_end_s'))} | {f(pick('icgn_s'))} | {f(pick('write_s'))} | "
+                   f"{'-' if pick('rmse') is None else format(pick('rmse'), '.4e')} | {min(r['converged'] for r in w)}/{w[0]['points']} |")
+open(f"{out}/designs.md", "w").write("\n".join(des) + "\n")
+print("\n".join(des))
 print("\n".join(lines[4:]))
 for t in targets:
     print(f"target: {t['target']}: measured {t['measured']}, met {t['met']} ({t['basis']})")

@@ -78,6 +78,8 @@ def main():
         gi = f["/points/grid_index"][:]
         # The settings the run used (dvc's defaults with --defaults).
         args.subset, args.spacing = int(f.attrs["subset"]), int(f.attrs["spacing"])
+        interpolation = f.attrs["interpolation"]
+        interpolation = interpolation.decode() if isinstance(interpolation, bytes) else str(interpolation)
     args.presmooth = summary.get("presmooth", args.presmooth) if not args.defaults else "default"
     ci = np.round(c).astype(int).clip(0, 191)
     d = distance[ci[:, 0], ci[:, 1], ci[:, 2]]
@@ -95,7 +97,7 @@ def main():
         "cut_converged": float((status[cut] == 0).mean()) if cut.any() else None,
         "away_zncc_median": float(np.median(zncc[away])) if away.any() else None,
         "timings_s": summary["timings_s"], "backend": summary["backend"], "subset": args.subset, "spacing": args.spacing,
-        "presmooth": args.presmooth,
+        "presmooth": args.presmooth, "interpolation": interpolation,
     }
     commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     report["provenance"] = {"machine": f"{platform.node()} ({os.cpu_count()} cores)", "commit": commit,
@@ -142,7 +144,7 @@ def main():
     s = report
     lines = [f"# dvc on the real TomoWarp2 notched pair", "",
              f"Machine {p['machine']}, commit {p['commit']}, {p['date']}, backend {s['backend']}; subset {args.subset}³, spacing {args.spacing}, "
-             f"presmooth {args.presmooth}{' (dvc correlate with no option but the inputs and the backend)' if args.defaults else ''}, default settings otherwise (cubic, seeded FFT start, ZNCC threshold 0.9).", "",
+             f"presmooth {args.presmooth}{' (dvc correlate with no option but the inputs and the backend)' if args.defaults else ''}, default settings otherwise ({s['interpolation']} interpolation, seeded FFT start, ZNCC threshold 0.9).", "",
              f"- points: {s['points']}; statuses: " + ", ".join(f"{k} {v}" for k, v in s["status"].items()),
              f"- away from the crack (material, centre farther than the subset's half-diagonal from the crack): {s['away_from_crack']} points, "
              f"ZNCC ≥ 0.9 at {100 * s['away_zncc_ge_0.9']:.1f} %, converged {100 * s['away_converged']:.1f} %, median ZNCC {s['away_zncc_median']:.3f}",

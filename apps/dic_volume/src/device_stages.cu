@@ -33,7 +33,10 @@ constexpr int kThreads = 256;
 // Staging buffers of the upload: large enough that a DMA's set-up time is negligible, small enough
 // that the first chunk starts moving at once and that pinning them stays short (two 32 MiB buffers
 // took 21 ms on the H200 host, on the critical path of a 192^3 run: the engine waits for them).
+// Smaller volumes get smaller buffers (an eighth of a volume, at least kUploadChunkMinBytes): at
+// 192^3 (28 MiB) two 4 MiB buffers instead of two 16 MiB ones.
 constexpr std::size_t kUploadChunkBytes = std::size_t(16) << 20;
+constexpr std::size_t kUploadChunkMinBytes = std::size_t(2) << 20;
 // Threads that fill a staging buffer.
 constexpr std::size_t kCopyThreads = 8;
 // Device memory the shift search may hold for one chunk of windows.
@@ -383,6 +386,7 @@ namespace {
 // the process ends, when the driver releases them.
 struct UploadStaging {
     std::mutex mutex;
+    std::size_t chunk_bytes = 0;  // chosen by the first reservation
     float* buffer[2] = {nullptr, nullptr};
     cudaEvent_t done[2] = {nullptr, nullptr};
 };
@@ -393,19 +397,26 @@ UploadStaging& upload_staging() {
 }
 
 // Allocates the staging buffers if they are not yet there; the caller holds the mutex.
-void reserve_locked(UploadStaging& s) {
+void reserve_locked(UploadStaging& s, std::size_t volume_floats) {
+    if (s.chunk_bytes == 0) s.chunk_bytes = upload_chunk_bytes(volume_floats);
     for (int b = 0; b < 2; ++b) {
-        if (!s.buffer[b]) DVC_STAGE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.buffer[b]), kUploadChunkBytes, cudaHostAllocDefault));
+        if (!s.buffer[b]) DVC_STAGE_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&s.buffer[b]), s.chunk_bytes, cudaHostAllocDefault));
         if (!s.done[b]) DVC_STAGE_CHECK(cudaEventCreateWithFlags(&s.done[b], cudaEventDisableTiming));
     }
 }
 
 }  // namespace
 
-void reserve_upload_staging() {
+std::size_t upload_chunk_bytes(std::size_t volume_floats) {
+    if (volume_floats == 0) return kUploadChunkBytes;
+    const std::size_t eighth = (volume_floats * sizeof(float) / 8 + (std::size_t(1) << 20) - 1) & ~((std::size_t(1) << 20) - 1);
+    return std::clamp(eighth, kUploadChunkMinBytes, kUploadChunkBytes);
+}
+
+void reserve_upload_staging(std::size_t volume_floats) {
     UploadStaging& s = upload_staging();
     std::lock_guard<std::mutex> lock(s.mutex);
-    reserve_locked(s);
+    reserve_locked(s, volume_floats);
 }
 
 namespace {
@@ -416,10 +427,10 @@ namespace {
 // recorded after every copy and waited for before the fill.
 template <class Fill>
 void staged_upload(float* dst, std::size_t count, cudaStream_t stream, const Fill& fill) {
-    const std::size_t chunk = kUploadChunkBytes / sizeof(float);
     UploadStaging& s = upload_staging();
     std::lock_guard<std::mutex> lock(s.mutex);
-    reserve_locked(s);
+    reserve_locked(s, count);
+    const std::size_t chunk = s.chunk_bytes / sizeof(float);
     try {
         for (std::size_t first = 0, i = 0; first < count; first += chunk, ++i) {
             const int b = int(i % 2);
@@ -471,7 +482,8 @@ void gaussian_smooth(float* v, float* scratch, const Dims& d, double sigma, cuda
 }
 
 void bspline_prefilter(float* v, float* scratch, const Dims& d, int degree, cudaStream_t stream) {
-    if (degree != 3 && degree != 5) throw Error("GPU prefilter: degree " + std::to_string(degree) + " (3 or 5 supported)");
+    if (degree != 3 && degree != 5 && degree != kOmomsPrefilter)
+        throw Error("GPU prefilter: degree " + std::to_string(degree) + " (3, 5 or the O-MOMS code supported)");
     const SplinePoles poles = spline_poles(degree);
     const std::int64_t nz = d[0], ny = d[1], nx = d[2];
     // x: transpose each slice to (z, x, y), filter along the middle axis (lines (z, y), stride ny), back.

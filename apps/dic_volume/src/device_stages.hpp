@@ -17,9 +17,13 @@ namespace dvc::device {
 
 // Host-to-device copy of `count` floats through two pinned staging buffers (the host fills one
 // while the other's DMA runs); returns when the copy is complete. The buffers are the process's,
-// made by the first upload or by reserve_upload_staging() ahead of it.
+// made by the first upload or by reserve_upload_staging() ahead of it, sized then for volumes of
+// `volume_floats` (0: not known; upload_chunk_bytes).
 void upload(float* dst, const float* host, std::size_t count, cudaStream_t stream);
-void reserve_upload_staging();
+void reserve_upload_staging(std::size_t volume_floats = 0);
+// Bytes of one staging buffer for volumes of `volume_floats`: an eighth of a volume, within
+// 2..16 MiB (the whole 16 MiB only pays for volumes of 128 MiB and more).
+std::size_t upload_chunk_bytes(std::size_t volume_floats);
 // The same from a raw file (Volume::unread): the staging buffers are filled by reading the file on
 // several threads, so the samples never sit in host memory of their own.
 void upload_raw(float* dst, const RawFile& file, cudaStream_t stream);
@@ -29,7 +33,7 @@ void preload_libraries();
 // Separable Gaussian (volume_math.hpp's taps, mirrored borders) in place; `scratch` holds a volume.
 void gaussian_smooth(float* v, float* scratch, const Dims& dims, double sigma, cudaStream_t stream);
 
-// B-spline coefficients of degree 3 or 5 in place (axes x, y, z in turn as on the CPU; one thread
+// Spline coefficients (B-spline degree 3 or 5, or kOmomsPrefilter) in place (axes x, y, z in turn as on the CPU; one thread
 // per line, the x axis through a transposed copy in `scratch` so that every pass is coalesced).
 void bspline_prefilter(float* v, float* scratch, const Dims& dims, int degree, cudaStream_t stream);
 

@@ -39,7 +39,12 @@ constexpr int kParams = 12;
 
 struct IcgnSettings {
     int subset = 32;                      // edge of the cubic subset, voxels
-    Interpolation interpolation = Interpolation::cubic_bspline;
+    Interpolation interpolation = Interpolation::cubic_omoms;
+    // With final_phase, every point that converged with `interpolation` iterates on from there with
+    // `final_interpolation` until it converges again (at most max_iterations more); a point whose
+    // final phase fails (or whose warped subset is beyond that sampler's reach) keeps its first result.
+    bool final_phase = false;
+    Interpolation final_interpolation = Interpolation::quintic_bspline;
     int max_iterations = 50;
     double tolerance = 1e-4;              // on ||dp|| = sqrt(|dt|^2 + (subset/2)^2 |dG|_F^2), voxels
     double max_displacement_change = -1;  // diverged when |t - t_initial| exceeds it (< 0: subset/2)
@@ -101,7 +106,9 @@ std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume& reference, const
 // device), so that its creation overlaps the reading of the volumes; wait() before using the GPU.
 class GpuWarmUp {
 public:
-    GpuWarmUp();
+    // volume_floats: voxels of one volume where known before reading (raw --dims), else 0; it
+    // sizes the upload's staging buffers.
+    explicit GpuWarmUp(std::size_t volume_floats = 0);
     ~GpuWarmUp();
     // Loads cuFFT on the calling thread (it waits anyway), then waits for the context and staging.
     void wait();

@@ -67,13 +67,14 @@ public:
           ctx_(ctx) {
         check_icgn_inputs(reference, deformed, settings);
         const auto t0 = t0_;
-        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
+        const bool spline = is_spline(s_.interpolation);
         std::vector<float> ref_coefficients;
-        if (cubic) {
+        if (spline) {
             ref_coefficients = bspline_coefficients(ref_, 3);
-            def_coefficients_ = bspline_coefficients(def_, 3);
+            def_coefficients_ = interpolation_coefficients(def_, s_.interpolation);
         }
-        image_gradients(ref_, cubic ? &ref_coefficients : nullptr, s_.interpolation, gz_, gy_, gx_);
+        if (s_.final_phase) final_coefficients_ = interpolation_coefficients(def_, s_.final_interpolation);
+        image_gradients(ref_, spline ? &ref_coefficients : nullptr, s_.interpolation, gz_, gy_, gx_);
         timings.prepare_s += seconds_since(t0);
     }
 
@@ -151,61 +152,95 @@ public:
         std::vector<double> rhs;
         std::vector<const double*> factors;
         int iteration = 0;
-        while (!active.empty() && iteration < s_.max_iterations) {
-            ++iteration;
-            const std::int64_t m = std::int64_t(active.size());
-            rhs.assign(std::size_t(m) * 12, 0.0);
-            factors.resize(m);
-            std::vector<char> usable(m, 1);
-            t0 = Clock::now();
+        // Iterates the active points with one interpolant until none is left or `last` iterations.
+        auto iterate = [&](Interpolation interp, const float* src, SamplerReach bounds, int last) {
+            while (!active.empty() && iteration < last) {
+                ++iteration;
+                const std::int64_t m = std::int64_t(active.size());
+                rhs.assign(std::size_t(m) * 12, 0.0);
+                factors.resize(m);
+                std::vector<char> usable(m, 1);
+                t0 = Clock::now();
 #pragma omp parallel for schedule(dynamic, 2)
-            for (std::int64_t a = 0; a < m; ++a) {
-                const std::int64_t k = active[a];
-                factors[a] = &hessians_[std::size_t(k) * 144];
-                if (!deformed_rhs(centres[k].data(), &params[12 * k], k, &rhs[12 * a], &zncc[k])) {
-                    usable[a] = 0;
-                    std::fill(&rhs[12 * a], &rhs[12 * a] + 12, 0.0);
+                for (std::int64_t a = 0; a < m; ++a) {
+                    const std::int64_t k = active[a];
+                    factors[a] = &hessians_[std::size_t(k) * 144];
+                    if (!deformed_rhs(interp, src, centres[k].data(), &params[12 * k], k, &rhs[12 * a], &zncc[k])) {
+                        usable[a] = 0;
+                        std::fill(&rhs[12 * a], &rhs[12 * a] + 12, 0.0);
+                    }
                 }
-            }
-            timings.interpolation_s += seconds_since(t0);
+                timings.interpolation_s += seconds_since(t0);
 
-            t0 = Clock::now();
-            batchsolve::potrs_batched(batchsolve::Uplo::lower,
-                                      batchsolve::BatchView<const double>::pointer_array(factors.data(), 12, 12, 12, int(m)),
-                                      batchsolve::BatchView<double>::column_major(rhs.data(), 12, 1, int(m)), ctx_);
-            timings.solve_s += seconds_since(t0);
+                t0 = Clock::now();
+                batchsolve::potrs_batched(batchsolve::Uplo::lower,
+                                          batchsolve::BatchView<const double>::pointer_array(factors.data(), 12, 12, 12, int(m)),
+                                          batchsolve::BatchView<double>::column_major(rhs.data(), 12, 1, int(m)), ctx_);
+                timings.solve_s += seconds_since(t0);
 
-            t0 = Clock::now();
-            std::vector<std::int64_t> still;
-            still.reserve(active.size());
-            for (std::int64_t a = 0; a < m; ++a) {
-                const std::int64_t k = active[a];
-                double* p = &params[12 * k];
-                const double* dp = &rhs[12 * a];
-                iterations[k] = iteration;
-                PointStatus outcome = PointStatus::not_run;
-                bool finite = true;
-                for (int i = 0; i < 12; ++i) finite = finite && std::isfinite(dp[i]);
-                if (!usable[a] || !finite || !compose_inverse(p, dp)) {
-                    outcome = PointStatus::diverged;
-                } else {
-                    const double moved = std::sqrt((p[0] - initial[12 * k]) * (p[0] - initial[12 * k]) +
-                                                   (p[1] - initial[12 * k + 1]) * (p[1] - initial[12 * k + 1]) +
-                                                   (p[2] - initial[12 * k + 2]) * (p[2] - initial[12 * k + 2]));
-                    double gmax = 0;
-                    for (int i = 3; i < 12; ++i) gmax = std::max(gmax, std::fabs(p[i]));
-                    if (!(moved <= max_change) || !(gmax <= s_.max_gradient)) outcome = PointStatus::diverged;
-                    else if (!warped_subset_inside(p, centres[k].data(), half, dims, reach.lower, reach.upper))
-                        outcome = PointStatus::outside_volume;
-                    else if (step_norm(dp, half) < s_.tolerance) outcome = PointStatus::converged;
+                t0 = Clock::now();
+                std::vector<std::int64_t> still;
+                still.reserve(active.size());
+                for (std::int64_t a = 0; a < m; ++a) {
+                    const std::int64_t k = active[a];
+                    double* p = &params[12 * k];
+                    const double* dp = &rhs[12 * a];
+                    iterations[k] = iteration;
+                    PointStatus outcome = PointStatus::not_run;
+                    bool finite = true;
+                    for (int i = 0; i < 12; ++i) finite = finite && std::isfinite(dp[i]);
+                    if (!usable[a] || !finite || !compose_inverse(p, dp)) {
+                        outcome = PointStatus::diverged;
+                    } else {
+                        const double moved = std::sqrt((p[0] - initial[12 * k]) * (p[0] - initial[12 * k]) +
+                                                       (p[1] - initial[12 * k + 1]) * (p[1] - initial[12 * k + 1]) +
+                                                       (p[2] - initial[12 * k + 2]) * (p[2] - initial[12 * k + 2]));
+                        double gmax = 0;
+                        for (int i = 3; i < 12; ++i) gmax = std::max(gmax, std::fabs(p[i]));
+                        if (!(moved <= max_change) || !(gmax <= s_.max_gradient)) outcome = PointStatus::diverged;
+                        else if (!warped_subset_inside(p, centres[k].data(), half, dims, bounds.lower, bounds.upper))
+                            outcome = PointStatus::outside_volume;
+                        else if (step_norm(dp, half) < s_.tolerance) outcome = PointStatus::converged;
+                    }
+                    if (outcome == PointStatus::not_run) still.push_back(k);
+                    else status[k] = std::int8_t(outcome);
                 }
-                if (outcome == PointStatus::not_run) still.push_back(k);
-                else status[k] = std::int8_t(outcome);
+                active.swap(still);
+                timings.update_s += seconds_since(t0);
             }
-            active.swap(still);
-            timings.update_s += seconds_since(t0);
+            for (auto k : active) status[k] = std::int8_t(PointStatus::iteration_limit);
+            active.clear();
+        };
+        const float* first_src = is_spline(s_.interpolation) ? def_coefficients_.data() : def_.data.data();
+        iterate(s_.interpolation, first_src, reach, s_.max_iterations);
+        if (s_.final_phase) {
+            // The converged points go on with the final interpolant; a failure there restores them.
+            const auto final_reach = sampler_reach(s_.final_interpolation);
+            std::vector<std::int64_t> again;
+            for (std::int64_t k = 0; k < count; ++k)
+                if (status[k] == std::int8_t(PointStatus::converged) &&
+                    warped_subset_inside(&params[12 * k], centres[k].data(), half, dims, final_reach.lower, final_reach.upper))
+                    again.push_back(k);
+            std::vector<double> kept_params(12 * again.size());
+            std::vector<float> kept_zncc(again.size());
+            std::vector<std::int32_t> kept_iterations(again.size());
+            for (std::size_t a = 0; a < again.size(); ++a) {
+                const std::int64_t k = again[a];
+                std::copy(&params[12 * k], &params[12 * k] + 12, &kept_params[12 * a]);
+                kept_zncc[a] = zncc[k], kept_iterations[a] = iterations[k];
+                status[k] = std::int8_t(PointStatus::not_run);
+            }
+            active = again;
+            const int first_iterations = iteration;
+            iterate(s_.final_interpolation, final_coefficients_.data(), final_reach, first_iterations + s_.max_iterations);
+            for (std::size_t a = 0; a < again.size(); ++a) {
+                const std::int64_t k = again[a];
+                if (status[k] == std::int8_t(PointStatus::converged)) continue;
+                std::copy(&kept_params[12 * a], &kept_params[12 * a] + 12, &params[12 * k]);
+                zncc[k] = kept_zncc[a], iterations[k] = kept_iterations[a];
+                status[k] = std::int8_t(PointStatus::converged);
+            }
         }
-        for (auto k : active) status[k] = std::int8_t(PointStatus::iteration_limit);
         timings.iterations += iteration;
         for (std::int64_t k = 0; k < count; ++k) timings.point_iterations += iterations[k];
     }
@@ -256,11 +291,20 @@ private:
     }
 
     // Interpolates the deformed subset under the warp p and forms the right-hand side.
-    bool deformed_rhs(const double* centre, const double* p, std::int64_t k, double* b, float* zncc) const {
+    // src: the coefficients of interp (the samples for trilinear).
+    bool deformed_rhs(Interpolation interp, const float* src, const double* centre, const double* p, std::int64_t k, double* b, float* zncc) const {
+        switch (interp) {
+            case Interpolation::cubic_bspline: return deformed_rhs<sample_cubic>(src, centre, p, k, b, zncc);
+            case Interpolation::cubic_omoms: return deformed_rhs<sample_omoms>(src, centre, p, k, b, zncc);
+            case Interpolation::quintic_bspline: return deformed_rhs<sample_quintic_f>(src, centre, p, k, b, zncc);
+            case Interpolation::trilinear: break;
+        }
+        return deformed_rhs<sample_trilinear>(src, centre, p, k, b, zncc);
+    }
+    template <float (*Sample)(const float*, std::int64_t, std::int64_t, float, float, float)>
+    bool deformed_rhs(const float* src, const double* centre, const double* p, std::int64_t k, double* b, float* zncc) const {
         const int s = s_.subset;
         const double half = subset_half(s);
-        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
-        const float* src = cubic ? def_coefficients_.data() : def_.data.data();
         const std::int64_t ny = def_.ny(), nx = def_.nx();
         const std::int64_t z0 = std::llround(centre[0] - half), y0 = std::llround(centre[1] - half), x0 = std::llround(centre[2] - half);
         const double shift = fmean_[k];
@@ -274,8 +318,7 @@ private:
                     float pos[3];
                     for (int i = 0; i < 3; ++i)
                         pos[i] = float(centre[i] + p[i] + d[i] + p[3 + 3 * i] * d[0] + p[4 + 3 * i] * d[1] + p[5 + 3 * i] * d[2]);
-                    const double g = (cubic ? sample_cubic(src, ny, nx, pos[0], pos[1], pos[2])
-                                            : sample_trilinear(src, ny, nx, pos[0], pos[1], pos[2])) - shift;
+                    const double g = Sample(src, ny, nx, pos[0], pos[1], pos[2]) - shift;
                     const double f = ref_.data[row + c] - shift;
                     g1 += g, gg += g * g, fg += f * g;
                     const double w[3] = {gz_[row + c] * g, gy_[row + c] * g, gx_[row + c] * g};
@@ -295,7 +338,7 @@ private:
     std::vector<Volume> ref_levels_, def_levels_;  // pyramid levels 1, 2, ...
     IcgnSettings s_;
     batchsolve::Context& ctx_;
-    std::vector<float> def_coefficients_, gz_, gy_, gx_;
+    std::vector<float> def_coefficients_, final_coefficients_, gz_, gy_, gx_;
     std::vector<double> hessians_, jf_, j1_, fmean_, df_;
 };
 

@@ -35,7 +35,7 @@ constexpr int kBlock = 256;
 static_assert(kBlock >= kMaxSubset, "a block must cover one row of the largest subset");
 
 // The reference sums of one point: 78 upper-triangle Hessian entries, sum J f~, sum J, sum f~^2.
-constexpr int kHessianSums = 78 + 12 + 12 + 1;
+constexpr int kHessianSums = kReferenceSums;
 // The deformed sums of one point per iteration: sum J g~ (12), sum g~, sum g~^2, sum f~ g~.
 constexpr int kRhsSums = 15;
 
@@ -56,7 +56,7 @@ struct DeviceVolumes {
     const float* gz;            // reference gradient
     const float* gy;
     const float* gx;
-    const float* deformed;      // deformed coefficients (cubic) or samples (trilinear)
+    const float* deformed;      // deformed coefficients (splines) or samples (trilinear)
     long long ny, nx;
 };
 
@@ -76,6 +76,8 @@ __global__ void reference_mean_kernel(DeviceVolumes v, const double* centres, in
     if (threadIdx.x == 0) fmean[k] = total[0] / double(n);
 }
 
+// One block per point. A thread keeps its x, so d_x is constant over its voxels: it keeps the 55
+// sums of icgn_math.hpp's ReferenceLineSums and expands them into the 103 before the block sum.
 __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centres, int s, const double* fmean,
                                             double* hessians, double* jf, double* j1, double* df) {
     __shared__ double sums[kHessianSums];
@@ -85,32 +87,17 @@ __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centr
     const float half = 0.5f * (s - 1);
     const long long z0 = llround(centres[3 * k] - half), y0 = llround(centres[3 * k + 1] - half), x0 = llround(centres[3 * k + 2] - half);
     const float mean = float(fmean[k]);
-    float acc[kHessianSums];
-#pragma unroll
-    for (int q = 0; q < kHessianSums; ++q) acc[q] = 0.0f;
+    ReferenceLineSums line;
     const int rows_per_pass = kBlock / s, x = threadIdx.x % s;
-    for (int row = threadIdx.x / s; threadIdx.x < rows_per_pass * s && row < s * s; row += rows_per_pass) {
+    const bool works = threadIdx.x < rows_per_pass * s;
+    for (int row = threadIdx.x / s; works && row < s * s; row += rows_per_pass) {
         const int y = row % s, z = row / s;
         const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
-        const float d[3] = {z - half, y - half, x - half};
         const float g[3] = {__ldg(v.gz + at), __ldg(v.gy + at), __ldg(v.gx + at)};
-        float J[12];
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-            J[a] = g[a];
-#pragma unroll
-            for (int b = 0; b < 3; ++b) J[3 + 3 * a + b] = g[a] * d[b];
-        }
-        const float f = v.image[at] - mean;
-        int q = 0;
-#pragma unroll
-        for (int a = 0; a < 12; ++a)
-#pragma unroll
-            for (int b = a; b < 12; ++b) acc[q++] += J[a] * J[b];
-#pragma unroll
-        for (int a = 0; a < 12; ++a) acc[78 + a] += J[a] * f, acc[90 + a] += J[a];
-        acc[102] += f * f;
+        line.add(g, v.image[at] - mean, z - half, y - half);
     }
+    float acc[kHessianSums];
+    line.expand(works ? x - half : 0.0f, acc);
     block_sum(acc, sums);
     double* H = hessians + 144ll * k;
     for (int q = threadIdx.x; q < 78; q += kBlock) {
@@ -128,7 +115,16 @@ __global__ void reference_statistics_kernel(DeviceVolumes v, const double* centr
     if (threadIdx.x == 0) df[k] = sqrt(sums[102]);
 }
 
-template <bool Cubic>
+// The deformed volume's sampler of an interpolant (interpolation.hpp).
+template <Interpolation I>
+__device__ __forceinline__ float sample_deformed(const float* c, long long ny, long long nx, float z, float y, float x) {
+    if constexpr (I == Interpolation::cubic_bspline) return sample_cubic(c, ny, nx, z, y, x);
+    else if constexpr (I == Interpolation::cubic_omoms) return sample_omoms(c, ny, nx, z, y, x);
+    else if constexpr (I == Interpolation::quintic_bspline) return sample_quintic_f(c, ny, nx, z, y, x);
+    else return sample_trilinear(c, ny, nx, z, y, x);
+}
+
+template <Interpolation I>
 __global__ void __launch_bounds__(kBlock, 3) rhs_kernel(DeviceVolumes v, const double* centres, int s, const int* active, const double* params,
                            const double* fmean, const double* jf, const double* j1, const double* df, double* rhs,
                            float* zncc, int* usable) {
@@ -159,7 +155,7 @@ __global__ void __launch_bounds__(kBlock, 3) rhs_kernel(DeviceVolumes v, const d
         const float pz = base[0] + M[0] * d[0] + M[1] * d[1] + M[2] * d[2];
         const float py = base[1] + M[3] * d[0] + M[4] * d[1] + M[5] * d[2];
         const float px = base[2] + M[6] * d[0] + M[7] * d[1] + M[8] * d[2];
-        const float g = (Cubic ? sample_cubic(v.deformed, v.ny, v.nx, pz, py, px) : sample_trilinear(v.deformed, v.ny, v.nx, pz, py, px)) - shift;
+        const float g = sample_deformed<I>(v.deformed, v.ny, v.nx, pz, py, px) - shift;
         const long long at = ((z0 + z) * v.ny + (y0 + y)) * v.nx + (x0 + x);
         const float f = __ldg(v.image + at) - shift;
         const float w[3] = {__ldg(v.gz + at) * g, __ldg(v.gy + at) * g, __ldg(v.gx + at) * g};
@@ -269,15 +265,16 @@ public:
         // Every volume stage runs here on the device: the host volumes are uploaded once (their
         // samples), then pre-smoothing, the prefilters and the reference gradients. The smoothed
         // samples of both stay for the FFT initial guess; scratch holds a volume while preparing.
-        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
+        const bool spline = is_spline(s_.interpolation);
         const Dims dims = reference.dims;
         const std::size_t voxels = reference.voxels();
         // Refused before any allocation when the volumes cannot fit: the image, three gradients,
-        // the deformed samples and coefficients, one scratch volume, and the shift search's chunk.
+        // the deformed samples and coefficients, the final phase's coefficients (if any), one
+        // scratch volume, and the shift search's chunk.
         {
             std::size_t free_bytes = 0, total_bytes = 0;
             DVC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-            const double need = double(voxels) * sizeof(float) * (cubic ? 7 : 6) + double(device::shift_search_bytes(s_.subset, 8, 1 << 20));
+            const double need = double(voxels) * sizeof(float) * ((spline ? 7 : 6) + (s_.final_phase ? 1 : 0)) + double(device::shift_search_bytes(s_.subset, 8, 1 << 20));
             if (need > double(free_bytes)) {
                 char m[256];
                 std::snprintf(m, sizeof m, "the GPU engine: volumes of %s need about %.1f GiB of device memory, %.1f GiB of %.1f GiB are free",
@@ -291,7 +288,8 @@ public:
         float* dy = volumes_.allocate<float>(voxels);
         float* dx = volumes_.allocate<float>(voxels);
         def_samples_ = volumes_.allocate<float>(voxels);
-        float* def = cubic ? volumes_.allocate<float>(voxels) : def_samples_;
+        float* def = spline ? volumes_.allocate<float>(voxels) : def_samples_;
+        float* def_final = s_.final_phase ? volumes_.allocate<float>(voxels) : nullptr;
         {
             DeviceArena scratch_arena;
             float* scratch = scratch_arena.allocate<float>(voxels);
@@ -308,20 +306,26 @@ public:
             timeline::mark("engine_uploaded");
             device::gaussian_smooth(image, scratch, dims, s_.presmooth_sigma, stream_);
             device::gaussian_smooth(def_samples_, scratch, dims, s_.presmooth_sigma, stream_);
-            if (cubic) {
-                // The reference's coefficients pass through `def` on their way to the gradients.
+            if (spline) {
+                // The reference's cubic B-spline coefficients pass through `def` on their way to the
+                // gradients (every spline interpolant steers with them, interpolation.hpp).
                 DVC_CUDA_CHECK(cudaMemcpyAsync(def, image, voxels * 4, cudaMemcpyDeviceToDevice, stream_));
                 device::bspline_prefilter(def, scratch, dims, 3, stream_);
                 device::gradients(def, dims, true, dz, dy, dx, stream_);
                 DVC_CUDA_CHECK(cudaMemcpyAsync(def, def_samples_, voxels * 4, cudaMemcpyDeviceToDevice, stream_));
-                device::bspline_prefilter(def, scratch, dims, 3, stream_);
+                device::bspline_prefilter(def, scratch, dims, prefilter_degree(s_.interpolation), stream_);
             } else {
                 device::gradients(image, dims, false, dz, dy, dx, stream_);
+            }
+            if (def_final) {
+                DVC_CUDA_CHECK(cudaMemcpyAsync(def_final, def_samples_, voxels * 4, cudaMemcpyDeviceToDevice, stream_));
+                device::bspline_prefilter(def_final, scratch, dims, prefilter_degree(s_.final_interpolation), stream_);
             }
             DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         }
         timeline::mark("engine_prepared");
         dev_ = DeviceVolumes{image, dz, dy, dx, def, reference.ny(), reference.nx()};
+        dev_final_ = DeviceVolumes{image, dz, dy, dx, def_final, reference.ny(), reference.nx()};
         timings.prepare_s += seconds_since(t0);
         timings.device_bytes = std::max<std::uint64_t>(timings.device_bytes, volumes_.peak());
         timings_ = &timings;
@@ -457,36 +461,87 @@ public:
         u.max_gradient = s_.max_gradient, u.reach_lower = reach.lower, u.reach_upper = reach.upper;
         for (int i = 0; i < 3; ++i) u.dims[i] = dims[i];
         u.hessians = d_hessians, u.next_count = d_count;
-        const bool cubic = s_.interpolation == Interpolation::cubic_bspline;
+        auto rhs = [&](Interpolation interp, const DeviceVolumes& dv, int active_count, const int* active_list) {
+            switch (interp) {
+                case Interpolation::cubic_bspline:
+                    return rhs_kernel<Interpolation::cubic_bspline><<<active_count, kBlock, 0, stream_>>>(
+                        dv, d_centres, s, active_list, d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
+                case Interpolation::cubic_omoms:
+                    return rhs_kernel<Interpolation::cubic_omoms><<<active_count, kBlock, 0, stream_>>>(
+                        dv, d_centres, s, active_list, d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
+                case Interpolation::quintic_bspline:
+                    return rhs_kernel<Interpolation::quintic_bspline><<<active_count, kBlock, 0, stream_>>>(
+                        dv, d_centres, s, active_list, d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
+                case Interpolation::trilinear: break;
+            }
+            rhs_kernel<Interpolation::trilinear><<<active_count, kBlock, 0, stream_>>>(dv, d_centres, s, active_list, d_params, d_fmean, d_jf,
+                                                                                        d_j1, d_df, d_rhs, d_zncc, d_usable);
+        };
         int iteration = 0, current = 0;
-        while (m > 0 && iteration < s_.max_iterations) {
-            ++iteration;
-            t0 = Clock::now();
-            if (cubic)
-                rhs_kernel<true><<<m, kBlock, 0, stream_>>>(dev_, d_centres, s, d_active[current], d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
-            else
-                rhs_kernel<false><<<m, kBlock, 0, stream_>>>(dev_, d_centres, s, d_active[current], d_params, d_fmean, d_jf, d_j1, d_df, d_rhs, d_zncc, d_usable);
-            DVC_CUDA_CHECK(cudaGetLastError());
-            DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-            timings.interpolation_s += seconds_since(t0);
+        // Iterates the active points with one interpolant until none is left or `last` iterations.
+        auto iterate = [&](Interpolation interp, const DeviceVolumes& dv, int last) {
+            while (m > 0 && iteration < last) {
+                ++iteration;
+                t0 = Clock::now();
+                rhs(interp, dv, m, d_active[current]);
+                DVC_CUDA_CHECK(cudaGetLastError());
+                DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+                timings.interpolation_s += seconds_since(t0);
 
-            t0 = Clock::now();
-            batchsolve::potrs_batched(batchsolve::Uplo::lower,
-                                      batchsolve::BatchView<const double>::pointer_array(d_factors[current], 12, 12, 12, m),
-                                      batchsolve::BatchView<double>::column_major(d_rhs, 12, 1, m), ctx_);
-            ctx_.synchronize();
-            timings.solve_s += seconds_since(t0);
+                t0 = Clock::now();
+                batchsolve::potrs_batched(batchsolve::Uplo::lower,
+                                          batchsolve::BatchView<const double>::pointer_array(d_factors[current], 12, 12, 12, m),
+                                          batchsolve::BatchView<double>::column_major(d_rhs, 12, 1, m), ctx_);
+                ctx_.synchronize();
+                timings.solve_s += seconds_since(t0);
 
-            t0 = Clock::now();
-            u.active = d_active[current], u.count = m, u.iteration = iteration;
-            u.next_active = d_active[1 - current], u.next_factors = d_factors[1 - current];
-            DVC_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(int), stream_));
-            update_kernel<<<(m + 127) / 128, 128, 0, stream_>>>(u);
-            DVC_CUDA_CHECK(cudaGetLastError());
-            DVC_CUDA_CHECK(cudaMemcpyAsync(&m, d_count, sizeof(int), cudaMemcpyDeviceToHost, stream_));
-            DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-            current = 1 - current;
-            timings.update_s += seconds_since(t0);
+                t0 = Clock::now();
+                u.active = d_active[current], u.count = m, u.iteration = iteration;
+                u.next_active = d_active[1 - current], u.next_factors = d_factors[1 - current];
+                DVC_CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(int), stream_));
+                update_kernel<<<(m + 127) / 128, 128, 0, stream_>>>(u);
+                DVC_CUDA_CHECK(cudaGetLastError());
+                DVC_CUDA_CHECK(cudaMemcpyAsync(&m, d_count, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+                DVC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+                current = 1 - current;
+                timings.update_s += seconds_since(t0);
+            }
+        };
+        iterate(s_.interpolation, dev_, s_.max_iterations);
+        // The final phase: the converged points go on with the final interpolant from where they
+        // stopped; one that fails there gets its first result back (kept here on the host).
+        std::vector<int> again;
+        std::vector<double> kept_params;
+        std::vector<float> kept_zncc;
+        std::vector<int> kept_iterations;
+        if (s_.final_phase) {
+            const auto final_reach = sampler_reach(s_.final_interpolation);
+            std::vector<std::int8_t> first_status(count);
+            copy(first_status.data(), d_status, count, cudaMemcpyDeviceToHost);
+            kept_params.resize(params.size());
+            kept_zncc.resize(count);
+            kept_iterations.resize(count);
+            copy(kept_params.data(), d_params, params.size() * 8, cudaMemcpyDeviceToHost);
+            copy(kept_zncc.data(), d_zncc, count * sizeof(float), cudaMemcpyDeviceToHost);
+            copy(kept_iterations.data(), d_iterations, count * sizeof(int), cudaMemcpyDeviceToHost);
+            std::vector<const double*> again_factors;
+            for (int k = 0; k < count; ++k) {
+                if (first_status[k] == std::int8_t(PointStatus::not_run)) first_status[k] = std::int8_t(PointStatus::iteration_limit);
+                if (first_status[k] != std::int8_t(PointStatus::converged) ||
+                    !warped_subset_inside(&kept_params[12 * std::size_t(k)], centres[k].data(), half, dims, final_reach.lower, final_reach.upper))
+                    continue;
+                first_status[k] = std::int8_t(PointStatus::not_run);
+                again.push_back(k);
+                again_factors.push_back(d_hessians + 144ll * k);
+            }
+            copy(d_status, first_status.data(), count, cudaMemcpyHostToDevice);
+            m = int(again.size());
+            if (m) {
+                copy(d_active[current], again.data(), m * sizeof(int), cudaMemcpyHostToDevice);
+                copy(d_factors[current], again_factors.data(), m * sizeof(void*), cudaMemcpyHostToDevice);
+            }
+            u.reach_lower = final_reach.lower, u.reach_upper = final_reach.upper;
+            iterate(s_.final_interpolation, dev_final_, iteration + s_.max_iterations);
         }
         std::vector<std::int8_t> device_status(count);
         copy(device_status.data(), d_status, count, cudaMemcpyDeviceToHost);
@@ -497,8 +552,14 @@ public:
         for (int k = 0; k < count; ++k) {
             status[k] = device_status[k] == std::int8_t(PointStatus::not_run) ? std::int8_t(PointStatus::iteration_limit) : device_status[k];
             iterations[k] = its[k];
-            timings.point_iterations += its[k];
         }
+        for (const int k : again) {
+            if (status[k] == std::int8_t(PointStatus::converged)) continue;
+            std::copy(&kept_params[12 * std::size_t(k)], &kept_params[12 * std::size_t(k)] + 12, &params[12 * std::size_t(k)]);
+            zncc[k] = kept_zncc[k], iterations[k] = kept_iterations[k];
+            status[k] = std::int8_t(PointStatus::converged);
+        }
+        for (int k = 0; k < count; ++k) timings.point_iterations += iterations[k];
         timings.iterations += iteration;
     }
 
@@ -509,6 +570,7 @@ private:
     cudaStream_t stream_;
     DeviceArena volumes_;
     DeviceVolumes dev_{};
+    DeviceVolumes dev_final_{};  // dev_ with the final phase's coefficients (IcgnSettings::final_phase)
     float* def_samples_ = nullptr;  // the smoothed deformed samples (the FFT guess reads them)
     struct Level {
         float* ref;
@@ -525,17 +587,17 @@ struct GpuWarmUp::State {
     std::thread thread;
 };
 
-GpuWarmUp::GpuWarmUp() : state_(new State) {
+GpuWarmUp::GpuWarmUp(std::size_t volume_floats) : state_(new State) {
     // cudaFree(nullptr) creates the primary context (driver load, device memory mapping: a few
     // hundred milliseconds on a large GPU); errors are left for the real use to report.
     // The upload's pinned staging buffers are made here too, beside the reading of the volumes.
-    state_->thread = std::thread([] {
+    state_->thread = std::thread([volume_floats] {
         int count = 0;
         if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return;
         if (cudaFree(nullptr) != cudaSuccess) return;
         timeline::mark("gpu_context_ready");
         try {
-            device::reserve_upload_staging();
+            device::reserve_upload_staging(volume_floats);
             timeline::mark("gpu_staging_ready");
         } catch (const Error&) {
             // The upload reports it when it tries again.

@@ -36,7 +36,7 @@ std::vector<std::int32_t> gpu_stage_shift_search(const Volume&, const Volume&, c
 
 namespace dvc {
 struct GpuWarmUp::State {};
-GpuWarmUp::GpuWarmUp() : state_(nullptr) {}
+GpuWarmUp::GpuWarmUp(std::size_t) : state_(nullptr) {}
 GpuWarmUp::~GpuWarmUp() = default;
 void GpuWarmUp::wait() {}
 struct GpuRelease::State {};

@@ -13,11 +13,31 @@ namespace dvc {
 
 Interpolation parse_interpolation(const std::string& text) {
     if (text == "cubic" || text == "cubic_bspline" || text == "bspline") return Interpolation::cubic_bspline;
+    if (text == "omoms" || text == "cubic_omoms") return Interpolation::cubic_omoms;
+    if (text == "quintic" || text == "quintic_bspline") return Interpolation::quintic_bspline;
     if (text == "linear" || text == "trilinear") return Interpolation::trilinear;
-    throw Error("--interpolation: '" + text + "' is not one of cubic, trilinear");
+    throw Error("--interpolation: '" + text + "' is not one of cubic, omoms, quintic, trilinear");
 }
 
-const char* to_string(Interpolation i) { return i == Interpolation::cubic_bspline ? "cubic" : "trilinear"; }
+const char* to_string(Interpolation i) {
+    switch (i) {
+        case Interpolation::cubic_bspline: return "cubic";
+        case Interpolation::cubic_omoms: return "omoms";
+        case Interpolation::quintic_bspline: return "quintic";
+        case Interpolation::trilinear: break;
+    }
+    return "trilinear";
+}
+
+int prefilter_degree(Interpolation i) {
+    switch (i) {
+        case Interpolation::cubic_bspline: return 3;
+        case Interpolation::cubic_omoms: return kOmomsPrefilter;
+        case Interpolation::quintic_bspline: return 5;
+        case Interpolation::trilinear: break;
+    }
+    return 0;
+}
 
 namespace {
 
@@ -37,8 +57,14 @@ void quintic_weights(double t, double w[6]) {
 
 }  // namespace
 
+std::vector<float> interpolation_coefficients(const Volume& v, Interpolation i) {
+    if (!is_spline(i)) throw Error("interpolation_coefficients: trilinear interpolation has no coefficients");
+    return bspline_coefficients(v, prefilter_degree(i));
+}
+
 std::vector<float> bspline_coefficients(const Volume& v, int degree) {
-    if (degree != 3 && degree != 5) throw Error("bspline_coefficients: degree " + std::to_string(degree) + " (3 or 5 supported)");
+    if (degree != 3 && degree != 5 && degree != kOmomsPrefilter)
+        throw Error("bspline_coefficients: degree " + std::to_string(degree) + " (3, 5 or the O-MOMS code supported)");
     const SplinePoles poles = spline_poles(degree);
     std::vector<float> c(v.data);
     const std::int64_t nz = v.nz(), ny = v.ny(), nx = v.nx();
@@ -95,9 +121,9 @@ double sample_quintic(const std::vector<float>& c, const Dims& dims, double z, d
 void image_gradients(const Volume& image, const std::vector<float>* coefficients, Interpolation interp,
                      std::vector<float>& gz, std::vector<float>& gy, std::vector<float>& gx) {
     const std::int64_t nz = image.nz(), ny = image.ny(), nx = image.nx();
-    const bool cubic = interp == Interpolation::cubic_bspline;
+    const bool cubic = is_spline(interp);
     if (cubic && (!coefficients || coefficients->size() != image.voxels()))
-        throw Error("image_gradients: the cubic gradient needs the volume's coefficients");
+        throw Error("image_gradients: the spline gradient needs the volume's cubic B-spline coefficients");
     const float* src = cubic ? coefficients->data() : image.data.data();
     gz.assign(image.voxels(), 0.0f), gy.assign(image.voxels(), 0.0f), gx.assign(image.voxels(), 0.0f);
 #pragma omp parallel for collapse(2) schedule(static)

@@ -26,7 +26,10 @@ DVC_VM_HD std::int64_t mirror_index(std::int64_t i, std::int64_t n) {
     return i < n ? i : period - i;
 }
 
-// Poles of the B-spline prefilters (Unser 1999): degree 3 one pole, degree 5 two.
+// Poles of the spline prefilters (Unser 1999): B-spline degree 3 one pole, degree 5 two; the cubic
+// O-MOMS (code kOmomsPrefilter) one, the root of z^2 + 13/4 z + 1 inside the unit circle (its
+// kernel is 4/21, 13/21, 4/21 at the nodes).
+constexpr int kOmomsPrefilter = -3;
 struct SplinePoles {
     double z[2];
     int count;
@@ -35,6 +38,7 @@ DVC_VM_HD SplinePoles spline_poles(int degree) {
     SplinePoles p{{0, 0}, 0};
     if (degree == 3) p.z[0] = -0.26794919243112270648, p.count = 1;  // sqrt(3) - 2
     else if (degree == 5) p.z[0] = -0.43057534709997379, p.z[1] = -0.043096288203264653, p.count = 2;
+    else if (degree == kOmomsPrefilter) p.z[0] = -0.34413115425505025, p.count = 1;  // (sqrt(105) - 13) / 8
     return p;
 }
 

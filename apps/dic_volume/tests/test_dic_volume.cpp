@@ -100,14 +100,66 @@ TEST(Interpolation, SplinesInterpolateTheSamples) {
     std::uniform_real_distribution<float> u(0, 255);
     for (std::size_t i = 0; i < v.voxels(); ++i) v.data.push_back(u(rng));
     const auto c3 = bspline_coefficients(v, 3), c5 = bspline_coefficients(v, 5);
+    const auto om = interpolation_coefficients(v, Interpolation::cubic_omoms);
     // Relative to the grey-level range: the prefilter runs in double, coefficients are stored as float.
     const double tol = 255 * 64 * std::numeric_limits<float>::epsilon();
     for (int z = 1; z < 9; ++z)
         for (int y = 1; y < 10; ++y)
             for (int x = 1; x < 11; ++x) {
                 EXPECT_NEAR(sample_cubic(c3.data(), 12, 13, float(z), float(y), float(x)), v.at(z, y, x), tol);
+                EXPECT_NEAR(sample_omoms(om.data(), 12, 13, float(z), float(y), float(x)), v.at(z, y, x), tol);
                 EXPECT_NEAR(sample_quintic(c5, v.dims, z, y, x), v.at(z, y, x), tol);
+                if (z >= 2 && z < 8 && y >= 2 && y < 9 && x >= 2 && x < 10) {  // the float sampler's reach
+                    EXPECT_NEAR(sample_quintic_f(c5.data(), 12, 13, float(z), float(y), float(x)), v.at(z, y, x), tol);
+                }
             }
+    // Between the nodes the float quintic sampler is the double one of the generator.
+    for (const float p : {2.25f, 4.5f, 6.875f})
+        EXPECT_NEAR(sample_quintic_f(c5.data(), 12, 13, p, p + 0.3f, p + 0.6f), sample_quintic(c5, v.dims, p, p + 0.3f, p + 0.6f), tol);
+}
+
+TEST(Interpolation, OmomsWeightsSumToOneAndReproduceALine) {
+    // O-MOMS reproduces polynomials up to degree 3 (order 4): weights sum to 1 and sum w_k (k - 1 - t) = 0.
+    for (const float t : {0.0f, 0.2f, 0.5f, 0.93f}) {
+        float w[4], q[6];
+        cubic_omoms_weights(t, w);
+        quintic_bspline_weights(t, q);
+        EXPECT_NEAR(w[0] + w[1] + w[2] + w[3], 1.0, 8 * std::numeric_limits<float>::epsilon());
+        EXPECT_NEAR(-1 * w[0] + 0 * w[1] + 1 * w[2] + 2 * w[3], t, 8 * std::numeric_limits<float>::epsilon());
+        EXPECT_NEAR(q[0] + q[1] + q[2] + q[3] + q[4] + q[5], 1.0, 8 * std::numeric_limits<float>::epsilon());
+        EXPECT_NEAR(-2 * q[0] - q[1] + q[3] + 2 * q[4] + 3 * q[5], t, 8 * std::numeric_limits<float>::epsilon());
+    }
+}
+
+// The GPU's reference sums (55 running sums of voxels sharing d_x, expanded) against J J^T summed directly.
+TEST(IcgnMath, ReferenceLineSumsExpandToTheDirectSums) {
+    std::mt19937 rng{unsigned(test_seed())};
+    std::uniform_real_distribution<float> u(-1, 1);
+    const float dx = 5.5f;
+    ReferenceLineSums line;
+    double direct[kReferenceSums] = {};
+    double magnitude[kReferenceSums] = {};
+    for (int v = 0; v < 200; ++v) {
+        const float g[3] = {u(rng), u(rng), u(rng)}, f = 10 * u(rng), dz = 15.5f * u(rng), dy = 15.5f * u(rng);
+        line.add(g, f, dz, dy);
+        const double d[3] = {dz, dy, dx};
+        double J[12];
+        for (int a = 0; a < 3; ++a) {
+            J[a] = g[a];
+            for (int b = 0; b < 3; ++b) J[3 + 3 * a + b] = double(g[a]) * d[b];
+        }
+        int q = 0;
+        for (int i = 0; i < 12; ++i)
+            for (int j = i; j < 12; ++j, ++q) direct[q] += J[i] * J[j], magnitude[q] += std::fabs(J[i] * J[j]);
+        for (int i = 0; i < 12; ++i) direct[78 + i] += J[i] * f, magnitude[78 + i] += std::fabs(J[i] * f);
+        for (int i = 0; i < 12; ++i) direct[90 + i] += J[i], magnitude[90 + i] += std::fabs(J[i]);
+        direct[102] += double(f) * f, magnitude[102] += double(f) * f;
+    }
+    float expanded[kReferenceSums];
+    line.expand(dx, expanded);
+    // float running sums of 200 terms: a few hundred ulps of the sum of magnitudes.
+    for (int q = 0; q < kReferenceSums; ++q)
+        EXPECT_NEAR(expanded[q], direct[q], 4 * 200 * std::numeric_limits<float>::epsilon() * magnitude[q]) << "sum " << q;
 }
 
 TEST(Interpolation, TrilinearAndCubicReproduceALinearRamp) {
@@ -157,7 +209,7 @@ TEST(Icgn, SubVoxelTranslationRecovered) {
     f.translation = {0.3, -0.4, 0.25};
     const Pair p = make_pair(48, f);
     batchsolve::Context ctx(batchsolve::Backend::cpu);
-    for (auto interp : {Interpolation::cubic_bspline, Interpolation::trilinear}) {
+    for (auto interp : {Interpolation::cubic_bspline, Interpolation::cubic_omoms, Interpolation::quintic_bspline, Interpolation::trilinear}) {
         CorrelationOptions o;
         o.icgn.subset = 17, o.spacing = 8, o.icgn.interpolation = interp, o.progress = false;
         const auto r = correlate(p.ref, p.def, o, ctx);
@@ -166,8 +218,29 @@ TEST(Icgn, SubVoxelTranslationRecovered) {
         const double rmse = rmse_converged(r, f, &converged);
         EXPECT_EQ(converged, std::int64_t(r.status.size())) << to_string(interp);
         // Interpolation bias of a 17^3 subset of sigma-2 speckle: cubic ~1e-4..5e-4, trilinear ~5e-3.
-        EXPECT_LT(rmse, interp == Interpolation::cubic_bspline ? 1.5e-3 : 2e-2) << to_string(interp) << " seed " << test_seed();
+        EXPECT_LT(rmse, is_spline(interp) ? 1.5e-3 : 2e-2) << to_string(interp) << " seed " << test_seed();
         for (float z : r.zncc) EXPECT_GT(z, 0.99f);
+    }
+}
+
+// The final phase goes on from the first interpolant's fixed point to the final one's: within the
+// stopping rule's 2 tol (Gpu.AgreesWithTheCpu explains the bound) of the points that iterate with
+// the final interpolant from the start.
+TEST(Icgn, FinalPhaseReachesTheFinalInterpolantsFixedPoint) {
+    DisplacementField f;
+    f.translation = {0.3, -0.4, 0.25};
+    const Pair p = make_pair(48, f);
+    batchsolve::Context ctx(batchsolve::Backend::cpu);
+    CorrelationOptions o;
+    o.icgn.subset = 17, o.spacing = 8, o.progress = false;
+    o.icgn.interpolation = Interpolation::quintic_bspline;
+    const auto quintic = correlate(p.ref, p.def, o, ctx);
+    o.icgn.interpolation = Interpolation::cubic_omoms, o.icgn.final_phase = true, o.icgn.final_interpolation = Interpolation::quintic_bspline;
+    const auto phased = correlate(p.ref, p.def, o, ctx);
+    ASSERT_EQ(quintic.status.size(), phased.status.size());
+    for (std::size_t k = 0; k < quintic.status.size(); ++k) {
+        ASSERT_EQ(phased.status[k], std::int8_t(PointStatus::converged)) << "point " << k;
+        for (int i = 0; i < 3; ++i) EXPECT_NEAR(phased.params[12 * k + i], quintic.params[12 * k + i], 2 * o.icgn.tolerance) << "point " << k;
     }
 }
 
@@ -517,6 +590,7 @@ TEST(Cli, MalformedInputsLeaveNoOutput) {
     EXPECT_FALSE(file_exists(out));
     EXPECT_EQ(run_cli({"correlate", "--reference", raw, "-o", out}), 2);
     EXPECT_EQ(run_cli({"correlate", "--pair", raw, "--interpolation", "quartic", "-o", out}), 2);
+    EXPECT_EQ(run_cli({"correlate", "--pair", raw, "--final-interpolation", "trilinear", "-o", out}), 2);
     EXPECT_FALSE(file_exists(out));
     EXPECT_EQ(run_cli({"frobnicate"}), 2);
 }
@@ -529,9 +603,13 @@ TEST(Gpu, AgreesWithTheCpu) {
     f.translation = {0.35, -0.2, 0.6};
     for (int i = 0; i < 3; ++i) f.gradient[4 * i] += 0.01;
     const Pair p = make_pair(64, f);
-    for (auto interp : {Interpolation::cubic_bspline, Interpolation::trilinear}) {
+    // Each interpolant, and O-MOMS with a quintic final phase (interp -1).
+    for (int variant : {int(Interpolation::cubic_omoms), int(Interpolation::cubic_bspline), int(Interpolation::quintic_bspline),
+                        int(Interpolation::trilinear), -1}) {
+        const Interpolation interp = variant < 0 ? Interpolation::cubic_omoms : Interpolation(variant);
         CorrelationOptions o;
         o.icgn.subset = 21, o.spacing = 8, o.icgn.interpolation = interp, o.progress = false;
+        o.icgn.final_phase = variant < 0;
         batchsolve::Context cpu(batchsolve::Backend::cpu), gpu(batchsolve::Backend::cuda);
         const auto rc = correlate(p.ref, p.def, o, cpu);
         const auto rg = correlate(p.ref, p.def, o, gpu);
@@ -553,10 +631,11 @@ TEST(Gpu, AgreesWithTheCpu) {
         const double rmse_cpu = rmse_converged(rc, p.field, &converged_cpu), rmse_gpu = rmse_converged(rg, p.field, &converged_gpu);
         EXPECT_EQ(converged_cpu, std::int64_t(rc.status.size()));
         EXPECT_EQ(converged_gpu, std::int64_t(rg.status.size()));
-        EXPECT_NEAR(rmse_gpu, rmse_cpu, agreement) << (interp == Interpolation::cubic_bspline ? "cubic" : "trilinear");
+        EXPECT_NEAR(rmse_gpu, rmse_cpu, agreement) << to_string(interp) << (o.icgn.final_phase ? "+final" : "");
         for (std::size_t k = 0; k < rc.status.size(); ++k) {
-            EXPECT_EQ(rc.status[k], rg.status[k]) << "point " << k;
-            for (int i = 0; i < 3; ++i) EXPECT_NEAR(rc.params[12 * k + i], rg.params[12 * k + i], agreement) << "point " << k;
+            EXPECT_EQ(rc.status[k], rg.status[k]) << to_string(interp) << (o.icgn.final_phase ? "+final" : "") << " point " << k;
+            for (int i = 0; i < 3; ++i)
+                EXPECT_NEAR(rc.params[12 * k + i], rg.params[12 * k + i], agreement) << to_string(interp) << (o.icgn.final_phase ? "+final" : "") << " point " << k;
             EXPECT_NEAR(rc.zncc[k], rg.zncc[k], 1e-4);
         }
     }
