@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Files a run of scripts/gpu/dvc.sh as a results folder: copies its files and writes README.md (the
-targets as dvc.sh's targets.json has them, designs A and B side by side phase by phase, the per-run
-table) and manifest.json.
+targets as dvc.sh's targets.json has them, the designs side by side (designs.md), design A beside
+each other design phase by phase, the per-run table) and manifest.json.
 
     apps/dic_volume/scripts/make_e2e_results.py GPU_OUT_DIR results/YYYY-MM-DD-h200-COMMIT-dvc-end-to-end [--note TEXT]
 GPU_OUT_DIR holds what scripts/gpu/dvc.sh wrote as $OUT/dvc (runs.json, timeline-*.json, targets.json, ...).
@@ -42,6 +42,9 @@ DESCRIPTIONS = [
     ("correlate-*.txt", "dvc correlate console of one run"),
     ("generate-*.txt", "dvc generate console of one pair"),
     ("tests.txt", "GPU tests (test_dic_volume Gpu.*)"),
+    ("designs.md", "medians of the warm runs of each (size, design): wall, dvc total, IC-GN, write, RMSE"),
+    ("floor.csv", "the bare CUDA process (cuda_start_floor): variant, repetition, wall, its phases"),
+    ("start.txt", "dvc --help: wall of 3 runs, then the dynamic loader's statistics (LD_DEBUG=statistics)"),
     ("skipped.txt", "steps the budget left out"),
     ("commit.txt", "the commit dvc.sh saw"),
     ("gpu.txt", "nvidia-smi's name of the GPU"),
@@ -77,25 +80,28 @@ def main():
     rows = runs["runs"]
     targets = json.load(open(os.path.join(a.src, "targets.json")))
     lines = [f"# dvc end to end on one GPU ({runs['gpu']}, commit {commit})", "",
-             "`scripts/gpu/dvc.sh` within its 12 s budget: a 192³ float32 raw pair (`dvc generate --raw-only`: translation 0.37, −0.21, "
+             "`scripts/gpu/dvc.sh` within its budget: a 192³ float32 raw pair (`dvc generate --raw-only`: translation 0.37, −0.21, "
              "0.55 voxels, strain 0.002, −0.001, 0.003, degree-5 resampling) and a 512³ pair related by a whole-voxel translation "
              "(3, −2, 1; an exact shift, so that it could be made within the budget: its RMSE is not the sub-voxel target's), "
-             "`dvc correlate --backend cuda` with default settings (subset 32, spacing 8, pre-smoothing 1.5, cubic, seeded pyramid FFT start). "
+             "`dvc correlate --backend cuda` with default settings (subset 32, spacing 8, pre-smoothing 1.5, the default interpolant, seeded pyramid FFT start). "
              "Process wall time by the script; dvc's split from `--summary-json`; each phase from `--timeline` (seconds since the process "
              "started, /proc/self/stat, 10 ms resolution). Run 1 of 192³ fills the kernel cache.", "",
-             "Designs, alternated in the same call: **A** (the default) streams the raw files through the pinned staging buffers to the GPU "
-             "and ends the process right after its outputs; **B** (`--read-to-host --free-at-exit`, the earlier design) reads both volumes "
-             "into host memory, uploads them from there and frees volumes, device memory and the GPU context before exit.", "", "## Targets", "",
+             "Designs, alternated in the same call (scripts/gpu/dvc.sh's header names them): **A** is the default; "
+             "B `--read-to-host --free-at-exit`, C the results file on tmpfs, I<x> `--interpolation x`, F<x> `--final-interpolation x`, "
+             "P<s> `--presmooth s`. The targets use A only.", "", "## Targets", "",
              "| target | measured | met | basis |", "|---|---|---|---|"]
     for t in targets:
         m = t["measured"]
         lines.append(f"| {t['target']} | {'-' if m is None else format(m, '.4g')} | "
                      f"{'-' if t['met'] is None else ('met' if t['met'] else '**missed**')} | {t['basis']} |")
-    lines += ["", "## A and B side by side (medians of the warm runs, seconds)", ""]
+    designs_md = os.path.join(a.src, "designs.md")
+    if os.path.exists(designs_md):
+        lines += ["", "## Designs side by side", "", open(designs_md).read().split("\n", 2)[2]]
+    lines += ["", "## A beside each other design, phase by phase (medians of the warm runs, seconds)", ""]
     sizes = sorted({r["size"] for r in rows})
     for n in sizes:
         groups = {}
-        for d in ("A", "B"):
+        for d in ["A"] + sorted({r["design"] for r in rows if r["size"] == n} - {"A"}):
             g = [r for r in rows if r["size"] == n and r["design"] == d and r["rc"] == 0 and not (n == min(sizes) and r["run"] == 1)]
             if g:
                 groups[d] = g
@@ -103,7 +109,7 @@ def main():
             continue
         names = [p[0] for p in PHASES] + ["after the last event (exit)"]
         lines += [f"### {n}³ ({', '.join(f'{d}: {len(g)} run(s)' for d, g in groups.items())})", "",
-                  "| phase | " + " | ".join(groups) + (" | B − A |" if len(groups) == 2 else " |"), "|---|" + "---|" * (len(groups) + (len(groups) == 2))]
+                  "| phase | " + " | ".join(groups) + " |", "|---|" + "---|" * len(groups)]
         med = {}
         for d, g in groups.items():
             per = [phase_times(r["timeline"], r["wall_s"]) for r in g]
@@ -118,8 +124,6 @@ def main():
                 continue
             cells = " | ".join("-" if v is None else f"{v:.3f}" for v in vals)
             diff = ""
-            if len(groups) == 2:
-                diff = " | " + ("-" if None in vals else f"{vals[1] - vals[0]:+.3f}")
             bold = "**" if k == "process wall" else ""
             lines.append(f"| {bold}{k}{bold} | {cells}{diff} |")
         lines.append("")
@@ -138,8 +142,8 @@ def main():
     import fnmatch
     files = {p: d for p, d in DESCRIPTIONS if any(fnmatch.fnmatch(f, p) for f in present)}
     manifest = {"date": runs.get("date", "2026-12-02"), "gpu": runs["gpu"], "commit": commit, "cuda": "13.0",
-                "topic": "dvc correlate end to end on one H200 (scripts/gpu/dvc.sh, 12 s budget): 192^3 sub-voxel pair and 512^3 whole-voxel pair, "
-                         "designs A (raw files streamed to the GPU, exit after the outputs) and B (read to host, free at exit) side by side, with process timelines",
+                "topic": "dvc correlate end to end on one H200 (scripts/gpu/dvc.sh): 192^3 sub-voxel pair and 512^3 whole-voxel pair, "
+                         "the default (A) beside the other designs of the run, with process timelines",
                 "command": ["bash scripts/gpu/dvc.sh"], "files": files, "figures": [], "formerly": ""}
     if a.note:
         manifest["note"] = a.note
