@@ -7,7 +7,10 @@ ours faster; the issue's column-major target 1.2), the copy-roofline fraction) a
 against n per routine and precision.
 
   dx_report.py --tester committed=dx.json --tester rows=rows.json --proto proto.csv \\
-      --markdown table.md --png ratio.png [--batch 16384] [--title TEXT]
+      --markdown table.md --png ratio.png [--batch 16384] [--title TEXT] [--best best.json]
+
+--best writes, per "routine precision n batch", the fastest correct tester series and its time
+(adopt_best.py's input; the series label names the candidate table, LABEL.json).
 """
 import argparse
 import csv
@@ -29,6 +32,7 @@ def main():
     ap.add_argument("--markdown", required=True)
     ap.add_argument("--png")
     ap.add_argument("--title", default="")
+    ap.add_argument("--best", help="JSON of the fastest correct tester series per case (adopt_best.py's input)")
     a = ap.parse_args()
 
     times = defaultdict(dict)  # (routine, prec, n) -> series -> (ms, roofline, status)
@@ -84,6 +88,15 @@ def main():
                "in the same timing scope (restored inputs, L2 flushed by a read before each call). `dx / best`: "
                "cuSolverDx's time over the fastest correct series (bold: below the 1.2 target)." % a.batch)
     open(a.markdown, "w").write("\n".join(out) + "\n")
+    if a.best:
+        testers = {spec.split("=", 1)[0] for spec in a.tester}
+        best = {}
+        for k in keys:
+            ok = [(v[0], s) for s, v in times[k].items() if s in testers and v[0] and v[2] == "ok"]
+            if ok:
+                t, s = min(ok)
+                best["%s %s %d %d" % (k[0], k[1], k[2], a.batch)] = {"series": s, "time_ms": t}
+        json.dump(best, open(a.best, "w"), indent=1)
     print("\n".join(out))
 
     if a.png:
