@@ -14,14 +14,17 @@
 #      s d c z (cap: s d), n = 4, 8, 16, 32, lower and upper, strided and pointer arrays
 #   H  batch 100000: committed, lean, lean-cap, potrf s d n = 8, 16, 32
 #   N  Nsight Compute of the lean kernels at s n = 32 (with and without the cap) and d n = 32
-# SL_STEPS (names below) runs only those. Most important first; each step bounded by what is left of
+# Not in the default list (scripts/gpu/small-confirm.sh runs them): committed-wide (C over SL_NS_WIDE,
+# n = 4..128), committed-100k-posv (H's committed step with posv), check-committed (the shipped
+# tables against LAPACK: potrf and posv s d c z, n = 4..32, both triangles, strided and pointer arrays).
+# SL_STEPS (names below) runs only those; SL_NAME names the output folder (small-lean). Most important first; each step bounded by what is left of
 # the budget, each its own JSON/log. Carried in .carry/small-lean/ (scripts/gpu/small-lean-prebuild.sh):
 # prebuilt.tar.xz (the candidate tables and every kernel of the tester steps, sm_90, with the generator
 # version they are keyed by) and bench_cusolverdx. Without current prebuilt kernels the kernels
 # compile here (NVRTC, --jobs 16): C then runs n <= 32 only. Writes $OUT/small-lean/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/out}/small-lean; mkdir -p "$out"
+out=${OUT:-/tmp/out}/${SL_NAME:-small-lean}; mkdir -p "$out"
 budget=${TOPIC_BUDGET_S:-90}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 run=${BUNDLE_RUN:-/tmp/bundle/run}
@@ -60,6 +63,10 @@ ns_all=4,8,12,16,24,32,48,64
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
 tester_step committed $((25 + 20 * stale)) - --routine potrf,posv --precision s,d --n $ns_all --batch 16384 "${common[@]}" \
   --ref cusolverdx --cusolverdx-seconds 12 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
+ns_wide=${SL_NS_WIDE:-4,8,12,16,24,32,48,64,80,100,128}
+(( stale )) && ns_wide=4,8,12,16,24,32
+tester_step committed-wide $((40 + 20 * stale)) - --routine potrf,posv --precision s,d --n $ns_wide --batch 16384 "${common[@]}" \
+  --ref cusolverdx --cusolverdx-seconds 15 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
 tester_step rows 10 "$tables/rows.json" --routine potrf,posv --precision s,d --n 4,8,12,16,24,32 --batch 16384 "${common[@]}"
 tester_step lean 8 "$tables/rows-lean.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
 tester_step lean-cap 8 "$tables/rows-lean-cap.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
@@ -69,6 +76,9 @@ tester_step check 15 "$tables/rows-lean.json" --precision s,d,c,z "${chk[@]}"
 tester_step check-cap 10 "$tables/rows-lean-cap.json" --precision s,d "${chk[@]}"
 h=(--routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}")
 tester_step committed-100k 8 - "${h[@]}"
+tester_step committed-100k-posv 10 - --routine potrf,posv --precision s,d --n 4,8,16,32 --batch 100000 "${common[@]}"
+tester_step check-committed 20 - --routine potrf,posv --precision s,d,c,z --n 4,8,12,16,24,32 --layout column_major,pointer_array \
+  --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16
 tester_step lean-100k 8 "$tables/rows-lean.json" "${h[@]}"
 tester_step lean-cap-100k 8 "$tables/rows-lean-cap.json" "${h[@]}"
 # N  Nsight Compute (if the image has it; clocks left alone): speed of light, occupancy, warp stalls
@@ -89,8 +99,8 @@ prof ncu-lean 12 'potrf_cm_s_lower_n32.*_rows_lean$' "$tables/rows-lean.json" s
 prof ncu-lean-cap 12 'potrf_cm_s_lower_n32.*_rows_lean_rr56' "$tables/rows-lean-cap.json" s
 prof ncu-lean-d32 12 'potrf_cm_d_lower_n32.*_rows_lean' "$tables/rows-lean.json" d
 
-echo "=== small-lean: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
-grep -h -E '^(GPU|cuSolverDx peer|targets:)' "$out/committed.log" 2>/dev/null
-for f in committed rows lean lean-cap; do
+echo "=== ${SL_NAME:-small-lean}: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
+grep -h -E '^(GPU|cuSolverDx peer|targets:)' "$out"/committed*.log 2>/dev/null
+for f in committed committed-wide rows lean lean-cap; do
   grep -E "^potrf +[sd] " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
 done
