@@ -5,6 +5,8 @@
 # the generator version they are keyed by: build the bundle from the same libsolver/src/codegen) and
 # bench_cusolverdx (.gpu-bundle/cusolverdx/ from validation/cusolverdx/build-peer.sh if there, else
 # the prebuilt one of ../shared/tools/peers/cusolverdx/: n = 8, 16, 32, 64, 100, 128 only).
+# SL_CONFIRM=1 adds the kernels of the confirmation steps (small-confirm.sh): the shipped tables at
+# n = 4..128, batch 100000 posv, and the GPU check's cases (s d c z, both triangles, 2 right-hand sides).
 #   scripts/gpu/small-lean-prebuild.sh [BUILD_DIR] [THREADS]     (SL_CAPS as small-lean.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,6 +41,14 @@ for u in lower upper; do
 done
 warm - --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
 warm - --routines potrf,posv "${cm[@]}" --n 48,64
+if [[ ${SL_CONFIRM:-0} == 1 ]]; then
+  warm - --routines potrf,posv "${cm[@]}" --n 80,100,128
+  warm - --routines potrf,posv "${cm[@]}" --n 4,8,16,32 --batch 100000
+  warm rows-lean.json --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
+  for u in lower upper; do
+    warm - --routines potrf,posv --precisions s,d,c,z --layouts column_major --n 4,8,12,16,24,32 --nrhs 2 --uplo $u --batch 300
+  done
+fi
 tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" tables kernels generator_version.hpp
 peer=$root/.gpu-bundle/cusolverdx/bench_cusolverdx
 [[ -x $peer ]] || peer=$root/../shared/tools/peers/cusolverdx/bench_cusolverdx
