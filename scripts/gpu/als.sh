@@ -11,6 +11,7 @@
 #   k128-fp32        k = 128, 3 iterations, the FP32 build (side by side with the line above)
 #   k64-warm2-tf32x3 the k64-warm case again (the spread of the headline)
 #   k256-tf32x3      k = 256, 3 iterations (its kernels compiled in this run)
+#   (then)           ncu of the build kernels at k = 64 and 128, one iteration each, when time is left
 # Each run's console is $OUT/als/<case>.log; the wall of each run (date before and after) and the
 # numbers parsed from its log go to summary.csv, rewritten after every case with targets.json
 # (target, measured, met) and table.md, so a run cut short keeps what it measured.
@@ -132,6 +133,23 @@ train_case k128-fp32 128 fp32 3 6
 train_case k64-warm2-tf32x3 64 tf32x3 5 4
 train_case k256-tf32x3 256 tf32x3 3 10
 ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
+# Profile of the build kernels (the bulk of an iteration) at k = 64 and 128, after every timed case:
+# one iteration under ncu, the first launches of the iteration (the set-up's one-block launches of
+# each kernel skipped), sections for where the time goes (throughput, occupancy, warp stalls, memory).
+if command -v ncu > /dev/null; then
+  for k in 64 128; do
+    l=$(left_tenths); (( l < 150 )) && { echo "ncu k$k: skipped (time)"; continue; }
+    (( l > 250 )) && l=250
+    timeout -k 1 "$(tenths "$l")" ncu --clock-control none --target-processes all --kernel-name regex:build_systems \
+      --launch-skip 2 --launch-count 2 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats \
+      "$run" als train --train "$data" -o "/tmp/als-model-ncu$k.h5" --force --factors "$k" --lambda 0.01 --alpha 1 \
+      --backend cuda --no-loss --eval-every 0 --iterations 1 --seed 1 > "$out/ncu-k$k.txt" 2>&1
+    echo "ncu k$k: rc $?" | tee -a "$out/ncu-k$k.txt"
+  done
+else
+  echo "ncu: not on this machine" > "$out/ncu-k64.txt"
+fi
 echo
 echo "als train, ML-20M shape (wall: the process, date to date; iter_*: mean of iterations 2..N)"
 cat "$out/table.md"
