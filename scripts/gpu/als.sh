@@ -9,8 +9,10 @@
 #                    (same seed and data, the two build kernels; CPU only, so the GPU-timed
 #                    per-iteration figures of this case do not feel it)
 #   k128-fp32        k = 128, 3 iterations, the FP32 build (side by side with the line above)
-#   k64-warm2-tf32x3 the k64-warm case again (the spread of the headline)
 #   k256-tf32x3      k = 256, 3 iterations (its kernels compiled in this run)
+#   k64-tf32, k128-tf32  the one-product TF32 build (--build-kernel tf32) beside the cases above, and
+#                    its k = 64 model against the FP32 one (agreement-tf32.log)
+#   k64-warm2-tf32x3 the k64-warm case again (the spread of the headline)
 #   (then)           ncu of the build kernels at k = 64 and 128, one iteration each, when time is left
 # Each run's console is $OUT/als/<case>.log; the wall of each run (date before and after) and the
 # numbers parsed from its log go to summary.csv, rewritten after every case with targets.json
@@ -129,9 +131,18 @@ if [[ -n $compare_pid ]]; then
   report
 fi
 train_case k128-fp32 128 fp32 3 6
-# A second warm k = 64 run (the spread of the headline) and k = 256 (its kernels compiled here).
-train_case k64-warm2-tf32x3 64 tf32x3 5 4
+# k = 256 (its kernels compiled here); then the one-product TF32 build beside the two above (how much
+# of the build the three products cost) with its k = 64 model against the FP32 one; then a second
+# warm k = 64 run (the spread of the headline).
 train_case k256-tf32x3 256 tf32x3 3 10
+train_case k64-tf32 64 tf32 5 4
+train_case k128-tf32 128 tf32 3 6
+if [[ -f /tmp/als-model-k64-cold-fp32.h5 && -f /tmp/als-model-k64-tf32.h5 ]] && (( $(left_tenths) > 20 )); then
+  timeout -k 1 "$(tenths "$(left_tenths)")" "$run" compare_models /tmp/als-model-k64-tf32.h5 /tmp/als-model-k64-cold-fp32.h5 1e-2 \
+    > "$out/agreement-tf32.log" 2>&1
+  echo "agreement tf32 vs fp32: rc $?: $(cat "$out/agreement-tf32.log")"
+fi
+train_case k64-warm2-tf32x3 64 tf32x3 5 4
 ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 # Profile of the build kernels (the bulk of an iteration) at k = 64 and 128, after every timed case:
 # one iteration under ncu, the first launches of the iteration (the set-up's one-block launches of

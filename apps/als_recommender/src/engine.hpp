@@ -35,8 +35,10 @@ const char* to_string(SystemLayout l);
 // How the CUDA engine accumulates each row's sum_j w_j d_j d_j^T: fp32, FP32 multiply-adds on a 4 x 4
 // tile of the lower triangle per thread; tf32x3, tensor-core 16 x 16 x 8 products of the staged rows
 // with each operand split into a TF32 high part and a TF32 remainder (hi*hi + hi*lo + lo*hi), which
-// keeps the products' error at FP32 level. The CPU engine always accumulates in FP32.
-enum class BuildKernel { fp32, tf32x3 };
+// keeps the products' error at FP32 level; tf32, the same tiles with one TF32 product per step (inputs
+// rounded to 10 mantissa bits, sums in FP32: the error of TF32, about 1e-3 relative per product). The CPU
+// engine always accumulates in FP32.
+enum class BuildKernel { fp32, tf32x3, tf32 };
 BuildKernel parse_build_kernel(const std::string& text);
 const char* to_string(BuildKernel b);
 

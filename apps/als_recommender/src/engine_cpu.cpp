@@ -25,9 +25,10 @@ const char* to_string(SystemLayout l) {
 BuildKernel parse_build_kernel(const std::string& text) {
     if (text == "fp32") return BuildKernel::fp32;
     if (text == "tf32x3") return BuildKernel::tf32x3;
-    throw Error("--build-kernel must be fp32 or tf32x3 (got '" + text + "')");
+    if (text == "tf32") return BuildKernel::tf32;
+    throw Error("--build-kernel must be fp32, tf32x3 or tf32 (got '" + text + "')");
 }
-const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : "tf32x3"; }
+const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : b == BuildKernel::tf32 ? "tf32" : "tf32x3"; }
 
 Solver parse_solver(const std::string& text) {
     if (text == "exact") return Solver::exact;

@@ -248,9 +248,17 @@ __device__ void split_tf32(Fragment& hi, Fragment& lo) {
     }
 }
 
+template <class Fragment>
+__device__ void round_tf32(Fragment& f) {
+#pragma unroll
+    for (int e = 0; e < f.num_elements; ++e) f.x[e] = wmma::__float_to_tf32(f.x[e]);
+}
+
 // One block per segment, kTilesPerWarp lower tiles per warp (tiles in row-major order of the lower
 // triangle, warp w from tile w * kTilesPerWarp). kFirst as in build_systems_kernel.
-template <bool kFirst, int kTilesPerWarp>
+// kSplit: the three products of the split operands (tf32x3), else one product of the TF32-rounded
+// operands (tf32).
+template <bool kFirst, int kTilesPerWarp, bool kSplit>
 __global__ void __launch_bounds__(kTensorMaxWarps * 32) build_systems_tf32x3_kernel(BuildArgs p) {
     extern __shared__ __align__(128) float tensor_shared[];
     const int s = p.s, tiles = p.tiles_per_side, padded = tiles * kMmaTile, ld = padded + kTensorRowPad;
@@ -328,10 +336,15 @@ __global__ void __launch_bounds__(kTensorMaxWarps * 32) build_systems_tf32x3_ker
                     wmma::fragment<wmma::matrix_b, kMmaTile, kMmaTile, kMmaDepth, wmma::precision::tf32, wmma::row_major> b_hi, b_lo;
                     wmma::load_matrix_sync(a_hi, a_base + tile_i[x] * kMmaTile, ld);
                     wmma::load_matrix_sync(b_hi, b_base + tile_j[x] * kMmaTile, ld);
-                    split_tf32(a_hi, a_lo);
-                    split_tf32(b_hi, b_lo);
-                    wmma::mma_sync(acc[x], a_lo, b_hi, acc[x]);
-                    wmma::mma_sync(acc[x], a_hi, b_lo, acc[x]);
+                    if (kSplit) {
+                        split_tf32(a_hi, a_lo);
+                        split_tf32(b_hi, b_lo);
+                        wmma::mma_sync(acc[x], a_lo, b_hi, acc[x]);
+                        wmma::mma_sync(acc[x], a_hi, b_lo, acc[x]);
+                    } else {
+                        round_tf32(a_hi);
+                        round_tf32(b_hi);
+                    }
                     wmma::mma_sync(acc[x], a_hi, b_hi, acc[x]);
                 }
             }
@@ -381,12 +394,17 @@ void launch_build(BuildKernel kind, bool first, unsigned blocks, BuildArgs args,
     args.tiles_per_side = shape.tiles;
     const unsigned threads = unsigned(shape.warps * 32);
     void (*kernel)(BuildArgs) = nullptr;
+    const bool split = kind == BuildKernel::tf32x3;
+#define ALS_TENSOR_KERNEL(T)                                                                                   \
+    kernel = split ? (first ? build_systems_tf32x3_kernel<true, T, true> : build_systems_tf32x3_kernel<false, T, true>) \
+                   : (first ? build_systems_tf32x3_kernel<true, T, false> : build_systems_tf32x3_kernel<false, T, false>)
     switch (shape.tiles_per_warp) {
-        case 2: kernel = first ? build_systems_tf32x3_kernel<true, 2> : build_systems_tf32x3_kernel<false, 2>; break;
-        case 3: kernel = first ? build_systems_tf32x3_kernel<true, 3> : build_systems_tf32x3_kernel<false, 3>; break;
-        case 5: kernel = first ? build_systems_tf32x3_kernel<true, 5> : build_systems_tf32x3_kernel<false, 5>; break;
-        default: kernel = first ? build_systems_tf32x3_kernel<true, 9> : build_systems_tf32x3_kernel<false, 9>; break;
+        case 2: ALS_TENSOR_KERNEL(2); break;
+        case 3: ALS_TENSOR_KERNEL(3); break;
+        case 5: ALS_TENSOR_KERNEL(5); break;
+        default: ALS_TENSOR_KERNEL(9); break;
     }
+#undef ALS_TENSOR_KERNEL
     // Widths beyond ~180 stage more than the default 48 KiB of shared memory per block.
     if (shape.shared_bytes > (std::size_t(48) << 10))
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shape.shared_bytes)),
@@ -842,10 +860,10 @@ void engine_copy_from_host(void* engine_memory, const void* host, std::size_t by
 
 std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
                                          const Partition* partition) {
-    const int most = settings.build == BuildKernel::tf32x3 ? kMaxTensorWidth : kMaxWidth;
+    const int most = settings.build == BuildKernel::fp32 ? kMaxWidth : kMaxTensorWidth;
     if (settings.width < 1 || settings.width > most)
         throw Error("the CUDA engine takes at most " + std::to_string(most) + " factors per row with the " + to_string(settings.build) +
-                    " build (got " + std::to_string(settings.width) + "; the tf32x3 build goes to " + std::to_string(kMaxTensorWidth) +
+                    " build (got " + std::to_string(settings.width) + "; the tf32x3 and tf32 builds go to " + std::to_string(kMaxTensorWidth) +
                     "); --backend cpu goes to 1024");
     if (settings.solver != Solver::exact)
         throw Error("--solver cg: the CUDA engine solves each system exactly (posv); conjugate gradient runs on --backend cpu");

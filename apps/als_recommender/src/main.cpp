@@ -335,7 +335,8 @@ void add_hyper_options(po::options_description& d) {
         ("layout", po::value<std::string>()->default_value("column_major"), "GPU systems' layout for posv: column_major | interleaved | chunked")
         ("build-kernel", po::value<std::string>()->default_value("tf32x3"), "GPU: how each row's system is accumulated: tf32x3 (tensor cores, "
                                                                            "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
-                                                                           "multiply-adds)")
+                                                                           "multiply-adds) | tf32 (tensor cores, one TF32 product per step: "
+                                                                           "TF32-level sums, ~1e-3 relative)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
