@@ -5,7 +5,8 @@
 //   batchsolve-warmup --routines potrf,posv --precisions s,d --layouts column_major,interleaved --n 1:128
 // or, with --kernels FILE, exactly the kernels of a manifest a run recorded ($BATCHSOLVE_KERNEL_MANIFEST;
 // warm_up_manifest of batchsolve/kernel_manifest.hpp), e.g. those the GPU suites compile
-// (libsolver/tests/gpu/run-all.sh).
+// (libsolver/tests/gpu/run-all.sh); --families gemm,potf2 adds the tables' GEMM and large-Cholesky
+// POTF2 kernels, as manifest lines (table_kernel_lines), which --list prints instead of compiling.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +45,13 @@ int usage(std::ostream& out, int code) {
            "  --device D         CUDA device whose architecture the kernels are for (default 0)\n"
            "  --arch A           compile for compute capability A (e.g. 90) without a GPU instead; with\n"
            "                     --cache-dir, a folder to ship as prebuilt kernels ($BATCHSOLVE_PREBUILT_DIR)\n"
+           "  --families LIST    cholesky (the combinations above), gemm (every kernel the GEMM-based routines\n"
+           "                     gemm/syrk/herk/syr2k/her2k/symm/hemm_vbatched run with the tuning tables'\n"
+           "                     tiles for --precisions: size bins, uniform and variable batches), potf2 (the\n"
+           "                     large Cholesky's fused POTF2 kernel for each table row's blocking; s, d)\n"
+           "                     (default cholesky). LDL^T needs none: its kernels are compiled with the library\n"
+           "  --list             print the kernel manifest lines of the gemm and potf2 families and compile\n"
+           "                     nothing (no GPU needed with --arch)\n"
            "  --kernels FILE     instead of the combinations above, exactly the kernels listed in FILE, a\n"
            "                     manifest a run recorded with BATCHSOLVE_KERNEL_MANIFEST=FILE (one kernel spec\n"
            "                     per line; duplicates and blank lines are skipped)\n"
@@ -92,7 +100,8 @@ std::vector<int> parse_orders(const std::string& text) {
 
 // --kernels FILE: the manifest's kernels into the disk cache (the bar advances per batch of
 // kernels). A malformed line is reported with its number and skipped; any makes the exit code 1.
-int warm_manifest(const std::string& path, int device, int arch, int threads, bool check_only) {
+int warm_manifest(const std::string& path, int device, int arch, int threads, bool check_only,
+                  const std::vector<std::string>* lines = nullptr) {
     ManifestOptions options;
     options.device = device, options.arch = arch, options.threads = threads, options.check_only = check_only;
     std::unique_ptr<io::Progress> progress;
@@ -101,7 +110,7 @@ int warm_manifest(const std::string& path, int device, int arch, int threads, bo
         progress->advance();
         if (done == total) progress->finish();
     };
-    const ManifestReport report = warm_up_manifest(path, options);
+    const ManifestReport report = lines ? warm_up_lines(*lines, options, path) : warm_up_manifest(path, options);
     for (const std::string& r : report.refused) std::cout << "cannot run: " << r << "\n";
     const int bad = static_cast<int>(report.refused.size());
     if (check_only) {
@@ -127,7 +136,8 @@ int main(int argc, char** argv) {
         int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
         Uplo uplo = Uplo::lower;
         std::string manifest;
-        bool check_only = false;
+        bool check_only = false, list = false;
+        std::vector<std::string> families = {"cholesky"};
         for (int i = 1; i < argc; ++i) {
             const std::string arg = argv[i];
             auto value = [&]() -> std::string {
@@ -168,6 +178,14 @@ int main(int argc, char** argv) {
                 const std::string dir = value();
                 if (dir.empty()) throw InvalidArgument("batchsolve-warmup", "--cache-dir", "a directory");
                 setenv("BATCHSOLVE_CACHE_DIR", dir.c_str(), 1);
+            } else if (arg == "--families") {
+                families = split(value());
+                for (const std::string& f : families)
+                    if (f != "cholesky" && f != "gemm" && f != "potf2")
+                        throw InvalidArgument("batchsolve-warmup", "--families", "cholesky, gemm or potf2 (got '" + f + "')");
+                if (families.empty()) throw InvalidArgument("batchsolve-warmup", "--families", "at least one family");
+            } else if (arg == "--list") {
+                list = true;
             } else if (arg == "--check-only") {
                 check_only = true;
             } else if (arg == "--kernels") {
@@ -183,11 +201,38 @@ int main(int argc, char** argv) {
             if (manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--check-only", "with --kernels FILE");
             return warm_manifest(manifest, device, arch, threads, true);
         }
+        const bool cholesky = std::find(families.begin(), families.end(), "cholesky") != families.end();
+        if (list && cholesky)
+            throw InvalidArgument("batchsolve-warmup", "--list",
+                                  "--families gemm and/or potf2 (a cholesky warm-up run with BATCHSOLVE_KERNEL_MANIFEST=FILE "
+                                  "records its lines)");
+        if (list && !manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--list", "without --kernels");
         if (arch == 0 && !Context::cuda_available()) {
             std::cout << "skipped: no GPU (give --arch to compile for an architecture without one)\n";
             return 0;
         }
         if (!manifest.empty()) return warm_manifest(manifest, device, arch, threads, false);
+        // The GEMM and POTF2 families: their tables' kernels as manifest lines (one spec format).
+        std::vector<std::string> lines;
+        for (const std::string& f : families) {
+            if (f == "cholesky") continue;
+            for (Precision p : precisions) {
+                const std::vector<std::string> part = table_kernel_lines(f, p, arch, device);
+                lines.insert(lines.end(), part.begin(), part.end());
+            }
+        }
+        if (list) {
+            for (const std::string& line : lines) std::cout << line << "\n";
+            return 0;
+        }
+        int status = 0;
+        if (!lines.empty()) {
+            std::string origin;
+            for (const std::string& f : families)
+                if (f != "cholesky") origin += (origin.empty() ? "" : ",") + f;
+            status = warm_manifest("the " + origin + " tables", device, arch, threads, false, &lines);
+        }
+        if (!cholesky) return status;
         std::unique_ptr<Context> ctx;
         if (arch == 0) ctx = std::make_unique<Context>(Backend::cuda, device);
 
@@ -218,7 +263,7 @@ int main(int argc, char** argv) {
                     "generated kernels, %zu refused, %.2f s with %d threads\n",
                     ctx ? ctx->device_name().c_str() : ("sm_" + std::to_string(arch)).c_str(), total.cases, total.kernels, total.already_cached, total.compiled,
                     total.without_kernels, total.problems.size(), total.seconds, threads);
-        return total.problems.empty() ? 0 : 1;
+        return total.problems.empty() ? status : 1;
     } catch (const std::exception& e) {
         std::cerr << "batchsolve-warmup: " << e.what() << "\n";
         return 2;

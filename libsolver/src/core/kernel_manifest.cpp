@@ -1,13 +1,15 @@
-// warm_up_manifest (kernel_manifest.hpp): reads the manifest, skips blank and repeated lines,
-// reports the lines the planner refuses with their numbers, and fills the disk cache in batches
-// through the CUDA backend (the progress callback advances per batch).
+// warm_up_manifest and warm_up_lines (kernel_manifest.hpp): read the manifest, skip blank and repeated
+// lines, report the lines the planner refuses with their numbers, and fill the disk cache in batches
+// through the CUDA backend (the progress callback advances per batch); table_kernel_lines' checks.
 #include "batchsolve/kernel_manifest.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 
 #include "batchsolve/types.hpp"
+#include "checks.hpp"
 #include "manifest_backend.hpp"
 
 namespace batchsolve {
@@ -16,17 +18,30 @@ ManifestReport warm_up_manifest(const std::string& path, const ManifestOptions& 
     if (options.threads < 1) throw InvalidArgument("warm_up_manifest", "options.threads", ">= 1");
     std::ifstream in(path);
     if (!in) throw Error("warm_up_manifest: " + path + ": cannot read");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return warm_up_lines(lines, options, path);
+}
+
+std::vector<std::string> table_kernel_lines(const std::string& family, Precision precision, int arch, int device) {
+    checks::require(arch == 0 || arch >= 10, "table_kernel_lines", "arch",
+                    "0 (device's) or a compute capability such as 90 (got " + std::to_string(arch) + ")");
+    return cuda_backend::table_manifest_lines(family, precision, arch, device);
+}
+
+ManifestReport warm_up_lines(const std::vector<std::string>& lines, const ManifestOptions& options, const std::string& origin) {
+    if (options.threads < 1) throw InvalidArgument("warm_up_lines", "options.threads", ">= 1");
     ManifestReport report;
-    std::vector<std::string> seen, accepted;
+    std::set<std::string> seen;
+    std::vector<std::string> accepted;
     int number = 0;
-    for (std::string line; std::getline(in, line);) {
+    for (const std::string& line : lines) {
         ++number;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
-        seen.push_back(line);
+        if (!seen.insert(line).second) continue;
         const std::string problem = cuda_backend::manifest_line_problem(line);  // NotCompiled without CUDA
         if (problem.empty()) accepted.push_back(line);
-        else report.refused.push_back(path + ":" + std::to_string(number) + ": " + problem);
+        else report.refused.push_back(origin + ":" + std::to_string(number) + ": " + problem);
     }
     report.kernels = accepted.size();
     if (options.check_only) return report;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "batchsolve/types.hpp"
+
 namespace batchsolve::cuda_backend {
 
 // "" when `line` is a kernel spec the planner accepts, else the reason it is refused.
@@ -18,5 +20,8 @@ struct ManifestFill {
 // The kernels of `lines` (each accepted by manifest_line_problem) into the disk cache, for `device`
 // or, arch > 0, for that compute capability without one.
 ManifestFill fill_from_manifest(const std::vector<std::string>& lines, int device, int arch, int threads);
+
+// table_kernel_lines of kernel_manifest.hpp.
+std::vector<std::string> table_manifest_lines(const std::string& family, Precision precision, int arch, int device);
 
 }  // namespace batchsolve::cuda_backend

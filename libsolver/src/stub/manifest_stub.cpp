@@ -11,4 +11,8 @@ ManifestFill fill_from_manifest(const std::vector<std::string>&, int, int, int) 
     throw NotCompiled("warm_up_manifest", "cuda");
 }
 
+std::vector<std::string> table_manifest_lines(const std::string&, Precision, int, int) {
+    throw NotCompiled("table_kernel_lines", "cuda");
+}
+
 }  // namespace batchsolve::cuda_backend

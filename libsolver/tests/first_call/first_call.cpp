@@ -1,18 +1,33 @@
 // Measures what a program pays the first time it calls a routine: Context creation, the first call
 // (kernel generation, NVRTC or the disk cache, module load, launch) and the second call, each timed
-// to completion in this fresh process; --vendor times cuSOLVER's batched call instead. One JSON line
-// on stdout. libsolver/scripts/first-call.sh runs it with an empty and a populated kernel cache.
+// to completion in this fresh process; --vendor times the vendor's call instead (cuSOLVER's batched
+// potrf/potrs; cuBLAS's grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv, with their handle's creation
+// timed apart). One JSON line on stdout. scripts/gpu/first-call.sh runs it with an empty and a
+// populated kernel cache and with a prebuilt folder.
 //   batchsolve_first_call --routine potrf|potrs|posv --precision s|d --layout column_major|interleaved
 //                         --n N --batch COUNT [--vendor]
+//   batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]
+//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] --precision s|d --n N [--vendor]
+//   batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]
+#include <algorithm>
 #include <chrono>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "batchsolve/batchsolve.hpp"
+
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS  // the vendor libraries the CUDA build links (CMakeLists.txt)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#endif
 
 namespace {
 
@@ -24,7 +39,9 @@ double seconds_since(Clock::time_point start) {
 }
 
 struct Options {
+    std::string name = "potrf";  // the routine's name: a Routine, or gemm_vbatched, potrf_large, sysv_mixed
     Routine routine = Routine::potrf;
+    CholeskyDiagonal diagonal = CholeskyDiagonal::automatic;  // potrf_large
     Precision precision = Precision::s;
     LayoutKind layout = LayoutKind::column_major;
     int n = 32, batch = 16384;
@@ -34,8 +51,14 @@ struct Options {
 int usage(std::ostream& out, int code) {
     out << "usage: batchsolve_first_call --routine potrf|potrs|posv --precision s|d\n"
            "                             --layout column_major|interleaved --n N --batch COUNT [--vendor]\n"
+           "       batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]\n"
+           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] --precision s|d --n N [--vendor]\n"
+           "       batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]\n"
            "  Times Context creation, the first and the second call of the routine in this process (each\n"
-           "  synchronised); --vendor: cuSOLVER's batched potrf/potrs (column_major only). One JSON line.\n";
+           "  synchronised); --vendor: cuSOLVER's batched potrf/potrs (column_major only), cuBLAS's grouped\n"
+           "  GEMM (one group per problem), cusolverDnXpotrf, cusolverDnDSgesv (their handle's creation apart).\n"
+           "  gemm_vbatched: COUNT square problems of orders 1..MAX (problem 0 of order MAX; the size bins\n"
+           "  above 128 when MAX > 128). One JSON line.\n";
     return code;
 }
 
@@ -91,6 +114,210 @@ int run(const Options& o) {
     return 0;
 }
 
+
+// ---- the routines beyond the small Cholesky: gemm_vbatched, potrf_large, sysv_mixed ----------------
+
+struct Times {
+    double context_s = 0, handle_s = -1, first_s = 0, second_s = 0;
+    std::string note;
+};
+
+template <class F>
+double timed(Context& ctx, F&& f) {
+    ctx.synchronize();
+    const auto start = Clock::now();
+    f();
+    ctx.synchronize();
+    return seconds_since(start);
+}
+
+void print(const Options& o, const Times& t, const std::string& device) {
+    std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"column_major\",\"n\":%d,\"batch\":%d,"
+                "\"diagonal\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
+                "\"second_call_s\":%.5f,\"note\":\"%s\",\"device\":\"%s\"}\n",
+                o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" ? o.batch : 1,
+                to_string(o.diagonal), o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
+                t.context_s, t.handle_s, t.first_s, t.second_s, t.note.c_str(), device.c_str());
+}
+
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+void vendor_ok(int status, const char* call) {
+    if (status != 0) throw Error(std::string(call) + " failed with status " + std::to_string(status));
+}
+#endif
+
+template <class T>
+int run_gemm(const Options& o) {
+    Times t;
+    const auto context_start = Clock::now();
+    Context ctx(Backend::cuda);
+    ctx.synchronize();
+    t.context_s = seconds_since(context_start);
+    const int count = o.batch, x = o.n;
+    std::vector<int> order(count);
+    std::vector<std::size_t> at(count + 1, 0);
+    for (int i = 0; i < count; ++i) {
+        order[i] = i == 0 ? x : 1 + int((std::uint64_t(i) * 2654435761ULL) % std::uint64_t(x));  // spread over 1..x
+        at[i + 1] = at[i] + std::size_t(order[i]) * order[i];
+    }
+    Buffer<T> a(ctx, at[count]), b(ctx, at[count]), c(ctx, at[count]);
+    a.fill_bytes(0), b.fill_bytes(0), c.fill_bytes(0);  // values do not change the work
+    std::vector<T*> pa(count), pb(count), pc(count);
+    for (int i = 0; i < count; ++i) pa[i] = a.data() + at[i], pb[i] = b.data() + at[i], pc[i] = c.data() + at[i];
+    Buffer<T*> da(ctx, pa), db(ctx, pb), dc(ctx, pc);
+    Buffer<int> sizes(ctx, order), info(ctx, count);
+    std::function<void()> call;
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    cublasHandle_t handle = nullptr;
+    std::vector<cublasOperation_t> ops(count, CUBLAS_OP_N);
+    std::vector<int> groups(count, 1);
+    std::vector<T> alphas(count, T(1)), betas(count, T(0));
+#endif
+    if (o.vendor) {
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+        t.handle_s = timed(ctx, [&] { vendor_ok(cublasCreate(&handle), "cublasCreate"); });
+        call = [&] {
+            if constexpr (std::is_same_v<T, float>)
+                vendor_ok(cublasSgemmGroupedBatched(handle, ops.data(), ops.data(), order.data(), order.data(), order.data(),
+                                                    alphas.data(), da.data(), order.data(), db.data(), order.data(),
+                                                    betas.data(), dc.data(), order.data(), count, groups.data()),
+                          "cublasSgemmGroupedBatched");
+            else
+                vendor_ok(cublasDgemmGroupedBatched(handle, ops.data(), ops.data(), order.data(), order.data(), order.data(),
+                                                    alphas.data(), da.data(), order.data(), db.data(), order.data(),
+                                                    betas.data(), dc.data(), order.data(), count, groups.data()),
+                          "cublasDgemmGroupedBatched");
+            vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+        };
+        t.note = "cublas<t>gemmGroupedBatched, one group per problem";
+#endif
+    } else {
+        call = [&] {
+            gemm_vbatched<T>(Op::no_trans, Op::no_trans, sizes.data(), sizes.data(), sizes.data(), T(1), da.data(),
+                             sizes.data(), db.data(), sizes.data(), T(0), dc.data(), sizes.data(), count, info.data(), ctx);
+        };
+    }
+    t.first_s = timed(ctx, call);
+    t.second_s = timed(ctx, call);
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    if (handle) cublasDestroy(handle);
+#endif
+    print(o, t, ctx.device_name());
+    return 0;
+}
+
+// potrf_large on n I + ones (SPD, eigenvalues n and 2n), restored before each call.
+template <class T>
+int run_large(const Options& o) {
+    Times t;
+    const auto context_start = Clock::now();
+    Context ctx(Backend::cuda);
+    ctx.synchronize();
+    t.context_s = seconds_since(context_start);
+    const int n = o.n;
+    std::vector<T> host_a(std::size_t(n) * n);
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) host_a[std::size_t(j) * n + i] = T(i == j ? n + 1 : 1);
+    Buffer<T> a(ctx, host_a);
+    Buffer<int> info(ctx, 1);
+    std::function<void()> call;
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    cusolverDnHandle_t handle = nullptr;
+    cusolverDnParams_t params = nullptr;
+    void* device_work = nullptr;
+    std::vector<char> host_work;
+    const cudaDataType type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+#endif
+    if (o.vendor) {
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+        t.handle_s = timed(ctx, [&] {
+            vendor_ok(cusolverDnCreate(&handle), "cusolverDnCreate");
+            vendor_ok(cusolverDnCreateParams(&params), "cusolverDnCreateParams");
+        });
+        call = [&] {  // what a first call needs: the workspace query and its allocation, then the factorisation
+            std::size_t device_bytes = 0, host_bytes = 0;
+            vendor_ok(cusolverDnXpotrf_bufferSize(handle, params, CUBLAS_FILL_MODE_LOWER, n, type, a.data(), n, type,
+                                                  &device_bytes, &host_bytes), "cusolverDnXpotrf_bufferSize");
+            if (!device_work) vendor_ok(int(cudaMalloc(&device_work, std::max<std::size_t>(device_bytes, 1))), "cudaMalloc");
+            host_work.resize(std::max<std::size_t>(host_bytes, 1));
+            vendor_ok(cusolverDnXpotrf(handle, params, CUBLAS_FILL_MODE_LOWER, n, type, a.data(), n, type, device_work,
+                                       device_bytes, host_work.data(), host_bytes, info.data()), "cusolverDnXpotrf");
+            vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+        };
+        t.note = "cusolverDnXpotrf (workspace query and allocation included)";
+#endif
+    } else {
+        LargeCholeskyConfig config;
+        config.diagonal = o.diagonal;
+        call = [&, config] { potrf(Uplo::lower, n, a.data(), n, info.data(), config, ctx); };
+    }
+    t.first_s = timed(ctx, call);
+    a.upload(host_a);
+    t.second_s = timed(ctx, call);
+    int host_info = -1;
+    info.download(&host_info, 1);
+    if (host_info != 0) t.note += std::string(t.note.empty() ? "" : "; ") + "info " + std::to_string(host_info);
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    if (device_work) cudaFree(device_work);
+    if (params) cusolverDnDestroyParams(params);
+    if (handle) cusolverDnDestroy(handle);
+#endif
+    print(o, t, ctx.device_name());
+    return 0;
+}
+
+// sysv_mixed on a symmetric indefinite, diagonally dominant A (diagonal +-(n + 1), ones elsewhere), one
+// right-hand side of ones; the vendor: cusolverDnDSgesv (FP32 LU with refinement), A restored first.
+int run_sysv(const Options& o) {
+    Times t;
+    const auto context_start = Clock::now();
+    Context ctx(Backend::cuda);
+    ctx.synchronize();
+    t.context_s = seconds_since(context_start);
+    const int n = o.n;
+    std::vector<double> host_a(std::size_t(n) * n);
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) host_a[std::size_t(j) * n + i] = i == j ? (i % 2 == 0 ? n + 1.0 : -(n + 1.0)) : 1.0;
+    Buffer<double> a(ctx, host_a), b(ctx, std::vector<double>(n, 1.0)), x(ctx, n);
+    std::function<void()> call;
+    SysvResult result;
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    cusolverDnHandle_t handle = nullptr;
+    void* work = nullptr;
+    Buffer<int> pivots(ctx, n), info(ctx, 1);
+    int iterations = 0;
+#endif
+    if (o.vendor) {
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+        t.handle_s = timed(ctx, [&] { vendor_ok(cusolverDnCreate(&handle), "cusolverDnCreate"); });
+        call = [&] {  // the workspace query and its allocation, then the solve
+            std::size_t bytes = 0;
+            vendor_ok(cusolverDnDSgesv_bufferSize(handle, n, 1, a.data(), n, pivots.data(), b.data(), n, x.data(), n,
+                                                  nullptr, &bytes), "cusolverDnDSgesv_bufferSize");
+            if (!work) vendor_ok(int(cudaMalloc(&work, std::max<std::size_t>(bytes, 1))), "cudaMalloc");
+            vendor_ok(cusolverDnDSgesv(handle, n, 1, a.data(), n, pivots.data(), b.data(), n, x.data(), n, work, bytes,
+                                       &iterations, info.data()), "cusolverDnDSgesv");
+            vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+        };
+#endif
+    } else {
+        call = [&] { result = sysv_mixed(Symmetry::symmetric, Uplo::lower, n, 1, a.data(), n, b.data(), n, x.data(), n, SysvOptions{}, ctx); };
+    }
+    t.first_s = timed(ctx, call);
+    a.upload(host_a);
+    t.second_s = timed(ctx, call);
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    if (o.vendor) t.note = "cusolverDnDSgesv (FP32 LU + refinement, workspace included): " + std::to_string(iterations) + " iterations";
+    if (work) cudaFree(work);
+    if (handle) cusolverDnDestroy(handle);
+#endif
+    if (!o.vendor) t.note = result.describe();
+    for (char& ch : t.note)
+        if (ch == '"' || ch == '\\') ch = '\'';
+    print(o, t, ctx.device_name());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,7 +330,12 @@ int main(int argc, char** argv) {
                 return argv[++i];
             };
             if (arg == "--help" || arg == "-h") return usage(std::cout, 0);
-            else if (arg == "--routine") o.routine = parse_routine(value());
+            else if (arg == "--routine") {
+                o.name = value();
+                if (o.name != "gemm_vbatched" && o.name != "potrf_large" && o.name != "sysv_mixed") o.routine = parse_routine(o.name);
+            } else if (arg == "--diagonal") {
+                o.diagonal = parse_cholesky_diagonal(value());
+            }
             else if (arg == "--precision") o.precision = parse_precision(value());
             else if (arg == "--layout") {
                 const std::string l = value();
@@ -118,10 +350,23 @@ int main(int argc, char** argv) {
         if (o.n < 1 || o.batch < 1) throw InvalidArgument("batchsolve_first_call", "--n/--batch", ">= 1");
         if (o.vendor && o.layout != LayoutKind::column_major)
             throw InvalidArgument("batchsolve_first_call", "--vendor", "with --layout column_major");
+        const bool extended = o.name == "gemm_vbatched" || o.name == "potrf_large" || o.name == "sysv_mixed";
+        if (extended && o.precision != Precision::s && o.precision != Precision::d)
+            throw InvalidArgument("batchsolve_first_call", "--precision", "s or d for " + o.name);
+        if (o.name == "sysv_mixed" && o.precision != Precision::d)
+            throw InvalidArgument("batchsolve_first_call", "--precision", "d for sysv_mixed (factor in float, refined in double)");
+        if (o.diagonal != CholeskyDiagonal::automatic && o.name != "potrf_large")
+            throw InvalidArgument("batchsolve_first_call", "--diagonal", "with --routine potrf_large");
         if (!Context::cuda_available()) {
             std::cout << "skipped: no GPU\n";
             return 0;
         }
+#ifndef BATCHSOLVE_FIRST_CALL_PEERS
+        if (extended && o.vendor) throw InvalidArgument("batchsolve_first_call", "--vendor", "a build linked with cuBLAS/cuSOLVER");
+#endif
+        if (o.name == "gemm_vbatched") return o.precision == Precision::s ? run_gemm<float>(o) : run_gemm<double>(o);
+        if (o.name == "potrf_large") return o.precision == Precision::s ? run_large<float>(o) : run_large<double>(o);
+        if (o.name == "sysv_mixed") return run_sysv(o);
         switch (o.precision) {
             case Precision::s: return run<float>(o);
             case Precision::d: return run<double>(o);

@@ -40,10 +40,7 @@ namespace {
 constexpr int kMaxGridZ = 65535;
 constexpr int kCheckThreads = 256;
 
-// Problems up to this max(m_i, n_i) share the first size bin; the bins above it double in size up to
-// the largest problem. Below it one more launch (2-4 us) costs more than a better tile can save: at
-// x = 512 the problems with max(m, n) <= 128 hold under 1 % of the flops.
-constexpr int kFirstBinSize = 128;
+constexpr int kFirstBinSize = kGemmFirstBinSize;  // gemm_manifest.hpp
 constexpr int kMaxBins = 24;  // 128 * 2^23 > INT_MAX
 constexpr int kBinThreads = 256;
 
@@ -129,12 +126,56 @@ std::vector<GemmBin> gemm_bins(Precision p, int max_mn, int max_k, bool triangle
     return bins;
 }
 
+}  // namespace
+
+// As the launcher resolves a call (gemm_manifest.hpp): a caller's configuration, else one bin when
+// the sizes are constants of the call or the largest problem fits the first bin, else the size bins.
+GemmPlan plan_gemm(const codegen::blas3::GemmSpec& spec, int max_m, int max_n, int max_k, bool constant_sizes,
+                   int m_limit, int n_limit, int k_limit, const GemmConfig* config, int arch) {
+    const codegen::blas3::GemmFamily& family = codegen::blas3::gemm_family();
+    const bool triangle = spec.part != codegen::blas3::GemmPart::full;
+    const int max_mn = std::max(max_m, max_n);
+    std::vector<GemmBin> bins;
+    if (config) bins.push_back({max_mn, *config, false, GemmConfig{}});
+    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch}), false, GemmConfig{}});
+    else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch);
+    const bool binned = bins.size() > 1;
+    GemmPlan plan;
+    for (const GemmBin& b : bins) plan.bin_hi.push_back(b.hi);
+    // the kernels, largest bin first (its long tiles start while the GPU is empty); a split bin's
+    // interior kernel before its edge kernel
+    for (std::size_t step = 0; step < bins.size(); ++step) {
+        const std::size_t b = bins.size() - 1 - step;
+        codegen::blas3::GemmSpec s = spec;
+        s.config = bins[b].config;
+        s.problem_list = binned;
+        // the uniform-size path: sizes that are constants of the call and fill whole tiles
+        s.full_tiles = !binned && constant_sizes && m_limit % s.config.blk_m == 0 && n_limit % s.config.blk_n == 0 &&
+                       k_limit % s.config.blk_k == 0;
+        if (bins[b].split) {
+            s.region = codegen::blas3::GemmRegion::interior;
+            codegen::blas3::GemmSpec e = s;
+            e.config = bins[b].edge;
+            e.region = codegen::blas3::GemmRegion::edge;
+            e.edge_m = s.config.blk_m, e.edge_n = s.config.blk_n;
+            plan.specs.push_back(s), plan.bin_of.push_back(b);
+            plan.specs.push_back(e), plan.bin_of.push_back(b);
+        } else {
+            plan.specs.push_back(s), plan.bin_of.push_back(b);
+        }
+    }
+    return plan;
+}
+
+namespace {
+
 // The kernel of `spec` from the one cache, opted in to its shared memory above 48 KB on first load.
 jit::KernelRequest gemm_request(const codegen::blas3::GemmSpec& spec, int device) {
     const codegen::blas3::GemmFamily& family = codegen::blas3::gemm_family();
     const std::size_t shared = family.resources(spec).shared_bytes;
     jit::KernelRequest request;
     request.key = jit::KernelKey{codegen::cache_family(family), family.kernel_name(spec), {}};
+    jit::record_in_manifest(gemm_manifest_line(spec));  // $BATCHSOLVE_KERNEL_MANIFEST
     request.generate = [spec, &family] { return family.generate(spec); };
     request.on_load = [shared, device](jit::LoadedKernel& k) {
         if (shared <= 48 * 1024) return;
@@ -263,42 +304,15 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     spec.op_b = gemm_operand(op_b);
     spec.part = gemm_part(extras.part);
     spec.real_diagonal = extras.real_diagonal && is_complex_v<T>;
-    const bool triangle = spec.part != codegen::blas3::GemmPart::full;
-    const int arch = r.cc_major_ * 10 + r.cc_minor_;
-    const int max_mn = std::max(max_m, max_n);
-    // the uniform-size path: sizes that are constants of the call and fill whole tiles
     const bool constant_sizes = m.values == nullptr && n.values == nullptr && k.values == nullptr;
-    std::vector<GemmBin> bins;
-    if (extras.config) bins.push_back({max_mn, *extras.config, false, GemmConfig{}});
-    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch}), false, GemmConfig{}});
-    else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch);
-    const bool binned = bins.size() > 1;
-    // the kernels, largest bin first (its long tiles start while the GPU is empty); a split bin's
-    // interior kernel before its edge kernel
-    std::vector<codegen::blas3::GemmSpec> specs;
-    std::vector<std::size_t> bin_of;
-    for (std::size_t step = 0; step < bins.size(); ++step) {
-        const std::size_t b = bins.size() - 1 - step;
-        codegen::blas3::GemmSpec s = spec;
-        s.config = bins[b].config;
-        s.problem_list = binned;
-        s.full_tiles = !binned && constant_sizes && m.limit % s.config.blk_m == 0 && n.limit % s.config.blk_n == 0 &&
-                       k.limit % s.config.blk_k == 0;
-        if (bins[b].split) {
-            s.region = codegen::blas3::GemmRegion::interior;
-            codegen::blas3::GemmSpec e = s;
-            e.config = bins[b].edge;
-            e.region = codegen::blas3::GemmRegion::edge;
-            e.edge_m = s.config.blk_m, e.edge_n = s.config.blk_n;
-            specs.push_back(s), bin_of.push_back(b);
-            specs.push_back(e), bin_of.push_back(b);
-        } else {
-            specs.push_back(s), bin_of.push_back(b);
-        }
-    }
+    const GemmPlan plan = plan_gemm(spec, max_m, max_n, max_k, constant_sizes, m.limit, n.limit, k.limit, extras.config,
+                                    r.cc_major_ * 10 + r.cc_minor_);
+    const std::vector<codegen::blas3::GemmSpec>& specs = plan.specs;
+    const std::vector<std::size_t>& bin_of = plan.bin_of;
+    const bool binned = plan.bin_hi.size() > 1;
     for (std::size_t i = 0; i < specs.size(); ++i) {
         check_spec(specs[i]);
-        if ((std::min(max_n, bins[bin_of[i]].hi) + specs[i].config.blk_n - 1) / specs[i].config.blk_n > 65535)
+        if ((std::min(max_n, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_n - 1) / specs[i].config.blk_n > 65535)
             throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
     }
     const int grid_z = std::min(batch, kMaxGridZ);
@@ -310,15 +324,15 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     int* lists = nullptr;
     if (binned) {
         detail::Carve carve;
-        const std::size_t counts_at = carve.reserve<int>(bins.size());
-        const std::size_t lists_at = carve.reserve<int>(bins.size() * std::size_t(batch));
+        const std::size_t counts_at = carve.reserve<int>(plan.bin_hi.size());
+        const std::size_t lists_at = carve.reserve<int>(plan.bin_hi.size() * std::size_t(batch));
         void* base = r.scratch(carve.size());
         counts = detail::Carve::at<int>(base, counts_at);
         lists = detail::Carve::at<int>(base, lists_at);
         BinBounds bounds;
-        bounds.count = int(bins.size());
-        for (std::size_t b = 0; b < bins.size(); ++b) bounds.hi[b] = bins[b].hi;
-        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(counts, 0, bins.size() * sizeof(int), r.stream()));
+        bounds.count = int(plan.bin_hi.size());
+        for (std::size_t b = 0; b < plan.bin_hi.size(); ++b) bounds.hi[b] = plan.bin_hi[b];
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(counts, 0, plan.bin_hi.size() * sizeof(int), r.stream()));
         const int blocks = std::min((batch + kBinThreads - 1) / kBinThreads, 4 * std::max(r.sm_count_, 1));
         bin_problems_kernel<<<blocks, kBinThreads, 0, r.stream()>>>(batch, m.values, m.subtract, m.limit, n.values,
                                                                    n.subtract, n.limit, extras.skip, bounds, counts, lists);
@@ -336,8 +350,8 @@ BATCHSOLVE_BLAS3_GEMM(T) {
         const std::size_t bin = bin_of[i];
         const codegen::blas3::GemmSpec& s = specs[i];
         const codegen::KernelResources resources = family.resources(s);
-        const long long grid_x = (std::min(max_m, bins[bin].hi) + s.config.blk_m - 1) / s.config.blk_m;
-        const long long grid_y = (std::min(max_n, bins[bin].hi) + s.config.blk_n - 1) / s.config.blk_n;
+        const long long grid_x = (std::min(max_m, plan.bin_hi[bin]) + s.config.blk_m - 1) / s.config.blk_m;
+        const long long grid_y = (std::min(max_n, plan.bin_hi[bin]) + s.config.blk_n - 1) / s.config.blk_n;
         const int* list = binned ? lists + bin * std::size_t(batch) : nullptr;
         const int* list_count = binned ? counts + bin : nullptr;
         void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,

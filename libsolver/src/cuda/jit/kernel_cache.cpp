@@ -4,7 +4,9 @@
 #include "kernel_cache.hpp"
 
 #include <cuda_runtime.h>
+#include <fcntl.h>
 #include <nvrtc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -194,6 +197,24 @@ void build_cubin(Miss& miss, const KernelRequest& request, int arch) {
 }
 
 }  // namespace
+
+// Appends `line` to $BATCHSOLVE_KERNEL_MANIFEST once per process (kernel_cache.hpp).
+void record_in_manifest(const std::string& line) {
+    static const std::string path = [] {
+        const char* p = std::getenv("BATCHSOLVE_KERNEL_MANIFEST");
+        return std::string(p != nullptr ? p : "");
+    }();
+    if (path.empty()) return;
+    static std::mutex m;
+    static std::set<std::string> written;
+    std::lock_guard<std::mutex> lock(m);
+    if (!written.insert(line).second) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) return;  // a diagnostic aid: a manifest that cannot be written loses no kernel
+    const std::string text = line + "\n";
+    [[maybe_unused]] const ssize_t written_bytes = ::write(fd, text.data(), text.size());  // O_APPEND: one piece
+    ::close(fd);
+}
 
 const char* generator_version() { return BATCHSOLVE_GENERATOR_VERSION; }
 

@@ -90,6 +90,11 @@ DiskFill fill_disk_cache_for_arch(const std::vector<KernelRequest>& requests, in
 // "" when neither is set or exists.
 const std::string& prebuilt_directory();
 
+// Kernel manifests (tuned/kernel_plan.hpp has the format): with $BATCHSOLVE_KERNEL_MANIFEST=FILE set,
+// each family's launcher appends the manifest line of every kernel it asks this cache for to FILE,
+// once per process (one write() per line: concurrent processes' lines do not interleave).
+void record_in_manifest(const std::string& line);
+
 // The generator version in disk keys: a digest of the code-generation sources this library was built
 // from (src/codegen), so that a changed generator never reads an older generator's CUBIN.
 const char* generator_version();

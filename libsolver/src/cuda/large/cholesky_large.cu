@@ -27,6 +27,7 @@
 #include "../resources.hpp"
 #include "algorithm.hpp"
 #include "leaf_cholesky.hpp"
+#include "potf2_manifest.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -304,21 +305,8 @@ jit::LoadedKernel load_potf2(const codegen::large::Potf2Spec& spec) {
         const std::size_t colon = problem.find(':');
         throw InvalidArgument("potrf", "config." + problem.substr(0, colon), problem.substr(colon + 2));
     }
-    const std::size_t shared = family.resources(spec).shared_bytes;
-    auto on_load = [&spec, shared, device](jit::LoadedKernel& k) {
-        if (k.max_threads < spec.config.threads)
-            throw InvalidArgument("potrf", "config.nb",
-                                  "kernel " + k.name + " allows " + std::to_string(k.max_threads) + " threads per block, not " +
-                                      std::to_string(spec.config.threads));
-        if (shared > 48 * 1024) {
-            const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
-                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
-            if (e != cudaSuccess)
-                throw InvalidArgument("potrf", "config.ib",
-                                      std::to_string(shared) + " bytes of shared memory for " + k.name + ": " + cudaGetErrorString(e));
-        }
-    };
-    return jit::family_kernel(family, spec, device, {}, on_load);
+    const jit::KernelRequest request = potf2_request(spec, device);
+    return jit::cached_kernel(request.key, device, request.generate, request.on_load);
 }
 
 // ---- the CUDA executor of the blocked factorisation (algorithm.hpp) ------------------------------------------
@@ -451,14 +439,7 @@ public:
 
 private:
     void load_fused(const LargeCholeskyConfig& config) {
-        codegen::large::Potf2Spec spec;
-        spec.precision = std::is_same_v<T, float> ? Precision::s : Precision::d;
-        spec.uplo = uplo_;
-        spec.capacity = large::leaf_capacity(config.nb, config.recursion_depth, cholesky_large_detail::kMinLeaf);
-        spec.config.ib = config.ib;
-        spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp
-                                                              : codegen::large::StripFactor::columns;
-        spec.config = codegen::large::potf2_family().default_config(spec);
+        const codegen::large::Potf2Spec spec = potf2_spec(std::is_same_v<T, float> ? Precision::s : Precision::d, uplo_, config);
         kernel_ = load_potf2(spec);
         shared_bytes_ = unsigned(codegen::large::potf2_family().resources(spec).shared_bytes);
         threads_ = unsigned(spec.config.threads);
@@ -609,6 +590,72 @@ BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
                                                                                                  lda, dst, ldd, overflow);
         BATCHSOLVE_LAUNCH_CHECK("convert_triangle_kernel");
     }
+}
+
+codegen::large::Potf2Spec potf2_spec(Precision precision, Uplo uplo, const LargeCholeskyConfig& config) {
+    codegen::large::Potf2Spec spec;
+    spec.precision = precision;
+    spec.uplo = uplo;
+    spec.capacity = large::leaf_capacity(config.nb, config.recursion_depth, cholesky_large_detail::kMinLeaf);
+    spec.config.ib = config.ib;
+    spec.config.strip = config.strip == Potf2Strip::warp ? codegen::large::StripFactor::warp : codegen::large::StripFactor::columns;
+    spec.config = codegen::large::potf2_family().default_config(spec);
+    return spec;
+}
+
+std::string potf2_manifest_line(const codegen::large::Potf2Spec& s) {
+    return std::string("potf2 ") + precision_letter(s.precision) + " " + batchsolve::to_string(s.uplo) + " " +
+           std::to_string(s.capacity) + " " + std::to_string(s.config.ib) + " " + std::to_string(s.config.threads) + " " +
+           (s.config.strip == codegen::large::StripFactor::warp ? "warp " : "columns ") + (s.config.resident ? "1" : "0");
+}
+
+jit::KernelRequest potf2_request(const codegen::large::Potf2Spec& spec, int device) {
+    const auto& family = codegen::large::potf2_family();
+    jit::record_in_manifest(potf2_manifest_line(spec));  // $BATCHSOLVE_KERNEL_MANIFEST
+    jit::KernelRequest request;
+    request.key = jit::KernelKey{codegen::cache_family(family), family.kernel_name(spec), {}};
+    request.generate = [spec, &family] { return family.generate(spec); };
+    const std::size_t shared = family.resources(spec).shared_bytes;
+    request.on_load = [spec, shared, device](jit::LoadedKernel& k) {
+        if (k.max_threads < spec.config.threads)
+            throw InvalidArgument("potrf", "config.nb",
+                                  "kernel " + k.name + " allows " + std::to_string(k.max_threads) + " threads per block, not " +
+                                      std::to_string(spec.config.threads));
+        if (shared > 48 * 1024) {
+            const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
+                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
+            if (e != cudaSuccess)
+                throw InvalidArgument("potrf", "config.ib",
+                                      std::to_string(shared) + " bytes of shared memory for " + k.name + ": " + cudaGetErrorString(e));
+        }
+    };
+    return request;
+}
+
+jit::KernelRequest potf2_manifest_request(const std::string& line) {
+    auto bad = [&](const std::string& field, const std::string& why) {
+        throw InvalidArgument("kernel manifest", field, why + " (line: " + line.substr(0, 120) + ")");
+    };
+    std::istringstream in(line);
+    std::string kind, precision, uplo, strip, rest;
+    int capacity = 0, ib = 0, threads = 0, resident = 0;
+    if (!(in >> kind >> precision >> uplo >> capacity >> ib >> threads >> strip >> resident) || kind != "potf2" || (in >> rest))
+        bad("line", "potf2 <precision> <uplo> <capacity> <ib> <threads> <strip> <resident>");
+    codegen::large::Potf2Spec spec;
+    if (precision != "s" && precision != "d") bad("precision", "s or d");
+    spec.precision = precision == "s" ? Precision::s : Precision::d;
+    if (uplo != "lower" && uplo != "upper") bad("uplo", "lower or upper");
+    spec.uplo = uplo == "lower" ? Uplo::lower : Uplo::upper;
+    if (strip != "columns" && strip != "warp") bad("strip", "columns or warp");
+    if (resident != 0 && resident != 1) bad("resident", "0 or 1");
+    spec.capacity = capacity;
+    spec.config.ib = ib, spec.config.threads = threads, spec.config.resident = resident == 1;
+    spec.config.strip = strip == "warp" ? codegen::large::StripFactor::warp : codegen::large::StripFactor::columns;
+    if (const std::string problem = codegen::large::potf2_family().can_implement(spec); !problem.empty()) bad("config", problem);
+    int device = 0;
+    cudaGetDevice(&device);  // the opt-in names a device; a replay for an architecture loads nothing
+    cudaGetLastError();
+    return potf2_request(spec, device);
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)

@@ -3,13 +3,8 @@
 // way, and tests/codegen's digest of every table case would change if they parted.
 #include "kernel_plan.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
-#include <set>
 #include <sstream>
 
 #include "codegen/cholesky/families.hpp"
@@ -17,6 +12,7 @@
 #include "column_major_cholesky.hpp"
 #include "../through_interleaved.hpp"
 #include "../blas3/gemm_manifest.hpp"
+#include "../large/potf2_manifest.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -74,24 +70,6 @@ void plan_interleaved(Routine routine, Precision precision, Uplo uplo, int n, in
     plan.interleaved = specs;
 }
 
-// Appends `line` to $BATCHSOLVE_KERNEL_MANIFEST once per process (see kernel_plan.hpp).
-void record_in_manifest(const std::string& line) {
-    static const std::string path = [] {
-        const char* p = std::getenv("BATCHSOLVE_KERNEL_MANIFEST");
-        return std::string(p != nullptr ? p : "");
-    }();
-    if (path.empty()) return;
-    static std::mutex m;
-    static std::set<std::string> written;
-    std::lock_guard<std::mutex> lock(m);
-    if (!written.insert(line).second) return;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) return;  // a diagnostic aid: a manifest that cannot be written loses no kernel
-    const std::string text = line + "\n";
-    [[maybe_unused]] const ssize_t written_bytes = ::write(fd, text.data(), text.size());  // O_APPEND: one piece
-    ::close(fd);
-}
-
 [[noreturn]] void bad_line(const char* field, const std::string& why, const std::string& line) {
     throw InvalidArgument("kernel manifest", field, why + " (line: " + line.substr(0, 120) + ")");
 }
@@ -112,6 +90,7 @@ std::string manifest_line(const codegen::cholesky::ColumnMajorSpec& spec) {
 
 jit::KernelRequest manifest_request(const std::string& line) {
     if (line.rfind("gemm ", 0) == 0) return gemm_manifest_request(line);  // the GEMM family's lines
+    if (line.rfind("potf2 ", 0) == 0) return potf2_manifest_request(line);  // the large Cholesky's POTF2
     std::istringstream in(line);
     std::string kind, routine, precision, uplo;
     int n = 0, extra = 0;
@@ -143,7 +122,7 @@ jit::KernelRequest manifest_request(const std::string& line) {
             bad_line("config", problem, line);
         return cache_request(spec);
     }
-    bad_line("kind", "interleaved or column_major", line);
+    bad_line("kind", "interleaved, column_major, gemm or potf2", line);
 }
 
 jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
@@ -163,12 +142,12 @@ jit::KernelKey cache_key(const codegen::cholesky::ColumnMajorSpec& spec) {
 }
 
 jit::KernelRequest cache_request(const InterleavedKernelSpec& spec) {
-    record_in_manifest(manifest_line(spec));
+    jit::record_in_manifest(manifest_line(spec));
     return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
 }
 
 jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec) {
-    record_in_manifest(manifest_line(spec));
+    jit::record_in_manifest(manifest_line(spec));
     return {cache_key(spec), [spec] { return codegen::cholesky::family_of(spec).generate(spec); }, {}};
 }
 

@@ -43,11 +43,12 @@ jit::KernelRequest cache_request(const codegen::cholesky::InterleavedKernelSpec&
 jit::KernelRequest cache_request(const codegen::cholesky::ColumnMajorSpec& spec);
 
 // ---- kernel manifests: the exact kernels a run needed, replayable by batchsolve-warmup --kernels ----
-// (the GEMM family has lines of its own, "gemm ...": blas3/gemm_manifest.hpp)
+// (the GEMM family and the large Cholesky's POTF2 have lines of their own, "gemm ..." and "potf2 ...":
+// blas3/gemm_manifest.hpp, large/potf2_manifest.hpp; manifest_request reads all four kinds)
 //
-// With $BATCHSOLVE_KERNEL_MANIFEST=FILE set, every generated Cholesky kernel a process asks the cache
-// for (cache_request: the launchers' misses, prepare_kernel, warm_up) is appended to FILE once, one
-// line per kernel spec (appends from concurrent processes do not interleave: one write() per line):
+// With $BATCHSOLVE_KERNEL_MANIFEST=FILE set, every generated kernel of these families a process asks
+// the cache for (cache_request: the launchers' misses, prepare_kernel, warm_up) is appended to FILE
+// once, one line per kernel spec (jit::record_in_manifest):
 //   interleaved <routine> <precision> <uplo> <n> <wide_index 0|1> <configuration JSON>
 //   column_major <routine> <precision> <uplo> <n> <nrhs> <configuration JSON>
 // tests/gpu/run-all.sh records what the GPU suites compile and warms the next run's disk cache with

@@ -1,0 +1,33 @@
+# batchsolve_prebuilt_decision(<value> <out_var> <reason_var>): whether a build compiles the prebuilt
+# kernels (BATCHSOLVE_PREBUILT_KERNELS). ON or OFF (any CMake boolean spelling) decide by themselves;
+# AUTO is ON when this machine sees an NVIDIA GPU (`nvidia-smi -L` succeeds and lists one): a machine
+# with a GPU is where the library is built to run, and one that has a GPU has the cores to compile
+# the set in minutes; build hosts and CI runners without one (where it would cost ~2,000 CPU-s) skip
+# it. <out_var> is set to ON or OFF, or to "" with <reason_var> the error for any other value.
+# Included by CMakeLists.txt here and by prebuilt_decision_test.cmake (cmake -P, a fake nvidia-smi).
+function(batchsolve_prebuilt_decision value out_var reason_var)
+  string(TOUPPER "${value}" v)
+  if(v STREQUAL "AUTO")
+    execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE rc OUTPUT_VARIABLE listed ERROR_QUIET TIMEOUT 30)
+    string(REGEX MATCH "GPU [0-9]+: [^\n(]*[^\n( ]" first "${listed}")
+    if(rc STREQUAL "0" AND first)
+      set(${out_var} ON PARENT_SCOPE)
+      set(${reason_var} "AUTO: nvidia-smi -L lists ${first}" PARENT_SCOPE)
+    elseif(rc STREQUAL "0")
+      set(${out_var} OFF PARENT_SCOPE)
+      set(${reason_var} "AUTO: nvidia-smi -L lists no GPU" PARENT_SCOPE)
+    else()
+      set(${out_var} OFF PARENT_SCOPE)
+      set(${reason_var} "AUTO: no GPU visible (nvidia-smi -L: ${rc})" PARENT_SCOPE)
+    endif()
+  elseif(v MATCHES "^(ON|YES|TRUE|Y|1)$")
+    set(${out_var} ON PARENT_SCOPE)
+    set(${reason_var} "set to ${value}" PARENT_SCOPE)
+  elseif(v MATCHES "^(OFF|NO|FALSE|N|0)$")
+    set(${out_var} OFF PARENT_SCOPE)
+    set(${reason_var} "set to ${value}" PARENT_SCOPE)
+  else()
+    set(${out_var} "" PARENT_SCOPE)
+    set(${reason_var} "BATCHSOLVE_PREBUILT_KERNELS: AUTO, ON or OFF (got '${value}')" PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,0 +1,50 @@
+# warmup.prebuilt_auto: the AUTO decision of BATCHSOLVE_PREBUILT_KERNELS (prebuilt_decision.cmake)
+# against fake nvidia-smi programs first on PATH: a GPU listed -> ON; the driver unreachable, no
+# device listed, no nvidia-smi at all -> OFF; ON/OFF win over what the machine has; other values are
+# errors. cmake -DDECISION=prebuilt_decision.cmake -DWORK=<scratch folder> -P prebuilt_decision_test.cmake
+include(${DECISION})
+file(REMOVE_RECURSE ${WORK})
+set(failures 0)
+set(saved_path "$ENV{PATH}")
+
+# fake(<name> <exit code> <output>): a folder holding an nvidia-smi that prints <output> and exits so
+function(fake name code text)
+  file(MAKE_DIRECTORY ${WORK}/${name})
+  file(WRITE ${WORK}/${name}/nvidia-smi "#!/bin/sh\nprintf '%s\\n' '${text}'\nexit ${code}\n")
+  file(CHMOD ${WORK}/${name}/nvidia-smi PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+endfunction()
+fake(gpu 0 "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)")
+fake(no_driver 9 "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.")
+fake(no_device 0 "No devices were found")
+file(MAKE_DIRECTORY ${WORK}/none)
+
+# expect(<PATH folder> <value> <expected ON|OFF|"">)
+function(expect folder value expected)
+  set(ENV{PATH} "${WORK}/${folder}")  # only the fake (or nothing): the real nvidia-smi is out of reach
+  batchsolve_prebuilt_decision("${value}" got reason)
+  set(ENV{PATH} "${saved_path}")
+  if(NOT "${got}" STREQUAL "${expected}")
+    message("FAIL: ${value} with PATH=${folder}: got '${got}' (${reason}), expected '${expected}'")
+    math(EXPR n "${failures} + 1")
+    set(failures ${n} PARENT_SCOPE)
+  else()
+    message("ok: ${value} with ${folder}: ${got} (${reason})")
+  endif()
+endfunction()
+
+expect(gpu AUTO ON)
+expect(gpu auto ON)
+expect(no_driver AUTO OFF)
+expect(no_device AUTO OFF)
+expect(none AUTO OFF)
+expect(none ON ON)
+expect(none yes ON)
+expect(gpu OFF OFF)
+expect(gpu 0 OFF)
+expect(gpu maybe "")
+expect(gpu "" "")
+
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} decisions wrong")
+endif()
+message("all decisions as expected")
