@@ -10,7 +10,13 @@
 #      (empty kernel cache, no prebuilt folder: generation + NVRTC), prebuilt (empty cache, the folder
 #      of step 1 as BATCHSOLVE_PREBUILT_DIR), cached (the cache the cold run filled), and cuSOLVER's
 #      first call (column-major); context creation is reported apart and excluded.
-# Targets (issue 43): first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
+#   3. (FC_FAMILIES, default on) the GEMM and large-Cholesky POTF2 kernels of the tables into the same
+#      folder (batchsolve-warmup --families gemm,potf2 --precisions s,d), then fresh processes of the
+#      first call of gemm_vbatched (s, d; FC_GEMM_BATCH problems of orders 1..FC_GEMM_MAX: the size bins),
+#      potrf_large (s, d, FC_LARGE_N; the table's blocking and diagonal = fused, the POTF2 kernel) and
+#      sysv_mixed (d, FC_LARGE_N; LDL^T kernels compiled with the library): prebuilt, cold, vendor
+#      (cuBLAS grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv; handle creation reported apart).
+# Targets: first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
 # Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
 # Dry run on a build machine: BUILD_DIR=build scripts/gpu/first-call.sh (the runs say "skipped").
 set -uo pipefail
@@ -26,8 +32,9 @@ if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand 
     "$(cd "$BUILD_DIR" && pwd)" > "$run"
   chmod +x "$run"
 fi
-routines=${FC_ROUTINES:-potrf,posv}
-ns=${FC_NS:-8,32,128}
+routines=${FC_ROUTINES:-potrf}
+ns=${FC_NS:-32}
+families=${FC_FAMILIES:-1}
 runs_s=${FC_RUNS_S:-45}  # kept for step 2
 scratch=$(mktemp -d /tmp/first-call.XXXX)
 pre=$scratch/prebuilt
@@ -39,8 +46,13 @@ set_args=(--arch 90 --cache-dir "$pre" --routines potrf,potrs,posv --precisions 
 t0=$(date +%s.%N)
 timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup "${set_args[@]}" --n "$ns" > "$out/warmup-measured.log" 2>&1
 echo "measured orders ($ns): rc $? in $(echo "$(date +%s.%N) - $t0" | bc) s: $(tail -1 "$out/warmup-measured.log")" | tee -a "$out/prebuilt.txt"
+if ((families)); then
+  t0=$(date +%s.%N)
+  timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup --arch 90 --cache-dir "$pre" --families gemm,potf2 --precisions s,d > "$out/warmup-families.log" 2>&1
+  echo "gemm + potf2 tables (s, d): rc $? in $(echo "$(date +%s.%N) - $t0" | bc) s: $(tail -1 "$out/warmup-families.log")" | tee -a "$out/prebuilt.txt"
+fi
 left=$((budget - (SECONDS - start) - runs_s))
-if ((left > 10)); then
+if ((left > 10 && ! ${FC_SKIP_ALL_N:-1})); then
   before=$(find "$pre" -name '*.cubin' 2>/dev/null | wc -l)
   t0=$(date +%s.%N)
   timeout -k 5 "$left" "$run" batchsolve-warmup "${set_args[@]}" --n 1:128 > "$out/warmup-all.log" 2>&1
@@ -91,12 +103,33 @@ for c in "${cases[@]}"; do
   one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
   one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
 done
+# ---- 3. the GEMM bins, potrf_large (POTF2), sysv_mixed (LDL^T) -------------------------------------------
+if ((families)); then
+  ext=()
+  for p in s d; do
+    ext+=("gemm_vbatched $p --n ${FC_GEMM_MAX:-256} --batch ${FC_GEMM_BATCH:-1000}")
+    ext+=("potrf_large $p --n ${FC_LARGE_N:-4096}")
+    ext+=("potrf_large $p --n ${FC_LARGE_N:-4096} --diagonal fused")
+  done
+  ext+=("sysv_mixed d --n ${FC_LARGE_N:-4096}")
+  for c in "${ext[@]}"; do
+    read -r r p rest <<<"$c"; ((SECONDS < deadline)) || break
+    tag=$(echo "$c" | tr -c 'a-z0-9' _)
+    e=$scratch/empty-$tag; k=$scratch/cache-$tag; mkdir -p "$e" "$k"
+    one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p $rest
+    [[ $rest == *fused* ]] || one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p $rest --vendor
+    one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p $rest
+    one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p $rest
+  done
+fi
 rm -rf "$scratch" "$out/run-from-build"
 
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 rows = [json.loads(l) for l in open(os.path.join(out, "first_call.jsonl")) if l.strip()]
+for r in rows:  # potrf_large's fused diagonal is its own case; its vendor row is the automatic one's
+    if r.get("diagonal", "automatic") != "automatic": r["routine"] += "/fused"
 lines = [l.rstrip() for l in open(os.path.join(out, "prebuilt.txt"))]
 md = ["# First call in a fresh process: NVRTC, prebuilt sm_90 kernels, cached, cuSOLVER", ""] + lines + [""]
 if not rows:
@@ -114,6 +147,8 @@ keys = sorted({k[:4] for k in by}, key=lambda k: (k[0], k[1], k[2], k[3]))
 for (routine, p, layout, n) in keys:
     g = lambda run, field="first_call_s", l=layout: by.get((routine, p, l, n, run), {}).get(field)
     cold, pre, cached, vend = g("cold"), g("prebuilt"), g("cached"), g("cusolver", l="column_major")
+    if vend is None and routine.endswith("/fused"):
+        vend = by.get((routine[:-6], p, layout, n, "cusolver"), {}).get("first_call_s")
     ratio = f"{pre / vend:.2f}x" if pre and vend else "-"
     md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | {f(cached)} | {f(vend)} | {ratio} | {f(g('cached', 'second_call_s'))} |")
     pre_report = by.get((routine, p, layout, n, "prebuilt"), {}).get("cache", "")
