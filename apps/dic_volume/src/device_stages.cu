@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -364,19 +367,86 @@ std::size_t window_bytes(int s, int r) {
 
 }  // namespace
 
+namespace {
+
+// The threads that fill the staging buffers, started once per process (a chunk's fill used to
+// start and join its own threads: 7 per chunk, 448 for two 512^3 volumes) and kept until it ends.
+// run() hands part p to worker p - 1, does part 0 itself and returns when every part is done.
+class FillWorkers {
+public:
+    explicit FillWorkers(std::size_t workers) {
+        for (std::size_t w = 0; w < workers; ++w) threads_.emplace_back([this, w] { loop(w); });
+    }
+    std::size_t size() const { return threads_.size() + 1; }
+    void run(std::size_t parts, const std::function<void(std::size_t)>& part) {
+        if (parts > size()) throw Error("upload: " + std::to_string(parts) + " parts for " + std::to_string(size()) + " fill threads");
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            job_ = &part, parts_ = parts, finished_ = 0, error_ = nullptr;
+            ++generation_;
+        }
+        start_.notify_all();
+        std::exception_ptr mine;
+        try {
+            if (parts > 0) part(0);
+        } catch (...) {
+            mine = std::current_exception();
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_.wait(lock, [&] { return finished_ == threads_.size(); });
+        if (mine) std::rethrow_exception(mine);
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    void loop(std::size_t w) {
+        std::uint64_t seen = 0;
+        for (;;) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            start_.wait(lock, [&] { return generation_ != seen; });
+            seen = generation_;
+            const auto* job = job_;
+            const std::size_t parts = parts_;
+            lock.unlock();
+            std::exception_ptr failed;
+            if (w + 1 < parts) {
+                try {
+                    (*job)(w + 1);
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+            }
+            lock.lock();
+            if (failed && !error_) error_ = failed;
+            if (++finished_ == threads_.size()) done_.notify_one();
+        }
+    }
+    std::vector<std::thread> threads_;
+    std::mutex mutex_;
+    std::condition_variable start_, done_;
+    const std::function<void(std::size_t)>* job_ = nullptr;
+    std::size_t parts_ = 0, finished_ = 0;
+    std::uint64_t generation_ = 0;
+    std::exception_ptr error_;
+};
+
+FillWorkers& fill_workers() {
+    // Never destroyed: its threads wait until the process ends.
+    static FillWorkers* workers = new FillWorkers(std::min<std::size_t>(kCopyThreads, std::max(1u, std::thread::hardware_concurrency())) - 1);
+    return *workers;
+}
+
+}  // namespace
+
 // Host copy into a staging buffer on several threads: one thread's memcpy (~5-10 GB/s) would be
 // slower than the DMA that follows it.
 static void parallel_copy(float* dst, const float* src, std::size_t count) {
-    const std::size_t threads = std::min<std::size_t>(kCopyThreads, std::max(1u, std::thread::hardware_concurrency()));
-    const std::size_t part = (count + threads - 1) / threads;
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) {
+    FillWorkers& workers = fill_workers();
+    const std::size_t part = (count + workers.size() - 1) / workers.size();
+    workers.run(workers.size(), [&](std::size_t t) {
         const std::size_t first = t * part;
-        if (first >= count) break;
-        pool.emplace_back([=] { std::memcpy(dst + first, src + first, std::min(part, count - first) * sizeof(float)); });
-    }
-    std::memcpy(dst, src, std::min(part, count) * sizeof(float));
-    for (auto& t : pool) t.join();
+        if (first < count) std::memcpy(dst + first, src + first, std::min(part, count - first) * sizeof(float));
+    });
 }
 
 namespace {
@@ -414,6 +484,7 @@ std::size_t upload_chunk_bytes(std::size_t volume_floats) {
 }
 
 void reserve_upload_staging(std::size_t volume_floats) {
+    fill_workers();
     UploadStaging& s = upload_staging();
     std::lock_guard<std::mutex> lock(s.mutex);
     reserve_locked(s, volume_floats);
@@ -454,8 +525,10 @@ void upload(float* dst, const float* host, std::size_t count, cudaStream_t strea
 }
 
 void upload_raw(float* dst, const RawFile& file, cudaStream_t stream) {
-    const int threads = int(std::min<std::size_t>(kCopyThreads, std::max(1u, std::thread::hardware_concurrency())));
-    staged_upload(dst, file.voxels(), stream, [&](std::size_t first, std::size_t n, float* buffer) { file.read(first, n, buffer, threads); });
+    FillWorkers& workers = fill_workers();
+    const PartRunner runner = [&](std::size_t parts, const std::function<void(std::size_t)>& part) { workers.run(parts, part); };
+    staged_upload(dst, file.voxels(), stream,
+                  [&](std::size_t first, std::size_t n, float* buffer) { file.read(first, n, buffer, int(workers.size()), runner); });
 }
 
 void preload_libraries() {

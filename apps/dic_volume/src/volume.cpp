@@ -194,6 +194,15 @@ void RawFile::read_part(std::size_t first, std::size_t count, float* out) const 
 }
 
 void RawFile::read(std::size_t first, std::size_t count, float* out, int threads) const {
+    read(first, count, out, threads, [](std::size_t parts, const std::function<void(std::size_t)>& part) {
+        std::vector<std::thread> pool;
+        for (std::size_t p = 1; p < parts; ++p) pool.emplace_back(part, p);
+        part(0);
+        for (auto& t : pool) t.join();
+    });
+}
+
+void RawFile::read(std::size_t first, std::size_t count, float* out, int threads, const PartRunner& runner) const {
     if (first > voxels() || count > voxels() - first) throw Error(path_ + ": a read beyond the volume's voxels");
     const std::size_t parts = std::size_t(std::max(1, std::min<int>(threads, int((count + 65535) / 65536))));
     if (parts == 1) return read_part(first, count, out);
@@ -201,8 +210,7 @@ void RawFile::read(std::size_t first, std::size_t count, float* out, int threads
     // first non-finite voxel, as one thread would find it).
     const std::size_t per = (count + parts - 1) / parts;
     std::vector<std::string> errors(parts);
-    std::vector<std::thread> pool;
-    auto work = [&](std::size_t p) {
+    const std::function<void(std::size_t)> work = [&](std::size_t p) {
         const std::size_t a = p * per, n = a < count ? std::min(per, count - a) : 0;
         try {
             if (n) read_part(first + a, n, out + a);
@@ -210,9 +218,7 @@ void RawFile::read(std::size_t first, std::size_t count, float* out, int threads
             errors[p] = e.what();
         }
     };
-    for (std::size_t p = 1; p < parts; ++p) pool.emplace_back(work, p);
-    work(0);
-    for (auto& t : pool) t.join();
+    runner(parts, work);
     for (const auto& e : errors)
         if (!e.empty()) throw Error(e);
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,10 @@ public:
 using Dims = std::array<std::int64_t, 3>;
 
 class RawFile;
+
+// Runs part(0) .. part(parts - 1) in parallel and returns when all are done (a thread per part by
+// default; the GPU upload passes its persistent workers).
+using PartRunner = std::function<void(std::size_t parts, const std::function<void(std::size_t)>& part)>;
 
 struct Volume {
     Dims dims{0, 0, 0};
@@ -88,6 +93,8 @@ public:
     // part's offset, integer types converted while in cache), each checked finite: Error naming the
     // first voxel that is not, or the short read.
     void read(std::size_t first, std::size_t count, float* out, int threads) const;
+    // The same with the parts run by `runner` (threads: the number of parts at most).
+    void read(std::size_t first, std::size_t count, float* out, int threads, const PartRunner& runner) const;
 
 private:
     void read_part(std::size_t first, std::size_t count, float* out) const;
