@@ -13,15 +13,15 @@
 #      through the pinned staging buffers to the GPU, the process ends after its outputs)
 #      interleaved with the interpolants side by side on the same pair: Icubic (--interpolation
 #      cubic, the earlier default), Iquintic (every iteration quintic), Fquintic (O-MOMS, then the
-#      converged points on with quintic: --final-interpolation quintic), P1 (the default O-MOMS
-#      with --presmooth 1). Every run writes --summary-json and --timeline.
+#      converged points on with quintic: --final-interpolation quintic), P1.5 (O-MOMS with
+#      --presmooth 1.5, the default before 1). Every run writes --summary-json and --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
 #      resampling, so it fits the budget): a first A run (it fills the kernel cache for this size),
 #      then warm runs A, C, A, A, Fquintic, Iquintic; C is A with the result file on /dev/shm (tmpfs: the
 #      write without the disk's sync, to split the results file's time). Its RMSE is of a
 #      whole-voxel shift: not the sub-voxel accuracy target.
-#   4. The 192^3 pair again: A, Icubic, Iquintic, Fquintic, P1, and --presmooth 0.75 and 1.25 with O-MOMS.
+#   4. The 192^3 pair again: A, Icubic, Iquintic, Fquintic, P1.5, and --presmooth 0.75 and 1.25 with O-MOMS.
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
 # timeline-*.json, tests.txt, floor.csv, start.txt, then runs.json, table.md, phases.md and
 # targets.json (by this script; the targets use design A only).
@@ -101,7 +101,7 @@ generate() {  # generate SIZE TRANSLATION STRAIN
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A Icubic A Iquintic A Fquintic A P1 A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A Icubic A Iquintic A Fquintic A P1.5 A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
@@ -119,7 +119,7 @@ if fits 4.5; then
 else skip "512^3"; fi
 # 4. The 192^3 pair once more: each design again, and O-MOMS at two more pre-smoothings.
 if [[ -f $work/v${small}_reference.raw ]]; then
-  for design in A Icubic Iquintic Fquintic P1 A P0.75 P1.25; do
+  for design in A Icubic Iquintic Fquintic P1.5 A P0.75 P1.25; do
     fits 0.9 && correlate "$small" $run "$design" || skip "192^3 run $run ($design)"; run=$((run + 1))
   done
 fi

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 DEFAULT_INTERPOLATION = "omoms"
-DEFAULT_PRESMOOTH = 1.5
+DEFAULT_PRESMOOTH = 1.0
 TARGET_RMSE = 1.5e-4
 
 

@@ -243,7 +243,7 @@ void add_correlation_options(po::options_description& desc) {
         ("retries", po::value<int>()->default_value(2), "neighbour-seeded retries of points that failed")
         ("min-zncc", po::value<double>()->default_value(0.9), "converged points below this ZNCC get status low_correlation (5)")
         ("pyramid-levels", po::value<int>()->default_value(-1), "coarser levels (2x each) of the FFT guess: -1 as many as fit (up to 3), 0 none")
-        ("presmooth", po::value<double>()->default_value(kDefaultPresmooth, "1.5"), "Gaussian pre-smoothing sigma of both volumes, voxels (damps the sub-voxel bias; 0: none)")
+        ("presmooth", po::value<double>()->default_value(kDefaultPresmooth, "1"), "Gaussian pre-smoothing sigma of both volumes, voxels (damps the sub-voxel bias; 0: none)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda");
 }
 
