@@ -23,6 +23,7 @@ not hold exactly the table's cases with the same best configurations.
 """
 import argparse
 import json
+import re
 import lzma
 import os
 import sys
@@ -100,11 +101,21 @@ def expand(args):
     if set(by_key) != set(mine):
         sys.exit(f"shelve_table: {path} holds {len(set(by_key) - set(mine))} cases the table lacks and lacks "
                  f"{len(set(mine) - set(by_key))} of its cases: not this table's evidence")
+    # Cases a later run re-tuned (named in the table's "retuned" records after the evidence was shelved)
+    # take their best configuration from the table: their evidence is that record's results folder.
+    retuned = set()
+    for record in table.get("retuned", []):
+        for m in re.finditer(r"(\w+) ([sdcz]) (\w+) n = (\d+)", str(record.get("cases", ""))):
+            retuned.add((m.group(1), m.group(2), m.group(3), int(m.group(4))))
     for k, e in mine.items():
+        if by_key[k]["best"]["config"] != e["best"]["config"] and tuple(k[:4]) in retuned:
+            by_key[k] = dict(by_key[k], best=dict(by_key[k]["best"], config=e["best"]["config"]))
         if by_key[k]["best"]["config"] != e["best"]["config"]:
             sys.exit(f"shelve_table: {path}: {' '.join(map(str, k))}: the evidence's best configuration is not "
                      "the table's (the table changed since; re-tune or re-shelve)")
     full = dict(first["header"])
+    if "retuned" in table:
+        full["retuned"] = table["retuned"]
     full["entries"] = [by_key[key_of(e)] for e in table["entries"]]
     text = json.dumps(full, indent=first.get("indent", 1), ensure_ascii=False) + "\n"
     with open(args.output, "w", encoding="utf-8") as f:
