@@ -56,6 +56,15 @@ step() {
 # then finds; the first timed call of either comes after its warm-up, so compilation is never timed.
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/tester-fold-cache}
 mkdir -p "$BATCHSOLVE_CACHE_DIR"
+# OpenMP threads bound one per core on both sides. Unbound, a process now and then starts with two of
+# its threads sharing a CPU, and every parallel region of that process waits out a scheduler slice:
+# the CPU backend's 0.1-0.3 ms calls (n = 8, 16,384 matrices) took 5-7 ms in every repeat of such a
+# process, and one-thread LAPACKE loops moved by up to 90 % from process to process (the 23e7de5 fold).
+# FOLD_OMP_BIND=0 leaves the caller's settings.
+if [[ ${FOLD_OMP_BIND:-1} == 1 ]]; then
+  export OMP_PROC_BIND=${OMP_PROC_BIND:-close} OMP_PLACES=${OMP_PLACES:-cores}
+fi
+echo "OMP_PROC_BIND=${OMP_PROC_BIND:-unset} OMP_PLACES=${OMP_PLACES:-unset}" | tee "$out/omp.txt"
 # One round of every selected bench; od and nd are the round's folders.
 all_steps() {
   # The cheapest first: a step the budget cannot fit is skipped (listed in skipped.txt and below the table).
@@ -63,7 +72,7 @@ all_steps() {
   step cpu-old 30 old cpu_small_bench --n 8,32,64 --batch 16384 --precision d,s --routine potrf,posv --rounds 5 \
     --distinct 512 --json "$od/cpu.json"
   step cpu-new 30 new --routine potrf,posv --backend cpu --n 8,32,64 --batch 16384 --precision d,s --distinct 512 \
-    --ref lapack,lapack1 --repeat 5 --warmup 1 --json "$nd/cpu.json"
+    --ref lapack,lapack1 --repeat 5 --warmup 1 --seed 20261127 --json "$nd/cpu.json"
 
   # Several devices (one here: the one-device rows), d n = 16 and 32.
   step multi-old 25 old multi_bench --n 16,32 --precision d --batch 200000 --host-batch 100000 --repeat 5 --devices 0 \
