@@ -724,6 +724,16 @@ int main(int argc, char** argv) {
                 "otherwise; LAPACK peer: LAPACKE per matrix, one matrix per thread (BLAS: %s)\n",
                 cpu.device_name().c_str(), cpu_path.isa.c_str(), cpu_path.simd_max_order_s, cpu_path.simd_max_order_d,
                 lapack_library.c_str());
+    // Unbound OpenMP threads make CPU timings bimodal from process to process: now and then two threads
+    // share a CPU and every parallel region waits out a scheduler slice (a 0.3 ms call then takes ~7 ms
+    // in every repeat). Say so where it applies, so a reader of the figures knows which they got.
+    const char* omp_bind = std::getenv("OMP_PROC_BIND");
+    const char* omp_places = std::getenv("OMP_PLACES");
+    const std::string omp_binding = std::string("OMP_PROC_BIND=") + (omp_bind ? omp_bind : "unset") +
+                                    " OMP_PLACES=" + (omp_places ? omp_places : "unset");
+    if (!omp_bind || std::string(omp_bind) == "false")
+        std::printf("OpenMP threads unbound (%s): CPU times can differ by a scheduler slice from one process to "
+                    "the next; OMP_PROC_BIND=close OMP_PLACES=cores binds one thread per core\n", omp_binding.c_str());
     std::printf("seed %llu, cond %g, distinct matrices %d, tolerance %g, repeat %d (median), warm-up %d, check %s\n\n",
                 static_cast<unsigned long long>(seed), settings.cond, settings.distinct, settings.tolerance,
                 settings.repeat, settings.warmup, settings.check ? "on" : "off");
@@ -741,6 +751,7 @@ int main(int argc, char** argv) {
                                             "LAPACKE per matrix otherwise"},
                            {"lapack_peer", "LAPACKE_?potrf/potrs/posv_work per matrix, OpenMP static loop, BLAS on one thread"},
                            {"lapack_library", lapack_library},
+                           {"openmp_binding", omp_binding},
                            {"gemm_peak_gflops", {{"s", settings.cpu_peak_s}, {"d", settings.cpu_peak_d}}},
                            {"gemm_peak_method", "median of 5 OpenBLAS ?GEMM calls, m = n = k = 2048, all threads (0: not measured)"}}},
                   {"seed", seed},
