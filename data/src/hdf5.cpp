@@ -317,11 +317,14 @@ File File::open(const std::string& path) {
     return File(std::move(state));
 }
 
-File File::create(const std::string& path, Existing existing, const std::vector<std::string>& inputs) {
+File File::create(const std::string& path, Existing existing, const std::vector<std::string>& inputs, WriteMode mode) {
     QuietHdf5 quiet;
     auto state = std::make_unique<State>();
     state->path = path;
-    state->output = std::make_unique<detail::OutputFile>(path, 0, OutputOptions{existing, inputs});
+    if (mode == WriteMode::direct)
+        state->output = std::make_unique<detail::OutputFile>(path, OutputOptions{existing, inputs}, detail::OutputFile::Direct{});
+    else
+        state->output = std::make_unique<detail::OutputFile>(path, 0, OutputOptions{existing, inputs});
     return File(std::move(state));
 }
 
@@ -443,9 +446,20 @@ void File::write(const std::string& dataset, const T* data, const Shape& shape, 
     }
     Handle lcpl = state().intermediate_groups();
     Handle ft = file_type<T>(), mt = memory_type<T>();
+    // Direct mode: a contiguous dataset whose stored bytes are the array's own (the file type equals
+    // the memory type) gets its space now, is never filled, and the array goes straight to its place.
+    const bool straight = state().output->direct() && *elements > 0 && H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && H5Tequal(ft.get(), mt.get()) > 0;
+    if (straight && (H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY) < 0 || H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0))
+        state().fail(dataset, "cannot set up the dataset's storage: " + hdf5_message());
     Handle d(H5Dcreate2(state().id(), dataset.c_str(), ft.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
              H5Dclose);
     if (!d.valid()) state().fail(dataset, "cannot create the dataset: " + hdf5_message());
+    if (straight) {
+        const haddr_t offset = H5Dget_offset(d.get());
+        if (offset == HADDR_UNDEF) state().fail(dataset, "no storage was allocated for it: " + hdf5_message());
+        state().output->write_direct(data, *elements * sizeof(T), offset, dataset);
+        return;
+    }
     if (*elements > 0 && H5Dwrite(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         state().fail(dataset, "write failed: " + hdf5_message());
 }

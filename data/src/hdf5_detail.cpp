@@ -2,11 +2,14 @@
 #include "hdf5_detail.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -313,6 +316,74 @@ OutputFile::OutputFile(std::string target, std::size_t expected_bytes, OutputOpt
     if (!file_.valid()) fail("/", "cannot create the file in memory: " + hdf5_message());
 }
 
+namespace {
+// HDF5's file image callbacks for the direct mode's in-memory file: anonymous mappings that grow by
+// mremap, with transparent huge pages asked for (HDF5 zero-fills every byte it grows the image by,
+// the datasets' reserved space included: with 4 KiB pages that first touch was most of its cost).
+// The current buffer and size are kept in the OutputFile's Image (udata; property list copies share it).
+std::size_t mapping_bytes(std::size_t size) {
+    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+    return (size + page - 1) / page * page;
+}
+void* image_malloc(std::size_t size, H5FD_file_image_op_t, void* udata) {
+    auto* image = static_cast<OutputFile::Image*>(udata);
+    void* p = ::mmap(nullptr, mapping_bytes(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    ::madvise(p, mapping_bytes(size), MADV_HUGEPAGE);  // advice only: refused where THP is off
+    image->buffer = p, image->size = size;
+    return p;
+}
+void* image_memcpy(void* dest, const void* src, std::size_t size, H5FD_file_image_op_t, void*) { return std::memcpy(dest, src, size); }
+void* image_realloc(void* ptr, std::size_t size, H5FD_file_image_op_t op, void* udata) {
+    auto* image = static_cast<OutputFile::Image*>(udata);
+    if (ptr == nullptr) return image_malloc(size, op, udata);
+    if (ptr != image->buffer) return nullptr;
+    void* p = ::mremap(ptr, mapping_bytes(image->size), mapping_bytes(size), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) return nullptr;
+    ::madvise(p, mapping_bytes(size), MADV_HUGEPAGE);
+    image->buffer = p, image->size = size;
+    return p;
+}
+herr_t image_free(void* ptr, H5FD_file_image_op_t, void* udata) {
+    auto* image = static_cast<OutputFile::Image*>(udata);
+    if (ptr == nullptr) return 0;
+    if (ptr != image->buffer) return -1;
+    ::munmap(ptr, mapping_bytes(image->size));
+    image->buffer = nullptr, image->size = 0;
+    return 0;
+}
+void* image_udata_copy(void* udata) { return udata; }
+herr_t image_udata_free(void*) { return 0; }
+}  // namespace
+
+OutputFile::OutputFile(std::string target, OutputOptions rules, Direct)
+    : target_(std::move(target)), rules_(std::move(rules)), image_(std::make_unique<Image>()) {
+    check_target();
+    direct_fd_ = create_temporary(target_, "/", &temp_);
+    temp_slot_ = register_temporary(temp_);
+    temp_created_ = true;
+    if (target_exists_) {
+        // As write_temporary: owner first (where allowed), then the mode, which chown may clear.
+        if (::fchown(direct_fd_, target_stat_.st_uid, target_stat_.st_gid) != 0) errno = 0;
+        if (::fchmod(direct_fd_, target_stat_.st_mode & 07777) != 0)
+            fail("/", "setting the permissions of '" + temp_ + "' failed: " + std::strerror(errno));
+    }
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    H5FD_file_image_callbacks_t callbacks{image_malloc, image_memcpy, image_realloc, image_free, image_udata_copy, image_udata_free, image_.get()};
+    if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), std::size_t(1) << 20, false) < 0 || H5Pset_file_image_callbacks(fapl.get(), &callbacks) < 0)
+        fail("/", "cannot set up HDF5's in-memory driver: " + hdf5_message());
+    H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI);
+    const std::string memory_name = target_ + ".in-memory-" + std::to_string(::getpid());
+    file_ = Handle(H5Fcreate(memory_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+    if (!file_.valid()) fail("/", "cannot create the file in memory: " + hdf5_message());
+}
+
+void OutputFile::write_direct(const void* data, std::uint64_t bytes, std::uint64_t offset, const std::string& object) {
+    if (direct_fd_ < 0) fail(object, "not a file written directly");
+    write_at(direct_fd_, data, bytes, offset, temp_, object);
+    direct_ranges_.emplace_back(offset, bytes);
+}
+
 void OutputFile::check_only(const std::string& target, const OutputOptions& rules) {
     OutputFile probe(target, rules, NoFile{});
     probe.check_target();
@@ -320,12 +391,30 @@ void OutputFile::check_only(const std::string& target, const OutputOptions& rule
 
 OutputFile::~OutputFile() {
     file_.reset();
+    if (direct_fd_ >= 0) ::close(direct_fd_);
     if (temp_created_ && !committed_) ::unlink(temp_.c_str());
     unregister_temporary(temp_slot_);
 }
 
 void OutputFile::fail(const std::string& object, const std::string& reason) const {
     detail::fail(target_, object, reason);
+}
+
+void write_at(int fd, const void* data, std::uint64_t bytes, std::uint64_t offset, const std::string& path,
+              const std::string& object) {
+    const char* p = static_cast<const char*>(data);
+    for (std::uint64_t done = 0; done < bytes;) {
+        const std::size_t piece = std::size_t(std::min<std::uint64_t>(bytes - done, std::uint64_t(1) << 30));
+        const ssize_t w = ::pwrite(fd, p + done, piece, off_t(offset + done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            detail::fail(path, object, std::string("write failed: ") + std::strerror(errno));
+        }
+        done += std::uint64_t(w);
+    }
+    // Where the file system has no writeback to start (tmpfs) this is refused or a no-op: either is fine.
+    ::sync_file_range(fd, off_t(offset), off_t(bytes), SYNC_FILE_RANGE_WRITE);
 }
 
 void check_output_target(std::string& target, const OutputOptions& rules, const std::string& object, bool* exists,
@@ -393,6 +482,39 @@ void rename_over_target(const std::string& temp, const std::string& target, Exis
 
 void OutputFile::commit() {
     if (committed_) fail("/", "already committed");
+    if (direct_fd_ >= 0) {
+        // The datasets' bytes are in the temporary already (their writeback started as they were
+        // written); the rest of the image (superblock, object headers, heaps) goes around them.
+        if (H5Fflush(file(), H5F_SCOPE_GLOBAL) < 0) fail("/", "cannot finish the file in memory: " + hdf5_message());
+        const ssize_t size = H5Fget_file_image(file(), nullptr, 0);
+        if (size < 0 || std::size_t(size) > image_->size) fail("/", "cannot get the file image: " + hdf5_message());
+        std::sort(direct_ranges_.begin(), direct_ranges_.end());
+        const char* image = static_cast<const char*>(image_->buffer);
+        std::uint64_t at = 0;
+        for (std::size_t k = 0; k <= direct_ranges_.size(); ++k) {
+            const std::uint64_t end = k < direct_ranges_.size() ? direct_ranges_[k].first : std::uint64_t(size);
+            if (end > at) write_at(direct_fd_, image + at, end - at, at, temp_, "/");
+            if (k < direct_ranges_.size()) at = std::max(at, direct_ranges_[k].first + direct_ranges_[k].second);
+        }
+        if (::ftruncate(direct_fd_, off_t(size)) != 0) fail("/", "setting the size of '" + temp_ + "' failed: " + std::strerror(errno));
+        if (H5Fclose(file_.release()) < 0) fail("/", "cannot close the file in memory: " + hdf5_message());
+        check_target();
+        const int fd = direct_fd_;
+        direct_fd_ = -1;
+        if (::fsync(fd) != 0) {
+            const int err = errno;
+            ::close(fd);
+            fail("/", "syncing '" + temp_ + "' failed: " + std::strerror(err));
+        }
+        if (::close(fd) != 0) fail("/", "closing '" + temp_ + "' failed: " + std::strerror(errno));
+        test_pause_before_rename();
+        check_target();
+        rename_over_target(temp_, target_, rules_.existing, "/");
+        committed_ = true;
+        unregister_temporary(temp_slot_);
+        temp_slot_ = -1;
+        return;
+    }
     if (H5Fflush(file(), H5F_SCOPE_GLOBAL) < 0) fail("/", "cannot finish the file in memory: " + hdf5_message());
     const ssize_t size = H5Fget_file_image(file(), nullptr, 0);
     if (size < 0) fail("/", "cannot get the file image: " + hdf5_message());

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "batchsolve_io/batch_file.hpp"
@@ -116,15 +119,35 @@ std::size_t check_dataset_size(hid_t dataset, const std::string& path, const std
 // itself: after a failed disk write (full disk, file size limit) HDF5 1.10 cannot close a file and
 // crashes at exit, whereas our own write() fails cleanly. The price is the file image held in memory
 // once more while it is written.
+// Writes `bytes` of `data` at `offset` of the open file `fd` (EINTR and short writes continued) and
+// starts their writeback (the commit's fsync then waits for less); FileError naming path and object.
+void write_at(int fd, const void* data, std::uint64_t bytes, std::uint64_t offset, const std::string& path,
+              const std::string& object);
+
 class OutputFile {
 public:
     OutputFile(std::string target, std::size_t expected_bytes, OutputOptions rules);
+    // h5::WriteMode::direct: HDF5 keeps the file in memory as in the default mode (so that closing it
+    // never writes to the disk, also after a failed write), but the datasets' bytes go straight to
+    // the temporary, created now, at the places HDF5 reserved for them (write_direct); commit()
+    // writes the rest of the in-memory image (the metadata) around them.
+    struct Direct {};
+    OutputFile(std::string target, OutputOptions rules, Direct);
+    // The direct mode's in-memory image: HDF5's buffer, allocated through file image callbacks so
+    // that commit() writes from it without a copy.
+    struct Image {
+        void* buffer = nullptr;
+        std::size_t size = 0;
+    };
     ~OutputFile();
     OutputFile(const OutputFile&) = delete;
     OutputFile& operator=(const OutputFile&) = delete;
 
     hid_t file() const { return file_.get(); }
     const std::string& target() const { return target_; }
+    bool direct() const { return direct_fd_ >= 0; }
+    // Direct mode: `bytes` of `data` to the temporary at `offset` (a dataset's reserved space).
+    void write_direct(const void* data, std::uint64_t bytes, std::uint64_t offset, const std::string& object);
     bool committed() const { return committed_; }
 
     [[noreturn]] void fail(const std::string& object, const std::string& reason) const;
@@ -149,6 +172,10 @@ private:
     bool temp_created_ = false;
     int temp_slot_ = -1;  // in the cleanup registry (output.hpp) while the temporary exists
     bool committed_ = false;
+    int direct_fd_ = -1;
+    // Direct mode: HDF5's in-memory image (Image, below) and the byte ranges already in the temporary.
+    std::unique_ptr<Image> image_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> direct_ranges_;  // offset, bytes
 };
 
 // The target rules of OutputOptions (shared by OutputFile and the text/binary OutputStream):

@@ -106,15 +106,15 @@ using ElementTypes = ::testing::Types<std::uint8_t, std::uint16_t, std::int32_t,
                                       double, std::complex<float>, std::complex<double>>;
 TYPED_TEST_SUITE(RoundTrip, ElementTypes);
 
-TYPED_TEST(RoundTrip, EveryRankBitExact) {
-    using T = TypeParam;
+template <class T>
+void every_rank_bit_exact(h5::WriteMode mode) {
     ScratchDir dir;
     std::mt19937_64 gen(fresh_seed());
     const std::vector<h5::Shape> shapes = {{}, {0}, {7}, {3, 5}, {2, 0, 4}, {2, 3, 4}, {2, 1, 3, 2}, {40000}, {3, 200, 97}};
     std::vector<std::vector<T>> written;
     const std::string path = dir.path("types.h5");
     {
-        auto f = h5::File::create(path);
+        auto f = h5::File::create(path, h5::Existing::refuse, {}, mode);
         for (std::size_t i = 0; i < shapes.size(); ++i) {
             written.push_back(random_values<T>(*checked_product(shapes[i]), gen));
             // Odd datasets uncompressed, so that both storage layouts are read back.
@@ -131,7 +131,12 @@ TYPED_TEST(RoundTrip, EveryRankBitExact) {
         EXPECT_EQ(f.shape(name), shapes[i]);
         EXPECT_TRUE(same_bits(f.read_exact<T>(name, shapes[i]), written[i]));
     }
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"types.h5"});  // no temporary left
 }
+
+TYPED_TEST(RoundTrip, EveryRankBitExact) { every_rank_bit_exact<TypeParam>(h5::WriteMode::image); }
+// Built in the temporary on disk, the uncompressed arrays written straight to their reserved space.
+TYPED_TEST(RoundTrip, EveryRankBitExactWrittenDirect) { every_rank_bit_exact<TypeParam>(h5::WriteMode::direct); }
 
 TEST(Hdf5, VectorWriteIsOneDimensional) {
     ScratchDir dir;
@@ -533,6 +538,37 @@ TEST(Hdf5Output, NoTemporaryIsLeftBehind) {
     }
     EXPECT_EQ(dir.entries(), (std::vector<std::string>{"t.h5", "u.h5"}));
     EXPECT_TRUE(fs::is_empty(other));
+}
+
+// Direct mode keeps the output rules: refusal before anything is written, the replaced file's
+// permissions, the target untouched and no temporary left when the caller fails half-way.
+TEST(Hdf5Output, DirectModeKeepsTheRules) {
+    ScratchDir dir;
+    const std::string path = dir.path("d.h5");
+    write_values(path, {1});
+    expect_file_error([&] { h5::File::create(path, h5::Existing::refuse, {}, h5::WriteMode::direct); }, path, "/", {"exists"});
+    ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+    EXPECT_THROW(
+        {
+            auto f = h5::File::create(path, h5::Existing::replace, {}, h5::WriteMode::direct);
+            f.write("/v", std::vector<double>{2});
+            throw std::runtime_error("the caller failed half-way");
+        },
+        std::runtime_error);
+    EXPECT_EQ(values_of(path), std::vector<double>{1});
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"d.h5"});
+    {
+        auto f = h5::File::create(path, h5::Existing::replace, {}, h5::WriteMode::direct);
+        f.write("/v", std::vector<double>{2, 3});
+        f.set_attribute("/v", "note", "after the data");
+        f.commit();
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    EXPECT_EQ(values_of(path), (std::vector<double>{2, 3}));
+    EXPECT_EQ(h5::File::open(path).string_attribute("/v", "note"), "after the data");
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"d.h5"});
 }
 
 }  // namespace

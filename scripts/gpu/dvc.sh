@@ -10,18 +10,18 @@
 #   1. 192^3 float32 raw pair (dvc generate --raw-only: translation 0.37,-0.21,0.55 voxels, strain
 #      0.002,-0.001,0.003, degree-5 resampling), a first dvc correlate --backend cuda with defaults
 #      (it fills the kernel cache), then warm runs of design A (the defaults: raw files streamed
-#      through the pinned staging buffers to the GPU, the process ends after its outputs)
-#      interleaved with the interpolants side by side on the same pair: Icubic (--interpolation
-#      cubic, the earlier default), Iquintic (every iteration quintic), Fquintic (O-MOMS, then the
-#      converged points on with quintic: --final-interpolation quintic), P1.5 (O-MOMS with
-#      --presmooth 1.5, the default before 1). Every run writes --summary-json and --timeline.
+#      through the pinned staging buffers to the GPU, the HDF5 result written directly, the process
+#      ends after its outputs) interleaved with W (--results-writer image: the result built in
+#      memory, copied out and written at the end, the writer before), P1.5 (--presmooth 1.5, the
+#      default before 1) and Iquintic (every iteration quintic). Every run writes --summary-json and
+#      --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
 #      resampling, so it fits the budget): a first A run (it fills the kernel cache for this size),
-#      then warm runs A, C, A, A, Fquintic, Iquintic; C is A with the result file on /dev/shm (tmpfs: the
-#      write without the disk's sync, to split the results file's time). Its RMSE is of a
-#      whole-voxel shift: not the sub-voxel accuracy target.
-#   4. The 192^3 pair again: A, Icubic, Iquintic, Fquintic, P1.5, and --presmooth 0.75 and 1.25 with O-MOMS.
+#      then warm runs A, W, A, W, A, C, W; C is A with the result file on /dev/shm (tmpfs: the write
+#      without the disk's sync, to split the results file's time). Its RMSE is of a whole-voxel
+#      shift: not the sub-voxel accuracy target.
+#   4. The 192^3 pair again: A, W, A, W, A, Icubic.
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
 # timeline-*.json, tests.txt, floor.csv, start.txt, then runs.json, table.md, phases.md and
 # targets.json (by this script; the targets use design A only).
@@ -78,6 +78,7 @@ correlate() {
   local result=$work/result$n.h5
   [[ $design == B ]] && extra+=(--read-to-host --free-at-exit)
   [[ $design == C ]] && result=$shm/result$n.h5
+  [[ $design == W ]] && extra+=(--results-writer image)
   [[ $design == I* ]] && extra+=(--interpolation "${design#I}")
   [[ $design == P* ]] && extra+=(--presmooth "${design#P}")
   [[ $design == F* ]] && extra+=(--final-interpolation "${design#F}")
@@ -101,7 +102,7 @@ generate() {  # generate SIZE TRANSLATION STRAIN
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A Icubic A Iquintic A Fquintic A P1.5 A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A W A P1.5 A W A Iquintic A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
@@ -111,15 +112,15 @@ if fits 3; then
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|seed" "$out/tests.txt" | head -8
 else skip "test_dic_volume Gpu.*"; fi
 
-# 3. 512^3 whole-voxel pair: a cache-filling A, then A, C, A, A, Iquintic.
+# 3. 512^3 whole-voxel pair: a cache-filling A, then A and W alternated, C.
 if fits 4.5; then
   generate "$large" 3,-2,1 0
   lrun=1
-  for design in A A C A A Fquintic Iquintic; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
+  for design in A A W A W A C W; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
 else skip "512^3"; fi
-# 4. The 192^3 pair once more: each design again, and O-MOMS at two more pre-smoothings.
+# 4. The 192^3 pair once more: A and W alternated, then the cubic B-spline.
 if [[ -f $work/v${small}_reference.raw ]]; then
-  for design in A Icubic Iquintic Fquintic P1.5 A P0.75 P1.25; do
+  for design in A W A W A Icubic; do
     fits 0.9 && correlate "$small" $run "$design" || skip "192^3 run $run ($design)"; run=$((run + 1))
   done
 fi
@@ -151,7 +152,8 @@ json.dump({"commit": commit, "gpu": gpu, "runs": rows}, open(f"{out}/runs.json",
 f = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
 lines = [f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, commit {commit})", "",
          "Run 1 of each size is the first on the machine (kernel cache filled). A: raw files streamed to the GPU, the process ends after its outputs; "
-         "B: --read-to-host --free-at-exit (volumes read into host memory and uploaded, everything freed before exit).", "",
+         "W: --results-writer image (the HDF5 result built in memory and written at the end); C: the result on tmpfs; "
+         "I<x>/P<s>: --interpolation x / --presmooth s.", "",
          "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | upload s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
@@ -161,7 +163,7 @@ for r in rows:
 open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
 # Phases from the timelines: consecutive events, and the rest of the wall time after the last one.
 order = ["main_entered", "options_parsed", "outputs_checked", "gpu_context_ready", "gpu_staging_ready", "volumes_read", "truth_and_checks_done",
-         "gpu_context_waited", "backend_context_created", "engine_allocated", "engine_uploaded", "engine_prepared", "correlation_done", "strain_done",
+         "gpu_context_waited", "backend_context_created", "engine_allocated", "engine_uploaded", "engine_prepared", "correlation_done", "strain_done", "gpu_released",
          "results_file_built", "results_written", "other_outputs_written", "ending_without_freeing", "backend_context_freed", "results_freed", "main_returned"]
 ph = ["# Process phases (seconds since the process started; the last column is the wall time after the last event: exit)", "",
       "| size | run | design | " + " | ".join(order) + " | wall | after last event |", "|" + "---|" * (len(order) + 5)]

@@ -411,6 +411,9 @@ int cmd_correlate(const std::vector<std::string>& args) {
                          "from the file to the GPU through the pinned staging buffers)")
         ("free-at-exit", "free the volumes, device memory and GPU context before the process ends (by default a finished "
                          "correlate ends the process right after its outputs are written and leaves that to the OS)")
+        ("results-writer", po::value<std::string>()->default_value("direct"),
+         "how the HDF5 result is written: direct (built in its temporary file, each array written straight from memory) "
+         "or image (built in memory, copied out and written at the end)")
         ("max-points", po::value<std::int64_t>()->default_value(0), "keep an evenly spread subset of this many grid points (0: all)")
         ("quiet,q", "no progress bars");
     add_correlation_options(desc);
@@ -471,6 +474,9 @@ int cmd_correlate(const std::vector<std::string>& args) {
     if (png_slice < -1) throw UsageError("--png-slice: " + std::to_string(png_slice) + " is not a grid z index (or -1: the middle)");
     if (png_scale < 1 || png_scale > 64) throw UsageError("--png-scale: " + std::to_string(png_scale) + " is not within 1..64 pixels per grid point");
     const double strain_sigma = checked_double(vm, "strain-sigma", 0.1, 100);
+    const std::string writer = vm["results-writer"].as<std::string>();
+    if (writer != "direct" && writer != "image") throw UsageError("--results-writer: '" + writer + "' is not one of direct, image");
+    const auto write_mode = writer == "image" ? h5::WriteMode::image : h5::WriteMode::direct;
     const batchsolve::io::OutputOptions rules{force ? batchsolve::io::Existing::replace : batchsolve::io::Existing::refuse, inputs};
     {
         std::vector<batchsolve::io::OutputTarget> targets{{"--output", out}};
@@ -583,7 +589,7 @@ int cmd_correlate(const std::vector<std::string>& args) {
     const bool quick_exit = owns_process && !vm.count("free-at-exit");
     if (quick_exit && r.backend == "cuda") gpu_release.start();
     t_stage = Clock::now();
-    write_results_h5(out, force, inputs, r, fs, truth, run);
+    write_results_h5(out, force, inputs, r, fs, truth, run, write_mode);
     r.end_to_end.write_s = since(t_stage);
     r.end_to_end.total_s = since(t_read);
     timeline::mark("results_written");

@@ -110,7 +110,8 @@ public:
     // sizes the upload's staging buffers.
     explicit GpuWarmUp(std::size_t volume_floats = 0);
     ~GpuWarmUp();
-    // Loads cuFFT on the calling thread (it waits anyway), then waits for the context and staging.
+    // Loads cuFFT on the calling thread (it waits anyway), then waits for the context; the staging
+    // buffers are made after it on the warm-up thread (the upload waits for them).
     void wait();
 
 private:

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <thread>
 #include <cmath>
 #include <vector>
@@ -585,17 +586,23 @@ private:
 
 struct GpuWarmUp::State {
     std::thread thread;
+    std::promise<void> context_tried;  // set once the context exists or could not be made
+    std::future<void> context_waited = context_tried.get_future();
 };
 
 GpuWarmUp::GpuWarmUp(std::size_t volume_floats) : state_(new State) {
     // cudaFree(nullptr) creates the primary context (driver load, device memory mapping: a few
     // hundred milliseconds on a large GPU); errors are left for the real use to report.
-    // The upload's pinned staging buffers are made here too, beside the reading of the volumes.
-    state_->thread = std::thread([volume_floats] {
+    // The upload's pinned staging buffers are made here too, after the context, while the caller
+    // goes on with the engine's device allocations (the upload waits for them by their mutex).
+    state_->thread = std::thread([state = state_, volume_floats] {
         int count = 0;
-        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return;
-        if (cudaFree(nullptr) != cudaSuccess) return;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaFree(nullptr) != cudaSuccess) {
+            state->context_tried.set_value();
+            return;
+        }
         timeline::mark("gpu_context_ready");
+        state->context_tried.set_value();
         try {
             device::reserve_upload_staging(volume_floats);
             timeline::mark("gpu_staging_ready");
@@ -607,12 +614,13 @@ GpuWarmUp::GpuWarmUp(std::size_t volume_floats) : state_(new State) {
 
 GpuWarmUp::~GpuWarmUp() {
     wait();
+    if (state_->thread.joinable()) state_->thread.join();
     delete state_;
 }
 
 void GpuWarmUp::wait() {
     device::preload_libraries();
-    if (state_->thread.joinable()) state_->thread.join();
+    state_->context_waited.wait();
 }
 
 struct GpuRelease::State {
@@ -623,8 +631,10 @@ void GpuRelease::start() {
     if (state_) return;
     state_ = new State;
     state_->thread = std::thread([] {
-        if (cudaDeviceReset() != cudaSuccess) cudaGetLastError();
-        timeline::mark("gpu_released");
+        const cudaError_t e = cudaDeviceReset();
+        // The timeline says whether the teardown happened here or is left to the exit.
+        timeline::mark(e == cudaSuccess ? std::string("gpu_released") : std::string("gpu_release_failed_") + cudaGetErrorName(e));
+        cudaGetLastError();
     });
 }
 

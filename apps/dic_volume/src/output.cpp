@@ -77,9 +77,9 @@ std::string utc_now() {
 }  // namespace
 
 void write_results_h5(const std::string& path, bool force, const std::vector<std::string>& inputs, const CorrelationResult& r,
-                      const FieldStrain& fs, const TruthComparison& truth, const RunDescription& run) {
+                      const FieldStrain& fs, const TruthComparison& truth, const RunDescription& run, h5::WriteMode mode) {
     const std::uint64_t n = r.grid.centres.size();
-    auto f = h5::File::create(path, force ? h5::Existing::replace : h5::Existing::refuse, inputs);
+    auto f = h5::File::create(path, force ? h5::Existing::replace : h5::Existing::refuse, inputs, mode);
     // Derived per-point arrays (39 MB at 2e5 points): not zero-filled by one thread first, but
     // filled, and so first touched, by all threads.
     auto uninitialised = [](std::size_t count) { return std::unique_ptr<double[]>(new double[count]); };

@@ -27,8 +27,11 @@ struct TruthComparison {
 };
 TruthComparison compare_with_truth(const CorrelationResult& r, const DisplacementField& field);
 
+// `mode`: direct (default) builds the file in its temporary on disk, each array written straight
+// from memory; image builds it in memory and writes it at the end (the earlier way, kept to compare).
 void write_results_h5(const std::string& path, bool force, const std::vector<std::string>& inputs, const CorrelationResult& r,
-                      const FieldStrain& field_strain, const TruthComparison& truth, const RunDescription& run);
+                      const FieldStrain& field_strain, const TruthComparison& truth, const RunDescription& run,
+                      batchsolve::io::h5::WriteMode mode = batchsolve::io::h5::WriteMode::direct);
 // The text and PNG writers go through batchsolve::io::OutputStream (checked temporary renamed over
 // the target; `rules`: --force and the run's inputs); the default replaces an existing file.
 void write_vti(const std::string& path, const CorrelationResult& r, const FieldStrain& field_strain,

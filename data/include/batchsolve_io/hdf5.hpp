@@ -44,6 +44,13 @@ void probe_in_child(const std::string& path, const std::function<void()>& read, 
 // What to do when the output file already exists (batchsolve::io::Existing, shared with write_batch).
 using Existing = batchsolve::io::Existing;
 
+// Where a created file is built. image: in memory (HDF5's core driver), copied out and written in
+// one piece by commit(). direct: in the temporary on disk from create() on; each uncompressed
+// dataset's space is reserved at its creation and its bytes are written there straight from the
+// caller's array (no in-memory image and no copy of it; the writeback starts as each dataset is
+// written), HDF5's metadata at commit(). Both sync the temporary before renaming it over the target.
+enum class WriteMode { image, direct };
+
 class File {
 public:
     // Opens an existing file read-only.
@@ -53,8 +60,9 @@ public:
     // written when: the target exists and `existing` is refuse ("exists; pass --force to replace
     // it"), the target is not a regular file (a device, a directory, a FIFO), or the target is one of
     // `inputs` (same device and inode: the output would destroy an input of the same run).
+    // `mode`: where the file is built before the commit (WriteMode).
     static File create(const std::string& path, Existing existing = Existing::refuse,
-                       const std::vector<std::string>& inputs = {});
+                       const std::vector<std::string>& inputs = {}, WriteMode mode = WriteMode::image);
 
     File(File&&) noexcept;
     File& operator=(File&&) noexcept;
