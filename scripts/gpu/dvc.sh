@@ -145,7 +145,7 @@ for r in csv.DictReader(open(f"{out}/runs.csv")):
     last = max(ev.values()) if ev else None
     rows.append(dict(size=n, run=run, design=r["design"], rc=int(r["rc"]), wall_s=wall, points=s.get("points", 0),
                      converged=s.get("status", {}).get("converged", 0), rmse=s.get("rmse"), end_to_end_s=e.get("total"),
-                     read_s=e.get("read"), correlate_s=t.get("total"), prepare_s=t.get("prepare"), upload_s=t.get("upload"), fft_guess_s=t.get("fft_guess"),
+                     read_s=e.get("read"), correlate_s=t.get("total"), prepare_s=t.get("prepare"), upload_s=t.get("upload"), fft_guess_s=t.get("fft_guess"), fft_plan_s=t.get("fft_plan"),
                      icgn_s=t.get("icgn"), strain_s=e.get("strain"), write_s=e.get("write"), dvc_device_mib=s.get("device_bytes", 0) / 2**20,
                      timeline=ev, after_last_event_s=None if last is None else wall - last))
 json.dump({"commit": commit, "gpu": gpu, "runs": rows}, open(f"{out}/runs.json", "w"), indent=1)
@@ -154,11 +154,11 @@ lines = [f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, comm
          "Run 1 of each size is the first on the machine (kernel cache filled). A: raw files streamed to the GPU, the process ends after its outputs; "
          "W: --results-writer image (the HDF5 result built in memory and written at the end); C: the result on tmpfs; "
          "I<x>/P<s>: --interpolation x / --presmooth s.", "",
-         "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | upload s | FFT guess s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | upload s | FFT guess s | of it cuFFT plans s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
     lines.append(f"| {r['size']}^3 | {r['run']} | {r['design']} | {r['rc']} | {r['wall_s']:.3f} | {f(r['end_to_end_s'])} | {f(r['read_s'])} | {f(r['correlate_s'])} | "
-                 f"{f(r['prepare_s'])} | {f(r['upload_s'])} | {f(r['fft_guess_s'])} | {f(r['icgn_s'])} | {f(r['strain_s'])} | {f(r['write_s'])} | {r['points']} | {r['converged']} | "
+                 f"{f(r['prepare_s'])} | {f(r['upload_s'])} | {f(r['fft_guess_s'])} | {f(r['fft_plan_s'], 4)} | {f(r['icgn_s'])} | {f(r['strain_s'])} | {f(r['write_s'])} | {r['points']} | {r['converged']} | "
                  f"{'-' if r['rmse'] is None else format(r['rmse'], '.3e')} | {r['points'] / r['wall_s']:.0f} | {r['dvc_device_mib']:.0f} |")
 open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
 # Phases from the timelines: consecutive events, and the rest of the wall time after the last one.

@@ -335,7 +335,7 @@ nlohmann::json summary_json(const Summary& s, const CorrelationResult& r) {
     for (int i = 0; i < kPointStatusCount; ++i) j["status"][to_string(PointStatus(i))] = s.counts[i];
     j["zncc_median_converged"] = s.zncc_median;
     j["backend"] = r.backend;
-    j["timings_s"] = {{"fft_guess", r.guess.fft_s},          {"prepare", r.icgn.prepare_s},  {"upload", r.icgn.upload_s},
+    j["timings_s"] = {{"fft_guess", r.guess.fft_s},          {"fft_plan", r.icgn.fft_plan_s},          {"prepare", r.icgn.prepare_s},  {"upload", r.icgn.upload_s},
                       {"hessian", r.icgn.hessian_s},
                       {"factor", r.icgn.factor_s},           {"interpolation", r.icgn.interpolation_s},
                       {"solve", r.icgn.solve_s},             {"update", r.icgn.update_s},    {"icgn", r.icgn.icgn_s()},

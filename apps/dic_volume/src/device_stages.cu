@@ -7,6 +7,7 @@
 #include "batchsolve_io/shared_library.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -587,7 +588,7 @@ std::size_t shift_search_bytes(int subset, int radius, std::size_t points) {
 }
 
 std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, const Dims& dims, const ShiftSearch& search,
-                                           cudaStream_t stream, std::size_t* peak_bytes) {
+                                           cudaStream_t stream, std::size_t* peak_bytes, double* plan_s) {
     const std::size_t count = search.points();
     std::vector<std::int32_t> shifts(search.predicted);
     if (count == 0) return shifts;
@@ -612,8 +613,10 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
     DVC_STAGE_CHECK(cudaMemcpyAsync(d_starts, search.starts.data(), 3 * count * sizeof(long long), cudaMemcpyHostToDevice, stream));
     DVC_STAGE_CHECK(cudaMemcpyAsync(d_predicted, search.predicted.data(), 3 * count * sizeof(int), cudaMemcpyHostToDevice, stream));
     std::size_t work = 0, work_inverse = 0;
+    const auto t_plan = std::chrono::steady_clock::now();
     const cufftHandle forward = cached_plan(w, chunk, CUFFT_R2C, &work);
     const cufftHandle inverse = cached_plan(w, chunk, CUFFT_C2R, &work_inverse);
+    if (plan_s) *plan_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_plan).count();
     DVC_CUFFT_CHECK(cufft().set_stream(forward, stream));
     DVC_CUFFT_CHECK(cufft().set_stream(inverse, stream));
     void* work_area = b.allocate<unsigned char>(std::max(work, work_inverse));

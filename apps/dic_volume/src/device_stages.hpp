@@ -50,8 +50,9 @@ std::size_t shift_search_bytes(int subset, int radius, std::size_t points);
 // The integer shift search of initial_guess.hpp on the device: batched cuFFT cross-correlation of
 // the windows of a chunk of points at a time, the zero-normalised score from box sums of the
 // deformed window, the best admissible shift per point. Same result as fft_shift_search on the
-// CPU up to ties of the float correlation. `peak_bytes` receives the device memory it held.
+// CPU up to ties of the float correlation. `peak_bytes` receives the device memory it held;
+// `plan_s`, where given, gains the seconds spent making cuFFT plans (kept for later calls).
 std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, const Dims& dims, const ShiftSearch& search,
-                                           cudaStream_t stream, std::size_t* peak_bytes);
+                                           cudaStream_t stream, std::size_t* peak_bytes, double* plan_s = nullptr);
 
 }  // namespace dvc::device

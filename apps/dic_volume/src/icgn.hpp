@@ -63,6 +63,7 @@ struct IcgnTimings {
     double interpolation_s = 0;  // deformed-subset interpolation and the right-hand sides
     double solve_s = 0;          // potrs_batched
     double update_s = 0;         // warp composition, convergence tests, compaction
+    double fft_plan_s = 0;       // of the FFT guess: making its cuFFT plans (GPU; kept for the process)
     std::int64_t iterations = 0; // iterations run (the most any point took), summed over calls
     std::int64_t point_iterations = 0;  // sum over points of their iterations
     std::uint64_t device_bytes = 0;     // peak device memory the engine allocated (GPU)

@@ -350,7 +350,7 @@ public:
             const float* r = level == 0 ? dev_.image : levels_[level - 1].ref;
             const float* d = level == 0 ? def_samples_ : levels_[level - 1].def;
             std::size_t peak = 0;
-            auto shifts = device::fft_shift_search(r, d, pyramid_dims(ref_.dims, level), search, stream_, &peak);
+            auto shifts = device::fft_shift_search(r, d, pyramid_dims(ref_.dims, level), search, stream_, &peak, &timings_->fft_plan_s);
             timings_->device_bytes = std::max<std::uint64_t>(timings_->device_bytes, held + peak);
             return shifts;
         });
