@@ -2,7 +2,7 @@
 """The GEMM tuning table from tester sweeps (tester --routine gemm_vbatched --sweep --json ...).
 
     gemm_table.py BASE_TABLE OUT_TABLE SWEEP.json... [--device NAME] [--commit C] [--cuda V] [--results DIR]
-                  [--precisions sdcz] [--split] [--keep-classes]
+                  [--date ISO] [--precisions sdcz] [--split] [--keep-classes]
 
 For each precision and x the sweep measured, the fastest configuration becomes the entry of size class
 n = x (the largest x of a precision: every larger size too, n = 2147483647); the precisions the sweeps
@@ -11,7 +11,9 @@ did not measure keep BASE_TABLE's entries. Rows of set-up gemm (sizes uniform in
 measured one x, gemm_bin's rows decide above the first bin (x > 128), gemm's at and below it. Each entry's provenance names the run, the runner-up and the
 candidates. With --keep-classes a measured precision keeps BASE_TABLE's entries of the size classes the
 sweeps did not measure (n = 2147483647 counts as the largest x measured), so that a sweep of the large
-bins alone replaces only their entries. The file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
+bins alone replaces only their entries. Adopting a committed run's winners into the shipped table: BASE_TABLE
+libsolver/tuning/sm90-gemm.json, the folder's sweep-*.json, --commit/--date of that run (its commit.txt and
+the sweep's time) and --results the folder, so that each entry names its evidence. The file is the form of libsolver/tuning/sm90-gemm.json (BATCHSOLVE_TUNING_FILE reads it).
 """
 import argparse
 import datetime
@@ -67,6 +69,7 @@ def main(argv):
     ap.add_argument("--device", default="NVIDIA H200")
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--cuda", default="13.0")
+    ap.add_argument("--date", default="", help="when the sweep ran (ISO 8601, UTC); default now (a table written in the run)")
     ap.add_argument("--results", default="", help="the results folder the sweep is committed in (provenance)")
     ap.add_argument("--precisions", default="sdcz", help="only these precisions' entries are replaced (default all measured)")
     ap.add_argument("--split", action="store_true",
@@ -103,7 +106,7 @@ def main(argv):
             timed.setdefault(key, []).append((float(row["time_ms"]), row["variant"], row.get("gflops")))
     if not timed:
         print("gemm_table: no sweep rows; the base table is written unchanged", file=sys.stderr)
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = a.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     measured = sorted({p for p, _ in timed})
     if a.keep_classes:
         swept = {(p, ALL_SIZES if x == max(y for q, y in timed if q == p) else x) for p, x in timed}

@@ -19,6 +19,11 @@ constexpr int kArch = 90;
 
 constexpr int kMaxSpillBytes = 96;
 constexpr int kMaxHermitianSpillBytes = 320;
+// The unrolled 32-bit slice offsets (copy_offsets 2) hold each copy's offset for the whole problem; on s
+// 128x128 with 2 blocks per SM ptxas spills 148 bytes of them, read once per slice outside the product,
+// and the form is the fastest measured all the same (22.9 TFLOP/s against 21.9 with 64-bit addresses and
+// 21.6 with the rolled form at the 512 bin: results/2026-12-03-h200-23e7de5-gemm-offsets).
+constexpr int kMaxHeldOffsetSpillBytes = 160;
 
 void expect_compiles(const GemmSpec& spec) {
     ASSERT_EQ(gemm_family().can_implement(spec), "") << gemm_family().kernel_name(spec);
@@ -45,7 +50,8 @@ void expect_compiles(const GemmSpec& spec) {
     // would lift the cap.
     const bool hermitian = spec.op_a == GemmOperand::hermitian_lower || spec.op_a == GemmOperand::hermitian_upper ||
                            spec.op_b == GemmOperand::hermitian_lower || spec.op_b == GemmOperand::hermitian_upper;
-    EXPECT_LE(stats.spill_store_bytes, hermitian ? kMaxHermitianSpillBytes : kMaxSpillBytes) << k.kernel_name << " spills:\n" << log;
+    const int cap = hermitian ? kMaxHermitianSpillBytes : spec.config.copy_offsets == 2 ? kMaxHeldOffsetSpillBytes : kMaxSpillBytes;
+    EXPECT_LE(stats.spill_store_bytes, cap) << k.kernel_name << " spills:\n" << log;
 }
 
 TEST(GemmCodegen, EveryOperandFormAndPartCompiles) {
