@@ -15,15 +15,16 @@
 #      interleaved with L (dvc_linked: the same program linked as one executable, every library
 #      loaded before main and the context started after them), W (--results-writer image: the
 #      result built in memory, copied out and written at the end, the writer before), P1.5
-#      (--presmooth 1.5, the default before 1) and Iquintic (every iteration quintic). Every run
-#      writes --summary-json and --timeline.
+#      (--presmooth 1.5, the default before 1), N (DVC_PLAN_AHEAD=0: the FFT guess makes its cuFFT
+#      plans when it needs them instead of beside the upload) and Iquintic (every iteration
+#      quintic). Every run writes --summary-json and --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
 #      resampling, so it fits the budget): a first A run (it fills the kernel cache for this size),
 #      then warm runs A, W, L, A, W, L, A, C; C is A with the result file on /dev/shm (tmpfs: the write
 #      without the disk's sync, to split the results file's time). Its RMSE is of a whole-voxel
 #      shift: not the sub-voxel accuracy target.
-#   4. The 192^3 pair again: A, L, W alternated, then the cubic B-spline.
+#   4. The 192^3 pair again: A, L, W, N alternated, then the cubic B-spline.
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
 # timeline-*.json, tests.txt, floor.csv, start.txt, then runs.json, table.md, phases.md and
 # targets.json (by this script; the targets use design A only).
@@ -88,6 +89,8 @@ correlate() {
   [[ $design == B ]] && extra+=(--read-to-host --free-at-exit)
   [[ $design == C ]] && result=$shm/result$n.h5
   [[ $design == W ]] && extra+=(--results-writer image)
+  local environment=()
+  [[ $design == N ]] && environment=(DVC_PLAN_AHEAD=0)
   local program=$main_program
   [[ $design == L ]] && program=dvc_linked
   [[ $design == L && $main_program != dvc ]] && return 0
@@ -95,7 +98,7 @@ correlate() {
   [[ $design == P* ]] && extra+=(--presmooth "${design#P}")
   [[ $design == F* ]] && extra+=(--final-interpolation "${design#F}")
   local t0; t0=$(now)
-  timeout 20 "$R" "$program" correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
+  env "${environment[@]}" timeout 20 "$R" "$program" correlate --reference "$work/v${n}_reference.raw" --deformed "$work/v${n}_deformed.raw" \
       --dims "${n}x${n}x${n}" --dtype float32 --backend cuda -o "$result" --force -q --truth "$work/truth$n.h5" \
       --summary-json "$out/summary-$n-$run.json" --timeline "$out/timeline-$n-$run.json" "${extra[@]}" > "$out/correlate-$n-$run.txt" 2>&1
   local rc=$?
@@ -114,7 +117,7 @@ generate() {  # generate SIZE TRANSLATION STRAIN
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A L A W A P1.5 A L A W A Iquintic A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A L A W A N A P1.5 A L A W A N A Iquintic A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
@@ -130,9 +133,9 @@ if fits 4.5; then
   lrun=1
   for design in A A W L A W L A C; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
 else skip "512^3"; fi
-# 4. The 192^3 pair once more: A, L and W alternated, then the cubic B-spline.
+# 4. The 192^3 pair once more: A, L, W and N alternated, then the cubic B-spline.
 if [[ -f $work/v${small}_reference.raw ]]; then
-  for design in A L W A L W A Icubic; do
+  for design in A L W N A L W N A Icubic; do
     fits 0.9 && correlate "$small" $run "$design" || skip "192^3 run $run ($design)"; run=$((run + 1))
   done
 fi
@@ -164,7 +167,7 @@ json.dump({"commit": commit, "gpu": gpu, "runs": rows}, open(f"{out}/runs.json",
 f = lambda v, p=3: "-" if v is None else f"{v:.{p}f}"
 lines = [f"# dvc correlate end to end, --backend cuda, defaults (GPU {gpu}, commit {commit})", "",
          "Run 1 of each size is the first on the machine (kernel cache filled). A: raw files streamed to the GPU, the process ends after its outputs; "
-         "L: dvc_linked (one executable: the context starts after every library is loaded); W: --results-writer image (the HDF5 result built in memory and written at the end); C: the result on tmpfs; "
+         "L: dvc_linked (one executable: the context starts after every library is loaded); N: DVC_PLAN_AHEAD=0 (cuFFT plans made when needed); W: --results-writer image (the HDF5 result built in memory and written at the end); C: the result on tmpfs; "
          "I<x>/P<s>: --interpolation x / --presmooth s.", "",
          "| size | run | design | rc | wall s | dvc e2e s | read s | correlate s | prepare s | upload s | FFT guess s | of it cuFFT plans s | IC-GN s | strain s | write s | points | converged | RMSE vox | points/s (wall) | dvc MiB |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

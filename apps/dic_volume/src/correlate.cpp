@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <mutex>
 
@@ -110,9 +111,6 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
     IcgnSettings settings = o.icgn;
     settings.presmooth_sigma = o.presmooth_sigma;
     const int levels = o.guess == GuessMode::none ? 0 : pyramid_levels(ref.dims, o.icgn.subset, o.search_radius, o.pyramid_levels);
-    auto engine = make_icgn_engine(ref, def, settings, ctx, r.icgn);
-    r.backend = engine->backend_name();
-
     const auto& shape = r.grid.grid_shape;
     std::vector<std::int64_t> point_of(std::size_t(shape[0] * shape[1] * shape[2]), -1);
     for (std::int64_t k = 0; k < count; ++k) point_of[r.grid.grid_index[k]] = k;
@@ -120,6 +118,28 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
         const std::int64_t g = r.grid.grid_index[k];
         return std::array<std::int64_t, 3>{g / (shape[1] * shape[2]), (g / shape[2]) % shape[1], g % shape[2]};
     };
+
+    // Seeded: the seeds are every stride-th grid point per axis (the FFT guess runs there first).
+    const int stride = std::max(1, o.seed_stride), offset = (stride - 1) / 2;
+    std::vector<std::int64_t> seeds, others;
+    if (o.guess == GuessMode::seeded)
+        for (std::int64_t k = 0; k < count; ++k) {
+            const auto g = grid_coords(k);
+            // A short axis (fewer grid points than the stride) takes its middle point as the seed row.
+            bool seed = true;
+            for (int i = 0; i < 3; ++i) {
+                const std::int64_t off = std::min<std::int64_t>(offset, (shape[i] - 1) / 2);
+                seed = seed && (g[i] - off) % stride == 0 && g[i] >= off;
+            }
+            (seed ? seeds : others).push_back(k);
+        }
+    // On the GPU the first FFT search's cuFFT plans are made beside the engine's upload and prefilters.
+    std::future<void> plans;
+    if (o.guess != GuessMode::none && ctx.backend() == batchsolve::Backend::cuda)
+        plans = plan_gpu_shift_searches(o.icgn.subset, o.search_radius, levels,
+                                        std::size_t(o.guess == GuessMode::seeded ? seeds.size() : std::size_t(count)));
+    auto engine = make_icgn_engine(ref, def, settings, ctx, r.icgn);
+    r.backend = engine->backend_name();
 
     // Runs IC-GN on `points` from `guesses` (12 each); keeps a result where the point had none yet,
     // or where `only_improve` and the new one converged.
@@ -165,18 +185,6 @@ CorrelationResult correlate(const Volume& ref_in, const Volume& def_in, const Co
     } else if (o.guess == GuessMode::fft) {
         run_pass(all, fft_guesses(all), 0, false);
     } else {
-        const int stride = std::max(1, o.seed_stride), offset = (stride - 1) / 2;
-        std::vector<std::int64_t> seeds, others;
-        for (std::int64_t k = 0; k < count; ++k) {
-            const auto g = grid_coords(k);
-            // A short axis (fewer grid points than the stride) takes its middle point as the seed row.
-            bool seed = true;
-            for (int i = 0; i < 3; ++i) {
-                const std::int64_t off = std::min<std::int64_t>(offset, (shape[i] - 1) / 2);
-                seed = seed && (g[i] - off) % stride == 0 && g[i] >= off;
-            }
-            (seed ? seeds : others).push_back(k);
-        }
         run_pass(seeds, fft_guesses(seeds), 0, false);
         // Every other point starts from the nearest converged seed (27 seed-lattice candidates).
         std::vector<std::int64_t> from_seed, need_fft;

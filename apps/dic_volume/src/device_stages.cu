@@ -340,7 +340,11 @@ cufftHandle cached_plan(int w, std::size_t chunk, cufftType type, std::size_t* w
         cufftHandle handle;
         std::size_t work;
     };
+    // Made ahead on another thread too (make_shift_search_plans): the lock is held while a plan is
+    // made, so a search that needs it meanwhile waits for it instead of making a second one.
+    static std::mutex mutex;
     static std::vector<Entry> plans;
+    std::lock_guard<std::mutex> lock(mutex);
     for (const Entry& e : plans)
         if (e.w == w && e.chunk == chunk && e.type == type) {
             *work_bytes = e.work;
@@ -581,10 +585,21 @@ void downsample2(const float* fine, const Dims& fd, float* coarse, cudaStream_t 
     DVC_STAGE_CHECK(cudaGetLastError());
 }
 
+// Points whose windows one batch of FFTs holds (within kShiftSearchBudget).
+static std::size_t search_chunk(int subset, int radius, std::size_t points) {
+    return std::max<std::size_t>(1, std::min(points, kShiftSearchBudget / window_bytes(subset, radius)));
+}
+
 std::size_t shift_search_bytes(int subset, int radius, std::size_t points) {
-    const std::size_t per = window_bytes(subset, radius);
-    const std::size_t chunk = std::max<std::size_t>(1, std::min(points, kShiftSearchBudget / per));
-    return chunk * per + points * (3 * sizeof(long long) + 6 * sizeof(int));
+    return search_chunk(subset, radius, points) * window_bytes(subset, radius) + points * (3 * sizeof(long long) + 6 * sizeof(int));
+}
+
+void make_shift_search_plans(int subset, int radius, std::size_t points) {
+    if (points == 0) return;
+    const int w = subset + 2 * radius;
+    std::size_t work = 0;
+    cached_plan(w, search_chunk(subset, radius, points), CUFFT_R2C, &work);
+    cached_plan(w, search_chunk(subset, radius, points), CUFFT_C2R, &work);
 }
 
 std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, const Dims& dims, const ShiftSearch& search,
@@ -593,7 +608,7 @@ std::vector<std::int32_t> fft_shift_search(const float* ref, const float* def, c
     std::vector<std::int32_t> shifts(search.predicted);
     if (count == 0) return shifts;
     const int s = search.subset, r = search.radius, w = s + 2 * r, R = 2 * r + 1;
-    const std::size_t chunk = std::max<std::size_t>(1, std::min(count, kShiftSearchBudget / window_bytes(s, r)));
+    const std::size_t chunk = search_chunk(s, r, count);
     const std::size_t w3 = std::size_t(w) * w * w, wc = std::size_t(w) * w * (w / 2 + 1);
     Buffers b;
     long long* d_starts = b.allocate<long long>(3 * count);

@@ -46,6 +46,9 @@ void downsample2(const float* fine, const Dims& fine_dims, float* coarse, cudaSt
 
 // Bytes of device memory the shift search of `points` windows would hold at once (its chunk).
 std::size_t shift_search_bytes(int subset, int radius, std::size_t points);
+// Makes (and keeps for the process) the cuFFT plans that fft_shift_search of `points` points with
+// this subset and radius will use, so that they can be made beside other work.
+void make_shift_search_plans(int subset, int radius, std::size_t points);
 
 // The integer shift search of initial_guess.hpp on the device: batched cuFFT cross-correlation of
 // the windows of a chunk of points at a time, the zero-normalised score from box sums of the

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -133,6 +134,12 @@ private:
     struct State;
     State* state_ = nullptr;
 };
+
+// With the CUDA backend: makes the cuFFT plans of a first pyramid shift search of `points` points
+// (initial_guess.hpp) on a thread of its own, so that they are made beside the engine's upload and
+// prefilters; the future is ready when they are (errors are left to the search, which makes what
+// is missing). DVC_PLAN_AHEAD=0 in the environment, or a build without CUDA: a ready future.
+std::future<void> plan_gpu_shift_searches(int subset, int radius, int levels, std::size_t points);
 
 // Checks settings and volume sizes (subset larger than the volume, dims mismatch): Error naming the option.
 void check_icgn_inputs(const Volume& reference, const Volume& deformed, const IcgnSettings& settings);

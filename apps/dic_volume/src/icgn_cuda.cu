@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <thread>
 #include <cmath>
@@ -583,6 +584,23 @@ private:
 };
 
 }  // namespace
+
+std::future<void> plan_gpu_shift_searches(int subset, int radius, int levels, std::size_t points) {
+    const char* ahead = std::getenv("DVC_PLAN_AHEAD");
+    if (points == 0 || (ahead && std::string(ahead) == "0")) {
+        std::promise<void> done;
+        done.set_value();
+        return done.get_future();
+    }
+    return std::async(std::launch::async, [=] {
+        try {
+            for (const LevelShape& shape : pyramid_searches(subset, radius, levels)) device::make_shift_search_plans(shape.subset, shape.radius, points);
+            timeline::mark("fft_plans_made");
+        } catch (const Error&) {
+            // The search makes what is missing and reports its own errors.
+        }
+    });
+}
 
 struct GpuWarmUp::State {
     std::thread thread;

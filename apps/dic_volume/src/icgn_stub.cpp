@@ -1,6 +1,8 @@
 // Stand-in for icgn_cuda.cu in builds without CUDA: asking for the GPU engine is a clear error.
 #include "icgn.hpp"
 
+#include <future>
+
 namespace dvc {
 
 std::unique_ptr<IcgnEngine> make_cuda_icgn_engine(const Volume&, const Volume&, const IcgnSettings&, batchsolve::Context&,
@@ -35,6 +37,11 @@ std::vector<std::int32_t> gpu_stage_shift_search(const Volume&, const Volume&, c
 }  // namespace dvc
 
 namespace dvc {
+std::future<void> plan_gpu_shift_searches(int, int, int, std::size_t) {
+    std::promise<void> done;
+    done.set_value();
+    return done.get_future();
+}
 struct GpuWarmUp::State {};
 GpuWarmUp::GpuWarmUp(std::size_t) : state_(nullptr) {}
 GpuWarmUp::~GpuWarmUp() = default;

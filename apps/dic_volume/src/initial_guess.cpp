@@ -157,13 +157,21 @@ int pyramid_levels(const Dims& dims, int subset, int radius, int requested) {
     return requested;
 }
 
+std::vector<LevelShape> pyramid_searches(int subset, int radius, int levels) {
+    std::vector<LevelShape> shapes;
+    for (int level = levels; level >= 0; --level)
+        shapes.push_back({level, level == 0 ? subset : pyramid_subset(subset, level), level == levels ? radius : kRefineRadius});
+    return shapes;
+}
+
 std::vector<std::int32_t> pyramid_shifts(const std::vector<Point3>& centres, const Dims& dims, int subset, int radius, int levels,
                                          const LevelSearch& search_at) {
     std::vector<std::int32_t> shifts(3 * centres.size(), 0);
-    for (int level = levels; level >= 0; --level) {
+    for (const LevelShape& shape : pyramid_searches(subset, radius, levels)) {
+        const int level = shape.level;
         ShiftSearch search;
-        search.subset = level == 0 ? subset : pyramid_subset(subset, level);
-        search.radius = level == levels ? radius : kRefineRadius;
+        search.subset = shape.subset;
+        search.radius = shape.radius;
         const Dims d = pyramid_dims(dims, level);
         const double scale = double(1 << level), half = subset_half(search.subset);
         search.starts.resize(3 * centres.size());

@@ -56,6 +56,13 @@ Dims pyramid_dims(const Dims& dims, int level);
 // otherwise `requested`, refused (Error naming --pyramid-levels) when it does not fit.
 int pyramid_levels(const Dims& dims, int subset, int radius, int requested);
 
+// Each level's subset edge and search radius, coarsest (level `levels`) first: what pyramid_shifts
+// searches (the GPU makes its cuFFT plans for them ahead, icgn.hpp).
+struct LevelShape {
+    int level, subset, radius;
+};
+std::vector<LevelShape> pyramid_searches(int subset, int radius, int levels);
+
 // Coarse to fine: calls search_at(level, that level's search) from level `levels` down to 0 and
 // returns the level-0 shifts (3 per point). Centres are the level-0 subset centres.
 using LevelSearch = std::function<std::vector<std::int32_t>(int level, const ShiftSearch& search)>;
