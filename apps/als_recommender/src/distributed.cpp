@@ -176,7 +176,7 @@ private:
             if (errors[p]) std::rethrow_exception(errors[p]);
         HalfTiming t;
         for (const auto& x : timings) {
-            t.build_s = std::max(t.build_s, x.build_s), t.solve_s = std::max(t.solve_s, x.solve_s);
+            t.build_s = std::max(t.build_s, x.build_s), t.solve_s = std::max(t.solve_s, x.solve_s), t.gram_s = std::max(t.gram_s, x.gram_s);
             t.exchange_s = std::max(t.exchange_s, x.exchange_s), t.failed += x.failed;
         }
         return t;

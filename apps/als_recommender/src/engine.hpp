@@ -42,6 +42,14 @@ enum class BuildKernel { fp32, tf32x3, tf32 };
 BuildKernel parse_build_kernel(const std::string& text);
 const char* to_string(BuildKernel b);
 
+// How the CUDA engine forms the implicit Gram matrix G = D^T D of the other side's factors (one s x s
+// matrix from all its rows): syrk, cuBLAS SSYRK (one call over every row); split, the rows cut into
+// parts whose 64 x 64 tiles of D^T D are FP32 sums of their own, then added part by part in a fixed
+// order (no atomics: the same bits every run), so that a tall D (138,493 x 64) spreads over the GPU.
+enum class GramKernel { syrk, split };
+GramKernel parse_gram_kernel(const std::string& text);
+const char* to_string(GramKernel g);
+
 // How each row's system is solved: exact, Cholesky (posv) of the built system; cg, a few conjugate-
 // gradient steps started from the row's current factors, A applied through the row's entries (the
 // system is never formed), as Takacs et al. 2011 and `implicit` do. CPU engine only.
@@ -63,6 +71,7 @@ struct EngineSettings {
     std::uint64_t slice_bytes = 0;
     int device = 0;             // CUDA engine: the device it runs on
     BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
+    GramKernel gram = GramKernel::syrk;       // CUDA engine only
     Solver solver = Solver::exact;
     int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);
@@ -72,6 +81,7 @@ struct EngineSettings {
 
 struct HalfTiming {
     double build_s = 0, solve_s = 0;
+    double gram_s = 0;        // of build_s: the implicit Gram matrix (GPU; the CPU engine counts it in build_s only)
     double exchange_s = 0;    // distributed: Gram all-reduce and factor all-gather (0 alone)
     std::int64_t failed = 0;  // systems that were not positive definite (their rows set to 0)
 };

@@ -30,6 +30,13 @@ BuildKernel parse_build_kernel(const std::string& text) {
 }
 const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : b == BuildKernel::tf32 ? "tf32" : "tf32x3"; }
 
+GramKernel parse_gram_kernel(const std::string& text) {
+    if (text == "syrk") return GramKernel::syrk;
+    if (text == "split") return GramKernel::split;
+    throw Error("--gram-kernel must be syrk or split (got '" + text + "')");
+}
+const char* to_string(GramKernel g) { return g == GramKernel::split ? "split" : "syrk"; }
+
 Solver parse_solver(const std::string& text) {
     if (text == "exact") return Solver::exact;
     if (text == "cg") return Solver::cg;

@@ -428,6 +428,109 @@ __global__ void count_failed_kernel(const int* info, std::int64_t count, unsigne
     if (k < count && info[k] != 0) atomicAdd(failed, 1ull);
 }
 
+// ---- the split Gram matrix (GramKernel::split) -------------------------------------------------------
+//
+// G = D^T D for D = `rows` x s row-major: cuBLAS SSYRK spreads only the s x s output over the GPU, so a
+// tall D (138,493 x 64) keeps a few blocks busy. Here block (p, q) sums tile pair q (64 x 64 tiles
+// (ti, tj), ti >= tj, of the lower triangle) over part p of the rows in FP32 into its own partial; a
+// second kernel adds the partials of each entry in part order (deterministic, no atomics).
+// The tile and the rows staged per step (16 x 16 threads, 4 x 4 entries each); kGramMinPartRows and
+// kGramMostBlocks (about 8 blocks per SM of a 132-SM H200) set how finely the rows are cut.
+constexpr int kGramTile = 64, kGramDepth = 32, kGramThreads = 256;
+constexpr std::int64_t kGramMinPartRows = 256;
+constexpr int kGramMostBlocks = 1024;
+
+struct GramPlan {
+    int tiles = 0, pairs = 0, parts = 0;
+    std::int64_t part_rows = 0;
+};
+GramPlan gram_plan(int s, std::int64_t rows) {
+    GramPlan g;
+    g.tiles = (s + kGramTile - 1) / kGramTile;
+    g.pairs = g.tiles * (g.tiles + 1) / 2;
+    const std::int64_t most_parts = std::max(1, kGramMostBlocks / g.pairs);
+    const std::int64_t parts = std::clamp<std::int64_t>((rows + kGramMinPartRows - 1) / kGramMinPartRows, 1, most_parts);
+    g.part_rows = (std::max<std::int64_t>(rows, 1) + parts - 1) / parts;
+    g.parts = int((std::max<std::int64_t>(rows, 1) + g.part_rows - 1) / g.part_rows);
+    return g;
+}
+// Floats of the partials of the largest plan for width s (any row count).
+std::size_t gram_partials_floats(int s) {
+    const int tiles = (s + kGramTile - 1) / kGramTile, pairs = tiles * (tiles + 1) / 2;
+    return std::size_t(std::max(1, kGramMostBlocks / pairs)) * std::size_t(pairs) * kGramTile * kGramTile;
+}
+
+__device__ __forceinline__ void gram_pair_tiles(int pair, int& ti, int& tj) {
+    ti = 0, tj = pair;
+    while (tj > ti) tj -= ti + 1, ++ti;
+}
+
+// partials[(p * pairs + q) * 64 * 64 + row * 64 + col]: part p's sum of D[r, ti*64 + row] D[r, tj*64 + col].
+__global__ void __launch_bounds__(kGramThreads) gram_partials_kernel(const float* d, int s, std::int64_t rows, std::int64_t part_rows,
+                                                                     float* partials) {
+    __shared__ __align__(16) float xa[kGramDepth][kGramTile];
+    __shared__ __align__(16) float xb[kGramDepth][kGramTile];
+    const int pair = blockIdx.y;
+    int ti, tj;
+    gram_pair_tiles(pair, ti, tj);
+    const int ca = ti * kGramTile, cb = tj * kGramTile;
+    const std::int64_t begin = std::int64_t(blockIdx.x) * part_rows, end = min(rows, begin + part_rows);
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    float acc[4][4] = {};
+    for (std::int64_t r0 = begin; r0 < end; r0 += kGramDepth) {
+        for (int e = threadIdx.x; e < kGramDepth * kGramTile; e += kGramThreads) {
+            const int r = e / kGramTile, c = e % kGramTile;
+            const std::int64_t row = r0 + r;
+            float va = 0.f, vb = 0.f;
+            if (row < end) {
+                if (ca + c < s) va = d[row * s + ca + c];
+                if (cb + c < s) vb = d[row * s + cb + c];
+            }
+            xa[r][c] = va, xb[r][c] = vb;
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int r = 0; r < kGramDepth; ++r) {
+            const float4 a = *reinterpret_cast<const float4*>(&xa[r][ty * 4]);
+            const float4 b = *reinterpret_cast<const float4*>(&xb[r][tx * 4]);
+            const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] += av[i] * bv[j];
+        }
+        __syncthreads();
+    }
+    float* out = partials + (std::int64_t(blockIdx.x) * gridDim.y + pair) * (kGramTile * kGramTile);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        *reinterpret_cast<float4*>(out + (ty * 4 + i) * kGramTile + tx * 4) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+}
+
+// gram[j * s + i] (i >= j, column-major lower) = the partials of its entry added in part order.
+__global__ void gram_reduce_kernel(const float* partials, int s, int pairs, int parts, float* gram) {
+    const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= std::int64_t(pairs) * kGramTile * kGramTile) return;
+    const int pair = int(e / (kGramTile * kGramTile)), off = int(e % (kGramTile * kGramTile));
+    int ti, tj;
+    gram_pair_tiles(pair, ti, tj);
+    const int i = ti * kGramTile + off / kGramTile, j = tj * kGramTile + off % kGramTile;
+    if (i >= s || j >= s || i < j) return;
+    float sum = 0.f;
+    const std::int64_t stride = std::int64_t(pairs) * kGramTile * kGramTile;
+    for (int p = 0; p < parts; ++p) sum += partials[p * stride + e];
+    gram[std::int64_t(j) * s + i] = sum;
+}
+
+void launch_split_gram(const float* d, int s, std::int64_t rows, float* partials, float* gram, cudaStream_t stream) {
+    const GramPlan g = gram_plan(s, rows);
+    gram_partials_kernel<<<dim3(unsigned(g.parts), unsigned(g.pairs)), kGramThreads, 0, stream>>>(d, s, rows, g.part_rows, partials);
+    check(cudaGetLastError(), "gram_partials_kernel");
+    const std::int64_t entries = std::int64_t(g.pairs) * kGramTile * kGramTile;
+    gram_reduce_kernel<<<unsigned((entries + 255) / 256), 256, 0, stream>>>(partials, s, g.pairs, g.parts, gram);
+    check(cudaGetLastError(), "gram_reduce_kernel");
+}
+
 
 // The solver's views of `count` systems and right-hand sides of width s in the engine's layout.
 std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> system_views(const EngineSettings& es, float* a, float* b,
@@ -506,12 +609,15 @@ void touch_engine_kernels(const EngineSettings& es, std::int64_t users, std::int
     const std::int64_t most = std::max<std::int64_t>(1, std::max(users, items));
     batchsolve::Buffer<float> other(ctx, std::size_t(most) * s), gram(ctx, std::size_t(s) * s);
     other.fill_bytes(0), gram.fill_bytes(0);
-    if (es.implicit) {
+    if (es.implicit && es.gram == GramKernel::syrk) {
         const float one = 1.f, zero = 0.f;
         for (std::int64_t rows : {items, users})
             if (rows > 0)
                 check(cublas_api().ssyrk(cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, s, int(rows), &one, other.data(), s, &zero, gram.data(), s),
                       "cublasSsyrk");
+    } else if (es.implicit) {
+        batchsolve::Buffer<float> partials(ctx, gram_partials_floats(s));
+        launch_split_gram(other.data(), s, 1, partials.data(), gram.data(), stream);
     }
     BuildArgs args{segment.data(), indptr.data(), indices.data(), values.data(), other.data(), es.implicit ? gram.data() : nullptr,
                    a.data(), b.data(), Layout{1, 0}, 0, s, 0, es.lambda, es.implicit, es.biases};
@@ -624,6 +730,7 @@ public:
         info_ = batchsolve::Buffer<int>(ctx_, std::size_t(slice));
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
+        if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         sample_memory();
         // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration
@@ -716,7 +823,9 @@ private:
         check(cudaSetDevice(s_.device), "cudaSetDevice");
         check(cudaMemsetAsync(failed_.data(), 0, sizeof(unsigned long long), stream_), "cudaMemsetAsync");
         check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-        if (s_.implicit && other.rows > 0) {
+        if (s_.implicit && other.rows > 0 && s_.gram == GramKernel::split) {
+            launch_split_gram(other.factors.data() + other.first * s, s, other.rows, gram_partials_.data(), gram_.data(), stream_);
+        } else if (s_.implicit && other.rows > 0) {
             const float one = 1.f, zero = 0.f;
             // Factors are row-major rows x s, i.e. column-major s x rows: G = F F^T in that view
             // (over this engine's own rows of the other side; the exchange sums the partitions').
@@ -730,6 +839,7 @@ private:
         check(cudaEventSynchronize(e1_), "cudaEventSynchronize");
         check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
         build_ms += ms;
+        if (s_.implicit) timing.gram_s = ms * 1e-3;
         using WallClock = std::chrono::steady_clock;
         if (s_.implicit && partition_.exchange) {
             const auto t0 = WallClock::now();
@@ -787,6 +897,7 @@ private:
     cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr;
     Side users_, items_;
     batchsolve::Buffer<float> systems_, rhs_, gram_;
+    batchsolve::Buffer<float> gram_partials_;  // GramKernel::split only
     batchsolve::Buffer<int> info_;
     batchsolve::Buffer<unsigned long long> failed_;
     std::uint64_t peak_bytes_ = 0;

@@ -337,6 +337,9 @@ void add_hyper_options(po::options_description& d) {
                                                                            "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
                                                                            "multiply-adds) | tf32 (tensor cores, one TF32 product per step: "
                                                                            "TF32-level sums, ~1e-3 relative)")
+        ("gram-kernel", po::value<std::string>()->default_value("syrk"), "GPU, implicit: how the Gram matrix of the other side's "
+                                                                        "factors is formed: syrk (cuBLAS SSYRK over all rows) | split "
+                                                                        "(the rows in parts summed on their own, then added in a fixed order)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -377,6 +380,7 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     o.backend = vm["backend"].as<std::string>();
     o.layout = option_value([&] { return parse_layout(vm["layout"].as<std::string>()); });
     o.build = option_value([&] { return parse_build_kernel(vm["build-kernel"].as<std::string>()); });
+    o.gram = option_value([&] { return parse_gram_kernel(vm["gram-kernel"].as<std::string>()); });
     o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
     o.cg_steps = vm["cg-steps"].as<int>();
     if (o.cg_steps < 1 || o.cg_steps > 1000) throw UsageError("--cg-steps must be in [1, 1000] (got " + std::to_string(o.cg_steps) + ")");
@@ -459,7 +463,7 @@ int run_train(const std::vector<std::string>& args) {
             es.width = vm["factors"].as<int>() + (vm.count("biases") ? 1 : 0);
             es.implicit = shape.feedback == Feedback::implicit_counts;
             es.biases = vm.count("biases") > 0;
-            es.layout = o.layout, es.chunk_size = o.chunk_size, es.slice_bytes = o.slice_bytes, es.build = o.build;
+            es.layout = o.layout, es.chunk_size = o.chunk_size, es.slice_bytes = o.slice_bytes, es.build = o.build, es.gram = o.gram;
             es.device = o.devices.empty() ? 0 : o.devices.front();
             o.cuda_warmup = start_cuda_warmup(es, shape.users, shape.items);
         } catch (const Error&) {
@@ -487,6 +491,10 @@ int run_train(const std::vector<std::string>& args) {
         std::ostringstream line;
         line << "iter " << l.iteration << "  build " << fmt(l.build_s) << " s  solve " << fmt(l.solve_s) << " s";
         if (l.exchange_s > 0) line << "  exchange " << fmt(l.exchange_s) << " s";
+        // Where the half-iterations' time goes (GPU): users' and items' build and solve, the Gram matrices' part of the build.
+        if (l.gram_s > 0)
+            line << "  (users build " << fmt(l.users_build_s) << " solve " << fmt(l.users_solve_s) << ", items build "
+                 << fmt(l.build_s - l.users_build_s) << " solve " << fmt(l.solve_s - l.users_solve_s) << "; Gram " << fmt(l.gram_s) << " of the builds)";
         if (!std::isnan(l.loss)) line << "  loss " << fmt(l.loss, "%.6g");
         if (!std::isnan(l.test_metric)) line << (h.feedback == Feedback::explicit_ratings ? "  test RMSE " : "  test P@10 ") << fmt(l.test_metric);
         if (l.failed) line << "  (" << l.failed << " systems not positive definite: rows set to 0)";

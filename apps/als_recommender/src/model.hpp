@@ -41,6 +41,8 @@ struct IterationLog {
     double test_metric = 0;  // RMSE (explicit) or P@10 (implicit) on the test set; NaN without one
     std::int64_t failed = 0; // systems that were not positive definite
     double exchange_s = 0;   // distributed: time in the Gram all-reduce and factor all-gather
+    double gram_s = 0;       // of build_s: the Gram matrices of both halves (CUDA engine)
+    double users_build_s = 0, users_solve_s = 0;  // the users' half of build_s and solve_s
 };
 
 struct Model {
@@ -71,6 +73,7 @@ struct TrainOptions {
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
     BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
+    GramKernel gram = GramKernel::syrk;       // the CUDA engine's implicit Gram matrix
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
     int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this

@@ -339,6 +339,8 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
             for (int a = 0; a < s; ++a)
                 for (int b = 0; b < s; ++b) gram[std::size_t(a * s + b)] += double(other[std::size_t(j * s + a)]) * other[std::size_t(j * s + b)];
     double worst = 0;
+    // Rows on every core: at width 256 the reference is ~1e9 multiply-adds per half-iteration.
+#pragma omp parallel for schedule(dynamic, 16) reduction(max : worst)
     for (std::int64_t r = 0; r < m.rows; ++r) {
         std::vector<double> A = implicit ? gram : std::vector<double>(std::size_t(s * s), 0), rhs(static_cast<std::size_t>(s), 0), d(static_cast<std::size_t>(s));
         for (std::int64_t e = m.indptr[r]; e < m.indptr[r + 1]; ++e) {
@@ -369,7 +371,7 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
 // The systems each half-iteration solves, against a double-precision reference: normwise backward
 // error below 30 units of the build's rounding (FP32; TF32's 2^-11 = 2^13 x FP32's for the tf32 build).
 void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
-                          BuildKernel build = BuildKernel::tf32x3) {
+                          BuildKernel build = BuildKernel::tf32x3, GramKernel gram = GramKernel::syrk) {
     const double bound = build == BuildKernel::tf32 ? 30.0 * 8192 : 30.0;
     GenerateOptions g;
     g.users = 300, g.items = 2200, g.interactions = 9000, g.seed = fresh_seed();  // some items rated > 1024 times? no: see below
@@ -383,7 +385,7 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     EngineSettings es;
     es.width = k + (biases ? 1 : 0), es.implicit = implicit, es.biases = biases, es.lambda = 0.1f, es.layout = layout;
     es.slice_bytes = std::uint64_t(es.width) * es.width * 4 * 97;  // several slices, the last one narrower
-    es.build = build;
+    es.build = build, es.gram = gram;
     auto engine = backend == "cuda" ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     std::mt19937_64 rng(g.seed);
     std::normal_distribution<float> n01(0.f, 0.3f);
@@ -409,29 +411,56 @@ bool have_gpu() { return cuda_engine_available(); }
 TEST(Systems, CpuImplicitSolvesTheStatedSystems) { check_half_iteration("cpu", SystemLayout::column_major, true, false, 16); }
 TEST(Systems, CpuExplicitWithBiasesSolvesTheStatedSystems) { check_half_iteration("cpu", SystemLayout::column_major, false, true, 12); }
 
-TEST(Systems, GpuSolvesTheStatedSystemsInEveryLayout) {
+// One test per layout (and per build kernel and width below), so that shards of the GPU run spread
+// them: each compiles its own solver kernels on a cold cache.
+class GpuLayout : public ::testing::TestWithParam<SystemLayout> {};
+TEST_P(GpuLayout, SolvesTheStatedSystems) {
     if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
-    for (auto layout : {SystemLayout::column_major, SystemLayout::interleaved, SystemLayout::chunked}) {
-        SCOPED_TRACE(to_string(layout));
-        check_half_iteration("cuda", layout, true, false, 64);
-        check_half_iteration("cuda", layout, false, true, 31);
-    }
+    check_half_iteration("cuda", GetParam(), true, false, 64);
+    check_half_iteration("cuda", GetParam(), false, true, 31);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuLayout,
+                         ::testing::Values(SystemLayout::column_major, SystemLayout::interleaved, SystemLayout::chunked),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(Systems, GpuSolvesTheStatedSystemsBeyondTheRegisterKernels) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
     check_half_iteration("cuda", SystemLayout::column_major, true, false, 128);
-    check_half_iteration("cuda", SystemLayout::column_major, true, false, 150);  // beyond the tuned kernels: cuSOLVER
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, 150);  // the shared-memory family of the solver
 }
 
 // The build kernels at widths that exercise each of the tensor kernel's shapes (2, 3 and 5 tiles per
-// warp; a width that is no multiple of 4 or 16: the scalar gather and padded tiles) and the biases column.
-TEST(Systems, GpuBuildKernelsSolveTheStatedSystems) {
+// warp; a width that is no multiple of 4 or 16: the scalar gather and padded tiles) and the biases column
+// (width 0 below: explicit with biases at width 37 + 1).
+class GpuBuild : public ::testing::TestWithParam<std::tuple<BuildKernel, int>> {};
+TEST_P(GpuBuild, SolvesTheStatedSystems) {
     if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
-    for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32}) {
-        SCOPED_TRACE(to_string(build));
-        for (int k : {16, 64, 100, 128, 176}) check_half_iteration("cuda", SystemLayout::column_major, true, false, k, build);
-        if (build != BuildKernel::fp32)  // its nine-tile warps and more than 48 KiB of shared memory
-            for (int k : {192, 256}) check_half_iteration("cuda", SystemLayout::column_major, true, false, k, build);
-        check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, build);
-    }
+    const auto [build, k] = GetParam();
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, build);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, build);
 }
+auto build_name = [](const auto& info) {
+    const int k = std::get<1>(info.param);
+    return std::string(to_string(std::get<0>(info.param))) + (k ? "_k" + std::to_string(k) : std::string("_biases"));
+};
+INSTANTIATE_TEST_SUITE_P(Systems, GpuBuild,
+                         ::testing::Combine(::testing::Values(BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32),
+                                            ::testing::Values(16, 64, 100, 128, 176, 0)),
+                         build_name);
+// Nine-tile warps and more than 48 KiB of shared memory: the tensor builds only.
+INSTANTIATE_TEST_SUITE_P(SystemsWide, GpuBuild,
+                         ::testing::Combine(::testing::Values(BuildKernel::tf32x3, BuildKernel::tf32), ::testing::Values(192, 256)),
+                         build_name);
+
+// The split Gram matrix: one 64 x 64 tile pair (16, 64), pairs with padded columns (100: 2 x 2 tiles,
+// the second 36 wide) and the widest (256: 10 pairs); 2200 and 300 rows in parts of 256 with a ragged last.
+class GpuSplitGram : public ::testing::TestWithParam<int> {};
+TEST_P(GpuSplitGram, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, GetParam(), BuildKernel::tf32x3, GramKernel::split);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuSplitGram, ::testing::Values(16, 64, 100, 256),
+                         [](const auto& info) { return "k" + std::to_string(info.param); });
 
 // ---- training ------------------------------------------------------------------------------------
 
