@@ -6,7 +6,8 @@
 # bench_cusolverdx (.gpu-bundle/cusolverdx/ from validation/cusolverdx/build-peer.sh if there, else
 # the prebuilt one of ../shared/tools/peers/cusolverdx/: n = 8, 16, 32, 64, 100, 128 only).
 # SL_CONFIRM=1 adds the kernels of the confirmation steps (small-confirm.sh): the shipped tables at
-# n = 4..128, batch 100000 posv, and the GPU check's cases (s d c z, both triangles, 2 right-hand sides).
+# n = 4..128 (batch 16384 and 100000), the GPU check's cases (s d c z, both triangles, 2 right-hand
+# sides), the shape-RAxTC and cap-d32 candidate tables (small_tables in small-lib.sh).
 #   scripts/gpu/small-lean-prebuild.sh [BUILD_DIR] [THREADS]     (SL_CAPS as small-lean.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,10 +16,8 @@ threads=${2:-2}
 dest=$root/.carry/small-lean
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dest" "$stage/kernels" "$stage/tables"
-py=$root/validation/cusolverdx/fused_table.py caps=${SL_CAPS:-s8=32,s16=48,s32=56,d16=72}
-python3 "$py" --design rows --n 4:32 --output "$stage/tables/rows.json"
-python3 "$py" --design rows --n 4:32 --precision s,d,c,z --lean --output "$stage/tables/rows-lean.json"
-python3 "$py" --design rows --n 4:32 --lean --max-registers "$caps" --output "$stage/tables/rows-lean-cap.json"
+source "$root/scripts/gpu/small-lib.sh"  # small_tables: the script's candidate tables
+(cd "$root" && small_tables "$stage/tables")
 cp "$build/libsolver/generated/batchsolve_generator_version.hpp" "$stage/generator_version.hpp" 2>/dev/null ||
   cmake -DOUTPUT="$stage/generator_version.hpp" -DSOURCE_DIR="$root/libsolver/src/codegen" \
     -P "$root/libsolver/src/cuda/jit/generator_version.cmake"
@@ -43,7 +42,9 @@ warm - --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
 warm - --routines potrf,posv "${cm[@]}" --n 48,64
 if [[ ${SL_CONFIRM:-0} == 1 ]]; then
   warm - --routines potrf,posv "${cm[@]}" --n 80,100,128
-  warm - --routines potrf,posv "${cm[@]}" --n 4,8,16,32 --batch 100000
+  warm - --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32,48,64,80,100,128 --batch 100000
+  for sh in 1x1 1x2 1x4 2x2; do warm shape-$sh.json --routines potrf,posv "${cm[@]}" --n 24,32,48,64; done
+  for c in 80 64; do warm cap-d32-$c.json --routines potrf --precisions d --layouts column_major --n 32; done
   warm rows-lean.json --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
   for u in lower upper; do
     warm - --routines potrf,posv --precisions s,d,c,z --layouts column_major --n 4,8,12,16,24,32 --nrhs 2 --uplo $u --batch 300

@@ -15,8 +15,11 @@
 #   H  batch 100000: committed, lean, lean-cap, potrf s d n = 8, 16, 32
 #   N  Nsight Compute of the lean kernels at s n = 32 (with and without the cap) and d n = 32
 # Not in the default list (scripts/gpu/small-confirm.sh runs them): committed-wide (C over SL_NS_WIDE,
-# n = 4..128), committed-100k-posv (H's committed step with posv), check-committed (the shipped
-# tables against LAPACK: potrf and posv s d c z, n = 4..32, both triangles, strided and pointer arrays).
+# n = 4..128), committed-100k-posv (H's committed step with posv), committed-100k-wide (C at batch
+# 100000 over SL_NS_WIDE), check-committed (the shipped tables against LAPACK: potrf and posv s d c z,
+# n = 4..32, both triangles, strided and pointer arrays), shape-RAxTC (potrf and posv s d at n = 24,
+# 32, 48, 64 with the register tile RAxTC, small_tables in small-lib.sh), cap-d32-80 and cap-d32-64
+# (the lean rows kernel at d n = 32 capped at 80 / 64 registers).
 # SL_STEPS (names below) runs only those; SL_NAME names the output folder (small-lean). Most important first; each step bounded by what is left of
 # the budget, each its own JSON/log. Carried in .carry/small-lean/ (scripts/gpu/small-lean-prebuild.sh):
 # prebuilt.tar.xz (the candidate tables and every kernel of the tester steps, sm_90, with the generator
@@ -35,14 +38,9 @@ date -u +%FT%TZ > "$out/date.txt"
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 pre=/tmp/small-lean-prebuilt; mkdir -p "$pre"
 [[ -f $carry/prebuilt.tar.xz ]] && tar -xJf "$carry/prebuilt.tar.xz" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
-tables=$pre/tables caps=${SL_CAPS:-s8=32,s16=48,s32=56,d16=72}
-if [[ ! -f $tables/rows-lean-cap.json ]]; then  # no prebuilt folder: the same tables, the kernels compiled here
-  mkdir -p "$tables"
-  py=validation/cusolverdx/fused_table.py
-  python3 $py --design rows --n 4:32 --output "$tables/rows.json"
-  python3 $py --design rows --n 4:32 --precision s,d,c,z --lean --output "$tables/rows-lean.json"
-  python3 $py --design rows --n 4:32 --lean --max-registers "$caps" --output "$tables/rows-lean-cap.json"
-fi
+source scripts/gpu/small-lib.sh  # tester_step, small_tables
+tables=$pre/tables
+[[ -f $tables/shape-2x2.json ]] || small_tables "$tables"  # no prebuilt folder: the same tables, the kernels compiled here
 for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
          "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
   [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
@@ -57,7 +55,6 @@ echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), generator vers
 
 steps=" ${SL_STEPS:-committed rows lean lean-cap check check-cap committed-100k lean-100k lean-cap-100k ncu-lean ncu-lean-cap ncu-lean-d32} "
 want() { [[ $steps == *" $1 "* ]]; }
-source scripts/gpu/small-lib.sh  # tester_step
 ns_all=4,8,12,16,24,32,48,64
 (( stale )) && ns_all=4,8,12,16,24,32
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
@@ -70,6 +67,12 @@ tester_step committed-wide $((40 + 20 * stale)) - --routine potrf,posv --precisi
 tester_step rows 10 "$tables/rows.json" --routine potrf,posv --precision s,d --n 4,8,12,16,24,32 --batch 16384 "${common[@]}"
 tester_step lean 8 "$tables/rows-lean.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
 tester_step lean-cap 8 "$tables/rows-lean-cap.json" --routine potrf --precision s,d --n 4,8,16,32 --batch 16384 "${common[@]}"
+for sh in 1x1 1x2 1x4 2x2; do
+  tester_step shape-$sh $((10 + 20 * stale)) "$tables/shape-$sh.json" --routine potrf,posv --precision s,d --n 24,32,48,64 --batch 16384 "${common[@]}"
+done
+for c in 80 64; do
+  tester_step cap-d32-$c $((5 + 10 * stale)) "$tables/cap-d32-$c.json" --routine potrf --precision d --n 32 --batch 16384 "${common[@]}"
+done
 chk=(--routine potrf --n 4,8,16,32 --layout column_major,pointer_array --uplo lower,upper --batch 300 --distinct 300
      --repeat 1 --warmup 0 --check --ref lapack --jobs 16)
 tester_step check 15 "$tables/rows-lean.json" --precision s,d,c,z "${chk[@]}"
@@ -77,6 +80,8 @@ tester_step check-cap 10 "$tables/rows-lean-cap.json" --precision s,d "${chk[@]}
 h=(--routine potrf --precision s,d --n 8,16,32 --batch 100000 "${common[@]}")
 tester_step committed-100k 8 - "${h[@]}"
 tester_step committed-100k-posv 10 - --routine potrf,posv --precision s,d --n 4,8,16,32 --batch 100000 "${common[@]}"
+tester_step committed-100k-wide $((40 + 20 * stale)) - --routine potrf,posv --precision s,d --n $ns_wide --batch 100000 "${common[@]}" \
+  --ref cusolverdx --cusolverdx-seconds 20 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets-100k.json"
 tester_step check-committed 20 - --routine potrf,posv --precision s,d,c,z --n 4,8,12,16,24,32 --layout column_major,pointer_array \
   --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 --check --ref lapack --jobs 16
 tester_step lean-100k 8 "$tables/rows-lean.json" "${h[@]}"

@@ -18,3 +18,22 @@ tester_step() {
   fi
   echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -E '^tester:' "$out/$name.log" || tail -n 1 "$out/$name.log"))"
 }
+
+# small_tables DIR: the candidate tables of small-lean.sh (validation/cusolverdx/fused_table.py), written
+# once here for the script and its prebuild (small-lean-prebuild.sh) alike:
+#   rows.json, rows-lean.json (s d c z), rows-lean-cap.json (SL_CAPS)       one row per lane, n = 4..32
+#   cap-d32-80.json, cap-d32-64.json     the lean rows kernel at d n = 32 capped at 80 / 64 registers
+#   shape-RAxTC.json (1x1 1x2 1x4 2x2)   the register kernels with that tile at n = 24, 32, 48, 64
+small_tables() {
+  local dir=$1 py=validation/cusolverdx/fused_table.py sh
+  mkdir -p "$dir"
+  python3 $py --design rows --n 4:32 --output "$dir/rows.json"
+  python3 $py --design rows --n 4:32 --precision s,d,c,z --lean --output "$dir/rows-lean.json"
+  python3 $py --design rows --n 4:32 --lean --max-registers "${SL_CAPS:-s8=32,s16=48,s32=56,d16=72}" --output "$dir/rows-lean-cap.json"
+  for sh in 80 64; do
+    python3 $py --design rows --n 32 --precision d --routine potrf --lean --max-registers d32=$sh --output "$dir/cap-d32-$sh.json"
+  done
+  for sh in 1x1 1x2 1x4 2x2; do
+    python3 $py --design shape --shape $sh --n 24,32,48,64 --output "$dir/shape-$sh.json"
+  done
+}

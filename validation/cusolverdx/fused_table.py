@@ -19,6 +19,11 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               one pointer per lane stepped by lda, no minimum of blocks in the launch bounds
   --max-registers s32=56,d16=72,...  (with rows) config.max_registers of those potrf cases (the cap
               becomes the launch bounds' minimum of blocks)
+  shape       the register kernels with the tile --shape RAxTC (rows_per_thread x threads_per_row: a
+              matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns), looking
+              right, fully unrolled at n <= 32, the committed register entry's nb (the library default
+              where the committed entry is staged), --threads-per-block threads per block; cases the
+              shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
 
 Every other entry stays as committed, so the cases not named run what they run today. Mirrors
 fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
@@ -33,6 +38,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMMITTED = os.path.join(HERE, "..", "..", "libsolver", "tuning", "sm90.json")
 ELEMENT_BYTES = {"s": 4, "d": 8, "c": 8, "z": 16}
+MAX_TILE_WORDS = 224  # registers of one thread's tile (limits::column_major_max_tile_words)
 MAX_SHARED = 232448  # bytes one block may opt in to on sm_90 (limits::max_shared_bytes_per_block)
 
 
@@ -64,7 +70,7 @@ def threads_per_matrix(n, cfg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--design", choices=["fused", "warp_steps", "rows"], required=True)
+    ap.add_argument("--design", choices=["fused", "warp_steps", "rows", "shape"], required=True)
     ap.add_argument("--n", default="4,8,12,16,24,32", help="orders whose column-major entries are replaced (list; lo:hi ranges)")
     ap.add_argument("--precision", default="s,d")
     ap.add_argument("--routine", default="potrf,posv")
@@ -72,6 +78,8 @@ def main():
     ap.add_argument("--halve", action="store_true", help="fused: half the matrices per block")
     ap.add_argument("--lean", action="store_true", help="rows: lean_addressing where the rows kernel runs")
     ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
+    ap.add_argument("--shape", default="1x2", help="shape: RAxTC, rows_per_thread x threads_per_row")
+    ap.add_argument("--threads-per-block", type=int, default=128, help="shape: threads per block")
     ap.add_argument("--committed", default=COMMITTED)
     ap.add_argument("--output", required=True)
     ap.add_argument("--list", action="store_true", help="print the replaced entries")
@@ -126,6 +134,15 @@ def main():
                     new["lean_addressing"] = True
                 new["max_registers"] = caps.get((p, n), 0)
             cfg = new
+        elif a.design == "shape":
+            ra, tc = (int(x) for x in a.shape.lower().split("x"))
+            words = ELEMENT_BYTES[p] // 4
+            if math.ceil(n / ra) * tc > 1024 or ra * math.ceil(n / tc) * words > MAX_TILE_WORDS:
+                continue
+            new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
+            new.update(rows_per_thread=ra, threads_per_row=tc, full_unroll=n <= 32, threads_per_block=a.threads_per_block,
+                       nrhs_block=1, looking="right", nb=0 if cfg.get("staged") else cfg.get("nb", 0))
+            cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
                 continue
@@ -133,8 +150,9 @@ def main():
         e["best"] = {"config": cfg}
         replaced.append((r, p, n, cfg))
     table["date"] = table.get("date", "")
-    table["note"] = "candidate table (%s%s%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % (
-        a.design, ", lean addressing" if a.lean else "", ", max_registers " + a.max_registers if a.max_registers else "")
+    table["note"] = "candidate table (%s%s%s%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % (
+        a.design, ", lean addressing" if a.lean else "", ", max_registers " + a.max_registers if a.max_registers else "",
+        " %s, %d threads per block" % (a.shape, a.threads_per_block) if a.design == "shape" else "")
     with open(a.output, "w") as f:
         f.write("{\n")
         items = [(k, v) for k, v in table.items() if k != key]
