@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Where the wall time of `als train` goes, per case of scripts/gpu/als.sh: one horizontal bar per
-case (summary.csv and each case's log), split into before main (exec and the libraries' loading),
-the child probe of the input, the read and checks, factors and values, the engine's set-up, the
-iterations, finishing and writing the model, and the exit (the rest of the wall time).
+"""Where the time of `als train` goes, per case of scripts/gpu/als.sh (summary.csv and each case's log):
+phases.png, one horizontal bar per case split into before main (exec and the libraries' loading), the
+child probe of the input, the read and checks, factors and values, the engine's set-up, the
+iterations, finishing and writing the model, and the exit (the rest of the wall time); iteration.png,
+one bar per case of the mean iteration (2..N) split into the Gram matrices, the rest of the builds and
+the two solves, beside the per-iteration targets.
 
-    plot_time_to_model.py RESULTS_DIR       (reads RESULTS_DIR/summary.csv and RESULTS_DIR/<case>.log, writes phases.png)
+    plot_time_to_model.py RESULTS_DIR       (reads RESULTS_DIR/summary.csv and RESULTS_DIR/<case>.log, writes phases.png, iteration.png)
 """
 import csv
 import re
@@ -60,6 +62,36 @@ def main():
     fig.tight_layout()
     fig.savefig(f"{folder}/phases.png", dpi=110)
     print(f"{folder}/phases.png")
+    plot_iteration(folder, rows)
+
+
+def plot_iteration(folder, rows):
+    rows = [r for r in rows if num(r.get("iter_s"))]
+    if not rows:
+        return
+    colours = ["#e7298a", "#1b9e77", "#7570b3", "#d95f02"]
+    labels = ["Gram matrices (both halves)", "rest of the builds (gather + accumulate)", "users' solve", "items' solve"]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 2.2))
+    for y, r in enumerate(rows):
+        gram = num(r.get("iter_gram_s"))
+        parts = [gram, num(r["iter_build_s"]) - gram, num(r.get("users_solve_s")), num(r.get("items_solve_s"))]
+        if not parts[2] and not parts[3]:
+            parts[2] = num(r["iter_solve_s"])  # a log without the per-half figures
+        left = 0.0
+        for p, c in zip(parts, colours):
+            ax.barh(y, p, left=left, color=c)
+            left += p
+        ax.text(left, y, f" {num(r['iter_s']):.4f} s", va="center", fontsize=7)
+    ax.set_yticks(range(len(rows)), [f"{r['case']} (k={r['k']}, {r['build_kernel']}, Gram {r.get('gram_kernel', 'syrk')})" for r in rows])
+    ax.invert_yaxis()
+    for x, style in ((0.03, "--"), (0.06, ":"), (0.2, "-.")):
+        ax.axvline(x, color="k", lw=0.8, ls=style)
+    ax.set_xlabel("seconds per iteration, mean of iterations 2..N (targets: k=64 0.03 dashed, k=128 0.06 dotted, k=256 0.2 dash-dot)")
+    ax.legend([plt.Rectangle((0, 0), 1, 1, color=c) for c in colours], labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4, fontsize=7)
+    ax.set_title("als train --backend cuda, ML-20M shape: where an iteration goes", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(f"{folder}/iteration.png", dpi=110)
+    print(f"{folder}/iteration.png")
 
 
 if __name__ == "__main__":
