@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The confirmation of the GEMM table as committed (gemm-offsets.sh with GEMM_OFFSETS_CONFIRM=1): the final
-# rows of s and d against cuBLAS grouped with the tester's targets, the skewed batch, SYRK/SYR2K, c and z
-# against 16 cuBLAS streams, ncu at x = 512. Writes $OUT/gemm-offsets/; TOPIC_BUDGET_S (default 80) s.
-export GEMM_OFFSETS_CONFIRM=1 TOPIC_BUDGET_S=${TOPIC_BUDGET_S:-80}
-exec bash "$(dirname "$0")/gemm-offsets.sh"
+# The confirmation of the GEMM table as committed, as a topic of its own (team calls pass no environment):
+# gemm.sh's confirm mode (the final rows of s and d against cuBLAS grouped with the committed table and
+# with its s and d entries on the tile list, each with its targets, ncu at x = 512, the skewed batch,
+# SYRK/SYR2K, c and z against 16 cuBLAS streams). Writes $OUT/gemm/; TOPIC_BUDGET_S (default 100) s.
+export GEMM_MODE=confirm
+exec bash "$(dirname "$0")/gemm.sh"

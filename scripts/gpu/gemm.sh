@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Variable-size GEMM on one H200 against cuBLAS grouped GEMM, in one call of at most TOPIC_BUDGET_S
-# (150) s, most important first: (1) every kernel compiled before anything is timed (the candidates of
-# scripts/gpu/gemm-candidates.json, whole-batch and listed forms, on every core); (2) the tile sweep
-# (tester --sweep --configs, one configuration for the whole batch): for the size bins above the
-# first, on the bin's own problems (set-up gemm_bin: sizes in [x/2 + 1, x], x = 512, 256), for the
-# first bin and the small batches on sizes uniform in [1, x] (x = 128, 64, 32), d and s, then z and c;
-# (3) the table of the winners per precision and size class (gemm_table.py), which the size-binned
-# dispatch runs per bin; (4) the final rows with that table (BATCHSOLVE_TUNING_FILE): _max and checked
-# levels against cublas<t>gemmGroupedBatched, targets.json by the tester; with GEMM_SPLIT=1 the region
-# split's table (gemm_table.py --split) beside it at x = 512, 256 (measured slower at 5e7029d); (5) c, z
-# beside one cuBLAS call per problem over 16 streams (CUDA 13.0's grouped GEMM refuses complex types;
-# targets-complex.json by the tester), the skewed batch, SYRK/SYR2K rows; (6) what the kernels cost:
-# registers and stack frames of every compiled kernel (gemm_cubins.py), the winners' SASS (cuobjdump),
-# an Nsight Compute profile of the x = 512 call. Writes $OUT/gemm/; the summary last.
-#   GEMM_SKIP_SWEEP=1: steps 1-2 skipped, the committed table runs (the final rows only).
-# Run from the repository root with the bundle unpacked at /tmp/bundle; BUILD_DIR=build: a dry run here
-# with the build tree's executables (no GPU: the tester's rows skip).
+# Variable-size GEMM on one H200 against cuBLAS grouped GEMM, in one call of at most TOPIC_BUDGET_S s,
+# most important first. GEMM_MODE chooses what the call is for:
+#   tune (default, 150 s): (1) every kernel compiled before anything is timed (the candidates of
+#     GEMM_CANDIDATES, default scripts/gpu/gemm-candidates.json, whole-batch and listed forms, on every
+#     core); (2) the tile sweep (tester --sweep --configs, one configuration for the whole batch): for the
+#     size bins above the first on the bin's own problems (set-up gemm_bin: sizes in [x/2 + 1, x], x = 512,
+#     256), for the first bin and the small batches on sizes uniform in [1, x] (x = 128, 64, 32), d and s,
+#     then z and c; (3) the table of the winners per precision and size class (gemm_table.py), which the
+#     size-binned dispatch runs per bin; (4) the final rows with that table (BATCHSOLVE_TUNING_FILE): _max
+#     and checked levels against cublas<t>gemmGroupedBatched, targets.json by the tester; with GEMM_SPLIT=1
+#     the region split's table (gemm_table.py --split) beside it at x = 512, 256 (measured slower at
+#     5e7029d); (5) c, z beside one cuBLAS call per problem over 16 streams (CUDA 13.0's grouped GEMM
+#     refuses complex types; targets-complex.json by the tester), the skewed batch, SYRK/SYR2K rows;
+#     (6) what the kernels cost: registers and stack frames of every compiled kernel (gemm_cubins.py), the
+#     winners' SASS (cuobjdump), an Nsight Compute profile of the x = 512 call.
+#     GEMM_SKIP_SWEEP=1: steps 1-2 skipped, the committed table runs (the final rows only).
+#   compare (110 s): the candidates of GEMM_CANDIDATES swept at x = 512, 256 (gemm_bin) and [1, 128], s and
+#     d; the sweep's table for those classes (gemm_table.py --keep-classes: the classes 32 and 64 keep the
+#     committed entries); the final rows once with the committed table (targets-committed.json) and once
+#     with the sweep's (targets.json); registers of every kernel; ncu of the sweep table's x = 512 call.
+#   confirm (100 s): the committed table's final rows (targets.json) and, beside them in the same call,
+#     the same table with every s and d entry on the tile list (tile_list 1: a persistent grid over the
+#     scanned (problem, tile) pairs; targets-tiles.json); then ncu of both at x = 512, the skewed batch,
+#     SYRK/SYR2K, c and z against 16 cuBLAS streams.
+# Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
+# /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/out}/gemm; mkdir -p "$out"
@@ -27,12 +36,15 @@ if [[ -n ${BUILD_DIR:-} ]]; then  # dry run: the build tree's executables stand 
 else
   run=/tmp/bundle/run
 fi
-budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
+mode=${GEMM_MODE:-tune}
+case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;;
+  *) echo "gemm.sh: GEMM_MODE is tune, compare or confirm (got '$mode')" >&2; exit 2 ;; esac
+budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}"); echo "$commit" > "$out/commit.txt"
+commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}; echo "$commit" > "$out/commit.txt"
 gpu=$(sed -n 2p "$out/gpu.txt" | cut -d, -f1); gpu=${gpu:-NVIDIA H200}
-candidates=scripts/gpu/gemm-candidates.json
+candidates=${GEMM_CANDIDATES:-scripts/gpu/gemm-candidates.json}
 
 export BATCHSOLVE_CACHE_DIR=/tmp/gemm-kernel-cache; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 for t in /tmp/bundle/gemm-kernels.tar.gz /tmp/bundle/*/gemm-kernels.tar.gz; do
@@ -63,6 +75,72 @@ print(open(sys.argv[2]).read(), end="")
 EOF
 base=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7)
 sweep=("${base[@]}" --sweep --configs "$candidates")
+common=("${base[@]}" --setups gemm --ref cublas-grouped)
+final_rows() {  # final_rows NAME SECONDS TARGETS_FILE: s and d, x = 512..32, _max and checked, beside cuBLAS grouped
+  step "$1" "$2" "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
+    --targets scripts/gpu/gemm-targets.json --targets-out "$out/$3" --json "$out/$1.json"
+}
+ncu_512() {  # ncu_512 NAME PRECISION: one _max call at x = 512 (its bins' kernels)
+  step "$1" 12 ncu --clock-control none --kernel-name regex:gemm_vbatched --launch-count 3 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
+    "$run" tester --routine gemm_vbatched --batch 2000 --repeat 1 --warmup 0 --seed 7 --setups gemm --precision "$2" --n 512
+}
+summary() {
+  echo "---- gemm $mode summary ($((SECONDS - start)) s of $budget; $gpu; commit $commit)"
+  grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
+  cat "$out/table.log" 2>/dev/null
+  grep "(edge)" "$out/table-split.log" 2>/dev/null
+  for f in "$@"; do echo "-- $f"; grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+  cat "$out/skipped.txt" 2>/dev/null
+}
+if [[ $mode == confirm ]]; then
+  # the committed table with tile_list 1 on every s and d entry (c and z as committed)
+  python3 - libsolver/tuning/sm90-gemm.json "$out/sm90-gemm-tiles.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["entries"]:
+    if e["precision"] in "sd":
+        e["best"]["config"]["tile_list"] = 1
+        e["provenance"] = "tile_list 1 beside the committed entry: " + e["provenance"]
+json.dump(t, open(sys.argv[2], "w"), indent=1)
+EOF
+  final_rows final 24 targets.json
+  (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-tiles.json; final_rows final-tiles 24 targets-tiles.json)
+  if command -v ncu > /dev/null; then
+    for p in s d; do
+      (( $(left) > 40 )) || break
+      ncu_512 ncu-$p $p
+      (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-tiles.json; ncu_512 ncu-tiles-$p $p)
+    done
+  fi
+  step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+    --json "$out/skewed.json"
+  step rank-k 8 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+    --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
+  step complex 14 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  summary final final-tiles skewed rank-k complex
+  exit 0
+fi
+if [[ $mode == compare ]]; then
+  step warmup 20 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
+  step sweep-bins 20 "$run" tester "${sweep[@]}" --setups gemm_bin --precision s,d --n 512,256 --json "$out/sweep-bins.json"
+  step sweep-128 6 "$run" tester "${sweep[@]}" --setups gemm --precision s,d --n 128 --json "$out/sweep-128.json"
+  python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
+    --device "$gpu" --commit "$commit" --precisions sd --keep-classes > "$out/table.log" 2>&1
+  final_rows final-committed 22 targets-committed.json
+  [[ -s $out/sm90-gemm.json ]] && (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json; final_rows final-swept 22 targets.json)
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  if command -v ncu > /dev/null && [[ -s $out/sm90-gemm.json ]]; then
+    for p in s d; do
+      (( $(left) > 12 )) || break
+      (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json; ncu_512 ncu-$p $p)
+    done
+  fi
+  summary final-committed final-swept
+  exit 0
+fi
 if [[ -z ${GEMM_SKIP_SWEEP:-} ]]; then
   step warmup 25 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
   step sweep-bins 30 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
@@ -78,7 +156,6 @@ if [[ -z ${GEMM_SKIP_SWEEP:-} ]]; then
     --device "$gpu" --commit "$commit" --split > "$out/table-split.log" 2>&1
   [[ -s $out/sm90-gemm.json ]] && export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
 fi
-common=("${base[@]}" --setups gemm --ref cublas-grouped)
 step final 26 "$run" tester "${common[@]}" --precision d,s --n 512,256,128,64,32 \
   --targets scripts/gpu/gemm-targets.json --targets-out "$out/targets.json" --json "$out/final.json"
 # d's 16x8x8 DMMA against the 8x8x4 form it replaced, the same table (the kernels named _m8)

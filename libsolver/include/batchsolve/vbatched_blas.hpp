@@ -104,9 +104,16 @@ struct GemmConfig {
     // problem and held across the slices. With 1 or 2, a problem whose leading dimension exceeds
     // (2^31 - 1 - 256) / 256 elements, and symmetric operands, take form 0's addresses.
     int copy_offsets = 0;
+    // How thread blocks find their tiles. 0: a grid of ceil(max_m / blk_m) x ceil(max_n / blk_n) blocks
+    // per problem, the blocks beyond a problem's own tiles exiting at once. 1: a persistent grid (as many
+    // blocks as the GPU holds at once) looping over one list of (problem, tile) pairs, the tile counts of
+    // the problems summed on the device first (one scan per call), so that no block is launched for an
+    // empty tile and the last wave is shared by every problem's tiles.
+    int tile_list = 0;
 };
 #define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
-    F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets)
+    F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets) \
+    F(tile_list)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

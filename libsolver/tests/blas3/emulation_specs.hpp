@@ -28,6 +28,10 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         c.copy_offsets = form;
         return c;
     };
+    auto tiles = [](GemmConfig c) {
+        c.tile_list = 1;
+        return c;
+    };
     auto listed = [](GemmSpec s) {
         s.problem_list = true;
         return s;
@@ -100,6 +104,15 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, offsets(ring({32, 32, 8, 8, 8, false}, 2), 2)),
         spec(Precision::d, GemmOperand::symmetric_lower, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({16, 16, 8, 4, 4, false}, 3), 2)),
         spec(Precision::z, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, offsets(odd, 1)),
+        // the tile list (tile_list 1: a persistent grid over the scanned (problem, tile) pairs): listed and
+        // whole-batch, ring and registers, SIMT and DMMA, a triangle, a region split's pair
+        listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(offsets(ring(odd, 3), 2)))),
+        listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(ring({16, 16, 8, 2, 2, true}, 3)))),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, tiles(small)),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::no_trans, GemmPart::upper, true, tiles(tc)),
+        interior(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(ring(odd, 3))))),
+        edge(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false,
+                         tiles(ring({8, 8, 8, 4, 4, false}, 3)))), 16, 16),
     };
 }
 

@@ -173,13 +173,26 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
     const int listed_count = int(kListed.size());
     const int* list = kListed.data();
     const int* list_count = &listed_count;
-    void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
-                    &al, &a_p, &lda_p, &a_row, &a_col, &b_p, &ldb_p, &b_row, &b_col,
-                    &be, &c_p, &ldc_p, &c_row, &c_col, &skip, &list, &list_count};
+    // the tile list's scan, as the launcher's: the tiles of the listed (or all) problems summed
+    std::vector<int> tile_end;
+    for (int z = 0; z < (spec.problem_list ? listed_count : batch); ++z) {
+        const int p = spec.problem_list ? kListed[std::size_t(z)] : z;
+        const int t = codegen::ceil_div(me[p], cfg.blk_m) * codegen::ceil_div(ne[p], cfg.blk_n);
+        tile_end.push_back((tile_end.empty() ? 0 : tile_end.back()) + t);
+    }
+    const int* tile_end_p = tile_end.data();
+    void* listed_args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                           &al, &a_p, &lda_p, &a_row, &a_col, &b_p, &ldb_p, &b_row, &b_col,
+                           &be, &c_p, &ldc_p, &c_row, &c_col, &skip, &list, &list_count, &tile_end_p};
+    void* whole_args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                          &al, &a_p, &lda_p, &a_row, &a_col, &b_p, &ldb_p, &b_row, &b_col,
+                          &be, &c_p, &ldc_p, &c_row, &c_col, &skip, &tile_end_p};
+    void** args = spec.problem_list || !cfg.tile_list ? listed_args : whole_args;
     bs_emu::Dim3 grid, block;
     grid.x = unsigned(std::max(1, codegen::ceil_div(max_m, cfg.blk_m)));
     grid.y = unsigned(std::max(1, codegen::ceil_div(max_n, cfg.blk_n)));
     grid.z = 3;  // fewer than the problems: the kernel's loop over problems is exercised
+    if (cfg.tile_list) grid.x = 3, grid.y = grid.z = 1;  // fewer blocks than tiles: the loop over tiles is exercised
     block.x = unsigned(res.threads_per_block);
     if (max_m > 0 && max_n > 0) bs_emu::launch(entry, grid, block, res.shared_bytes, args);
     for (int i = 0; i < batch; ++i)

@@ -28,6 +28,7 @@ std::string to_string(const GemmConfig& c) {
     // the default address form left out: the tables, manifests and kernel keys written before the
     // field existed read the same
     if (c.copy_offsets == 0) j.erase("copy_offsets");
+    if (c.tile_list == 0) j.erase("tile_list");
     return j.dump();
 }
 
@@ -189,7 +190,8 @@ std::string name_of(const GemmSpec& s) {
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
       << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
       << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
-      << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : "");
+      << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : "")
+      << (c.tile_list ? "_tiles" : "");
     return o.str();
 }
 
@@ -430,11 +432,12 @@ private:
         w_.line("    const int* k_v, int k_sub, int k_lim,");
         w_.line("    T alpha, const T* const* A, const int* lda_v, int a_row, int a_col,");
         w_.line("    const T* const* B, const int* ldb_v, int b_row, int b_col,");
+        const std::string tail = c_.tile_list ? ", const int* tile_end)" : ")";
         if (s_.problem_list) {
             w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip,");
-            w_.line("    const int* list, const int* list_count)");
+            w_.line("    const int* list, const int* list_count" + tail);
         } else {
-            w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip)");
+            w_.line("    T beta, T* const* C, const int* ldc_v, int c_row, int c_col, const int* skip" + tail);
         }
         w_.open("");
         if (pipelined_)
@@ -447,18 +450,37 @@ private:
         w_.line("T (*const sB0)[" + I(ldb_s_) + "] = reinterpret_cast<T (*)[" + I(ldb_s_) + "]>(bs_smem + " +
                 I(a_slices_bytes(s_)) + ");");
         w_.line("const int tid = threadIdx.x;");
-        w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
-        if (s_.problem_list) {
-            w_.open("for (int z = blockIdx.z, listed = *list_count; z < listed; z += gridDim.z)",
-                    "the listed problems (a size bin), one per step");
-            w_.line("const int p = list[z];");
+        if (c_.tile_list) {
+            // tile_end[z]: the tiles of problems 0 .. z of the list (or batch), an inclusive scan the
+            // launcher computed; tile t belongs to the first z with tile_end[z] > t, its tiles column-major
+            w_.line("const int listed = " + std::string(s_.problem_list ? "*list_count" : "batch") + ";");
+            w_.open("for (int t = blockIdx.x, tiles = listed > 0 ? tile_end[listed - 1] : 0; t < tiles; t += gridDim.x)",
+                    "the tiles of every problem, one per step");
+            w_.line("int lo = 0, hi = listed - 1;");
+            w_.open("while (lo < hi)");
+            w_.line("const int mid = (lo + hi) >> 1;");
+            w_.line("if (tile_end[mid] > t) hi = mid; else lo = mid + 1;");
+            w_.close();
+            w_.line("const int p = " + std::string(s_.problem_list ? "list[lo]" : "lo") + ";");
+            w_.line("const int tile = t - (lo > 0 ? tile_end[lo - 1] : 0);");
+            w_.line("const int tiles_m = (bs_size(m_v, m_sub, m_lim, p) + " + I(c_.blk_m - 1) + ") / " + I(c_.blk_m) + ";");
+            w_.line("const int row0 = tile % tiles_m * " + I(c_.blk_m) + ", col0 = tile / tiles_m * " + I(c_.blk_n) + ";");
         } else {
-            w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
+            w_.line("const int row0 = blockIdx.x * " + I(c_.blk_m) + ", col0 = blockIdx.y * " + I(c_.blk_n) + ";");
+            if (s_.problem_list) {
+                w_.open("for (int z = blockIdx.z, listed = *list_count; z < listed; z += gridDim.z)",
+                        "the listed problems (a size bin), one per step");
+                w_.line("const int p = list[z];");
+            } else {
+                w_.open("for (int p = blockIdx.z; p < batch; p += gridDim.z)", "one problem per step; batch may exceed the grid");
+            }
         }
         w_.line("if (skip && skip[p]) continue;");
         w_.line("const int m = bs_size(m_v, m_sub, m_lim, p), n = bs_size(n_v, n_sub, n_lim, p);");
-        w_.line("// subgrid truncation: this block lies beyond the problem's own grid");
-        w_.line("if (row0 >= m || col0 >= n) continue;");
+        if (!c_.tile_list) {  // a tile of the list lies inside its problem
+            w_.line("// subgrid truncation: this block lies beyond the problem's own grid");
+            w_.line("if (row0 >= m || col0 >= n) continue;");
+        }
         if (s_.region == GemmRegion::interior)
             w_.line("if (row0 + " + I(c_.blk_m) + " > m || col0 + " + I(c_.blk_n) + " > n) continue;  // a ragged tile: the edge kernel's");
         if (s_.region == GemmRegion::edge)
@@ -507,7 +529,7 @@ private:
         } else {
             body();
         }
-        w_.close("  // problems");
+        w_.close(c_.tile_list ? "  // tiles" : "  // problems");
         w_.close();
     }
 
@@ -516,9 +538,10 @@ private:
         const char* types[] = {"int", "const int*", "int", "int", "const int*", "int", "int", "const int*", "int", "int",
                                "T", "const T* const*", "const int*", "int", "int", "const T* const*", "const int*",
                                "int", "int", "T", "T* const*", "const int*", "int", "int", "const int*",
-                               "const int*", "const int*"};
+                               "const int*", "const int*", "const int*"};
         std::string call = name + "(";
-        for (int i = 0; i < (s_.problem_list ? 27 : 25); ++i)
+        const int count = (s_.problem_list ? 27 : 25) + (c_.tile_list ? 1 : 0);
+        for (int i = 0; i < count; ++i)
             call += std::string(i ? ", " : "") + "*static_cast<" + types[i] + "*>(args[" + I(i) + "])";
         w_.raw("#ifdef BS_HOST_EMULATION\ninline void bs_host_entry(void** args) { " + call + "); }\n#endif\n");
     }
@@ -936,6 +959,7 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) return "config.min_blocks_per_sm: 0 <= min_blocks_per_sm <= 32";
     if (c.stages != 0 && (c.stages < 2 || c.stages > 6)) return "config.stages: 0 (through registers) or 2 to 6 (cp.async ring)";
     if (c.copy_offsets < 0 || c.copy_offsets > 2) return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base) or 2 (1, unrolled; the ring)";
+    if (c.tile_list < 0 || c.tile_list > 1) return "config.tile_list: 0 (a block per tile of the largest problem) or 1 (a persistent grid over the tiles)";
     if (c.copy_offsets == 2 && !pipelined(s)) return "config.copy_offsets: 2 needs the cp.async ring (stages >= 2, no Hermitian operand)";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";

@@ -64,7 +64,10 @@ inline constexpr long long kMaxRingSharedBytes = 227 * 1024;
 //   T beta, T* const* C, const int* ldc, int c_row, int c_col,
 //   const int* skip                             (problems with skip[i] != 0 are left alone; may be null)
 // Grid: x = ceil(max_m / blk_m), y = ceil(max_n / blk_n), z = min(batch, 65535) (the kernel loops over
-// problems with stride gridDim.z).
+// problems with stride gridDim.z). With config.tile_list one argument more, last, `const int* tile_end`
+// (entry z: the tiles ceil(m/blk_m) ceil(n/blk_n) of problems 0 .. z of the list, or of the batch, summed;
+// a skipped or empty problem has none), and a one-dimensional grid of any size whose blocks loop over the
+// tiles with stride gridDim.x.
 
 // What the default configuration is chosen by: the precision, the size class of max(max_m, max_n),
 // whether one triangle of C is computed (SYRK/HERK/SYR2K/HER2K have rows of their own) and the GPU.

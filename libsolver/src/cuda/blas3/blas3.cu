@@ -7,7 +7,10 @@
 // on its own list; the bins' lists live in the context's scratch, which nothing else holds while a
 // GEMM runs. Region split: a bin above the first whose table has an edge entry (gemm_vbatched_edge,
 // a smaller tile dividing the bin's) runs its tile on the whole tiles of its problems only and the
-// edge tile on the ragged rest, two kernels on the same list. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
+// edge tile on the ragged rest, two kernels on the same list. Tile list (config.tile_list): one kernel
+// scans the tile counts of the problems of every such kernel of the call (a CUB block scan per kernel,
+// one launch), and the kernel runs a persistent grid (the blocks the GPU holds at once) over the
+// (problem, tile) pairs. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
 // calls the GEMM).
 #include <algorithm>
 #include <complex>
@@ -16,6 +19,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <cub/block/block_scan.cuh>
 
 #include "../../core/blas3_check.hpp"
 #include "../jit/jit.hpp"
@@ -68,6 +73,60 @@ __global__ void bin_problems_kernel(int batch, const int* m_v, int m_sub, int m_
         int b = 0;
         while (b + 1 < bounds.count && size > bounds.hi[b]) ++b;
         lists[(long long)b * batch + atomicAdd(&counts[b], 1)] = i;
+    }
+}
+
+// The tile counts of one tile-list kernel's problems (its bin's list, or the whole batch) summed: entry z
+// of tile_end the tiles of problems 0 .. z, a skipped or empty problem none (codegen/blas3/gemm.hpp).
+struct TileScan {
+    const int* list = nullptr;        // null: the batch
+    const int* list_count = nullptr;  // null: batch
+    int blk_m = 0, blk_n = 0;
+    int* tile_end = nullptr;
+};
+constexpr int kMaxTileScans = 2 * kMaxBins;  // a split bin runs two kernels
+struct TileScans {
+    int count = 0;
+    TileScan scan[kMaxTileScans];
+};
+constexpr int kTileScanThreads = 256;
+constexpr int kTileScanItems = 8;  // consecutive problems per thread and chunk
+
+// One block per scan, chunks of kTileScanThreads * kTileScanItems problems, the running total carried.
+__global__ void __launch_bounds__(kTileScanThreads) scan_tiles_kernel(int batch, const int* m_v, int m_sub, int m_lim,
+                                                                     const int* n_v, int n_sub, int n_lim,
+                                                                     const int* skip, TileScans scans) {
+    using Scan = cub::BlockScan<int, kTileScanThreads>;
+    __shared__ typename Scan::TempStorage temp;
+    __shared__ int carry;
+    const TileScan& job = scans.scan[blockIdx.x];
+    const int listed = job.list_count ? *job.list_count : batch;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (int base = 0; base < listed; base += kTileScanThreads * kTileScanItems) {
+        int run[kTileScanItems], sum = 0;
+        for (int i = 0; i < kTileScanItems; ++i) {
+            const int z = base + threadIdx.x * kTileScanItems + i;
+            int tiles = 0;
+            if (z < listed) {
+                const int p = job.list ? job.list[z] : z;
+                if (!(skip && skip[p])) {
+                    const int m = effective_size(m_v, m_sub, m_lim, p), n = effective_size(n_v, n_sub, n_lim, p);
+                    tiles = ((m + job.blk_m - 1) / job.blk_m) * ((n + job.blk_n - 1) / job.blk_n);
+                }
+            }
+            run[i] = sum += tiles;
+        }
+        int before = 0, total = 0;
+        Scan(temp).ExclusiveSum(sum, before, total);
+        const int c = carry;
+        for (int i = 0; i < kTileScanItems; ++i) {
+            const int z = base + threadIdx.x * kTileScanItems + i;
+            if (z < listed) job.tile_end[z] = c + before + run[i];
+        }
+        __syncthreads();  // every thread has read carry and the scan's storage
+        if (threadIdx.x == 0) carry = c + total;
+        __syncthreads();
     }
 }
 
@@ -177,13 +236,25 @@ jit::KernelRequest gemm_request(const codegen::blas3::GemmSpec& spec, int device
     request.key = jit::KernelKey{codegen::cache_family(family), family.kernel_name(spec), {}};
     jit::record_in_manifest(gemm_manifest_line(spec));  // $BATCHSOLVE_KERNEL_MANIFEST
     request.generate = [spec, &family] { return family.generate(spec); };
-    request.on_load = [shared, device](jit::LoadedKernel& k) {
-        if (shared <= 48 * 1024) return;
+    const int threads = family.resources(spec).threads_per_block;
+    const bool tile_list = spec.config.tile_list != 0;
+    request.on_load = [shared, device, threads, tile_list](jit::LoadedKernel& k) {
+        // the persistent grid of a tile-list kernel: the blocks one SM holds at this launch shape
+        auto occupancy = [&] {
+            if (!tile_list) return;
+            const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, static_cast<const void*>(k.function),
+                                                                                threads, shared);
+            if (e != cudaSuccess || k.blocks_per_sm < 1)
+                throw InvalidArgument("gemm_vbatched", "config.tile_list",
+                                      "an occupancy for " + k.name + " (" + cudaGetErrorString(e) + ")");
+        };
+        if (shared <= 48 * 1024) return occupancy();
         const cudaError_t e = cudaKernelSetAttributeForDevice(static_cast<cudaKernel_t>(k.function),
                                                               cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared), device);
         if (e != cudaSuccess)
             throw InvalidArgument("gemm_vbatched", "config.stages",
                                   std::to_string(shared) + " bytes of shared memory for " + k.name + ": " + cudaGetErrorString(e));
+        occupancy();
     };
     return request;
 }
@@ -312,8 +383,14 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     const bool binned = plan.bin_hi.size() > 1;
     for (std::size_t i = 0; i < specs.size(); ++i) {
         check_spec(specs[i]);
-        if ((std::min(max_n, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_n - 1) / specs[i].config.blk_n > 65535)
+        const long long tiles_x = (std::min(max_m, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_m - 1) / specs[i].config.blk_m;
+        const long long tiles_y = (std::min(max_n, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_n - 1) / specs[i].config.blk_n;
+        if (specs[i].config.tile_list) {
+            if (tiles_x * tiles_y * batch > 2147483647LL)
+                throw InvalidArgument("gemm_vbatched", "config.tile_list", "at most 2^31 - 1 tiles in one call (else tile_list 0)");
+        } else if (tiles_y > 65535) {
             throw InvalidArgument("gemm_vbatched", "max_n", "max_n / blk_n within the grid's y limit 65535");
+        }
     }
     const int grid_z = std::min(batch, kMaxGridZ);
     // The one kernel cache (jit/kernel_cache.hpp): the name spells out every field of the spec, so the
@@ -322,13 +399,21 @@ BATCHSOLVE_BLAS3_GEMM(T) {
 
     int* counts = nullptr;
     int* lists = nullptr;
-    if (binned) {
+    std::vector<int*> tile_end(specs.size(), nullptr);
+    std::size_t tile_lists = 0;
+    for (const codegen::blas3::GemmSpec& s : specs) tile_lists += s.config.tile_list ? 1 : 0;
+    if (binned || tile_lists > 0) {
         detail::Carve carve;
-        const std::size_t counts_at = carve.reserve<int>(plan.bin_hi.size());
-        const std::size_t lists_at = carve.reserve<int>(plan.bin_hi.size() * std::size_t(batch));
+        const std::size_t counts_at = carve.reserve<int>(binned ? plan.bin_hi.size() : 0);
+        const std::size_t lists_at = carve.reserve<int>(binned ? plan.bin_hi.size() * std::size_t(batch) : 0);
+        const std::size_t tiles_at = carve.reserve<int>(tile_lists * std::size_t(batch));
         void* base = r.scratch(carve.size());
-        counts = detail::Carve::at<int>(base, counts_at);
-        lists = detail::Carve::at<int>(base, lists_at);
+        counts = binned ? detail::Carve::at<int>(base, counts_at) : nullptr;
+        lists = binned ? detail::Carve::at<int>(base, lists_at) : nullptr;
+        for (std::size_t i = 0, j = 0; i < specs.size(); ++i)
+            if (specs[i].config.tile_list) tile_end[i] = detail::Carve::at<int>(base, tiles_at) + j++ * std::size_t(batch);
+    }
+    if (binned) {
         BinBounds bounds;
         bounds.count = int(plan.bin_hi.size());
         for (std::size_t b = 0; b < plan.bin_hi.size(); ++b) bounds.hi[b] = plan.bin_hi[b];
@@ -337,6 +422,20 @@ BATCHSOLVE_BLAS3_GEMM(T) {
         bin_problems_kernel<<<blocks, kBinThreads, 0, r.stream()>>>(batch, m.values, m.subtract, m.limit, n.values,
                                                                    n.subtract, n.limit, extras.skip, bounds, counts, lists);
         BATCHSOLVE_LAUNCH_CHECK("bin_problems_kernel");
+    }
+    if (tile_lists > 0) {
+        TileScans scans;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            if (!specs[i].config.tile_list) continue;
+            TileScan& t = scans.scan[scans.count++];
+            t.list = binned ? lists + bin_of[i] * std::size_t(batch) : nullptr;
+            t.list_count = binned ? counts + bin_of[i] : nullptr;
+            t.blk_m = specs[i].config.blk_m, t.blk_n = specs[i].config.blk_n;
+            t.tile_end = tile_end[i];
+        }
+        scan_tiles_kernel<<<scans.count, kTileScanThreads, 0, r.stream()>>>(batch, m.values, m.subtract, m.limit, n.values,
+                                                                            n.subtract, n.limit, extras.skip, scans);
+        BATCHSOLVE_LAUNCH_CHECK("scan_tiles_kernel");
     }
 
     const blas3_detail::Offsets& o = extras.offsets;
@@ -354,13 +453,21 @@ BATCHSOLVE_BLAS3_GEMM(T) {
         const long long grid_y = (std::min(max_n, plan.bin_hi[bin]) + s.config.blk_n - 1) / s.config.blk_n;
         const int* list = binned ? lists + bin * std::size_t(batch) : nullptr;
         const int* list_count = binned ? counts + bin : nullptr;
-        void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
-                        &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
-                        &beta, &c, &ldc, &c_row, &c_col, &skip, &list, &list_count};
-        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[i]->function),
-                                               dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z)),
-                                               dim3(unsigned(resources.threads_per_block)), args,
-                                               resources.shared_bytes, r.stream()));
+        const int* tiles = tile_end[i];
+        void* listed_args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                               &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
+                               &beta, &c, &ldc, &c_row, &c_col, &skip, &list, &list_count, &tiles};
+        void* whole_args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                              &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
+                              &beta, &c, &ldc, &c_row, &c_col, &skip, &tiles};
+        // every tile of every problem at most once: the persistent grid never exceeds the tiles there can be
+        const long long tiles_at_most = grid_x * grid_y * batch;
+        const dim3 grid = s.config.tile_list
+                              ? dim3(unsigned(std::min<long long>(tiles_at_most, (long long)std::max(kernels[i]->blocks_per_sm, 1) * std::max(r.sm_count_, 1))))
+                              : dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z));
+        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[i]->function), grid,
+                                               dim3(unsigned(resources.threads_per_block)),
+                                               binned ? listed_args : whole_args, resources.shared_bytes, r.stream()));
         BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
     }
 }
