@@ -55,13 +55,15 @@ inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 25
                       CholeskyPhaseTimes* times, Context& ctx)
 #define BATCHSOLVE_LARGE_SOLVE(T) \
     void large_solve(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx)
-// dst's uplo triangle (ldd) = A's rounded to float; *overflow set to 1 (never cleared) when an entry
-// is not finite in float.
-#define BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T)                                                              \
-    void convert_triangle(Uplo uplo, int n, const T* a, int lda, float* dst, int ldd, int* overflow, Context& ctx)
+// dst (n x n, ldd) = A's uplo triangle rounded to float and mirrored into the other triangle (only
+// A's uplo triangle is read; every entry of dst is written: the factorisations after it may read a
+// diagonal block's whole square); *overflow set to 1 (never cleared) when a stored entry is not
+// finite in float.
+#define BATCHSOLVE_LARGE_CONVERT_SYMMETRIC(T)                                                             \
+    void convert_symmetric(Uplo uplo, int n, const T* a, int lda, float* dst, int ldd, int* overflow, Context& ctx)
 #define BATCHSOLVE_LARGE_ROUTINES(ROUTINE)                                        \
     ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_FACTOR, "potrf")                    \
     ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_SOLVE, "potrs")                     \
-    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_CONVERT_TRIANGLE, "posv_mixed")
+    ROUTINE(REAL_PRECISIONS, BATCHSOLVE_LARGE_CONVERT_SYMMETRIC, "posv_mixed")
 
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_LARGE_ROUTINES)

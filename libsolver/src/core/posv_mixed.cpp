@@ -76,7 +76,7 @@ public:
 
     bool factor(const Operator<T>& op, bool tensor_cores, const Scratch& scratch, SolveStep& step, Context& ctx) override {
         Lo* low = static_cast<Lo*>(scratch.matrix);
-        BATCHSOLVE_ON_BACKEND(ctx, convert_triangle<T>(op.uplo, op.n, op.a, op.lda, low, op.n, scratch.overflow, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, convert_symmetric<T>(op.uplo, op.n, op.a, op.lda, low, op.n, scratch.overflow, ctx));
         if (refinement::read_flag(ctx, scratch.overflow)) {
             step.outcome = StepOutcome::overflow;
             return false;

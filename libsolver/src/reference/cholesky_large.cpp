@@ -55,14 +55,14 @@ BATCHSOLVE_LARGE_SOLVE(T) {
 }
 
 template <class T>
-BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
+BATCHSOLVE_LARGE_CONVERT_SYMMETRIC(T) {
     int bad = 0;
 #pragma omp parallel for schedule(dynamic, 16) reduction(| : bad)
     for (int j = 0; j < n; ++j) {
-        const int first = uplo == Uplo::lower ? j : 0, last = uplo == Uplo::lower ? n : j + 1;
-        for (int i = first; i < last; ++i) {
-            const float v = float(a[std::size_t(j) * lda + i]);
-            bad |= std::isfinite(v) ? 0 : 1;
+        for (int i = 0; i < n; ++i) {
+            const bool stored = uplo == Uplo::lower ? i >= j : i <= j;
+            const float v = float(stored ? a[std::size_t(j) * lda + i] : a[std::size_t(i) * lda + j]);
+            if (stored) bad |= std::isfinite(v) ? 0 : 1;
             dst[std::size_t(j) * ldd + i] = v;
         }
     }

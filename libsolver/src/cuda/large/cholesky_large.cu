@@ -6,7 +6,7 @@
 // inverse and GEMMs; updates by cuBLAS SYRK/GEMM (FP64 tensor cores for double, optionally TF32 for
 // float). info is written on the device (the POTF2 kernels, or a small kernel after each cuSOLVER
 // block): nothing returns to the host inside a factorisation. Plus posv_mixed's conversion of A to
-// float (its residuals and norms: cuda/refinement.cu).
+// float, both triangles written (its residuals and norms: cuda/refinement.cu).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -42,15 +42,45 @@ unsigned blocks_for(long long count, int threads) { return unsigned((count + thr
 
 // ---- element-wise kernels -------------------------------------------------------------------------------
 
+// The tile of posv_mixed's conversion (convert_symmetric): 32 x 32 entries through shared memory, so
+// that the stored triangle is read and both triangles are written along columns (coalesced).
+constexpr int kConvertTile = 32;
+constexpr int kConvertRows = 8;  // threadIdx.y: each thread moves kConvertTile / kConvertRows entries
+
+// dst (n x n, ldd) = A's uplo triangle rounded to Lo and mirrored into the other triangle: every entry
+// of the square is written, so a consumer that reads a diagonal block's whole square (cuSOLVER's
+// Xpotrf does) reads written, symmetric data. One block per stored tile (tile row >= tile column for
+// lower, <= for upper; tile columns from first_tile_column); the entries of A outside its triangle are
+// never read. *overflow = 1 when a stored entry is not finite in Lo.
 template <class Hi, class Lo>
-__global__ void convert_triangle_kernel(bool lower, int n, int first_column, const Hi* a, int lda, Lo* dst, int ldd,
-                                        int* overflow) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = first_column + blockIdx.y;
-    if (i >= n || (lower ? i < j : i > j)) return;
-    const Lo v = Lo(a[std::size_t(j) * lda + i]);
-    dst[std::size_t(j) * ldd + i] = v;
-    if (!isfinite(v)) *overflow = 1;
+__global__ void convert_symmetric_kernel(bool lower, int n, int first_tile_column, const Hi* a, int lda, Lo* dst, int ldd,
+                                         int* overflow) {
+    const int tr = blockIdx.x, tc = first_tile_column + blockIdx.y;
+    if (lower ? tr < tc : tr > tc) return;
+    __shared__ Lo tile[kConvertTile][kConvertTile + 1];
+    const int r0 = tr * kConvertTile, c0 = tc * kConvertTile;
+    const int x = threadIdx.x;
+    bool bad = false;
+    // tile[c][x] = A(r0 + x, c0 + c) where that entry is stored.
+    for (int c = threadIdx.y; c < kConvertTile; c += kConvertRows) {
+        const int i = r0 + x, j = c0 + c;
+        if (i < n && j < n && (lower ? i >= j : i <= j)) {
+            const Lo v = Lo(a[std::size_t(j) * lda + i]);
+            tile[c][x] = v;
+            bad |= !isfinite(v);
+        }
+    }
+    if (bad) *overflow = 1;
+    __syncthreads();
+    for (int c = threadIdx.y; c < kConvertTile; c += kConvertRows) {
+        const int i = r0 + x, j = c0 + c;
+        if (i >= n || j >= n) continue;
+        // On a diagonal tile the entries outside the triangle take their mirror, A(j, i) = tile[x][c].
+        const bool stored = lower ? i >= j : i <= j;
+        dst[std::size_t(j) * ldd + i] = stored ? tile[c][x] : tile[x][c];
+        // Off the diagonal the mirrored tile: dst(c0 + x, r0 + c) = A(r0 + c, c0 + x) = tile[x][c].
+        if (tr != tc && c0 + x < n && r0 + c < n) dst[std::size_t(r0 + c) * ldd + c0 + x] = tile[x][c];
+    }
 }
 
 // W := I (m x m, leading dimension ldw): one grid row per column.
@@ -578,17 +608,17 @@ BATCHSOLVE_LARGE_SOLVE(T) {
 }
 
 template <class T>
-BATCHSOLVE_LARGE_CONVERT_TRIANGLE(T) {
+BATCHSOLVE_LARGE_CONVERT_SYMMETRIC(T) {
     CudaResources& r = prepare(ctx, "posv_mixed");
     DeviceGuard guard(r.device_);
     if (n == 0) return;
-    const int threads = cholesky_large_detail::resolve<float>(LargeCholeskyConfig{}, n, tuning::context_arch(ctx)).elementwise_threads;
-    // One grid row per column, in slices of at most 65535 columns (the limit of grid.y).
-    for (int j0 = 0; j0 < n; j0 += 65535) {
-        const int cols = std::min(65535, n - j0);
-        convert_triangle_kernel<<<dim3(blocks_for(n, threads), cols), threads, 0, r.stream()>>>(uplo == Uplo::lower, n, j0, a,
-                                                                                                 lda, dst, ldd, overflow);
-        BATCHSOLVE_LAUNCH_CHECK("convert_triangle_kernel");
+    const int tiles = (n + kConvertTile - 1) / kConvertTile;
+    // One grid column per tile column, in slices of at most 65535 (the limit of grid.y).
+    for (int t0 = 0; t0 < tiles; t0 += 65535) {
+        const int cols = std::min(65535, tiles - t0);
+        convert_symmetric_kernel<<<dim3(unsigned(tiles), unsigned(cols)), dim3(kConvertTile, kConvertRows), 0, r.stream()>>>(
+            uplo == Uplo::lower, n, t0, a, lda, dst, ldd, overflow);
+        BATCHSOLVE_LAUNCH_CHECK("convert_symmetric_kernel");
     }
 }
 

@@ -98,8 +98,8 @@ __global__ void diagonal_scale_kernel(int n, const T* a, int lda, float* s, int*
     s[i] = float(1.0 / sqrt(d));
 }
 
-// L's lower triangle = S A S (A read from its uplo triangle through 32 x 32 tiles, so that upper
-// storage reads coalesced too), diagonal 1 + shift. Tiles above the diagonal are skipped.
+// L = S A S, both triangles (A read from its uplo triangle only, through 32 x 32 tiles, so that upper
+// storage reads coalesced too), diagonal 1 + shift. One block per tile on or below the diagonal.
 template <class T>
 __global__ void scaled_copy_kernel(bool lower, int n, const T* a, int lda, const float* s, float shift, float* l) {
     if (blockIdx.x < blockIdx.y) return;  // tile row < tile column: above the diagonal
@@ -116,11 +116,15 @@ __global__ void scaled_copy_kernel(bool lower, int n, const T* a, int lda, const
         }
     }
     __syncthreads();
+    // Both triangles of L are written (the upper one mirrored): cuSOLVER's leaves and the diagonal
+    // blocks' square updates read a block's whole square.
     for (int c = threadIdx.y; c < kTile; c += blockDim.y) {
-        const int i = i0 + threadIdx.x, j = j0 + c;
-        if (i >= n || j >= n || i < j) continue;
-        const float v = i == j ? 1.0f + shift : tile[c][threadIdx.x] * s[i] * s[j];
-        l[std::size_t(j) * n + i] = v;
+        const int x = threadIdx.x, i = i0 + x, j = j0 + c;
+        if (i >= n || j >= n) continue;
+        const float t = i >= j ? tile[c][x] : tile[x][c];  // above the diagonal of a diagonal tile: the mirror
+        l[std::size_t(j) * n + i] = i == j ? 1.0f + shift : t * s[i] * s[j];
+        if (blockIdx.x != blockIdx.y && j0 + x < n && i0 + c < n)  // the mirrored tile above the diagonal
+            l[std::size_t(i0 + c) * n + j0 + x] = tile[x][c] * s[i0 + c] * s[j0 + x];
     }
 }
 
