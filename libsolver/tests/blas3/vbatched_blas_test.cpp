@@ -347,6 +347,34 @@ TYPED_TEST(VbatchedBlas, GemmTensorCoreConfigurationsWithinTheirAccuracy) {
     });
 }
 
+// The tile list (a persistent grid over the scanned (problem, tile) pairs) computes each tile as the
+// block grid does: the same bits, with empty and skipped-size problems mixed in and more tiles than blocks.
+TYPED_TEST(VbatchedBlas, GemmTileListMatchesTheBlockGrid) {
+    using T = typename TestFixture::T;
+    BATCHSOLVE_TRACE_SEED(this->seed_);
+    const int count = 300;
+    auto m = this->sizes(count, 90), n = this->sizes(count, 90), k = this->sizes(count, 70);
+    m[3] = 0, n[5] = 0, k[7] = 0;
+    const T alpha = this->scalar(false), beta = this->scalar(false);
+    std::vector<std::vector<T>> results;
+    for (int tile_list : {0, 1}) {
+        std::mt19937_64 same(this->seed_ + 1);  // identical inputs for both
+        GemmBatch<T> g(this->ctx(), same, m, n, k, Op::no_trans, Op::trans, false);
+        GemmConfig config{32, 32, 8, 8, 8, false, 0, 3};
+        config.tile_list = tile_list;
+        const int max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end()),
+                  max_k = *std::max_element(k.begin(), k.end());
+        gemm_vbatched_max_nocheck<T>(Op::no_trans, Op::trans, g.md.data(), g.nd.data(), g.kd.data(), alpha, g.a.cptrs(),
+                                     g.a.lds.data(), g.b.cptrs(), g.b.lds.data(), beta, g.c.ptrs(), g.c.lds.data(), max_m,
+                                     max_n, max_k, count, config, this->ctx());
+        results.push_back(g.c.data.to_host());
+        if (tile_list) expect_storage(g.c, results.back(), g.expected(alpha, beta), [&](int i, int r, int col) {
+            return 4.0 * (g.k[i] + 2) * double(unit_roundoff<T>()) * g.scale(i, r, col, alpha, beta);
+        });
+    }
+    EXPECT_TRUE(results[0] == results[1]) << "the tile list and the block grid differ";
+}
+
 TYPED_TEST(VbatchedBlas, GemmThreeLevelsAgree) {
     using T = typename TestFixture::T;
     BATCHSOLVE_TRACE_SEED(this->seed_);
@@ -684,6 +712,15 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
     offsets.copy_offsets = 3;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
+    // the tile list: 0 left out of the text, 1 round-trips (any tile, ring or registers), other values refused
+    GemmConfig tiles{64, 32, 8, 2, 2, true, 6, 0};
+    tiles.tile_list = 1;
+    EXPECT_EQ(parse_gemm_config(to_string(tiles)), tiles);
+    EXPECT_NE(to_string(tiles).find("\"tile_list\":1"), std::string::npos);
+    EXPECT_EQ(to_string(c).find("tile_list"), std::string::npos);
+    EXPECT_EQ(gemm_config_problem(Precision::d, tiles), "");
+    tiles.tile_list = 2;
+    EXPECT_EQ(gemm_config_problem(Precision::d, tiles).rfind("config.tile_list:", 0), 0u);
     try {
         parse_gemm_config("{\"blk_q\":1}");
         ADD_FAILURE() << "unknown field accepted";
