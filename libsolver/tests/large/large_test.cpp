@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/core/cholesky_large_backend.hpp"
 #include "../../src/host/lapack.hpp"
 #include "../test_support.hpp"
 #include "batchsolve/cholesky_large.hpp"
@@ -422,6 +423,46 @@ TYPED_TEST(PosvMixed, TensorCoreOptionConvergesOrSaysWhy) {
     EXPECT_EQ(run.result.path, PosvPath::single_refined);
     EXPECT_TRUE(run.result.steps[0].tensor_cores);
     EXPECT_LT(run.backward_error, kAcceptance);
+}
+
+// posv_mixed's FP32 copy of A (convert_symmetric): into a poisoned square (NaN bytes) with a larger
+// leading dimension, at an order that is not a multiple of the GPU's 32 x 32 tiles, from A whose other
+// triangle is poisoned too: every entry of the square written, the stored triangle rounded to float
+// and mirrored (exactly: no arithmetic), the padding rows untouched, no overflow reported; an Inf in
+// the stored triangle reported, one in the other triangle not read.
+TYPED_TEST(PosvMixed, ConversionWritesTheWholeSquareFromTheStoredTriangle) {
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = 77, ldd = 80;
+    const std::vector<double> a = spd_matrix(n, 1e3, seed);
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+        SCOPED_TRACE(uplo == Uplo::lower ? "lower" : "upper");
+        std::vector<double> stored = stored_triangle<double>(a, n, n, uplo);
+        Buffer<double> da(this->ctx(), stored);
+        Buffer<float> dst(this->ctx(), std::size_t(ldd) * n);
+        dst.fill_bytes(0xFF);
+        Buffer<int> overflow(this->ctx(), std::vector<int>{0});
+        BATCHSOLVE_ON_BACKEND(this->ctx(), convert_symmetric<double>(uplo, n, da.data(), n, dst.data(), ldd, overflow.data(),
+                                                                     this->ctx()));
+        const std::vector<float> out = dst.to_host();
+        EXPECT_EQ(overflow.to_host()[0], 0);
+        for (int j = 0; j < n; ++j) {
+            for (int i = 0; i < n; ++i)
+                ASSERT_EQ(out[std::size_t(j) * ldd + i], float(a[std::size_t(j) * n + i])) << "entry (" << i << ", " << j << ")";
+            for (int i = n; i < ldd; ++i) ASSERT_TRUE(std::isnan(out[std::size_t(j) * ldd + i])) << "padding row " << i << " written";
+        }
+        const int inside = uplo == Uplo::lower ? 5 * n + 40 : 40 * n + 5, outside = uplo == Uplo::lower ? 40 * n + 5 : 5 * n + 40;
+        stored[std::size_t(outside)] = std::numeric_limits<double>::infinity();
+        da.upload(stored);
+        BATCHSOLVE_ON_BACKEND(this->ctx(), convert_symmetric<double>(uplo, n, da.data(), n, dst.data(), ldd, overflow.data(),
+                                                                     this->ctx()));
+        EXPECT_EQ(overflow.to_host()[0], 0) << "an entry outside the stored triangle was read";
+        stored[std::size_t(inside)] = 1e300;  // not finite in float
+        da.upload(stored);
+        BATCHSOLVE_ON_BACKEND(this->ctx(), convert_symmetric<double>(uplo, n, da.data(), n, dst.data(), ldd, overflow.data(),
+                                                                     this->ctx()));
+        EXPECT_EQ(overflow.to_host()[0], 1);
+    }
 }
 
 TYPED_TEST(PosvMixed, ArgumentErrors) {
