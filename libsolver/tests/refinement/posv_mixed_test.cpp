@@ -31,12 +31,14 @@ std::uint64_t test_seed() {
 
 struct System {
     int n = 0, nrhs = 1;
+    double cond = 0;
+    std::uint64_t seed = 0;
     std::vector<double> a, b;  // A with both triangles
 };
 
 System make_system(int n, int nrhs, double cond, std::uint64_t seed) {
     System s;
-    s.n = n, s.nrhs = nrhs;
+    s.n = n, s.nrhs = nrhs, s.cond = cond, s.seed = seed;
     s.a = generate_spd_batch<double>(n, 1, cond, seed);
     std::mt19937_64 rng(seed ^ 0x5eed);
     std::uniform_real_distribution<double> u(-1, 1);
@@ -80,27 +82,36 @@ std::vector<double> only_triangle(const System& s, Uplo uplo) {
     return a;
 }
 
-PosvMixedResult solve(const System& s, Uplo uplo, const PosvMixedOptions& options, std::vector<double>& x) {
-    Context ctx(Backend::cpu);
-    const std::vector<double> a = only_triangle(s, uplo);
-    x.assign(std::size_t(s.n) * s.nrhs, -7.0);  // poisoned: every entry must be written
-    ctx.workspace(posv_mixed_workspace_size<double>(uplo, s.n, s.nrhs, options, ctx));
-    return posv_mixed<double>(uplo, s.n, s.nrhs, a.data(), s.n, s.b.data(), s.n, x.data(), s.n, options, ctx);
-}
+// Every case: a fresh seed (printed by where(), replayed by BATCHSOLVE_TEST_SEED), systems from it, and
+// posv_mixed on the CPU backend with A's other triangle poisoned and X poisoned (every entry must be
+// written).
+class PosvMixed : public ::testing::Test {
+protected:
+    System system(int n, int nrhs, double cond) const { return make_system(n, nrhs, cond, seed_); }
 
-std::string where(std::uint64_t seed, int n, double cond) {
-    return "seed " + std::to_string(seed) + " (BATCHSOLVE_TEST_SEED), n = " + std::to_string(n) + ", cond = " +
-           std::to_string(cond);
-}
+    PosvMixedResult solve(const System& s, Uplo uplo, const PosvMixedOptions& options, std::vector<double>& x) const {
+        Context ctx(Backend::cpu);
+        const std::vector<double> a = only_triangle(s, uplo);
+        x.assign(std::size_t(s.n) * s.nrhs, -7.0);
+        ctx.workspace(posv_mixed_workspace_size<double>(uplo, s.n, s.nrhs, options, ctx));
+        return posv_mixed<double>(uplo, s.n, s.nrhs, a.data(), s.n, s.b.data(), s.n, x.data(), s.n, options, ctx);
+    }
+
+    static std::string where(const System& s) {
+        return "seed " + std::to_string(s.seed) + " (BATCHSOLVE_TEST_SEED), n = " + std::to_string(s.n) + ", cond = " +
+               std::to_string(s.cond);
+    }
+
+    const std::uint64_t seed_ = test_seed();
+};
 
 // The automatic chain on well- and ill-conditioned systems: a refined path, the criterion met.
-TEST(PosvMixed, AutomaticChainMeetsTheCriterion) {
-    const std::uint64_t seed = test_seed();
+TEST_F(PosvMixed, AutomaticChainMeetsTheCriterion) {
     for (double cond : {1e2, 1e5}) {
-        const System s = make_system(160, 1, cond, seed);
+        const System s = system(160, 1, cond);
         std::vector<double> x;
         const PosvMixedResult r = solve(s, Uplo::lower, PosvMixedOptions{}, x);
-        SCOPED_TRACE(where(seed, s.n, cond) + ": " + r.describe());
+        SCOPED_TRACE(where(s) + ": " + r.describe());
         EXPECT_TRUE(is_refined(r.path));
         EXPECT_LE(scaled_residual(s, x), criterion(s.n));
         EXPECT_LE(r.normwise_residual, criterion(s.n));
@@ -111,10 +122,9 @@ TEST(PosvMixed, AutomaticChainMeetsTheCriterion) {
 // 30 passes to the criterion), GMRES preconditioned by the same factor needs a few; with ten passes
 // allowed, classical ends without an answer (NaN) and GMRES and the automatic method (which escalates
 // to it) meet the criterion.
-TEST(PosvMixed, GmresConvergesWhereClassicalCannot) {
-    const std::uint64_t seed = test_seed();
+TEST_F(PosvMixed, GmresConvergesWhereClassicalCannot) {
     const double cond = 1e8;
-    const System s = make_system(120, 1, cond, seed);
+    const System s = system(120, 1, cond);
     PosvMixedOptions options;
     options.factor_precision = LowPrecision::fp16;  // on the CPU: the scaled FP32 factor
     options.allow_fallback = false;
@@ -123,7 +133,7 @@ TEST(PosvMixed, GmresConvergesWhereClassicalCannot) {
     std::vector<double> x;
     options.method = CorrectionMethod::classical;
     const PosvMixedResult classical = solve(s, Uplo::lower, options, x);
-    SCOPED_TRACE(where(seed, s.n, cond) + ": classical " + classical.describe());
+    SCOPED_TRACE(where(s) + ": classical " + classical.describe());
     EXPECT_EQ(classical.path, SolvePath::none);
     for (double v : x) ASSERT_TRUE(std::isnan(v)) << "no NaN after a failed chain";
     for (CorrectionMethod m : {CorrectionMethod::gmres, CorrectionMethod::automatic}) {
@@ -140,16 +150,15 @@ TEST(PosvMixed, GmresConvergesWhereClassicalCannot) {
 
 // Too ill-conditioned for any FP32 factor to precondition within the iteration limits: the chain ends
 // at the FP64 fallback, whose answer meets the criterion; without the fallback: NaN, path none.
-TEST(PosvMixed, FallsBackToDoubleWhenRefinementCannotConverge) {
-    const std::uint64_t seed = test_seed();
+TEST_F(PosvMixed, FallsBackToDoubleWhenRefinementCannotConverge) {
     const double cond = 1e13;
-    const System s = make_system(120, 1, cond, seed);
+    const System s = system(120, 1, cond);
     PosvMixedOptions options;
     options.gmres_restart = 8;
     options.max_iterations = 4;
     std::vector<double> x;
     const PosvMixedResult r = solve(s, Uplo::lower, options, x);
-    SCOPED_TRACE(where(seed, s.n, cond) + ": " + r.describe());
+    SCOPED_TRACE(where(s) + ": " + r.describe());
     EXPECT_EQ(r.path, SolvePath::double_direct);
     EXPECT_GE(r.steps.size(), 2u);
     EXPECT_LE(scaled_residual(s, x), criterion(s.n));
@@ -160,13 +169,12 @@ TEST(PosvMixed, FallsBackToDoubleWhenRefinementCannotConverge) {
 }
 
 // Not positive definite even in FP64: every step fails, NaN; never a silently wrong X.
-TEST(PosvMixed, IndefiniteMatrixEndsInNaN) {
-    const std::uint64_t seed = test_seed();
-    System s = make_system(64, 1, 1e2, seed);
+TEST_F(PosvMixed, IndefiniteMatrixEndsInNaN) {
+    System s = system(64, 1, 1e2);
     s.a[std::size_t(20) * s.n + 20] = -1;
     std::vector<double> x;
     const PosvMixedResult r = solve(s, Uplo::lower, PosvMixedOptions{}, x);
-    SCOPED_TRACE(where(seed, s.n, 1e2) + ": " + r.describe());
+    SCOPED_TRACE(where(s) + ": " + r.describe());
     EXPECT_EQ(r.path, SolvePath::none);
     ASSERT_FALSE(r.steps.empty());
     EXPECT_EQ(r.steps.front().outcome, StepOutcome::not_positive_definite);
@@ -175,9 +183,8 @@ TEST(PosvMixed, IndefiniteMatrixEndsInNaN) {
 }
 
 // Upper storage, three right-hand sides, each design: the criterion for every column.
-TEST(PosvMixed, EveryDesignUpperAndSeveralRightHandSides) {
-    const std::uint64_t seed = test_seed();
-    const System s = make_system(64, 3, 1e4, seed);
+TEST_F(PosvMixed, EveryDesignUpperAndSeveralRightHandSides) {
+    const System s = system(64, 3, 1e4);
     for (LowPrecision p : {LowPrecision::fp32, LowPrecision::tf32, LowPrecision::fp16, LowPrecision::bf16,
                            LowPrecision::fp16_split, LowPrecision::automatic})
         for (CorrectionMethod m : {CorrectionMethod::classical, CorrectionMethod::gmres, CorrectionMethod::automatic})
@@ -186,7 +193,7 @@ TEST(PosvMixed, EveryDesignUpperAndSeveralRightHandSides) {
                 options.factor_precision = p, options.method = m;
                 std::vector<double> x;
                 const PosvMixedResult r = solve(s, uplo, options, x);
-                SCOPED_TRACE(where(seed, s.n, 1e4) + " " + to_string(p) + "/" + to_string(m) + "/" +
+                SCOPED_TRACE(where(s) + " " + to_string(p) + "/" + to_string(m) + "/" +
                              (uplo == Uplo::lower ? "lower" : "upper") + ": " + r.describe());
                 EXPECT_TRUE(is_refined(r.path));
                 EXPECT_LE(scaled_residual(s, x), criterion(s.n));
@@ -197,10 +204,9 @@ TEST(PosvMixed, EveryDesignUpperAndSeveralRightHandSides) {
 // products at kappa(A) u_fp32 ~ 6. With the next step estimated far cheaper than any product (budget
 // 1e-9 factors) the bound must end the refined step inside its first GMRES pass and the FP64 fallback
 // answer, its backward error within the double bound (c n u); unbounded, the same chain stays refined.
-TEST(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
-    const std::uint64_t seed = test_seed();
+TEST_F(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
     const double cond = 1e8;
-    const System s = make_system(120, 1, cond, seed);
+    const System s = system(120, 1, cond);
     PosvMixedOptions options;
     options.factor_precision = LowPrecision::fp16;  // on the CPU: the scaled FP32 factor
     options.method = CorrectionMethod::gmres;
@@ -208,7 +214,7 @@ TEST(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
     options.refinement_budget = 1e-9;
     std::vector<double> x;
     const PosvMixedResult r = solve(s, Uplo::lower, options, x);
-    SCOPED_TRACE(where(seed, s.n, cond) + ": " + r.describe());
+    SCOPED_TRACE(where(s) + ": " + r.describe());
     ASSERT_GE(r.steps.size(), 2u);
     EXPECT_EQ(r.steps.front().outcome, StepOutcome::over_budget);
     EXPECT_GT(r.steps.front().factor_seconds, 0);
@@ -222,7 +228,7 @@ TEST(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
     EXPECT_LE(scaled_residual(s, x), criterion(s.n));
 }
 
-TEST(PosvMixed, RejectsBadOptions) {
+TEST_F(PosvMixed, RejectsBadOptions) {
     Context ctx(Backend::cpu);
     PosvMixedOptions o;
     o.gmres_restart = 0;
