@@ -15,6 +15,8 @@
 #      first call of gemm_vbatched (s, d; FC_GEMM_BATCH problems of orders 1..FC_GEMM_MAX: the size bins),
 #      potrf_large (s, d, FC_LARGE_N; the table's blocking and diagonal = fused, the POTF2 kernel) and
 #      sysv_mixed (d, FC_LARGE_N; LDL^T kernels compiled with the library): prebuilt, cold, vendor
+#      (potrf_large's table rows also time a first call of order FC_LARGE_THEN_N, default 3072, in the
+#      same warm process: then_first_call_s, the per-size share of the first call)
 #      (cuBLAS grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv; handle creation reported apart).
 # Targets: first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
 # Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
@@ -108,7 +110,7 @@ if ((families)); then
   ext=()
   for p in s d; do
     ext+=("gemm_vbatched $p --n ${FC_GEMM_MAX:-256} --batch ${FC_GEMM_BATCH:-1000}")
-    ext+=("potrf_large $p --n ${FC_LARGE_N:-4096}")
+    ext+=("potrf_large $p --n ${FC_LARGE_N:-4096} --then-n ${FC_LARGE_THEN_N:-3072}")
     ext+=("potrf_large $p --n ${FC_LARGE_N:-4096} --diagonal fused")
   done
   ext+=("sysv_mixed d --n ${FC_LARGE_N:-4096}")

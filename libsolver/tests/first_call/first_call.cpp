@@ -49,6 +49,7 @@ struct Options {
     std::string name = "potrf";  // the routine's name: a Routine, or gemm_vbatched, potrf_large, sysv_mixed
     Routine routine = Routine::potrf;
     CholeskyDiagonal diagonal = CholeskyDiagonal::automatic;  // potrf_large
+    int then_n = 0;  // potrf_large: > 0, then the first call of this order in the same (warm) process
     Precision precision = Precision::s;
     LayoutKind layout = LayoutKind::column_major;
     int n = 32, batch = 16384;
@@ -59,13 +60,16 @@ int usage(std::ostream& out, int code) {
     out << "usage: batchsolve_first_call --routine potrf|potrs|posv --precision s|d\n"
            "                             --layout column_major|interleaved --n N --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]\n"
-           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] --precision s|d --n N [--vendor]\n"
+           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M]\n"
+           "                             --precision s|d --n N [--vendor]\n"
            "       batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]\n"
            "  Times Context creation, the first and the second call of the routine in this process (each\n"
            "  synchronised); --vendor: cuSOLVER's batched potrf/potrs (column_major only), cuBLAS's grouped\n"
            "  GEMM (one group per problem), cusolverDnXpotrf, cusolverDnDSgesv (their handle's creation apart).\n"
            "  gemm_vbatched: COUNT square problems of orders 1..MAX (problem 0 of order MAX; the size bins\n"
-           "  above 128 when MAX > 128). One JSON line.\n";
+           "  above 128 when MAX > 128). potrf_large: --then-n M\n"
+           "  also times the first call of order M after the two calls (the per-size share of a first call,\n"
+           "  apart from what the process pays once). One JSON line.\n";
     return code;
 }
 
@@ -124,7 +128,7 @@ int run(const Options& o) {
 // ---- the routines beyond the small Cholesky: gemm_vbatched, potrf_large, sysv_mixed ----------------
 
 struct Times {
-    double context_s = 0, handle_s = -1, first_s = 0, second_s = 0;
+    double context_s = 0, handle_s = -1, first_s = 0, second_s = 0, then_first_s = -1;
     std::string note;
 };
 
@@ -140,10 +144,12 @@ double timed(Context& ctx, F&& f) {
 void print(const Options& o, const Times& t, const std::string& device) {
     std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"column_major\",\"n\":%d,\"batch\":%d,"
                 "\"diagonal\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
-                "\"second_call_s\":%.5f,\"note\":\"%s\",\"device\":\"%s\"}\n",
+                "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"note\":\"%s\","
+                "\"device\":\"%s\"}\n",
                 o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" ? o.batch : 1,
                 to_string(o.diagonal), o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
-                t.context_s, t.handle_s, t.first_s, t.second_s, t.note.c_str(), device.c_str());
+                t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.note.c_str(),
+                device.c_str());
 }
 
 #ifdef BATCHSOLVE_FIRST_CALL_PEERS
@@ -258,6 +264,16 @@ int run_large(const Options& o) {
     t.first_s = timed(ctx, call);
     a.upload(host_a);
     t.second_s = timed(ctx, call);
+    if (o.then_n > 0 && !o.vendor) {  // another order's first call, everything per process already paid
+        const int m = o.then_n;
+        std::vector<T> host_m(std::size_t(m) * m);
+        for (int j = 0; j < m; ++j)
+            for (int i = 0; i < m; ++i) host_m[std::size_t(j) * m + i] = T(i == j ? m + 1 : 1);
+        Buffer<T> am(ctx, host_m);
+        LargeCholeskyConfig config;
+        config.diagonal = o.diagonal;
+        t.then_first_s = timed(ctx, [&] { potrf(Uplo::lower, m, am.data(), m, info.data(), config, ctx); });
+    }
     int host_info = -1;
     info.download(&host_info, 1);
     if (host_info != 0) t.note += std::string(t.note.empty() ? "" : "; ") + "info " + std::to_string(host_info);
@@ -338,6 +354,8 @@ int main(int argc, char** argv) {
                 if (o.name != "gemm_vbatched" && o.name != "potrf_large" && o.name != "sysv_mixed") o.routine = parse_routine(o.name);
             } else if (arg == "--diagonal") {
                 o.diagonal = parse_cholesky_diagonal(value());
+            } else if (arg == "--then-n") {
+                o.then_n = std::stoi(value());
             }
             else if (arg == "--precision") o.precision = parse_precision(value());
             else if (arg == "--layout") {
@@ -360,6 +378,9 @@ int main(int argc, char** argv) {
             throw InvalidArgument("batchsolve_first_call", "--precision", "d for sysv_mixed (factor in float, refined in double)");
         if (o.diagonal != CholeskyDiagonal::automatic && o.name != "potrf_large")
             throw InvalidArgument("batchsolve_first_call", "--diagonal", "with --routine potrf_large");
+        if (o.then_n != 0 && o.name != "potrf_large")
+            throw InvalidArgument("batchsolve_first_call", "--then-n", "with --routine potrf_large");
+        if (o.then_n < 0) throw InvalidArgument("batchsolve_first_call", "--then-n", ">= 1");
         if (!Context::cuda_available()) {
             std::cout << "skipped: no GPU\n";
             return 0;
