@@ -8,6 +8,8 @@
 # SL_CONFIRM=1 adds the kernels of the confirmation steps (small-confirm.sh): the shipped tables at
 # n = 4..128 (batch 16384 and 100000), the GPU check's cases (s d c z, both triangles, 2 right-hand
 # sides), the shape-RAxTC and cap-d32 candidate tables (small_tables in small-lib.sh).
+# SL_MODE=proto adds what small-lean.sh's proto mode runs: rows_prototype (experiments/small-rows-prototype,
+# nvcc -O3 -arch=sm_90) and the kernels of the rows table's GPU check and batch 100000 steps.
 #   scripts/gpu/small-lean-prebuild.sh [BUILD_DIR] [THREADS]     (SL_CAPS as small-lean.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +51,14 @@ if [[ ${SL_CONFIRM:-0} == 1 ]]; then
   for u in lower upper; do
     warm - --routines potrf,posv --precisions s,d,c,z --layouts column_major --n 4,8,12,16,24,32 --nrhs 2 --uplo $u --batch 300
   done
+fi
+if [[ ${SL_MODE:-lean} == proto ]]; then
+  ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc -O3 -std=c++17 -arch=sm_90 -o "$dest/rows_prototype" \
+    "$root/experiments/small-rows-prototype/rows_prototype.cu"
+  for u in lower upper; do
+    warm rows.json --routines potrf --precisions s,d,c,z --layouts column_major --n 4,8,16,32 --uplo $u --batch 300
+  done
+  warm rows.json --routines potrf "${cm[@]}" --n 8,16,32 --batch 100000
 fi
 tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" tables kernels generator_version.hpp
 peer=$root/.gpu-bundle/cusolverdx/bench_cusolverdx

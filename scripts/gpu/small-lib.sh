@@ -1,4 +1,4 @@
-# Helpers of the small-Cholesky GPU scripts (small.sh, small-proto.sh, small-lean.sh), sourced after they
+# Helpers of the small-Cholesky GPU scripts (small.sh, small-lean.sh in its modes), sourced after they
 # set out (results folder), run (the bundle's run wrapper) and left() (seconds of the budget left):
 #   tester_step NAME LIMIT TABLE(or -) TESTER-ARGS...
 # runs the tester under min(LIMIT, what is left) seconds, with BATCHSOLVE_TUNING_FILE=TABLE unless TABLE
