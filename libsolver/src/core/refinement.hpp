@@ -299,16 +299,18 @@ public:
                 // CGS2: h1 = V^H w, w -= V h1; then [V w]^H w (the last entry ||w||^2), w -= V h2.
                 BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(true, n, k + 1, T(1), basis, n, w, T(0), coefficients, ctx));
                 BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(false, n, k + 1, T(-1), basis, n, coefficients, T(1), w, ctx));
-                T* second = coefficients + (m + 2);
+                // h2 right after h1, so that the one fetch reads only entries this product wrote.
+                const int at = k + 1;
+                T* second = coefficients + at;
                 BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(true, n, k + 2, T(1), basis, n, w, T(0), second, ctx));
                 BATCHSOLVE_ON_BACKEND(ctx, dense_gemv<T>(false, n, k + 1, T(-1), basis, n, second, T(1), w, ctx));
-                fetch(ctx, fetched.data(), coefficients, fetched.size());
+                fetch(ctx, fetched.data(), coefficients, std::size_t(2 * k + 3));
                 R removed = 0;
                 for (int i = 0; i <= k; ++i) {
-                    h[std::size_t(k) * (m + 1) + i] = fetched[i] + fetched[(m + 2) + i];
-                    removed += std::norm(fetched[(m + 2) + i]);
+                    h[std::size_t(k) * (m + 1) + i] = fetched[i] + fetched[at + i];
+                    removed += std::norm(fetched[at + i]);
                 }
-                const R squared = std::real(fetched[(m + 2) + k + 1]) - removed;
+                const R squared = std::real(fetched[at + k + 1]) - removed;
                 const R next = squared > 0 ? std::sqrt(squared) : R(0);
                 if (!std::isfinite(double(next))) return false;
                 h[std::size_t(k) * (m + 1) + k + 1] = T(next);
