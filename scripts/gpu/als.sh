@@ -4,9 +4,9 @@
 # important first, each case cut to the time left:
 #   k64-cold-fp32        als train, 5 iterations, k = 64, an empty kernel cache (nothing ran before it:
 #                        its solver kernels are compiled in it), the FP32 build kernel
-#   k64-warm-tf32x3      the same on the filled cache with the tensor-core build (the default) and the
-#                        cuBLAS SSYRK Gram matrix (the default)
-#   k64-warm-split       the same with --gram-kernel split (the rows in parts, then added in order)
+#   k64-warm-syrk        the same on the filled cache with the tensor-core build (the default) and the
+#                        cuBLAS SSYRK Gram matrix (--gram-kernel syrk)
+#   k64-warm-split       the same with the split Gram matrix (the default: the rows in parts, added in order)
 #   k128-tf32x3, k128-split   k = 128, 3 iterations, both Gram kernels (the first compiles k = 128's
 #                        solver kernels: its wall is not a time to model)
 #   (then)               compare_models: the split and SSYRK k = 64 models against each other
@@ -154,7 +154,7 @@ compare_case() {
   echo "$name ($2 vs $3): rc $?: $(cat "$out/$name.log")"
   report
 }
-export ALS_DEFAULT_GRAM=syrk  # the Gram kernel of `als train` without --gram-kernel (the targets' rows)
+export ALS_DEFAULT_GRAM=split  # the Gram kernel of `als train` without --gram-kernel (the targets' rows)
 # The headline first, on the empty cache: nothing of this call has run before it.
 train_case k64-cold-fp32 64 fp32 "$ALS_DEFAULT_GRAM" 5 15
 train_case k64-warm-syrk 64 tf32x3 syrk 5 4

@@ -71,7 +71,7 @@ struct EngineSettings {
     std::uint64_t slice_bytes = 0;
     int device = 0;             // CUDA engine: the device it runs on
     BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
-    GramKernel gram = GramKernel::syrk;       // CUDA engine only
+    GramKernel gram = GramKernel::split;      // CUDA engine only
     Solver solver = Solver::exact;
     int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);

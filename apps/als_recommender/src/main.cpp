@@ -337,7 +337,7 @@ void add_hyper_options(po::options_description& d) {
                                                                            "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
                                                                            "multiply-adds) | tf32 (tensor cores, one TF32 product per step: "
                                                                            "TF32-level sums, ~1e-3 relative)")
-        ("gram-kernel", po::value<std::string>()->default_value("syrk"), "GPU, implicit: how the Gram matrix of the other side's "
+        ("gram-kernel", po::value<std::string>()->default_value("split"), "GPU, implicit: how the Gram matrix of the other side's "
                                                                         "factors is formed: syrk (cuBLAS SSYRK over all rows) | split "
                                                                         "(the rows in parts summed on their own, then added in a fixed order)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"

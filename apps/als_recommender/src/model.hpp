@@ -73,7 +73,7 @@ struct TrainOptions {
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
     BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
-    GramKernel gram = GramKernel::syrk;       // the CUDA engine's implicit Gram matrix
+    GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
     int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this
