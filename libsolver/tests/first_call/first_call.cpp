@@ -45,6 +45,17 @@ struct TimedContext {
     double seconds = (ctx.synchronize(), seconds_since(start));
 };
 
+// The SPD matrix n I + ones (eigenvalues n and 2n) in each of `count` column-major slots, built directly:
+// the SPD generator's cost at n = 128, 16384 matrices would dwarf what is measured.
+template <class T>
+std::vector<T> identity_times_n_plus_ones(int n, int count) {
+    std::vector<T> a(std::size_t(n) * n * count);
+    for (std::size_t k = 0; k < std::size_t(count); ++k)
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) a[(k * n + j) * n + i] = T(i == j ? n + 1 : 1);
+    return a;
+}
+
 struct Options {
     std::string name = "potrf";  // the routine's name: a Routine, or gemm_vbatched, potrf_large, sysv_mixed
     Routine routine = Routine::potrf;
@@ -80,12 +91,8 @@ int run(const Options& o) {
     Context& ctx = timed_context.ctx;
     const double context_s = timed_context.seconds;
 
-    // Inputs (not timed): the SPD matrix n I + ones (eigenvalues n and 2n) in every slot, built
-    // directly: the SPD generator's cost at n = 128, 16384 matrices would dwarf what is measured.
-    std::vector<T> host_a(std::size_t(n) * n * count);
-    for (std::size_t k = 0; k < std::size_t(count); ++k)
-        for (int j = 0; j < n; ++j)
-            for (int i = 0; i < n; ++i) host_a[(k * n + j) * n + i] = T(i == j ? n + 1 : 1);
+    // Inputs (not timed).
+    const std::vector<T> host_a = identity_times_n_plus_ones<T>(n, count);
     std::vector<T> host_b(std::size_t(n) * nrhs * count, T(1));
     Buffer<T> a(ctx, host_a), b(ctx, host_b), a_copy(ctx, host_a.size()), b_copy(ctx, host_b.size());
     Buffer<int> info(ctx, count);
@@ -225,9 +232,7 @@ int run_large(const Options& o) {
     Context& ctx = timed_context.ctx;
     t.context_s = timed_context.seconds;
     const int n = o.n;
-    std::vector<T> host_a(std::size_t(n) * n);
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) host_a[std::size_t(j) * n + i] = T(i == j ? n + 1 : 1);
+    const std::vector<T> host_a = identity_times_n_plus_ones<T>(n, 1);
     Buffer<T> a(ctx, host_a);
     Buffer<int> info(ctx, 1);
     std::function<void()> call;
