@@ -191,15 +191,7 @@ def main(argv):
                    f"{(r.get('gflops') or 0):.0f} | {peer.get('time_ms', float('nan')):.4f} | "
                    f"{ratio if ratio is None else f'{ratio:.2f}'} | {r.get('error')} | {r['status']} |")
     out += extra_tables(run)
-    for name in ("targets.json", "targets-complex.json"):
-        try:
-            t = json.load(open(os.path.join(run, name)))["targets"]
-        except (OSError, ValueError, KeyError):
-            continue
-        met = sum(1 for e in t if e["met"])
-        out.append(f"\n{name}: {met} of {len(t)} targets met. Missed: " +
-                   ", ".join(f"{e.get('precision')} x={e.get('n')} {e.get('variant') or '_max'} {e['measured'] if e['measured'] is None else round(e['measured'], 2)} < {e['target']['value']}"
-                             for e in t if not e["met"]))
+    out += targets_lines(run, ("targets.json", "targets-complex.json"))
     open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
     try:
         import matplotlib
