@@ -252,6 +252,18 @@ for (bench, case, figure), (o, n) in rows.items():
 print(f"\n{within} of {total} figures within 5%")
 with open(os.path.join(out, "fold.json"), "w") as f:
     json.dump({"rounds": len(rounds), "within": within, "total": total, "figures": summary}, f, indent=1)
+# targets.json: one line per bench and side (our rows, the peers'), each met when every figure agrees.
+counts = {}
+for e in summary:
+    side = "ours" if e["figure"].startswith(("ours", "CPU backend", "potrf ours", "multi_posv")) else "peers"
+    c = counts.setdefault((e["bench"], side), [0, 0])
+    c[0] += e["within_5pct"]; c[1] += 1
+binding = os.environ.get("OMP_PROC_BIND", "unset")
+with open(os.path.join(out, "targets.json"), "w") as f:
+    json.dump([{"target": f"{b} {side}: tester median within 5% of the old bench's ({len(rounds)} interleaved "
+                          f"rounds, OMP_PROC_BIND={binding})",
+                "measured": f"{w} of {t}", "met": w == t, "basis": "fold.json"}
+               for (b, side), (w, t) in counts.items()], f, indent=1)
 PY
 [[ -f $out/skipped.txt ]] && { echo "skipped:"; cat "$out/skipped.txt"; }
 exit 0
