@@ -7,8 +7,9 @@
 //   batchsolve_first_call --routine potrf|potrs|posv --precision s|d --layout column_major|interleaved
 //                         --n N --batch COUNT [--vendor]
 //   batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]
-//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] --precision s|d --n N [--vendor]
-//   batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]
+//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS]
+//                         --precision s|d --n N [--vendor]
+//   batchsolve_first_call --routine sysv_mixed [--prepay STEPS] --precision d --n N [--vendor]
 #include <algorithm>
 #include <chrono>
 #include <complex>
@@ -61,6 +62,7 @@ struct Options {
     Routine routine = Routine::potrf;
     CholeskyDiagonal diagonal = CholeskyDiagonal::automatic;  // potrf_large
     int then_n = 0;  // potrf_large: > 0, then the first call of this order in the same (warm) process
+    std::vector<std::string> prepay;  // potrf_large, sysv_mixed: steps paid (and timed) before the first call
     Precision precision = Precision::s;
     LayoutKind layout = LayoutKind::column_major;
     int n = 32, batch = 16384;
@@ -80,7 +82,12 @@ int usage(std::ostream& out, int code) {
            "  gemm_vbatched: COUNT square problems of orders 1..MAX (problem 0 of order MAX; the size bins\n"
            "  above 128 when MAX > 128). potrf_large: --then-n M\n"
            "  also times the first call of order M after the two calls (the per-size share of a first call,\n"
-           "  apart from what the process pays once). One JSON line.\n";
+           "  apart from what the process pays once). One JSON line.\n"
+           "  potrf_large, sysv_mixed: --prepay STEP[,STEP...] runs these before the first call, each timed\n"
+           "  (prepay_s): cublas (a cuBLAS handle made and destroyed), cusolver (the same for cuSOLVER), gemm,\n"
+           "  syrk, trsm (one cuBLAS call of order 256 in the routine's precision, handle included), xpotrf\n"
+           "  (cusolverDnXpotrf of order 512), graph (a one-node stream capture, instantiated and launched),\n"
+           "  potrf:M (batchsolve's potrf of order M), so that the first call's cost splits by what it pays once.\n";
     return code;
 }
 
@@ -137,6 +144,7 @@ int run(const Options& o) {
 struct Times {
     double context_s = 0, handle_s = -1, first_s = 0, second_s = 0, then_first_s = -1;
     std::string note;
+    std::string prepay = "[]";  // JSON: [{"step":..., "s":...}, ...]
 };
 
 template <class F>
@@ -151,11 +159,11 @@ double timed(Context& ctx, F&& f) {
 void print(const Options& o, const Times& t, const std::string& device) {
     std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"column_major\",\"n\":%d,\"batch\":%d,"
                 "\"diagonal\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
-                "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"note\":\"%s\","
+                "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"prepay\":%s,\"note\":\"%s\","
                 "\"device\":\"%s\"}\n",
                 o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" ? o.batch : 1,
                 to_string(o.diagonal), o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
-                t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.note.c_str(),
+                t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.prepay.c_str(), t.note.c_str(),
                 device.c_str());
 }
 
@@ -164,6 +172,104 @@ void vendor_ok(int status, const char* call) {
     if (status != 0) throw Error(std::string(call) + " failed with status " + std::to_string(status));
 }
 #endif
+
+// --prepay: each step paid before the timed first call, timed to completion; "[{"step":"cublas","s":0.0031},...]".
+// The vendor steps use their own handles (made and destroyed inside the step), so that what stays
+// paid is the process's share: library initialisation, kernel modules loaded on first launch.
+template <class T>
+std::string prepay(const Options& o, Context& ctx) {
+    std::string json = "[";
+    for (const std::string& step : o.prepay) {
+        std::function<void()> f;
+        const bool ours = step.rfind("potrf:", 0) == 0;
+        const int order = ours ? std::stoi(step.substr(6)) : step == "xpotrf" ? 512 : 256;
+        const std::vector<T> host = identity_times_n_plus_ones<T>(order, 1);
+        Buffer<T> a(ctx, host), b(ctx, host), c(ctx, host);
+        Buffer<int> info(ctx, 1);
+        if (ours) {
+            f = [&] { potrf(Uplo::lower, order, a.data(), order, info.data(), ctx); };
+        } else {
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+            constexpr bool single = std::is_same_v<T, float>;
+            const cudaDataType type = single ? CUDA_R_32F : CUDA_R_64F;
+            const T one(1), minus_one(-1);
+            if (step == "cublas" || step == "gemm" || step == "syrk" || step == "trsm") {
+                f = [&] {
+                    cublasHandle_t h = nullptr;
+                    vendor_ok(cublasCreate(&h), "cublasCreate");
+                    if (step == "gemm")
+                        vendor_ok(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, order, order, order, &minus_one, a.data(), type, order,
+                                               b.data(), type, order, &one, c.data(), type, order,
+                                               single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT),
+                                  "cublasGemmEx");
+                    if (step == "syrk") {
+                        if constexpr (single)
+                            vendor_ok(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a.data(), order,
+                                                  &one, c.data(), order), "cublasSsyrk");
+                        else
+                            vendor_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a.data(), order,
+                                                  &one, c.data(), order), "cublasDsyrk");
+                    }
+                    if (step == "trsm") {
+                        if constexpr (single)
+                            vendor_ok(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                                                  order, order, &one, a.data(), order, c.data(), order), "cublasStrsm");
+                        else
+                            vendor_ok(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                                                  order, order, &one, a.data(), order, c.data(), order), "cublasDtrsm");
+                    }
+                    vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+                    cublasDestroy(h);
+                };
+            } else if (step == "cusolver" || step == "xpotrf") {
+                f = [&] {
+                    cusolverDnHandle_t h = nullptr;
+                    cusolverDnParams_t params = nullptr;
+                    vendor_ok(cusolverDnCreate(&h), "cusolverDnCreate");
+                    vendor_ok(cusolverDnCreateParams(&params), "cusolverDnCreateParams");
+                    if (step == "xpotrf") {
+                        std::size_t device_bytes = 0, host_bytes = 0;
+                        vendor_ok(cusolverDnXpotrf_bufferSize(h, params, CUBLAS_FILL_MODE_LOWER, order, type, a.data(), order, type,
+                                                              &device_bytes, &host_bytes), "cusolverDnXpotrf_bufferSize");
+                        Buffer<T> work(ctx, device_bytes / sizeof(T) + 1);
+                        std::vector<char> host_work(std::max<std::size_t>(host_bytes, 1));
+                        vendor_ok(cusolverDnXpotrf(h, params, CUBLAS_FILL_MODE_LOWER, order, type, a.data(), order, type, work.data(),
+                                                   device_bytes, host_work.data(), host_bytes, info.data()), "cusolverDnXpotrf");
+                        vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+                    }
+                    cusolverDnDestroyParams(params);
+                    cusolverDnDestroy(h);
+                };
+            } else if (step == "graph") {
+                f = [&] {
+                    cudaStream_t s = nullptr;
+                    cudaGraph_t g = nullptr;
+                    cudaGraphExec_t e = nullptr;
+                    vendor_ok(int(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)), "cudaStreamCreateWithFlags");
+                    vendor_ok(int(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed)), "cudaStreamBeginCapture");
+                    vendor_ok(int(cudaMemsetAsync(info.data(), 0, sizeof(int), s)), "cudaMemsetAsync");
+                    vendor_ok(int(cudaStreamEndCapture(s, &g)), "cudaStreamEndCapture");
+                    vendor_ok(int(cudaGraphInstantiate(&e, g, 0)), "cudaGraphInstantiate");
+                    vendor_ok(int(cudaGraphLaunch(e, s)), "cudaGraphLaunch");
+                    vendor_ok(int(cudaStreamSynchronize(s)), "cudaStreamSynchronize");
+                    cudaGraphExecDestroy(e);
+                    cudaGraphDestroy(g);
+                    cudaStreamDestroy(s);
+                };
+            }
+#endif
+        }
+        if (!f)
+            throw InvalidArgument("batchsolve_first_call", "--prepay",
+                                  "steps of cublas, cusolver, gemm, syrk, trsm, xpotrf, graph (a build linked with cuBLAS/cuSOLVER) "
+                                  "or potrf:M (got '" + step + "')");
+        const double s = timed(ctx, f);
+        char item[160];
+        std::snprintf(item, sizeof item, "%s{\"step\":\"%s\",\"s\":%.4f}", json.size() > 1 ? "," : "", step.c_str(), s);
+        json += item;
+    }
+    return json + "]";
+}
 
 template <class T>
 int run_gemm(const Options& o) {
@@ -266,6 +372,7 @@ int run_large(const Options& o) {
         config.diagonal = o.diagonal;
         call = [&, config] { potrf(Uplo::lower, n, a.data(), n, info.data(), config, ctx); };
     }
+    t.prepay = prepay<T>(o, ctx);
     t.first_s = timed(ctx, call);
     a.upload(host_a);
     t.second_s = timed(ctx, call);
@@ -327,6 +434,7 @@ int run_sysv(const Options& o) {
     } else {
         call = [&] { result = sysv_mixed(Symmetry::symmetric, Uplo::lower, n, 1, a.data(), n, b.data(), n, x.data(), n, SysvOptions{}, ctx); };
     }
+    t.prepay = prepay<float>(o, ctx);  // the factor's precision
     t.first_s = timed(ctx, call);
     a.upload(host_a);
     t.second_s = timed(ctx, call);
@@ -361,6 +469,13 @@ int main(int argc, char** argv) {
                 o.diagonal = parse_cholesky_diagonal(value());
             } else if (arg == "--then-n") {
                 o.then_n = std::stoi(value());
+            } else if (arg == "--prepay") {
+                const std::string list = value();
+                for (std::size_t at = 0; at <= list.size();) {
+                    const std::size_t comma = std::min(list.find(',', at), list.size());
+                    if (comma > at) o.prepay.push_back(list.substr(at, comma - at));
+                    at = comma + 1;
+                }
             }
             else if (arg == "--precision") o.precision = parse_precision(value());
             else if (arg == "--layout") {
@@ -386,6 +501,16 @@ int main(int argc, char** argv) {
         if (o.then_n != 0 && o.name != "potrf_large")
             throw InvalidArgument("batchsolve_first_call", "--then-n", "with --routine potrf_large");
         if (o.then_n < 0) throw InvalidArgument("batchsolve_first_call", "--then-n", ">= 1");
+        if (!o.prepay.empty() && o.name != "potrf_large" && o.name != "sysv_mixed")
+            throw InvalidArgument("batchsolve_first_call", "--prepay", "with --routine potrf_large or sysv_mixed");
+        for (const std::string& step : o.prepay) {
+            static const char* const known[] = {"cublas", "cusolver", "gemm", "syrk", "trsm", "xpotrf", "graph"};
+            const bool ours = step.rfind("potrf:", 0) == 0 && step.size() > 6 &&
+                              step.find_first_not_of("0123456789", 6) == std::string::npos && std::stoi(step.substr(6)) >= 1;
+            if (!ours && std::find(std::begin(known), std::end(known), step) == std::end(known))
+                throw InvalidArgument("batchsolve_first_call", "--prepay",
+                                      "steps of cublas, cusolver, gemm, syrk, trsm, xpotrf, graph, potrf:M (M >= 1; got '" + step + "')");
+        }
         if (!Context::cuda_available()) {
             std::cout << "skipped: no GPU\n";
             return 0;
