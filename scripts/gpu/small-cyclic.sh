@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Small column-major potrf at n = 24..128: the 2-D cyclic register designs of
+# experiments/small-cyclic-prototype (cyclic-P4/P8/P16: one column per barrier; pairs-P*: two columns
+# per barrier; copy-P*: their loads and stores alone) beside the shipped tables and cuSolverDx, in one
+# device call of at most TOPIC_BUDGET_S (150) s, most important first:
+#   proto        the prototype, s and d, batch 16384, n = 24..128 (CSV; errors against the host, info,
+#                upper triangle untouched, an indefinite matrix)
+#   committed    the tester on the shipped tables, potrf s d, the same n, batch 16384, --ref cusolverdx
+#                (the peer as its child process, same timing scope: inputs restored, L2 flushed, median)
+#   proto-100k   the prototype at batch 100000, n = 48, 64, 80 (s d)
+#   ncu-s64, ncu-s128   Nsight Compute of cyclic-P8 at s n = 64 and cyclic-P16 at s n = 128
+# The prototype comes from .carry/small-lean/cyclic_prototype (nvcc -O3 -arch=sm_90 here, no GPU
+# needed), else it is compiled on the device machine if nvcc is there. SC_STEPS names a subset.
+# Writes $OUT/small-cyclic/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+name=small-cyclic
+out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
+budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+run=${BUNDLE_RUN:-/tmp/bundle/run}
+carry=.carry/small-lean
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
+date -u +%FT%TZ > "$out/date.txt"
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+pre=/tmp/small-lean-prebuilt; mkdir -p "$pre"
+[[ -f $carry/prebuilt.tar.xz ]] && tar -xJf "$carry/prebuilt.tar.xz" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
+source scripts/gpu/small-lib.sh  # tester_step
+for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
+         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
+  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
+done
+steps=" ${SC_STEPS:-proto committed proto-100k ncu-s64 ncu-s128} "
+want() { [[ $steps == *" $1 "* ]]; }
+proto_bin=$PWD/$carry/cyclic_prototype
+src=experiments/small-cyclic-prototype/cyclic_prototype.cu
+if [[ ! -x $proto_bin ]] || [[ $src -nt $proto_bin && $(cat "$carry/cyclic_prototype.src.sha256" 2>/dev/null) != $(sha256sum "$src" | cut -c1-64) ]]; then
+  proto_bin=/tmp/cyclic_prototype
+  t0=$SECONDS
+  ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc -O3 -std=c++17 -arch=sm_90 -o "$proto_bin" "$src" > "$out/nvcc.log" 2>&1
+  echo "prototype compiled here: rc $? in $((SECONDS - t0)) s"
+fi
+echo "prototype $proto_bin ($(sha256sum "$src" | cut -c1-16)); peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
+proto() {  # proto NAME LIMIT ARGS...: CSV to $out/NAME.csv
+  local name=$1 limit=$2; shift 2
+  want "$name" || return 0
+  local l; l=$(left); (( l < 3 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  [[ -x $proto_bin ]] || { echo "$name: no prototype binary"; return; }
+  local t0=$SECONDS
+  timeout -k 2 "$limit" stdbuf -oL "$proto_bin" "$@" > "$out/$name.csv" 2> "$out/$name.log"
+  echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -c ',ok$' "$out/$name.csv") ok, $(grep -c 'FAILED' "$out/$name.csv") failed)"
+}
+proto proto 45 --batch 16384 --n 24,32,48,64,80,100,128 --prec s,d --reps 7 --seed 20261203
+common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
+tester_step committed 40 - --routine potrf --precision s,d --n 24,32,48,64,80,100,128 --batch 16384 "${common[@]}" \
+  --ref cusolverdx --cusolverdx-seconds 15 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
+proto proto-100k 25 --batch 100000 --n 48,64,80 --prec s,d --reps 5 --seed 20261203 \
+  --designs cyclic-P8,cyclic-P16,pairs-P8,pairs-P16
+prof() {  # prof NAME LIMIT KERNEL-REGEX ARGS...
+  local name=$1 limit=$2 regex=$3; shift 3
+  want "$name" || return 0
+  local l; l=$(left); (( l < 4 )) && { echo "$name: skipped (budget)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  command -v ncu > /dev/null || { echo "$name: no ncu"; return; }
+  local t0=$SECONDS
+  timeout -k 2 "$limit" ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section LaunchStats --section MemoryWorkloadAnalysis -k "regex:$regex" --launch-skip 2 --launch-count 1 \
+    "$proto_bin" "$@" > "$out/$name.txt" 2>&1
+  echo "$name: rc $? in $((SECONDS - t0)) s"
+}
+prof ncu-s64 12 'potrf_cyclic' --batch 16384 --n 64 --prec s --reps 1 --designs cyclic-P8
+prof ncu-s128 12 'potrf_cyclic' --batch 16384 --n 128 --prec s --reps 1 --designs cyclic-P16
+
+echo "=== $name: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
+grep -h -E '^(GPU|cuSolverDx peer|targets:)' "$out"/committed.log 2>/dev/null
+grep -h '^#\|^design' "$out/proto.csv" 2>/dev/null
+grep -v '^#\|^design' "$out/proto.csv" 2>/dev/null | sort -t, -k2,2 -k3,3n -k6,6g | cut -c1-120
+grep -E "^potrf +[sd] " "$out/committed.log" 2>/dev/null | cut -c1-200
