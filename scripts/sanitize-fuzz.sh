@@ -39,6 +39,14 @@ else
 fuzz_status=$?
 fi
 execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+# SANITIZE_FUZZ_TRIAGE=0: fuzz only (a campaign of many stretches triages once, at its end).
+if [[ ${SANITIZE_FUZZ_TRIAGE:-1} == 0 ]]; then
+  echo "fuzz $name: ${seconds} s, ${execs:-0} execs, triage deferred; libFuzzer exit ${fuzz_status}"
+  if ((fuzz_status != 0)) && ! grep -q 'INFO: exiting\|INFO: fuzzed for' "$log"; then
+    echo "sanitize-fuzz: libFuzzer itself failed (see $log)"; exit 1
+  fi
+  exit 0
+fi
 corpus_size=$(find "$work/corpus" -type f | wc -l)
 
 # Owner of one failing input: replay it and read the innermost frame that is not the sanitizer's, the
