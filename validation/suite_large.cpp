@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -626,11 +627,13 @@ struct Design {
     int solve_block = -1;
     bool tf32_blocked = false;  // fp32 with TF32 updates of the blocked factor (the earlier variant)
     double budget = -1;         // PosvMixedOptions::refinement_budget (-1: the table's, 0: unbounded)
+    int leaf = 0;               // PosvMixedOptions::factor_leaf (0: the table's)
 };
 
 // Every factor precision with each correction method (classical IR, GMRES-IR, and the automatic
 // classical-then-GMRES escalation), the automatic chain first; --designs keeps the named ones ("auto":
-// the automatic chain) and needs no --all-variants.
+// the automatic chain) and needs no --all-variants. A named design may end in /leafN (the tensor-core
+// factor's leaves of order N instead of the table's) and /blockedN (M^-1 in blocks of N rows).
 std::vector<Design> designs(const Options& o) {
     std::vector<Design> d{{"", LowPrecision::automatic, CorrectionMethod::automatic}};
     if (o.all_variants || !o.designs.empty()) {
@@ -653,9 +656,36 @@ std::vector<Design> designs(const Options& o) {
     if (o.designs.empty()) return d;
     std::vector<Design> kept;
     for (const std::string& name : o.designs) {
-        const auto it = std::find_if(d.begin(), d.end(), [&](const Design& x) { return (x.name.empty() ? "auto" : x.name) == name; });
+        // Trailing /leafN and /blockedN parts, then the base design.
+        std::string base = name;
+        int leaf = 0, block = -1;
+        for (;;) {
+            const std::size_t slash = base.rfind('/');
+            if (slash == std::string::npos) break;
+            const std::string part = base.substr(slash + 1);
+            const auto number = [&](const char* prefix) {
+                const std::size_t p = std::strlen(prefix);
+                if (part.size() <= p || part.compare(0, p, prefix) != 0 ||
+                    part.find_first_not_of("0123456789", p) != std::string::npos)
+                    return -1;
+                return std::stoi(part.substr(p));
+            };
+            if (const int v = number("leaf"); v > 0) leaf = v;
+            else if (const int b = number("blocked"); b >= 0) block = b;
+            else break;
+            base.erase(slash);
+        }
+        auto it = std::find_if(d.begin(), d.end(), [&](const Design& x) { return (x.name.empty() ? "auto" : x.name) == name; });
+        if (it == d.end())
+            it = std::find_if(d.begin(), d.end(), [&](const Design& x) { return (x.name.empty() ? "auto" : x.name) == base; });
         if (it == d.end()) throw std::runtime_error("invalid --designs '" + name + "' for posv_mixed");
-        kept.push_back(*it);
+        Design k = *it;
+        if (k.name != name) {
+            k.name = name;
+            if (leaf > 0) k.leaf = leaf;
+            if (block >= 0) k.solve_block = block;
+        }
+        kept.push_back(k);
     }
     return kept;
 }
@@ -757,6 +787,7 @@ void run_posv_mixed(const Options& o, int n, Context& ctx, Handles& h, const Sin
             options.method = d.method;
             options.solve_block = d.solve_block;
             options.refinement_budget = d.budget;
+            options.factor_leaf = d.leaf;
             PosvMixedResult result;
             try {
                 ctx.workspace(posv_mixed_workspace_size<double>(Uplo::lower, n, 1, options, ctx));

@@ -20,11 +20,16 @@
 namespace batchsolve::mixed_factor_detail {
 
 // How the GPU's recursive factor runs; the tuning table's posv_mixed row (resolved in core).
+// The values come from the table (tuning_json.hpp's MixedTuning), overridden by the options.
 struct MixedFactorConfig {
     int leaf = 512;          // order at or below which a diagonal block is one cuSOLVER SPOTRF
     int trsm_leaf = 512;     // columns at or below which an off-diagonal solve is one cuBLAS STRSM
     int solve_block = 0;     // M^-1: 0 cuBLAS STRSV/STRSM on the whole factor; b > 0 blocks of b rows
                              // (STRSV on the diagonal block, SGEMV for the panel below it)
+    // Each diagonal leaf's inverse is formed after its SPOTRF (n x leaf floats more scratch): the
+    // off-diagonal solve leaves become a copy and one GEMM with it (trsm_leaf is then leaf), and M^-1
+    // for one right-hand side runs leaf by leaf, TRMV with the inverse and SGEMV below it.
+    bool inverse = false;
 };
 
 // The unit roundoff of each low precision's products (the shift is a multiple of it).

@@ -58,9 +58,14 @@ void check_posv_options(const char* routine, const PosvMixedOptions& o) {
                     "-1 (the tuning table's) or >= 0 (got " + std::to_string(o.refinement_budget) + ")");
 }
 
-// The GPU factor's configuration from the options (defaults: mixed_factor_backend.hpp).
-MixedFactorConfig factor_config(const PosvMixedOptions& o) {
+// The GPU factor's configuration: the tuning table's for n, the options' leaf and solve blocking
+// where they are set.
+MixedFactorConfig factor_config(const PosvMixedOptions& o, int n, Context& ctx) {
+    const tuning::MixedTuning t = tuning::mixed_tuning(Precision::d, n, tuning::context_arch(ctx));
     MixedFactorConfig c;
+    c.leaf = c.trsm_leaf = t.leaf;
+    c.solve_block = t.solve_block;
+    c.inverse = t.panel_solve == PanelSolve::inverse;
     if (o.factor_leaf > 0) c.leaf = c.trsm_leaf = o.factor_leaf;
     if (o.solve_block >= 0) c.solve_block = o.solve_block;
     return c;
@@ -186,7 +191,7 @@ refinement::Layout posv_layout(int n, int nrhs, const PosvMixedOptions& options,
     for (LowPrecision p : chain.precisions)
         low = std::max(low, p == LowPrecision::fp32
                                 ? std::size_t(elements) * sizeof(lower_t<T>)
-                                : BATCHSOLVE_ON_BACKEND(ctx, mixed_factor_bytes(TypeTag<T>{}, n, p, factor_config(options), ctx)));
+                                : BATCHSOLVE_ON_BACKEND(ctx, mixed_factor_bytes(TypeTag<T>{}, n, p, factor_config(options, n, ctx), ctx)));
     const std::size_t high = options.allow_fallback ? *bytes : 0;
     const std::size_t krylov =
         chain.method != CorrectionMethod::classical ? refinement::GmresCorrector<T>::krylov_bytes(n, options.gmres_restart) : 0;
@@ -227,7 +232,7 @@ PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, cons
     if (!resolved.shift_retry) driven.shift_units = 0;
     driven.refinement_budget = resolved.budget;
     refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, driven, layout, ctx.workspace(layout.total), ctx, corrector);
-    const MixedFactorConfig config = factor_config(options);
+    const MixedFactorConfig config = factor_config(options, n, ctx);
     CholeskyLow<T> single;
     std::vector<std::unique_ptr<TensorLow<T>>> tensor;
     CholeskyDirect<T> direct;

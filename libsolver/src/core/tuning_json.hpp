@@ -181,7 +181,8 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_LDLT_TUNING_FIELDS(F) F(panel_order) F(update_leaf)
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
-#define BATCHSOLVE_MIXED_TUNING_FIELDS(F) F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent)
+#define BATCHSOLVE_MIXED_TUNING_FIELDS(F) \
+    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -258,6 +259,13 @@ struct MixedTuning {
     LowPrecision second = LowPrecision::automatic;
     bool shift_retry = true;
     int next_step_cost_percent = 100;
+    // The tensor-core factor's blocking (mixed_factor_backend.hpp's MixedFactorConfig): the order of
+    // its diagonal leaves (one cuSOLVER SPOTRF each) and of its off-diagonal solve leaves; trsm solves
+    // those by cuBLAS STRSM, inverse by a GEMM with each leaf's inverse (also M^-1's diagonal blocks
+    // for one right-hand side, by TRMV); solve_block as MixedFactorConfig's (0: STRSV on the whole).
+    int leaf = 512;
+    PanelSolve panel_solve = PanelSolve::trsm;
+    int solve_block = 0;
 };
 
 // The most integers any family's configuration packs into.
@@ -355,6 +363,10 @@ inline Fields fields_from_json(Family f, const nlohmann::json& j) {
             if (m.next_step_cost_percent < 0)
                 throw InvalidArgument("tuning table", "next_step_cost_percent",
                                       ">= 0 (0: unbounded; got " + std::to_string(m.next_step_cost_percent) + ")");
+            if (m.leaf < 32 || m.leaf > 8192)
+                throw InvalidArgument("tuning table", "leaf", "32 <= leaf <= 8192 (got " + std::to_string(m.leaf) + ")");
+            if (m.solve_block < 0)
+                throw InvalidArgument("tuning table", "solve_block", ">= 0 (got " + std::to_string(m.solve_block) + ")");
             return mixed_to_fields(m);
         }
     }

@@ -8,8 +8,11 @@
 // panels (converted once per panel), or the FP16 hi + lo split (three products, about FP32 accuracy).
 // FP16 copies are of 2^12 times the panel: the scaled matrix's factor has |l_ij| <= 1, so the copy
 // stays below 4,096 (FP16's largest finite value is 65,504) and its entries down to 2^-26 stay normal.
+// With config.inverse each diagonal leaf's inverse is formed (STRSM on the identity) right after its
+// SPOTRF, and an off-diagonal solve leaf is a copy of its rows and one GEMM with that inverse.
 // The solve applies S, two triangular solves in FP32 (cuBLAS STRSV/STRSM on the whole factor, or
-// blocked: STRSV on each diagonal block and SGEMV for the panel below it) and S again.
+// blocked: STRSV on each diagonal block and SGEMV for the panel below it, or with the inverses: TRMV
+// on each diagonal leaf and SGEMV below it) and S again.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -17,6 +20,8 @@
 #include <climits>
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../../core/mixed_factor_backend.hpp"
 #include "../resources.hpp"
@@ -42,13 +47,32 @@ unsigned blocks_for(long long count, int threads = kThreads) { return unsigned((
 
 int split_of(int m) { return std::min(m, ((m + 1) / 2 + kSplitGranule - 1) / kSplitGranule * kSplitGranule); }
 
-// The scratch: [L: n x n floats, ld n][S: n floats][hi: panel halves][lo: panel halves][cuSOLVER
-// buffer][leaf info, bad column], each piece on detail::Carve's boundary. A panel copy never exceeds
+// The diagonal leaves (offset, order) of the recursive factor of order m at off, in order.
+void leaves_of(int off, int m, int leaf, std::vector<std::pair<int, int>>& out) {
+    if (m <= 0) return;
+    if (m <= leaf) {
+        out.emplace_back(off, m);
+        return;
+    }
+    const int m1 = split_of(m);
+    leaves_of(off, m1, leaf, out);
+    leaves_of(off + m1, m - m1, leaf, out);
+}
+
+int inverse_cols(int n, const MixedFactorConfig& c) { return c.inverse ? std::min(n, c.leaf) : 0; }
+
+// The scratch: [L: n x n floats, ld n][S: n floats][inverses of the diagonal leaves: n x leaf floats,
+// ld n, leaf (off, m)'s at row off][copy of a solve leaf's rows: n x leaf floats][hi: panel halves]
+// [lo: panel halves][cuSOLVER buffer][leaf info, bad column], each piece on detail::Carve's boundary;
+// the inverses and the copy only with config.inverse (the solve finds L, S and the inverses without
+// knowing the rest). A panel copy never exceeds
 // n^2 / 4 + 256 n entries (the top-level update's n/2 x n/2 panel; inside a TRSM both operands together
 // stay below 3 n^2 / 16). Every offset but the total is independent of lwork.
 struct Carve {
     float* l = nullptr;
     float* s = nullptr;
+    float* inv = nullptr;
+    float* rows = nullptr;
     void* hi = nullptr;
     void* lo = nullptr;
     float* solver = nullptr;
@@ -57,12 +81,15 @@ struct Carve {
     std::size_t panel_entries = 0, total = 0;
     int lwork = 0;
 
-    Carve(int n, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
+    // inverse_order: the leaf order with config.inverse, else 0 (inverse_cols).
+    Carve(int n, int inverse_order, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
         const std::size_t nn = std::size_t(n) * n;
         panel_entries = halves ? nn / 4 + std::size_t(256) * n : 0;
         detail::Carve c;
         const std::size_t l_at = c.reserve<float>(nn);
         const std::size_t s_at = c.reserve<float>(std::size_t(n));
+        const std::size_t inv_at = c.reserve<float>(std::size_t(n) * inverse_order);
+        const std::size_t rows_at = c.reserve<float>(std::size_t(n) * inverse_order);
         const std::size_t hi_at = c.reserve<__half>(panel_entries);
         const std::size_t lo_at = c.reserve<__half>(split ? panel_entries : 0);
         const std::size_t solver_at = c.reserve<float>(std::size_t(std::max(lwork_floats, 1)));
@@ -71,6 +98,10 @@ struct Carve {
         if (base) {
             l = detail::Carve::at<float>(base, l_at);
             s = detail::Carve::at<float>(base, s_at);
+            if (inverse_order > 0) {
+                inv = detail::Carve::at<float>(base, inv_at);
+                rows = detail::Carve::at<float>(base, rows_at);
+            }
             hi = detail::Carve::at<char>(base, hi_at);
             lo = split ? detail::Carve::at<char>(base, lo_at) : nullptr;
             solver = detail::Carve::at<float>(base, solver_at);
@@ -153,6 +184,14 @@ __global__ void merge_leaf_info_kernel(int* info, const int* leaf_info, int offs
 __global__ void bad_to_info_kernel(int* info, const int* bad) { *info = *bad == INT_MAX ? 0 : *bad; }
 __global__ void preset_bad_kernel(int* bad) { *bad = INT_MAX; }
 
+// W := I (m x m, ld ldw).
+__global__ void identity_kernel(int m, float* w, int ldw) {
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)m * m) return;
+    const int i = int(idx % m), j = int(idx / m);
+    w[std::size_t(j) * ldw + i] = i == j ? 1.0f : 0.0f;
+}
+
 __global__ void scale_rows_kernel(int n, const float* s, float* d, int ldd) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) d[std::size_t(blockIdx.y) * ldd + i] *= s[i];
@@ -171,6 +210,7 @@ public:
                                                        w_.lwork, w_.leaf_info));
             merge_leaf_info_kernel<<<1, 1, 0, r_.stream()>>>(info_, w_.leaf_info, off);
             BATCHSOLVE_LAUNCH_CHECK("merge_leaf_info_kernel");
+            if (c_.inverse) invert_leaf(off, m);
             return;
         }
         const int m1 = split_of(m), m2 = m - m1;
@@ -183,8 +223,30 @@ public:
 private:
     float* at(int i, int j) const { return w_.l + std::size_t(j) * n_ + i; }
 
+    // inv(off.., 0:m) := L(off:off+m, off:off+m)^-1 (lower; its upper part exactly 0), in FP32.
+    void invert_leaf(int off, int m) {
+        float* w = w_.inv + off;
+        identity_kernel<<<blocks_for((long long)m * m), kThreads, 0, r_.stream()>>>(m, w, n_);
+        BATCHSOLVE_LAUNCH_CHECK("identity_kernel");
+        const float one = 1;
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsm(h_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, m,
+                                            &one, at(off, off), n_, w, n_));
+    }
+
     // L(r0:r0+m, c0:c0+k) := L(r0.., c0..) L(c0:c0+k, c0:c0+k)^-T.
     void solve_panel(int r0, int m, int c0, int k) {
+        if (c_.inverse && k <= c_.leaf) {  // a diagonal leaf of the factor (the same splits): its inverse
+            if (m <= 0) return;
+            float* copy = w_.rows;
+            BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(copy, std::size_t(m) * sizeof(float), at(r0, c0), std::size_t(n_) * sizeof(float),
+                                                    std::size_t(m) * sizeof(float), k, cudaMemcpyDeviceToDevice, r_.stream()));
+            const float one = 1, zero = 0;
+            // TF32 where the factor's products are that precise anyway; the split keeps FP32.
+            const cublasComputeType_t compute = p_ == LowPrecision::fp16_split ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, k, k, &one, copy, CUDA_R_32F, m, w_.inv + c0,
+                                                 CUDA_R_32F, n_, &zero, at(r0, c0), CUDA_R_32F, n_, compute, CUBLAS_GEMM_DEFAULT));
+            return;
+        }
         if (k <= c_.trsm_leaf) {
             const float one = 1;
             // The leaves in TF32 math where the factor's products are that precise anyway.
@@ -324,7 +386,9 @@ template <class T>
 BATCHSOLVE_MIXED_FACTOR_BYTES(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
-    return Carve(n, uses_halves(precision), precision == LowPrecision::fp16_split, leaf_lwork(r, n, config.leaf), nullptr).total;
+    return Carve(n, inverse_cols(n, config), uses_halves(precision), precision == LowPrecision::fp16_split,
+                 leaf_lwork(r, n, config.leaf), nullptr)
+        .total;
 }
 
 template <class T>
@@ -337,7 +401,7 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     r.require_device_memory(a, "posv_mixed", "a");
     const bool halves = uses_halves(precision), split = precision == LowPrecision::fp16_split;
     const int carved = leaf_lwork(r, n, config.leaf);
-    Carve w(n, halves, split, carved, scratch);
+    Carve w(n, inverse_cols(n, config), halves, split, carved, scratch);
     const int needed = leaf_lwork_at(r, n, config.leaf, w.l);
     if (needed > carved)
         throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
@@ -360,13 +424,32 @@ BATCHSOLVE_MIXED_SOLVE(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
     if (n == 0 || nrhs == 0) return;
-    // Only L and S are read: the carve's other pieces need no sizes here.
-    const Carve w(n, false, false, 0, const_cast<void*>(scratch));
+    // Only L, S and the inverses are read: the carve's other pieces need no sizes here.
+    const Carve w(n, inverse_cols(n, config), false, false, 0, const_cast<void*>(scratch));
     cublasHandle_t h = r.cublas();
     scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
     BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
     const int b = config.solve_block;
-    if (nrhs == 1 && b > 0 && b < n) {
+    if (nrhs == 1 && w.inv) {
+        std::vector<std::pair<int, int>> leaves;
+        leaves_of(0, n, config.leaf, leaves);
+        const float one = 1, minus_one = -1;
+        for (const auto& [k, kb] : leaves) {  // L y = d: y_k = inv_k d_k, then the rows below
+            const int rest = n - k - kb;
+            BATCHSOLVE_CUBLAS_CHECK(cublasStrmv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, kb, w.inv + k, n, d + k, 1));
+            if (rest > 0)
+                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_N, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
+                                                    d + k, 1, &one, d + k + kb, 1));
+        }
+        for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {  // L^T x = y
+            const auto [k, kb] = *it;
+            const int rest = n - k - kb;
+            if (rest > 0)
+                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_T, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
+                                                    d + k + kb, 1, &one, d + k, 1));
+            BATCHSOLVE_CUBLAS_CHECK(cublasStrmv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, kb, w.inv + k, n, d + k, 1));
+        }
+    } else if (nrhs == 1 && b > 0 && b < n) {
         const float one = 1, minus_one = -1;
         for (int k = 0; k < n; k += b) {  // L y = d
             const int kb = std::min(b, n - k), rest = n - k - kb;
