@@ -7,7 +7,7 @@
 //   batchsolve_first_call --routine potrf|potrs|posv --precision s|d --layout column_major|interleaved
 //                         --n N --batch COUNT [--vendor]
 //   batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]
-//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS]
+//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS] [--graph off]
 //                         --precision s|d --n N [--vendor]
 //   batchsolve_first_call --routine sysv_mixed [--prepay STEPS] --precision d --n N [--vendor]
 #include <algorithm>
@@ -62,6 +62,7 @@ struct Options {
     Routine routine = Routine::potrf;
     CholeskyDiagonal diagonal = CholeskyDiagonal::automatic;  // potrf_large
     int then_n = 0;  // potrf_large: > 0, then the first call of this order in the same (warm) process
+    bool graph_off = false;  // potrf_large: the table's configuration pinned, without its CUDA graph
     std::vector<std::string> prepay;  // potrf_large, sysv_mixed: steps paid (and timed) before the first call
     Precision precision = Precision::s;
     LayoutKind layout = LayoutKind::column_major;
@@ -73,7 +74,7 @@ int usage(std::ostream& out, int code) {
     out << "usage: batchsolve_first_call --routine potrf|potrs|posv --precision s|d\n"
            "                             --layout column_major|interleaved --n N --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]\n"
-           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M]\n"
+           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--graph on|off]\n"
            "                             --precision s|d --n N [--vendor]\n"
            "       batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]\n"
            "  Times Context creation, the first and the second call of the routine in this process (each\n"
@@ -83,7 +84,8 @@ int usage(std::ostream& out, int code) {
            "  above 128 when MAX > 128). potrf_large: --then-n M\n"
            "  also times the first call of order M after the two calls (the per-size share of a first call,\n"
            "  apart from what the process pays once). One JSON line.\n"
-           "  potrf_large, sysv_mixed: --prepay STEP[,STEP...] runs these before the first call, each timed\n"
+           "  potrf_large --graph off: the table's configuration for N pinned, its CUDA graph off (the first call\n"
+           "  uncaptured). potrf_large, sysv_mixed: --prepay STEP[,STEP...] runs these before the first call, each timed\n"
            "  (prepay_s): cublas (a cuBLAS handle made and destroyed), cusolver (the same for cuSOLVER), gemm,\n"
            "  syrk, trsm (one cuBLAS call of order 256 in the routine's precision, handle included), xpotrf\n"
            "  (cusolverDnXpotrf of order 512), graph (a one-node stream capture, instantiated and launched),\n"
@@ -158,11 +160,11 @@ double timed(Context& ctx, F&& f) {
 
 void print(const Options& o, const Times& t, const std::string& device) {
     std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"column_major\",\"n\":%d,\"batch\":%d,"
-                "\"diagonal\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
+                "\"diagonal\":\"%s\",\"graph\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
                 "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"prepay\":%s,\"note\":\"%s\","
                 "\"device\":\"%s\"}\n",
                 o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" ? o.batch : 1,
-                to_string(o.diagonal), o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
+                to_string(o.diagonal), o.graph_off ? "off" : "table", o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
                 t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.prepay.c_str(), t.note.c_str(),
                 device.c_str());
 }
@@ -369,7 +371,8 @@ int run_large(const Options& o) {
 #endif
     } else {
         LargeCholeskyConfig config;
-        config.diagonal = o.diagonal;
+        if (o.graph_off) config = cholesky_large_default_config<T>(n), config.graph = false;  // pinned: the table's graph stays off
+        if (o.diagonal != CholeskyDiagonal::automatic) config.diagonal = o.diagonal;
         call = [&, config] { potrf(Uplo::lower, n, a.data(), n, info.data(), config, ctx); };
     }
     t.prepay = prepay<T>(o, ctx);
@@ -469,6 +472,10 @@ int main(int argc, char** argv) {
                 o.diagonal = parse_cholesky_diagonal(value());
             } else if (arg == "--then-n") {
                 o.then_n = std::stoi(value());
+            } else if (arg == "--graph") {
+                const std::string g = value();
+                if (g != "on" && g != "off") throw InvalidArgument("batchsolve_first_call", "--graph", "on or off");
+                o.graph_off = g == "off";
             } else if (arg == "--prepay") {
                 const std::string list = value();
                 for (std::size_t at = 0; at <= list.size();) {
@@ -501,6 +508,7 @@ int main(int argc, char** argv) {
         if (o.then_n != 0 && o.name != "potrf_large")
             throw InvalidArgument("batchsolve_first_call", "--then-n", "with --routine potrf_large");
         if (o.then_n < 0) throw InvalidArgument("batchsolve_first_call", "--then-n", ">= 1");
+        if (o.graph_off && o.name != "potrf_large") throw InvalidArgument("batchsolve_first_call", "--graph", "with --routine potrf_large");
         if (!o.prepay.empty() && o.name != "potrf_large" && o.name != "sysv_mixed")
             throw InvalidArgument("batchsolve_first_call", "--prepay", "with --routine potrf_large or sysv_mixed");
         for (const std::string& step : o.prepay) {
