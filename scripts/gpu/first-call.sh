@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The first call of a tabled size in a fresh process, with and without precompiled sm_90 kernels,
 # beside cuSOLVER's first call; and what producing the precompiled set costs on this machine.
+#   0. (FC_SPLIT, default on; at most FC_SPLIT_SHARE percent of the budget, default 40) where the first
+#      call of potrf_large and sysv_mixed at FC_LARGE_N goes: fresh processes alone, after --prepay steps
+#      (each timed), uncaptured (--graph off), after our potrf of order 1024, CUDA_MODULE_LOADING=EAGER,
+#      cuSOLVER beside; rows "split-<variant>", the table's last section. Then steps 1, 3, 2 in that order.
 #   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
 #      (FC_NS, default 8,32,128), then every n of 1..128 (bounded: the rest of the budget less the
@@ -43,15 +47,54 @@ pre=$scratch/prebuilt
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "gpu: ${gpu:-none (dry run)}; commit ${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}; $(nproc) CPU threads" | tee "$out/prebuilt.txt"
 
+jsonl=$out/first_call.jsonl; : > "$jsonl"
+one() {  # run label, environment words..., then -- and the program's arguments
+  local label=$1; shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
+  local line report
+  line=$(env "${envs[@]}" BATCHSOLVE_CACHE_REPORT=1 timeout "${one_timeout:-60}" "$run" batchsolve_first_call --batch 16384 "$@" 2> "$scratch/err")
+  report=$(grep -m1 'batchsolve kernel cache' "$scratch/err" | sed 's/"/\\"/g')
+  case $line in
+    \{*) echo "${line%\}},\"run\":\"$label\",\"cache\":\"$report\"}" >> "$jsonl" ;;
+    *) echo "$label $*: ${line:-$(tail -1 "$scratch/err")}" | tee -a "$out/errors.txt" ;;
+  esac
+}
+deadline=$((start + budget - 5))  # nothing starts past it
+# ---- 0. where potrf_large's and sysv_mixed's first call goes (most important: first) -------------------
+# Fresh processes with an empty cache (their automatic configuration uses no generated kernel): the
+# first call alone; after --prepay steps, each timed (cuBLAS/cuSOLVER handles, one GEMM/SYRK/TRSM/
+# Xpotrf of their own, a one-node graph; or our potrf of order 1024); uncaptured (--graph off); and
+# with CUDA_MODULE_LOADING=EAGER beside the default (lazy), ours and cuSOLVER's. Rows: run "split-<v>".
+if ((${FC_SPLIT:-1})); then
+  full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
+  splits=("d base" "d vendor" "d full --prepay $full" "d handles --prepay cublas,cusolver" "d nograph --graph off"
+          "d ours --prepay potrf:1024" "s base" "s full --prepay $full" "s vendor"
+          "sysv base" "sysv full --prepay $full" "sysv vendor" "d base" "d full --prepay $full" "s nograph --graph off"
+          "d eager-vendor" "d eager" "sysv eager" "d base" "d vendor")
+  for c in "${splits[@]}"; do
+    ((SECONDS < start + budget * ${FC_SPLIT_SHARE:-40} / 100)) || { echo "split: budget share spent before '$c'" | tee -a "$out/errors.txt"; break; }
+    read -r p v rest <<<"$c"
+    r=potrf_large; [[ $p == sysv ]] && r=sysv_mixed p=d
+    envs=(BATCHSOLVE_CACHE_DIR="$scratch/split-empty-$RANDOM" BATCHSOLVE_PREBUILT_DIR=)
+    args=(--routine $r --precision $p --n "${FC_LARGE_N:-4096}")
+    one_timeout=60
+    [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=15  # eager loads every module of every library
+    [[ $v == *vendor ]] && args+=(--vendor)
+    one "split-$v" "${envs[@]}" -- "${args[@]}" $rest
+  done
+  one_timeout=60
+fi
+
 # ---- 1. the prebuilt folder ----------------------------------------------------------------------------
 set_args=(--arch 90 --cache-dir "$pre" --routines potrf,potrs,posv --precisions s,d --layouts column_major,interleaved)
 t0=$(date +%s.%N)
 timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup "${set_args[@]}" --n "$ns" > "$out/warmup-measured.log" 2>&1
-echo "measured orders ($ns): rc $? in $(echo "$(date +%s.%N) - $t0" | bc) s: $(tail -1 "$out/warmup-measured.log")" | tee -a "$out/prebuilt.txt"
+echo "measured orders ($ns): rc $? in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s: $(tail -1 "$out/warmup-measured.log")" | tee -a "$out/prebuilt.txt"
 if ((families)); then
   t0=$(date +%s.%N)
   timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup --arch 90 --cache-dir "$pre" --families gemm,potf2 --precisions s,d > "$out/warmup-families.log" 2>&1
-  echo "gemm + potf2 tables (s, d): rc $? in $(echo "$(date +%s.%N) - $t0" | bc) s: $(tail -1 "$out/warmup-families.log")" | tee -a "$out/prebuilt.txt"
+  echo "gemm + potf2 tables (s, d): rc $? in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s: $(tail -1 "$out/warmup-families.log")" | tee -a "$out/prebuilt.txt"
 fi
 left=$((budget - (SECONDS - start) - runs_s))
 if ((left > 10 && ! ${FC_SKIP_ALL_N:-1})); then
@@ -59,7 +102,7 @@ if ((left > 10 && ! ${FC_SKIP_ALL_N:-1})); then
   t0=$(date +%s.%N)
   timeout -k 5 "$left" "$run" batchsolve-warmup "${set_args[@]}" --n 1:128 > "$out/warmup-all.log" 2>&1
   rc=$?
-  secs=$(echo "$(date +%s.%N) - $t0" | bc)
+  secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
   after=$(find "$pre" -name '*.cubin' 2>/dev/null | wc -l)
   echo "every n of 1..128: rc $rc in $secs s ($((after - before)) more CUBINs; limit $left s): $(tail -1 "$out/warmup-all.log")" | tee -a "$out/prebuilt.txt"
 fi
@@ -68,43 +111,6 @@ bytes=$(find "$pre" -name '*.cubin' -printf '%s\n' 2>/dev/null | awk '{ s += $1 
 xz_bytes=$( ( ((files > 0)) && tar -C "$pre" -cf - . | xz -6 -T0 | wc -c ) || echo 0)
 echo "prebuilt folder: $files CUBINs, $bytes bytes, $xz_bytes bytes as tar.xz (xz -6)" | tee -a "$out/prebuilt.txt"
 
-# ---- 2. fresh processes --------------------------------------------------------------------------------
-jsonl=$out/first_call.jsonl; : > "$jsonl"
-one() {  # run label, environment words..., then -- and the program's arguments
-  local label=$1; shift
-  local envs=()
-  while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
-  local line report
-  line=$(env "${envs[@]}" BATCHSOLVE_CACHE_REPORT=1 timeout 60 "$run" batchsolve_first_call --batch 16384 "$@" 2> "$scratch/err")
-  report=$(grep -m1 'batchsolve kernel cache' "$scratch/err" | sed 's/"/\\"/g')
-  case $line in
-    \{*) echo "${line%\}},\"run\":\"$label\",\"cache\":\"$report\"}" >> "$jsonl" ;;
-    *) echo "$label $*: ${line:-$(tail -1 "$scratch/err")}" | tee -a "$out/errors.txt" ;;
-  esac
-}
-# The targets' rows first (prebuilt, cuSOLVER), then cold and cached; nothing starts past the budget.
-cases=()
-for r in ${routines//,/ }; do
-  r_ns=$ns; [[ $r != potrf ]] && r_ns=${FC_SOLVE_NS:-32}  # potrs/posv: one order unless asked
-  for p in s d; do for layout in column_major interleaved; do for n in ${r_ns//,/ }; do
-    cases+=("$r $p $layout $n")
-  done; done; done
-done
-deadline=$((start + budget - 5))
-for c in "${cases[@]}"; do
-  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
-  e=$scratch/empty-$r$p$layout$n; mkdir -p "$e"
-  one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p --layout $layout --n "$n"
-  if [[ $layout == column_major ]]; then
-    one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p --layout column_major --n "$n" --vendor
-  fi
-done
-for c in "${cases[@]}"; do
-  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
-  k=$scratch/cache-$r$p$layout$n; mkdir -p "$k"
-  one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
-  one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
-done
 # ---- 3. the GEMM bins, potrf_large (POTF2), sysv_mixed (LDL^T) -------------------------------------------
 if ((families)); then
   ext=()
@@ -124,6 +130,29 @@ if ((families)); then
     one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p $rest
   done
 fi
+# ---- 2. the small Cholesky's fresh processes (met at ddf2696: after the others) ---------------------
+# The targets' rows first (prebuilt, cuSOLVER), then cold and cached; nothing starts past the budget.
+cases=()
+for r in ${routines//,/ }; do
+  r_ns=$ns; [[ $r != potrf ]] && r_ns=${FC_SOLVE_NS:-32}  # potrs/posv: one order unless asked
+  for p in s d; do for layout in column_major interleaved; do for n in ${r_ns//,/ }; do
+    cases+=("$r $p $layout $n")
+  done; done; done
+done
+for c in "${cases[@]}"; do
+  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
+  e=$scratch/empty-$r$p$layout$n; mkdir -p "$e"
+  one prebuilt BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine "$r" --precision $p --layout $layout --n "$n"
+  if [[ $layout == column_major ]]; then
+    one cusolver BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine "$r" --precision $p --layout column_major --n "$n" --vendor
+  fi
+done
+for c in "${cases[@]}"; do
+  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
+  k=$scratch/cache-$r$p$layout$n; mkdir -p "$k"
+  one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
+  one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
+done
 rm -rf "$scratch" "$out/run-from-build"
 
 python3 - "$out" <<'PY'
@@ -166,6 +195,20 @@ for t in targets:
     if not t["met"]:
         md.append(f"  missed: {t['target']}: {t['measured']:.4f}" + (f" vs {t['peer']:.4f}" if "peer" in t else "") +
                   (f" ({t['cache']})" if t.get("cache") else ""))
+split = [r for r in rows if r["run"].startswith("split-")]
+if split:
+    md += ["", "## Where the first call of potrf_large / sysv_mixed (n = %d) goes: fresh processes, empty cache" % split[0]["n"], "",
+           "base: the first call alone; full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
+           "their own, a one-node graph); ours: after our potrf of order 1024; nograph: uncaptured (--graph off); "
+           "eager: CUDA_MODULE_LOADING=EAGER; vendor: cuSOLVER's first call (Xpotrf / DSgesv, workspace included; handle apart).", "",
+           "| routine | p | variant | context s | prepay steps (s) | prepay total | first call s | second call s | note |",
+           "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |"]
+    for r in split:
+        steps = r.get("prepay", [])
+        md.append(f"| {r['routine']} | {r['precision']} | {r['run'][6:]} | {r['context_s']:.4f} | "
+                  + (", ".join(f"{x['step']} {x['s']:.4f}" for x in steps) or "-")
+                  + f" | {sum(x['s'] for x in steps):.4f} | {r['first_call_s']:.4f} | {r['second_call_s']:.5f} | "
+                  + (f"handle {r['handle_s']:.4f}" if r.get("handle_s", -1) >= 0 else "") + " |")
 open(os.path.join(out, "table.md"), "w").write("\n".join(md) + "\n")
 json.dump(targets, open(os.path.join(out, "targets.json"), "w"), indent=1)
 print("\n".join(md))
