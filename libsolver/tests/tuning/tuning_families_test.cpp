@@ -163,6 +163,9 @@ TEST(TuningTables, MalformedTablesOfEveryFamilyNameFileEntryAndField) {
     expect_has(message(table("posv_mixed", R"({"second":"automatic"})")), {"t.json", "entry 1", "'second'"});
     expect_has(message(table("posv_mixed", R"({"method":"cg"})")), {"t.json", "entry 1", "'method'"});
     expect_has(message(table("posv_mixed", R"({"next_step_cost_percent":-5})")), {"t.json", "entry 1", "next_step_cost_percent", "-5"});
+    expect_has(message(table("posv_mixed", R"({"leaf":16})")), {"t.json", "entry 1", "'leaf'", "16"});
+    expect_has(message(table("posv_mixed", R"({"solve_block":-1})")), {"t.json", "entry 1", "'solve_block'", "-1"});
+    expect_has(message(table("posv_mixed", R"({"panel_solve":"lu"})")), {"t.json", "entry 1", "'panel_solve'", "lu"});
     expect_has(message(table("trsm_vbatched", R"([48])")), {"t.json", "entry 1", "best.config"});
     expect_has(message(table("getrf_vbatched", "{}")), {"t.json", "entry 1", "'routine'", "getrf_vbatched"});
     expect_has(message(table("sytrf_nopiv", "{}", "q")), {"t.json", "entry 1", "'precision'"});

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Where posv_mixed's time goes and two factor designs side by side, on one H200 in TOPIC_BUDGET_S
+# seconds (150 by default). Every step is its own tester process (--ref cusolver: FP64 Xpotrf + Xpotrs
+# on the same matrix and stream), A = Q diag(lambda) Q^T, seed 36, median of 3 after a warm-up; most
+# important first, each cut to the time left:
+#   check-inverse  the inverse table (below) at n = 1500 and 5000 (uneven leaves), cond 1e2 and 1e6:
+#                  the new leaves' backward error (the error column, units of u max(sqrt n, 4))
+#   trsm-16384     the shipped table (panel_solve trsm, leaf 512): MIXED_PHASE_DESIGNS, cond 1e2..1e8,
+#                  with scripts/gpu/mixed-targets.json (targets-trsm-16384.json, by the tester)
+#   inverse-16384  the same designs with the table's posv_mixed entries set to panel_solve inverse
+#                  ($OUT/mixed-phase/tables/inverse.json through BATCHSOLVE_TUNING_FILE: every other
+#                  entry as shipped), targets-inverse-16384.json
+#   nsys-trsm, nsys-inverse  nsys profile of one warm-up and one timed posv_mixed at n = 16384, cond
+#                  1e2, split FP16 classical, each table: the kernel summary and trace as CSV, so the
+#                  factor's leaves (SPOTRF), solve leaves (TRSM / GEMM by the inverse), tensor-core
+#                  GEMMs, conversions and each pass's SYMV / TRSV / GEMV are timed apart (no nsys: ncu's
+#                  gpu__time_duration per kernel over the first MIXED_PHASE_NCU_LAUNCHES launches)
+#   trsm-8192, inverse-8192  both tables at n = 8192
+#   nsys-potrf     nsys of potrf_large d at n = 2048 and 4096 with cuSOLVER beside (kernel sum against
+#                  wall: launch latency or GEMM rate)
+# MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf256,
+# fp16_split/classical/leaf1024, fp16/auto, fp16_split/gmres. Writes $OUT/mixed-phase/ (gpu.txt,
+# commit.txt, date.txt, <step>.json/.log, targets-*.json, targets.json: every step's targets with its
+# step, nsys/, summary.md). Run from the repository root with the bundle unpacked at /tmp/bundle
+# (BUILD_DIR=build: the build tree's tester, a dry run here).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/out}/mixed-phase; mkdir -p "$out/tables" "$out/nsys"
+tester=(/tmp/bundle/run tester); [[ -n ${BUILD_DIR:-} ]] && tester=("$BUILD_DIR/validation/tester")
+budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
+date -u +%Y-%m-%dT%H:%M:%SZ > "$out/date.txt"
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-phase-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+designs=${MIXED_PHASE_DESIGNS:-auto,fp16_split/classical,fp16_split/classical/leaf256,fp16_split/classical/leaf1024,fp16/auto,fp16_split/gmres}
+common=(--routine posv_mixed --precision d --repeat 3 --warmup 1 --seed 36 --ref cusolver)
+
+# The inverse table: the shipped sm90 table with panel_solve inverse in every posv_mixed entry.
+python3 - libsolver/tuning/sm90-large.json "$out/tables/inverse.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for e in t["entries"]:
+    if e["routine"] == "posv_mixed":
+        e["best"]["config"]["panel_solve"] = "inverse"
+        e["provenance"] = "candidate (panel_solve inverse), not measured: " + e["provenance"]
+json.dump(t, open(sys.argv[2], "w"), indent=1)
+PY
+inverse_table=$PWD/$out/tables/inverse.json; [[ $out == /* ]] && inverse_table=$out/tables/inverse.json
+
+# step NAME LIMIT MIN TABLE ARGS...: the tester for at most LIMIT s (or what is left, 3 s kept for the
+# summary) with TABLE (- for the shipped one); skipped when fewer than MIN s are left.
+step() {
+  local name=$1 limit=$2 min=$3 table=$4; shift 4
+  local l=$(( $(left) - 3 ))
+  (( l < min )) && { echo "$name: skipped ($l s left)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  echo "== $name ($limit s)"
+  local env_table=(); [[ $table != - ]] && env_table=(env "BATCHSOLVE_TUNING_FILE=$table")
+  timeout -k 2 "$limit" "${env_table[@]}" "${tester[@]}" "${common[@]}" --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+  echo "   rc $? after $((SECONDS - start)) s"
+  tail -n 2 "$out/$name.log"
+}
+targets() { echo --targets scripts/gpu/mixed-targets.json --targets-out "$out/targets-$1.json"; }
+
+nsys_bin=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+echo "nsys: ${nsys_bin:-none}; ncu: ${ncu_bin:-none}" | tee "$out/nsys/tools.txt"
+# profile NAME LIMIT MIN TABLE ARGS...: the tester (ARGS, no peers unless given) under nsys (or ncu).
+profile() {
+  local name=$1 limit=$2 min=$3 table=$4; shift 4
+  local l=$(( $(left) - 3 ))
+  (( l < min )) && { echo "$name: skipped ($l s left)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  echo "== $name ($limit s)"
+  local env_table=(); [[ $table != - ]] && env_table=(env "BATCHSOLVE_TUNING_FILE=$table")
+  local run=("${tester[@]}")
+  if [[ -n $nsys_bin ]]; then
+    timeout -k 2 "$limit" "${env_table[@]}" "$nsys_bin" profile --trace cuda --cuda-graph-trace node --sample none --cpuctxsw none \
+      --force-overwrite true -o "$out/nsys/$name" "${run[@]}" "$@" > "$out/nsys/$name.log" 2>&1
+    echo "   rc $? after $((SECONDS - start)) s"
+    for report in cuda_gpu_kern_sum cuda_gpu_trace; do
+      timeout -k 2 30 "$nsys_bin" stats --report "$report" --format csv --force-export true \
+        --output "$out/nsys/$name" "$out/nsys/$name.nsys-rep" >> "$out/nsys/$name.log" 2>&1
+    done
+    # The report itself only when small enough to carry back.
+    [[ -f $out/nsys/$name.nsys-rep ]] && (( $(stat -c %s "$out/nsys/$name.nsys-rep") > 12000000 )) && rm -f "$out/nsys/$name.nsys-rep"
+    rm -f "$out/nsys/$name.sqlite"
+  elif [[ -n $ncu_bin ]]; then
+    timeout -k 2 "$limit" "${env_table[@]}" "$ncu_bin" --metrics gpu__time_duration.sum --csv --print-units base \
+      --launch-count "${MIXED_PHASE_NCU_LAUNCHES:-1500}" "${run[@]}" "$@" > "$out/nsys/$name.ncu.csv" 2> "$out/nsys/$name.log"
+    echo "   ncu rc $? after $((SECONDS - start)) s"
+  else
+    echo "   no nsys or ncu"
+  fi
+}
+
+step check-inverse 14 6 "$inverse_table" --n 1500,5000 --cond 100 --designs auto,fp16_split/classical,fp16/gmres,tf32/classical
+step check-inverse-1e6 10 5 "$inverse_table" --n 1500 --cond 1e6 --designs fp16_split/gmres,fp16/gmres
+step trsm-16384 30 12 - --n 16384 --designs "$designs" $(targets trsm-16384)
+step inverse-16384 30 12 "$inverse_table" --n 16384 --designs "$designs" $(targets inverse-16384)
+pargs=(--routine posv_mixed --precision d --n 16384 --cond 100 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/classical)
+profile nsys-trsm 20 10 - "${pargs[@]}" --json "$out/nsys/nsys-trsm.json"
+profile nsys-inverse 20 10 "$inverse_table" "${pargs[@]}" --json "$out/nsys/nsys-inverse.json"
+step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16/auto,fp32/auto $(targets trsm-8192)
+step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16/auto,fp32/auto $(targets inverse-8192)
+profile nsys-potrf 15 8 - --routine potrf_large --precision d --n 2048,4096 --repeat 3 --warmup 1 --ref cusolver --json "$out/nsys/nsys-potrf.json"
+
+# targets.json: every step's targets, each line with its step.
+python3 - "$out" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+merged = []
+for f in sorted(glob.glob(os.path.join(out, "targets-*.json"))):
+    step = os.path.basename(f)[len("targets-"):-len(".json")]
+    try:
+        data = json.load(open(f))
+    except Exception as e:
+        print("unreadable", f, e)
+        continue
+    for t in (data if isinstance(data, list) else data.get("targets", [])):
+        t = dict(t)
+        t["step"] = step
+        merged.append(t)
+json.dump(merged, open(os.path.join(out, "targets.json"), "w"), indent=1)
+print("targets.json: %d of %d met" % (sum(1 for t in merged if t.get("met")), len(merged)))
+PY
+python3 scripts/gpu/mixed_phase_report.py "$out" | tee "$out/summary.md"
+echo "mixed-phase: done after $((SECONDS - start)) s"
+exit 0
