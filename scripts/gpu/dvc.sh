@@ -5,26 +5,27 @@
 #   0. The fixed cost of any CUDA process here: cuda_start_floor (carried, built from
 #      apps/dic_volume/scripts/cuda_start_floor.cu), 3 runs each of: context only; + loading cuBLAS,
 #      cuSOLVER, cuFFT, NVRTC; the context torn down by cudaDeviceReset before the exit (reset);
-#      its phases and wall to floor.csv. Then dvc's own start: `dvc --help` 3 times (wall) and once
-#      with LD_DEBUG=statistics (the dynamic loader's share), to start.txt.
+#      k1 and k1reset: context only and reset with CUDA_DEVICE_MAX_CONNECTIONS=1 (one hardware
+#      queue); its phases and wall to floor.csv. Then dvc's own start: `dvc --help` 3 times (wall)
+#      and once with LD_DEBUG=statistics (the dynamic loader's share), to start.txt.
 #   1. 192^3 float32 raw pair (dvc generate --raw-only: translation 0.37,-0.21,0.55 voxels, strain
 #      0.002,-0.001,0.003, degree-5 resampling), a first dvc correlate --backend cuda with defaults
 #      (it fills the kernel cache), then warm runs of design A (the defaults: raw files streamed
 #      through the pinned staging buffers to the GPU, the HDF5 result written directly, the process
-#      ends after its outputs; the dvc launcher starts the GPU context before it loads the program)
-#      interleaved with L (dvc_linked: the same program linked as one executable, every library
-#      loaded before main and the context started after them), W (--results-writer image: the
-#      result built in memory, copied out and written at the end, the writer before), P1.5
-#      (--presmooth 1.5, the default before 1), N (DVC_PLAN_AHEAD=0: the FFT guess makes its cuFFT
-#      plans when it needs them instead of beside the upload) and Iquintic (every iteration
-#      quintic). Every run writes --summary-json and --timeline.
+#      ends after its outputs; the dvc launcher starts the GPU context through the runtime before it
+#      loads the program) interleaved with D (DVC_EARLY_CONTEXT=driver: the launcher makes the
+#      primary context through the driver API, so that the runtime's lock, which the program's
+#      start-up code takes to register its kernels, is free meanwhile), X (DVC_EXIT_TEARDOWN=detached:
+#      the quick exit leaves the driver's teardown to a child sharing the address space and
+#      descriptors, which ends after the process), DX (both), E (CUDA_MODULE_LOADING=EAGER), K1
+#      (CUDA_DEVICE_MAX_CONNECTIONS=1) and S (A with LD_DEBUG=files,statistics: the libraries loaded
+#      and the loader's time, in its correlate-*.txt). Every run writes --summary-json and --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
 #      resampling, so it fits the budget): a first A run (it fills the kernel cache for this size),
-#      then warm runs A, W, L, A, W, L, A, C; C is A with the result file on /dev/shm (tmpfs: the write
-#      without the disk's sync, to split the results file's time). Its RMSE is of a whole-voxel
-#      shift: not the sub-voxel accuracy target.
-#   4. The 192^3 pair again: A, L, W, N alternated, then the cubic B-spline.
+#      then warm runs A, DX, A, DX, A, DX, L. Its RMSE is of a whole-voxel shift: not the sub-voxel
+#      accuracy target.
+#   4. The 192^3 pair again: A, D, X, DX alternated twice, then L (dvc_linked).
 # Results under $OUT/dvc/: runs.csv (one line per run, written as it ends), summary-*.json,
 # timeline-*.json, tests.txt, floor.csv, start.txt, then runs.json, table.md, phases.md and
 # targets.json (by this script; the targets use design A only).
@@ -57,10 +58,11 @@ small=${DVC_SMALL:-192} large=${DVC_LARGE:-512} run=2
 floor_bin=${DVC_FLOOR_BIN:-.carry/dvc/cuda_start_floor}
 if [[ -x $floor_bin ]] && fits 6; then
   echo "variant,rep,wall_s,json" > "$out/floor.csv"
-  for variant in "context" "libs:--libs" "reset:--reset"; do
+  for variant in "context" "libs:--libs" "reset:--reset" "k1" "k1reset:--reset"; do
     name=${variant%%:*}; args=""; [[ $variant == *:* ]] && args=${variant#*:}
+    envs=(); [[ $name == k1* ]] && envs=(CUDA_DEVICE_MAX_CONNECTIONS=1)  # one hardware queue: fewer channels to make and free
     for rep in 1 2 3; do
-      t0=$(now); j=$(timeout 10 "$R" "$PWD/$floor_bin" $args 2>&1 | tail -1); wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }')
+      t0=$(now); j=$(env "${envs[@]}" timeout 10 "$R" "$PWD/$floor_bin" $args 2>&1 | tail -1); wall=$(awk -v a="$(now)" -v b="$t0" 'BEGIN { printf "%.4f", a - b }')
       echo "$name,$rep,$wall,\"${j//\"/\"\"}\"" >> "$out/floor.csv"
       echo "floor $name $rep: wall $wall s $j"
     done
@@ -91,6 +93,11 @@ correlate() {
   [[ $design == W ]] && extra+=(--results-writer image)
   local environment=()
   [[ $design == N ]] && environment=(DVC_PLAN_AHEAD=0)
+  [[ $design == D || $design == DX ]] && environment+=(DVC_EARLY_CONTEXT=driver)
+  [[ $design == X || $design == DX ]] && environment+=(DVC_EXIT_TEARDOWN=detached)
+  [[ $design == E ]] && environment+=(CUDA_MODULE_LOADING=EAGER)
+  [[ $design == K1 ]] && environment+=(CUDA_DEVICE_MAX_CONNECTIONS=1)
+  [[ $design == S ]] && environment+=(LD_DEBUG=files,statistics)
   local program=$main_program
   [[ $design == L ]] && program=dvc_linked
   [[ $design == L && $main_program != dvc ]] && return 0
@@ -117,7 +124,7 @@ generate() {  # generate SIZE TRANSLATION STRAIN
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A L A W A N A P1.5 A L A W A N A Iquintic A; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A D X DX A D X DX A DX E K1 A D X DX A S; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
@@ -131,11 +138,11 @@ else skip "test_dic_volume Gpu.*"; fi
 if fits 4.5; then
   generate "$large" 3,-2,1 0
   lrun=1
-  for design in A A W L A W L A C; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
+  for design in A A DX A DX A DX L; do fits 2.5 && correlate "$large" $lrun $design || skip "512^3 run $lrun ($design)"; lrun=$((lrun + 1)); done
 else skip "512^3"; fi
 # 4. The 192^3 pair once more: A, L, W and N alternated, then the cubic B-spline.
 if [[ -f $work/v${small}_reference.raw ]]; then
-  for design in A L W N A L W N A Icubic; do
+  for design in A D X DX A D X DX A L; do
     fits 0.9 && correlate "$small" $run "$design" || skip "192^3 run $run ($design)"; run=$((run + 1))
   done
 fi
