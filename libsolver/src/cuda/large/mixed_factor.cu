@@ -42,6 +42,8 @@ constexpr float kHalfScale = 4096.0f;
 constexpr float kLoScale = 2048.0f;
 // Halves of a recursion are rounded up to a multiple of this (GEMM tiles; cuSOLVER leaves).
 constexpr int kSplitGranule = 128;
+// gridDim.y's limit.
+constexpr int kMaxGridY = 65535;
 
 unsigned blocks_for(long long count, int threads = kThreads) { return unsigned((count + threads - 1) / threads); }
 
@@ -166,15 +168,18 @@ __device__ __forceinline__ Low to_low(float v);
 template <> __device__ __forceinline__ __half to_low<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 to_low<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+// Rows by blockIdx.x, columns from blockIdx.y in strides of gridDim.y (no 64-bit division per entry).
 template <class Low>
 __global__ void to_low_kernel(int m, int k, const float* src, int lds, float scale, Low* hi, __half* lo) {
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (long long)m * k) return;
-    const int i = int(idx % m), j = int(idx / m);
-    const float v = src[std::size_t(j) * lds + i] * scale;
-    const Low h = to_low<Low>(v);
-    hi[idx] = h;
-    if (lo) lo[idx] = __float2half_rn((v - float(h)) * kLoScale);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    for (int j = blockIdx.y; j < k; j += gridDim.y) {
+        const std::size_t idx = std::size_t(j) * m + i;
+        const float v = src[std::size_t(j) * lds + i] * scale;
+        const Low h = to_low<Low>(v);
+        hi[idx] = h;
+        if (lo) lo[idx] = __float2half_rn((v - float(h)) * kLoScale);
+    }
 }
 
 // info = first failing column: the scaling's (bad) or a leaf's (leaf_info relative to `offset`).
@@ -186,10 +191,8 @@ __global__ void preset_bad_kernel(int* bad) { *bad = INT_MAX; }
 
 // W := I (m x m, ld ldw).
 __global__ void identity_kernel(int m, float* w, int ldw) {
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (long long)m * m) return;
-    const int i = int(idx % m), j = int(idx / m);
-    w[std::size_t(j) * ldw + i] = i == j ? 1.0f : 0.0f;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+    if (i < m) w[std::size_t(j) * ldw + i] = i == j ? 1.0f : 0.0f;
 }
 
 __global__ void scale_rows_kernel(int n, const float* s, float* d, int ldd) {
@@ -226,7 +229,7 @@ private:
     // inv(off.., 0:m) := L(off:off+m, off:off+m)^-1 (lower; its upper part exactly 0), in FP32.
     void invert_leaf(int off, int m) {
         float* w = w_.inv + off;
-        identity_kernel<<<blocks_for((long long)m * m), kThreads, 0, r_.stream()>>>(m, w, n_);
+        identity_kernel<<<dim3(blocks_for(m), unsigned(m)), kThreads, 0, r_.stream()>>>(m, w, n_);
         BATCHSOLVE_LAUNCH_CHECK("identity_kernel");
         const float one = 1;
         BATCHSOLVE_CUBLAS_CHECK(cublasStrsm(h_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, m, m,
@@ -309,13 +312,13 @@ private:
     }
 
     void convert(int m, int k, const float* src, void* hi, void* lo) {
-        const long long count = (long long)m * k;
-        if (count == 0) return;
+        if (m <= 0 || k <= 0) return;
+        const dim3 grid(blocks_for(m), unsigned(std::min(k, kMaxGridY)));
         if (p_ == LowPrecision::bf16)
-            to_low_kernel<__nv_bfloat16><<<blocks_for(count), kThreads, 0, r_.stream()>>>(
+            to_low_kernel<__nv_bfloat16><<<grid, kThreads, 0, r_.stream()>>>(
                 m, k, src, n_, 1.0f, static_cast<__nv_bfloat16*>(hi), nullptr);
         else
-            to_low_kernel<__half><<<blocks_for(count), kThreads, 0, r_.stream()>>>(
+            to_low_kernel<__half><<<grid, kThreads, 0, r_.stream()>>>(
                 m, k, src, n_, kHalfScale, static_cast<__half*>(hi), p_ == LowPrecision::fp16_split ? static_cast<__half*>(lo) : nullptr);
         BATCHSOLVE_LAUNCH_CHECK("to_low_kernel");
     }
