@@ -14,12 +14,13 @@
 #                  1e2, split FP16 classical, each table: the kernel summary and trace as CSV, so the
 #                  factor's leaves (SPOTRF), solve leaves (TRSM / GEMM by the inverse), tensor-core
 #                  GEMMs, conversions and each pass's SYMV / TRSV / GEMV are timed apart (no nsys: ncu's
-#                  gpu__time_duration per kernel over the first MIXED_PHASE_NCU_LAUNCHES launches)
+#                  gpu__time_duration per kernel at n = 4096, the generator's QR kernels left out, at most
+#                  MIXED_PHASE_NCU_LAUNCHES launches)
 #   trsm-8192, inverse-8192  both tables at n = 8192
 #   nsys-potrf     nsys of potrf_large d at n = 2048 and 4096 with cuSOLVER beside (kernel sum against
 #                  wall: launch latency or GEMM rate)
 # MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf256,
-# fp16_split/classical/leaf1024, fp16/auto, fp16_split/gmres. Writes $OUT/mixed-phase/ (gpu.txt,
+# fp16_split/classical/leaf1024, fp16/classical, fp16_split/gmres. Writes $OUT/mixed-phase/ (gpu.txt,
 # commit.txt, date.txt, <step>.json/.log, targets-*.json, targets.json: every step's targets with its
 # step, nsys/, summary.md). Run from the repository root with the bundle unpacked at /tmp/bundle
 # (BUILD_DIR=build: the build tree's tester, a dry run here).
@@ -33,7 +34,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --f
 echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$out/date.txt"
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-phase-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
-designs=${MIXED_PHASE_DESIGNS:-auto,fp16_split/classical,fp16_split/classical/leaf256,fp16_split/classical/leaf1024,fp16/auto,fp16_split/gmres}
+designs=${MIXED_PHASE_DESIGNS:-auto,fp16_split/classical,fp16_split/classical/leaf256,fp16_split/classical/leaf1024,fp16/classical,fp16_split/gmres}
 common=(--routine posv_mixed --precision d --repeat 3 --warmup 1 --seed 36 --ref cusolver)
 
 # The inverse table: the shipped sm90 table with panel_solve inverse in every posv_mixed entry.
@@ -76,6 +77,7 @@ profile() {
   local env_table=(); [[ $table != - ]] && env_table=(env "BATCHSOLVE_TUNING_FILE=$table")
   local run=("${tester[@]}")
   if [[ -n $nsys_bin ]]; then
+    [[ $1 == --n-nsys ]] && set -- --n "$2" "${@:5}"
     timeout -k 2 "$limit" "${env_table[@]}" "$nsys_bin" profile --trace cuda --cuda-graph-trace node --sample none --cpuctxsw none \
       --force-overwrite true -o "$out/nsys/$name" "${run[@]}" "$@" > "$out/nsys/$name.log" 2>&1
     echo "   rc $? after $((SECONDS - start)) s"
@@ -87,8 +89,11 @@ profile() {
     [[ -f $out/nsys/$name.nsys-rep ]] && (( $(stat -c %s "$out/nsys/$name.nsys-rep") > 12000000 )) && rm -f "$out/nsys/$name.nsys-rep"
     rm -f "$out/nsys/$name.sqlite"
   elif [[ -n $ncu_bin ]]; then
+    # ncu replays each kernel: a smaller order, and the generator's QR kernels left out.
+    [[ $1 == --n-nsys ]] && set -- --n "$4" "${@:5}"
     timeout -k 2 "$limit" "${env_table[@]}" "$ncu_bin" --metrics gpu__time_duration.sum --csv --print-units base \
-      --launch-count "${MIXED_PHASE_NCU_LAUNCHES:-1500}" "${run[@]}" "$@" > "$out/nsys/$name.ncu.csv" 2> "$out/nsys/$name.log"
+      --kernel-name 'regex:^(?!.*(geqr|orgqr|larf|gemmSN|dgemm)).*' \
+      --launch-count "${MIXED_PHASE_NCU_LAUNCHES:-3000}" "${run[@]}" "$@" > "$out/nsys/$name.ncu.csv" 2> "$out/nsys/$name.log"
     echo "   ncu rc $? after $((SECONDS - start)) s"
   else
     echo "   no nsys or ncu"
@@ -99,12 +104,13 @@ step check-inverse 14 6 "$inverse_table" --n 1500,5000 --cond 100 --designs auto
 step check-inverse-1e6 10 5 "$inverse_table" --n 1500 --cond 1e6 --designs fp16_split/gmres,fp16/gmres
 step trsm-16384 30 12 - --n 16384 --designs "$designs" $(targets trsm-16384)
 step inverse-16384 30 12 "$inverse_table" --n 16384 --designs "$designs" $(targets inverse-16384)
-pargs=(--routine posv_mixed --precision d --n 16384 --cond 100 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/classical)
+# --n-nsys N_NSYS --n-ncu N_NCU: the order under each profiler.
+pargs=(--n-nsys 16384 --n-ncu 4096 --routine posv_mixed --precision d --cond 100 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/classical)
 profile nsys-trsm 20 10 - "${pargs[@]}" --json "$out/nsys/nsys-trsm.json"
 profile nsys-inverse 20 10 "$inverse_table" "${pargs[@]}" --json "$out/nsys/nsys-inverse.json"
-step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16/auto,fp32/auto $(targets trsm-8192)
-step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16/auto,fp32/auto $(targets inverse-8192)
-profile nsys-potrf 15 8 - --routine potrf_large --precision d --n 2048,4096 --repeat 3 --warmup 1 --ref cusolver --json "$out/nsys/nsys-potrf.json"
+step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16/classical,fp32/auto $(targets trsm-8192)
+step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16/classical,fp32/auto $(targets inverse-8192)
+profile nsys-potrf 15 8 - --n-nsys 2048,4096 --n-ncu 2048 --routine potrf_large --precision d --repeat 3 --warmup 1 --split --ref cusolver --json "$out/nsys/nsys-potrf.json"
 
 # targets.json: every step's targets, each line with its step.
 python3 - "$out" <<'PY'
