@@ -18,7 +18,8 @@
 #      start-up code takes to register its kernels, is free meanwhile), X (DVC_EXIT_TEARDOWN=detached:
 #      the quick exit leaves the driver's teardown to a child sharing the address space and
 #      descriptors, which ends after the process), DX (both), E (CUDA_MODULE_LOADING=EAGER), K1
-#      (CUDA_DEVICE_MAX_CONNECTIONS=1) and S (A with LD_DEBUG=files,statistics: the libraries loaded
+#      (CUDA_DEVICE_MAX_CONNECTIONS=1), R (--read-to-host: the volumes read into host memory while the
+#      context is made, uploaded from there), DXR (D, X and R) and S (A with LD_DEBUG=files,statistics: the libraries loaded
 #      and the loader's time, in its correlate-*.txt). Every run writes --summary-json and --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).
 #   3. 512^3: a pair related by a whole-voxel translation (3,-2,1; generated as an exact shift, no
@@ -89,12 +90,13 @@ correlate() {
   local n=$1 run=$2 design=$3 extra=("${@:4}")
   local result=$work/result$n.h5
   [[ $design == B ]] && extra+=(--read-to-host --free-at-exit)
+  [[ $design == R || $design == DXR ]] && extra+=(--read-to-host)
   [[ $design == C ]] && result=$shm/result$n.h5
   [[ $design == W ]] && extra+=(--results-writer image)
   local environment=()
   [[ $design == N ]] && environment=(DVC_PLAN_AHEAD=0)
-  [[ $design == D || $design == DX ]] && environment+=(DVC_EARLY_CONTEXT=driver)
-  [[ $design == X || $design == DX ]] && environment+=(DVC_EXIT_TEARDOWN=detached)
+  [[ $design == D || $design == DX* ]] && environment+=(DVC_EARLY_CONTEXT=driver)
+  [[ $design == X || $design == DX* ]] && environment+=(DVC_EXIT_TEARDOWN=detached)
   [[ $design == E ]] && environment+=(CUDA_MODULE_LOADING=EAGER)
   [[ $design == K1 ]] && environment+=(CUDA_DEVICE_MAX_CONNECTIONS=1)
   [[ $design == S ]] && environment+=(LD_DEBUG=files,statistics)
@@ -124,7 +126,7 @@ generate() {  # generate SIZE TRANSLATION STRAIN
 if fits 2.5; then
   generate "$small" 0.37,-0.21,0.55 0.002,-0.001,0.003
   fits 1.5 && correlate "$small" 1 A
-  for design in A D X DX A D X DX A DX E K1 A D X DX A S; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
+  for design in A D X DX A D X DX A R DXR E K1 A D X DX R DXR A S; do fits 0.9 && correlate "$small" $run $design; run=$((run + 1)); done
 fi
 
 # 2. The GPU-against-CPU test.
