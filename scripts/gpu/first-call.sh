@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The first call of a tabled size in a fresh process, with and without precompiled sm_90 kernels,
 # beside cuSOLVER's first call; and what producing the precompiled set costs on this machine.
-#   0. (FC_SPLIT, default on; at most FC_SPLIT_SHARE percent of the budget, default 40) where the first
+#   0. (FC_SPLIT, default on; at most FC_SPLIT_SHARE percent of the budget, default 45) where the first
 #      call of potrf_large and sysv_mixed at FC_LARGE_N goes: fresh processes alone, after --prepay steps
-#      (each timed), uncaptured (--graph off), after our potrf of order 1024, CUDA_MODULE_LOADING=EAGER,
+#      (each timed), uncaptured (--graph off), after our potrf of order 2048, CUDA_MODULE_LOADING=EAGER,
 #      cuSOLVER beside; rows "split-<variant>", the table's last section. Then steps 1, 3, 2 in that order.
 #   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
@@ -64,22 +64,22 @@ deadline=$((start + budget - 5))  # nothing starts past it
 # ---- 0. where potrf_large's and sysv_mixed's first call goes (most important: first) -------------------
 # Fresh processes with an empty cache (their automatic configuration uses no generated kernel): the
 # first call alone; after --prepay steps, each timed (cuBLAS/cuSOLVER handles, one GEMM/SYRK/TRSM/
-# Xpotrf of their own, a one-node graph; or our potrf of order 1024); uncaptured (--graph off); and
+# Xpotrf of their own, a one-node graph; or our potrf of order 2048: two panels); uncaptured (--graph off); and
 # with CUDA_MODULE_LOADING=EAGER beside the default (lazy), ours and cuSOLVER's. Rows: run "split-<v>".
 if ((${FC_SPLIT:-1})); then
   full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
   splits=("d base" "d vendor" "d full --prepay $full" "d handles --prepay cublas,cusolver" "d nograph --graph off"
-          "d ours --prepay potrf:1024" "s base" "s full --prepay $full" "s vendor"
-          "sysv base" "sysv full --prepay $full" "sysv vendor" "d base" "d full --prepay $full" "s nograph --graph off"
-          "d eager-vendor" "d eager" "sysv eager" "d base" "d vendor")
+          "d ours --prepay potrf:2048" "s base" "s full --prepay $full" "sysv base" "sysv full --prepay $full" "sysv vendor"
+          "s vendor" "d eager" "d eager-vendor" "d base" "d full --prepay $full" "s nograph --graph off" "sysv eager"
+          "d base" "d vendor")
   for c in "${splits[@]}"; do
-    ((SECONDS < start + budget * ${FC_SPLIT_SHARE:-40} / 100)) || { echo "split: budget share spent before '$c'" | tee -a "$out/errors.txt"; break; }
+    ((SECONDS < start + budget * ${FC_SPLIT_SHARE:-45} / 100)) || { echo "split: budget share spent before '$c'" | tee -a "$out/errors.txt"; break; }
     read -r p v rest <<<"$c"
     r=potrf_large; [[ $p == sysv ]] && r=sysv_mixed p=d
     envs=(BATCHSOLVE_CACHE_DIR="$scratch/split-empty-$RANDOM" BATCHSOLVE_PREBUILT_DIR=)
     args=(--routine $r --precision $p --n "${FC_LARGE_N:-4096}")
     one_timeout=60
-    [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=15  # eager loads every module of every library
+    [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=25  # eager loads every module of every library
     [[ $v == *vendor ]] && args+=(--vendor)
     one "split-$v" "${envs[@]}" -- "${args[@]}" $rest
   done
@@ -199,7 +199,7 @@ split = [r for r in rows if r["run"].startswith("split-")]
 if split:
     md += ["", "## Where the first call of potrf_large / sysv_mixed (n = %d) goes: fresh processes, empty cache" % split[0]["n"], "",
            "base: the first call alone; full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
-           "their own, a one-node graph); ours: after our potrf of order 1024; nograph: uncaptured (--graph off); "
+           "their own, a one-node graph); ours: after our potrf of order 2048; nograph: uncaptured (--graph off); "
            "eager: CUDA_MODULE_LOADING=EAGER; vendor: cuSOLVER's first call (Xpotrf / DSgesv, workspace included; handle apart).", "",
            "| routine | p | variant | context s | prepay steps (s) | prepay total | first call s | second call s | note |",
            "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |"]
