@@ -17,6 +17,7 @@
 #                  gpu__time_duration per kernel at n = 4096, the generator's QR kernels left out, at most
 #                  MIXED_PHASE_NCU_LAUNCHES launches)
 #   trsm-8192, inverse-8192  both tables at n = 8192
+#   nsys-gmres-inverse  nsys of the inverse table's split FP16 with GMRES at cond 1e6 (n = 16384)
 #   nsys-potrf     nsys of potrf_large d at n = 2048 and 4096 with cuSOLVER beside (kernel sum against
 #                  wall: launch latency or GEMM rate)
 # MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf256,
@@ -108,8 +109,10 @@ step inverse-16384 30 12 "$inverse_table" --n 16384 --designs "$designs" $(targe
 pargs=(--n-nsys 16384 --n-ncu 4096 --routine posv_mixed --precision d --cond 100 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/classical)
 profile nsys-trsm 20 10 - "${pargs[@]}" --json "$out/nsys/nsys-trsm.json"
 profile nsys-inverse 20 10 "$inverse_table" "${pargs[@]}" --json "$out/nsys/nsys-inverse.json"
-step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16/classical,fp32/auto $(targets trsm-8192)
-step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16/classical,fp32/auto $(targets inverse-8192)
+step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16_split/classical/leaf256,fp16/classical,fp32/auto $(targets trsm-8192)
+step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16_split/classical/leaf256,fp16/classical,fp32/auto $(targets inverse-8192)
+gargs=(--n-nsys 16384 --n-ncu 4096 --routine posv_mixed --precision d --cond 1e6 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/gmres)
+profile nsys-gmres-inverse 20 10 "$inverse_table" "${gargs[@]}" --json "$out/nsys/nsys-gmres-inverse.json"
 profile nsys-potrf 15 8 - --n-nsys 2048,4096 --n-ncu 2048 --routine potrf_large --precision d --repeat 3 --warmup 1 --split --ref cusolver --json "$out/nsys/nsys-potrf.json"
 
 # targets.json: every step's targets, each line with its step.
