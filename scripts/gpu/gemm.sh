@@ -23,6 +23,13 @@
 #     the same table with every s and d entry on the tile list (tile_list 1: a persistent grid over the
 #     scanned (problem, tile) pairs; targets-tiles.json); then ncu of both at x = 512, the skewed batch,
 #     SYRK/SYR2K, c and z against 16 cuBLAS streams.
+#   designs (150 s): the address and tile designs side by side at every size class, s and d (GEMM_CANDIDATES,
+#     default scripts/gpu/gemm-designs-candidates.json: the committed entries beside copy_offsets 3, the
+#     register path's element pointers advanced per slice, on larger tiles); d's candidates once more on the
+#     16x8x8 DMMA form (BATCHSOLVE_GEMM_DMMA=16x8x8: m16-*.json, outside the table); the sweep's table
+#     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
+#     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
+#     registers of every kernel; ncu of the sweep table's x = 512 call.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -37,14 +44,16 @@ else
   run=/tmp/bundle/run
 fi
 mode=${GEMM_MODE:-tune}
-case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;;
-  *) echo "gemm.sh: GEMM_MODE is tune, compare or confirm (got '$mode')" >&2; exit 2 ;; esac
+case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
+  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm or designs (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}; echo "$commit" > "$out/commit.txt"
 gpu=$(sed -n 2p "$out/gpu.txt" | cut -d, -f1); gpu=${gpu:-NVIDIA H200}
-candidates=${GEMM_CANDIDATES:-scripts/gpu/gemm-candidates.json}
+default_candidates=scripts/gpu/gemm-candidates.json
+[[ $mode == designs ]] && default_candidates=scripts/gpu/gemm-designs-candidates.json
+candidates=${GEMM_CANDIDATES:-$default_candidates}
 
 export BATCHSOLVE_CACHE_DIR=/tmp/gemm-kernel-cache; mkdir -p "$BATCHSOLVE_CACHE_DIR"
 for t in /tmp/bundle/gemm-kernels.tar.gz /tmp/bundle/*/gemm-kernels.tar.gz; do
@@ -121,6 +130,40 @@ EOF
   step complex 14 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
   summary final final-tiles skewed rank-k complex
+  exit 0
+fi
+if [[ $mode == designs ]]; then
+  step warmup 25 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
+  (export BATCHSOLVE_GEMM_DMMA=16x8x8
+   grep '^gemm d ' "$out/warm.manifest" > "$out/warm-m16.manifest"
+   step warmup-m16 15 "$run" batchsolve-warmup --kernels "$out/warm-m16.manifest" --threads "$(nproc)")
+  # the new address form on the GPU against the formula (every precision, SIMT and DMMA, every operand form)
+  step gpu-tests 20 "$run" batchsolve_vbatched_blas_test --gtest_filter='*AdvancedPointers*:*TensorCoreConfigurations*'
+  step sweep-bins 25 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
+  (export BATCHSOLVE_GEMM_DMMA=16x8x8
+   step m16-bins 12 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d --n 512,256 --json "$out/m16-bins.json")
+  step sweep-small 14 "$run" tester "${sweep[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
+  python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
+    --device "$gpu" --commit "$commit" --precisions sd --keep-classes > "$out/table.log" 2>&1
+  final_rows final-committed 22 targets-committed.json
+  if [[ -s $out/sm90-gemm.json ]]; then
+    (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
+     final_rows final-swept 22 targets.json
+     step rank-k 30 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+       --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json")
+  fi
+  step skewed 10 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+    --json "$out/skewed.json"
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  if command -v ncu > /dev/null && [[ -s $out/sm90-gemm.json ]]; then
+    for p in d s; do
+      (( $(left) > 14 )) || break
+      (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json; ncu_512 ncu-$p $p)
+    done
+  fi
+  step complex 14 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
+  summary final-committed final-swept rank-k skewed complex
+  grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
   exit 0
 fi
 if [[ $mode == compare ]]; then

@@ -104,6 +104,22 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, offsets(ring({32, 32, 8, 8, 8, false}, 2), 2)),
         spec(Precision::d, GemmOperand::symmetric_lower, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({16, 16, 8, 4, 4, false}, 3), 2)),
         spec(Precision::z, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, offsets(odd, 1)),
+        // element pointers advanced per slice (copy_offsets 3, the register path): SIMT and DMMA, every
+        // stored operand form, a symmetric operand (its element function) beside one advanced, the
+        // uniform-size path, listed problems, an interior kernel
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(tc, 3)),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::lower, true, offsets(small, 3)),
+        spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, offsets(GemmConfig{64, 32, 8, 8, 8, false}, 3)),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::trans, GemmPart::upper, false, offsets(tc_big, 3)),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, offsets(odd, 3)),
+        spec(Precision::d, GemmOperand::symmetric_upper, GemmOperand::no_trans, GemmPart::full, false, offsets(odd, 3)),
+        [&] {
+            GemmSpec s = spec(Precision::d, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, offsets(odd, 3));
+            s.full_tiles = true;
+            return s;
+        }(),
+        listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(GemmConfig{64, 32, 8, 2, 2, true}, 3))),
+        interior(listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(wide, 3)))),
         // the tile list (tile_list 1: a persistent grid over the scanned (problem, tile) pairs): listed and
         // whole-batch, ring and registers, SIMT and DMMA, a triangle, a region split's pair
         listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(offsets(ring(odd, 3), 2)))),

@@ -132,6 +132,25 @@ TEST(GemmCodegen, ThirtyTwoBitSliceOffsetsCompileWithoutSpills) {
     EXPECT_GE(stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 2}).registers, 1);
 }
 
+// Element pointers advanced per slice (copy_offsets 3): with NVRTC for sm_90 d's 64x32 DMMA register tile
+// with 6 blocks per SM holds in its 80 registers without spilling (8 bytes with copy_offsets 0), the
+// 128x64 one (4 x 2 warps, 2 blocks per SM) too; s's 64x64 SIMT tile with vector reads and 4 blocks.
+TEST(GemmCodegen, AdvancedPointersCompileWithoutSpills) {
+    auto stats = [](Precision p, GemmConfig c) {
+        GemmSpec spec;
+        spec.precision = p, spec.config = c, spec.problem_list = true;
+        EXPECT_EQ(gemm_family().can_implement(spec), "");
+        KernelSource k = gemm_family().generate(spec);
+        k.options.push_back("--ptxas-options=-v");
+        std::string log;
+        cuda_backend::jit::compile_to_cubin(k, kArch, &log);
+        return cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
+    };
+    EXPECT_EQ(stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3}).spill_store_bytes, 0);
+    EXPECT_EQ(stats(Precision::d, GemmConfig{128, 64, 8, 4, 2, true, 2, 0, 3}).spill_store_bytes, 0);
+    EXPECT_EQ(stats(Precision::s, GemmConfig{64, 64, 8, 16, 16, false, 4, 0, 3}).spill_store_bytes, 0);
+}
+
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {
     GemmSpec spec;
     spec.precision = Precision::s;

@@ -347,6 +347,34 @@ TYPED_TEST(VbatchedBlas, GemmTensorCoreConfigurationsWithinTheirAccuracy) {
     });
 }
 
+// Element pointers advanced per slice (copy_offsets 3, the register path): SIMT with vector reads of the
+// slices and, for d and z, DMMA; every stored operand form; empty problems and sizes past several slices
+// mixed in; within 4 (k + 2) u of the formula.
+TYPED_TEST(VbatchedBlas, GemmAdvancedPointersWithinTheirAccuracy) {
+    using T = typename TestFixture::T;
+    BATCHSOLVE_TRACE_SEED(this->seed_);
+    const int count = 120;
+    auto m = this->sizes(count, 150, 0.05), n = this->sizes(count, 150, 0.05), k = this->sizes(count, 90, 0.05);
+    m[2] = 0, k[4] = 0;
+    std::vector<GemmConfig> configs{GemmConfig{64, 64, 8, 16, 16, false, 0, 0, 3}, GemmConfig{64, 32, 8, 8, 8, false, 8, 0, 3}};
+    if (!is_single_v<T>) configs.push_back(GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3});
+    const std::pair<Op, Op> ops[] = {{Op::no_trans, Op::no_trans}, {Op::trans, Op::conj_trans}, {Op::conj_trans, Op::trans}};
+    for (const GemmConfig& config : configs)
+        for (auto [op_a, op_b] : ops) {
+            SCOPED_TRACE(to_string(config));
+            GemmBatch<T> g(this->ctx(), this->engine_, m, n, k, op_a, op_b, false);
+            const T alpha = this->scalar(false), beta = this->scalar(false);
+            const int max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end()),
+                      max_k = *std::max_element(k.begin(), k.end());
+            gemm_vbatched_max_nocheck<T>(op_a, op_b, g.md.data(), g.nd.data(), g.kd.data(), alpha, g.a.cptrs(), g.a.lds.data(),
+                                         g.b.cptrs(), g.b.lds.data(), beta, g.c.ptrs(), g.c.lds.data(), max_m, max_n, max_k, count,
+                                         config, this->ctx());
+            expect_storage(g.c, g.c.data.to_host(), g.expected(alpha, beta), [&](int i, int r, int col) {
+                return 4.0 * (g.k[i] + 2) * double(unit_roundoff<T>()) * g.scale(i, r, col, alpha, beta);
+            });
+        }
+}
+
 // The tile list (a persistent grid over the scanned (problem, tile) pairs) computes each tile as the
 // block grid does: the same bits, with empty and skipped-size problems mixed in and more tiles than blocks.
 TYPED_TEST(VbatchedBlas, GemmTileListMatchesTheBlockGrid) {
@@ -710,7 +738,12 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     offsets.copy_offsets = 1;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
-    offsets.copy_offsets = 3;
+    offsets.copy_offsets = 3;  // pointers advanced per slice: the register path only
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
+    EXPECT_EQ(parse_gemm_config(to_string(offsets)), offsets);
+    offsets.stages = 4;
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
+    offsets.stages = 0, offsets.copy_offsets = 4;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     // the tile list: 0 left out of the text, 1 round-trips (any tile, ring or registers), other values refused
     GemmConfig tiles{64, 32, 8, 2, 2, true, 6, 0};

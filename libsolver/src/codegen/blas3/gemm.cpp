@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 #include "codegen/common.hpp"
 #include "codegen/prelude.hpp"
@@ -90,6 +91,10 @@ bool is_hermitian(GemmOperand op) { return op == GemmOperand::hermitian_lower ||
 // triangle are values, not addresses: those take the register path whatever stages says).
 bool pipelined(const GemmSpec& s) { return s.config.stages >= 2 && !is_hermitian(s.op_a) && !is_hermitian(s.op_b); }
 int buffers(const GemmSpec& s) { return pipelined(s) ? s.config.stages : 2; }
+// SIMT slices whose rows are 16-byte aligned (read as vectors): the ring's and, with copy_offsets 3, the
+// register path's (the register path's transposed stores then meet some bank conflicts; its reads,
+// many more per slice, take a quarter of the instructions).
+bool vector_rows(const GemmSpec& s) { return !s.config.tensor_cores && (pipelined(s) || s.config.copy_offsets == 3); }
 
 // Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
 // the transposed stores of op(X) = X^T do not fall into one bank; with the cp.async ring, 16 bytes of
@@ -99,7 +104,7 @@ int buffers(const GemmSpec& s) { return pipelined(s) ? s.config.stages : 2; }
 // k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
 // (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
 int slice_row(const GemmSpec& s, int width) {
-    if (!s.config.tensor_cores) return pipelined(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
+    if (!s.config.tensor_cores) return vector_rows(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
     const int words = element_bytes(s.precision) / 4;
     if (words >= 4) return width;  // a complex double row of 8 lanes already fills all 32 banks
     const int period = 32 / words, want = 8;
@@ -112,7 +117,7 @@ int slice_row(const GemmSpec& s, int width) {
 // aligned with the ring, whose B rows are read as vectors).
 long long a_slices_bytes(const GemmSpec& s) {
     const long long bytes = (long long)buffers(s) * s.config.blk_k * slice_row(s, s.config.blk_m) * element_bytes(s.precision);
-    return pipelined(s) ? (bytes + 15) / 16 * 16 : bytes;
+    return pipelined(s) || vector_rows(s) ? (bytes + 15) / 16 * 16 : bytes;
 }
 
 // Device function returning element (r, c) of op(X) from the stored X (column-major, ld), for
@@ -190,7 +195,7 @@ std::string name_of(const GemmSpec& s) {
       << (c.tensor_cores ? (is_single(s.precision) ? "_tf32" : "_dmma") : "")
       << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
       << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
-      << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : "")
+      << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : c.copy_offsets == 3 ? "_inc" : "")
       << (c.tile_list ? "_tiles" : "");
     return o.str();
 }
@@ -213,11 +218,17 @@ public:
         // aligned rows allow it (each thread then owns runs of `vec_` adjacent rows and columns).
         const int eb = element_bytes(s_.precision), v = 16 / eb;
         const int tm = c_.blk_m / c_.dim_x, tn = c_.blk_n / c_.dim_y;
-        vec_ = pipelined_ && !c_.tensor_cores && v > 1 && tm % v == 0 && tn % v == 0 ? v : 1;
+        vec_ = vector_rows(s_) && v > 1 && tm % v == 0 && tn % v == 0 ? v : 1;
         // 32-bit offsets from the slice base: the operands whose element (r, c) lies at a fixed stored
         // offset from the slice's corner (not a symmetric or Hermitian operand, whose triangle depends on r, c)
-        o32_a_ = c_.copy_offsets > 0 && !is_symmetric(s_.op_a);
-        o32_b_ = c_.copy_offsets > 0 && !is_symmetric(s_.op_b);
+        o32_a_ = (c_.copy_offsets == 1 || c_.copy_offsets == 2) && !is_symmetric(s_.op_a);
+        o32_b_ = (c_.copy_offsets == 1 || c_.copy_offsets == 2) && !is_symmetric(s_.op_b);
+        // copy_offsets 3 (the register path): each thread's element pointers formed once per problem and
+        // advanced by one slice per step, the row (column) bound folded into the element's k limit; the
+        // operands read through their stored layout (not symmetric or Hermitian ones)
+        auto incremental = [&](GemmOperand op) { return c_.copy_offsets == 3 && !pipelined_ && !is_symmetric(op); };
+        inc_a_ = incremental(s_.op_a);
+        inc_b_ = incremental(s_.op_b);
     }
 
     KernelSource generate() {
@@ -268,10 +279,10 @@ private:
                "#endif\n";
     }
 
-    // With the ring: the reads of one k-step are not hoisted above the previous step's (the unrolled
-    // slice would otherwise hold every step's operands in registers at once).
+    // With the ring or copy_offsets 3: the reads of one k-step are not hoisted above the previous step's
+    // (the unrolled slice would otherwise hold every step's operands in registers at once).
     void fence_step() {
-        if (pipelined_) w_.line("BS_FENCE();");
+        if (pipelined_ || c_.copy_offsets == 3) w_.line("BS_FENCE();");
     }
 
     // A value read from the A (B) slices: the ring stores a conjugate transpose as it is stored.
@@ -602,6 +613,9 @@ private:
     void load_operand(const std::string& reg, const std::string& fn, const std::string& ptr, const std::string& ld,
                       int rows, int cols, int per_thread, bool k_fastest, const std::string& r_base,
                       const std::string& c_base, const std::string& r_bound, const std::string& c_bound, bool rows_are_k) {
+        if (reg == "ra" ? inc_a_ : inc_b_)
+            return inc_load(reg, reg == "ra" ? "ia" : "ib", reg == "ra" ? s_.op_a : s_.op_b, rows, cols, per_thread, k_fastest,
+                            rows_are_k, rows_are_k ? r_base : c_base, r_bound, c_bound);
         const int total = rows * cols;
         // fast index: rows when (rows are k) == k_fastest, else columns
         const bool rows_fast = rows_are_k == k_fastest;
@@ -627,6 +641,104 @@ private:
             w_.line(o.str());
         }
     }
+    // copy_offsets 3: each thread's elements of a k-slice (the element-to-thread map of load_operand) read
+    // through pointers formed once per problem and advanced by `pre`_step per slice. Where the block's
+    // thread count is a multiple of the slice's fast extent, the thread's elements share their fast index
+    // and lie a fixed stored stride `pre`_qs apart along the slow one: one pointer `pre`_p, one fast index
+    // `pre`_f and one slow index `pre`_s (the first element's) serve them all. Else each element q has its
+    // pointer `pre`_p<q> and its k index `pre`_k<q>. A bound that does not vary with the slice is folded
+    // into the k index (INT_MAX: never read), so that one comparison with k - kb bounds an element.
+    bool inc_shared(int rows, int cols, bool rows_fast) const { return threads_ % (rows_fast ? rows : cols) == 0; }
+    void inc_setup(const std::string& pre, GemmOperand op, const std::string& ptr, const std::string& ld, int rows, int cols,
+                   int per_thread, bool k_fastest, const std::string& r_base, const std::string& c_base,
+                   const std::string& r_bound, const std::string& c_bound, bool rows_are_k) {
+        const int total = rows * cols;
+        const bool rows_fast = rows_are_k == k_fastest;
+        const bool stored_no_trans = op == GemmOperand::no_trans;
+        // the stored stride of op(X)'s row index (1 as stored, ld transposed) and of its column index
+        const std::string r_stride = stored_no_trans ? "1" : ld, c_stride = stored_no_trans ? ld : "1";
+        const std::string k_stride = rows_are_k ? r_stride : c_stride;
+        w_.line("const long long " + pre + "_step = " + (k_stride == "1" ? I(c_.blk_k) : I(c_.blk_k) + " * " + k_stride) + ";");
+        const std::string in = bounds("gr", r_bound, "gc", c_bound);
+        const std::string other = rows_are_k ? "gc < " + c_bound : "gr < " + r_bound;
+        const bool other_checked = in.find(other) != std::string::npos;
+        const std::string kidx = rows_are_k ? "rr" : "cc";
+        const std::string addr = stored_no_trans ? "gr + (long long)gc * " + ld : "gc + (long long)gr * " + ld;
+        if (inc_shared(rows, cols, rows_fast)) {
+            const int fast = rows_fast ? rows : cols;
+            const bool k_is_fast = rows_fast == rows_are_k;
+            const std::string slow_stride = rows_fast ? c_stride : r_stride;
+            w_.line("const long long " + pre + "_qs = " + (slow_stride == "1" ? I(threads_ / fast) : I(threads_ / fast) + " * " + slow_stride) + ";");
+            const std::string r = rows_fast ? "tid % " + I(rows) : "tid / " + I(cols);
+            const std::string c = rows_fast ? "tid / " + I(rows) : "tid % " + I(cols);
+            w_.line("const T* " + pre + "_p; int " + pre + "_f, " + pre + "_s;");
+            // k fast: f is the k index, s the other's global index (bounded per element); k slow: s is the
+            // k index with the other's bound folded in, f unused
+            const std::string nonk_global = rows_are_k ? "gc" : "gr";
+            w_.line("{ const int rr = " + r + ", cc = " + c + "; const int gr = " + r_base + "rr, gc = " + c_base + "cc; " + pre +
+                    "_p = " + ptr + " + (" + addr + "); " +
+                    (k_is_fast ? pre + "_f = " + kidx + "; " + pre + "_s = " + nonk_global + "; }"
+                               : pre + "_f = 0; " + pre + "_s = " + (other_checked ? "(" + other + ") ? " + kidx + " : 0x7fffffff" : kidx) + "; }"));
+            w_.line("(void)" + pre + "_f;");
+            return;
+        }
+        for (int q = 0; q < per_thread; ++q) {
+            const std::string e = "(tid + " + I(q * threads_) + ")";
+            std::string r, c;
+            if (rows_fast) r = e + " % " + I(rows), c = e + " / " + I(rows);
+            else c = e + " % " + I(cols), r = e + " / " + I(cols);
+            const bool tail = (q + 1) * threads_ > total;
+            std::string cond = tail ? e + " < " + I(total) : "";
+            if (other_checked) cond += (cond.empty() ? "" : " && ") + other;
+            w_.line("const T* " + pre + "_p" + I(q) + "; int " + pre + "_k" + I(q) + ";");
+            w_.line("{ const int rr = " + r + ", cc = " + c + "; const int gr = " + r_base + "rr, gc = " + c_base + "cc; " + pre + "_p" +
+                    I(q) + " = " + ptr + " + (" + addr + "); " + pre + "_k" + I(q) + " = " +
+                    (cond.empty() ? kidx : "(" + cond + ") ? " + kidx + " : 0x7fffffff") + "; }");
+        }
+    }
+    // copy_offsets 3: the k-slice at kb into registers through the pointers of inc_setup, which then
+    // advance to the next slice. kb_plus: the slice's first k index followed by " + ".
+    void inc_load(const std::string& reg, const std::string& pre, GemmOperand op, int rows, int cols, int per_thread,
+                  bool k_fastest, bool rows_are_k, const std::string& kb_plus, const std::string& r_bound, const std::string& c_bound) {
+        const int total = rows * cols;
+        const bool rows_fast = rows_are_k == k_fastest;
+        const std::string kb = kb_plus.substr(0, kb_plus.size() - 3);
+        const std::string conj = op == GemmOperand::conj_trans ? "bs_conj" : "";
+        const std::string in = bounds("gr", r_bound, "gc", c_bound);
+        const std::string other_bound = rows_are_k ? c_bound : r_bound;
+        const bool other_checked = in.find((rows_are_k ? "gc < " : "gr < ") + other_bound) != std::string::npos;
+        w_.open("");
+        w_.line("const int krem = k - (" + kb + ");");
+        if (inc_shared(rows, cols, rows_fast)) {
+            const int fast = rows_fast ? rows : cols, dq = threads_ / fast;
+            const bool k_is_fast = rows_fast == rows_are_k;
+            for (int q = 0; q < per_thread; ++q) {
+                std::vector<std::string> conds;
+                if ((q + 1) * threads_ > total) conds.push_back("tid < " + I(total - q * threads_));
+                if (k_is_fast) {
+                    if (!s_.full_tiles) conds.push_back(pre + "_f < krem");
+                    if (other_checked) conds.push_back(pre + "_s" + (q ? " + " + I(q * dq) : "") + " < " + other_bound);
+                } else if (!s_.full_tiles || other_checked) {
+                    conds.push_back(pre + "_s < krem" + (q ? " - " + I(q * dq) : ""));
+                }
+                std::string cond;
+                for (const auto& x : conds) cond += (cond.empty() ? "" : " && ") + x;
+                const std::string read = conj + "(" + pre + "_p[" + (q ? I(q) + " * " + pre + "_qs" : "0") + "])";
+                w_.line(reg + "[" + I(q) + "] = " + (cond.empty() ? read : "(" + cond + ") ? " + read + " : bs_zero()") + ";");
+            }
+            w_.line(pre + "_p += " + pre + "_step;");
+            w_.close();
+            return;
+        }
+        for (int q = 0; q < per_thread; ++q) {
+            const std::string p = pre + "_p" + I(q), read = conj + "(*" + p + ")";
+            const bool checked = !s_.full_tiles || other_checked || (q + 1) * threads_ > total;
+            w_.line(reg + "[" + I(q) + "] = " + (checked ? "(" + pre + "_k" + I(q) + " < krem) ? " + read + " : bs_zero()" : read) +
+                    "; " + p + " += " + pre + "_step;");
+        }
+        w_.close();
+    }
+
     // Registers into the shared slices.
     void store_slice() {
         store_operand("ra", "sA", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), false);
@@ -660,6 +772,10 @@ private:
     // barrier per step.
     void k_loop(const std::function<void()>& compute) {
         if (pipelined_) return ring_k_loop(compute);
+        if (inc_a_)
+            inc_setup("ia", s_.op_a, "a", "lda", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ", "", "m", "k", false);
+        if (inc_b_)
+            inc_setup("ib", s_.op_b, "b", "ldb", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), "", "col0 + ", "k", "n", true);
         w_.line("T ra[" + I(a_per_thread_) + "], rb[" + I(b_per_thread_) + "];");
         w_.open("if (k > 0)");
         load_slice("0");
@@ -921,6 +1037,7 @@ private:
     int threads_ = 0, lda_s_ = 0, ldb_s_ = 0, a_per_thread_ = 0, b_per_thread_ = 0;
     bool pipelined_ = false;
     bool o32_a_ = false, o32_b_ = false;  // operand A (B) addressed by 32-bit offsets from its slice base
+    bool inc_a_ = false, inc_b_ = false;  // operand A (B) read through pointers advanced per slice (copy_offsets 3)
     bool narrow_ = false;                 // emitting the body of the problems with narrow leading dimensions
     std::string o32_load_, o32_ld_;  // load_operand: the slice base read by 32-bit offsets ("": 64-bit)
     GemmOperand o32_op_ = GemmOperand::no_trans;
@@ -958,9 +1075,12 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (!positive(c.dim_y)) return "config.dim_y: >= 1";
     if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) return "config.min_blocks_per_sm: 0 <= min_blocks_per_sm <= 32";
     if (c.stages != 0 && (c.stages < 2 || c.stages > 6)) return "config.stages: 0 (through registers) or 2 to 6 (cp.async ring)";
-    if (c.copy_offsets < 0 || c.copy_offsets > 2) return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base) or 2 (1, unrolled; the ring)";
+    if (c.copy_offsets < 0 || c.copy_offsets > 3)
+        return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base), 2 (1, unrolled; the ring) or 3 (pointers "
+               "advanced per slice; the register path)";
     if (c.tile_list < 0 || c.tile_list > 1) return "config.tile_list: 0 (a block per tile of the largest problem) or 1 (a persistent grid over the tiles)";
     if (c.copy_offsets == 2 && !pipelined(s)) return "config.copy_offsets: 2 needs the cp.async ring (stages >= 2, no Hermitian operand)";
+    if (c.copy_offsets == 3 && c.stages != 0) return "config.copy_offsets: 3 needs the register path (stages 0)";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;
