@@ -4,7 +4,8 @@ cuSOLVER's FP64 Xpotrf + Xpotrs (factor and refinement time, passes, time per pa
 split of each nsys profile: the factor's and the refinement's wall time, the kernels' busy time within
 them, and the busy time per kind of kernel (SPOTRF leaves, TRSM, GEMM, conversions, SYMV, TRSV, GEMV,
 TRMV, the rest), from the kernel trace.
-    python3 scripts/gpu/mixed_phase_report.py FOLDER  (the script's $OUT/mixed-phase)
+    python3 scripts/gpu/mixed_phase_report.py FOLDER [--plot PNG]  (the script's $OUT/mixed-phase; the
+    plot needs matplotlib, so it is drawn where the results are read, not on the GPU host)
 """
 import csv
 import glob
@@ -160,11 +161,57 @@ def read_csv_ncu(path):
     return list(csv.DictReader(lines))
 
 
+def plot(out, png):
+    """Time per design and table for each n and condition number, cuSOLVER's Xpotrf + Xpotrs as a line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    series = {}  # n -> {(table, design): {cond: ms}}
+    peer = {}    # (n, cond) -> ms
+    for f in sorted(glob.glob(os.path.join(out, "*-*.json"))):
+        base = os.path.basename(f)[:-5]
+        if not base.startswith(("trsm-", "inverse-")):
+            continue
+        table = base.split("-")[0]
+        for r in json.load(open(f))["rows"]:
+            if not r.get("time_ms"):
+                continue
+            cond, _, design = r["variant"].partition("/")
+            series.setdefault(r["n"], {}).setdefault((table, design or "auto"), {})[cond] = r["time_ms"]
+            ref = r.get("refs", {}).get("cusolver", {})
+            if ref.get("time_ms"):
+                peer[(r["n"], cond)] = ref["time_ms"]
+    ns = sorted(series)
+    if not ns:
+        return
+    fig, axes = plt.subplots(1, len(ns), figsize=(7 * len(ns), 5), squeeze=False)
+    for ax, n in zip(axes[0], ns):
+        conds = sorted({c for v in series[n].values() for c in v}, key=lambda c: float(c[4:]))
+        keys = sorted(series[n])
+        width = 0.8 / max(1, len(keys))
+        for k, key in enumerate(keys):
+            ys = [series[n][key].get(c, 0) for c in conds]
+            ax.bar([i + k * width for i in range(len(conds))], ys, width, label=f"{key[0]}: {key[1]}",
+                   hatch="//" if key[0] == "inverse" else None)
+        for i, c in enumerate(conds):
+            if (n, c) in peer:
+                ax.hlines(peer[(n, c)], i - 0.1, i + 0.9, colors="k", linestyles="--")
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(conds))], conds)
+        ax.set_ylabel("ms (dashed: cuSOLVER FP64 Xpotrf + Xpotrs)")
+        ax.set_title(f"posv_mixed d, n = {n}")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
 def main():
     out = sys.argv[1]
     design_table(out)
     print()
     profiles(out)
+    if len(sys.argv) > 3 and sys.argv[2] == "--plot":
+        plot(out, sys.argv[3])
 
 
 if __name__ == "__main__":
