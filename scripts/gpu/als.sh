@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
-# als on one H200 in TOPIC_BUDGET_S seconds (12 by default): seconds to a trained model on the ML-20M
-# shape (138,493 users x 26,744 items, 20 M implicit counts from `als generate --shape ml20m`), most
-# important first, each case cut to the time left:
-#   k64-cold-fp32        als train, 5 iterations, k = 64, an empty kernel cache (nothing ran before it:
-#                        its solver kernels are compiled in it), the FP32 build kernel
-#   k64-warm-syrk        the same on the filled cache with the tensor-core build (the default) and the
-#                        cuBLAS SSYRK Gram matrix (--gram-kernel syrk)
-#   k64-warm-split       the same with the split Gram matrix (the default: the rows in parts, added in order)
-#   k128-tf32x3, k128-split   k = 128, 3 iterations, both Gram kernels (the first compiles k = 128's
-#                        solver kernels: its wall is not a time to model)
-#   (then)               compare_models: the split and SSYRK k = 64 models against each other
-#   (then)               the GPU tests of the engine (test_als *Gpu*) in 8 shards at once on a kernel
-#                        cache of their own (each shard compiles the solver kernels of its widths)
-#   k256-split           k = 256, 3 iterations
-#   k64-tf32-split, k128-tf32-split   the one-product TF32 build with the split Gram matrix
-#   k64-warm2-split      k64-warm-split again (the spread of the headline)
-#   (then)               ncu of the Gram and build kernels at k = 64 (SSYRK and split), when time is left
+# als on one H200 in TOPIC_BUDGET_S seconds (12 by default): the build and solve designs for k = 128
+# and 256 side by side on the ML-20M shape (138,493 users x 26,744 items, 20 M implicit counts from
+# `als generate --shape ml20m`), most important first, each case cut to the time left:
+#   k128-split, k256-split     the default (tf32x3 build, split Gram, posv: generated kernels at 128,
+#                              cuSOLVER at 256), 3 iterations (the first case compiles k = 128's kernels)
+#   k128-blocked, k256-blocked the tf32x3-blocked build (operands split once per entry, 32 x 32 warp
+#                              blocks of m16n8k8 products, cp.async gathers), posv
+#   k256-blocked-vbatched      the same with --solve-kernel vbatched (potrf_vbatched + 2 trsm_vbatched)
+#   (then)                     compare_models: each design's model against the default's (same seed/data)
+#   (then)                     the GPU tests of the engine (test_als *Gpu*) in 8 shards at once on a kernel
+#                              cache of their own
+#   k128-blocked-vbatched      vbatched at k = 128 (against the generated posv kernels)
+#   k64-warm-split, k64-blocked   k = 64, 5 iterations, default and blocked build
+#   k64-cold-fp32              (ALS_FULL=1 only) the cold k = 64 time to model of the earlier calls
+#   (then)                     ncu of the build kernels at k = 128 (tf32x3 and tf32x3-blocked), when time is left
 # Each run's console is $OUT/als/<case>.log; every iteration line carries the users' and items' build
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,
@@ -41,7 +39,7 @@ t0=$(now_us)
 timeout -k 1 "$(tenths "$(left_tenths)")" "$run" als generate ${ALS_GENERATE_ARGS:---shape ml20m} --seed 1 -o "$data" --force > "$out/generate.log" 2>&1
 echo "generate: rc $? in $(tenths $(( ($(now_us) - t0) / 100000 ))) s" | tee -a "$out/generate.log"
 
-echo "case,k,build_kernel,gram_kernel,iterations,rc,wall_s,probe_s,read_s,init_s,values_s,engine_s,first_iteration_s,time_to_first_s,write_s,total_s,iter_build_s,iter_solve_s,iter_s,iter_gram_s,users_build_s,users_solve_s,items_build_s,items_solve_s" > "$out/summary.csv"
+echo "case,k,build_kernel,gram_kernel,solve_kernel,iterations,rc,wall_s,probe_s,read_s,init_s,values_s,engine_s,first_iteration_s,time_to_first_s,write_s,total_s,iter_build_s,iter_solve_s,iter_s,iter_gram_s,users_build_s,users_solve_s,items_build_s,items_solve_s" > "$out/summary.csv"
 # report [LOG NAME K KERNEL GRAM ITERATIONS RC SECONDS]: appends the case's row parsed from its log (when
 # given), then rewrites targets.json and table.md from summary.csv.
 report() {
@@ -49,7 +47,7 @@ report() {
 import csv, json, os, re, sys
 out = sys.argv[1]
 if len(sys.argv) > 2:
-    log, name, k, kernel, gram, iterations, rc, wall = sys.argv[2:10]
+    log, name, k, kernel, gram, solve, iterations, rc, wall = sys.argv[2:11]
     try:
         text = open(log, errors="replace").read()
     except OSError:
@@ -68,7 +66,7 @@ if len(sys.argv) > 2:
     later_parts = parts[1:] or parts
     part = lambda i: f"{mean([float(p[i]) for p in later_parts]):.4f}" if later_parts else ""
     with open(f"{out}/summary.csv", "a") as f:
-        f.write(",".join([name, k, kernel, gram, iterations, rc, wall, num(r"child ([\d.]+) s"), num(r"read \+ checks ([\d.]+) s"),
+        f.write(",".join([name, k, kernel, gram, solve, iterations, rc, wall, num(r"child ([\d.]+) s"), num(r"read \+ checks ([\d.]+) s"),
                           num(r"factors initialised ([\d.]+) s"), num(r"values of both sides ([\d.]+) s"),
                           num(r"engine set up \(upload, solver kernels\) ([\d.]+) s"), num(r", first iteration ([\d.]+) s"),
                           num(r"time to first iteration ([\d.]+) s"), num(r"writing the model: ([\d.]+) s"), num(r"total ([\d.]+) s"),
@@ -91,33 +89,40 @@ try:
         tests_failed = len(failed) + len(skipped) + len(re.findall(r"^shard \d+: rc (?!0$)", text, re.M))
 except OSError:
     pass
-agreement_split = None
-try:
-    text = open(f"{out}/agreement-split.log").read()
-    agreement_split = float(text.split("relative difference ")[1].split()[0])
-except (OSError, IndexError, ValueError):
-    pass
-# The per-iteration targets at the engine's defaults (ALS_DEFAULT_GRAM: the Gram kernel `als train`
-# uses without --gram-kernel); the other Gram kernel's rows beside them. implicit 0.7.3's GPU ALS per
-# iteration on this shape and GPU (0.165 s at k = 64, 0.208 s at k = 128) is from an earlier run with
-# it installed: it is not on this machine.
-g = os.environ.get("ALS_DEFAULT_GRAM", "syrk")
-other = "split" if g == "syrk" else "syrk"
+def agreement(name):
+    try:
+        text = open(f"{out}/{name}.log").read()
+        return float(text.split("relative difference ")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+# The per-iteration targets at the engine's defaults (tf32x3 build, split Gram, posv), then each design's
+# rows. implicit 0.7.3's GPU ALS per iteration on this shape and GPU (0.165 s at k = 64, 0.208 s at
+# k = 128) is from an earlier run with it installed: it is not on this machine.
 implicit_gpu = {64: 0.165, 128: 0.208}
 def ratio(case, k):
     v = val(case, "iter_s")
     return round(implicit_gpu[k] / v, 2) if v else None
+def faster(base, new, key="iter_s"):
+    a, b = val(base, key), val(new, key)
+    return round(a / b, 3) if a and b else None
+basis = "build + solve, mean of iterations 2..N"
 targets = [
-    ("k64-warm time to model (process wall, 5 iterations) <= 1.5 s", val(f"k64-warm-{g}", "wall_s"), 1.5, "<=", f"wall_s of k64-warm-{g}: the process, date to date"),
-    ("k64-cold time to model (process wall, 5 iterations) <= 3.0 s", val("k64-cold-fp32", "wall_s"), 3.0, "<=", "wall_s of k64-cold-fp32: the first process of the call, empty kernel cache, FP32 build (the slower kernel)"),
-    ("k64 per iteration <= 0.03 s", val(f"k64-warm-{g}", "iter_s"), 0.03, "<=", f"build + solve, mean of iterations 2..N, default build kernel, Gram {g}"),
-    ("k128 per iteration <= 0.06 s", val(f"k128-{g}", "iter_s"), 0.06, "<=", f"build + solve, mean of iterations 2..N, default build kernel, Gram {g}"),
-    ("k256 per iteration <= 0.2 s", val(f"k256-{g}", "iter_s"), 0.2, "<=", f"build + solve, mean of iterations 2..N, default build kernel, Gram {g}"),
-    ("k64 per iteration >= 5x implicit GPU (0.165 s)", ratio(f"k64-warm-{g}", 64), 5.0, ">=", "implicit's figure from an earlier run on this shape (not installed here)"),
-    ("k128 per iteration >= 3.5x implicit GPU (0.208 s)", ratio(f"k128-{g}", 128), 3.5, ">=", "implicit's figure from an earlier run on this shape (not installed here)"),
-    (f"k64 per iteration <= 0.03 s, Gram {other}", val(f"k64-warm-{other}", "iter_s"), 0.03, "<=", f"as above with --gram-kernel {other}"),
-    (f"k128 per iteration <= 0.06 s, Gram {other}", val(f"k128-{other}", "iter_s"), 0.06, "<=", f"as above with --gram-kernel {other}"),
-    ("split and SSYRK Gram k64 models agree: relative difference < 1e-3", agreement_split, 1e-3, "<=", "compare_models, same seed and data, tf32x3 build"),
+    ("k128 per iteration <= 0.06 s (default: tf32x3, posv)", val("k128-split", "iter_s"), 0.06, "<=", basis),
+    ("k256 per iteration <= 0.2 s (default: tf32x3, posv = cuSOLVER)", val("k256-split", "iter_s"), 0.2, "<=", basis),
+    ("k128 per iteration <= 0.06 s, tf32x3-blocked build", val("k128-blocked", "iter_s"), 0.06, "<=", basis),
+    ("k256 per iteration <= 0.2 s, tf32x3-blocked build", val("k256-blocked", "iter_s"), 0.2, "<=", basis),
+    ("k256 per iteration <= 0.2 s, tf32x3-blocked build + vbatched solve", val("k256-blocked-vbatched", "iter_s"), 0.2, "<=", basis),
+    ("k128 per iteration >= 3.5x implicit GPU (0.208 s), best design", max([x for x in (ratio("k128-split", 128), ratio("k128-blocked", 128), ratio("k128-blocked-vbatched", 128)) if x] or [0]) or None, 3.5, ">=",
+     "implicit's figure from an earlier run on this shape (not installed here)"),
+    ("k128 build: blocked faster than tf32x3 (ratio of iter_build_s) >= 1", faster("k128-split", "k128-blocked", "iter_build_s"), 1.0, ">=", "same run, same data and seed"),
+    ("k256 build: blocked faster than tf32x3 (ratio of iter_build_s) >= 1", faster("k256-split", "k256-blocked", "iter_build_s"), 1.0, ">=", "same run, same data and seed"),
+    ("k256 solve: vbatched faster than posv/cuSOLVER (ratio of iter_solve_s) >= 1", faster("k256-blocked", "k256-blocked-vbatched", "iter_solve_s"), 1.0, ">=", "same run, same data and seed"),
+    ("k128 solve: vbatched faster than posv/generated (ratio of iter_solve_s) >= 1", faster("k128-blocked", "k128-blocked-vbatched", "iter_solve_s"), 1.0, ">=", "same run, same data and seed"),
+    ("k64 per iteration <= 0.03 s (default)", val("k64-warm-split", "iter_s"), 0.03, "<=", basis),
+    ("k64 per iteration <= 0.03 s, tf32x3-blocked build", val("k64-blocked", "iter_s"), 0.03, "<=", basis),
+    ("blocked and tf32x3 k128 models agree: relative difference < 1e-3", agreement("agreement-blocked-k128"), 1e-3, "<=", "compare_models, 3 iterations, same seed and data"),
+    ("blocked and tf32x3 k256 models agree: relative difference < 1e-3", agreement("agreement-blocked-k256"), 1e-3, "<=", "compare_models, 3 iterations, same seed and data"),
+    ("vbatched and posv k256 models agree: relative difference < 1e-3", agreement("agreement-vbatched-k256"), 1e-3, "<=", "compare_models, blocked build, 3 iterations"),
     ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
 ]
 doc = [{"target": t, "measured": m, "met": (m is not None and (m <= lim if op == "<=" else m >= lim)), "basis": b} for t, m, lim, op, b in targets]
@@ -133,17 +138,17 @@ with open(f"{out}/table.md", "w") as f:
 PY
 }
 train_case() {
-  local name=$1 k=$2 kernel=$3 gram=$4 iterations=$5 limit=$6
+  local name=$1 k=$2 kernel=$3 gram=$4 solve=$5 iterations=$6 limit=$7
   local l; l=$(left_tenths)
-  if (( l < 15 )); then echo "$name,$k,$kernel,$gram,$iterations,skipped,,,,,,,,,,,,,,,,,," >> "$out/summary.csv"; report; return; fi
+  if (( l < 15 )); then echo "$name,$k,$kernel,$gram,$solve,$iterations,skipped,,,,,,,,,,,,,,,,,," >> "$out/summary.csv"; report; return; fi
   (( l > limit * 10 )) && l=$((limit * 10))
   local t0; t0=$(now_us)
   timeout -k 1 "$(tenths "$l")" "$run" als train --train "$data" -o "/tmp/als-model-$name.h5" --force --factors "$k" --lambda 0.01 \
-    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 --build-kernel "$kernel" --gram-kernel "$gram" \
+    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 --build-kernel "$kernel" --gram-kernel "$gram" --solve-kernel "$solve" \
     > "$out/$name.log" 2>&1
   local rc=$? t1; t1=$(now_us)
   local wall=$(( (t1 - t0) / 10000 ))
-  report "$out/$name.log" "$name" "$k" "$kernel" "$gram" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
+  report "$out/$name.log" "$name" "$k" "$kernel" "$gram" "$solve" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
   tail -n 9 "$out/$name.log"
 }
 # compare_case NAME A B TOLERANCE: compare_models of two cases' models into NAME.log.
@@ -154,14 +159,15 @@ compare_case() {
   echo "$name ($2 vs $3): rc $?: $(cat "$out/$name.log")"
   report
 }
-export ALS_DEFAULT_GRAM=split  # the Gram kernel of `als train` without --gram-kernel (the targets' rows)
-# The headline first, on the empty cache: nothing of this call has run before it.
-train_case k64-cold-fp32 64 fp32 "$ALS_DEFAULT_GRAM" 5 15
-train_case k64-warm-syrk 64 tf32x3 syrk 5 4
-train_case k64-warm-split 64 tf32x3 split 5 4
-train_case k128-syrk 128 tf32x3 syrk 3 15
-train_case k128-split 128 tf32x3 split 3 6
-compare_case agreement-split k64-warm-split k64-warm-syrk 1e-3
+# The designs side by side, the default first in each pair (the first case compiles k = 128's posv kernels).
+train_case k128-split 128 tf32x3 split posv 3 15
+train_case k128-blocked 128 tf32x3-blocked split posv 3 6
+train_case k256-split 256 tf32x3 split posv 3 10
+train_case k256-blocked 256 tf32x3-blocked split posv 3 10
+train_case k256-blocked-vbatched 256 tf32x3-blocked split vbatched 3 10
+compare_case agreement-blocked-k128 k128-blocked k128-split 1e-3
+compare_case agreement-blocked-k256 k256-blocked k256-split 1e-3
+compare_case agreement-vbatched-k256 k256-blocked-vbatched k256-blocked 1e-3
 # The GPU tests of the engine (systems against the stated ones in double, GPU against CPU, the planted
 # matrix): 8 shards at once, each with 2 OpenMP threads for its double-precision references, on a
 # kernel cache of their own that starts with this call's (k = 64 and 128 column-major kernels).
@@ -185,27 +191,26 @@ if (( l > 150 )); then
 else
   echo "GPU tests: skipped (time)" | tee "$out/tests.txt"
 fi
-train_case k256-split 256 tf32x3 split 3 10
-train_case k64-tf32-split 64 tf32 split 5 4
-train_case k128-tf32-split 128 tf32 split 3 6
-compare_case agreement-tf32 k64-tf32-split k64-cold-fp32 1e-2
-train_case k64-warm2-split 64 tf32x3 split 5 4
+train_case k128-blocked-vbatched 128 tf32x3-blocked split vbatched 3 6
+train_case k64-warm-split 64 tf32x3 split posv 5 4
+train_case k64-blocked 64 tf32x3-blocked split posv 5 4
+compare_case agreement-blocked-k64 k64-blocked k64-warm-split 1e-3
+[[ ${ALS_FULL:-0} == 1 ]] && train_case k64-tf32-split 64 tf32 split posv 5 4
 ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
-# Profile of one k = 64 iteration per Gram kernel, after every timed case: the Gram kernels (SSYRK's
-# own or the split's two) and the build kernels of both halves, the set-up's one-block launches
-# included (told apart by their grids), a few sections for where the time goes.
+# Profile of one k = 128 iteration per build kernel, after every timed case: the build kernels of both
+# halves (the set-up's one-block launches included, told apart by their grids), where the time goes.
 if command -v ncu > /dev/null; then
-  for gram in syrk split; do
-    l=$(left_tenths); (( l < 150 )) && { echo "ncu $gram: skipped (time)"; continue; }
-    (( l > 250 )) && l=250
-    timeout -k 1 "$(tenths "$l")" ncu --clock-control none --target-processes all --kernel-name 'regex:build_systems|gram_|syrk|gemm' \
-      --launch-count 16 --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats \
-      "$run" als train --train "$data" -o "/tmp/als-model-ncu-$gram.h5" --force --factors 64 --lambda 0.01 --alpha 1 \
-      --backend cuda --no-loss --eval-every 0 --iterations 1 --seed 1 --gram-kernel "$gram" > "$out/ncu-k64-$gram.txt" 2>&1
-    echo "ncu $gram: rc $?" | tee -a "$out/ncu-k64-$gram.txt"
+  for kernel in tf32x3-blocked tf32x3; do
+    l=$(left_tenths); (( l < 200 )) && { echo "ncu $kernel: skipped (time)"; continue; }
+    (( l > 300 )) && l=300
+    timeout -k 1 "$(tenths "$l")" ncu --clock-control none --target-processes all --kernel-name 'regex:build_systems' \
+      --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
+      "$run" als train --train "$data" -o "/tmp/als-model-ncu-$kernel.h5" --force --factors 128 --lambda 0.01 --alpha 1 \
+      --backend cuda --no-loss --eval-every 0 --iterations 1 --seed 1 --build-kernel "$kernel" > "$out/ncu-k128-$kernel.txt" 2>&1
+    echo "ncu $kernel: rc $?" | tee -a "$out/ncu-k128-$kernel.txt"
   done
 else
-  echo "ncu: not on this machine" > "$out/ncu-k64-syrk.txt"
+  echo "ncu: not on this machine" > "$out/ncu-k128-tf32x3.txt"
 fi
 echo
 echo "als train, ML-20M shape (wall: the process, date to date; iter_*: mean of iterations 2..N)"

@@ -36,9 +36,12 @@ const char* to_string(SystemLayout l);
 // tile of the lower triangle per thread; tf32x3, tensor-core 16 x 16 x 8 products of the staged rows
 // with each operand split into a TF32 high part and a TF32 remainder (hi*hi + hi*lo + lo*hi), which
 // keeps the products' error at FP32 level; tf32, the same tiles with one TF32 product per step (inputs
-// rounded to 10 mantissa bits, sums in FP32: the error of TF32, about 1e-3 relative per product). The CPU
-// engine always accumulates in FP32.
-enum class BuildKernel { fp32, tf32x3, tf32 };
+// rounded to 10 mantissa bits, sums in FP32: the error of TF32, about 1e-3 relative per product);
+// tf32x3_blocked, the tf32x3 arithmetic restructured: each staged entry scaled by sqrt|w_j| and split
+// into its TF32 parts once (not once per tile that reads it), each warp a 32 x 32 block of the lower
+// triangle (every operand fragment feeds four products), and the next entries' rows gathered with
+// cp.async while the current ones are multiplied. The CPU engine always accumulates in FP32.
+enum class BuildKernel { fp32, tf32x3, tf32, tf32x3_blocked };
 BuildKernel parse_build_kernel(const std::string& text);
 const char* to_string(BuildKernel b);
 
@@ -57,6 +60,14 @@ enum class Solver { exact, cg };
 Solver parse_solver(const std::string& text);
 const char* to_string(Solver s);
 
+// How the CUDA engine solves each slice of built systems: posv, the library's posv_batched (generated
+// kernels up to width 241, cuSOLVER's potrfBatched/potrsBatched beyond); vbatched, the library's
+// potrf_vbatched (blocked: panel kernels and batched GEMM updates across the whole slice) and two
+// trsm_vbatched triangular solves, at any width.
+enum class SolveKernel { posv, vbatched };
+SolveKernel parse_solve_kernel(const std::string& text);
+const char* to_string(SolveKernel s);
+
 class CudaWarmup;
 
 struct EngineSettings {
@@ -72,6 +83,7 @@ struct EngineSettings {
     int device = 0;             // CUDA engine: the device it runs on
     BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
     GramKernel gram = GramKernel::split;      // CUDA engine only
+    SolveKernel solve_kernel = SolveKernel::posv;  // CUDA engine only
     Solver solver = Solver::exact;
     int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);

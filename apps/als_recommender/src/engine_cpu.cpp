@@ -26,9 +26,24 @@ BuildKernel parse_build_kernel(const std::string& text) {
     if (text == "fp32") return BuildKernel::fp32;
     if (text == "tf32x3") return BuildKernel::tf32x3;
     if (text == "tf32") return BuildKernel::tf32;
-    throw Error("--build-kernel must be fp32, tf32x3 or tf32 (got '" + text + "')");
+    if (text == "tf32x3-blocked") return BuildKernel::tf32x3_blocked;
+    throw Error("--build-kernel must be fp32, tf32x3, tf32 or tf32x3-blocked (got '" + text + "')");
 }
-const char* to_string(BuildKernel b) { return b == BuildKernel::fp32 ? "fp32" : b == BuildKernel::tf32 ? "tf32" : "tf32x3"; }
+const char* to_string(BuildKernel b) {
+    switch (b) {
+        case BuildKernel::fp32: return "fp32";
+        case BuildKernel::tf32: return "tf32";
+        case BuildKernel::tf32x3_blocked: return "tf32x3-blocked";
+        default: return "tf32x3";
+    }
+}
+
+SolveKernel parse_solve_kernel(const std::string& text) {
+    if (text == "posv") return SolveKernel::posv;
+    if (text == "vbatched") return SolveKernel::vbatched;
+    throw Error("--solve-kernel must be posv or vbatched (got '" + text + "')");
+}
+const char* to_string(SolveKernel s) { return s == SolveKernel::vbatched ? "vbatched" : "posv"; }
 
 GramKernel parse_gram_kernel(const std::string& text) {
     if (text == "syrk") return GramKernel::syrk;

@@ -1,6 +1,6 @@
-// The CUDA engine: the Gram matrix by cuBLAS SSYRK, each row's own entries gathered and accumulated
-// by a kernel straight into the solver's layout (FP32 thread tiles, or tensor cores in three TF32
-// products), then one batched FP32 posv per slice of rows.
+// The CUDA engine: the Gram matrix (split tiles, or cuBLAS SSYRK), each row's own entries gathered and
+// accumulated by a kernel straight into the solver's layout (FP32 thread tiles, or tensor cores in three
+// TF32 products), then one batched FP32 posv (or potrf + two TRSMs, vbatched) per slice of rows.
 #include <cublas_v2.h>
 #include "batchsolve_io/shared_library.hpp"
 #include <cuda_runtime.h>
@@ -375,6 +375,256 @@ __global__ void __launch_bounds__(kTensorMaxWarps * 32) build_systems_tf32x3_ker
     if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
 }
 
+// ---- the blocked tensor-core build (BuildKernel::tf32x3_blocked) -------------------------------------
+//
+// Row r's system is sum_j w_j d_j d_j^T = Y^T S Y with y_j = sqrt|w_j| d_j and S = diag(sign w_j): each
+// staged entry is scaled and split into hi = tf32(y), lo = tf32(y - hi) once, in shared memory (the
+// tf32x3 kernel splits every fragment again for every tile that loads it). Warp w owns 32 x 32 blocks
+// (I, J), I >= J, of the lower triangle and, per 8 entries, loads 2 A fragments (16 x 8, rows of Y^T
+// times S) and 4 B fragments (8 x 8) of each part and runs 2 x 4 m16n8k8 products of hi*hi + hi*lo +
+// lo*hi: each fragment feeds 4 or 2 products. The rows of the next staged entries are gathered by
+// cp.async into the other half of a double buffer while these are multiplied, and the entries after
+// those (index, weight, target) are read meanwhile, so that no stage waits on a dependent load.
+constexpr int kBlockedSide = 32;        // a warp's block of the triangle
+constexpr int kBlockedStagedRows = 32;  // entries per stage (a multiple of 8)
+// Rows of the split operands are padded to ld = padded + 8 floats: a fragment's 32 loads (rows t and
+// t + 4 of the 8 entries, 8 consecutive columns g) then fall on 32 distinct banks.
+constexpr int kBlockedRowPad = 8;
+// Blocks per warp: one up to 16 blocks of the triangle (width 160), two up to 36 (width 256). The
+// launch bounds follow: up to 10 warps (width 128) two thread blocks per SM (<= 96 registers a
+// thread beside 32 accumulators: ptxas needs 111 without the bound, i.e. one block of 10 warps per
+// SM), up to 16 warps one (128 registers), 18 warps of two blocks one (96: 64 accumulators).
+constexpr int kBlockedTwoPerSmWarps = 10, kBlockedOneBlockWarps = 16, kBlockedTwoBlockWarps = 18;
+constexpr int blocked_max_threads(int blocks_per_warp, int blocks_per_sm) {
+    return 32 * (blocks_per_warp == 2 ? kBlockedTwoBlockWarps : blocks_per_sm == 2 ? kBlockedTwoPerSmWarps : kBlockedOneBlockWarps);
+}
+
+struct BlockedShape {
+    int side_blocks = 0, lower = 0, blocks_per_warp = 0, warps = 0, padded = 0, ld = 0;
+    std::size_t shared_bytes = 0;
+};
+BlockedShape blocked_shape(int s) {
+    BlockedShape b;
+    b.side_blocks = (s + kBlockedSide - 1) / kBlockedSide;
+    b.lower = b.side_blocks * (b.side_blocks + 1) / 2;
+    b.blocks_per_warp = b.lower <= kBlockedOneBlockWarps ? 1 : 2;
+    b.warps = (b.lower + b.blocks_per_warp - 1) / b.blocks_per_warp;
+    b.padded = b.side_blocks * kBlockedSide;
+    b.ld = b.padded + kBlockedRowPad;
+    // raw rows (two stages) + hi + lo, then three stages of entries: index, sqrt|w|, sign, target.
+    b.shared_bytes = (std::size_t(2) * kBlockedStagedRows * b.padded + std::size_t(2) * kBlockedStagedRows * b.ld) * sizeof(float) +
+                     std::size_t(3) * kBlockedStagedRows * (sizeof(std::int32_t) + 3 * sizeof(float));
+    return b;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void cp_async_16(void* shared_dst, const void* global_src) {
+    const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// The products of `steps` groups of 8 staged entries into the warp's blocks. kSigned: some weight of
+// this stage is negative (the A fragments take the entries' signs).
+template <bool kSigned, int kBlocksPerWarp>
+__device__ __forceinline__ void blocked_products(float (&acc)[kBlocksPerWarp][2][4][4], const float* hi, const float* lo,
+                                                 const float* sign, int ld, int steps, int my_blocks, const int (&block_i)[kBlocksPerWarp],
+                                                 const int (&block_j)[kBlocksPerWarp], int g, int q) {
+    for (int d = 0; d < steps; ++d) {
+        const int r0 = d * 8 + q;  // this lane's entries r0 and r0 + 4 of the group
+        const float* h0 = hi + r0 * ld;
+        const float* h1 = h0 + 4 * ld;
+        const float* l0 = lo + r0 * ld;
+        const float* l1 = l0 + 4 * ld;
+        const float s0 = kSigned ? sign[r0] : 1.f, s1 = kSigned ? sign[r0 + 4] : 1.f;
+#pragma unroll
+        for (int x = 0; x < kBlocksPerWarp; ++x) {
+            if (x >= my_blocks) continue;
+            const int i0 = block_i[x] * kBlockedSide + g, j0 = block_j[x] * kBlockedSide + g;
+            const bool diagonal = block_i[x] == block_j[x];
+            std::uint32_t ah[2][4], al[2][4];
+#pragma unroll
+            for (int m = 0; m < 2; ++m) {
+                const int i = i0 + 16 * m;
+                ah[m][0] = __float_as_uint(s0 * h0[i]), ah[m][1] = __float_as_uint(s0 * h0[i + 8]);
+                ah[m][2] = __float_as_uint(s1 * h1[i]), ah[m][3] = __float_as_uint(s1 * h1[i + 8]);
+                al[m][0] = __float_as_uint(s0 * l0[i]), al[m][1] = __float_as_uint(s0 * l0[i + 8]);
+                al[m][2] = __float_as_uint(s1 * l1[i]), al[m][3] = __float_as_uint(s1 * l1[i + 8]);
+            }
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+                const int j = j0 + 8 * n;
+                const std::uint32_t bh0 = __float_as_uint(h0[j]), bh1 = __float_as_uint(h1[j]);
+                const std::uint32_t bl0 = __float_as_uint(l0[j]), bl1 = __float_as_uint(l1[j]);
+#pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                    if (diagonal && m == 0 && n >= 2) continue;  // rows 0..15 x columns 16..31 of a diagonal block: upper
+                    mma_tf32(acc[x][m][n], al[m], bh0, bh1);
+                    mma_tf32(acc[x][m][n], ah[m], bl0, bl1);
+                    mma_tf32(acc[x][m][n], ah[m], bh0, bh1);
+                }
+            }
+        }
+    }
+}
+
+// One block per segment, kFirst as in build_systems_kernel.
+template <bool kFirst, int kBlocksPerWarp, int kBlocksPerSm>
+__global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPerSm), kBlocksPerSm)
+    build_systems_tf32x3_blocked_kernel(BuildArgs p, int padded, int ld) {
+    extern __shared__ __align__(128) float blocked_shared[];
+    constexpr int R = kBlockedStagedRows;
+    const int s = p.s;
+    float* raw = blocked_shared;                  // 2 x R x padded: gathered rows d_j (two stages)
+    float* hi = raw + 2 * R * padded;             // R x ld: tf32(y_j)
+    float* lo = hi + R * ld;                      // R x ld: tf32(y_j - hi)
+    std::int32_t* slot_index = reinterpret_cast<std::int32_t*>(lo + R * ld);  // 3 x R per stage: entries' columns
+    float* slot_root = reinterpret_cast<float*>(slot_index + 3 * R);          // sqrt|w_j| (0 past the segment)
+    float* slot_sign = slot_root + 3 * R;                                     // sign of w_j
+    float* slot_target = slot_sign + 3 * R;                                   // the right-hand side's weight
+    const Segment seg = p.segments[blockIdx.x];
+    const std::int64_t local = seg.row - p.first_row;
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
+    const int g = lane / 4, q = lane % 4;  // the mma fragments' row group and thread-in-group
+    const int lower = (padded / kBlockedSide) * (padded / kBlockedSide + 1) / 2;
+    const int first_block = warp * kBlocksPerWarp;
+    const int my_blocks = max(0, min(kBlocksPerWarp, lower - first_block));
+    int block_i[kBlocksPerWarp], block_j[kBlocksPerWarp];
+    {
+        int i = 0, r = first_block;
+        while (r > i) r -= i + 1, ++i;
+#pragma unroll
+        for (int x = 0; x < kBlocksPerWarp; ++x) {
+            block_i[x] = i, block_j[x] = r;
+            if (++r > i) r = 0, ++i;
+        }
+    }
+    float acc[kBlocksPerWarp][2][4][4];
+#pragma unroll
+    for (int x = 0; x < kBlocksPerWarp; ++x)
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+            for (int n = 0; n < 4; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[x][m][n][e] = 0.f;
+    float rhs = 0.f;
+    const bool vector_gather = s % 4 == 0 && !p.biases;
+    const std::int64_t entries = seg.end - seg.begin;
+    const int stages = int((entries + R - 1) / R);
+
+    // Entry `t` of stage c: what the slots hold for it (defaults past the segment: no contribution).
+    struct Entry {
+        std::int32_t index = 0;
+        float root = 0.f, sign = 1.f, target = 0.f;
+    };
+    auto read_entry = [&](int c) {
+        Entry e;
+        const std::int64_t at = seg.begin + std::int64_t(c) * R + t;
+        if (t < R && c < stages && at < seg.end) {
+            e.index = p.indices[at];
+            const float value = p.values[at];
+            const float w = p.implicit ? value - 1.f : 1.f;
+            e.root = sqrtf(fabsf(w)), e.sign = w < 0.f ? -1.f : 1.f;
+            e.target = p.implicit || !p.biases ? value : value - p.other[std::int64_t(e.index) * s + s - 1];
+        }
+        return e;
+    };
+    auto write_entry = [&](int c, const Entry& e) {
+        if (t < R) {
+            const int o = (c % 3) * R + t;
+            slot_index[o] = e.index, slot_root[o] = e.root, slot_sign[o] = e.sign, slot_target[o] = e.target;
+        }
+    };
+    auto stage_count = [&](int c) { return int(min(std::int64_t(R), entries - std::int64_t(c) * R)); };
+    // The rows of stage c into raw half c % 2 (cp.async when the rows are float4-aligned).
+    auto gather = [&](int c) {
+        float* dst = raw + (c % 2) * R * padded;
+        const std::int32_t* index = slot_index + (c % 3) * R;
+        const int n = stage_count(c);
+        if (vector_gather) {
+            const int quads = s / 4;
+            for (int r = warp; r < n; r += warps)
+                for (int c4 = lane; c4 < quads; c4 += 32) cp_async_16(dst + r * padded + 4 * c4, p.other + std::int64_t(index[r]) * s + 4 * c4);
+            cp_async_commit();
+        } else {
+            for (int r = warp; r < n; r += warps)
+                for (int col = lane; col < s; col += 32)
+                    dst[r * padded + col] = (p.biases && col == s - 1) ? 1.f : p.other[std::int64_t(index[r]) * s + col];
+        }
+    };
+
+    if (stages > 0) {
+        write_entry(0, read_entry(0));
+        write_entry(1, read_entry(1));
+        __syncthreads();
+        gather(0);
+    }
+    for (int c = 0; c < stages; ++c) {
+        cp_async_wait_all();
+        __syncthreads();
+        if (c + 1 < stages) gather(c + 1);
+        const Entry ahead = read_entry(c + 2);  // loads in flight over this stage's work
+        const int n = stage_count(c), sl = (c % 3) * R;
+        const float* x = raw + (c % 2) * R * padded;
+        for (int r = warp; r < R; r += warps) {
+            const float root = slot_root[sl + r];
+            for (int col = lane; col < padded; col += 32) {
+                const float y = (r < n && col < s) ? root * x[r * padded + col] : 0.f;
+                const float h = wmma::__float_to_tf32(y);
+                hi[r * ld + col] = h;
+                lo[r * ld + col] = wmma::__float_to_tf32(y - h);
+            }
+        }
+        if (t < s)
+            for (int r = 0; r < n; ++r) rhs += slot_target[sl + r] * x[r * padded + t];
+        const bool negative = __syncthreads_or(t < n && slot_sign[sl + t] < 0.f);
+        const int steps = (n + 7) / 8;
+        if (negative) blocked_products<true>(acc, hi, lo, slot_sign + sl, ld, steps, my_blocks, block_i, block_j, g, q);
+        else blocked_products<false>(acc, hi, lo, slot_sign + sl, ld, steps, my_blocks, block_i, block_j, g, q);
+        if (c + 2 < stages) write_entry(c + 2, ahead);
+    }
+
+    const std::int64_t row_length = p.indptr[seg.row + 1] - p.indptr[seg.row];
+    const float ridge = p.implicit ? p.lambda : p.lambda * float(max(row_length, std::int64_t(1)));
+    // Accumulator e of part (m, n): row g + 8 (e / 2), column 2 q + e % 2 of the 16 x 8 product. The Gram
+    // matrix's entries are read first, all of them, so that their loads are in flight together.
+#pragma unroll
+    for (int x = 0; x < kBlocksPerWarp; ++x) {
+        if (x >= my_blocks) continue;
+        if (kFirst && p.gram) {
+#pragma unroll
+            for (int m = 0; m < 2; ++m)
+#pragma unroll
+                for (int n = 0; n < 4; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
+                        if (i < s && j <= i) acc[x][m][n][e] += p.gram[std::int64_t(j) * s + i];
+                    }
+        }
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+            for (int n = 0; n < 4; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
+                    if (i >= s || j > i) continue;
+                    float* dst = p.a + p.layout.offset(local, i, j, s, s);
+                    if (kFirst) *dst = acc[x][m][n][e] + (i == j ? ridge : 0.f);
+                    else atomicAdd(dst, acc[x][m][n][e]);
+                }
+    }
+    if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
+}
+
 // Launches the build of `blocks` segments (first segments of their rows, or later ones) with the
 // chosen kernel; sets args.tiles_per_side for it.
 void launch_build(BuildKernel kind, bool first, unsigned blocks, BuildArgs args, cudaStream_t stream) {
@@ -387,6 +637,20 @@ void launch_build(BuildKernel kind, bool first, unsigned blocks, BuildArgs args,
         if (first) build_systems_kernel<true><<<blocks, threads, shared, stream>>>(args);
         else build_systems_kernel<false><<<blocks, threads, shared, stream>>>(args);
         check(cudaGetLastError(), first ? "build_systems_kernel<first>" : "build_systems_kernel<later>");
+        return;
+    }
+    if (kind == BuildKernel::tf32x3_blocked) {
+        const BlockedShape shape = blocked_shape(s);
+        if (shape.warps * 32 < s) throw Error("tf32x3-blocked build: " + std::to_string(shape.warps * 32) + " threads for width " + std::to_string(s) + " (a bug)");
+        void (*kernel)(BuildArgs, int, int) = nullptr;
+        if (shape.blocks_per_warp == 2) kernel = first ? build_systems_tf32x3_blocked_kernel<true, 2, 1> : build_systems_tf32x3_blocked_kernel<false, 2, 1>;
+        else if (shape.warps <= kBlockedTwoPerSmWarps) kernel = first ? build_systems_tf32x3_blocked_kernel<true, 1, 2> : build_systems_tf32x3_blocked_kernel<false, 1, 2>;
+        else kernel = first ? build_systems_tf32x3_blocked_kernel<true, 1, 1> : build_systems_tf32x3_blocked_kernel<false, 1, 1>;
+        if (shape.shared_bytes > (std::size_t(48) << 10))
+            check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shape.shared_bytes)),
+                  "cudaFuncSetAttribute(build_systems_tf32x3_blocked_kernel)");
+        kernel<<<blocks, unsigned(shape.warps * 32), shape.shared_bytes, stream>>>(args, shape.padded, shape.ld);
+        check(cudaGetLastError(), first ? "build_systems_tf32x3_blocked_kernel<first>" : "build_systems_tf32x3_blocked_kernel<later>");
         return;
     }
     const TensorShape shape = tensor_shape(s);
@@ -637,6 +901,7 @@ void prepare_solver_kernels(const EngineSettings& es, std::int64_t users, std::i
     double compile_s = 0;
     std::vector<std::int64_t> done;
     for (std::int64_t rows : {users, items}) {
+        if (es.solve_kernel == SolveKernel::vbatched) break;  // no generated posv kernels to prepare
         const auto [full, rest] = slice_counts(rows, es);
         for (std::int64_t count : {full, rest}) {
             if (count <= 0 || std::find(done.begin(), done.end(), count) != done.end()) continue;
@@ -732,6 +997,7 @@ public:
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
+        if (s.solve_kernel == SolveKernel::vbatched) prepare_vbatched(slice);
         sample_memory();
         // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration
         // (after a warm-up of the same sizes: found in this process's cache).
@@ -804,6 +1070,32 @@ private:
         side.extra_segments = batchsolve::Buffer<Segment>(ctx_, extra);
     }
 
+    // The vbatched solve's arrays over the largest slice (a smaller slice takes their first entries):
+    // every order and leading dimension s, one right-hand side each, the systems' and right-hand
+    // sides' pointers; and the TRSM's workspace reserved now, not in the first iteration.
+    void prepare_vbatched(std::int64_t slice) {
+        if (s_.layout != SystemLayout::column_major) throw Error("--solve-kernel vbatched takes --layout column_major");
+        const int s = s_.width;
+        std::vector<float*> a(static_cast<std::size_t>(slice)), b(static_cast<std::size_t>(slice));
+        for (std::int64_t k = 0; k < slice; ++k)
+            a[std::size_t(k)] = systems_.data() + k * s * s, b[std::size_t(k)] = rhs_.data() + k * s;
+        vb_order_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(static_cast<std::size_t>(slice), s));
+        vb_one_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(static_cast<std::size_t>(slice), 1));
+        vb_a_ = batchsolve::Buffer<float*>(ctx_, a);
+        vb_b_ = batchsolve::Buffer<float*>(ctx_, b);
+        ctx_.workspace(batchsolve::trsm_vbatched_workspace_size<float>(batchsolve::Side::left, s, 1, int(slice), ctx_));
+    }
+    // L L^T = A (potrf_vbatched), then L y = b and L^T x = y (trsm_vbatched): `count` systems of the slice.
+    void solve_vbatched(std::int64_t count) {
+        namespace bs = batchsolve;
+        const int s = s_.width, n = int(count);
+        bs::potrf_vbatched_max_nocheck<float>(bs::Uplo::lower, vb_order_.data(), vb_a_.data(), vb_order_.data(), s, n, info_.data(), ctx_);
+        const float* const* a = vb_a_.data();
+        for (bs::Op op : {bs::Op::no_trans, bs::Op::trans})
+            bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, op, bs::Diag::non_unit, vb_order_.data(), vb_one_.data(),
+                                                 1.f, a, vb_order_.data(), vb_b_.data(), vb_order_.data(), s, 1, n, ctx_);
+    }
+
     Layout layout_for(std::int64_t count) const {
         switch (s_.layout) {
             case SystemLayout::column_major: return {count, 0};
@@ -863,7 +1155,8 @@ private:
             }
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
             auto views = make_views(count);
-            batchsolve::posv_batched(batchsolve::Uplo::lower, views.first, views.second, info_.data(), ctx_);
+            if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count);
+            else batchsolve::posv_batched(batchsolve::Uplo::lower, views.first, views.second, info_.data(), ctx_);
             const std::int64_t elements = count * s;
             scatter_solutions_kernel<<<unsigned((elements + 255) / 256), 256, 0, stream_>>>(
                 rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + (rows.first + first) * s);
@@ -900,6 +1193,8 @@ private:
     batchsolve::Buffer<float> gram_partials_;  // GramKernel::split only
     batchsolve::Buffer<int> info_;
     batchsolve::Buffer<unsigned long long> failed_;
+    batchsolve::Buffer<int> vb_order_, vb_one_;   // SolveKernel::vbatched only
+    batchsolve::Buffer<float*> vb_a_, vb_b_;
     std::uint64_t peak_bytes_ = 0;
 };
 

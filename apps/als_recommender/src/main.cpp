@@ -336,10 +336,16 @@ void add_hyper_options(po::options_description& d) {
         ("build-kernel", po::value<std::string>()->default_value("tf32x3"), "GPU: how each row's system is accumulated: tf32x3 (tensor cores, "
                                                                            "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
                                                                            "multiply-adds) | tf32 (tensor cores, one TF32 product per step: "
-                                                                           "TF32-level sums, ~1e-3 relative)")
+                                                                           "TF32-level sums, ~1e-3 relative) | tf32x3-blocked "
+                                                                           "(tf32x3's sums, operands split once per entry, 32 x 32 "
+                                                                           "blocks per warp, gathers overlapped by cp.async)")
         ("gram-kernel", po::value<std::string>()->default_value("split"), "GPU, implicit: how the Gram matrix of the other side's "
                                                                         "factors is formed: syrk (cuBLAS SSYRK over all rows) | split "
                                                                         "(the rows in parts summed on their own, then added in a fixed order)")
+        ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
+                                                                         "library's posv_batched: generated kernels up to width "
+                                                                         "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
+                                                                         "trsm_vbatched)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -381,6 +387,7 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     o.layout = option_value([&] { return parse_layout(vm["layout"].as<std::string>()); });
     o.build = option_value([&] { return parse_build_kernel(vm["build-kernel"].as<std::string>()); });
     o.gram = option_value([&] { return parse_gram_kernel(vm["gram-kernel"].as<std::string>()); });
+    o.solve_kernel = option_value([&] { return parse_solve_kernel(vm["solve-kernel"].as<std::string>()); });
     o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
     o.cg_steps = vm["cg-steps"].as<int>();
     if (o.cg_steps < 1 || o.cg_steps > 1000) throw UsageError("--cg-steps must be in [1, 1000] (got " + std::to_string(o.cg_steps) + ")");
@@ -464,6 +471,7 @@ int run_train(const std::vector<std::string>& args) {
             es.implicit = shape.feedback == Feedback::implicit_counts;
             es.biases = vm.count("biases") > 0;
             es.layout = o.layout, es.chunk_size = o.chunk_size, es.slice_bytes = o.slice_bytes, es.build = o.build, es.gram = o.gram;
+            es.solve_kernel = o.solve_kernel;
             es.device = o.devices.empty() ? 0 : o.devices.front();
             o.cuda_warmup = start_cuda_warmup(es, shape.users, shape.items);
         } catch (const Error&) {
@@ -837,6 +845,10 @@ int run_bench(const std::vector<std::string>& args) {
         ("lambda", po::value<float>()->default_value(0.01f), "regularisation")
         ("alpha", po::value<float>()->default_value(1.f), "confidence 1 + alpha r")
         ("backends", po::value<std::string>()->default_value("cuda,cpu"), "our backends to run (cuda is skipped without a GPU)")
+        ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
+                                                                         "library's posv_batched: generated kernels up to width "
+                                                                         "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
+                                                                         "trsm_vbatched)")
         ("solver", po::value<std::string>()->default_value("exact"), "ours: exact | cg (CPU backend; `implicit` runs CG unless "
                                                                     "IMPLICIT_EXACT=1)")
         ("cg-steps", po::value<int>()->default_value(3), "ours with --solver cg: steps per row and half-iteration")

@@ -74,6 +74,7 @@ struct TrainOptions {
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
     BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
     GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
+    SolveKernel solve_kernel = SolveKernel::posv;  // the CUDA engine's solver of the built systems
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
     int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this

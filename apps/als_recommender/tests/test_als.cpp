@@ -371,7 +371,8 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
 // The systems each half-iteration solves, against a double-precision reference: normwise backward
 // error below 30 units of the build's rounding (FP32; TF32's 2^-11 = 2^13 x FP32's for the tf32 build).
 void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
-                          BuildKernel build = BuildKernel::tf32x3, GramKernel gram = GramKernel::split) {
+                          BuildKernel build = BuildKernel::tf32x3, GramKernel gram = GramKernel::split,
+                          SolveKernel solve = SolveKernel::posv) {
     const double bound = build == BuildKernel::tf32 ? 30.0 * 8192 : 30.0;
     GenerateOptions g;
     g.users = 300, g.items = 2200, g.interactions = 9000, g.seed = fresh_seed();  // some items rated > 1024 times? no: see below
@@ -385,7 +386,7 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     EngineSettings es;
     es.width = k + (biases ? 1 : 0), es.implicit = implicit, es.biases = biases, es.lambda = 0.1f, es.layout = layout;
     es.slice_bytes = std::uint64_t(es.width) * es.width * 4 * 97;  // several slices, the last one narrower
-    es.build = build, es.gram = gram;
+    es.build = build, es.gram = gram, es.solve_kernel = solve;
     auto engine = backend == "cuda" ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     std::mt19937_64 rng(g.seed);
     std::normal_distribution<float> n01(0.f, 0.3f);
@@ -441,16 +442,31 @@ TEST_P(GpuBuild, SolvesTheStatedSystems) {
 }
 auto build_name = [](const auto& info) {
     const int k = std::get<1>(info.param);
-    return std::string(to_string(std::get<0>(info.param))) + (k ? "_k" + std::to_string(k) : std::string("_biases"));
+    std::string name = to_string(std::get<0>(info.param));
+    std::replace(name.begin(), name.end(), '-', '_');  // gtest names: letters, digits, underscores
+    return name + (k ? "_k" + std::to_string(k) : std::string("_biases"));
 };
 INSTANTIATE_TEST_SUITE_P(Systems, GpuBuild,
-                         ::testing::Combine(::testing::Values(BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32),
+                         ::testing::Combine(::testing::Values(BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32,
+                                                              BuildKernel::tf32x3_blocked),
                                             ::testing::Values(16, 64, 100, 128, 176, 0)),
                          build_name);
 // Nine-tile warps and more than 48 KiB of shared memory: the tensor builds only.
 INSTANTIATE_TEST_SUITE_P(SystemsWide, GpuBuild,
-                         ::testing::Combine(::testing::Values(BuildKernel::tf32x3, BuildKernel::tf32), ::testing::Values(192, 256)),
+                         ::testing::Combine(::testing::Values(BuildKernel::tf32x3, BuildKernel::tf32, BuildKernel::tf32x3_blocked),
+                                            ::testing::Values(192, 256)),
                          build_name);
+
+// The vbatched solve (potrf_vbatched and two trsm_vbatched) instead of posv_batched: a width of the
+// generated kernels, one of the shared-memory family and one of cuSOLVER's under posv.
+class GpuSolveKernel : public ::testing::TestWithParam<int> {};
+TEST_P(GpuSolveKernel, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, GetParam(), BuildKernel::tf32x3_blocked, GramKernel::split,
+                         SolveKernel::vbatched);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuSolveKernel, ::testing::Values(64, 200, 256),
+                         [](const auto& info) { return "vbatched_k" + std::to_string(info.param); });
 
 // The cases above use the default split Gram matrix (one 64 x 64 tile pair at 16 and 64, padded pairs at
 // 100, 10 pairs at 256; 2200 and 300 rows in parts of 256 with a ragged last); cuBLAS SSYRK here.
@@ -753,16 +769,18 @@ TEST(Gpu, AgreesWithTheCpuOnTheSameSeed) {
     o.backend = "cpu";
     const Model cpu = train(r, h, o);
     o.backend = "cuda";
-    for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3})
-    for (auto layout : {SystemLayout::column_major, SystemLayout::interleaved, SystemLayout::chunked}) {
-        o.layout = layout, o.build = build;
+    for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32x3_blocked})
+    for (auto [layout, solve] : {std::pair{SystemLayout::column_major, SolveKernel::posv}, std::pair{SystemLayout::interleaved, SolveKernel::posv},
+                                 std::pair{SystemLayout::chunked, SolveKernel::posv}, std::pair{SystemLayout::column_major, SolveKernel::vbatched}}) {
+        o.layout = layout, o.build = build, o.solve_kernel = solve;
         const Model gpu = train(r, h, o);
         double diff = 0, norm = 0;
         for (std::size_t j = 0; j < cpu.item_factors.size(); ++j)
             diff += std::pow(double(cpu.item_factors[j]) - gpu.item_factors[j], 2), norm += std::pow(double(cpu.item_factors[j]), 2);
         // Two exact FP32 solves of the same systems (built in different orders) differ by rounding
         // amplified by the systems' condition number (lambda 0.1 over Gram matrices of order 1e2..1e4).
-        EXPECT_LT(std::sqrt(diff / norm), 1e4 * float_eps) << to_string(layout) << " " << to_string(build) << ", seed " << g.seed;
+        EXPECT_LT(std::sqrt(diff / norm), 1e4 * float_eps)
+            << to_string(layout) << " " << to_string(build) << " " << to_string(o.solve_kernel) << ", seed " << g.seed;
     }
 }
 
