@@ -17,6 +17,7 @@
 #                  gpu__time_duration per kernel at n = 4096, the generator's QR kernels left out, at most
 #                  MIXED_PHASE_NCU_LAUNCHES launches)
 #   trsm-8192, inverse-8192  both tables at n = 8192
+#   gtest-inverse, gtest-trsm  the large suite's CUDA posv_mixed tests under each table
 #   nsys-gmres-inverse  nsys of the inverse table's split FP16 with GMRES at cond 1e6 (n = 16384)
 #   nsys-potrf     nsys of potrf_large d at n = 2048 and 4096 with cuSOLVER beside (kernel sum against
 #                  wall: launch latency or GEMM rate)
@@ -111,6 +112,22 @@ profile nsys-trsm 20 10 - "${pargs[@]}" --json "$out/nsys/nsys-trsm.json"
 profile nsys-inverse 20 10 "$inverse_table" "${pargs[@]}" --json "$out/nsys/nsys-inverse.json"
 step trsm-8192 14 8 - --n 8192 --designs auto,fp16_split/classical,fp16_split/classical/leaf256,fp16/classical,fp32/auto $(targets trsm-8192)
 step inverse-8192 14 8 "$inverse_table" --n 8192 --designs auto,fp16_split/classical,fp16_split/classical/leaf256,fp16/classical,fp32/auto $(targets inverse-8192)
+# gtest NAME LIMIT TABLE: the large suite's CUDA posv_mixed tests (every tensor-core factor at leaves 128
+# and 384, n = 1300) with TABLE (- shipped), into NAME.log.
+gtest() {
+  local name=$1 limit=$2 table=$3
+  local l=$(( $(left) - 3 ))
+  (( l < 6 )) && { echo "$name: skipped ($l s left)" | tee -a "$out/skipped.txt"; return; }
+  (( limit > l )) && limit=$l
+  local env_table=(); [[ $table != - ]] && env_table=(env "BATCHSOLVE_TUNING_FILE=$table")
+  local exe=(/tmp/bundle/run batchsolve_large_test)
+  [[ -n ${BUILD_DIR:-} ]] && exe=("$BUILD_DIR/libsolver/tests/large/batchsolve_large_test")
+  echo "== $name ($limit s)"
+  timeout -k 2 "$limit" "${env_table[@]}" "${exe[@]}" --gtest_filter='PosvMixed/1.*' > "$out/$name.log" 2>&1
+  echo "   rc $? after $((SECONDS - start)) s"; grep -E "PASSED|FAILED|SKIPPED" "$out/$name.log" | tail -4
+}
+gtest gtest-inverse 20 "$inverse_table"
+gtest gtest-trsm 20 -
 gargs=(--n-nsys 16384 --n-ncu 4096 --routine posv_mixed --precision d --cond 1e6 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/gmres)
 profile nsys-gmres-inverse 20 10 "$inverse_table" "${gargs[@]}" --json "$out/nsys/nsys-gmres-inverse.json"
 profile nsys-potrf 15 8 - --n-nsys 2048,4096 --n-ncu 2048 --routine potrf_large --precision d --repeat 3 --warmup 1 --split --ref cusolver --json "$out/nsys/nsys-potrf.json"

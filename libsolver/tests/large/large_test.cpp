@@ -425,6 +425,35 @@ TYPED_TEST(PosvMixed, TensorCoreOptionConvergesOrSaysWhy) {
     EXPECT_LT(run.backward_error, kAcceptance);
 }
 
+// The tensor-core factors at leaf orders that split n = 1300 into many uneven leaves (128: the last
+// leaves shorter; 384), both triangles, one and two right-hand sides (one: M^-1 by the whole-factor
+// STRSV, or leaf by leaf when the table says panel_solve inverse; two: STRSM): double accuracy from the
+// refined step itself at cond 1e3 (GMRES for FP16, whose classical rate there is ~0.5).
+TYPED_TEST(PosvMixed, TensorCoreFactorsReachDoubleAccuracyAtEveryLeafOrder) {
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = this->is_cuda ? 1300 : 300;
+    const std::pair<LowPrecision, CorrectionMethod> factors[] = {{LowPrecision::fp16_split, CorrectionMethod::automatic},
+                                                                 {LowPrecision::fp16, CorrectionMethod::gmres},
+                                                                 {LowPrecision::tf32, CorrectionMethod::automatic}};
+    for (const auto& [precision, method] : factors)
+        for (int leaf : {128, 384})
+            for (Uplo uplo : {Uplo::lower, Uplo::upper})
+                for (int nrhs : {1, 2}) {
+                    PosvMixedOptions options;
+                    options.factor_precision = precision;
+                    options.method = method;
+                    options.factor_leaf = leaf;
+                    const MixedRun run = run_mixed(this->ctx(), n, nrhs, 1e3, uplo, options, seed + leaf + nrhs);
+                    SCOPED_TRACE(std::string(to_string(precision)) + " leaf " + std::to_string(leaf) + " nrhs " +
+                                 std::to_string(nrhs) + ": " + run.result.describe());
+                    ASSERT_FALSE(run.result.steps.empty());
+                    EXPECT_EQ(run.result.steps[0].outcome, PosvOutcome::converged);
+                    EXPECT_NE(run.result.path, PosvPath::double_direct);
+                    EXPECT_LT(run.backward_error, kAcceptance);
+                }
+}
+
 // posv_mixed's FP32 copy of A (convert_symmetric): into a poisoned square (NaN bytes) with a larger
 // leading dimension, at an order that is not a multiple of the GPU's 32 x 32 tiles, from A whose other
 // triangle is poisoned too: every entry of the square written, the stored triangle rounded to float
