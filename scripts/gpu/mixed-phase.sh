@@ -21,7 +21,7 @@
 #   nsys-gmres-inverse  nsys of the inverse table's split FP16 with GMRES at cond 1e6 (n = 16384)
 #   nsys-potrf     nsys of potrf_large d at n = 2048 and 4096 with cuSOLVER beside (kernel sum against
 #                  wall: launch latency or GEMM rate)
-# MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf256,
+# MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf128, .../leaf256,
 # fp16_split/classical/leaf1024, fp16/classical, fp16_split/gmres. Writes $OUT/mixed-phase/ (gpu.txt,
 # commit.txt, date.txt, <step>.json/.log, targets-*.json, targets.json: every step's targets with its
 # step, nsys/, summary.md). Run from the repository root with the bundle unpacked at /tmp/bundle
@@ -36,7 +36,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --f
 echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$out/date.txt"
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-phase-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
-designs=${MIXED_PHASE_DESIGNS:-auto,fp16_split/classical,fp16_split/classical/leaf256,fp16_split/classical/leaf1024,fp16/classical,fp16_split/gmres}
+designs=${MIXED_PHASE_DESIGNS:-auto,fp16_split/classical,fp16_split/classical/leaf128,fp16_split/classical/leaf256,fp16_split/classical/leaf1024,fp16/classical,fp16_split/gmres}
 common=(--routine posv_mixed --precision d --repeat 3 --warmup 1 --seed 36 --ref cusolver)
 
 # The inverse table: the shipped sm90 table with panel_solve inverse in every posv_mixed entry.
