@@ -20,7 +20,8 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
   --max-registers s32=56,d16=72,...  (with rows) config.max_registers of those potrf cases (the cap
               becomes the launch bounds' minimum of blocks)
   shape       the register kernels with the tile --shape RAxTC (rows_per_thread x threads_per_row: a
-              matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns), looking
+              matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns; potrf on a
+              square grid, ceil(n / RA) == TC >= 4, keeps only the triangle's share), looking
               right, fully unrolled at n <= 32, the committed register entry's nb (the library default
               where the committed entry is staged), --threads-per-block threads per block; cases the
               shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
@@ -40,6 +41,7 @@ COMMITTED = os.path.join(HERE, "..", "..", "libsolver", "tuning", "sm90.json")
 ELEMENT_BYTES = {"s": 4, "d": 8, "c": 8, "z": 16}
 MAX_TILE_WORDS = 224  # registers of one thread's tile (limits::column_major_max_tile_words)
 MAX_SHARED = 232448  # bytes one block may opt in to on sm_90 (limits::max_shared_bytes_per_block)
+SQUARE_GRID_MIN_SIDE = 4  # potrf on ceil(n / RA) == TC >= 4 threads a side: the square-grid kernel (column_major_square_grid_min_side)
 
 
 def fused_bytes(n, esize, c, routine, nrhs_block):
@@ -137,7 +139,10 @@ def main():
         elif a.design == "shape":
             ra, tc = (int(x) for x in a.shape.lower().split("x"))
             words = ELEMENT_BYTES[p] // 4
-            if math.ceil(n / ra) * tc > 1024 or ra * math.ceil(n / tc) * words > MAX_TILE_WORDS:
+            side = math.ceil(n / tc)
+            square = r == "potrf" and math.ceil(n / ra) == tc >= SQUARE_GRID_MIN_SIDE  # only the triangle's share
+            tile = side * (side + 1) // 2 if square else ra * side
+            if math.ceil(n / ra) * tc > 1024 or tile * words > MAX_TILE_WORDS:
                 continue
             new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new.update(rows_per_thread=ra, threads_per_row=tc, full_unroll=n <= 32, threads_per_block=a.threads_per_block,

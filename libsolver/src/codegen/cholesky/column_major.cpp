@@ -45,6 +45,17 @@ struct Resolved {
     ColumnMajorShape shape;
 };
 
+// potrf's register shape on a square thread grid of side >= column_major_square_grid_min_side
+// (kSquareGridKernel). Decided from the configuration alone, so that resolve_shape can size the
+// thread's share and the shared memory by it.
+bool square_grid_potrf(const ColumnMajorSpec& spec, int row_threads, int threads_per_row) {
+    return spec.routine == ColumnMajorRoutine::potrf && !spec.config.staged && !spec.config.through_interleaved &&
+           row_threads == threads_per_row && threads_per_row >= column_major_square_grid_min_side;
+}
+bool square_grid_potrf(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
+    return square_grid_potrf(spec, s.row_threads, s.threads_per_row);
+}
+
 Resolved resolve_shape(const ColumnMajorSpec& spec) {
     Resolved out;
     ColumnMajorShape& s = out.shape;
@@ -174,10 +185,14 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
         return fail("config.rows_per_thread: one matrix would need " + std::to_string(s.threads_per_matrix) +
                     " threads (> " + std::to_string(codegen::max_threads_per_block) +
                     "); raise rows_per_thread or lower threads_per_row");
-    if (s.rows_per_thread * s.cols_per_thread * s.words > column_major_max_tile_words)
+    const bool square = square_grid_potrf(spec, s.row_threads, s.threads_per_row);
+    // a square grid's thread holds only its share of the triangle: L (L + 1) / 2 of its L x L elements
+    const int side = ceil_div(n, s.threads_per_row);
+    const int tile_elements = square ? side * (side + 1) / 2 : s.rows_per_thread * s.cols_per_thread;
+    if (tile_elements * s.words > column_major_max_tile_words)
         return fail("config.threads_per_row: a thread's tile of " + std::to_string(s.rows_per_thread) + " x " +
-                    std::to_string(s.cols_per_thread) + " elements needs " +
-                    std::to_string(s.rows_per_thread * s.cols_per_thread * s.words) + " registers (> " +
+                    std::to_string(s.cols_per_thread) + (square ? " (its triangle: " + std::to_string(tile_elements) + ")" : "") +
+                    " elements needs " + std::to_string(tile_elements * s.words) + " registers (> " +
                     std::to_string(column_major_max_tile_words) + "); raise threads_per_row or lower rows_per_thread");
     if (warp_synchronous_steps(spec) && 32 % s.threads_per_matrix != 0)
         return fail("config.looking: left (the steps synchronised per warp) needs a matrix's threads to divide a warp (" +
@@ -188,7 +203,7 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
     // default chunk: 8 floats or 4 of the wider types (fewer column values in flight per thread)
     s.update_chunk = round_up(c.nb > 0 ? c.nb : (spec.precision == Precision::s ? 8 : 4), s.vec);
     s.col_pitch = round_up(ceil_div(std::max(n, s.row_threads * s.rows_per_thread), s.threads_per_row), s.vec);
-    s.packed = spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv;
+    s.packed = !square && (spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv);
     if (spec.routine == ColumnMajorRoutine::posv) {
         s.rhs_per_thread = ceil_div(s.nrhs_block, s.threads_per_row);
         if (s.rows_per_thread * (s.cols_per_thread + s.rhs_per_thread) * s.words > column_major_max_tile_words)
@@ -200,6 +215,11 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
         s.matrices_per_block = mpb;
         s.block_threads = round_up(mpb * s.threads_per_matrix, 32);
         s.slots = ceil_div(s.block_threads, s.threads_per_matrix);
+        if (square) {  // kSquareGridKernel: two column buffers of side * P elements per slot, nothing else
+            s.off_col = s.off_diag = s.off_flags = s.off_packed = s.off_rows = s.off_y = 0;
+            s.shared_bytes = align16(std::size_t(2) * s.slots * side * s.threads_per_row * esize);
+            return;
+        }
         std::size_t off = 0;
         s.off_col = off;
         off += align16(std::size_t(2) * s.slots * s.threads_per_row * s.col_pitch * esize);
@@ -281,6 +301,81 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
 }
 )";
 
+// potrf on a square thread grid (square_grid_potrf): P = threads_per_row = ceil(n / rows_per_thread)
+// threads per side; thread (tr, tc) holds L(P x + tr, P y + tc) for x >= y (x = y: tr >= tc), the
+// lower triangle of its L x L cyclic share (L = ceil(n / P)) and nothing of the other triangle, in
+// r[x (x + 1) / 2 + y], so a thread keeps L (L + 1) / 2 elements where the general register kernel
+// keeps its full RA x RB tile. Right-looking, one column per step: the P owners of column k publish it
+// to a per-matrix double buffer (one barrier per step), every thread scales the entries of its rows and
+// columns by 1 / sqrt(a_kk) as it reads them and updates its share. Lower: lanes run along tr, so a
+// column's rows are consecutive addresses; upper (L = U^H): lanes run along tc (a row of U). Each
+// thread addresses its elements from one pointer stepped by P * lda (no address per element held).
+constexpr const char* kSquareGridKernel = R"(
+BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
+  BS_DECLARE_SMEM(bs_smem);
+  const int t = (int)threadIdx.x;
+  const int ml = t / @G@;  // matrix slot in the block (slots >= @MPB@ hold padding threads)
+  const int q = t - ml * @G@;
+  @GRID@
+  const long long m = (long long)blockIdx.x * @MPB@ + ml;
+  const bool act = ml < @MPB@ && m < (long long)count;
+  const bool last_ok = @P@ * (@L@ - 1) + tr < @N@;  // this thread's rows of the last block exist
+  T* const cbuf = (T*)bs_smem + ml * @PAIR@;  // two buffers of one column each
+  T r[@TRI@];
+  if (act) {
+    T* const A = a_ptrs ? a_ptrs[m] : a + m * a_stride;
+@LOAD@
+  } else {
+#pragma unroll
+    for (int e = 0; e < @TRI@; ++e) r[e] = bs_zero();
+  }
+  int fcol = 0;  // 1-based column of the first bad pivot: columns < it hold L, the rest the Schur complement
+#pragma unroll
+  for (int kb = 0; kb < @L@; ++kb) {
+@KK_PRAGMA@
+    for (int kk = 0; kk < @P@; ++kk) {
+      const int k = kb * @P@ + kk;
+      if (k >= @N@) break;
+      T* const cb = cbuf + (k & 1) * @LP@;
+      if (tc == kk) {
+#pragma unroll
+        for (int x = kb; x < @L@; ++x) cb[@P@ * x + tr] = r[x * (x + 1) / 2 + kb];
+      }
+      @SYNC@;
+      const R d = bs_real(cb[k]);
+      if (fcol == 0 && !bs_pivot_ok(d)) fcol = k + 1;
+      if (fcol == 0) {
+        const R lkk = @SQRT@(d), rs = (R)1 / lkk;
+        T ci[@L@], cj[@L@];
+#pragma unroll
+        for (int x = kb; x < @L@; ++x) ci[x] = bs_scale(cb[@P@ * x + tr], rs);
+#pragma unroll
+        for (int y = kb; y < @L@; ++y) cj[y] = bs_scale(cb[@P@ * y + tc], rs);
+        if (tc == kk) {
+#pragma unroll
+          for (int x = kb; x < @L@; ++x) {
+            const int i = @P@ * x + tr;
+            if (i > k) r[x * (x + 1) / 2 + kb] = ci[x];
+            else if (i == k) r[x * (x + 1) / 2 + kb] = bs_from_real(lkk);
+          }
+        }
+#pragma unroll
+        for (int y = kb; y < @L@; ++y)
+#pragma unroll
+          for (int x = y; x < @L@; ++x)
+            if (y > kb || tc > kk) r[x * (x + 1) / 2 + y] = bs_sub_mul_conj(r[x * (x + 1) / 2 + y], ci[x], cj[y]);
+      }
+    }
+  }
+  if (act) {
+    T* const A = a_ptrs ? a_ptrs[m] : a + m * a_stride;
+@STORE@
+    if (q == 0) info[m] = fcol;
+  }
+  (void)zero;
+}
+)";
+
 // potrf with one row per lane (kRowsKernel): the warp-synchronous register shape of one row per thread
 // (rows_per_thread = threads_per_row = 1) at n = 4, 8, 16, 32 (a matrix's lanes a power-of-two part of
 // a warp whose buffer part holds whole 16-byte vectors).
@@ -330,6 +425,7 @@ public:
         else if (sp_.config.staged) w_.raw(column_major_staged_kernel(sp_, s_, k.kernel_name, min_blocks()));
         else if (sp_.routine == ColumnMajorRoutine::potrs) potrs_kernel(k.kernel_name);
         else if (one_row_per_lane(sp_, s_)) rows_kernel(k.kernel_name);
+        else if (square_grid_potrf(sp_, s_)) square_grid_kernel(k.kernel_name);
         else factor_kernel(k.kernel_name);
         host_entry(k.kernel_name);
         k.source = w_.str();
@@ -386,6 +482,47 @@ private:
                                                {"A_BASE", base},
                                                {"LOAD_LOOP", load},
                                                {"STORE_LOOP", store}}));
+    }
+    void square_grid_kernel(const std::string& name) {
+        const int P = s_.threads_per_row, L = ceil_div(n_, P);
+        const std::string SP = I(P), tri = I((long long)L * (L + 1) / 2);
+        const std::string step = "p += (long long)" + SP + " * lda;\n      BS_OPAQUE_I64(p);";
+        // in(x, y): element (P x + tr, P y + tc) lies in the triangle and in the matrix
+        const std::string in = "(x > y || tr >= tc) && (x < " + I(L - 1) + " || last_ok)";
+        std::string grid, load, store;
+        if (!upper_) {  // lanes along tr: a warp reads P consecutive rows of a column per element
+            grid = "const int tr = q % " + SP + ", tc = q / " + SP + ";";
+            const std::string walk = "    T* p = A + (long long)tc * lda + tr;  // column tc, row tr; stepped by P columns\n"
+                                     "#pragma unroll\n    for (int y = 0; y < " + I(L) + "; ++y) {\n"
+                                     "#pragma unroll\n      for (int x = y; x < " + I(L) + "; ++x)\n        ";
+            load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? p[" + SP + " * x] : bs_zero();\n      " + step + "\n    }";
+            store = walk + "if (" + in + ") p[" + SP + " * x] = r[x * (x + 1) / 2 + y];\n      " + step + "\n    }";
+        } else {  // L(i, j) = conj(U(j, i)); lanes along tc: a warp reads P consecutive entries of a column of U
+            grid = "const int tc = q % " + SP + ", tr = q / " + SP + ";";
+            const std::string walk = "    T* p = A + (long long)tr * lda + tc;  // U(tc, tr): column tr of U; stepped by P columns\n"
+                                     "#pragma unroll\n    for (int x = 0; x < " + I(L) + "; ++x) {\n"
+                                     "#pragma unroll\n      for (int y = 0; y <= x; ++y)\n        ";
+            load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? bs_conj(p[" + SP + " * y]) : bs_zero();\n      " + step + "\n    }";
+            store = walk + "if (" + in + ") p[" + SP + " * y] = bs_conj(r[x * (x + 1) / 2 + y]);\n      " + step + "\n    }";
+        }
+        w_.raw(fill_placeholders(kSquareGridKernel,
+                                 {{"NAME", name},
+                                  {"BT", I(s_.block_threads)},
+                                  {"MIN_BLOCKS", I(sp_.config.max_registers > 0 ? min_blocks() : 0)},
+                                  {"G", I(s_.threads_per_matrix)},
+                                  {"MPB", I(s_.matrices_per_block)},
+                                  {"GRID", grid},
+                                  {"P", SP},
+                                  {"L", I(L)},
+                                  {"N", I(n_)},
+                                  {"LP", I((long long)L * P)},
+                                  {"PAIR", I(2LL * L * P)},
+                                  {"TRI", tri},
+                                  {"KK_PRAGMA", sp_.config.full_unroll ? "#pragma unroll" : "#pragma unroll 1"},
+                                  {"SYNC", warp_synchronous_steps(sp_) ? "__syncwarp()" : "__syncthreads()"},
+                                  {"SQRT", sqrt_},
+                                  {"LOAD", load},
+                                  {"STORE", store}}));
     }
     // The rows kernel's minimum blocks: with lean_addressing and no max_registers, 0, which leaves the
     // register count to ptxas as a plain __launch_bounds__(threads) does (an explicit 1 made it
@@ -1148,6 +1285,9 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
     if (spec.config.staged)
         name += "_staged" + (spec.routine == ColumnMajorRoutine::potrs ? "" : "_nb" + I(spec.config.nb)) + "_w" +
                 I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
+    else if (square_grid_potrf(spec, s))
+        name += "_sq" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + (spec.config.full_unroll ? "_u" : "") +
+                (warp_synchronous_steps(spec) ? "_ws" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? (spec.config.lean_addressing ? "_rows_lean" : "_rows") : warp_synchronous_steps(spec) ? "_ws" : "");

@@ -18,6 +18,13 @@
 // info = k + 1 and freezes that matrix only: columns < k hold L, the rest the Schur complement of
 // step k (raw, like LAPACK's potf2 leaves a(k, k)).
 //
+// potrf on a square thread grid (TR = TC = P >= column_major_square_grid_min_side) runs its own text:
+// element (P x + tr, P y + tc) in thread (tr, tc), as above, but the thread keeps only the elements of
+// the triangle (x >= y: L (L + 1) / 2 of its L x L share, L = ceil(n / P)), the columns are scaled as
+// they are read from the step's buffer, both triangles load and store straight from global memory
+// (lanes along the contiguous index), and each thread addresses its elements from one pointer stepped
+// by P * lda. Name suffix _sq<P>; nb does not change it (no update chunks).
+//
 // The elimination is either fully unrolled (config.full_unroll: fewest registers, but NVRTC needs
 // ~10-60 s at n = 128) or a static sequence of column blocks with a run-time loop over the steps of
 // a block (compiles in about a second, uses more registers).
@@ -50,6 +57,11 @@ using ColumnMajorRoutine = batchsolve::Routine;
 inline constexpr int column_major_max_n = codegen::max_column_major_generator_n;
 // Largest n whose default configuration is fully unrolled (compile time, see default_column_major_config).
 inline constexpr int default_full_unroll_max_n = 64;
+// Smallest side of the square thread grids (ceil(n / rows_per_thread) == threads_per_row) whose potrf
+// runs the square-grid kernel (each thread keeps only its share of the triangle; column_major.cpp,
+// kSquareGridKernel). The shipped tables' square grids below it (1 x 1 at n = 1, 2 x 2 at d n = 3)
+// keep the general register kernel's text.
+inline constexpr int column_major_square_grid_min_side = 4;
 // Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
 // per-thread tile no longer fits the 255-register limit next to addressing and temporaries.
 inline constexpr int column_major_max_tile_words = limits::column_major_max_tile_words;

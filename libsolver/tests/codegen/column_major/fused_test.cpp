@@ -178,10 +178,42 @@ TEST(ColumnMajorWarpSteps, LeanAddressingIsTheRowsKernelsOnly) {
         EXPECT_EQ(column_major_spec_problem(s).rfind("config.lean_addressing:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
 }
 
+// potrf on a square thread grid (ceil(n / rows_per_thread) == threads_per_row >= 4): the square-grid
+// kernel (_sq<P>, only the triangle's share in registers, shared memory two column buffers per slot);
+// smaller or non-square grids, posv and staged configurations keep their own kernels; the tile limit
+// counts the triangle's share.
+TEST(ColumnMajorSquareGrid, OnlyPotrfOnSquareGridsOfSideFourOrMore) {
+    auto spec = [](Precision p, int n, int ra, int tc, Routine r = Routine::potrf, Uplo u = Uplo::lower) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, p, n, 1);
+        c.rows_per_thread = ra, c.threads_per_row = tc, c.threads_per_block = 128, c.nb = 8, c.full_unroll = false;
+        return column_major_spec(r, p, u, n, 1, c);
+    };
+    auto is_square = [](const ColumnMajorSpec& s) { return column_major_kernel_name(s).find("_sq") != std::string::npos; };
+    const auto s64 = spec(Precision::s, 64, 8, 8);
+    ASSERT_EQ(column_major_spec_problem(s64), "");
+    EXPECT_EQ(column_major_kernel_name(s64), "potrf_cm_s_lower_n64_sq8_m2");
+    EXPECT_EQ(column_major_shape(s64).block_threads, 128);
+    EXPECT_EQ(column_major_shape(s64).shared_bytes, 2u * 2 * 8 * 8 * sizeof(float));  // 2 slots x 2 buffers x n
+    const std::string text = cuda_backend::tuned::generate_column_major_kernel(s64).source;
+    EXPECT_NE(text.find("T r[36];"), std::string::npos);  // 8 x 9 / 2 elements of the triangle
+    EXPECT_NE(text.find("BS_KERNEL_HEAD(128, 0)"), std::string::npos);
+    EXPECT_TRUE(is_square(spec(Precision::d, 100, 13, 8, Routine::potrf, Uplo::upper)));
+    EXPECT_TRUE(is_square(spec(Precision::z, 20, 5, 4)));
+    // the same grid from another rows_per_thread (ceil(33 / 9) = ceil(33 / 10) = 4): one kernel
+    EXPECT_EQ(column_major_kernel_name(spec(Precision::d, 33, 9, 4)), column_major_kernel_name(spec(Precision::d, 33, 10, 4)));
+    EXPECT_FALSE(is_square(spec(Precision::d, 3, 2, 2)));    // side 2: the shipped 2 x 2 kernel stays
+    EXPECT_FALSE(is_square(spec(Precision::s, 64, 8, 4)));   // 8 x 4: not square
+    EXPECT_FALSE(is_square(spec(Precision::s, 64, 8, 8, Routine::posv)));
+    // s n = 128 on 8 x 8 threads: a 16 x 16 tile (256 words) is over the limit, its triangle (136) is not
+    EXPECT_EQ(column_major_spec_problem(spec(Precision::s, 128, 16, 8)), "");
+    EXPECT_EQ(column_major_spec_problem(spec(Precision::d, 128, 16, 8)).rfind("config.threads_per_row:", 0), 0u);
+}
+
 TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     std::set<std::string> names;
     std::vector<ColumnMajorSpec> specs = fused_specs();
     for (const auto& s : warp_step_specs()) specs.push_back(s);
+    for (const auto& s : square_grid_specs()) specs.push_back(s);
     for (const auto& s : specs) {
         ASSERT_EQ(column_major_spec_problem(s), "");
         const auto a = cuda_backend::tuned::generate_column_major_kernel(s);

@@ -238,6 +238,25 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
     };
 }
 
+// potrf on square thread grids (ceil(n / rows_per_thread) == threads_per_row >= 4: the square-grid
+// kernel): sides 4, 8, 16, rows that fill the last block and rows that do not (n = 13, 20, 33, 100),
+// every precision, both triangles, unrolled and blocked steps, several matrices per block, block and
+// warp barriers (looking = left, 16 threads per matrix).
+inline std::vector<ColumnMajorSpec> square_grid_specs() {
+    using R = ColumnMajorRoutine;
+    return {
+        make_spec(R::potrf, Precision::s, Uplo::lower, 64, 0, {"sq8", 8, 8, 0, 8, false}),
+        make_spec(R::potrf, Precision::d, Uplo::upper, 33, 0, {"sq4", 9, 4, 0, 4, true}),
+        make_spec(R::potrf, Precision::c, Uplo::lower, 13, 0, {"sq4", 4, 4, 3, 4, false}),
+        make_spec(R::potrf, Precision::z, Uplo::upper, 20, 0, {"sq4", 5, 4, 0, 4, true}),
+        make_spec(R::potrf, Precision::s, Uplo::upper, 100, 0, {"sq8", 13, 8, 0, 8, false}),
+        make_spec(R::potrf, Precision::d, Uplo::lower, 128, 0, {"sq16", 8, 16, 0, 4, false}, 1, 256),
+        make_spec(R::potrf, Precision::s, Uplo::lower, 48, 0, {"sq8", 6, 8, 0, 8, true}),
+        warp_steps(make_spec(R::potrf, Precision::s, Uplo::lower, 24, 0, {"sq4", 6, 4, 0, 8, true})),
+        warp_steps(make_spec(R::potrf, Precision::d, Uplo::upper, 15, 0, {"sq4", 4, 4, 0, 4, false})),
+    };
+}
+
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
@@ -275,6 +294,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
     for (const ColumnMajorSpec& s : shared_memory_specs()) add(s);
     for (const ColumnMajorSpec& s : fused_specs()) out.push_back(s);  // every one must be usable
     for (const ColumnMajorSpec& s : warp_step_specs()) out.push_back(s);
+    for (const ColumnMajorSpec& s : square_grid_specs()) out.push_back(s);
     for (int n : {1, 5, 16, 33}) {
         add(make_spec(ColumnMajorRoutine::potrf, Precision::z, Uplo::lower, n, 0, shapes[1]));
         add(make_spec(ColumnMajorRoutine::potrf, Precision::c, Uplo::upper, n, 0, shapes[0]));
