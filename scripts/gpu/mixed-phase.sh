@@ -104,8 +104,8 @@ profile() {
 
 step check-inverse 14 6 "$inverse_table" --n 1500,5000 --cond 100 --designs auto,fp16_split/classical,fp16/gmres,tf32/classical
 step check-inverse-1e6 10 5 "$inverse_table" --n 1500 --cond 1e6 --designs fp16_split/gmres,fp16/gmres
-step trsm-16384 30 12 - --n 16384 --designs "$designs" $(targets trsm-16384)
-step inverse-16384 30 12 "$inverse_table" --n 16384 --designs "$designs" $(targets inverse-16384)
+step trsm-16384 34 12 - --n 16384 --designs "$designs" $(targets trsm-16384)
+step inverse-16384 34 12 "$inverse_table" --n 16384 --designs "$designs" $(targets inverse-16384)
 # --n-nsys N_NSYS --n-ncu N_NCU: the order under each profiler.
 pargs=(--n-nsys 16384 --n-ncu 4096 --routine posv_mixed --precision d --cond 100 --repeat 1 --warmup 1 --seed 36 --designs fp16_split/classical)
 profile nsys-trsm 20 10 - "${pargs[@]}" --json "$out/nsys/nsys-trsm.json"
