@@ -25,8 +25,8 @@
 #     SYRK/SYR2K, c and z against 16 cuBLAS streams.
 #   designs (150 s): the address and tile designs side by side at every size class, s and d (GEMM_CANDIDATES,
 #     default scripts/gpu/gemm-designs-candidates.json: the committed entries beside copy_offsets 3, the
-#     register path's element pointers advanced per slice, on larger tiles); d's candidates once more on the
-#     16x8x8 DMMA form (BATCHSOLVE_GEMM_DMMA=16x8x8: m16-*.json, outside the table); the sweep's table
+#     register path's element pointers advanced per slice, on larger tiles; d also on the 16x8x8 DMMA
+#     form, dmma16 1); GPU tests of the new forms against the formula; the sweep's table
 #     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
 #     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
 #     registers of every kernel; ncu of the sweep table's x = 512 call.
@@ -134,14 +134,10 @@ EOF
 fi
 if [[ $mode == designs ]]; then
   step warmup 25 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
-  (export BATCHSOLVE_GEMM_DMMA=16x8x8
-   grep '^gemm d ' "$out/warm.manifest" > "$out/warm-m16.manifest"
-   step warmup-m16 15 "$run" batchsolve-warmup --kernels "$out/warm-m16.manifest" --threads "$(nproc)")
   # the new address form on the GPU against the formula (every precision, SIMT and DMMA, every operand form)
-  step gpu-tests 20 "$run" batchsolve_vbatched_blas_test --gtest_filter='*AdvancedPointers*:*TensorCoreConfigurations*'
-  step sweep-bins 25 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
-  (export BATCHSOLVE_GEMM_DMMA=16x8x8
-   step m16-bins 12 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d --n 512,256 --json "$out/m16-bins.json")
+  step gpu-tests 20 "$run" batchsolve_vbatched_blas_test \
+    --gtest_filter='VbatchedBlas/4.GemmAdvanced*:VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/6.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
+  step sweep-bins 30 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
   step sweep-small 14 "$run" tester "${sweep[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
   python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
     --device "$gpu" --commit "$commit" --precisions sd --keep-classes > "$out/table.log" 2>&1

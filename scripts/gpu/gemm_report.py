@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-FORMS = {0: "64-bit", 1: "32-bit", 2: "32-bit unrolled"}
+FORMS = {0: "64-bit", 1: "32-bit", 2: "32-bit unrolled", 3: "advanced pointers"}
 
 
 def rows(path):
@@ -49,11 +49,11 @@ def extra_tables(run, complex_rows=False):
 
 def config_name(p, c, forms=False):
     return (f"{c['blk_m']}x{c['blk_n']}x{c['blk_k']} {c['dim_x']}x{c['dim_y']}"
-            f"{' DMMA' if c.get('tensor_cores') and p in 'dz' else ''}"
+            f"{(' DMMA 16x8x8' if c.get('dmma16') else ' DMMA') if c.get('tensor_cores') and p in 'dz' else ''}"
             f"{' stages ' + str(c['stages']) if c.get('stages') else ' registers'}"
             f"{' min ' + str(c['min_blocks_per_sm']) if c.get('min_blocks_per_sm', 0) > 1 else ''}"
             f"{' tile list' if c.get('tile_list') else ''}"
-            + (f", {FORMS.get(c.get('copy_offsets', 0), '?')}" if forms else ""))
+            + (f", {FORMS.get(c.get('copy_offsets', 0), '?')}" if forms or c.get('copy_offsets') == 3 else ""))
 
 
 def ratio(r):

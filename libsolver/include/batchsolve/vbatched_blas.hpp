@@ -102,7 +102,10 @@ struct GemmConfig {
     // integer instructions and registers per loaded element). 2 (the ring only): as 1, with the copy
     // loop unrolled so that each thread's offsets and shared destinations are computed once per
     // problem and held across the slices. With 1 or 2, a problem whose leading dimension exceeds
-    // (2^31 - 1 - 256) / 256 elements, and symmetric operands, take form 0's addresses.
+    // (2^31 - 1 - 256) / 256 elements, and symmetric operands, take form 0's addresses. 3 (the register
+    // path only): each thread's element pointers formed once per problem and advanced by one slice per
+    // step, its bounds folded into one comparison per element (symmetric and Hermitian operands take
+    // form 0's).
     int copy_offsets = 0;
     // How thread blocks find their tiles. 0: a grid of ceil(max_m / blk_m) x ceil(max_n / blk_n) blocks
     // per problem, the blocks beyond a problem's own tiles exiting at once. 1: a persistent grid (as many
@@ -110,10 +113,13 @@ struct GemmConfig {
     // the problems summed on the device first (one scan per call), so that no block is launched for an
     // empty tile and the last wave is shared by every problem's tiles.
     int tile_list = 0;
+    // The FP64 tensor-core instruction (d with tensor_cores): 0 mma m8n8k4, 1 mma m16n8k8 (sm_90), where
+    // each warp's tile has rows in multiples of 16 and columns of 8 and blk_k is a multiple of 8.
+    int dmma16 = 0;
 };
 #define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
     F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets) \
-    F(tile_list)
+    F(tile_list) F(dmma16)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

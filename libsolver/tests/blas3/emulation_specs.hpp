@@ -120,6 +120,9 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         }(),
         listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(GemmConfig{64, 32, 8, 2, 2, true}, 3))),
         interior(listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, offsets(wide, 3)))),
+        // the 16x8x8 DMMA form asked for by the configuration (dmma16), with and without copy_offsets 3
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, GemmConfig{32, 32, 8, 2, 2, true, 0, 0, 3, 0, 1}),
+        listed(spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::lower, false, GemmConfig{64, 32, 16, 2, 2, true, 0, 0, 0, 0, 1})),
         // the tile list (tile_list 1: a persistent grid over the scanned (problem, tile) pairs): listed and
         // whole-batch, ring and registers, SIMT and DMMA, a triangle, a region split's pair
         listed(spec(Precision::s, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(offsets(ring(odd, 3), 2)))),

@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -358,6 +359,11 @@ TYPED_TEST(VbatchedBlas, GemmAdvancedPointersWithinTheirAccuracy) {
     m[2] = 0, k[4] = 0;
     std::vector<GemmConfig> configs{GemmConfig{64, 64, 8, 16, 16, false, 0, 0, 3}, GemmConfig{64, 32, 8, 8, 8, false, 8, 0, 3}};
     if (!is_single_v<T>) configs.push_back(GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3});
+    if (std::is_same_v<T, double>) {  // and on the 16x8x8 DMMA form (dmma16)
+        GemmConfig m16{64, 64, 8, 2, 2, true, 3, 0, 3};
+        m16.dmma16 = 1;
+        configs.push_back(m16);
+    }
     const std::pair<Op, Op> ops[] = {{Op::no_trans, Op::no_trans}, {Op::trans, Op::conj_trans}, {Op::conj_trans, Op::trans}};
     for (const GemmConfig& config : configs)
         for (auto [op_a, op_b] : ops) {
@@ -745,6 +751,19 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     offsets.stages = 0, offsets.copy_offsets = 4;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
+    // the 16x8x8 DMMA form: 0 left out of the text, 1 round-trips where the warp tile holds whole
+    // fragments (d on tensor cores), refused elsewhere by name
+    GemmConfig m16{64, 32, 8, 2, 2, true, 6, 0, 3};
+    EXPECT_EQ(to_string(m16).find("dmma16"), std::string::npos);
+    m16.dmma16 = 1;
+    EXPECT_EQ(parse_gemm_config(to_string(m16)), m16);
+    EXPECT_EQ(gemm_config_problem(Precision::d, m16), "");
+    EXPECT_EQ(gemm_config_problem(Precision::z, m16).rfind("config.dmma16:", 0), 0u);
+    EXPECT_EQ(gemm_config_problem(Precision::s, m16).rfind("config.dmma16:", 0), 0u);
+    m16.blk_n = 16;  // 8-column warp tiles hold whole 16x8 fragments; 8-row ones would not
+    EXPECT_EQ(gemm_config_problem(Precision::d, m16), "");
+    m16.blk_m = 16;
+    EXPECT_EQ(gemm_config_problem(Precision::d, m16).rfind("config.dmma16:", 0), 0u);
     // the tile list: 0 left out of the text, 1 round-trips (any tile, ring or registers), other values refused
     GemmConfig tiles{64, 32, 8, 2, 2, true, 6, 0};
     tiles.tile_list = 1;

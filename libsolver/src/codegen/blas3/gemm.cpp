@@ -30,6 +30,7 @@ std::string to_string(const GemmConfig& c) {
     // field existed read the same
     if (c.copy_offsets == 0) j.erase("copy_offsets");
     if (c.tile_list == 0) j.erase("tile_list");
+    if (c.dmma16 == 0) j.erase("dmma16");
     return j.dump();
 }
 
@@ -178,7 +179,9 @@ bool dmma16_fits(const GemmSpec& s) {
     return c.tensor_cores && s.precision == Precision::d && (c.blk_m / c.dim_x) % 16 == 0 && (c.blk_n / c.dim_y) % 8 == 0 &&
            c.blk_k % 8 == 0;
 }
-bool dmma16(const GemmSpec& s) { return dmma16_fits(s) && !dmma_8x8x4_forced(); }
+// config.dmma16 asks for the 16x8x8 form (the tuning table's choice); the environment switch turns it on
+// for every kernel that fits (a measurement aid)
+bool dmma16(const GemmSpec& s) { return dmma16_fits(s) && (s.config.dmma16 == 1 || !dmma_8x8x4_forced()); }
 
 std::string name_of(const GemmSpec& s) {
     const GemmConfig& c = s.config;
@@ -1078,6 +1081,9 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (c.copy_offsets < 0 || c.copy_offsets > 3)
         return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base), 2 (1, unrolled; the ring) or 3 (pointers "
                "advanced per slice; the register path)";
+    if (c.dmma16 < 0 || c.dmma16 > 1) return "config.dmma16: 0 (mma m8n8k4) or 1 (mma m16n8k8)";
+    if (c.dmma16 == 1 && !dmma16_fits(s))
+        return "config.dmma16: 1 needs d on tensor cores, blk_m / dim_x a multiple of 16, blk_n / dim_y of 8, blk_k of 8";
     if (c.tile_list < 0 || c.tile_list > 1) return "config.tile_list: 0 (a block per tile of the largest problem) or 1 (a persistent grid over the tiles)";
     if (c.copy_offsets == 2 && !pipelined(s)) return "config.copy_offsets: 2 needs the cp.async ring (stages >= 2, no Hermitian operand)";
     if (c.copy_offsets == 3 && c.stages != 0) return "config.copy_offsets: 3 needs the register path (stages 0)";

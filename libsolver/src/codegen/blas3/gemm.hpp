@@ -5,9 +5,9 @@
 // with a symmetric/Hermitian operand (SYMM/HEMM). A codegen/family.hpp family (gemm_family()) over a
 // GemmSpec; its configuration type is the public GemmConfig (vbatched_blas.hpp), its default asked
 // for by a GemmQuery (the call's precision, largest sizes, triangle or not, and architecture).
-// FP64 tensor cores multiply 8x8x4 fragments; BATCHSOLVE_GEMM_DMMA=16x8x8 in the environment selects the
-// 16x8x8 form (mma m16n8k8, sm_90; d only, where the warp tile and k-slice hold whole ones; kernels
-// named _m16), measured slower on the H200 for the 64x32 tile the table runs.
+// FP64 tensor cores multiply 8x8x4 fragments, or 16x8x8 ones with config.dmma16 (mma m16n8k8, sm_90; d
+// only, where the warp tile and k-slice hold whole ones; kernels named _m16); BATCHSOLVE_GEMM_DMMA=16x8x8
+// in the environment turns the 16x8x8 form on wherever it fits (a measurement aid).
 #pragma once
 
 #include <string>
