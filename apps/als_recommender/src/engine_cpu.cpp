@@ -41,9 +41,10 @@ const char* to_string(BuildKernel b) {
 SolveKernel parse_solve_kernel(const std::string& text) {
     if (text == "posv") return SolveKernel::posv;
     if (text == "vbatched") return SolveKernel::vbatched;
-    throw Error("--solve-kernel must be posv or vbatched (got '" + text + "')");
+    if (text == "fused") return SolveKernel::fused;
+    throw Error("--solve-kernel must be posv, vbatched or fused (got '" + text + "')");
 }
-const char* to_string(SolveKernel s) { return s == SolveKernel::vbatched ? "vbatched" : "posv"; }
+const char* to_string(SolveKernel s) { return s == SolveKernel::vbatched ? "vbatched" : s == SolveKernel::fused ? "fused" : "posv"; }
 
 GramKernel parse_gram_kernel(const std::string& text) {
     if (text == "syrk") return GramKernel::syrk;

@@ -97,6 +97,9 @@ struct BuildArgs {
     int s, tiles_per_side;
     float lambda;
     bool implicit, biases;
+    // SolveKernel::fused: each row's solution (the slice's factor rows) and info; the system is never stored.
+    float* solution = nullptr;
+    int* info = nullptr;
 };
 
 // One block per segment. kFirst: the segment that starts its row writes the whole system (Gram
@@ -474,8 +477,54 @@ __device__ __forceinline__ void blocked_products(float (&acc)[kBlocksPerWarp][2]
     }
 }
 
-// One block per segment, kFirst as in build_systems_kernel.
-template <bool kFirst, int kBlocksPerWarp, int kBlocksPerSm>
+// The system built in shared memory (column-major lower, leading dimension s + 1: a column's entries
+// on consecutive banks, a row's on distinct ones) and its right-hand side after it, solved in place by
+// the block: right-looking Cholesky one column at a time (the trailing update a column per warp), then
+// both triangular solves by warp 0. Returns 0, or j + 1 when the pivot of column j is not positive
+// (as LAPACK's info); the solution is left in b.
+__device__ int solve_in_shared(float* a, float* b, int s) {
+    const int lda = s + 1, t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
+    __syncthreads();
+    for (int j = 0; j < s; ++j) {
+        const float pivot = a[j * lda + j];
+        if (!(pivot > 0.f)) return j + 1;  // every thread read the same value after the barrier
+        const float d = sqrtf(pivot), inv = 1.f / d;
+        for (int i = j + 1 + t; i < s; i += blockDim.x) a[j * lda + i] *= inv;
+        __syncthreads();
+        if (t == 0) a[j * lda + j] = d;
+        for (int k = j + 1 + warp; k < s; k += warps) {
+            const float lkj = a[j * lda + k];
+            for (int i = k + lane; i < s; i += 32) a[k * lda + i] -= a[j * lda + i] * lkj;
+        }
+        __syncthreads();
+    }
+    if (warp == 0) {
+        for (int j = 0; j < s; ++j) {  // L y = b
+            const float yj = b[j] / a[j * lda + j];
+            __syncwarp();
+            for (int i = j + 1 + lane; i < s; i += 32) b[i] -= a[j * lda + i] * yj;
+            if (lane == 0) b[j] = yj;
+            __syncwarp();
+        }
+        for (int j = s - 1; j >= 0; --j) {  // L^T x = y
+            float part = 0.f;
+            for (int i = j + 1 + lane; i < s; i += 32) part += a[j * lda + i] * b[i];
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
+            const float xj = (b[j] - part) / a[j * lda + j];
+            __syncwarp();
+            if (lane == 0) b[j] = xj;
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    return 0;
+}
+
+// One block per segment, kFirst as in build_systems_kernel. kFused (kFirst, one block per row: the
+// block takes every entry of its row): the system is assembled in the staging area and solved there
+// (solve_in_shared), the solution written to the row's factors.
+template <bool kFirst, int kBlocksPerWarp, int kBlocksPerSm, bool kFused = false>
 __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPerSm), kBlocksPerSm)
     build_systems_tf32x3_blocked_kernel(BuildArgs p, int padded, int ld) {
     extern __shared__ __align__(128) float blocked_shared[];
@@ -488,7 +537,8 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
     float* slot_root = reinterpret_cast<float*>(slot_index + 3 * R);          // sqrt|w_j| (0 past the segment)
     float* slot_sign = slot_root + 3 * R;                                     // sign of w_j
     float* slot_target = slot_sign + 3 * R;                                   // the right-hand side's weight
-    const Segment seg = p.segments[blockIdx.x];
+    Segment seg = p.segments[blockIdx.x];
+    if (kFused) seg.end = p.indptr[seg.row + 1];
     const std::int64_t local = seg.row - p.first_row;
     const int t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
     const int g = lane / 4, q = lane % 4;  // the mma fragments' row group and thread-in-group
@@ -593,12 +643,13 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 
     const std::int64_t row_length = p.indptr[seg.row + 1] - p.indptr[seg.row];
     const float ridge = p.implicit ? p.lambda : p.lambda * float(max(row_length, std::int64_t(1)));
-    // Accumulator e of part (m, n): row g + 8 (e / 2), column 2 q + e % 2 of the 16 x 8 product. The Gram
-    // matrix's entries are read first, all of them, so that their loads are in flight together.
+    if constexpr (kFused) {
+        __syncthreads();  // every warp's products are done: the staging area holds the system now
+        float* a = blocked_shared;
+        float* b = a + s * (s + 1);
 #pragma unroll
-    for (int x = 0; x < kBlocksPerWarp; ++x) {
-        if (x >= my_blocks) continue;
-        if (kFirst && p.gram) {
+        for (int x = 0; x < kBlocksPerWarp; ++x) {
+            if (x >= my_blocks) continue;
 #pragma unroll
             for (int m = 0; m < 2; ++m)
 #pragma unroll
@@ -606,23 +657,67 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
                         const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
-                        if (i < s && j <= i) acc[x][m][n][e] += p.gram[std::int64_t(j) * s + i];
+                        if (i >= s || j > i) continue;
+                        a[j * (s + 1) + i] = acc[x][m][n][e] + (p.gram ? p.gram[std::int64_t(j) * s + i] : 0.f) + (i == j ? ridge : 0.f);
                     }
         }
+        if (t < s) b[t] = rhs;
+        const int failed = solve_in_shared(a, b, s);
+        if (t < s) p.solution[local * s + t] = failed == 0 ? b[t] : 0.f;
+        if (t == 0) p.info[local] = failed;
+    } else {
+        // Accumulator e of part (m, n): row g + 8 (e / 2), column 2 q + e % 2 of the 16 x 8 product. The Gram
+        // matrix's entries are read first, all of them, so that their loads are in flight together.
 #pragma unroll
-        for (int m = 0; m < 2; ++m)
+        for (int x = 0; x < kBlocksPerWarp; ++x) {
+            if (x >= my_blocks) continue;
+            if (kFirst && p.gram) {
 #pragma unroll
-            for (int n = 0; n < 4; ++n)
+                for (int m = 0; m < 2; ++m)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
-                    if (i >= s || j > i) continue;
-                    float* dst = p.a + p.layout.offset(local, i, j, s, s);
-                    if (kFirst) *dst = acc[x][m][n][e] + (i == j ? ridge : 0.f);
-                    else atomicAdd(dst, acc[x][m][n][e]);
-                }
+                    for (int n = 0; n < 4; ++n)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
+                            if (i < s && j <= i) acc[x][m][n][e] += p.gram[std::int64_t(j) * s + i];
+                        }
+            }
+#pragma unroll
+            for (int m = 0; m < 2; ++m)
+#pragma unroll
+                for (int n = 0; n < 4; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
+                        if (i >= s || j > i) continue;
+                        float* dst = p.a + p.layout.offset(local, i, j, s, s);
+                        if (kFirst) *dst = acc[x][m][n][e] + (i == j ? ridge : 0.f);
+                        else atomicAdd(dst, acc[x][m][n][e]);
+                    }
+        }
+        if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
     }
-    if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
+}
+
+// The fused build and solve (SolveKernel::fused): widths the one-block-per-warp, two-blocks-per-SM
+// blocked kernel takes, whose system and right-hand side fit its staging area.
+constexpr int kFusedMaxWidth = 128;
+// ... and sides whose longest row has at most this many entries (the block takes its whole row: a
+// row of 16,384 entries keeps one block ~0.5 ms, against ~10 ms for a side's build).
+constexpr std::int64_t kFusedLongestRow = 16384;
+
+// Launches the fused build + solve of `blocks` rows (their first segments; args.solution, args.info set).
+void launch_fused(unsigned blocks, BuildArgs args, cudaStream_t stream) {
+    const int s = args.s;
+    const BlockedShape shape = blocked_shape(s);
+    if (s > kFusedMaxWidth || shape.blocks_per_warp != 1 || shape.warps > kBlockedTwoPerSmWarps)
+        throw Error("fused build + solve: width " + std::to_string(s) + " above " + std::to_string(kFusedMaxWidth) + " (a bug)");
+    const std::size_t bytes = std::max(shape.shared_bytes, (std::size_t(s) * (s + 1) + s) * sizeof(float));
+    void (*kernel)(BuildArgs, int, int) = build_systems_tf32x3_blocked_kernel<true, 1, 2, true>;
+    if (bytes > (std::size_t(48) << 10))
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "cudaFuncSetAttribute(fused build)");
+    kernel<<<blocks, unsigned(shape.warps * 32), bytes, stream>>>(args, shape.padded, shape.ld);
+    check(cudaGetLastError(), "build_systems_tf32x3_blocked_kernel<fused>");
 }
 
 // Launches the build of `blocks` segments (first segments of their rows, or later ones) with the
@@ -954,6 +1049,7 @@ struct Side {
     batchsolve::Buffer<float> values;
     batchsolve::Buffer<Segment> first_segments, extra_segments;
     std::vector<std::int64_t> extra_start;  // host: extra segments of rows [0, r) precede index extra_start[r]
+    std::int64_t longest = 0;               // entries of the longest own row
     batchsolve::Buffer<float> factors;
 };
 
@@ -1057,8 +1153,10 @@ private:
         side.values = batchsolve::Buffer<float>(ctx_, m.values.empty() ? std::vector<float>{0.f} : m.values);
         std::vector<Segment> first(static_cast<std::size_t>(m.rows)), extra;
         side.extra_start.assign(std::size_t(m.rows + 1), 0);
+        side.longest = 0;
         for (std::int64_t r = 0; r < m.rows; ++r) {
             const std::int64_t b = m.indptr[r], e = m.indptr[r + 1];
+            side.longest = std::max(side.longest, e - b);
             first[std::size_t(r)] = {b, std::min(e, b + kSegmentEntries), std::int32_t(r)};
             for (std::int64_t x = b + kSegmentEntries; x < e; x += kSegmentEntries)
                 extra.push_back({x, std::min(e, x + kSegmentEntries), std::int32_t(r)});
@@ -1094,6 +1192,11 @@ private:
         for (bs::Op op : {bs::Op::no_trans, bs::Op::trans})
             bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, op, bs::Diag::non_unit, vb_order_.data(), vb_one_.data(),
                                                  1.f, a, vb_order_.data(), vb_b_.data(), vb_order_.data(), s, 1, n, ctx_);
+    }
+
+    // SolveKernel::fused runs on this side: widths up to kFusedMaxWidth, rows up to kFusedLongestRow.
+    bool fused(const Side& rows) const {
+        return s_.solve_kernel == SolveKernel::fused && s_.width <= kFusedMaxWidth && rows.longest <= kFusedLongestRow;
     }
 
     Layout layout_for(std::int64_t count) const {
@@ -1147,6 +1250,21 @@ private:
                            other.factors.data(), s_.implicit ? gram_.data() : nullptr, systems_.data(), rhs_.data(), layout,
                            first, s, 0, s_.lambda, s_.implicit, s_.biases};
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+            if (fused(rows)) {
+                // Built and solved in one kernel: its time is the build's, the solve's is the failure count.
+                args.solution = rows.factors.data() + (rows.first + first) * s, args.info = info_.data();
+                launch_fused(unsigned(count), args, stream_);
+                check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+                count_failed_kernel<<<unsigned((count + 255) / 256), 256, 0, stream_>>>(info_.data(), count, failed_.data());
+                check(cudaGetLastError(), "count_failed_kernel");
+                check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
+                check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
+                check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
+                build_ms += ms;
+                check(cudaEventElapsedTime(&ms, e1_, e2_), "cudaEventElapsedTime");
+                solve_ms += ms;
+                continue;
+            }
             launch_build(s_.build, true, unsigned(count), args, stream_);
             const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
             if (extra_end > extra_begin) {

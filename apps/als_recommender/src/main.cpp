@@ -345,7 +345,9 @@ void add_hyper_options(po::options_description& d) {
         ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
                                                                          "library's posv_batched: generated kernels up to width "
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
-                                                                         "trsm_vbatched)")
+                                                                         "trsm_vbatched) | fused (the tf32x3-blocked build solves "
+                                                                         "each system in shared memory: widths <= 128, sides whose "
+                                                                         "rows have <= 16,384 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -848,7 +850,9 @@ int run_bench(const std::vector<std::string>& args) {
         ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
                                                                          "library's posv_batched: generated kernels up to width "
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
-                                                                         "trsm_vbatched)")
+                                                                         "trsm_vbatched) | fused (the tf32x3-blocked build solves "
+                                                                         "each system in shared memory: widths <= 128, sides whose "
+                                                                         "rows have <= 16,384 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "ours: exact | cg (CPU backend; `implicit` runs CG unless "
                                                                     "IMPLICIT_EXACT=1)")
         ("cg-steps", po::value<int>()->default_value(3), "ours with --solver cg: steps per row and half-iteration")

@@ -468,6 +468,21 @@ TEST_P(GpuSolveKernel, SolvesTheStatedSystems) {
 INSTANTIATE_TEST_SUITE_P(Systems, GpuSolveKernel, ::testing::Values(64, 200, 256),
                          [](const auto& info) { return "vbatched_k" + std::to_string(info.param); });
 
+// The fused build and solve: widths of one to ten warps, one that is no multiple of 4 (scalar gather)
+// and the biases column (width 0: explicit with biases at 37 + 1). The test's rows (at most ~1,100
+// entries on the item side) all run fused.
+class GpuFused : public ::testing::TestWithParam<int> {};
+TEST_P(GpuFused, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    const int k = GetParam();
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, BuildKernel::tf32x3_blocked, GramKernel::split,
+                                     SolveKernel::fused);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split,
+                              SolveKernel::fused);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuFused, ::testing::Values(16, 64, 100, 128, 0),
+                         [](const auto& info) { return info.param ? "fused_k" + std::to_string(info.param) : std::string("fused_biases"); });
+
 // The cases above use the default split Gram matrix (one 64 x 64 tile pair at 16 and 64, padded pairs at
 // 100, 10 pairs at 256; 2200 and 300 rows in parts of 256 with a ragged last); cuBLAS SSYRK here.
 class GpuSyrkGram : public ::testing::TestWithParam<int> {};
@@ -771,7 +786,8 @@ TEST(Gpu, AgreesWithTheCpuOnTheSameSeed) {
     o.backend = "cuda";
     for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32x3_blocked})
     for (auto [layout, solve] : {std::pair{SystemLayout::column_major, SolveKernel::posv}, std::pair{SystemLayout::interleaved, SolveKernel::posv},
-                                 std::pair{SystemLayout::chunked, SolveKernel::posv}, std::pair{SystemLayout::column_major, SolveKernel::vbatched}}) {
+                                 std::pair{SystemLayout::chunked, SolveKernel::posv}, std::pair{SystemLayout::column_major, SolveKernel::vbatched},
+                                 std::pair{SystemLayout::column_major, SolveKernel::fused}}) {
         o.layout = layout, o.build = build, o.solve_kernel = solve;
         const Model gpu = train(r, h, o);
         double diff = 0, norm = 0;
