@@ -14,9 +14,10 @@
 #      (empty kernel cache, no prebuilt folder: generation + NVRTC), prebuilt (empty cache, the folder
 #      of step 1 as BATCHSOLVE_PREBUILT_DIR), cached (the cache the cold run filled), and cuSOLVER's
 #      first call (column-major); context creation is reported apart and excluded.
-#   3. (FC_FAMILIES, default on) the GEMM and large-Cholesky POTF2 kernels of the tables into the same
-#      folder (batchsolve-warmup --families gemm,potf2 --precisions s,d), then fresh processes of the
-#      first call of gemm_vbatched (s, d; FC_GEMM_BATCH problems of orders 1..FC_GEMM_MAX: the size bins),
+#   3. (FC_FAMILIES, default on) the GEMM, large-Cholesky POTF2 and triangular leaf kernels of the tables
+#      into the same folder (batchsolve-warmup --families gemm,potf2,triangular --precisions s,d), then
+#      fresh processes of the first call of trsm_vbatched (s, d; FC_TRSM_BATCH solves of order FC_TRSM_N,
+#      default 16384 of 64; cublas<t>trsmBatched beside), gemm_vbatched (s, d; FC_GEMM_BATCH problems of orders 1..FC_GEMM_MAX: the size bins),
 #      potrf_large (s, d, FC_LARGE_N; the table's blocking and diagonal = fused, the POTF2 kernel) and
 #      sysv_mixed (d, FC_LARGE_N; LDL^T kernels compiled with the library): prebuilt, cold, vendor
 #      (potrf_large's table rows also time a first call of order FC_LARGE_THEN_N, default 3072, in the
@@ -93,8 +94,8 @@ timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup "${set_args[@]}" --n "$ns"
 echo "measured orders ($ns): rc $? in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s: $(tail -1 "$out/warmup-measured.log")" | tee -a "$out/prebuilt.txt"
 if ((families)); then
   t0=$(date +%s.%N)
-  timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup --arch 90 --cache-dir "$pre" --families gemm,potf2 --precisions s,d > "$out/warmup-families.log" 2>&1
-  echo "gemm + potf2 tables (s, d): rc $? in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s: $(tail -1 "$out/warmup-families.log")" | tee -a "$out/prebuilt.txt"
+  timeout -k 5 $((budget / 3)) "$run" batchsolve-warmup --arch 90 --cache-dir "$pre" --families gemm,potf2,triangular --precisions s,d > "$out/warmup-families.log" 2>&1
+  echo "gemm + potf2 + triangular tables (s, d): rc $? in $(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }') s: $(tail -1 "$out/warmup-families.log")" | tee -a "$out/prebuilt.txt"
 fi
 left=$((budget - (SECONDS - start) - runs_s))
 if ((left > 10 && ! ${FC_SKIP_ALL_N:-1})); then
@@ -115,6 +116,7 @@ echo "prebuilt folder: $files CUBINs, $bytes bytes, $xz_bytes bytes as tar.xz (x
 if ((families)); then
   ext=()
   for p in s d; do
+    ext+=("trsm_vbatched $p --n ${FC_TRSM_N:-64} --batch ${FC_TRSM_BATCH:-16384}")
     ext+=("gemm_vbatched $p --n ${FC_GEMM_MAX:-256} --batch ${FC_GEMM_BATCH:-1000}")
     ext+=("potrf_large $p --n ${FC_LARGE_N:-4096} --then-n ${FC_LARGE_THEN_N:-3072}")
     ext+=("potrf_large $p --n ${FC_LARGE_N:-4096} --diagonal fused")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# warmup.family_lines: the tuning tables' GEMM and POTF2 kernels as manifest lines (--families
+# warmup.family_lines: the tuning tables' GEMM and POTF2 kernels (and the triangular leaf kernels) as manifest lines (--families
 # gemm,potf2 --list, no GPU: --arch 90). Every listed line must read back through the manifest reader;
 # the GEMM lines must hold the binned dispatch's listed kernels and every precision, the POTF2 lines both
 # triangles of s and d (none for c, z). A POTF2 warm-up run with BATCHSOLVE_KERNEL_MANIFEST must record
@@ -48,4 +48,22 @@ printf '%s\n' 'potf2 s lower 100 16 128 warp 0' 'potf2 q lower 128 16 128 warp 0
 if bad=$("${warmup[@]}" --kernels "$dir/bad.txt" --check-only); then fail "malformed potf2 lines accepted: $bad"; fi
 grep -q "bad.txt:1: .*config" <<<"$bad" && grep -q "bad.txt:2: .*precision" <<<"$bad" && grep -q "bad.txt:3: .*strip" <<<"$bad" ||
   fail "malformed potf2 lines not reported with their fields: $bad"
-echo "ok: $total table lines read back; potf2 s recorded as listed ($n), compiled, replayed file for file; a binned GEMM kernel compiled; bad lines refused"
+# The triangular leaf kernels (trsm/trmm/potrf_vbatched): every kind, both orientations, every precision;
+# they read back, those of d compile, and malformed lines are refused with the field named.
+"${warmup[@]}" --arch 90 --families triangular --precisions s,d,c,z --list > "$dir/tri.txt"
+for p in s d c z; do for k in "solve $p lower" "solve $p upper" "multiply $p lower" "invert $p upper" "potrf_panel $p lower"; do
+  grep -q "^triangular $k " "$dir/tri.txt" || fail "no triangular $k line"
+done; done
+[[ $(sort "$dir/tri.txt" | uniq -d | wc -l) -eq 0 ]] || fail "repeated triangular lines"
+tn=$(grep -c . "$dir/tri.txt")
+check=$("${warmup[@]}" --kernels "$dir/tri.txt" --check-only) && grep -q ": $tn kernel specs, 0 lines refused" <<<"$check" ||
+  fail "the triangular listing does not read back: $check"
+grep '^triangular [a-z_]* d ' "$dir/tri.txt" > "$dir/tri-d.txt"
+td=$(grep -c . "$dir/tri-d.txt")
+tri=$("${warmup[@]}" --arch 90 --threads 2 --kernels "$dir/tri-d.txt" --cache-dir "$dir/tri")
+grep -q ": $td kernels (0 already cached, $td compiled), 0 lines refused" <<<"$tri" || fail "the triangular d kernels did not compile: $tri"
+printf '%s\n' 'triangular bogus d lower 4 4' 'triangular solve d lower 9 4' 'triangular solve q lower 4 4' 'triangular solve d left 4 4' > "$dir/tri-bad.txt"
+if bad=$("${warmup[@]}" --kernels "$dir/tri-bad.txt" --check-only); then fail "malformed triangular lines accepted: $bad"; fi
+grep -q "tri-bad.txt:1: .*kind" <<<"$bad" && grep -q "tri-bad.txt:2: .*config" <<<"$bad" && grep -q "tri-bad.txt:3: .*precision" <<<"$bad" &&
+  grep -q "tri-bad.txt:4: .*orientation" <<<"$bad" || fail "malformed triangular lines not reported with their fields: $bad"
+echo "ok: $total table lines read back; potf2 s recorded as listed ($n), compiled, replayed file for file; a binned GEMM kernel compiled; $tn triangular lines read back, $td of d compiled; bad lines refused"

@@ -5,8 +5,9 @@
 //   batchsolve-warmup --routines potrf,posv --precisions s,d --layouts column_major,interleaved --n 1:128
 // or, with --kernels FILE, exactly the kernels of a manifest a run recorded ($BATCHSOLVE_KERNEL_MANIFEST;
 // warm_up_manifest of batchsolve/kernel_manifest.hpp), e.g. those the GPU suites compile
-// (libsolver/tests/gpu/run-all.sh); --families gemm,potf2 adds the tables' GEMM and large-Cholesky
-// POTF2 kernels, as manifest lines (table_kernel_lines), which --list prints instead of compiling.
+// (libsolver/tests/gpu/run-all.sh); --families gemm,potf2,triangular adds the tables' GEMM, large-Cholesky
+// POTF2 and triangular leaf kernels, as manifest lines (table_kernel_lines), which --list prints instead
+// of compiling.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -48,9 +49,11 @@ int usage(std::ostream& out, int code) {
            "  --families LIST    cholesky (the combinations above), gemm (every kernel the GEMM-based routines\n"
            "                     gemm/syrk/herk/syr2k/her2k/symm/hemm_vbatched run with the tuning tables'\n"
            "                     tiles for --precisions: size bins, uniform and variable batches), potf2 (the\n"
-           "                     large Cholesky's fused POTF2 kernel for each table row's blocking; s, d)\n"
+           "                     large Cholesky's fused POTF2 kernel for each table row's blocking; s, d),\n"
+           "                     triangular (the leaf kernels of trsm/trmm/potrf_vbatched: solve, multiply,\n"
+           "                     invert, potrf panel, both orientations, the default blocking)\n"
            "                     (default cholesky). LDL^T needs none: its kernels are compiled with the library\n"
-           "  --list             print the kernel manifest lines of the gemm and potf2 families and compile\n"
+           "  --list             print the kernel manifest lines of the gemm, potf2 and triangular families and compile\n"
            "                     nothing (no GPU needed with --arch)\n"
            "  --kernels FILE     instead of the combinations above, exactly the kernels listed in FILE, a\n"
            "                     manifest a run recorded with BATCHSOLVE_KERNEL_MANIFEST=FILE (one kernel spec\n"
@@ -181,8 +184,9 @@ int main(int argc, char** argv) {
             } else if (arg == "--families") {
                 families = split(value());
                 for (const std::string& f : families)
-                    if (f != "cholesky" && f != "gemm" && f != "potf2")
-                        throw InvalidArgument("batchsolve-warmup", "--families", "cholesky, gemm or potf2 (got '" + f + "')");
+                    if (f != "cholesky" && f != "gemm" && f != "potf2" && f != "triangular")
+                        throw InvalidArgument("batchsolve-warmup", "--families",
+                                              "cholesky, gemm, potf2 or triangular (got '" + f + "')");
                 if (families.empty()) throw InvalidArgument("batchsolve-warmup", "--families", "at least one family");
             } else if (arg == "--list") {
                 list = true;
@@ -204,7 +208,7 @@ int main(int argc, char** argv) {
         const bool cholesky = std::find(families.begin(), families.end(), "cholesky") != families.end();
         if (list && cholesky)
             throw InvalidArgument("batchsolve-warmup", "--list",
-                                  "--families gemm and/or potf2 (a cholesky warm-up run with BATCHSOLVE_KERNEL_MANIFEST=FILE "
+                                  "--families gemm, potf2 and/or triangular (a cholesky warm-up run with BATCHSOLVE_KERNEL_MANIFEST=FILE "
                                   "records its lines)");
         if (list && !manifest.empty()) throw InvalidArgument("batchsolve-warmup", "--list", "without --kernels");
         if (arch == 0 && !Context::cuda_available()) {

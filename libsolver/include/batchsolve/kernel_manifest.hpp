@@ -47,7 +47,9 @@ ManifestReport warm_up_lines(const std::vector<std::string>& lines, const Manife
 //            `precision`: every operand form, uniform batches (whole and ragged tiles) and variable-size
 //            batches (the size bins) at the end of every size class (gemm lines);
 //   "potf2"  the large Cholesky's fused POTF2 kernel, both triangles, for the blocking of each table row
-//            with fused diagonal blocks (potf2 lines; s and d, none for c and z).
+//            with fused diagonal blocks (potf2 lines; s and d, none for c and z);
+//   "triangular" the leaf kernels of trsm/trmm/potrf_vbatched (solve, multiply, invert, potrf panel;
+//            both orientations) with the default TriangularConfig's blocking (triangular lines).
 // The LDL^T kernels need no entry: they are compiled with the library (no NVRTC). arch 0: the
 // architecture of CUDA device `device` (else no GPU is needed). Throws InvalidArgument for another
 // family, NotCompiled in a CPU-only build.

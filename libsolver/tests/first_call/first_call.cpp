@@ -7,6 +7,7 @@
 //   batchsolve_first_call --routine potrf|potrs|posv --precision s|d --layout column_major|interleaved
 //                         --n N --batch COUNT [--vendor]
 //   batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]
+//   batchsolve_first_call --routine trsm_vbatched --precision s|d --n N --batch COUNT [--vendor]
 //   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS] [--graph off]
 //                         --precision s|d --n N [--vendor]
 //   batchsolve_first_call --routine sysv_mixed [--prepay STEPS] --precision d --n N [--vendor]
@@ -74,6 +75,7 @@ int usage(std::ostream& out, int code) {
     out << "usage: batchsolve_first_call --routine potrf|potrs|posv --precision s|d\n"
            "                             --layout column_major|interleaved --n N --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]\n"
+           "       batchsolve_first_call --routine trsm_vbatched --precision s|d --n N --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--graph on|off]\n"
            "                             --precision s|d --n N [--vendor]\n"
            "       batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]\n"
@@ -163,8 +165,8 @@ void print(const Options& o, const Times& t, const std::string& device) {
                 "\"diagonal\":\"%s\",\"graph\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
                 "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"prepay\":%s,\"note\":\"%s\","
                 "\"device\":\"%s\"}\n",
-                o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" ? o.batch : 1,
-                to_string(o.diagonal), o.graph_off ? "off" : "table", o.vendor ? (o.name == "gemm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
+                o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" || o.name == "trsm_vbatched" ? o.batch : 1,
+                to_string(o.diagonal), o.graph_off ? "off" : "table", o.vendor ? (o.name == "gemm_vbatched" || o.name == "trsm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
                 t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.prepay.c_str(), t.note.c_str(),
                 device.c_str());
 }
@@ -332,6 +334,61 @@ int run_gemm(const Options& o) {
     return 0;
 }
 
+// trsm_vbatched: COUNT left, lower, non-transposed solves L X = B of order N with N right-hand sides
+// (L: 2 on the diagonal, 1 below; B: ones); the vendor: cublas<t>trsmBatched on the same pointers.
+template <class T>
+int run_trsm(const Options& o) {
+    Times t;
+    TimedContext timed_context;
+    Context& ctx = timed_context.ctx;
+    t.context_s = timed_context.seconds;
+    const int count = o.batch, n = o.n;
+    const std::size_t each = std::size_t(n) * n;
+    std::vector<T> host_l(each), host_b(each * count, T(1));
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) host_l[std::size_t(j) * n + i] = T(i == j ? 2 : i > j ? 1 : 0);
+    std::vector<T> host_a(each * count);
+    for (int k = 0; k < count; ++k) std::copy(host_l.begin(), host_l.end(), host_a.begin() + k * each);
+    Buffer<T> a(ctx, host_a), b(ctx, host_b);
+    std::vector<T*> pa(count), pb(count);
+    for (int i = 0; i < count; ++i) pa[i] = a.data() + i * each, pb[i] = b.data() + i * each;
+    Buffer<T*> da(ctx, pa), db(ctx, pb);
+    Buffer<int> sizes(ctx, std::vector<int>(count, n)), info(ctx, count);
+    std::function<void()> call;
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    cublasHandle_t handle = nullptr;
+#endif
+    const T one(1);
+    if (o.vendor) {
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+        t.handle_s = timed(ctx, [&] { vendor_ok(cublasCreate(&handle), "cublasCreate"); });
+        call = [&] {
+            if constexpr (std::is_same_v<T, float>)
+                vendor_ok(cublasStrsmBatched(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
+                                             &one, da.data(), n, db.data(), n, count), "cublasStrsmBatched");
+            else
+                vendor_ok(cublasDtrsmBatched(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
+                                             &one, da.data(), n, db.data(), n, count), "cublasDtrsmBatched");
+            vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
+        };
+        t.note = "cublas<t>trsmBatched";
+#endif
+    } else {
+        call = [&] {
+            trsm_vbatched<T>(Side::left, Uplo::lower, Op::no_trans, Diag::non_unit, sizes.data(), sizes.data(), one, da.data(),
+                             sizes.data(), db.data(), sizes.data(), count, info.data(), ctx);
+        };
+    }
+    t.first_s = timed(ctx, call);
+    b.upload(host_b);
+    t.second_s = timed(ctx, call);
+#ifdef BATCHSOLVE_FIRST_CALL_PEERS
+    if (handle) cublasDestroy(handle);
+#endif
+    print(o, t, ctx.device_name());
+    return 0;
+}
+
 // potrf_large on n I + ones (SPD, eigenvalues n and 2n), restored before each call.
 template <class T>
 int run_large(const Options& o) {
@@ -467,7 +524,8 @@ int main(int argc, char** argv) {
             if (arg == "--help" || arg == "-h") return usage(std::cout, 0);
             else if (arg == "--routine") {
                 o.name = value();
-                if (o.name != "gemm_vbatched" && o.name != "potrf_large" && o.name != "sysv_mixed") o.routine = parse_routine(o.name);
+                if (o.name != "gemm_vbatched" && o.name != "trsm_vbatched" && o.name != "potrf_large" && o.name != "sysv_mixed")
+                    o.routine = parse_routine(o.name);
             } else if (arg == "--diagonal") {
                 o.diagonal = parse_cholesky_diagonal(value());
             } else if (arg == "--then-n") {
@@ -498,7 +556,7 @@ int main(int argc, char** argv) {
         if (o.n < 1 || o.batch < 1) throw InvalidArgument("batchsolve_first_call", "--n/--batch", ">= 1");
         if (o.vendor && o.layout != LayoutKind::column_major)
             throw InvalidArgument("batchsolve_first_call", "--vendor", "with --layout column_major");
-        const bool extended = o.name == "gemm_vbatched" || o.name == "potrf_large" || o.name == "sysv_mixed";
+        const bool extended = o.name == "gemm_vbatched" || o.name == "trsm_vbatched" || o.name == "potrf_large" || o.name == "sysv_mixed";
         if (extended && o.precision != Precision::s && o.precision != Precision::d)
             throw InvalidArgument("batchsolve_first_call", "--precision", "s or d for " + o.name);
         if (o.name == "sysv_mixed" && o.precision != Precision::d)
@@ -527,6 +585,7 @@ int main(int argc, char** argv) {
         if (extended && o.vendor) throw InvalidArgument("batchsolve_first_call", "--vendor", "a build linked with cuBLAS/cuSOLVER");
 #endif
         if (o.name == "gemm_vbatched") return o.precision == Precision::s ? run_gemm<float>(o) : run_gemm<double>(o);
+        if (o.name == "trsm_vbatched") return o.precision == Precision::s ? run_trsm<float>(o) : run_trsm<double>(o);
         if (o.name == "potrf_large") return o.precision == Precision::s ? run_large<float>(o) : run_large<double>(o);
         if (o.name == "sysv_mixed") return run_sysv(o);
         switch (o.precision) {

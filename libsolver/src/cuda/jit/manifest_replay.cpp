@@ -13,6 +13,7 @@
 #include "../../core/manifest_backend.hpp"
 #include "../blas3/gemm_manifest.hpp"
 #include "../large/potf2_manifest.hpp"
+#include "../triangular/triangular_manifest.hpp"
 #include "../tuned/kernel_plan.hpp"
 #include "batchsolve/tuning.hpp"
 #include "kernel_cache.hpp"
@@ -138,8 +139,9 @@ ManifestFill fill_from_manifest(const std::vector<std::string>& lines, int devic
 }
 
 std::vector<std::string> table_manifest_lines(const std::string& family, Precision precision, int arch, int device) {
-    if (family != "gemm" && family != "potf2")
-        throw InvalidArgument("table_kernel_lines", "family", "gemm or potf2 (got '" + family + "')");
+    if (family != "gemm" && family != "potf2" && family != "triangular")
+        throw InvalidArgument("table_kernel_lines", "family", "gemm, potf2 or triangular (got '" + family + "')");
+    if (family == "triangular") return triangular_table_lines(precision);  // no architecture in its specs
     if (arch == 0) {
         int major = 0, minor = 0;
         cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <complex>
+#include <set>
+#include <sstream>
 
 #include "../../core/triangular_backend.hpp"
 #include "../jit/jit.hpp"
 #include "../jit/kernel_cache.hpp"
 #include "../resources.hpp"
 #include "algorithm.hpp"
+#include "triangular_manifest.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -24,7 +27,10 @@ using detail::DeviceGuard;
 // The process's one kernel cache (jit/kernel_cache.hpp): a hash-map probe per launch, the text
 // generated and compiled only on a miss of memory and disk. The name encodes the whole spec.
 const jit::LoadedKernel& lookup(const TriangularKernelSpec& spec, int device) {
-    return jit::family_kernel(codegen::triangular::triangular_family(), spec, device);
+    const auto& family = codegen::triangular::triangular_family();
+    if (const jit::LoadedKernel* k = jit::find_kernel(codegen::cache_family(family), family.kernel_name(spec), device)) return *k;
+    jit::record_in_manifest(triangular_manifest_line(spec));  // $BATCHSOLVE_KERNEL_MANIFEST, on a miss of memory only
+    return jit::family_kernel(family, spec, device);
 }
 
 template <class T>
@@ -59,6 +65,56 @@ private:
 };
 
 }  // namespace
+
+std::string triangular_manifest_line(const TriangularKernelSpec& spec) {
+    return std::string("triangular ") + codegen::triangular::to_string(spec.kind) + " " + precision_letter(spec.precision) + " " +
+           (spec.lower ? "lower " : "upper ") + std::to_string(spec.config.columns_per_thread) + " " +
+           std::to_string(spec.config.warps_per_block);
+}
+
+jit::KernelRequest triangular_manifest_request(const std::string& line) {
+    auto bad = [&](const std::string& field, const std::string& why) {
+        throw InvalidArgument("kernel manifest", field, why + " (line: " + line.substr(0, 120) + ")");
+    };
+    std::istringstream in(line);
+    std::string word, kind, precision, orientation, rest;
+    TriangularKernelSpec spec;
+    if (!(in >> word >> kind >> precision >> orientation >> spec.config.columns_per_thread >> spec.config.warps_per_block) ||
+        word != "triangular" || (in >> rest))
+        bad("line", "triangular <kind> <precision> <lower|upper> <columns_per_thread> <warps_per_block>");
+    using codegen::triangular::KernelKind;
+    bool known = false;
+    for (KernelKind k : {KernelKind::solve, KernelKind::multiply, KernelKind::invert, KernelKind::potrf_panel})
+        if (kind == codegen::triangular::to_string(k)) spec.kind = k, known = true;
+    if (!known) bad("kind", "solve, multiply, invert or potrf_panel");
+    if (precision.size() != 1 || std::string("sdcz").find(precision[0]) == std::string::npos) bad("precision", "s, d, c or z");
+    spec.precision = parse_precision(precision);
+    if (orientation != "lower" && orientation != "upper") bad("orientation", "lower or upper");
+    spec.lower = orientation == "lower";
+    const auto& family = codegen::triangular::triangular_family();
+    if (const std::string problem = family.can_implement(spec); !problem.empty()) bad("config", problem);
+    jit::KernelRequest request;
+    request.key = jit::KernelKey{codegen::cache_family(family), family.kernel_name(spec), {}};
+    request.generate = [spec, &family] { return family.generate(spec); };
+    return request;
+}
+
+std::vector<std::string> triangular_table_lines(Precision precision) {
+    using codegen::triangular::KernelKind;
+    const TriangularConfig defaults;
+    const auto& family = codegen::triangular::triangular_family();
+    std::vector<std::string> lines;
+    std::set<std::string> names;
+    for (KernelKind kind : {KernelKind::solve, KernelKind::multiply, KernelKind::invert, KernelKind::potrf_panel})
+        for (bool lower : {true, false}) {
+            TriangularKernelSpec spec;
+            spec.kind = kind, spec.precision = precision, spec.lower = lower;
+            spec.config.columns_per_thread = defaults.columns_per_thread, spec.config.warps_per_block = defaults.warps_per_block;
+            if (!family.can_implement(spec).empty()) continue;
+            if (names.insert(family.kernel_name(spec)).second) lines.push_back(triangular_manifest_line(spec));
+        }
+    return lines;
+}
 
 template <class T>
 BATCHSOLVE_TRIANGULAR_TRMM(T) {

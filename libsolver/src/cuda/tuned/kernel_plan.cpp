@@ -13,6 +13,7 @@
 #include "../through_interleaved.hpp"
 #include "../blas3/gemm_manifest.hpp"
 #include "../large/potf2_manifest.hpp"
+#include "../triangular/triangular_manifest.hpp"
 
 namespace batchsolve::cuda_backend::tuned {
 
@@ -91,6 +92,7 @@ std::string manifest_line(const codegen::cholesky::ColumnMajorSpec& spec) {
 jit::KernelRequest manifest_request(const std::string& line) {
     if (line.rfind("gemm ", 0) == 0) return gemm_manifest_request(line);  // the GEMM family's lines
     if (line.rfind("potf2 ", 0) == 0) return potf2_manifest_request(line);  // the large Cholesky's POTF2
+    if (line.rfind("triangular ", 0) == 0) return triangular_manifest_request(line);  // TRSM/TRMM/potrf_vbatched leaves
     std::istringstream in(line);
     std::string kind, routine, precision, uplo;
     int n = 0, extra = 0;
@@ -122,7 +124,7 @@ jit::KernelRequest manifest_request(const std::string& line) {
             bad_line("config", problem, line);
         return cache_request(spec);
     }
-    bad_line("kind", "interleaved, column_major, gemm or potf2", line);
+    bad_line("kind", "interleaved, column_major, gemm, potf2 or triangular", line);
 }
 
 jit::KernelKey cache_key(const InterleavedKernelSpec& spec) {
