@@ -26,7 +26,8 @@
 #   designs (150 s): the address and tile designs side by side at every size class, s and d (GEMM_CANDIDATES,
 #     default scripts/gpu/gemm-designs-candidates.json: the committed entries beside copy_offsets 3, the
 #     register path's element pointers advanced per slice, on larger tiles; d also on the 16x8x8 DMMA
-#     form, dmma16 1); GPU tests of the new forms against the formula; the sweep's table
+#     form, dmma16 1); GPU tests of the new forms against the formula; the sweep (sizes uniform in [1, x]
+#     at every x, seed 11) and its table
 #     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
 #     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
 #     registers of every kernel; ncu of the sweep table's x = 512 call.
@@ -137,8 +138,12 @@ if [[ $mode == designs ]]; then
   # the new address form on the GPU against the formula (every precision, SIMT and DMMA, every operand form)
   step gpu-tests 20 "$run" batchsolve_vbatched_blas_test \
     --gtest_filter='VbatchedBlas/4.GemmAdvanced*:VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/6.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
-  step sweep-bins 30 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/sweep-bins.json"
-  step sweep-small 14 "$run" tester "${sweep[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
+  # the table's sweep on the distribution the targets measure (m, n, k uniform in [1, x]; at x = 512 the
+  # top bin holds 94 % of the flops, many of them skinny problems that the square bin set-up does not
+  # have), on a batch of its own (seed 11; the final rows use seed 7)
+  tune=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 11 --sweep --configs "$candidates")
+  step sweep-uniform 30 "$run" tester "${tune[@]}" --setups gemm --precision d,s --n 512,256 --json "$out/sweep-uniform.json"
+  step sweep-small 14 "$run" tester "${tune[@]}" --setups gemm --precision d,s --n 128,64,32 --json "$out/sweep-small.json"
   python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
     --device "$gpu" --commit "$commit" --precisions sd --keep-classes > "$out/table.log" 2>&1
   final_rows final-committed 22 targets-committed.json
@@ -148,6 +153,8 @@ if [[ $mode == designs ]]; then
      step rank-k 30 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
        --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json")
   fi
+  # the same candidates on the square bins (m = n = k in [x/2 + 1, x]): each tile's rate where it fills
+  step square-bins 20 "$run" tester "${sweep[@]}" --setups gemm_bin --precision d,s --n 512,256 --json "$out/square-bins.json"
   step skewed 10 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
     --json "$out/skewed.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
