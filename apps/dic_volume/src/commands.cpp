@@ -64,9 +64,12 @@ int teardown_child(void* parent) {
     syscall(SYS_exit, 0);
     return 0;
 }
-bool detach_teardown() {
+bool teardown_detached_requested() {
     const char* mode = std::getenv("DVC_EXIT_TEARDOWN");
-    if (mode == nullptr || std::string(mode) != "detached") return false;
+    return mode != nullptr && std::string(mode) == "detached";
+}
+bool detach_teardown() {
+    if (!teardown_detached_requested()) return false;
     std::fflush(nullptr);
     const int null = ::open("/dev/null", O_RDWR);
     if (null < 0) return false;
@@ -619,7 +622,8 @@ int cmd_correlate(const std::vector<std::string>& args) {
     // Nothing uses the GPU from here on: on the quick exit its context is torn down beside the writing.
     GpuRelease gpu_release;
     const bool quick_exit = owns_process && !vm.count("free-at-exit");
-    if (quick_exit && r.backend == "cuda") gpu_release.start();
+    // (not with the detached teardown: an exit waits for a thread still inside the driver's teardown)
+    if (quick_exit && r.backend == "cuda" && !teardown_detached_requested()) gpu_release.start();
     t_stage = Clock::now();
     write_results_h5(out, force, inputs, r, fs, truth, run, write_mode);
     r.end_to_end.write_s = since(t_stage);
