@@ -65,8 +65,9 @@ const char* to_string(Solver s);
 // potrf_vbatched (blocked: panel kernels and batched GEMM updates across the whole slice) and two
 // trsm_vbatched triangular solves, at any width; fused, each row's system built by the tf32x3-blocked
 // kernel in shared memory and solved there by the same thread block (Cholesky, two triangular solves),
-// never stored: widths up to 128 on sides whose longest row has at most 16,384 entries (the block
-// takes the whole row); other sides run the chosen build and posv.
+// never stored (the lower triangle packed by columns in the staging area: widths up to 256), on
+// sides whose longest row has at most 16,384 entries (the block takes the whole row); other sides run
+// the chosen build and posv.
 enum class SolveKernel { posv, vbatched, fused };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);

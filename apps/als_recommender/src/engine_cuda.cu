@@ -477,41 +477,46 @@ __device__ __forceinline__ void blocked_products(float (&acc)[kBlocksPerWarp][2]
     }
 }
 
-// The system built in shared memory (column-major lower, leading dimension s + 1: a column's entries
-// on consecutive banks, a row's on distinct ones) and its right-hand side after it, solved in place by
-// the block: right-looking Cholesky one column at a time (the trailing update a column per warp), then
-// both triangular solves by warp 0. Returns 0, or j + 1 when the pivot of column j is not positive
-// (as LAPACK's info); the solution is left in b.
+// The system built in shared memory (the lower triangle packed by columns: column j's entries i >= j
+// consecutive from packed_column(j, s), so that a width of 256 fits beside nothing else) and its
+// right-hand side after it, solved in place by the block: right-looking Cholesky one column at a time
+// (the trailing update a column per warp), then both triangular solves by warp 0. Returns 0, or j + 1
+// when the pivot of column j is not positive (as LAPACK's info); the solution is left in b.
+__device__ __forceinline__ int packed_column(int j, int s) { return j * s - j * (j - 1) / 2 - j; }  // + i: entry (i, j)
 __device__ int solve_in_shared(float* a, float* b, int s) {
-    const int lda = s + 1, t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
     __syncthreads();
     for (int j = 0; j < s; ++j) {
-        const float pivot = a[j * lda + j];
+        float* col = a + packed_column(j, s);
+        const float pivot = col[j];
         if (!(pivot > 0.f)) return j + 1;  // every thread read the same value after the barrier
         const float d = sqrtf(pivot), inv = 1.f / d;
-        for (int i = j + 1 + t; i < s; i += blockDim.x) a[j * lda + i] *= inv;
+        for (int i = j + 1 + t; i < s; i += blockDim.x) col[i] *= inv;
         __syncthreads();
-        if (t == 0) a[j * lda + j] = d;
+        if (t == 0) col[j] = d;
         for (int k = j + 1 + warp; k < s; k += warps) {
-            const float lkj = a[j * lda + k];
-            for (int i = k + lane; i < s; i += 32) a[k * lda + i] -= a[j * lda + i] * lkj;
+            const float lkj = col[k];
+            float* target = a + packed_column(k, s);
+            for (int i = k + lane; i < s; i += 32) target[i] -= col[i] * lkj;
         }
         __syncthreads();
     }
     if (warp == 0) {
         for (int j = 0; j < s; ++j) {  // L y = b
-            const float yj = b[j] / a[j * lda + j];
+            const float* col = a + packed_column(j, s);
+            const float yj = b[j] / col[j];
             __syncwarp();
-            for (int i = j + 1 + lane; i < s; i += 32) b[i] -= a[j * lda + i] * yj;
+            for (int i = j + 1 + lane; i < s; i += 32) b[i] -= col[i] * yj;
             if (lane == 0) b[j] = yj;
             __syncwarp();
         }
         for (int j = s - 1; j >= 0; --j) {  // L^T x = y
+            const float* col = a + packed_column(j, s);
             float part = 0.f;
-            for (int i = j + 1 + lane; i < s; i += 32) part += a[j * lda + i] * b[i];
+            for (int i = j + 1 + lane; i < s; i += 32) part += col[i] * b[i];
 #pragma unroll
             for (int o = 16; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
-            const float xj = (b[j] - part) / a[j * lda + j];
+            const float xj = (b[j] - part) / col[j];
             __syncwarp();
             if (lane == 0) b[j] = xj;
             __syncwarp();
@@ -646,7 +651,7 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
     if constexpr (kFused) {
         __syncthreads();  // every warp's products are done: the staging area holds the system now
         float* a = blocked_shared;
-        float* b = a + s * (s + 1);
+        float* b = a + s * (s + 1) / 2;
 #pragma unroll
         for (int x = 0; x < kBlocksPerWarp; ++x) {
             if (x >= my_blocks) continue;
@@ -658,7 +663,7 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
                     for (int e = 0; e < 4; ++e) {
                         const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
                         if (i >= s || j > i) continue;
-                        a[j * (s + 1) + i] = acc[x][m][n][e] + (p.gram ? p.gram[std::int64_t(j) * s + i] : 0.f) + (i == j ? ridge : 0.f);
+                        a[packed_column(j, s) + i] = acc[x][m][n][e] + (p.gram ? p.gram[std::int64_t(j) * s + i] : 0.f) + (i == j ? ridge : 0.f);
                     }
         }
         if (t < s) b[t] = rhs;
@@ -699,21 +704,21 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
     }
 }
 
-// The fused build and solve (SolveKernel::fused): widths the one-block-per-warp, two-blocks-per-SM
-// blocked kernel takes, whose system and right-hand side fit its staging area.
-constexpr int kFusedMaxWidth = 128;
-// ... and sides whose longest row has at most this many entries (the block takes its whole row: a
-// row of 16,384 entries keeps one block ~0.5 ms, against ~10 ms for a side's build).
+// The fused build and solve (SolveKernel::fused): every width of the blocked build (the packed system
+// and its right-hand side fit the staging area), on sides whose longest row has at most this many
+// entries (the block takes its whole row: a row of 16,384 entries keeps one block ~0.5 ms at k = 128,
+// against ~10 ms for a side's build).
 constexpr std::int64_t kFusedLongestRow = 16384;
 
 // Launches the fused build + solve of `blocks` rows (their first segments; args.solution, args.info set).
 void launch_fused(unsigned blocks, BuildArgs args, cudaStream_t stream) {
     const int s = args.s;
     const BlockedShape shape = blocked_shape(s);
-    if (s > kFusedMaxWidth || shape.blocks_per_warp != 1 || shape.warps > kBlockedTwoPerSmWarps)
-        throw Error("fused build + solve: width " + std::to_string(s) + " above " + std::to_string(kFusedMaxWidth) + " (a bug)");
-    const std::size_t bytes = std::max(shape.shared_bytes, (std::size_t(s) * (s + 1) + s) * sizeof(float));
-    void (*kernel)(BuildArgs, int, int) = build_systems_tf32x3_blocked_kernel<true, 1, 2, true>;
+    const std::size_t bytes = std::max(shape.shared_bytes, (std::size_t(s) * (s + 1) / 2 + s) * sizeof(float));
+    void (*kernel)(BuildArgs, int, int) = nullptr;
+    if (shape.blocks_per_warp == 2) kernel = build_systems_tf32x3_blocked_kernel<true, 2, 1, true>;
+    else if (shape.warps <= kBlockedTwoPerSmWarps) kernel = build_systems_tf32x3_blocked_kernel<true, 1, 2, true>;
+    else kernel = build_systems_tf32x3_blocked_kernel<true, 1, 1, true>;
     if (bytes > (std::size_t(48) << 10))
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "cudaFuncSetAttribute(fused build)");
     kernel<<<blocks, unsigned(shape.warps * 32), bytes, stream>>>(args, shape.padded, shape.ld);
@@ -1194,10 +1199,8 @@ private:
                                                  1.f, a, vb_order_.data(), vb_b_.data(), vb_order_.data(), s, 1, n, ctx_);
     }
 
-    // SolveKernel::fused runs on this side: widths up to kFusedMaxWidth, rows up to kFusedLongestRow.
-    bool fused(const Side& rows) const {
-        return s_.solve_kernel == SolveKernel::fused && s_.width <= kFusedMaxWidth && rows.longest <= kFusedLongestRow;
-    }
+    // SolveKernel::fused runs on this side: rows up to kFusedLongestRow entries.
+    bool fused(const Side& rows) const { return s_.solve_kernel == SolveKernel::fused && rows.longest <= kFusedLongestRow; }
 
     Layout layout_for(std::int64_t count) const {
         switch (s_.layout) {

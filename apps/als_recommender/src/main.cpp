@@ -346,7 +346,7 @@ void add_hyper_options(po::options_description& d) {
                                                                          "library's posv_batched: generated kernels up to width "
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
-                                                                         "each system in shared memory: widths <= 128, sides whose "
+                                                                         "each system in shared memory: widths <= 256, sides whose "
                                                                          "rows have <= 16,384 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
@@ -851,7 +851,7 @@ int run_bench(const std::vector<std::string>& args) {
                                                                          "library's posv_batched: generated kernels up to width "
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
-                                                                         "each system in shared memory: widths <= 128, sides whose "
+                                                                         "each system in shared memory: widths <= 256, sides whose "
                                                                          "rows have <= 16,384 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "ours: exact | cg (CPU backend; `implicit` runs CG unless "
                                                                     "IMPLICIT_EXACT=1)")

@@ -468,9 +468,9 @@ TEST_P(GpuSolveKernel, SolvesTheStatedSystems) {
 INSTANTIATE_TEST_SUITE_P(Systems, GpuSolveKernel, ::testing::Values(64, 200, 256),
                          [](const auto& info) { return "vbatched_k" + std::to_string(info.param); });
 
-// The fused build and solve: widths of one to ten warps, one that is no multiple of 4 (scalar gather)
-// and the biases column (width 0: explicit with biases at 37 + 1). The test's rows (at most ~1,100
-// entries on the item side) all run fused.
+// The fused build and solve: every shape of the blocked kernel (one block per warp at two or one
+// thread blocks per SM, two per warp), a width that is no multiple of 4 (scalar gather) and the biases
+// column (width 0: explicit with biases at 37 + 1). The test's rows all run fused.
 class GpuFused : public ::testing::TestWithParam<int> {};
 TEST_P(GpuFused, SolvesTheStatedSystems) {
     if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
@@ -480,7 +480,7 @@ TEST_P(GpuFused, SolvesTheStatedSystems) {
     else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split,
                               SolveKernel::fused);
 }
-INSTANTIATE_TEST_SUITE_P(Systems, GpuFused, ::testing::Values(16, 64, 100, 128, 0),
+INSTANTIATE_TEST_SUITE_P(Systems, GpuFused, ::testing::Values(16, 64, 100, 128, 150, 256, 0),
                          [](const auto& info) { return info.param ? "fused_k" + std::to_string(info.param) : std::string("fused_biases"); });
 
 // The cases above use the default split Gram matrix (one 64 x 64 tile pair at 16 and 64, padded pairs at
