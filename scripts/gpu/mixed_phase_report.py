@@ -45,7 +45,7 @@ def design_table(out):
         base = os.path.basename(f)[:-5]
         if base.startswith("targets") or base == "manifest":
             continue
-        table = "inverse" if base.startswith(("inverse", "check-inverse")) else "trsm"
+        table = "fused" if "fused" in base else "inverse" if "inverse" in base else "trsm"
         try:
             data = json.load(open(f))["rows"]
         except Exception:
@@ -170,7 +170,7 @@ def plot(out, png):
     peer = {}    # (n, cond) -> ms
     for f in sorted(glob.glob(os.path.join(out, "*-*.json"))):
         base = os.path.basename(f)[:-5]
-        if not base.startswith(("trsm-", "inverse-")):
+        if not base.startswith(("trsm-", "inverse-", "fused-")):
             continue
         table = base.split("-")[0]
         for r in json.load(open(f))["rows"]:
@@ -192,7 +192,7 @@ def plot(out, png):
         for k, key in enumerate(keys):
             ys = [series[n][key].get(c, 0) for c in conds]
             ax.bar([i + k * width for i in range(len(conds))], ys, width, label=f"{key[0]}: {key[1]}",
-                   hatch="//" if key[0] == "inverse" else None)
+                   hatch={"inverse": "//", "fused": "xx"}.get(key[0]))
         for i, c in enumerate(conds):
             if (n, c) in peer:
                 ax.hlines(peer[(n, c)], i - 0.1, i + 0.9, colors="k", linestyles="--")

@@ -30,6 +30,9 @@ struct MixedFactorConfig {
     // off-diagonal solve leaves become a copy and one GEMM with it (trsm_leaf is then leaf), and M^-1
     // for one right-hand side runs leaf by leaf, TRMV with the inverse and SGEMV below it.
     bool inverse = false;
+    // With inverse: each triangle of M^-1 for one right-hand side in one launch (row chunks of the
+    // leaves in the order of an atomic ticket, each waiting on counters for the parts it needs).
+    bool fused_solve = false;
 };
 
 // The unit roundoff of each low precision's products (the shift is a multiple of it).

@@ -66,6 +66,7 @@ MixedFactorConfig factor_config(const PosvMixedOptions& o, int n, Context& ctx) 
     c.leaf = c.trsm_leaf = t.leaf;
     c.solve_block = t.solve_block;
     c.inverse = t.panel_solve == PanelSolve::inverse;
+    c.fused_solve = c.inverse && t.fused_solve;
     if (o.factor_leaf > 0) c.leaf = c.trsm_leaf = o.factor_leaf;
     if (o.solve_block >= 0) c.solve_block = o.solve_block;
     return c;

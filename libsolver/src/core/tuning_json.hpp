@@ -182,7 +182,7 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
 #define BATCHSOLVE_MIXED_TUNING_FIELDS(F) \
-    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block)
+    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -262,10 +262,12 @@ struct MixedTuning {
     // The tensor-core factor's blocking (mixed_factor_backend.hpp's MixedFactorConfig): the order of
     // its diagonal leaves (one cuSOLVER SPOTRF each) and of its off-diagonal solve leaves; trsm solves
     // those by cuBLAS STRSM, inverse by a GEMM with each leaf's inverse (also M^-1's diagonal blocks
-    // for one right-hand side, by TRMV); solve_block as MixedFactorConfig's (0: STRSV on the whole).
+    // for one right-hand side, by TRMV); solve_block as MixedFactorConfig's (0: STRSV on the whole);
+    // fused_solve (with inverse): each triangle of M^-1 for one right-hand side in one kernel launch.
     int leaf = 512;
     PanelSolve panel_solve = PanelSolve::trsm;
     int solve_block = 0;
+    bool fused_solve = false;
 };
 
 // The most integers any family's configuration packs into.

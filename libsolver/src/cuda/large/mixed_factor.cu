@@ -62,6 +62,32 @@ void leaves_of(int off, int m, int leaf, std::vector<std::pair<int, int>>& out) 
 }
 
 int inverse_cols(int n, const MixedFactorConfig& c) { return c.inverse ? std::min(n, c.leaf) : 0; }
+bool fused_of(const MixedFactorConfig& c) { return c.inverse && c.fused_solve; }
+
+// The fused solve's plan: the leaves and their row chunks of kChunkRows (the last one of a leaf
+// shorter), as device ints [leaf offset | leaf order | leaf's chunk count | chunk's first row | chunk's
+// rows | chunk's leaf]; leaves <= n, chunks <= leaves + n / kChunkRows.
+constexpr int kChunkRows = 64;
+struct SolvePlan {
+    std::vector<int> ints;
+    int leaves = 0, chunks = 0;
+    SolvePlan(int n, int leaf) {
+        std::vector<std::pair<int, int>> l;
+        leaves_of(0, n, leaf, l);
+        std::vector<int> off, len, count, row0, rows, owner;
+        for (int b = 0; b < int(l.size()); ++b) {
+            off.push_back(l[b].first), len.push_back(l[b].second);
+            int c = 0;
+            for (int r = 0; r < l[b].second; r += kChunkRows, ++c)
+                row0.push_back(l[b].first + r), rows.push_back(std::min(kChunkRows, l[b].second - r)), owner.push_back(b);
+            count.push_back(c);
+        }
+        leaves = int(l.size()), chunks = int(row0.size());
+        for (const auto* v : {&off, &len, &count, &row0, &rows, &owner}) ints.insert(ints.end(), v->begin(), v->end());
+    }
+    static std::size_t max_ints(int n) { return 3 * std::size_t(n) + 3 * (2 * std::size_t(n) + 1); }
+    static std::size_t max_counters(int n) { return 2 + 4 * std::size_t(n); }
+};
 
 // The scratch: [L: n x n floats, ld n][S: n floats][inverses of the diagonal leaves: n x leaf floats,
 // ld n, leaf (off, m)'s at row off][copy of a solve leaf's rows: n x leaf floats][hi: panel halves]
@@ -75,6 +101,9 @@ struct Carve {
     float* s = nullptr;
     float* inv = nullptr;
     float* rows = nullptr;
+    int* plan = nullptr;      // fused solve: SolvePlan's ints
+    int* counters = nullptr;  // fused solve: two tickets, then four counts per leaf
+    float* y = nullptr;       // fused solve: L^-1 S d between the two triangles
     void* hi = nullptr;
     void* lo = nullptr;
     float* solver = nullptr;
@@ -83,8 +112,8 @@ struct Carve {
     std::size_t panel_entries = 0, total = 0;
     int lwork = 0;
 
-    // inverse_order: the leaf order with config.inverse, else 0 (inverse_cols).
-    Carve(int n, int inverse_order, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
+    // inverse_order: the leaf order with config.inverse, else 0 (inverse_cols); fused: fused_of(config).
+    Carve(int n, int inverse_order, bool fused, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
         const std::size_t nn = std::size_t(n) * n;
         panel_entries = halves ? nn / 4 + std::size_t(256) * n : 0;
         detail::Carve c;
@@ -92,6 +121,9 @@ struct Carve {
         const std::size_t s_at = c.reserve<float>(std::size_t(n));
         const std::size_t inv_at = c.reserve<float>(std::size_t(n) * inverse_order);
         const std::size_t rows_at = c.reserve<float>(std::size_t(n) * inverse_order);
+        const std::size_t plan_at = c.reserve<int>(fused ? SolvePlan::max_ints(n) : 0);
+        const std::size_t counters_at = c.reserve<int>(fused ? SolvePlan::max_counters(n) : 0);
+        const std::size_t y_at = c.reserve<float>(fused ? std::size_t(n) : 0);
         const std::size_t hi_at = c.reserve<__half>(panel_entries);
         const std::size_t lo_at = c.reserve<__half>(split ? panel_entries : 0);
         const std::size_t solver_at = c.reserve<float>(std::size_t(std::max(lwork_floats, 1)));
@@ -103,6 +135,11 @@ struct Carve {
             if (inverse_order > 0) {
                 inv = detail::Carve::at<float>(base, inv_at);
                 rows = detail::Carve::at<float>(base, rows_at);
+            }
+            if (fused) {
+                plan = detail::Carve::at<int>(base, plan_at);
+                counters = detail::Carve::at<int>(base, counters_at);
+                y = detail::Carve::at<float>(base, y_at);
             }
             hi = detail::Carve::at<char>(base, hi_at);
             lo = split ? detail::Carve::at<char>(base, lo_at) : nullptr;
@@ -198,6 +235,136 @@ __global__ void identity_kernel(int m, float* w, int ldw) {
 __global__ void scale_rows_kernel(int n, const float* s, float* d, int ldd) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) d[std::size_t(blockIdx.y) * ldd + i] *= s[i];
+}
+
+// ---- the fused solve (config.fused_solve) ------------------------------------------------------------------
+// One launch per triangle, one block of kFusedThreads per row chunk (SolvePlan), the chunks taken in
+// the order of an atomic ticket: a block waits only on blocks that took earlier tickets, so every
+// wait ends whatever the scheduling (a bounded spin all the same: past it the block goes on and the
+// refinement sees a wrong correction, never a hang). Counts are published after a __threadfence of
+// the data; data written by other blocks is read through L2 (__ldcg).
+constexpr int kFusedThreads = 256;
+constexpr int kFusedGroups = kFusedThreads / kChunkRows;  // column groups of the row-per-thread loops
+constexpr long long kSpinLimit = 1LL << 24;
+
+struct PlanView {
+    const int *off, *len, *count, *row0, *rows, *owner;
+    __device__ PlanView(const int* p, int leaves, int chunks)
+        : off(p), len(p + leaves), count(p + 2 * leaves), row0(p + 3 * leaves), rows(p + 3 * leaves + chunks),
+          owner(p + 3 * leaves + 2 * chunks) {}
+};
+
+// Thread 0 waits until *counter >= target; then the whole block may read what was published.
+__device__ void wait_at_least(const int* counter, int target) {
+    if (threadIdx.x == 0) {
+        long long spins = 0;
+        while (*reinterpret_cast<const volatile int*>(counter) < target && ++spins < kSpinLimit) __nanosleep(64);
+        __threadfence();
+    }
+    __syncthreads();
+}
+__device__ void publish(int* counter) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(counter, 1);
+}
+__device__ int take_ticket(int* ticket) {
+    __shared__ int t;
+    if (threadIdx.x == 0) t = atomicAdd(ticket, 1);
+    __syncthreads();
+    return t;
+}
+// Sum of v over the kFusedGroups column groups of each row (thread = row + kChunkRows * group).
+__device__ float sum_over_groups(float v) {
+    __shared__ float part[kFusedGroups][kChunkRows];
+    part[threadIdx.x / kChunkRows][threadIdx.x % kChunkRows] = v;
+    __syncthreads();
+    float total = 0;
+    if (threadIdx.x < kChunkRows)
+        for (int g = 0; g < kFusedGroups; ++g) total += part[g][threadIdx.x];
+    __syncthreads();
+    return total;  // valid in threads 0 .. kChunkRows - 1
+}
+
+// y = L^-1 d: chunk rows i of leaf c: s_i = d_i - sum over earlier leaves b of L(i, b) y_b (d := s),
+// then y_i = sum_k inv_c(i, k) s_k. counters: [0] ticket, [2 + b] chunks of b with s, [2 + L + b] with y.
+__global__ void fused_forward_kernel(int n, const float* l, const float* inv, float* d, float* y, const int* plan_ints,
+                                     int leaves, int chunks, int* counters) {
+    const PlanView plan(plan_ints, leaves, chunks);
+    const int chunk = take_ticket(counters);
+    if (chunk >= chunks) return;
+    const int c = plan.owner[chunk], r = threadIdx.x % kChunkRows, g = threadIdx.x / kChunkRows;
+    const int i = plan.row0[chunk] + r;
+    const bool row = r < plan.rows[chunk];
+    int* s_done = counters + 2;
+    int* y_done = counters + 2 + leaves;
+    float acc = 0;
+    for (int b = 0; b < c; ++b) {
+        wait_at_least(y_done + b, plan.count[b]);
+        const int off = plan.off[b], len = plan.len[b];
+        if (row)
+            for (int j = g; j < len; j += kFusedGroups) acc += l[std::size_t(off + j) * n + i] * __ldcg(y + off + j);
+    }
+    acc = sum_over_groups(acc);
+    if (threadIdx.x < kChunkRows && row) d[i] -= acc;
+    publish(s_done + c);
+    wait_at_least(s_done + c, plan.count[c]);
+    const int off = plan.off[c], local = i - off;
+    float v = 0;
+    if (row)
+        for (int k = g; k <= local; k += kFusedGroups) v += inv[std::size_t(k) * n + i] * __ldcg(d + off + k);
+    v = sum_over_groups(v);
+    if (threadIdx.x < kChunkRows && row) y[i] = v;
+    publish(y_done + c);
+}
+
+// d = L^-T y: chunks from the last; chunk rows i of leaf c: s_i = y_i - sum over later leaves b of
+// L(b, i)^T x_b (y := s), then x_i = sum_k inv_c(k, i) s_k into d. A warp per row at a time, its lanes
+// along the column (contiguous). counters: [1] ticket, [2 + 2L + b] chunks of b with s, [2 + 3L + b] with x.
+__global__ void fused_backward_kernel(int n, const float* l, const float* inv, float* d, float* y, const int* plan_ints,
+                                      int leaves, int chunks, int* counters) {
+    const PlanView plan(plan_ints, leaves, chunks);
+    const int ticket = take_ticket(counters + 1);
+    if (ticket >= chunks) return;
+    const int chunk = chunks - 1 - ticket;
+    const int c = plan.owner[chunk], row0 = plan.row0[chunk], rows = plan.rows[chunk];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = kFusedThreads / 32;
+    constexpr int kRowsPerWarp = kChunkRows / (kFusedThreads / 32);
+    int* s_done = counters + 2 + 2 * leaves;
+    int* x_done = counters + 2 + 3 * leaves;
+    float acc[kRowsPerWarp] = {};
+    for (int b = leaves - 1; b > c; --b) {
+        wait_at_least(x_done + b, plan.count[b]);
+        const int off = plan.off[b], len = plan.len[b];
+        for (int q = 0; q < kRowsPerWarp; ++q) {
+            const int rr = warp + q * warps;
+            if (rr >= rows) break;
+            const float* column = l + std::size_t(row0 + rr) * n + off;
+            float part = 0;
+            for (int j = lane; j < len; j += 32) part += column[j] * __ldcg(d + off + j);
+            acc[q] += part;
+        }
+    }
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+        const int rr = warp + q * warps;
+        float v = acc[q];
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0 && rr < rows) y[row0 + rr] -= v;
+    }
+    publish(s_done + c);
+    wait_at_least(s_done + c, plan.count[c]);
+    const int off = plan.off[c], len = plan.len[c];
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+        const int rr = warp + q * warps;
+        if (rr >= rows) break;
+        const int local = row0 + rr - off;
+        const float* column = inv + std::size_t(local) * n + off;  // inv_c(., local): rows off.., column local
+        float v = 0;
+        for (int k = local + lane; k < len; k += 32) v += column[k] * __ldcg(y + off + k);
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0) d[row0 + rr] = v;
+    }
+    publish(x_done + c);
 }
 
 // ---- the recursive factorisation ------------------------------------------------------------------------
@@ -389,7 +556,7 @@ template <class T>
 BATCHSOLVE_MIXED_FACTOR_BYTES(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
-    return Carve(n, inverse_cols(n, config), uses_halves(precision), precision == LowPrecision::fp16_split,
+    return Carve(n, inverse_cols(n, config), fused_of(config), uses_halves(precision), precision == LowPrecision::fp16_split,
                  leaf_lwork(r, n, config.leaf), nullptr)
         .total;
 }
@@ -404,7 +571,7 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     r.require_device_memory(a, "posv_mixed", "a");
     const bool halves = uses_halves(precision), split = precision == LowPrecision::fp16_split;
     const int carved = leaf_lwork(r, n, config.leaf);
-    Carve w(n, inverse_cols(n, config), halves, split, carved, scratch);
+    Carve w(n, inverse_cols(n, config), fused_of(config), halves, split, carved, scratch);
     const int needed = leaf_lwork_at(r, n, config.leaf, w.l);
     if (needed > carved)
         throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
@@ -420,6 +587,11 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     bad_to_info_kernel<<<1, 1, 0, r.stream()>>>(info, w.bad);
     BATCHSOLVE_LAUNCH_CHECK("bad_to_info_kernel");
     Recursive(r, n, precision, config, w, info).factor(0, n);
+    if (w.plan) {  // the fused solve's plan (pageable source: staged before the call returns)
+        const SolvePlan plan(n, config.leaf);
+        BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(w.plan, plan.ints.data(), plan.ints.size() * sizeof(int), cudaMemcpyHostToDevice,
+                                              r.stream()));
+    }
 }
 
 template <class T>
@@ -428,12 +600,21 @@ BATCHSOLVE_MIXED_SOLVE(T) {
     DeviceGuard guard(r.device_);
     if (n == 0 || nrhs == 0) return;
     // Only L, S and the inverses are read: the carve's other pieces need no sizes here.
-    const Carve w(n, inverse_cols(n, config), false, false, 0, const_cast<void*>(scratch));
+    const Carve w(n, inverse_cols(n, config), fused_of(config), false, false, 0, const_cast<void*>(scratch));
     cublasHandle_t h = r.cublas();
     scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
     BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
     const int b = config.solve_block;
-    if (nrhs == 1 && w.inv) {
+    if (nrhs == 1 && w.plan) {
+        const SolvePlan plan(n, config.leaf);  // its ints are on the device since the factor
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(w.counters, 0, (2 + 4 * std::size_t(plan.leaves)) * sizeof(int), r.stream()));
+        fused_forward_kernel<<<plan.chunks, kFusedThreads, 0, r.stream()>>>(n, w.l, w.inv, d, w.y, w.plan, plan.leaves,
+                                                                            plan.chunks, w.counters);
+        BATCHSOLVE_LAUNCH_CHECK("fused_forward_kernel");
+        fused_backward_kernel<<<plan.chunks, kFusedThreads, 0, r.stream()>>>(n, w.l, w.inv, d, w.y, w.plan, plan.leaves,
+                                                                             plan.chunks, w.counters);
+        BATCHSOLVE_LAUNCH_CHECK("fused_backward_kernel");
+    } else if (nrhs == 1 && w.inv) {
         std::vector<std::pair<int, int>> leaves;
         leaves_of(0, n, config.leaf, leaves);
         const float one = 1, minus_one = -1;
