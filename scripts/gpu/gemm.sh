@@ -31,6 +31,8 @@
 #     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
 #     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
 #     registers of every kernel; ncu of the sweep table's x = 512 call.
+#   adopted (75 s): the committed table's final rows (targets.json), the GPU tests of the register path's
+#     address forms, SYRK/SYR2K (their own limit), the skewed batch, c and z against 16 cuBLAS streams.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -46,7 +48,8 @@ else
 fi
 mode=${GEMM_MODE:-tune}
 case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
-  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm or designs (got '$mode')" >&2; exit 2 ;; esac
+  adopted) default_budget=75 ;;
+  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs or adopted (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
@@ -131,6 +134,20 @@ EOF
   step complex 14 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
   summary final final-tiles skewed rank-k complex
+  exit 0
+fi
+if [[ $mode == adopted ]]; then
+  final_rows final 26 targets.json
+  step rank-k 22 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+    --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
+  step gpu-tests 10 "$run" batchsolve_vbatched_blas_test \
+    --gtest_filter='VbatchedBlas/4.GemmAdvanced*:VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/6.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
+  step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
+    --json "$out/skewed.json"
+  step complex 10 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  summary final rank-k skewed complex
+  grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
   exit 0
 fi
 if [[ $mode == designs ]]; then

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Tables and a plot of a scripts/gpu/gemm.sh run (the folder it wrote), for the mode it ran in:
 
-    gemm_report.py RUN_DIR [--mode tune|compare|confirm]
+    gemm_report.py RUN_DIR [--mode tune|compare|confirm|designs]
         writes RUN_DIR/table.md and RUN_DIR/gemm-vs-cublas-grouped.png
   tune: sweep-*.json (tiles side by side), final.json and complex.json, the extra rows, targets*.json.
   compare: sweep-*.json with the address forms, final-committed.json beside final-swept.json.
   confirm: final.json (the committed table) beside final-tiles.json (its s and d entries on the tile list).
-Without --mode the files decide (final-committed.json: compare; final-tiles.json: confirm; else tune).
+  designs: sweep-*.json (sizes uniform in [1, x] at every x) and square-bins.json side by side, final-committed.json
+    beside final-swept.json, the extra rows.
+Without --mode the files decide (square-bins.json or sweep-uniform.json: designs; final-committed.json: compare;
+final-tiles.json: confirm; else tune).
 """
 import argparse
 import glob
@@ -123,13 +126,16 @@ def side_by_side(run, first, second, labels, targets, title, plot):
     return out
 
 
-def sweep_tables(run, forms):
+SWEEP_TITLE = ("## Tiles side by side (tester --sweep: one configuration for the whole batch, GFLOP/s; x = 256, 512: "
+               "set-up gemm_bin, sizes in [x/2 + 1, x]; x = 128: sizes in [1, 128])\n")
+
+
+def sweep_tables(run, forms, pattern="sweep-*.json", title=SWEEP_TITLE):
     out = []
-    sweep = [r for f in sorted(glob.glob(os.path.join(run, "sweep-*.json"))) for r in rows(f)]
+    sweep = [r for f in sorted(glob.glob(os.path.join(run, pattern))) for r in rows(f)]
     if not sweep:
         return out
-    out.append("## Tiles side by side (tester --sweep: one configuration for the whole batch, GFLOP/s; x = 256, 512: "
-               "set-up gemm_bin, sizes in [x/2 + 1, x]; x = 128: sizes in [1, 128])\n")
+    out.append(title)
     for p in "dszc":
         pr = [r for r in sweep if r["precision"] == p and r.get("variant") and r.get("gflops")]
         if not pr:
@@ -155,11 +161,24 @@ def sweep_tables(run, forms):
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
-    ap.add_argument("--mode", choices=("tune", "compare", "confirm"))
+    ap.add_argument("--mode", choices=("tune", "compare", "confirm", "designs"))
     a = ap.parse_args(argv)
     run = a.run
-    mode = a.mode or ("compare" if os.path.exists(os.path.join(run, "final-committed.json")) else
-                      "confirm" if os.path.exists(os.path.join(run, "final-tiles.json")) else "tune")
+    has = lambda f: os.path.exists(os.path.join(run, f))
+    mode = a.mode or ("designs" if has("square-bins.json") or has("sweep-uniform.json") else
+                      "compare" if has("final-committed.json") else "confirm" if has("final-tiles.json") else "tune")
+    if mode == "designs":
+        out = sweep_tables(run, forms=True, title="## Tiles side by side (tester --sweep: one configuration for the whole "
+                           "batch, GFLOP/s; sizes uniform in [1, x], seed 11; the table's winners)\n")
+        out += sweep_tables(run, forms=True, pattern="square-bins.json",
+                            title="## The same tiles on square size bins (m = n = k uniform in [x/2 + 1, x], seed 7, GFLOP/s)\n")
+        out += side_by_side(run, "final-committed.json", "final-swept.json", ("committed", "sweep's table"),
+                            ("targets-committed.json", "targets.json"),
+                            "Final rows: cuBLAS grouped time / ours, the committed table and the sweep's (size-binned dispatch)",
+                            "gemm-vs-cublas-grouped.png")
+        out += extra_tables(run, complex_rows=True)
+        open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
+        return 0
     if mode == "compare":
         out = sweep_tables(run, forms=True)
         out += side_by_side(run, "final-committed.json", "final-swept.json", ("committed", "sweep's table"),
