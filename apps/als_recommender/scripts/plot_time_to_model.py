@@ -82,7 +82,8 @@ def plot_iteration(folder, rows):
             ax.barh(y, p, left=left, color=c)
             left += p
         ax.text(left, y, f" {num(r['iter_s']):.4f} s", va="center", fontsize=7)
-    ax.set_yticks(range(len(rows)), [f"{r['case']} (k={r['k']}, {r['build_kernel']}, Gram {r.get('gram_kernel', 'syrk')})" for r in rows])
+    ax.set_yticks(range(len(rows)), [f"{r['case']} (k={r['k']}, {r['build_kernel']}, Gram {r.get('gram_kernel', 'syrk')}, "
+                                     f"solve {r.get('solve_kernel') or 'posv'})" for r in rows])
     ax.invert_yaxis()
     for x, style in ((0.03, "--"), (0.06, ":"), (0.2, "-.")):
         ax.axvline(x, color="k", lw=0.8, ls=style)
