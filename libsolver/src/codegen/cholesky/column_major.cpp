@@ -309,7 +309,7 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
 // to a per-matrix double buffer (one barrier per step), every thread scales the entries of its rows and
 // columns by 1 / sqrt(a_kk) as it reads them and updates its share. Lower: lanes run along tr, so a
 // column's rows are consecutive addresses; upper (L = U^H): lanes run along tc (a row of U). Each
-// thread addresses its elements from one pointer stepped by P * lda (no address per element held).
+// thread addresses its elements from one pointer stepped by P * lda.
 constexpr const char* kSquareGridKernel = R"(
 BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
   BS_DECLARE_SMEM(bs_smem);
@@ -321,9 +321,9 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
   const bool act = ml < @MPB@ && m < (long long)count;
   const bool last_ok = @P@ * (@L@ - 1) + tr < @N@;  // this thread's rows of the last block exist
   T* const cbuf = (T*)bs_smem + ml * @PAIR@;  // two buffers of one column each
+  T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : a;
   T r[@TRI@];
   if (act) {
-    T* const A = a_ptrs ? a_ptrs[m] : a + m * a_stride;
 @LOAD@
   } else {
 #pragma unroll
@@ -368,7 +368,6 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
     }
   }
   if (act) {
-    T* const A = a_ptrs ? a_ptrs[m] : a + m * a_stride;
 @STORE@
     if (q == 0) info[m] = fcol;
   }
@@ -486,20 +485,24 @@ private:
     void square_grid_kernel(const std::string& name) {
         const int P = s_.threads_per_row, L = ceil_div(n_, P);
         const std::string SP = I(P), tri = I((long long)L * (L + 1) / 2);
-        const std::string step = "p += (long long)" + SP + " * lda;\n      BS_OPAQUE_I64(p);";
+        // the pointer stepped plainly: behind BS_OPAQUE_I64 NVRTC kept more 64-bit temporaries (s n = 64 on
+        // 8 x 8: 95 registers instead of 79)
+        const std::string step = "p += step;";
         // in(x, y): element (P x + tr, P y + tc) lies in the triangle and in the matrix
         const std::string in = "(x > y || tr >= tc) && (x < " + I(L - 1) + " || last_ok)";
         std::string grid, load, store;
         if (!upper_) {  // lanes along tr: a warp reads P consecutive rows of a column per element
             grid = "const int tr = q % " + SP + ", tc = q / " + SP + ";";
-            const std::string walk = "    T* p = A + (long long)tc * lda + tr;  // column tc, row tr; stepped by P columns\n"
+            const std::string walk = "    const long long step = (long long)" + SP + " * lda;  // P columns\n"
+                                     "    T* p = A + (long long)tc * lda + tr;  // column tc, row tr\n"
                                      "#pragma unroll\n    for (int y = 0; y < " + I(L) + "; ++y) {\n"
                                      "#pragma unroll\n      for (int x = y; x < " + I(L) + "; ++x)\n        ";
             load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? p[" + SP + " * x] : bs_zero();\n      " + step + "\n    }";
             store = walk + "if (" + in + ") p[" + SP + " * x] = r[x * (x + 1) / 2 + y];\n      " + step + "\n    }";
         } else {  // L(i, j) = conj(U(j, i)); lanes along tc: a warp reads P consecutive entries of a column of U
             grid = "const int tc = q % " + SP + ", tr = q / " + SP + ";";
-            const std::string walk = "    T* p = A + (long long)tr * lda + tc;  // U(tc, tr): column tr of U; stepped by P columns\n"
+            const std::string walk = "    const long long step = (long long)" + SP + " * lda;  // P columns\n"
+                                     "    T* p = A + (long long)tr * lda + tc;  // U(tc, tr): column tr of U\n"
                                      "#pragma unroll\n    for (int x = 0; x < " + I(L) + "; ++x) {\n"
                                      "#pragma unroll\n      for (int y = 0; y <= x; ++y)\n        ";
             load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? bs_conj(p[" + SP + " * y]) : bs_zero();\n      " + step + "\n    }";
