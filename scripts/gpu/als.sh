@@ -16,7 +16,7 @@
 #   k128-blocked-vbatched      vbatched at k = 128 (against the generated posv kernels)
 #   k64-warm-split, k64-blocked, k64-fused   k = 64, 5 iterations: default, blocked build, fused
 #   k64-cold-fp32              (ALS_FULL=1 only) the cold k = 64 time to model of the earlier calls
-#   (then)                     ncu of the build kernels at k = 128 (tf32x3 and tf32x3-blocked), when time is left
+#   (then)                     ncu of the build kernels at k = 128 (fused, tf32x3-blocked, tf32x3), when time is left
 # Each run's console is $OUT/als/<case>.log; every iteration line carries the users' and items' build
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,
@@ -213,17 +213,18 @@ ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 # Profile of one k = 128 iteration per build kernel, after every timed case: the build kernels of both
 # halves (the set-up's one-block launches included, told apart by their grids), where the time goes.
 if command -v ncu > /dev/null; then
-  for kernel in tf32x3-blocked tf32x3; do
-    l=$(left_tenths); (( l < 200 )) && { echo "ncu $kernel: skipped (time)"; continue; }
+  for pair in tf32x3-blocked:fused tf32x3-blocked:posv tf32x3:posv; do
+    kernel=${pair%%:*} solve=${pair##*:}
+    l=$(left_tenths); (( l < 200 )) && { echo "ncu $kernel $solve: skipped (time)"; continue; }
     (( l > 300 )) && l=300
     timeout -k 1 "$(tenths "$l")" ncu --clock-control none --target-processes all --kernel-name 'regex:build_systems' \
       --launch-count 8 --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
       "$run" als train --train "$data" -o "/tmp/als-model-ncu-$kernel.h5" --force --factors 128 --lambda 0.01 --alpha 1 \
-      --backend cuda --no-loss --eval-every 0 --iterations 1 --seed 1 --build-kernel "$kernel" > "$out/ncu-k128-$kernel.txt" 2>&1
-    echo "ncu $kernel: rc $?" | tee -a "$out/ncu-k128-$kernel.txt"
+      --backend cuda --no-loss --eval-every 0 --iterations 1 --seed 1 --build-kernel "$kernel" --solve-kernel "$solve" > "$out/ncu-k128-$kernel-$solve.txt" 2>&1
+    echo "ncu $kernel $solve: rc $?" | tee -a "$out/ncu-k128-$kernel-$solve.txt"
   done
 else
-  echo "ncu: not on this machine" > "$out/ncu-k128-tf32x3.txt"
+  echo "ncu: not on this machine" > "$out/ncu-k128.txt"
 fi
 echo
 echo "als train, ML-20M shape (wall: the process, date to date; iter_*: mean of iterations 2..N)"
