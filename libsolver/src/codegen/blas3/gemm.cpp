@@ -282,10 +282,11 @@ private:
                "#endif\n";
     }
 
-    // With the ring or copy_offsets 3: the reads of one k-step are not hoisted above the previous step's
-    // (the unrolled slice would otherwise hold every step's operands in registers at once).
+    // With the ring, or the SIMT vector reads of copy_offsets 3: the reads of one k-step are not hoisted
+    // above the previous step's (the unrolled slice would otherwise hold every step's operands in
+    // registers at once). The DMMA register path keeps its reads free to move, as with copy_offsets 0.
     void fence_step() {
-        if (pipelined_ || c_.copy_offsets == 3) w_.line("BS_FENCE();");
+        if (pipelined_ || (c_.copy_offsets == 3 && !c_.tensor_cores)) w_.line("BS_FENCE();");
     }
 
     // A value read from the A (B) slices: the ring stores a conjugate transpose as it is stored.
