@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One device call's small column-major Cholesky figures side by side: tester JSON files (each a
 series: the committed tables, a candidate table; their rows' cuSolverDx and cuSOLVER figures where the
-tester ran those peers) and rows_prototype CSV files (experiments/small-rows-prototype), into a
+tester ran those peers) and prototype CSV files (experiments/small-rows-prototype, small-cyclic-prototype), into a
 markdown table (time per series, cuSolverDx's best configuration, the ratio cuSolverDx / series (> 1:
 ours faster; the issue's column-major target 1.2), the copy-roofline fraction) and a plot of the ratio
 against n per routine and precision.
@@ -59,7 +59,8 @@ def main():
             if label not in series:
                 series.append(label)
             key = ("potrf", r["prec"], int(r["n"]))
-            times[key][label] = (float(r["ms"]), float(r["roofline"]), r["status"])
+            # rows_prototype writes roofline; cyclic_prototype roofline_tri (the same n(n+1) elements) and roofline_sq
+            times[key][label] = (float(r["ms"]), float(r.get("roofline") or r["roofline_tri"]), r["status"])
 
     keys = sorted(times, key=lambda k: (k[0] != "potrf", k[1], k[2]))
     out = ["| routine | prec | n | " + " | ".join(series) + " | cuSolverDx | cuSOLVER | best ours | dx / best | roofline of best |",
