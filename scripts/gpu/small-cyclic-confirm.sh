@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The shipped small column-major Cholesky tables (with the square-grid potrf entries adopted from
+# scripts/gpu/small-cyclic.sh's call) confirmed in one device call of at most TOPIC_BUDGET_S (150) s,
+# most important first:
+#   committed-wide    the tester, shipped tables, potrf and posv, s and d, batch 16384, n = 4..128, with
+#                     cuSolverDx as its child process and the tester's targets (targets.json)
+#   check-committed   the shipped tables on the GPU against LAPACK: potrf and posv, s d c z, n = 4..128,
+#                     both triangles, strided and pointer arrays, 2 right-hand sides
+#   sq-100k, committed-100k   the square-grid entries (SCC_SHAPES, chained onto sm90-batch100000.json
+#                     by fused_table.py) beside the shipped batch-100000 table, potrf s d, batch 100000,
+#                     n = 48..128 (no peer: cuSolverDx needs more than the call has at this batch)
+#   variants          SCC_VARIANTS: further candidate tables at batch 16384 (NAME=N:SHAPE/TPB/UNROLL,...)
+# SCC_STEPS names a subset. Writes $OUT/small-cyclic-confirm/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+name=small-cyclic-confirm
+out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
+budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
+left() { echo $((budget - (SECONDS - start))); }
+run=${BUNDLE_RUN:-/tmp/bundle/run}
+carry=.carry/small-lean
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
+date -u +%FT%TZ > "$out/date.txt"
+export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+source scripts/gpu/small-lib.sh  # tester_step
+for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
+         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
+  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
+done
+echo "peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
+steps=" ${SCC_STEPS:-committed-wide check-committed sq-100k committed-100k variants} "
+want() { [[ $steps == *" $1 "* ]]; }
+common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
+tester_step committed-wide 50 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 --batch 16384 \
+  "${common[@]}" --ref cusolverdx --cusolverdx-seconds 18 --targets validation/cusolverdx/targets-column-major.json \
+  --targets-out "$out/targets.json"
+tester_step check-committed 25 - --routine potrf,posv --precision s,d,c,z --n 4,8,12,16,24,32,48,64,80,100,128 \
+  --layout column_major,pointer_array --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 \
+  --check --ref lapack --jobs 16
+tables=/tmp/small-cyclic-confirm-tables; mkdir -p "$tables"
+chain() {  # chain OUT BASE_TABLE N:SHAPE/TPB ...
+  local dest=$1 prev=$2 i=0 spec shape tpb; shift 2
+  for spec in "$@"; do
+    shape=${spec#*:}; tpb=${shape#*/}; shape=${shape%%/*}; [[ $tpb == "$shape" ]] && tpb=128
+    python3 validation/cusolverdx/fused_table.py --committed "$prev" --design shape --shape "$shape" --n "${spec%%:*}" \
+      --routine potrf --precision s,d --threads-per-block "$tpb" --output "$tables/$dest.$i.json" 2>> "$out/tables.log"
+    prev=$tables/$dest.$i.json; i=$((i + 1))
+  done
+  cp "$prev" "$tables/$dest.json"
+}
+read -r -a shapes <<< "${SCC_SHAPES:-48:6x8 64:8x8 80:5x16/256 100:7x15/256 128:8x16/256}"
+chain sq100k libsolver/tuning/sm90-batch100000.json "${shapes[@]}"
+h=(--routine potrf --precision s,d --n 48,64,80,100,128 --batch 100000 "${common[@]}")
+tester_step sq-100k 20 "$tables/sq100k.json" "${h[@]}"
+tester_step committed-100k 20 - "${h[@]}"
+if want variants; then
+  for v in ${SCC_VARIANTS:-}; do  # NAME=N:SHAPE/TPB,N:SHAPE/TPB
+    vname=${v%%=*}; IFS=, read -r -a vs <<< "${v#*=}"
+    chain "$vname" libsolver/tuning/sm90.json "${vs[@]}"
+    ns=$(printf '%s\n' "${vs[@]}" | cut -d: -f1 | paste -sd,)
+    tester_step "variant-$vname" 12 "$tables/$vname.json" --routine potrf --precision s,d --n "$ns" --batch 16384 "${common[@]}"
+  done
+fi
+echo "=== $name: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"
+grep -h -E '^(GPU|cuSolverDx peer|targets:|tester:)' "$out"/committed-wide.log "$out"/check-committed.log 2>/dev/null
+for f in committed-wide sq-100k committed-100k; do
+  grep -E "^(potrf|posv) +[sd] " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
+done
