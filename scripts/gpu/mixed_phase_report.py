@@ -28,6 +28,16 @@ KINDS = [  # (kind, pattern on the kernel name), first match wins
 ]
 
 
+# The steps' tables by the step names' first word (check-<table>-...: a small-n check with it).
+TABLES = ("trsm", "inverse", "fused", "shipped", "previous")
+
+
+def table_of(step):
+    words = step.split("-")
+    word = words[1] if words[0] == "check" and len(words) > 1 else words[0]
+    return word if word in TABLES else "?"
+
+
 def kind_of(name):
     for k, pat in KINDS:
         if re.search(pat, name, re.IGNORECASE):
@@ -45,7 +55,7 @@ def design_table(out):
         base = os.path.basename(f)[:-5]
         if base.startswith("targets") or base == "manifest":
             continue
-        table = "fused" if "fused" in base else "inverse" if "inverse" in base else "trsm"
+        table = table_of(base)
         try:
             data = json.load(open(f))["rows"]
         except Exception:
@@ -170,9 +180,9 @@ def plot(out, png):
     peer = {}    # (n, cond) -> ms
     for f in sorted(glob.glob(os.path.join(out, "*-*.json"))):
         base = os.path.basename(f)[:-5]
-        if not base.startswith(("trsm-", "inverse-", "fused-")):
+        if base.startswith("check-") or not base.startswith(TABLES):
             continue
-        table = base.split("-")[0]
+        table = table_of(base)
         for r in json.load(open(f))["rows"]:
             if not r.get("time_ms"):
                 continue
