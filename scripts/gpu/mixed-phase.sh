@@ -29,8 +29,8 @@
 # nsys-gmres-inverse, gtest-trsm, nsys-potrf.
 # MIXED_PHASE_DESIGNS default: auto, fp16_split/classical, fp16_split/classical/leaf128, .../leaf256,
 # fp16_split/classical/leaf1024, fp16/classical, fp16_split/gmres. Writes $OUT/mixed-phase/ (gpu.txt,
-# commit.txt, date.txt, <step>.json/.log, targets-*.json, targets.json: every step's targets with its
-# step, nsys/, summary.md). Run from the repository root with the bundle unpacked at /tmp/bundle
+# commit.txt, date.txt, <step>.json/.log, targets-*.json, targets.json: every step's targets of its n
+# with the step, nsys/, summary.md). Run from the repository root with the bundle unpacked at /tmp/bundle
 # (BUILD_DIR=build: the build tree's tester, a dry run here).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -160,6 +160,8 @@ for f in sorted(glob.glob(os.path.join(out, "targets-*.json"))):
         print("unreadable", f, e)
         continue
     for t in (data if isinstance(data, list) else data.get("targets", [])):
+        if t.get("row_status") == "no row":
+            continue  # a target of another step's n
         t = dict(t)
         t["step"] = step
         merged.append(t)
