@@ -302,8 +302,10 @@ __global__ void fused_forward_kernel(int n, const float* l, const float* inv, fl
     for (int b = 0; b < c; ++b) {
         wait_at_least(y_done + b, plan.count[b]);
         const int off = plan.off[b], len = plan.len[b];
-        if (row)
+        if (row) {
+#pragma unroll 8
             for (int j = g; j < len; j += kFusedGroups) acc += l[std::size_t(off + j) * n + i] * __ldcg(y + off + j);
+        }
     }
     acc = sum_over_groups(acc);
     if (threadIdx.x < kChunkRows && row) d[i] -= acc;
@@ -311,8 +313,10 @@ __global__ void fused_forward_kernel(int n, const float* l, const float* inv, fl
     wait_at_least(s_done + c, plan.count[c]);
     const int off = plan.off[c], local = i - off;
     float v = 0;
-    if (row)
+    if (row) {
+#pragma unroll 8
         for (int k = g; k <= local; k += kFusedGroups) v += inv[std::size_t(k) * n + i] * __ldcg(d + off + k);
+    }
     v = sum_over_groups(v);
     if (threadIdx.x < kChunkRows && row) y[i] = v;
     publish(y_done + c);
@@ -341,6 +345,7 @@ __global__ void fused_backward_kernel(int n, const float* l, const float* inv, f
             if (rr >= rows) break;
             const float* column = l + std::size_t(row0 + rr) * n + off;
             float part = 0;
+#pragma unroll 8
             for (int j = lane; j < len; j += 32) part += column[j] * __ldcg(d + off + j);
             acc[q] += part;
         }
@@ -360,6 +365,7 @@ __global__ void fused_backward_kernel(int n, const float* l, const float* inv, f
         const int local = row0 + rr - off;
         const float* column = inv + std::size_t(local) * n + off;  // inv_c(., local): rows off.., column local
         float v = 0;
+#pragma unroll 8
         for (int k = local + lane; k < len; k += 32) v += column[k] * __ldcg(y + off + k);
         for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
         if (lane == 0) d[row0 + rr] = v;
