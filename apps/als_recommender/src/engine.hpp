@@ -66,8 +66,8 @@ const char* to_string(Solver s);
 // trsm_vbatched triangular solves, at any width; fused, each row's system built by the tf32x3-blocked
 // kernel in shared memory and solved there by the same thread block (Cholesky, two triangular solves),
 // never stored (the lower triangle packed by columns in the staging area: widths up to 256), on
-// sides whose longest row has at most 16,384 entries (the block takes the whole row); other sides run
-// the chosen build and posv.
+// sides whose longest row has at most 131,072 entries (the block takes the whole row, the rows
+// launched longest first); other sides run the chosen build and posv.
 enum class SolveKernel { posv, vbatched, fused };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);

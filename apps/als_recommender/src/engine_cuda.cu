@@ -706,9 +706,10 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 
 // The fused build and solve (SolveKernel::fused): every width of the blocked build (the packed system
 // and its right-hand side fit the staging area), on sides whose longest row has at most this many
-// entries (the block takes its whole row: a row of 16,384 entries keeps one block ~0.5 ms at k = 128,
-// against ~10 ms for a side's build).
-constexpr std::int64_t kFusedLongestRow = 16384;
+// entries (the block takes its whole row, and the rows are launched longest first: the ML-20M shape's
+// most popular item, 125,838 entries, is ~3,900 stages of 32, about 12 ms of one block at k = 256 by
+// the mma rate, within the ~15 ms the side's other blocks take around it).
+constexpr std::int64_t kFusedLongestRow = 131072;
 
 // Launches the fused build + solve of `blocks` rows (their first segments; args.solution, args.info set).
 void launch_fused(unsigned blocks, BuildArgs args, cudaStream_t stream) {
@@ -1053,6 +1054,7 @@ struct Side {
     batchsolve::Buffer<std::int32_t> indices;
     batchsolve::Buffer<float> values;
     batchsolve::Buffer<Segment> first_segments, extra_segments;
+    batchsolve::Buffer<Segment> longest_first;  // SolveKernel::fused: every row once, the longest first
     std::vector<std::int64_t> extra_start;  // host: extra segments of rows [0, r) precede index extra_start[r]
     std::int64_t longest = 0;               // entries of the longest own row
     batchsolve::Buffer<float> factors;
@@ -1093,7 +1095,9 @@ public:
         const std::int64_t ss = std::int64_t(s.width) * s.width;
         systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * ss));
         rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
-        info_ = batchsolve::Buffer<int>(ctx_, std::size_t(slice));
+        // The fused solve takes a whole side at once (nothing stored): its info needs every row.
+        const std::int64_t info_rows = s.solve_kernel == SolveKernel::fused ? std::max({slice, users_.rows, items_.rows}) : slice;
+        info_ = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));
@@ -1170,6 +1174,15 @@ private:
         if (first.empty()) first.push_back({0, 0, 0});
         if (extra.empty()) extra.push_back({0, 0, 0});
         side.first_segments = batchsolve::Buffer<Segment>(ctx_, first);
+        if (s_.solve_kernel == SolveKernel::fused) {
+            // One block per row, launched longest first: the few rows of 10^5 entries start at once and
+            // the short ones fill the GPU around them (the kernel reads each row's end from indptr).
+            std::vector<Segment> order = first;
+            std::stable_sort(order.begin(), order.end(), [&](const Segment& a, const Segment& b) {
+                return m.row_length(a.row) > m.row_length(b.row);
+            });
+            side.longest_first = batchsolve::Buffer<Segment>(ctx_, order);
+        }
         side.extra_segments = batchsolve::Buffer<Segment>(ctx_, extra);
     }
 
@@ -1245,29 +1258,33 @@ private:
             timing.exchange_s += std::chrono::duration<double>(WallClock::now() - t0).count();
         }
 
+        if (fused(rows) && rows.rows > 0) {
+            // Built and solved in one kernel over the whole side (no slices: nothing is stored); its time
+            // is the build's, the solve's is the failure count.
+            BuildArgs args{rows.longest_first.data(), rows.indptr.data(), rows.indices.data(), rows.values.data(), other.factors.data(),
+                           s_.implicit ? gram_.data() : nullptr, nullptr, nullptr, Layout{rows.rows, 0}, 0, s, 0, s_.lambda,
+                           s_.implicit, s_.biases};
+            args.solution = rows.factors.data() + rows.first * s, args.info = info_.data();
+            check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+            launch_fused(unsigned(rows.rows), args, stream_);
+            check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+            count_failed_kernel<<<unsigned((rows.rows + 255) / 256), 256, 0, stream_>>>(info_.data(), rows.rows, failed_.data());
+            check(cudaGetLastError(), "count_failed_kernel");
+            check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
+            check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
+            check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
+            build_ms += ms;
+            check(cudaEventElapsedTime(&ms, e1_, e2_), "cudaEventElapsedTime");
+            solve_ms += ms;
+        }
         const std::int64_t per = rows_per_slice(rows.rows, s, s_.slice_bytes);
-        for (std::int64_t first = 0; first < rows.rows; first += per) {
+        for (std::int64_t first = 0; !fused(rows) && first < rows.rows; first += per) {
             const std::int64_t count = std::min(per, rows.rows - first);
             const Layout layout = layout_for(count);
             BuildArgs args{rows.first_segments.data() + first, rows.indptr.data(), rows.indices.data(), rows.values.data(),
                            other.factors.data(), s_.implicit ? gram_.data() : nullptr, systems_.data(), rhs_.data(), layout,
                            first, s, 0, s_.lambda, s_.implicit, s_.biases};
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-            if (fused(rows)) {
-                // Built and solved in one kernel: its time is the build's, the solve's is the failure count.
-                args.solution = rows.factors.data() + (rows.first + first) * s, args.info = info_.data();
-                launch_fused(unsigned(count), args, stream_);
-                check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
-                count_failed_kernel<<<unsigned((count + 255) / 256), 256, 0, stream_>>>(info_.data(), count, failed_.data());
-                check(cudaGetLastError(), "count_failed_kernel");
-                check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
-                check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
-                check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
-                build_ms += ms;
-                check(cudaEventElapsedTime(&ms, e1_, e2_), "cudaEventElapsedTime");
-                solve_ms += ms;
-                continue;
-            }
             launch_build(s_.build, true, unsigned(count), args, stream_);
             const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
             if (extra_end > extra_begin) {

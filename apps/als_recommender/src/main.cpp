@@ -347,7 +347,7 @@ void add_hyper_options(po::options_description& d) {
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
                                                                          "each system in shared memory: widths <= 256, sides whose "
-                                                                         "rows have <= 16,384 entries; other sides posv)")
+                                                                         "rows have <= 131,072 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -847,12 +847,6 @@ int run_bench(const std::vector<std::string>& args) {
         ("lambda", po::value<float>()->default_value(0.01f), "regularisation")
         ("alpha", po::value<float>()->default_value(1.f), "confidence 1 + alpha r")
         ("backends", po::value<std::string>()->default_value("cuda,cpu"), "our backends to run (cuda is skipped without a GPU)")
-        ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
-                                                                         "library's posv_batched: generated kernels up to width "
-                                                                         "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
-                                                                         "trsm_vbatched) | fused (the tf32x3-blocked build solves "
-                                                                         "each system in shared memory: widths <= 256, sides whose "
-                                                                         "rows have <= 16,384 entries; other sides posv)")
         ("solver", po::value<std::string>()->default_value("exact"), "ours: exact | cg (CPU backend; `implicit` runs CG unless "
                                                                     "IMPLICIT_EXACT=1)")
         ("cg-steps", po::value<int>()->default_value(3), "ours with --solver cg: steps per row and half-iteration")
