@@ -69,7 +69,7 @@ deadline=$((start + budget - 5))  # nothing starts past it
 # with CUDA_MODULE_LOADING=EAGER beside the default (lazy), ours and cuSOLVER's. Rows: run "split-<v>".
 if ((${FC_SPLIT:-1})); then
   full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
-  splits=("d base" "d vendor" "d full --prepay $full" "d handles --prepay cublas,cusolver" "d nograph --graph off"
+  splits=("d base" "d vendor" "d full --prepay $full" "d full-vendor --prepay $full" "d handles --prepay cublas,cusolver" "d nograph --graph off"
           "d ours --prepay potrf:2048" "s base" "s full --prepay $full" "sysv base" "sysv full --prepay $full" "sysv vendor"
           "s vendor" "d eager" "d eager-vendor" "d base" "d full --prepay $full" "s nograph --graph off" "sysv eager"
           "d base" "d vendor")
