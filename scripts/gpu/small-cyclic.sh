@@ -5,13 +5,13 @@
 # device call of at most TOPIC_BUDGET_S (150) s, most important first:
 #   proto        the prototype, s and d, batch 16384, n = 24..128 (CSV; errors against the host, info,
 #                upper triangle untouched, an indefinite matrix)
-#   committed    the tester on the shipped tables, potrf s d, the same n, batch 16384, --ref cusolverdx
+#   committed    the tester on the shipped tables, potrf and posv s d, the same n, batch 16384, --ref cusolverdx
 #                (the peer as its child process, same timing scope: inputs restored, L2 flushed, median)
-#   shape-sq8, shape-sq16, shape-sq4   the library's square-grid potrf kernel (column_major.cpp,
+#   shape-sq8, shape-sq16, shape-sq4   the library's square-grid potrf and posv kernels (column_major.cpp,
 #                kSquareGridKernel: the prototype's cyclic-P<P> design behind the generator) at 8 x 8
 #                (n = 48..128), 16 x 16 (15 x 15 at n = 100) and 4 x 4 (n = 24..48) threads per matrix:
 #                candidate tables chained from validation/cusolverdx/fused_table.py --design shape
-#   check-sq     those tables on the GPU against LAPACK (--check --ref lapack): potrf s d, both
+#   check-sq     those tables on the GPU against LAPACK (--check --ref lapack): potrf, posv (2 rhs) s d, both
 #                triangles, strided and pointer arrays (c and z: the emulation test; the committed
 #                tables hold no column-major c/z entries for the chain to replace)
 #   proto-100k   the prototype at batch 100000, n = 48, 64, 80 (s d)
@@ -59,9 +59,9 @@ proto() {  # proto NAME LIMIT ARGS...: CSV to $out/NAME.csv
   timeout -k 2 "$limit" stdbuf -oL "$proto_bin" "$@" > "$out/$name.csv" 2> "$out/$name.log"
   echo "$name: rc $? in $((SECONDS - t0)) s ($(grep -c ',ok$' "$out/$name.csv") ok, $(grep -c 'FAILED' "$out/$name.csv") failed)"
 }
-proto proto 40 --batch 16384 --n 24,32,48,64,80,100,128 --prec s,d --reps 7 --seed 20261203
+proto proto 30 --batch 16384 --n 24,32,48,64,80,100,128 --prec s,d --reps 7 --seed 20261203
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
-tester_step committed 35 - --routine potrf --precision s,d --n 24,32,48,64,80,100,128 --batch 16384 "${common[@]}" \
+tester_step committed 45 - --routine potrf,posv --precision s,d --n 24,32,48,64,80,100,128 --batch 16384 "${common[@]}" \
   --ref cusolverdx --cusolverdx-seconds 15 --targets validation/cusolverdx/targets-column-major.json --targets-out "$out/targets.json"
 # square-grid shape tables: RA = ceil(n / P) rows per thread, TC = P threads per row, per n
 tables=/tmp/small-cyclic-tables; mkdir -p "$tables"
@@ -69,7 +69,7 @@ chain() {  # chain OUT THREADS_PER_BLOCK N:SHAPE...
   local dest=$1 tpb=$2 prev=libsolver/tuning/sm90.json i=0 spec; shift 2
   for spec in "$@"; do
     python3 validation/cusolverdx/fused_table.py --committed "$prev" --design shape --shape "${spec#*:}" --n "${spec%%:*}" \
-      --routine potrf --precision s,d --threads-per-block "$tpb" --output "$tables/$dest.$i.json" 2>> "$out/tables.log"
+      --routine potrf,posv --precision s,d --threads-per-block "$tpb" --output "$tables/$dest.$i.json" 2>> "$out/tables.log"
     prev=$tables/$dest.$i.json; i=$((i + 1))
   done
   cp "$prev" "$tables/$dest.json"
@@ -77,9 +77,9 @@ chain() {  # chain OUT THREADS_PER_BLOCK N:SHAPE...
 chain sq8 128 48:6x8 64:8x8 80:10x8 100:13x8 128:16x8
 chain sq16 256 64:4x16 80:5x16 100:7x15 128:8x16
 chain sq4 128 24:6x4 32:8x4 48:12x4
-tester_step shape-sq8 15 "$tables/sq8.json" --routine potrf --precision s,d --n 48,64,80,100,128 --batch 16384 "${common[@]}"
-tester_step shape-sq16 15 "$tables/sq16.json" --routine potrf --precision s,d --n 64,80,100,128 --batch 16384 "${common[@]}"
-chk=(--routine potrf --layout column_major,pointer_array --uplo lower,upper --batch 300 --distinct 300
+tester_step shape-sq8 20 "$tables/sq8.json" --routine potrf,posv --precision s,d --n 48,64,80,100,128 --batch 16384 "${common[@]}"
+tester_step shape-sq16 20 "$tables/sq16.json" --routine potrf,posv --precision s,d --n 64,80,100,128 --batch 16384 "${common[@]}"
+chk=(--routine potrf,posv --nrhs 2 --layout column_major,pointer_array --uplo lower,upper --batch 300 --distinct 300
      --repeat 1 --warmup 0 --check --ref lapack --jobs 16)
 tester_step check-sq 20 "$tables/sq8.json" --precision s,d --n 48,64,80,100,128 "${chk[@]}"
 tester_step check-sq16 15 "$tables/sq16.json" --precision s,d --n 64,80,100,128 "${chk[@]}"
@@ -107,5 +107,5 @@ grep -h '^#\|^design' "$out/proto.csv" 2>/dev/null
 grep -v '^#\|^design' "$out/proto.csv" 2>/dev/null | sort -t, -k2,2 -k3,3n -k6,6g | cut -c1-120
 grep -h '^tester:' "$out"/check-sq*.log 2>/dev/null
 for f in committed shape-sq8 shape-sq16 shape-sq4; do
-  grep -E "^potrf +[sd] " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
+  grep -E "^(potrf|posv) +[sd] " "$out/$f.log" 2>/dev/null | awk -v f=$f '{print f, $0}' | cut -c1-200
 done

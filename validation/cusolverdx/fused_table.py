@@ -21,7 +21,7 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               becomes the launch bounds' minimum of blocks)
   shape       the register kernels with the tile --shape RAxTC (rows_per_thread x threads_per_row: a
               matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns; potrf on a
-              square grid, ceil(n / RA) == TC >= 4, keeps only the triangle's share), looking
+              square grid, ceil(n / RA) == TC >= 4, and posv on one of side 8, 16, keep only the triangle's share), looking
               right, fully unrolled at n <= 32, the committed register entry's nb (the library default
               where the committed entry is staged), --threads-per-block threads per block; cases the
               shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
@@ -42,6 +42,7 @@ ELEMENT_BYTES = {"s": 4, "d": 8, "c": 8, "z": 16}
 MAX_TILE_WORDS = 224  # registers of one thread's tile (limits::column_major_max_tile_words)
 MAX_SHARED = 232448  # bytes one block may opt in to on sm_90 (limits::max_shared_bytes_per_block)
 SQUARE_GRID_MIN_SIDE = 4  # potrf on ceil(n / RA) == TC >= 4 threads a side: the square-grid kernel (column_major_square_grid_min_side)
+SQUARE_GRID_POSV_SIDE = 8  # posv on a square grid whose side is a multiple of 8 (column_major_square_grid_posv_side)
 
 
 def fused_bytes(n, esize, c, routine, nrhs_block):
@@ -140,7 +141,8 @@ def main():
             ra, tc = (int(x) for x in a.shape.lower().split("x"))
             words = ELEMENT_BYTES[p] // 4
             side = math.ceil(n / tc)
-            square = r == "potrf" and math.ceil(n / ra) == tc >= SQUARE_GRID_MIN_SIDE  # only the triangle's share
+            grid = math.ceil(n / ra) == tc  # square: only the triangle's share (potrf side >= 4, posv side 8, 16, ...)
+            square = grid and (tc >= SQUARE_GRID_MIN_SIDE if r == "potrf" else tc % SQUARE_GRID_POSV_SIDE == 0)
             tile = side * (side + 1) // 2 if square else ra * side
             if math.ceil(n / ra) * tc > 1024 or tile * words > MAX_TILE_WORDS:
                 continue

@@ -45,12 +45,15 @@ struct Resolved {
     ColumnMajorShape shape;
 };
 
-// potrf's register shape on a square thread grid of side >= column_major_square_grid_min_side
-// (kSquareGridKernel). Decided from the configuration alone, so that resolve_shape can size the
-// thread's share and the shared memory by it.
+// The register shape on a square thread grid (kSquareGridKernel): potrf at a side >= 
+// column_major_square_grid_min_side; posv at a side that is a multiple of 8 (a matrix's threads whole
+// warps, which solve from the factor) with block barriers. Decided from the configuration alone, so
+// that resolve_shape can size the thread's share and the shared memory by it.
 bool square_grid_potrf(const ColumnMajorSpec& spec, int row_threads, int threads_per_row) {
-    return spec.routine == ColumnMajorRoutine::potrf && !spec.config.staged && !spec.config.through_interleaved &&
-           row_threads == threads_per_row && threads_per_row >= column_major_square_grid_min_side;
+    if (spec.config.staged || spec.config.through_interleaved || row_threads != threads_per_row) return false;
+    if (spec.routine == ColumnMajorRoutine::posv)
+        return threads_per_row % column_major_square_grid_posv_side == 0 && !warp_synchronous_steps(spec);
+    return spec.routine == ColumnMajorRoutine::potrf && threads_per_row >= column_major_square_grid_min_side;
 }
 bool square_grid_potrf(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
     return square_grid_potrf(spec, s.row_threads, s.threads_per_row);
@@ -204,7 +207,7 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
     s.update_chunk = round_up(c.nb > 0 ? c.nb : (spec.precision == Precision::s ? 8 : 4), s.vec);
     s.col_pitch = round_up(ceil_div(std::max(n, s.row_threads * s.rows_per_thread), s.threads_per_row), s.vec);
     s.packed = !square && (spec.uplo == Uplo::upper || spec.routine == ColumnMajorRoutine::posv);
-    if (spec.routine == ColumnMajorRoutine::posv) {
+    if (spec.routine == ColumnMajorRoutine::posv && !square) {
         s.rhs_per_thread = ceil_div(s.nrhs_block, s.threads_per_row);
         if (s.rows_per_thread * (s.cols_per_thread + s.rhs_per_thread) * s.words > column_major_max_tile_words)
             return fail("config.nrhs_block: the fused right-hand sides push a thread's tile past " +
@@ -215,9 +218,12 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
         s.matrices_per_block = mpb;
         s.block_threads = round_up(mpb * s.threads_per_matrix, 32);
         s.slots = ceil_div(s.block_threads, s.threads_per_matrix);
-        if (square) {  // kSquareGridKernel: two column buffers of side * P elements per slot, nothing else
-            s.off_col = s.off_diag = s.off_flags = s.off_packed = s.off_rows = s.off_y = 0;
-            s.shared_bytes = align16(std::size_t(2) * s.slots * side * s.threads_per_row * esize);
+        if (square) {  // kSquareGridKernel: two column buffers of side * P elements per slot; posv: a packed factor
+            s.off_col = s.off_diag = s.off_flags = s.off_rows = s.off_y = 0;
+            s.off_packed = align16(std::size_t(2) * s.slots * side * s.threads_per_row * esize);
+            s.shared_bytes = s.off_packed;
+            if (spec.routine == ColumnMajorRoutine::posv)
+                s.shared_bytes += align16(std::size_t(s.slots) * (std::size_t(n) * (n + 1) / 2) * esize);
             return;
         }
         std::size_t off = 0;
@@ -311,7 +317,7 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
 // column's rows are consecutive addresses; upper (L = U^H): lanes run along tc (a row of U). Each
 // thread addresses its elements from one pointer stepped by P * lda.
 constexpr const char* kSquareGridKernel = R"(
-BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_stride, int lda, int* info, int count, int zero) {
+BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
   BS_DECLARE_SMEM(bs_smem);
   const int t = (int)threadIdx.x;
   const int ml = t / @G@;  // matrix slot in the block (slots >= @MPB@ hold padding threads)
@@ -367,12 +373,78 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
       }
     }
   }
-  if (act) {
+@SOLVE@  if (act) {
 @STORE@
     if (q == 0) info[m] = fcol;
   }
   (void)zero;
 }
+)";
+
+// posv on a square grid: after the factorisation every thread writes its share of L into a packed
+// triangle in shared memory (column j from j (2n + 1 - j) / 2); then warp w of the matrix's G / 32
+// warps takes right-hand sides w, w + G / 32, ... (lane l holds rows l + 32 a of one column of B) and
+// solves L y = b and L^H x = y by axpy steps, the new unknown broadcast by a shuffle (the staged
+// kernels' solve, codegen/cholesky/staged.cpp). A failed matrix leaves its B untouched.
+constexpr const char* kSquareGridSolve = R"(  {
+    T* const s = (T*)(bs_smem + @OFF_PACKED@) + ml * @NP@;
+    if (act && fcol == 0) {
+#pragma unroll
+      for (int x = 0; x < @L@; ++x)
+#pragma unroll
+        for (int y = 0; y <= x; ++y) {
+          const int i = @P@ * x + tr, j = @P@ * y + tc;
+          if (@IN@) s[j * (2 * @N@ + 1 - j) / 2 + i - j] = r[x * (x + 1) / 2 + y];
+        }
+    }
+    __syncthreads();
+    if (act && fcol == 0) {
+      const int lane = q & 31, warp = q >> 5;
+      constexpr int RA = (@N@ + 31) / 32, W = @G@ / 32;
+      T* const bm = b_ptrs ? b_ptrs[m] : b + m * b_stride;
+      R rinv[RA];  // 1 / l_ii of the rows this lane holds
+#pragma unroll
+      for (int u = 0; u < RA; ++u) {
+        const int i = lane + 32 * u;
+        rinv[u] = i < @N@ ? (R)1 / bs_real(s[i * (2 * @N@ + 1 - i) / 2]) : (R)0;
+      }
+      for (int col = warp; col < nrhs; col += W) {
+        T* const xb = bm + (long long)col * ldb;
+        T v[RA];
+#pragma unroll
+        for (int u = 0; u < RA; ++u) v[u] = lane + 32 * u < @N@ ? xb[lane + 32 * u] : bs_zero();
+#pragma unroll
+        for (int kb = 0; kb < RA; ++kb) {  // forward: y_k, then b_i -= l_ik y_k below it
+#pragma unroll 1
+          for (int k = 32 * kb; k < 32 * kb + 32 && k < @N@; ++k) {
+            const T yk = bs_shfl(bs_scale(v[kb], rinv[kb]), k - 32 * kb, 32);
+            if (lane == k - 32 * kb) v[kb] = yk;
+            const T* colk = s + k * (2 * @N@ + 1 - k) / 2 - k;  // colk[i] = L(i, k)
+#pragma unroll
+            for (int u = kb; u < RA; ++u)
+              if (lane + 32 * u > k && lane + 32 * u < @N@) v[u] = bs_sub_mul(v[u], colk[lane + 32 * u], yk);
+          }
+        }
+#pragma unroll
+        for (int kb = RA - 1; kb >= 0; --kb) {  // backward: x_k, then y_i -= conj(l_ki) x_k above it
+#pragma unroll 1
+          for (int k = (32 * kb + 31 < @N@ - 1 ? 32 * kb + 31 : @N@ - 1); k >= 32 * kb; --k) {
+            const T xk = bs_shfl(bs_scale(v[kb], rinv[kb]), k - 32 * kb, 32);
+            if (lane == k - 32 * kb) v[kb] = xk;
+#pragma unroll
+            for (int u = 0; u <= kb; ++u) {
+              const int i = lane + 32 * u;
+              if (i < k) v[u] = bs_sub_mul_conj(v[u], xk, s[i * (2 * @N@ + 1 - i) / 2 + k - i]);
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < RA; ++u)
+          if (lane + 32 * u < @N@) xb[lane + 32 * u] = v[u];
+      }
+    }
+    (void)ngroups;
+  }
 )";
 
 // potrf with one row per lane (kRowsKernel): the warp-synchronous register shape of one row per thread
@@ -508,8 +580,23 @@ private:
             load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? bs_conj(p[" + SP + " * y]) : bs_zero();\n      " + step + "\n    }";
             store = walk + "if (" + in + ") p[" + SP + " * y] = bs_conj(r[x * (x + 1) / 2 + y]);\n      " + step + "\n    }";
         }
+        const bool posv = sp_.routine == ColumnMajorRoutine::posv;
+        std::string params = "T* a, T* const* a_ptrs, long long a_stride, int lda, ";
+        if (posv) params += "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, ";
+        params += "int* info, int count, int zero";
+        const std::string solve =
+            posv ? fill_placeholders(kSquareGridSolve, {{"OFF_PACKED", I((long long)s_.off_packed)},
+                                                        {"NP", I((long long)n_ * (n_ + 1) / 2)},
+                                                        {"L", I(L)},
+                                                        {"P", SP},
+                                                        {"N", I(n_)},
+                                                        {"G", I(s_.threads_per_matrix)},
+                                                        {"IN", in}})
+                 : "";
         w_.raw(fill_placeholders(kSquareGridKernel,
                                  {{"NAME", name},
+                                  {"PARAMS", params},
+                                  {"SOLVE", solve},
                                   {"BT", I(s_.block_threads)},
                                   {"MIN_BLOCKS", I(sp_.config.max_registers > 0 ? min_blocks() : 0)},
                                   {"G", I(s_.threads_per_matrix)},
@@ -1294,7 +1381,8 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? (spec.config.lean_addressing ? "_rows_lean" : "_rows") : warp_synchronous_steps(spec) ? "_ws" : "");
-    if (solves(spec.routine) && !spec.config.staged) name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
+    if (solves(spec.routine) && !spec.config.staged && !square_grid_potrf(spec, s))  // the square solve: a warp per rhs
+        name += "_l" + I(s.seg_lanes) + "_nr" + I(s.nrhs_block);
     if (spec.routine == ColumnMajorRoutine::potrs && !spec.config.staged)
         name += "_p" + I(s.solve_prefetch) + "_t" + I(s.block_threads);
     if (spec.config.fast_math) name += "_fm";

@@ -23,7 +23,9 @@
 // the triangle (x >= y: L (L + 1) / 2 of its L x L share, L = ceil(n / P)), the columns are scaled as
 // they are read from the step's buffer, both triangles load and store straight from global memory
 // (lanes along the contiguous index), and each thread addresses its elements from one pointer stepped
-// by P * lda. Name suffix _sq<P>; nb does not change it (no update chunks).
+// by P * lda. posv (sides that are multiples of column_major_square_grid_posv_side) then solves from
+// the factor packed in shared memory, a warp per right-hand side. Name suffix _sq<P>; nb and
+// nrhs_block do not change it.
 //
 // The elimination is either fully unrolled (config.full_unroll: fewest registers, but NVRTC needs
 // ~10-60 s at n = 128) or a static sequence of column blocks with a run-time loop over the steps of
@@ -62,6 +64,9 @@ inline constexpr int default_full_unroll_max_n = 64;
 // kSquareGridKernel). The shipped tables' square grids below it (1 x 1 at n = 1, 2 x 2 at d n = 3)
 // keep the general register kernel's text.
 inline constexpr int column_major_square_grid_min_side = 4;
+// posv on a square grid takes the square-grid kernel where the side is a multiple of this (a matrix's
+// P * P threads whole warps: the solve runs a warp per right-hand side); other sides keep the general one.
+inline constexpr int column_major_square_grid_posv_side = 8;
 // Largest rows_per_thread * columns-per-thread * (32-bit words per element) accepted: beyond it the
 // per-thread tile no longer fits the 255-register limit next to addressing and temporaries.
 inline constexpr int column_major_max_tile_words = limits::column_major_max_tile_words;

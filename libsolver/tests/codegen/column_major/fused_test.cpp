@@ -178,11 +178,11 @@ TEST(ColumnMajorWarpSteps, LeanAddressingIsTheRowsKernelsOnly) {
         EXPECT_EQ(column_major_spec_problem(s).rfind("config.lean_addressing:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
 }
 
-// potrf on a square thread grid (ceil(n / rows_per_thread) == threads_per_row >= 4): the square-grid
-// kernel (_sq<P>, only the triangle's share in registers, shared memory two column buffers per slot);
-// smaller or non-square grids, posv and staged configurations keep their own kernels; the tile limit
-// counts the triangle's share.
-TEST(ColumnMajorSquareGrid, OnlyPotrfOnSquareGridsOfSideFourOrMore) {
+// potrf on a square thread grid (ceil(n / rows_per_thread) == threads_per_row >= 4) and posv on one of
+// side 8 or 16: the square-grid kernel (_sq<P>, only the triangle's share in registers, shared memory
+// two column buffers per slot, posv also the packed factor); smaller or non-square grids and staged
+// configurations keep their own kernels; the tile limit counts the triangle's share.
+TEST(ColumnMajorSquareGrid, OnlyOnSquareGridsOfTheirSides) {
     auto spec = [](Precision p, int n, int ra, int tc, Routine r = Routine::potrf, Uplo u = Uplo::lower) {
         CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, p, n, 1);
         c.rows_per_thread = ra, c.threads_per_row = tc, c.threads_per_block = 128, c.nb = 8, c.full_unroll = false;
@@ -203,7 +203,12 @@ TEST(ColumnMajorSquareGrid, OnlyPotrfOnSquareGridsOfSideFourOrMore) {
     EXPECT_EQ(column_major_kernel_name(spec(Precision::d, 33, 9, 4)), column_major_kernel_name(spec(Precision::d, 33, 10, 4)));
     EXPECT_FALSE(is_square(spec(Precision::d, 3, 2, 2)));    // side 2: the shipped 2 x 2 kernel stays
     EXPECT_FALSE(is_square(spec(Precision::s, 64, 8, 4)));   // 8 x 4: not square
-    EXPECT_FALSE(is_square(spec(Precision::s, 64, 8, 8, Routine::posv)));
+    // posv: sides that are multiples of 8 (whole warps per matrix solve from the packed factor)
+    EXPECT_TRUE(is_square(spec(Precision::s, 64, 8, 8, Routine::posv)));
+    EXPECT_EQ(column_major_kernel_name(spec(Precision::s, 64, 8, 8, Routine::posv)), "posv_cm_s_lower_n64_sq8_m2");
+    EXPECT_EQ(column_major_shape(spec(Precision::s, 64, 8, 8, Routine::posv)).shared_bytes,
+              2u * 2 * 8 * 8 * sizeof(float) + 2u * 64 * 65 / 2 * sizeof(float));  // + 2 packed factors
+    EXPECT_FALSE(is_square(spec(Precision::s, 24, 6, 4, Routine::posv)));  // side 4: 16 threads, half a warp
     // s n = 128 on 8 x 8 threads: a 16 x 16 tile (256 words) is over the limit, its triangle (136) is not
     EXPECT_EQ(column_major_spec_problem(spec(Precision::s, 128, 16, 8)), "");
     EXPECT_EQ(column_major_spec_problem(spec(Precision::d, 128, 16, 8)).rfind("config.threads_per_row:", 0), 0u);

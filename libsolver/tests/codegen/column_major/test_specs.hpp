@@ -241,7 +241,8 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
 // potrf on square thread grids (ceil(n / rows_per_thread) == threads_per_row >= 4: the square-grid
 // kernel): sides 4, 8, 16, rows that fill the last block and rows that do not (n = 13, 20, 33, 100),
 // every precision, both triangles, unrolled and blocked steps, several matrices per block, block and
-// warp barriers (looking = left, 16 threads per matrix).
+// warp barriers (looking = left, 16 threads per matrix); posv at sides 8 and 16 (rows of the last block
+// missing at n = 30, 45, 100; more right-hand sides than the matrix has warps at n = 45).
 inline std::vector<ColumnMajorSpec> square_grid_specs() {
     using R = ColumnMajorRoutine;
     return {
@@ -254,6 +255,12 @@ inline std::vector<ColumnMajorSpec> square_grid_specs() {
         make_spec(R::potrf, Precision::s, Uplo::lower, 48, 0, {"sq8", 6, 8, 0, 8, true}),
         warp_steps(make_spec(R::potrf, Precision::s, Uplo::lower, 24, 0, {"sq4", 6, 4, 0, 8, true})),
         warp_steps(make_spec(R::potrf, Precision::d, Uplo::upper, 15, 0, {"sq4", 4, 4, 0, 4, false})),
+        // posv (sides 8 and 16): the factor packed in shared memory, a warp per right-hand side
+        make_spec(R::posv, Precision::s, Uplo::lower, 64, 3, {"sq8", 8, 8, 0, 8, false}),
+        make_spec(R::posv, Precision::d, Uplo::upper, 45, 2, {"sq8", 6, 8, 0, 4, true}),
+        make_spec(R::posv, Precision::z, Uplo::lower, 30, 2, {"sq8", 4, 8, 0, 4, true}),
+        make_spec(R::posv, Precision::c, Uplo::upper, 100, 2, {"sq8", 13, 8, 0, 4, false}),
+        make_spec(R::posv, Precision::s, Uplo::upper, 128, 1, {"sq16", 8, 16, 0, 8, false}, 1, 256),
     };
 }
 
