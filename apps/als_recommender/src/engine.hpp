@@ -67,8 +67,9 @@ const char* to_string(Solver s);
 // kernel in shared memory and solved there by the same thread block (Cholesky, two triangular solves),
 // never stored (the lower triangle packed by columns in the staging area: widths up to 256), on
 // sides whose longest row has at most 131,072 entries (the block takes the whole row, the rows
-// launched longest first); other sides run the chosen build and posv.
-enum class SolveKernel { posv, vbatched, fused };
+// launched longest first); other sides run the chosen build and posv; fused-blocked, the same with the
+// Cholesky factorisation blocked by panels of 16 columns (the trailing update from register tiles).
+enum class SolveKernel { posv, vbatched, fused, fused_blocked };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);
 

@@ -42,9 +42,17 @@ SolveKernel parse_solve_kernel(const std::string& text) {
     if (text == "posv") return SolveKernel::posv;
     if (text == "vbatched") return SolveKernel::vbatched;
     if (text == "fused") return SolveKernel::fused;
-    throw Error("--solve-kernel must be posv, vbatched or fused (got '" + text + "')");
+    if (text == "fused-blocked") return SolveKernel::fused_blocked;
+    throw Error("--solve-kernel must be posv, vbatched, fused or fused-blocked (got '" + text + "')");
 }
-const char* to_string(SolveKernel s) { return s == SolveKernel::vbatched ? "vbatched" : s == SolveKernel::fused ? "fused" : "posv"; }
+const char* to_string(SolveKernel s) {
+    switch (s) {
+        case SolveKernel::vbatched: return "vbatched";
+        case SolveKernel::fused: return "fused";
+        case SolveKernel::fused_blocked: return "fused-blocked";
+        default: return "posv";
+    }
+}
 
 GramKernel parse_gram_kernel(const std::string& text) {
     if (text == "syrk") return GramKernel::syrk;

@@ -526,10 +526,96 @@ __device__ int solve_in_shared(float* a, float* b, int s) {
     return 0;
 }
 
+// Columns of a panel of solve_in_shared_blocked: the panel's own columns are factored one at a time
+// (three shared-memory accesses per multiply-add), the trailing matrix updated once per panel from
+// 4 x 4 register tiles (two per multiply-add); 16 balances the two parts at widths 128-256.
+constexpr int kFusedPanel = 16;
+
+// solve_in_shared with the factorisation blocked by panels of kFusedPanel columns: per panel, its
+// columns right-looking within the panel, then the trailing matrix minus the panel's rank-kFusedPanel
+// product, each thread a 4 x 4 tile of the trailing lower triangle at a time. Same result contract.
+__device__ int solve_in_shared_blocked(float* a, float* b, int s) {
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32, warps = blockDim.x / 32;
+    __syncthreads();
+    for (int j0 = 0; j0 < s; j0 += kFusedPanel) {
+        const int j1 = min(s, j0 + kFusedPanel);
+        for (int j = j0; j < j1; ++j) {
+            float* col = a + packed_column(j, s);
+            const float pivot = col[j];
+            if (!(pivot > 0.f)) return j + 1;  // every thread read the same value after the barrier
+            const float d = sqrtf(pivot), inv = 1.f / d;
+            for (int i = j + 1 + t; i < s; i += blockDim.x) col[i] *= inv;
+            __syncthreads();
+            if (t == 0) col[j] = d;
+            for (int k = j + 1 + warp; k < j1; k += warps) {
+                const float lkj = col[k];
+                float* target = a + packed_column(k, s);
+                for (int i = k + lane; i < s; i += 32) target[i] -= col[i] * lkj;
+            }
+            __syncthreads();
+        }
+        // Trailing matrix rows and columns [j1, s): tiles (ti, tj), ti >= tj, of 4 x 4 entries.
+        const int m = s - j1, tiles = (m + 3) / 4, pairs = tiles * (tiles + 1) / 2;
+        for (int pair = t; pair < pairs; pair += blockDim.x) {
+            int ti = int((sqrtf(8.f * pair + 1.f) - 1.f) * 0.5f);
+            while ((ti + 1) * (ti + 2) / 2 <= pair) ++ti;
+            while (ti * (ti + 1) / 2 > pair) --ti;
+            const int tj = pair - ti * (ti + 1) / 2;
+            const int i0 = j1 + 4 * ti, k0 = j1 + 4 * tj;
+            float acc[4][4] = {};
+            for (int j = j0; j < j1; ++j) {
+                const float* col = a + packed_column(j, s);
+                float x[4], y[4];
+#pragma unroll
+                for (int r = 0; r < 4; ++r) x[r] = i0 + r < s ? col[i0 + r] : 0.f, y[r] = k0 + r < s ? col[k0 + r] : 0.f;
+#pragma unroll
+                for (int r = 0; r < 4; ++r)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[r][c] += x[r] * y[c];
+            }
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                const int k = k0 + c;
+                if (k >= s) continue;
+                float* target = a + packed_column(k, s);
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    const int i = i0 + r;
+                    if (i < s && i >= k) target[i] -= acc[r][c];
+                }
+            }
+        }
+        __syncthreads();
+    }
+    if (warp == 0) {
+        for (int j = 0; j < s; ++j) {  // L y = b
+            const float* col = a + packed_column(j, s);
+            const float yj = b[j] / col[j];
+            __syncwarp();
+            for (int i = j + 1 + lane; i < s; i += 32) b[i] -= col[i] * yj;
+            if (lane == 0) b[j] = yj;
+            __syncwarp();
+        }
+        for (int j = s - 1; j >= 0; --j) {  // L^T x = y
+            const float* col = a + packed_column(j, s);
+            float part = 0.f;
+            for (int i = j + 1 + lane; i < s; i += 32) part += col[i] * b[i];
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) part += __shfl_xor_sync(0xffffffffu, part, o);
+            const float xj = (b[j] - part) / col[j];
+            __syncwarp();
+            if (lane == 0) b[j] = xj;
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    return 0;
+}
+
 // One block per segment, kFirst as in build_systems_kernel. kFused (kFirst, one block per row: the
 // block takes every entry of its row): the system is assembled in the staging area and solved there
 // (solve_in_shared), the solution written to the row's factors.
-template <bool kFirst, int kBlocksPerWarp, int kBlocksPerSm, bool kFused = false>
+template <bool kFirst, int kBlocksPerWarp, int kBlocksPerSm, bool kFused = false, bool kBlockedCholesky = false>
 __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPerSm), kBlocksPerSm)
     build_systems_tf32x3_blocked_kernel(BuildArgs p, int padded, int ld) {
     extern __shared__ __align__(128) float blocked_shared[];
@@ -667,7 +753,7 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
                     }
         }
         if (t < s) b[t] = rhs;
-        const int failed = solve_in_shared(a, b, s);
+        const int failed = kBlockedCholesky ? solve_in_shared_blocked(a, b, s) : solve_in_shared(a, b, s);
         if (t < s) p.solution[local * s + t] = failed == 0 ? b[t] : 0.f;
         if (t == 0) p.info[local] = failed;
     } else {
@@ -712,14 +798,18 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 constexpr std::int64_t kFusedLongestRow = 131072;
 
 // Launches the fused build + solve of `blocks` rows (their first segments; args.solution, args.info set).
-void launch_fused(unsigned blocks, BuildArgs args, cudaStream_t stream) {
+// blocked_cholesky: solve_in_shared_blocked, else solve_in_shared.
+void launch_fused(unsigned blocks, BuildArgs args, bool blocked_cholesky, cudaStream_t stream) {
     const int s = args.s;
     const BlockedShape shape = blocked_shape(s);
     const std::size_t bytes = std::max(shape.shared_bytes, (std::size_t(s) * (s + 1) / 2 + s) * sizeof(float));
     void (*kernel)(BuildArgs, int, int) = nullptr;
-    if (shape.blocks_per_warp == 2) kernel = build_systems_tf32x3_blocked_kernel<true, 2, 1, true>;
-    else if (shape.warps <= kBlockedTwoPerSmWarps) kernel = build_systems_tf32x3_blocked_kernel<true, 1, 2, true>;
-    else kernel = build_systems_tf32x3_blocked_kernel<true, 1, 1, true>;
+#define ALS_FUSED_KERNEL(W, B)                                                                                             \
+    kernel = blocked_cholesky ? build_systems_tf32x3_blocked_kernel<true, W, B, true, true> : build_systems_tf32x3_blocked_kernel<true, W, B, true, false>
+    if (shape.blocks_per_warp == 2) ALS_FUSED_KERNEL(2, 1);
+    else if (shape.warps <= kBlockedTwoPerSmWarps) ALS_FUSED_KERNEL(1, 2);
+    else ALS_FUSED_KERNEL(1, 1);
+#undef ALS_FUSED_KERNEL
     if (bytes > (std::size_t(48) << 10))
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "cudaFuncSetAttribute(fused build)");
     kernel<<<blocks, unsigned(shape.warps * 32), bytes, stream>>>(args, shape.padded, shape.ld);
@@ -1096,7 +1186,7 @@ public:
         systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * ss));
         rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
         // The fused solve takes a whole side at once (nothing stored): its info needs every row.
-        const std::int64_t info_rows = s.solve_kernel == SolveKernel::fused ? std::max({slice, users_.rows, items_.rows}) : slice;
+        const std::int64_t info_rows = s.solve_kernel == SolveKernel::fused || s.solve_kernel == SolveKernel::fused_blocked ? std::max({slice, users_.rows, items_.rows}) : slice;
         info_ = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
@@ -1174,7 +1264,7 @@ private:
         if (first.empty()) first.push_back({0, 0, 0});
         if (extra.empty()) extra.push_back({0, 0, 0});
         side.first_segments = batchsolve::Buffer<Segment>(ctx_, first);
-        if (s_.solve_kernel == SolveKernel::fused) {
+        if (s_.solve_kernel == SolveKernel::fused || s_.solve_kernel == SolveKernel::fused_blocked) {
             // One block per row, launched longest first: the few rows of 10^5 entries start at once and
             // the short ones fill the GPU around them (the kernel reads each row's end from indptr).
             std::vector<Segment> order = first;
@@ -1213,7 +1303,9 @@ private:
     }
 
     // SolveKernel::fused runs on this side: rows up to kFusedLongestRow entries.
-    bool fused(const Side& rows) const { return s_.solve_kernel == SolveKernel::fused && rows.longest <= kFusedLongestRow; }
+    bool fused(const Side& rows) const {
+        return (s_.solve_kernel == SolveKernel::fused || s_.solve_kernel == SolveKernel::fused_blocked) && rows.longest <= kFusedLongestRow;
+    }
 
     Layout layout_for(std::int64_t count) const {
         switch (s_.layout) {
@@ -1266,7 +1358,7 @@ private:
                            s_.implicit, s_.biases};
             args.solution = rows.factors.data() + rows.first * s, args.info = info_.data();
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-            launch_fused(unsigned(rows.rows), args, stream_);
+            launch_fused(unsigned(rows.rows), args, s_.solve_kernel == SolveKernel::fused_blocked, stream_);
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
             count_failed_kernel<<<unsigned((rows.rows + 255) / 256), 256, 0, stream_>>>(info_.data(), rows.rows, failed_.data());
             check(cudaGetLastError(), "count_failed_kernel");

@@ -347,7 +347,8 @@ void add_hyper_options(po::options_description& d) {
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
                                                                          "each system in shared memory: widths <= 256, sides whose "
-                                                                         "rows have <= 131,072 entries; other sides posv)")
+                                                                         "rows have <= 131,072 entries; other sides posv) | "
+                                                                         "fused-blocked (the same, Cholesky by panels of 16)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")

@@ -468,20 +468,25 @@ TEST_P(GpuSolveKernel, SolvesTheStatedSystems) {
 INSTANTIATE_TEST_SUITE_P(Systems, GpuSolveKernel, ::testing::Values(64, 200, 256),
                          [](const auto& info) { return "vbatched_k" + std::to_string(info.param); });
 
-// The fused build and solve: every shape of the blocked kernel (one block per warp at two or one
+// The fused build and solve (both Cholesky forms): every shape of the blocked kernel (one block per warp at two or one
 // thread blocks per SM, two per warp), a width that is no multiple of 4 (scalar gather) and the biases
 // column (width 0: explicit with biases at 37 + 1). The test's rows all run fused.
-class GpuFused : public ::testing::TestWithParam<int> {};
+class GpuFused : public ::testing::TestWithParam<std::tuple<SolveKernel, int>> {};
 TEST_P(GpuFused, SolvesTheStatedSystems) {
     if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
-    const int k = GetParam();
-    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, BuildKernel::tf32x3_blocked, GramKernel::split,
-                                     SolveKernel::fused);
-    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split,
-                              SolveKernel::fused);
+    const auto [solve, k] = GetParam();
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
 }
-INSTANTIATE_TEST_SUITE_P(Systems, GpuFused, ::testing::Values(16, 64, 100, 128, 150, 256, 0),
-                         [](const auto& info) { return info.param ? "fused_k" + std::to_string(info.param) : std::string("fused_biases"); });
+INSTANTIATE_TEST_SUITE_P(Systems, GpuFused,
+                         ::testing::Combine(::testing::Values(SolveKernel::fused, SolveKernel::fused_blocked),
+                                            ::testing::Values(16, 64, 100, 128, 150, 256, 0)),
+                         [](const auto& info) {
+                             std::string name = to_string(std::get<0>(info.param));
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             const int k = std::get<1>(info.param);
+                             return name + (k ? "_k" + std::to_string(k) : std::string("_biases"));
+                         });
 
 // The cases above use the default split Gram matrix (one 64 x 64 tile pair at 16 and 64, padded pairs at
 // 100, 10 pairs at 256; 2200 and 300 rows in parts of 256 with a ragged last); cuBLAS SSYRK here.
@@ -787,7 +792,8 @@ TEST(Gpu, AgreesWithTheCpuOnTheSameSeed) {
     for (auto build : {BuildKernel::fp32, BuildKernel::tf32x3, BuildKernel::tf32x3_blocked})
     for (auto [layout, solve] : {std::pair{SystemLayout::column_major, SolveKernel::posv}, std::pair{SystemLayout::interleaved, SolveKernel::posv},
                                  std::pair{SystemLayout::chunked, SolveKernel::posv}, std::pair{SystemLayout::column_major, SolveKernel::vbatched},
-                                 std::pair{SystemLayout::column_major, SolveKernel::fused}}) {
+                                 std::pair{SystemLayout::column_major, SolveKernel::fused},
+                                 std::pair{SystemLayout::column_major, SolveKernel::fused_blocked}}) {
         o.layout = layout, o.build = build, o.solve_kernel = solve;
         const Model gpu = train(r, h, o);
         double diff = 0, norm = 0;
