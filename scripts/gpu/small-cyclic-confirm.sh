@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The shipped small column-major Cholesky tables (with the square-grid potrf entries adopted from
-# scripts/gpu/small-cyclic.sh's call) confirmed in one device call of at most TOPIC_BUDGET_S (150) s,
-# most important first:
+# scripts/gpu/small-cyclic.sh's call) confirmed in one device call of at most TOPIC_BUDGET_S (80) s,
+# most important first (carried: .carry/small-lean/confirm-prebuilt.tar.xz from
+# scripts/gpu/small-cyclic-confirm-prebuild.sh, the steps' kernels for sm_90; stale or absent: NVRTC here):
 #   committed-wide    the tester, shipped tables, potrf and posv, s and d, batch 16384, n = 4..128, with
 #                     cuSolverDx as its child process and the tester's targets (targets.json)
-#   check-committed   the shipped tables on the GPU against LAPACK: potrf and posv, s d c z, n = 4..128,
+#   check-committed   the shipped tables on the GPU against LAPACK: potrf and posv, s d, n = 4..128,
 #                     both triangles, strided and pointer arrays, 2 right-hand sides
 #   sq-100k, committed-100k   the square-grid entries (SCC_SHAPES, chained onto sm90-batch100000.json
 #                     by fused_table.py) beside the shipped batch-100000 table, potrf s d, batch 100000,
@@ -15,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 name=small-cyclic-confirm
 out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
-budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
+budget=${TOPIC_BUDGET_S:-80}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 run=${BUNDLE_RUN:-/tmp/bundle/run}
 carry=.carry/small-lean
@@ -28,14 +29,22 @@ for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname 
          "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
   [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
 done
-echo "peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
+pre=/tmp/small-cyclic-confirm-prebuilt; mkdir -p "$pre"
+fresh="none carried"
+if [[ -f $carry/confirm-prebuilt.tar.xz ]] && tar -xJf "$carry/confirm-prebuilt.tar.xz" -C "$pre"; then
+  export BATCHSOLVE_PREBUILT_DIR=$pre/kernels  # keyed by the generator version: a stale one is not used
+  version=$(grep -o '"[0-9a-f]*"' "$pre/generator_version.hpp" | tr -d '"')
+  lib=$(dirname "$run")/lib
+  grep -aqs "$version" "$lib"/libbatchsolve.so* && fresh="current ($version)" || fresh="stale ($version): NVRTC compiles here"
+fi
+echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), $fresh; peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
 steps=" ${SCC_STEPS:-committed-wide check-committed sq-100k committed-100k variants} "
 want() { [[ $steps == *" $1 "* ]]; }
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
-tester_step committed-wide 50 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 --batch 16384 \
+tester_step committed-wide 45 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 --batch 16384 \
   "${common[@]}" --ref cusolverdx --cusolverdx-seconds 18 --targets validation/cusolverdx/targets-column-major.json \
   --targets-out "$out/targets.json"
-tester_step check-committed 25 - --routine potrf,posv --precision s,d,c,z --n 4,8,12,16,24,32,48,64,80,100,128 \
+tester_step check-committed 20 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 \
   --layout column_major,pointer_array --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 \
   --check --ref lapack --jobs 16
 tables=/tmp/small-cyclic-confirm-tables; mkdir -p "$tables"
@@ -52,8 +61,8 @@ chain() {  # chain OUT BASE_TABLE N:SHAPE/TPB ...
 read -r -a shapes <<< "${SCC_SHAPES:-48:6x8 64:8x8 80:5x16/256 100:7x15/256 128:8x16/256}"
 chain sq100k libsolver/tuning/sm90-batch100000.json "${shapes[@]}"
 h=(--routine potrf --precision s,d --n 48,64,80,100,128 --batch 100000 "${common[@]}")
-tester_step sq-100k 20 "$tables/sq100k.json" "${h[@]}"
-tester_step committed-100k 20 - "${h[@]}"
+tester_step sq-100k 12 "$tables/sq100k.json" "${h[@]}"
+tester_step committed-100k 12 - "${h[@]}"
 if want variants; then
   for v in ${SCC_VARIANTS:-}; do  # NAME=N:SHAPE/TPB,N:SHAPE/TPB
     vname=${v%%=*}; IFS=, read -r -a vs <<< "${v#*=}"
