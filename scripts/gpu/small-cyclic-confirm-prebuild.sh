@@ -29,9 +29,10 @@ tables=$stage/tables; mkdir -p "$tables"
 prev=$root/libsolver/tuning/sm90-batch100000.json i=0
 read -r -a shapes <<< "${SCC_SHAPES:-48:6x8 64:8x8 80:5x16/256 100:7x15/256 128:8x16/256}"
 for spec in "${shapes[@]}"; do
-  shape=${spec#*:}; tpb=${shape#*/}; shape=${shape%%/*}; [[ $tpb == "$shape" ]] && tpb=128
+  IFS=/ read -r shape tpb look <<< "${spec#*:}"
   python3 "$root/validation/cusolverdx/fused_table.py" --committed "$prev" --design shape --shape "$shape" --n "${spec%%:*}" \
-    --routine potrf --precision s,d --threads-per-block "$tpb" --output "$tables/sq100k.$i.json" 2> /dev/null
+    --routine potrf,posv --precision s,d --threads-per-block "${tpb:-128}" --looking "${look:-right}" \
+    --output "$tables/sq100k.$i.json" 2> /dev/null
   prev=$tables/sq100k.$i.json; i=$((i + 1))
 done
 warm "$prev" --routines potrf "${cm[@]}" --n 48,64,80,100,128 --batch 100000

@@ -10,7 +10,8 @@
 #   sq-100k, committed-100k   the square-grid entries (SCC_SHAPES, chained onto sm90-batch100000.json
 #                     by fused_table.py) beside the shipped batch-100000 table, potrf s d, batch 100000,
 #                     n = 48..128 (no peer: cuSolverDx needs more than the call has at this batch)
-#   variants          SCC_VARIANTS: further candidate tables at batch 16384 (NAME=N:SHAPE/TPB/UNROLL,...)
+#   variants          SCC_VARIANTS: further candidate tables at batch 16384, potrf and posv
+#                     (NAME=N:SHAPE[/TPB[/LOOKING]],... NAME=...)
 # SCC_STEPS names a subset. Writes $OUT/small-cyclic-confirm/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,12 +49,13 @@ tester_step check-committed 20 - --routine potrf,posv --precision s,d --n 4,8,12
   --layout column_major,pointer_array --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 \
   --check --ref lapack --jobs 16
 tables=/tmp/small-cyclic-confirm-tables; mkdir -p "$tables"
-chain() {  # chain OUT BASE_TABLE N:SHAPE/TPB ...
-  local dest=$1 prev=$2 i=0 spec shape tpb; shift 2
+chain() {  # chain OUT BASE_TABLE N:SHAPE[/TPB[/LOOKING]] ... (TPB 128, LOOKING right by default)
+  local dest=$1 prev=$2 i=0 spec shape tpb look; shift 2
   for spec in "$@"; do
-    shape=${spec#*:}; tpb=${shape#*/}; shape=${shape%%/*}; [[ $tpb == "$shape" ]] && tpb=128
+    IFS=/ read -r shape tpb look <<< "${spec#*:}"
     python3 validation/cusolverdx/fused_table.py --committed "$prev" --design shape --shape "$shape" --n "${spec%%:*}" \
-      --routine potrf --precision s,d --threads-per-block "$tpb" --output "$tables/$dest.$i.json" 2>> "$out/tables.log"
+      --routine potrf,posv --precision s,d --threads-per-block "${tpb:-128}" --looking "${look:-right}" \
+      --output "$tables/$dest.$i.json" 2>> "$out/tables.log"
     prev=$tables/$dest.$i.json; i=$((i + 1))
   done
   cp "$prev" "$tables/$dest.json"
@@ -68,7 +70,7 @@ if want variants; then
     vname=${v%%=*}; IFS=, read -r -a vs <<< "${v#*=}"
     chain "$vname" libsolver/tuning/sm90.json "${vs[@]}"
     ns=$(printf '%s\n' "${vs[@]}" | cut -d: -f1 | paste -sd,)
-    tester_step "variant-$vname" 12 "$tables/$vname.json" --routine potrf --precision s,d --n "$ns" --batch 16384 "${common[@]}"
+    tester_step "variant-$vname" 12 "$tables/$vname.json" --routine potrf,posv --precision s,d --n "$ns" --batch 16384 "${common[@]}"
   done
 fi
 echo "=== $name: $((SECONDS - start)) s of $budget, $(cat "$out/gpu.txt")"

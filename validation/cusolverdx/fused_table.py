@@ -21,8 +21,9 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               becomes the launch bounds' minimum of blocks)
   shape       the register kernels with the tile --shape RAxTC (rows_per_thread x threads_per_row: a
               matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns; potrf on a
-              square grid, ceil(n / RA) == TC >= 4, and posv on one of side 8, 16, keep only the triangle's share), looking
-              right, fully unrolled at n <= 32, the committed register entry's nb (the library default
+              square grid, ceil(n / RA) == TC >= 4, and posv on one of side 8, 16, keep only the
+              triangle's share), looking --looking (right; left: the steps synchronised per warp, where a
+              matrix's threads divide 32), fully unrolled at n <= 32, the committed register entry's nb (the library default
               where the committed entry is staged), --threads-per-block threads per block; cases the
               shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
 
@@ -83,6 +84,8 @@ def main():
     ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
     ap.add_argument("--shape", default="1x2", help="shape: RAxTC, rows_per_thread x threads_per_row")
     ap.add_argument("--threads-per-block", type=int, default=128, help="shape: threads per block")
+    ap.add_argument("--looking", choices=["right", "left"], default="right",
+                    help="shape: left synchronises the steps per warp (a matrix's threads must divide 32)")
     ap.add_argument("--committed", default=COMMITTED)
     ap.add_argument("--output", required=True)
     ap.add_argument("--list", action="store_true", help="print the replaced entries")
@@ -148,7 +151,7 @@ def main():
                 continue
             new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new.update(rows_per_thread=ra, threads_per_row=tc, full_unroll=n <= 32, threads_per_block=a.threads_per_block,
-                       nrhs_block=1, looking="right", nb=0 if cfg.get("staged") else cfg.get("nb", 0))
+                       nrhs_block=1, looking=a.looking, nb=0 if cfg.get("staged") else cfg.get("nb", 0))
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
