@@ -22,6 +22,9 @@
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,
 # measured, met) and table.md, so a run cut short keeps what it measured.
+# ALS_MODE=confirm: the defaults instead (no kernel options: k64-cold on the empty cache, k64-warm,
+# k128, k256), the previous defaults (tf32x3, posv) beside them at k = 128 and 256, their models
+# compared, the GPU tests, k64-warm2; the targets are the issue's at the defaults.
 # Run from the repository root with the bundle unpacked at /tmp/bundle.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -138,6 +141,22 @@ targets = [
     ("vbatched and posv k256 models agree: relative difference < 1e-3", agreement("agreement-vbatched-k256"), 1e-3, "<=", "compare_models, blocked build, 3 iterations"),
     ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
 ]
+if os.environ.get("ALS_MODE", "designs") == "confirm":
+    # The defaults as `als train` runs them (no kernel options) beside the previous defaults' rows.
+    targets = [
+        ("k64-warm time to model (process wall, 5 iterations) <= 1.5 s", val("k64-warm", "wall_s"), 1.5, "<=", "wall_s of k64-warm: the process, date to date"),
+        ("k64-cold time to model (process wall, 5 iterations) <= 3.0 s", val("k64-cold", "wall_s"), 3.0, "<=", "wall_s of k64-cold: the first process of the call, empty kernel cache"),
+        ("k64 per iteration <= 0.03 s", val("k64-warm", "iter_s"), 0.03, "<=", basis + ", defaults"),
+        ("k128 per iteration <= 0.06 s", val("k128", "iter_s"), 0.06, "<=", basis + ", defaults"),
+        ("k256 per iteration <= 0.2 s", val("k256", "iter_s"), 0.2, "<=", basis + ", defaults"),
+        ("k64 per iteration >= 5x implicit GPU (0.165 s)", ratio("k64-warm", 64), 5.0, ">=", "implicit's figure from an earlier run on this shape (not installed here)"),
+        ("k128 per iteration >= 3.5x implicit GPU (0.208 s)", ratio("k128", 128), 3.5, ">=", "implicit's figure from an earlier run on this shape (not installed here)"),
+        ("k128: defaults faster than the previous defaults (tf32x3, posv) >= 1", faster("k128-previous", "k128"), 1.0, ">=", "same run, same data and seed"),
+        ("k256: defaults faster than the previous defaults (tf32x3, posv) >= 1", faster("k256-previous", "k256"), 1.0, ">=", "same run, same data and seed"),
+        ("k128 models of the defaults and the previous defaults agree: relative difference < 1e-3", agreement("agreement-k128"), 1e-3, "<=", "compare_models, 3 iterations"),
+        ("k256 models of the defaults and the previous defaults agree: relative difference < 1e-3", agreement("agreement-k256"), 1e-3, "<=", "compare_models, 3 iterations"),
+        ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
+    ]
 doc = [{"target": t, "measured": m, "met": (m is not None and (m <= lim if op == "<=" else m >= lim)), "basis": b} for t, m, lim, op, b in targets]
 json.dump(doc, open(f"{out}/targets.json", "w"), indent=1)
 with open(f"{out}/table.md", "w") as f:
@@ -156,9 +175,13 @@ train_case() {
   if (( l < 15 )); then echo "$name,$k,$kernel,$gram,$solve,$iterations,skipped,,,,,,,,,,,,,,,,,," >> "$out/summary.csv"; report; return; fi
   (( l > limit * 10 )) && l=$((limit * 10))
   local t0; t0=$(now_us)
+  # "default": the option left out (what `als train` does without it)
+  local kernels=()
+  [[ $kernel != default ]] && kernels+=(--build-kernel "$kernel")
+  [[ $gram != default ]] && kernels+=(--gram-kernel "$gram")
+  [[ $solve != default ]] && kernels+=(--solve-kernel "$solve")
   timeout -k 1 "$(tenths "$l")" "$run" als train --train "$data" -o "/tmp/als-model-$name.h5" --force --factors "$k" --lambda 0.01 \
-    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 --build-kernel "$kernel" --gram-kernel "$gram" --solve-kernel "$solve" \
-    > "$out/$name.log" 2>&1
+    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 "${kernels[@]}" > "$out/$name.log" 2>&1
   local rc=$? t1; t1=$(now_us)
   local wall=$(( (t1 - t0) / 10000 ))
   report "$out/$name.log" "$name" "$k" "$kernel" "$gram" "$solve" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
@@ -172,6 +195,18 @@ compare_case() {
   echo "$name ($2 vs $3): rc $?: $(cat "$out/$name.log")"
   report
 }
+if [[ ${ALS_MODE:-designs} == confirm ]]; then
+# The defaults (no kernel options) first, the k = 64 headline on the empty cache, then the previous
+# defaults (tf32x3 build, posv) beside them at k = 128 and 256.
+train_case k64-cold 64 default default default 5 15
+train_case k64-warm 64 default default default 5 4
+train_case k128 128 default default default 3 15
+train_case k256 256 default default default 3 10
+train_case k128-previous 128 tf32x3 split posv 3 6
+train_case k256-previous 256 tf32x3 split posv 3 10
+compare_case agreement-k128 k128 k128-previous 1e-3
+compare_case agreement-k256 k256 k256-previous 1e-3
+else
 # The designs side by side, the default first in each pair (the first case compiles k = 128's posv kernels).
 train_case k128-split 128 tf32x3 split posv 3 15
 train_case k128-blocked 128 tf32x3-blocked split posv 3 6
@@ -189,6 +224,7 @@ compare_case agreement-vbatched-k256 k256-blocked-vbatched k256-blocked 1e-3
 compare_case agreement-fused-k256 k256-fused k256-split 1e-3
 compare_case agreement-fused-blocked-k128 k128-fused-blocked k128-split 1e-3
 compare_case agreement-fused-blocked-k256 k256-fused-blocked k256-split 1e-3
+fi
 # The GPU tests of the engine (systems against the stated ones in double, GPU against CPU, the planted
 # matrix): 8 shards at once, each with 2 OpenMP threads for its double-precision references, on a
 # kernel cache of their own that starts with this call's (k = 64 and 128 column-major kernels).
@@ -212,12 +248,16 @@ if (( l > 150 )); then
 else
   echo "GPU tests: skipped (time)" | tee "$out/tests.txt"
 fi
+if [[ ${ALS_MODE:-designs} == confirm ]]; then
+train_case k64-warm2 64 default default default 5 4
+else
 train_case k128-blocked-vbatched 128 tf32x3-blocked split vbatched 3 6
 train_case k64-warm-split 64 tf32x3 split posv 5 4
 train_case k64-blocked 64 tf32x3-blocked split posv 5 4
 train_case k64-fused 64 tf32x3-blocked split fused 5 4
 compare_case agreement-blocked-k64 k64-blocked k64-warm-split 1e-3
 [[ ${ALS_FULL:-0} == 1 ]] && train_case k64-tf32-split 64 tf32 split posv 5 4
+fi
 ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 # Profile of one k = 128 iteration per build kernel, after every timed case: the build kernels of both
 # halves (the set-up's one-block launches included, told apart by their grids), where the time goes.
