@@ -1125,7 +1125,10 @@ CudaWarmup::Result run_warmup(EngineSettings es, std::int64_t users, std::int64_
         check(cublas_api().set_stream(r.cublas.handle, static_cast<cudaStream_t>(r.ctx->stream())), "cublasSetStream");
         touch_engine_kernels(es, users, items, *r.ctx, r.cublas.handle);
         std::string kernels;
-        prepare_solver_kernels(es, users, items, *r.ctx, &kernels);
+        // The fused solves need no posv kernels (a side whose rows are too long for them prepares its
+        // own when the engine is made).
+        const bool fused = es.solve_kernel == SolveKernel::fused || es.solve_kernel == SolveKernel::fused_blocked;
+        prepare_solver_kernels(es, fused ? 0 : users, fused ? 0 : items, *r.ctx, &kernels);
         r.summary = "context, cuBLAS, " + std::string(to_string(es.build)) + " build kernels, " + kernels;
     } catch (const std::exception& e) {
         r.error = std::string("CUDA set-up: ") + e.what();
@@ -1180,11 +1183,12 @@ public:
         upload(users_, by_user, partition_.users[std::size_t(partition_.index)]);
         upload(items_, by_item, partition_.items[std::size_t(partition_.index)]);
         // A slice of own rows at most (cuda_engine_bytes counts the same).
-        const std::int64_t slice = std::max(rows_per_slice(users_.rows, s.width, s.slice_bytes),
-                                            rows_per_slice(items_.rows, s.width, s.slice_bytes));
+        // (Sides that run fused store no systems: none when both do.)
+        const std::int64_t slice = std::max(fused(users_) ? 0 : rows_per_slice(users_.rows, s.width, s.slice_bytes),
+                                            fused(items_) ? 0 : rows_per_slice(items_.rows, s.width, s.slice_bytes));
         const std::int64_t ss = std::int64_t(s.width) * s.width;
-        systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * ss));
-        rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(slice * s.width));
+        systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * ss));
+        rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * s.width));
         // The fused solve takes a whole side at once (nothing stored): its info needs every row.
         const std::int64_t info_rows = s.solve_kernel == SolveKernel::fused || s.solve_kernel == SolveKernel::fused_blocked ? std::max({slice, users_.rows, items_.rows}) : slice;
         info_ = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
@@ -1196,7 +1200,7 @@ public:
         sample_memory();
         // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration
         // (after a warm-up of the same sizes: found in this process's cache).
-        prepare_solver_kernels(s, users_.rows, items_.rows, ctx_, nullptr);
+        prepare_solver_kernels(s, fused(users_) ? 0 : users_.rows, fused(items_) ? 0 : items_.rows, ctx_, nullptr);
     }
     ~CudaEngine() override {
         if (cublas_) cublas_api().destroy(cublas_);
