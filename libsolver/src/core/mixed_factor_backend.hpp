@@ -26,9 +26,8 @@ struct MixedFactorConfig {
     int trsm_leaf = 512;     // columns at or below which an off-diagonal solve is one cuBLAS STRSM
     int solve_block = 0;     // M^-1: 0 cuBLAS STRSV/STRSM on the whole factor; b > 0 blocks of b rows
                              // (STRSV on the diagonal block, SGEMV for the panel below it)
-    // Each diagonal leaf's inverse is formed after its SPOTRF (n x leaf floats more scratch): the
-    // off-diagonal solve leaves become a copy and one GEMM with it (trsm_leaf is then leaf), and M^-1
-    // for one right-hand side runs leaf by leaf, TRMV with the inverse and SGEMV below it.
+    // Each diagonal leaf's inverse is formed after its SPOTRF (2 n x leaf floats more scratch): the
+    // off-diagonal solve leaves become a copy and one GEMM with it (trsm_leaf is then leaf).
     bool inverse = false;
     // With inverse: each triangle of M^-1 for one right-hand side in one launch (row chunks of the
     // leaves in the order of an atomic ticket, each waiting on counters for the parts it needs).

@@ -261,9 +261,9 @@ struct MixedTuning {
     int next_step_cost_percent = 100;
     // The tensor-core factor's blocking (mixed_factor_backend.hpp's MixedFactorConfig): the order of
     // its diagonal leaves (one cuSOLVER SPOTRF each) and of its off-diagonal solve leaves; trsm solves
-    // those by cuBLAS STRSM, inverse by a GEMM with each leaf's inverse (also M^-1's diagonal blocks
-    // for one right-hand side, by TRMV); solve_block as MixedFactorConfig's (0: STRSV on the whole);
-    // fused_solve (with inverse): each triangle of M^-1 for one right-hand side in one kernel launch.
+    // those by cuBLAS STRSM, inverse by a GEMM with each leaf's inverse; solve_block as
+    // MixedFactorConfig's (0: STRSV on the whole); fused_solve (with inverse): each triangle of M^-1
+    // for one right-hand side in one kernel launch through the leaves' inverses.
     int leaf = 512;
     PanelSolve panel_solve = PanelSolve::trsm;
     int solve_block = 0;

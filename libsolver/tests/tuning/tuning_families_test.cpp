@@ -83,10 +83,14 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     const GemmConfig large = default_gemm_config(Precision::d, 33, 10, 7, false, 90);
     EXPECT_NE(small, large);
     EXPECT_EQ(small, default_gemm_config(Precision::d, 1, 1, 1, false, 90));
-    EXPECT_EQ(large, default_gemm_config(Precision::d, 100000, 1, 1, false, 90));
-    EXPECT_EQ(large, default_gemm_config(Precision::d, 100, 100, 100, true, 90));
-    // the H200 sweep's winner (results/2026-12-02-h200-5e7029d-gemm-vbatched-tuned/sweep-bins.json)
-    EXPECT_EQ(to_string(large), R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":0})");
+    EXPECT_EQ(large, default_gemm_config(Precision::d, 200, 1, 1, false, 90));
+    EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, true, 90), default_gemm_config(Precision::d, 100, 100, 100, false, 90));
+    // the H200 sweep's winners (results/2026-12-03-h200-8936072-gemm-designs/sweep-uniform.json): classes 64
+    // and 256 the 64x32 tile with advanced pointers, the largest class 64x64 on 16x8x8 DMMA
+    EXPECT_EQ(to_string(large),
+              R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":0,"copy_offsets":3})");
+    EXPECT_EQ(to_string(default_gemm_config(Precision::d, 100000, 1, 1, false, 90)),
+              R"({"blk_m":64,"blk_n":64,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":4,"stages":0,"copy_offsets":3,"dmma16":1})");
     // an architecture without tables: the safe defaults
     EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, false, 75), GemmConfig{});
     EXPECT_FALSE(tuned_config("gemm_vbatched", Precision::d, LayoutKind::column_major, 100, 75).found);
@@ -111,12 +115,12 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::recursive);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).panel_solve, PanelSolve::trsm);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
-    // posv_mixed's automatic chain: FP32 up to 12288, split FP16 without the shift retry above
+    // posv_mixed's automatic chain: FP32 up to 12288, split FP16 (leaves' inverses) without the shift retry above
     const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
     EXPECT_TRUE(m1.found);
     EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
-              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false})");
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
               R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false})")
         << "no table: the safe default chain";

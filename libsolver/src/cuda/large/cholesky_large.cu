@@ -74,11 +74,13 @@ __global__ void convert_symmetric_kernel(bool lower, int n, int first_tile_colum
     __syncthreads();
     for (int c = threadIdx.y; c < kConvertTile; c += kConvertRows) {
         const int i = r0 + x, j = c0 + c;
-        if (i >= n || j >= n) continue;
-        // On a diagonal tile the entries outside the triangle take their mirror, A(j, i) = tile[x][c].
-        const bool stored = lower ? i >= j : i <= j;
-        dst[std::size_t(j) * ldd + i] = stored ? tile[c][x] : tile[x][c];
-        // Off the diagonal the mirrored tile: dst(c0 + x, r0 + c) = A(r0 + c, c0 + x) = tile[x][c].
+        if (i < n && j < n) {
+            // On a diagonal tile the entries outside the triangle take their mirror, A(j, i) = tile[x][c].
+            const bool stored = lower ? i >= j : i <= j;
+            dst[std::size_t(j) * ldd + i] = stored ? tile[c][x] : tile[x][c];
+        }
+        // Off the diagonal the mirrored tile: dst(c0 + x, r0 + c) = A(r0 + c, c0 + x) = tile[x][c] (its
+        // own bounds: a last tile row cut by n still mirrors into full columns).
         if (tr != tc && c0 + x < n && r0 + c < n) dst[std::size_t(r0 + c) * ldd + c0 + x] = tile[x][c];
     }
 }

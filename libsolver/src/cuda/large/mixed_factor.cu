@@ -11,8 +11,10 @@
 // With config.inverse each diagonal leaf's inverse is formed (STRSM on the identity) right after its
 // SPOTRF, and an off-diagonal solve leaf is a copy of its rows and one GEMM with that inverse.
 // The solve applies S, two triangular solves in FP32 (cuBLAS STRSV/STRSM on the whole factor, or
-// blocked: STRSV on each diagonal block and SGEMV for the panel below it, or with the inverses: TRMV
-// on each diagonal leaf and SGEMV below it) and S again.
+// blocked: STRSV on each diagonal block and SGEMV for the panel below it, or with config.fused_solve
+// one launch per triangle through the leaves' inverses) and S again. (M^-1 leaf by leaf, TRMV with
+// each inverse and SGEMV below it, took 5.6 ms a pass at n = 16384 against STRSV's 2.7 on an H200:
+// results/2026-12-03-h200-8936072-mixed-phase.)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -190,11 +192,13 @@ __global__ void scaled_copy_kernel(bool lower, int n, const T* a, int lda, const
     // blocks' square updates read a block's whole square.
     for (int c = threadIdx.y; c < kTile; c += blockDim.y) {
         const int x = threadIdx.x, i = i0 + x, j = j0 + c;
-        if (i >= n || j >= n) continue;
-        const float t = i >= j ? tile[c][x] : tile[x][c];  // above the diagonal of a diagonal tile: the mirror
-        l[std::size_t(j) * n + i] = i == j ? 1.0f + shift : t * s[i] * s[j];
-        if (blockIdx.x != blockIdx.y && j0 + x < n && i0 + c < n)  // the mirrored tile above the diagonal
-            l[std::size_t(i0 + c) * n + j0 + x] = tile[x][c] * s[i0 + c] * s[j0 + x];
+        if (i < n && j < n) {
+            const float t = i >= j ? tile[c][x] : tile[x][c];  // above the diagonal of a diagonal tile: the mirror
+            l[std::size_t(j) * n + i] = i == j ? 1.0f + shift : t * s[i] * s[j];
+        }
+        // The mirrored tile above the diagonal, within its own bounds (a last tile row cut by n still
+        // mirrors into full columns).
+        if (blockIdx.x != blockIdx.y && j0 + x < n && i0 + c < n) l[std::size_t(i0 + c) * n + j0 + x] = tile[x][c] * s[i0 + c] * s[j0 + x];
     }
 }
 
@@ -605,7 +609,7 @@ BATCHSOLVE_MIXED_SOLVE(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
     if (n == 0 || nrhs == 0) return;
-    // Only L, S and the inverses are read: the carve's other pieces need no sizes here.
+    // Only L, S, the inverses and the fused solve's pieces are used: the others need no sizes here.
     const Carve w(n, inverse_cols(n, config), fused_of(config), false, false, 0, const_cast<void*>(scratch));
     cublasHandle_t h = r.cublas();
     scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
@@ -620,25 +624,6 @@ BATCHSOLVE_MIXED_SOLVE(T) {
         fused_backward_kernel<<<plan.chunks, kFusedThreads, 0, r.stream()>>>(n, w.l, w.inv, d, w.y, w.plan, plan.leaves,
                                                                              plan.chunks, w.counters);
         BATCHSOLVE_LAUNCH_CHECK("fused_backward_kernel");
-    } else if (nrhs == 1 && w.inv) {
-        std::vector<std::pair<int, int>> leaves;
-        leaves_of(0, n, config.leaf, leaves);
-        const float one = 1, minus_one = -1;
-        for (const auto& [k, kb] : leaves) {  // L y = d: y_k = inv_k d_k, then the rows below
-            const int rest = n - k - kb;
-            BATCHSOLVE_CUBLAS_CHECK(cublasStrmv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, kb, w.inv + k, n, d + k, 1));
-            if (rest > 0)
-                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_N, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
-                                                    d + k, 1, &one, d + k + kb, 1));
-        }
-        for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {  // L^T x = y
-            const auto [k, kb] = *it;
-            const int rest = n - k - kb;
-            if (rest > 0)
-                BATCHSOLVE_CUBLAS_CHECK(cublasSgemv(h, CUBLAS_OP_T, rest, kb, &minus_one, w.l + std::size_t(k) * n + k + kb, n,
-                                                    d + k + kb, 1, &one, d + k, 1));
-            BATCHSOLVE_CUBLAS_CHECK(cublasStrmv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, kb, w.inv + k, n, d + k, 1));
-        }
     } else if (nrhs == 1 && b > 0 && b < n) {
         const float one = 1, minus_one = -1;
         for (int k = 0; k < n; k += b) {  // L y = d
