@@ -7,7 +7,8 @@
 #                   LU-based IRS, with scripts/gpu/mixed-targets.json (targets-shipped-16384.json)
 #   previous-16384  the same designs and Xpotrf + Xpotrs with every posv_mixed entry patched back by
 #                   CONFIRM_PREVIOUS (a JSON object merged into each entry's config; BATCHSOLVE_TUNING_FILE)
-#   shipped-8192, previous-8192   the same at n = 8192
+#   shipped-8192    the same at n = 8192 (previous-8192 too with CONFIRM_PREVIOUS_8192=1: the table's
+#                   n <= 12288 class did not change)
 #   gtest           the large suite's CUDA posv_mixed tests with the shipped table
 #   nsys-shipped    nsys of one warm-up and one timed split-FP16 classical solve at n = 16384, cond 1e2
 #                   (mixed_phase_report.py's phase split)
@@ -24,8 +25,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --f
 echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$out/date.txt"
 export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/mixed-confirm-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
-designs=${CONFIRM_DESIGNS:-auto,fp16_split/classical,fp16_split/gmres,fp16/classical}
-previous_patch=${CONFIRM_PREVIOUS:-'{"panel_solve": "trsm", "fused_solve": false, "leaf": 512}'}
+designs=${CONFIRM_DESIGNS:-auto,fp16_split/classical/leaf1024,fp16/classical,fp16_split/gmres}
+previous_patch=${CONFIRM_PREVIOUS:-'{"panel_solve": "trsm"}'}
 common=(--routine posv_mixed --precision d --repeat 3 --warmup 1 --seed 36)
 
 python3 - libsolver/tuning/sm90-large.json "$out/tables/previous.json" "$previous_patch" <<'PY'
@@ -57,7 +58,7 @@ targets() { echo --targets scripts/gpu/mixed-targets.json --targets-out "$out/ta
 step shipped-16384 40 15 - --n 16384 --designs "$designs" --ref cusolver,cusolver-irs $(targets shipped-16384)
 step previous-16384 30 12 "$previous" --n 16384 --designs "$designs" --ref cusolver $(targets previous-16384)
 step shipped-8192 20 8 - --n 8192 --designs "$designs,fp32/auto" --ref cusolver,cusolver-irs $(targets shipped-8192)
-step previous-8192 14 8 "$previous" --n 8192 --designs "$designs,fp32/auto" --ref cusolver $(targets previous-8192)
+[[ ${CONFIRM_PREVIOUS_8192:-0} == 1 ]] && step previous-8192 14 8 "$previous" --n 8192 --designs "$designs,fp32/auto" --ref cusolver $(targets previous-8192)
 l=$(( $(left) - 3 ))
 if (( l >= 8 )); then
   exe=(/tmp/bundle/run batchsolve_large_test); [[ -n ${BUILD_DIR:-} ]] && exe=("$BUILD_DIR/libsolver/tests/large/batchsolve_large_test")
