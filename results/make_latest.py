@@ -161,6 +161,8 @@ def cell(row):
 
 def figure_rows(doc):
     """(key, n, row) of a tester JSON's rows that LATEST.md shows: CUDA, one right-hand side at most."""
+    if not doc["header"].get("gpu"):  # a tester run on a machine without a GPU has CPU rows only
+        return
     gpu = gpu_short(doc["header"]["gpu"]["name"])
     for r in doc["rows"]:
         if r.get("backend") != "cuda" or r.get("nrhs", 1) > 1:

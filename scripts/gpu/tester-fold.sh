@@ -20,8 +20,12 @@ run=/tmp/bundle/run
 old_dir=${OLD_BIN_DIR:?OLD_BIN_DIR: the folder of the benches built at 9b70afd}
 budget=${FOLD_BUDGET_S:-${TOPIC_BUDGET_S:-230}}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
+# FOLD_REPORT_ONLY=1: no runs, the table, fold.json and targets.json again from OUT's old/ and new/.
+report_only=${FOLD_REPORT_ONLY:-0}
+if [[ $report_only != 1 ]]; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+  git rev-parse --short HEAD > "$out/commit.txt" 2>/dev/null || echo "${BATCHSOLVE_COMMIT:-unknown}" > "$out/commit.txt"
+fi
 
 # The old binary by its 9b70afd name (or with a batchsolve_ prefix), run with its own folder (and a
 # lib/ beside it) first on the library path: OLD_BIN_DIR must hold the 9b70afd libbatchsolve*.so beside
@@ -104,6 +108,7 @@ all_steps() {
     --repeat 5 --warmup 1 --seed 2017 --ref cublas,cublas-streams,cusolver --all-variants --json "$nd/tri.json"
 }
 rounds=${FOLD_ROUNDS:-1}
+[[ $report_only == 1 ]] && rounds=0
 for round in $(seq 1 "$rounds"); do
   od=$out/old/r$round nd=$out/new/r$round; mkdir -p "$od" "$nd"
   all_steps
@@ -250,8 +255,15 @@ for (bench, case, figure), (o, n) in rows.items():
     print(f"| {bench} | {case} | {figure} | {fmt(mo)} | {fmt(mn)} | {fmt(ratio)} | {'yes' if good else 'NO'} | "
           f"{spread(o)} | {spread(n)} |")
 print(f"\n{within} of {total} figures within 5%")
+# A figure that its own bench does not repeat within 5% over the rounds (or the tester does not) cannot
+# show agreement at 5%: counted apart, so that a noisy host reads as noise and not as a disagreement.
+def repeats(v): return len(v) > 1 and min(v) > 0 and max(v) / min(v) - 1 <= 0.05
+steady = [e for e in summary if repeats(e["old_rounds"]) and repeats(e["tester_rounds"])]
+steady_within = sum(e["within_5pct"] for e in steady)
+print(f"{len(steady)} figures repeat within 5% on both sides over the rounds; {steady_within} of them agree within 5%")
 with open(os.path.join(out, "fold.json"), "w") as f:
-    json.dump({"rounds": len(rounds), "within": within, "total": total, "figures": summary}, f, indent=1)
+    json.dump({"rounds": len(rounds), "within": within, "total": total, "steady": len(steady),
+               "steady_within": steady_within, "figures": summary}, f, indent=1)
 # targets.json: one line per bench and side (our rows, the peers'), each met when every figure agrees.
 counts = {}
 for e in summary:
