@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# als on one H200 in TOPIC_BUDGET_S seconds (12 by default): the build and solve designs for k = 128
-# and 256 side by side on the ML-20M shape (138,493 users x 26,744 items, 20 M implicit counts from
-# `als generate --shape ml20m`), most important first, each case cut to the time left:
-#   k128-split, k256-split     the default (tf32x3 build, split Gram, posv: generated kernels at 128,
+# als on one H200 in TOPIC_BUDGET_S seconds (12 by default) on the ML-20M shape (138,493 users x 26,744
+# items, 20 M implicit counts from `als generate --shape ml20m`), most important first, each case cut to
+# the time left. ALS_MODE=confirm (the default): the defaults as `als train` runs them (no kernel
+# options: k64-cold on the empty cache, k64-warm, k128, k256), the previous defaults (tf32x3, posv)
+# beside them at k = 128 and 256, their models compared, k128-chunked and k64-chunked (--layout
+# chunked), the GPU tests, k64-warm2, ncu of the default build at k = 128; the issue's targets at the
+# defaults. ALS_MODE=designs: the build and solve designs side by side:
+#   k128-split, k256-split     tf32x3 build, split Gram, posv (the defaults up to 8936072; generated kernels at 128,
 #                              cuSOLVER at 256), 3 iterations (the first case compiles k = 128's kernels)
 #   k128-blocked, k256-blocked the tf32x3-blocked build (operands split once per entry, 32 x 32 warp
 #                              blocks of m16n8k8 products, cp.async gathers), posv
@@ -16,15 +20,12 @@
 #                              cache of their own
 #   k128-blocked-vbatched      vbatched at k = 128 (against the generated posv kernels)
 #   k64-warm-split, k64-blocked, k64-fused   k = 64, 5 iterations: default, blocked build, fused
-#   k64-cold-fp32              (ALS_FULL=1 only) the cold k = 64 time to model of the earlier calls
+#   k64-tf32-split             (ALS_FULL=1 only) the one-product TF32 build
 #   (then)                     ncu of the build kernels at k = 128 (fused, tf32x3-blocked, tf32x3), when time is left
 # Each run's console is $OUT/als/<case>.log; every iteration line carries the users' and items' build
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,
 # measured, met) and table.md, so a run cut short keeps what it measured.
-# ALS_MODE=confirm: the defaults instead (no kernel options: k64-cold on the empty cache, k64-warm,
-# k128, k256), the previous defaults (tf32x3, posv) beside them at k = 128 and 256, their models
-# compared, the GPU tests, k64-warm2; the targets are the issue's at the defaults.
 # Run from the repository root with the bundle unpacked at /tmp/bundle.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -141,7 +142,7 @@ targets = [
     ("vbatched and posv k256 models agree: relative difference < 1e-3", agreement("agreement-vbatched-k256"), 1e-3, "<=", "compare_models, blocked build, 3 iterations"),
     ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
 ]
-if os.environ.get("ALS_MODE", "designs") == "confirm":
+if os.environ.get("ALS_MODE", "confirm") == "confirm":
     # The defaults as `als train` runs them (no kernel options) beside the previous defaults' rows.
     targets = [
         ("k64-warm time to model (process wall, 5 iterations) <= 1.5 s", val("k64-warm", "wall_s"), 1.5, "<=", "wall_s of k64-warm: the process, date to date"),
@@ -155,6 +156,10 @@ if os.environ.get("ALS_MODE", "designs") == "confirm":
         ("k256: defaults faster than the previous defaults (tf32x3, posv) >= 1", faster("k256-previous", "k256"), 1.0, ">=", "same run, same data and seed"),
         ("k128 models of the defaults and the previous defaults agree: relative difference < 1e-3", agreement("agreement-k128"), 1e-3, "<=", "compare_models, 3 iterations"),
         ("k256 models of the defaults and the previous defaults agree: relative difference < 1e-3", agreement("agreement-k256"), 1e-3, "<=", "compare_models, 3 iterations"),
+        ("k128 per iteration <= 0.06 s, --layout chunked", val("k128-chunked", "iter_s"), 0.06, "<=", basis + ", defaults but the layout"),
+        ("k128: chunked faster than column-major (ratio of iter_s) >= 1", faster("k128", "k128-chunked"), 1.0, ">=", "same run, same data and seed"),
+        ("k64: chunked faster than column-major (ratio of iter_s) >= 1", faster("k64-warm", "k64-chunked"), 1.0, ">=", "same run, same data and seed"),
+        ("k128 chunked and column-major models agree: relative difference < 1e-3", agreement("agreement-k128-chunked"), 1e-3, "<=", "compare_models, 3 iterations"),
         ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
     ]
 doc = [{"target": t, "measured": m, "met": (m is not None and (m <= lim if op == "<=" else m >= lim)), "basis": b} for t, m, lim, op, b in targets]
@@ -170,7 +175,7 @@ with open(f"{out}/table.md", "w") as f:
 PY
 }
 train_case() {
-  local name=$1 k=$2 kernel=$3 gram=$4 solve=$5 iterations=$6 limit=$7
+  local name=$1 k=$2 kernel=$3 gram=$4 solve=$5 iterations=$6 limit=$7 extra=${8:-}  # extra: more options (split on spaces)
   local l; l=$(left_tenths)
   if (( l < 15 )); then echo "$name,$k,$kernel,$gram,$solve,$iterations,skipped,,,,,,,,,,,,,,,,,," >> "$out/summary.csv"; report; return; fi
   (( l > limit * 10 )) && l=$((limit * 10))
@@ -181,7 +186,7 @@ train_case() {
   [[ $gram != default ]] && kernels+=(--gram-kernel "$gram")
   [[ $solve != default ]] && kernels+=(--solve-kernel "$solve")
   timeout -k 1 "$(tenths "$l")" "$run" als train --train "$data" -o "/tmp/als-model-$name.h5" --force --factors "$k" --lambda 0.01 \
-    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 "${kernels[@]}" > "$out/$name.log" 2>&1
+    --alpha 1 --backend cuda --no-loss --eval-every 0 --iterations "$iterations" --seed 1 "${kernels[@]}" $extra > "$out/$name.log" 2>&1
   local rc=$? t1; t1=$(now_us)
   local wall=$(( (t1 - t0) / 10000 ))
   report "$out/$name.log" "$name" "$k" "$kernel" "$gram" "$solve" "$iterations" "$rc" "$(( wall / 100 )).$(printf %02d $(( wall % 100 )))"
@@ -195,7 +200,7 @@ compare_case() {
   echo "$name ($2 vs $3): rc $?: $(cat "$out/$name.log")"
   report
 }
-if [[ ${ALS_MODE:-designs} == confirm ]]; then
+if [[ ${ALS_MODE:-confirm} == confirm ]]; then
 # The defaults (no kernel options) first, the k = 64 headline on the empty cache, then the previous
 # defaults (tf32x3 build, posv) beside them at k = 128 and 256.
 train_case k64-cold 64 default default default 5 15
@@ -206,6 +211,11 @@ train_case k128-previous 128 tf32x3 split posv 3 6
 train_case k256-previous 256 tf32x3 split posv 3 10
 compare_case agreement-k128 k128 k128-previous 1e-3
 compare_case agreement-k256 k256 k256-previous 1e-3
+# The solver's layouts with the default build: chunked (interleaved kernels on chunks of 32 systems;
+# 17.7 vs 28.9 ms for the k = 128 solve at 12f7b85, but a slower build with the tf32x3 kernel).
+train_case k128-chunked 128 default default default 3 8 "--layout chunked"
+compare_case agreement-k128-chunked k128-chunked k128 1e-3
+train_case k64-chunked 64 default default default 5 4 "--layout chunked"
 else
 # The designs side by side, the default first in each pair (the first case compiles k = 128's posv kernels).
 train_case k128-split 128 tf32x3 split posv 3 15
@@ -248,7 +258,7 @@ if (( l > 150 )); then
 else
   echo "GPU tests: skipped (time)" | tee "$out/tests.txt"
 fi
-if [[ ${ALS_MODE:-designs} == confirm ]]; then
+if [[ ${ALS_MODE:-confirm} == confirm ]]; then
 train_case k64-warm2 64 default default default 5 4
 else
 train_case k128-blocked-vbatched 128 tf32x3-blocked split vbatched 3 6
@@ -262,7 +272,9 @@ ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 # Profile of one k = 128 iteration per build kernel, after every timed case: the build kernels of both
 # halves (the set-up's one-block launches included, told apart by their grids), where the time goes.
 if command -v ncu > /dev/null; then
-  for pair in tf32x3-blocked:fused-blocked tf32x3-blocked:fused tf32x3:posv; do
+  pairs="tf32x3-blocked:fused-blocked tf32x3-blocked:fused tf32x3:posv"
+  [[ ${ALS_MODE:-confirm} == confirm ]] && pairs="tf32x3-blocked:posv"
+  for pair in $pairs; do
     kernel=${pair%%:*} solve=${pair##*:}
     l=$(left_tenths); (( l < 200 )) && { echo "ncu $kernel $solve: skipped (time)"; continue; }
     (( l > 300 )) && l=300

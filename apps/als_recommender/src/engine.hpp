@@ -40,7 +40,9 @@ const char* to_string(SystemLayout l);
 // tf32x3_blocked, the tf32x3 arithmetic restructured: each staged entry scaled by sqrt|w_j| and split
 // into its TF32 parts once (not once per tile that reads it), each warp a 32 x 32 block of the lower
 // triangle (every operand fragment feeds four products), and the next entries' rows gathered with
-// cp.async while the current ones are multiplied. The CPU engine always accumulates in FP32.
+// cp.async while the current ones are multiplied (the default: 1.47x tf32x3's build at k = 128 and 2.16x
+// at 256 on an H200, the models within 1.2e-5, results/2026-12-03-h200-8936072-als-designs). The CPU
+// engine always accumulates in FP32.
 enum class BuildKernel { fp32, tf32x3, tf32, tf32x3_blocked };
 BuildKernel parse_build_kernel(const std::string& text);
 const char* to_string(BuildKernel b);
@@ -69,6 +71,9 @@ const char* to_string(Solver s);
 // sides whose longest row has at most 131,072 entries (the block takes the whole row, the rows
 // launched longest first); other sides run the chosen build and posv; fused-blocked, the same with the
 // Cholesky factorisation blocked by panels of 16 columns (the trailing update from register tiles).
+// On an H200 both fused forms lose to the build + posv at k = 64, 128 and 256 (the in-block Cholesky
+// waits at its barriers: results/2026-12-03-h200-8936072-als-designs), vbatched ties cuSOLVER at 256
+// and loses to the generated kernels at 128: posv stays the default.
 enum class SolveKernel { posv, vbatched, fused, fused_blocked };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);
@@ -86,7 +91,7 @@ struct EngineSettings {
     // memory on very large batches; 0: everything at once).
     std::uint64_t slice_bytes = 0;
     int device = 0;             // CUDA engine: the device it runs on
-    BuildKernel build = BuildKernel::tf32x3;  // CUDA engine only
+    BuildKernel build = BuildKernel::tf32x3_blocked;  // CUDA engine only
     GramKernel gram = GramKernel::split;      // CUDA engine only
     SolveKernel solve_kernel = SolveKernel::posv;  // CUDA engine only
     Solver solver = Solver::exact;

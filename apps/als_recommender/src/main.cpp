@@ -333,12 +333,14 @@ void add_hyper_options(po::options_description& d) {
         ("seed", po::value<std::string>(), "random seed of the initial factors (default: a fresh one, printed)")
         ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda (auto: the GPU when present)")
         ("layout", po::value<std::string>()->default_value("column_major"), "GPU systems' layout for posv: column_major | interleaved | chunked")
-        ("build-kernel", po::value<std::string>()->default_value("tf32x3"), "GPU: how each row's system is accumulated: tf32x3 (tensor cores, "
-                                                                           "three TF32 products per step: FP32-level sums) | fp32 (FP32 "
-                                                                           "multiply-adds) | tf32 (tensor cores, one TF32 product per step: "
-                                                                           "TF32-level sums, ~1e-3 relative) | tf32x3-blocked "
-                                                                           "(tf32x3's sums, operands split once per entry, 32 x 32 "
-                                                                           "blocks per warp, gathers overlapped by cp.async)")
+        ("build-kernel", po::value<std::string>()->default_value("tf32x3-blocked"), "GPU: how each row's system is accumulated: "
+                                                                                   "tf32x3-blocked (tensor cores, tf32x3's sums with "
+                                                                                   "the operands split once per entry, 32 x 32 blocks "
+                                                                                   "per warp, gathers overlapped by cp.async) | tf32x3 "
+                                                                                   "(tensor cores, 16 x 16 tiles, three TF32 products "
+                                                                                   "per step: FP32-level sums) | fp32 (FP32 multiply-"
+                                                                                   "adds) | tf32 (one TF32 product per step: TF32-level "
+                                                                                   "sums, ~1e-3 relative)")
         ("gram-kernel", po::value<std::string>()->default_value("split"), "GPU, implicit: how the Gram matrix of the other side's "
                                                                         "factors is formed: syrk (cuBLAS SSYRK over all rows) | split "
                                                                         "(the rows in parts summed on their own, then added in a fixed order)")

@@ -72,7 +72,7 @@ struct TrainOptions {
     SystemLayout layout = SystemLayout::column_major;
     int chunk_size = 32;
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
-    BuildKernel build = BuildKernel::tf32x3;  // the CUDA engine's accumulation of the systems
+    BuildKernel build = BuildKernel::tf32x3_blocked;  // the CUDA engine's accumulation of the systems
     GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
     SolveKernel solve_kernel = SolveKernel::posv;  // the CUDA engine's solver of the built systems
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)

@@ -371,7 +371,7 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
 // The systems each half-iteration solves, against a double-precision reference: normwise backward
 // error below 30 units of the build's rounding (FP32; TF32's 2^-11 = 2^13 x FP32's for the tf32 build).
 void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
-                          BuildKernel build = BuildKernel::tf32x3, GramKernel gram = GramKernel::split,
+                          BuildKernel build = EngineSettings{}.build, GramKernel gram = GramKernel::split,
                           SolveKernel solve = SolveKernel::posv) {
     const double bound = build == BuildKernel::tf32 ? 30.0 * 8192 : 30.0;
     GenerateOptions g;
