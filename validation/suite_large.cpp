@@ -680,7 +680,7 @@ std::vector<Design> designs(const Options& o) {
             it = std::find_if(d.begin(), d.end(), [&](const Design& x) { return (x.name.empty() ? "auto" : x.name) == base; });
         if (it == d.end()) throw std::runtime_error("invalid --designs '" + name + "' for posv_mixed");
         Design k = *it;
-        if (k.name != name) {
+        if (base != name) {  // a base design with /leafN or /blockedN
             k.name = name;
             if (leaf > 0) k.leaf = leaf;
             if (block >= 0) k.solve_block = block;
