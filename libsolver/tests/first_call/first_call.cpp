@@ -88,8 +88,9 @@ int usage(std::ostream& out, int code) {
            "  apart from what the process pays once). One JSON line.\n"
            "  potrf_large --graph off: the table's configuration for N pinned, its CUDA graph off (the first call\n"
            "  uncaptured). potrf_large, sysv_mixed: --prepay STEP[,STEP...] runs these before the first call, each timed\n"
-           "  (prepay_s): cublas (a cuBLAS handle made and destroyed), cusolver (the same for cuSOLVER), gemm,\n"
-           "  syrk, trsm (one cuBLAS call of order 256 in the routine's precision, handle included), xpotrf\n"
+           "  (prepay_s): cublas (a cuBLAS handle made and destroyed), cusolver (the same for cuSOLVER), gemm\n"
+           "  (cublasGemmEx), dgemm (cublas<t>gemm), syrk, trsm (one cuBLAS call of order 256 in the routine's\n"
+           "  precision, handle included), xpotrf\n"
            "  (cusolverDnXpotrf of order 512), graph (a one-node stream capture, instantiated and launched),\n"
            "  potrf:M (batchsolve's potrf of order M), so that the first call's cost splits by what it pays once.\n";
     return code;
@@ -197,7 +198,7 @@ std::string prepay(const Options& o, Context& ctx) {
             constexpr bool single = std::is_same_v<T, float>;
             const cudaDataType type = single ? CUDA_R_32F : CUDA_R_64F;
             const T one(1), minus_one(-1);
-            if (step == "cublas" || step == "gemm" || step == "syrk" || step == "trsm") {
+            if (step == "cublas" || step == "gemm" || step == "dgemm" || step == "syrk" || step == "trsm") {
                 f = [&] {
                     cublasHandle_t h = nullptr;
                     vendor_ok(cublasCreate(&h), "cublasCreate");
@@ -206,6 +207,14 @@ std::string prepay(const Options& o, Context& ctx) {
                                                b.data(), type, order, &one, c.data(), type, order,
                                                single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT),
                                   "cublasGemmEx");
+                    if (step == "dgemm") {  // the legacy cublas<t>gemm entry point beside cublasGemmEx
+                        if constexpr (single)
+                            vendor_ok(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, order, order, order, &minus_one, a.data(), order,
+                                                  b.data(), order, &one, c.data(), order), "cublasSgemm");
+                        else
+                            vendor_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, order, order, order, &minus_one, a.data(), order,
+                                                  b.data(), order, &one, c.data(), order), "cublasDgemm");
+                    }
                     if (step == "syrk") {
                         if constexpr (single)
                             vendor_ok(cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a.data(), order,
@@ -265,7 +274,7 @@ std::string prepay(const Options& o, Context& ctx) {
         }
         if (!f)
             throw InvalidArgument("batchsolve_first_call", "--prepay",
-                                  "steps of cublas, cusolver, gemm, syrk, trsm, xpotrf, graph (a build linked with cuBLAS/cuSOLVER) "
+                                  "steps of cublas, cusolver, gemm, dgemm, syrk, trsm, xpotrf, graph (a build linked with cuBLAS/cuSOLVER) "
                                   "or potrf:M (got '" + step + "')");
         const double s = timed(ctx, f);
         char item[160];
@@ -570,12 +579,12 @@ int main(int argc, char** argv) {
         if (!o.prepay.empty() && o.name != "potrf_large" && o.name != "sysv_mixed")
             throw InvalidArgument("batchsolve_first_call", "--prepay", "with --routine potrf_large or sysv_mixed");
         for (const std::string& step : o.prepay) {
-            static const char* const known[] = {"cublas", "cusolver", "gemm", "syrk", "trsm", "xpotrf", "graph"};
+            static const char* const known[] = {"cublas", "cusolver", "gemm", "dgemm", "syrk", "trsm", "xpotrf", "graph"};
             const bool ours = step.rfind("potrf:", 0) == 0 && step.size() > 6 &&
                               step.find_first_not_of("0123456789", 6) == std::string::npos && std::stoi(step.substr(6)) >= 1;
             if (!ours && std::find(std::begin(known), std::end(known), step) == std::end(known))
                 throw InvalidArgument("batchsolve_first_call", "--prepay",
-                                      "steps of cublas, cusolver, gemm, syrk, trsm, xpotrf, graph, potrf:M (M >= 1; got '" + step + "')");
+                                      "steps of cublas, cusolver, gemm, dgemm, syrk, trsm, xpotrf, graph, potrf:M (M >= 1; got '" + step + "')");
         }
         if (!Context::cuda_available()) {
             std::cout << "skipped: no GPU\n";
