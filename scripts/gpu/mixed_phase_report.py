@@ -6,6 +6,8 @@ them, and the busy time per kind of kernel (SPOTRF leaves, TRSM, GEMM, conversio
 TRMV, the rest), from the kernel trace.
     python3 scripts/gpu/mixed_phase_report.py FOLDER [--plot PNG]  (the script's $OUT/mixed-phase; the
     plot needs matplotlib, so it is drawn where the results are read, not on the GPU host)
+    python3 scripts/gpu/mixed_phase_report.py FOLDER --targets TARGETS.json OUT.json  (targets.json from
+    the folder's tester JSON, the automatic chain's rows)
 """
 import csv
 import glob
@@ -215,8 +217,42 @@ def plot(out, png):
     fig.savefig(png, dpi=110)
 
 
+def targets_from_rows(out, targets_file, dest):
+    """targets.json from the folder's tester JSON: each target of targets_file (routine posv_mixed, n,
+    variant cond1eX, metric speedup:<peer> or error) against the automatic chain's row of each step
+    (variant cond1eX, or cond1eX/auto where a tester named it so), measured None where the step did
+    not run that peer; the step's table beside it."""
+    wanted = json.load(open(targets_file))
+    result = []
+    for f in sorted(glob.glob(os.path.join(out, "*-*.json"))):
+        base = os.path.basename(f)[:-5]
+        if base.startswith(("check-", "targets")) or not base.startswith(TABLES):
+            continue
+        rows = json.load(open(f))["rows"]
+        for t in wanted:
+            match = [r for r in rows if r["n"] == t["n"] and r.get("variant") in (t["variant"], t["variant"] + "/auto")]
+            if not match:
+                continue
+            r = match[0]
+            if t["metric"] == "error":
+                measured = r.get("error")
+            else:
+                peer = r.get("refs", {}).get(t["metric"].split(":", 1)[1], {})
+                measured = peer.get("speedup") if peer.get("ran", True) else None
+            met = measured is not None and (measured >= t["value"] if t["op"] == ">=" else measured <= t["value"])
+            result.append({"step": base, "table": table_of(base), "target": t, "measured": measured, "met": bool(met),
+                           "basis": f"{base}.json row {r.get('variant')} (status {r.get('status')})"})
+    json.dump(result, open(dest, "w"), indent=1)
+    return result
+
+
 def main():
     out = sys.argv[1]
+    if len(sys.argv) > 4 and sys.argv[2] == "--targets":
+        rows = targets_from_rows(out, sys.argv[3], sys.argv[4])
+        print("targets: %d of %d met (%d measured)" % (sum(r["met"] for r in rows), len(rows),
+                                                         sum(r["measured"] is not None for r in rows)))
+        return
     design_table(out)
     print()
     profiles(out)
