@@ -84,6 +84,9 @@ def main():
     ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
     ap.add_argument("--shape", default="1x2", help="shape: RAxTC, rows_per_thread x threads_per_row")
     ap.add_argument("--threads-per-block", type=int, default=128, help="shape: threads per block")
+    ap.add_argument("--nb", type=int, default=-1,
+                    help="shape: config.nb (-1: the committed register entry's, 0 where it is staged; a non-zero nb "
+                         "keeps the library's full unrolling default at n <= 64 out)")
     ap.add_argument("--looking", choices=["right", "left"], default="right",
                     help="shape: left synchronises the steps per warp (a matrix's threads must divide 32)")
     ap.add_argument("--committed", default=COMMITTED)
@@ -151,7 +154,8 @@ def main():
                 continue
             new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
             new.update(rows_per_thread=ra, threads_per_row=tc, full_unroll=n <= 32, threads_per_block=a.threads_per_block,
-                       nrhs_block=1, looking=a.looking, nb=0 if cfg.get("staged") else cfg.get("nb", 0))
+                       nrhs_block=1, looking=a.looking,
+                       nb=a.nb if a.nb >= 0 else 0 if cfg.get("staged") else cfg.get("nb", 0))
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
