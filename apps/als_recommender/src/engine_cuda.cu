@@ -81,6 +81,16 @@ struct Layout {
         const std::int64_t width = (c + 1) * chunk <= count ? chunk : count - c * chunk;
         return c * chunk * rows * cols + (std::int64_t(j) * rows + i) * width + q;
     }
+    // offset(k, i, j, rows, cols) == base + (j * rows + i) * stride: the divisions once per system.
+    struct Entries {
+        std::int64_t base, stride;
+    };
+    __host__ __device__ Entries entries(std::int64_t k, int rows, int cols) const {
+        if (chunk == 0) return {k * rows * cols, 1};
+        const std::int64_t c = k / chunk, q = k % chunk;
+        const std::int64_t width = (c + 1) * chunk <= count ? chunk : count - c * chunk;
+        return {c * chunk * rows * cols + q, width};
+    }
 };
 
 struct BuildArgs {
@@ -759,6 +769,7 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
     } else {
         // Accumulator e of part (m, n): row g + 8 (e / 2), column 2 q + e % 2 of the 16 x 8 product. The Gram
         // matrix's entries are read first, all of them, so that their loads are in flight together.
+        const Layout::Entries system = p.layout.entries(local, s, s);
 #pragma unroll
         for (int x = 0; x < kBlocksPerWarp; ++x) {
             if (x >= my_blocks) continue;
@@ -781,7 +792,7 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
                     for (int e = 0; e < 4; ++e) {
                         const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
                         if (i >= s || j > i) continue;
-                        float* dst = p.a + p.layout.offset(local, i, j, s, s);
+                        float* dst = p.a + system.base + (std::int64_t(j) * s + i) * system.stride;
                         if (kFirst) *dst = acc[x][m][n][e] + (i == j ? ridge : 0.f);
                         else atomicAdd(dst, acc[x][m][n][e]);
                     }
