@@ -31,8 +31,10 @@
 #     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
 #     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
 #     registers of every kernel; ncu of the sweep table's x = 512 call.
-#   adopted (75 s): the committed table's final rows (targets.json), the GPU tests of the register path's
-#     address forms, SYRK/SYR2K (their own limit), the skewed batch, c and z against 16 cuBLAS streams.
+#   adopted (80 s): the committed table's final rows (targets.json), SYRK/SYR2K (their own limit), a probe
+#     sweep (GEMM_PROBE, default scripts/gpu/gemm-probe-candidates.json: the top class's winners beside a few
+#     tiles not yet measured, sizes uniform in [1, x], x = 512, 256, seed 11), the GPU tests of the register
+#     path's address forms for z, the skewed batch.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -48,7 +50,7 @@ else
 fi
 mode=${GEMM_MODE:-tune}
 case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
-  adopted) default_budget=75 ;;
+  adopted) default_budget=80 ;;
   *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs or adopted (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
@@ -137,16 +139,29 @@ EOF
   exit 0
 fi
 if [[ $mode == adopted ]]; then
+  # the table's s and d kernels (whole batch and listed) and the probe's, compiled before anything is timed
+  python3 - libsolver/tuning/sm90-gemm.json "${GEMM_PROBE:-scripts/gpu/gemm-probe-candidates.json}" > "$out/adopted.manifest" <<'EOF2'
+import json, sys
+table, probe = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+configs = [(e["precision"], e["best"]["config"]) for e in table["entries"] if e["precision"] in "sd"]
+configs += [(p, c) for p, cs in probe.items() for c in cs]
+for listed in (0, 1):
+    for p, c in configs:
+        print(f"gemm {p} n n full 0 0 {listed} {json.dumps(c, separators=(',', ':'))}")
+EOF2
+  step warmup 12 "$run" batchsolve-warmup --kernels "$out/adopted.manifest" --threads "$(nproc)"
   final_rows final 26 targets.json
-  step rank-k 22 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+  step rank-k 18 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
     --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
-  step gpu-tests 10 "$run" batchsolve_vbatched_blas_test \
-    --gtest_filter='VbatchedBlas/4.GemmAdvanced*:VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/6.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
+  step probe 14 "$run" tester --routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 11 --sweep \
+    --configs "${GEMM_PROBE:-scripts/gpu/gemm-probe-candidates.json}" --setups gemm --precision d,s --n 512,256 --json "$out/probe.json"
+  # z (cut by call 1's 20 s step; s, d and c passed there)
+  step gpu-tests 14 "$run" batchsolve_vbatched_blas_test --gtest_filter='VbatchedBlas/7.GemmAdvanced*'
   step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
     --json "$out/skewed.json"
-  step complex 10 "$run" tester "${base[@]}" --setups gemm --ref cublas --precision z,c --n 512,128,32 --json "$out/complex.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
-  summary final rank-k skewed complex
+  summary final rank-k skewed
+  grep -hE "^gemm_vbatched" "$out/probe.log" 2>/dev/null
   grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
   exit 0
 fi
