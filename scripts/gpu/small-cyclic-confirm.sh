@@ -47,9 +47,15 @@ SCC_DEFAULT_VARIANTS="m1=48:6x8/64/right/8,64:8x8/64/right/8,80:10x8/64/right/8,
 steps=" ${SCC_STEPS:-committed-wide check-committed previous variants sq-100k committed-100k} "
 want() { [[ $steps == *" $1 "* ]]; }
 common=(--layout column_major --uplo lower --nrhs 1 --distinct 512 --repeat 7 --warmup 1 --jobs 16 --timing restore-each)
+peer=()  # without the peer binary the tester refuses --ref cusolverdx: time ours alone then
+if [[ -n ${BATCHSOLVE_CUSOLVERDX:-} || -x $(dirname "$run")/bin/bench_cusolverdx ]]; then
+  peer=(--ref cusolverdx --cusolverdx-seconds 18 --targets validation/cusolverdx/targets-column-major.json
+        --targets-out "$out/targets.json")
+else
+  echo "committed-wide: no cuSolverDx binary here: timed without the peer" | tee -a "$out/skipped.txt"
+fi
 tester_step committed-wide 45 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 --batch 16384 \
-  "${common[@]}" --ref cusolverdx --cusolverdx-seconds 18 --targets validation/cusolverdx/targets-column-major.json \
-  --targets-out "$out/targets.json"
+  "${common[@]}" "${peer[@]}"
 tester_step check-committed 20 - --routine potrf,posv --precision s,d --n 4,8,12,16,24,32,48,64,80,100,128 \
   --layout column_major,pointer_array --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 \
   --check --ref lapack --jobs 16
