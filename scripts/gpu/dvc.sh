@@ -17,7 +17,7 @@
 #      (DVC_EXIT_TEARDOWN=wait: the exit waits for the teardown, the default before); a trailing g
 #      (Ag, Tg): the run starts DVC_GAP_S (0.5) s after the last process, on an idle GPU; without it
 #      the runs follow each other (a run then waits for the previous run's teardown in its context
-#      creation). Other designs the script knows: D (DVC_EARLY_CONTEXT=driver), X/DX/DXR (the detached
+#      creation). Other designs the script knows (call 1 of 2026-12-03 compared them): X/DX/DXR (the detached
 #      exit by name), R (--read-to-host), E (CUDA_MODULE_LOADING=EAGER), K1 (CUDA_DEVICE_MAX_CONNECTIONS=1),
 #      S (LD_DEBUG=files,statistics), L, W, N, C, I<x>, P<s>. Every run writes --summary-json and --timeline.
 #   2. test_dic_volume Gpu.* (the engines GPU against CPU for every interpolant, the field strain).

@@ -31,29 +31,6 @@ bool wants_gpu_early(int argc, char** argv) {
     return true;
 }
 
-// DVC_EARLY_CONTEXT=driver: the primary context made through the driver API (libcuda.so.1 opened
-// here, cuInit and cuDevicePrimaryCtxRetain on the thread), leaving the runtime (libcudart), whose
-// lock the program's start-up code takes to register its kernels, free while the context is made;
-// the runtime then finds the primary context made. False when the driver could not be opened (the
-// runtime path is taken instead).
-using CuInit = int (*)(unsigned);
-using CuDeviceGet = int (*)(int*, int);
-using CuPrimaryRetain = int (*)(void**, int);
-struct DriverEntry {
-    CuInit init = nullptr;
-    CuDeviceGet device_get = nullptr;
-    CuPrimaryRetain retain = nullptr;
-};
-bool open_driver(DriverEntry& d) {
-    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!cuda) return false;
-    d.init = reinterpret_cast<CuInit>(dlsym(cuda, "cuInit"));
-    d.device_get = reinterpret_cast<CuDeviceGet>(dlsym(cuda, "cuDeviceGet"));
-    d.retain = reinterpret_cast<CuPrimaryRetain>(dlsym(cuda, "cuDevicePrimaryCtxRetain_v2"));
-    if (!d.retain) d.retain = reinterpret_cast<CuPrimaryRetain>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
-    return d.init && d.device_get && d.retain;
-}
-
 }  // namespace
 #endif
 
@@ -66,15 +43,7 @@ int main(int argc, char** argv) {
     // runtime loads the driver library (dlopen) first: the program is loaded after that, so that
     // its dlopen, which holds the loader's lock throughout, does not hold the driver's up.
     std::thread context;
-    const char* early = std::getenv("DVC_EARLY_CONTEXT");
-    DriverEntry driver;
-    if (wants_gpu_early(argc, argv) && early && std::strcmp(early, "driver") == 0 && open_driver(driver)) {
-        context = std::thread([driver] {
-            int device = 0;
-            void* primary = nullptr;
-            if (driver.init(0) == 0 && driver.device_get(&device, 0) == 0) driver.retain(&primary, device);
-        });
-    } else if (wants_gpu_early(argc, argv)) {
+    if (wants_gpu_early(argc, argv)) {
         std::promise<void> driver_loaded;
         std::future<void> loaded = driver_loaded.get_future();
         context = std::thread([&driver_loaded] {
