@@ -161,7 +161,7 @@ def cell(row):
 
 def figure_rows(doc):
     """(key, n, row) of a tester JSON's rows that LATEST.md shows: CUDA, one right-hand side at most."""
-    if not doc["header"].get("gpu"):  # a tester run on a machine without a GPU has CPU rows only
+    if not (doc["header"].get("gpu") or {}).get("name"):  # a run on a machine without a GPU: CPU rows only
         return
     gpu = gpu_short(doc["header"]["gpu"]["name"])
     for r in doc["rows"]:
