@@ -60,7 +60,7 @@ inline constexpr int column_major_max_n = codegen::max_column_major_generator_n;
 // Largest n whose default configuration is fully unrolled (compile time, see default_column_major_config).
 inline constexpr int default_full_unroll_max_n = 64;
 // Smallest side of the square thread grids (ceil(n / rows_per_thread) == threads_per_row) whose potrf
-// runs the square-grid kernel (each thread keeps only its share of the triangle; column_major.cpp,
+// runs the square-grid kernel (each thread keeps only its share of the triangle; square_grid.cpp,
 // kSquareGridKernel). The shipped tables' square grids below it (1 x 1 at n = 1, 2 x 2 at d n = 3)
 // keep the general register kernel's text.
 inline constexpr int column_major_square_grid_min_side = 4;

@@ -1,0 +1,26 @@
+// The column-major potrf and posv kernel on a square thread grid (ceil(n / rows_per_thread) ==
+// threads_per_row = P): thread (tr, tc) keeps only its cyclic share of the triangle in registers (see
+// codegen/cholesky/column_major.hpp); the text and the rule that selects it, behind the column-major
+// generator (column_major_kernel_name's _sq<P>, column_major_shape's plan).
+#pragma once
+
+#include <string>
+
+#include "codegen/cholesky/column_major.hpp"
+
+namespace batchsolve::codegen::cholesky {
+
+// Whether (spec, its resolved row_threads x threads_per_row grid) runs the square-grid kernel: potrf at a
+// side >= column_major_square_grid_min_side; posv at a side that is a multiple of
+// column_major_square_grid_posv_side with block barriers; never staged or through the interleaved kernels.
+bool square_grid_potrf(const ColumnMajorSpec& spec, int row_threads, int threads_per_row);
+inline bool square_grid_potrf(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
+    return square_grid_potrf(spec, s.row_threads, s.threads_per_row);
+}
+
+// The kernel's text (potrf's or posv's parameters, column_major.hpp) for a spec that square_grid_potrf
+// accepts, with __launch_bounds__(block_threads, min_blocks) (0: the register count left to ptxas).
+std::string square_grid_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, const std::string& name,
+                               int min_blocks);
+
+}  // namespace batchsolve::codegen::cholesky
