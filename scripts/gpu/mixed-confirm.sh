@@ -80,26 +80,8 @@ if [[ -n $nsys_bin ]] && (( l >= 10 )); then
   rm -f "$out/nsys/nsys-shipped.nsys-rep" "$out/nsys/nsys-shipped.sqlite"
 fi
 
-python3 - "$out" <<'PY'
-import glob, json, os, sys
-out = sys.argv[1]
-merged = []
-for f in sorted(glob.glob(os.path.join(out, "targets-*.json"))):
-    step = os.path.basename(f)[len("targets-"):-len(".json")]
-    try:
-        data = json.load(open(f))
-    except Exception as e:
-        print("unreadable", f, e)
-        continue
-    for t in (data if isinstance(data, list) else data.get("targets", [])):
-        if t.get("row_status") == "no row":
-            continue  # a target of another step's n
-        t = dict(t)
-        t["step"] = step
-        merged.append(t)
-json.dump(merged, open(os.path.join(out, "targets.json"), "w"), indent=1)
-print("targets.json: %d of %d met" % (sum(1 for t in merged if t.get("met")), len(merged)))
-PY
+source scripts/gpu/lib/step-targets.sh
+merge_step_targets "$out"
 python3 scripts/gpu/mixed_phase_report.py "$out" | tee "$out/summary.md"
 echo "mixed-confirm: done after $((SECONDS - start)) s"
 exit 0

@@ -148,26 +148,8 @@ gtest gtest-trsm 20 -
 profile nsys-potrf 15 8 - --n-nsys 2048,4096 --n-ncu 2048 --routine potrf_large --precision d --repeat 3 --warmup 1 --split --ref cusolver --json "$out/nsys/nsys-potrf.json"
 
 # targets.json: every step's targets, each line with its step.
-python3 - "$out" <<'PY'
-import glob, json, os, sys
-out = sys.argv[1]
-merged = []
-for f in sorted(glob.glob(os.path.join(out, "targets-*.json"))):
-    step = os.path.basename(f)[len("targets-"):-len(".json")]
-    try:
-        data = json.load(open(f))
-    except Exception as e:
-        print("unreadable", f, e)
-        continue
-    for t in (data if isinstance(data, list) else data.get("targets", [])):
-        if t.get("row_status") == "no row":
-            continue  # a target of another step's n
-        t = dict(t)
-        t["step"] = step
-        merged.append(t)
-json.dump(merged, open(os.path.join(out, "targets.json"), "w"), indent=1)
-print("targets.json: %d of %d met" % (sum(1 for t in merged if t.get("met")), len(merged)))
-PY
+source scripts/gpu/lib/step-targets.sh
+merge_step_targets "$out"
 python3 scripts/gpu/mixed_phase_report.py "$out" | tee "$out/summary.md"
 echo "mixed-phase: done after $((SECONDS - start)) s"
 exit 0

@@ -19,20 +19,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 name=small-cyclic-confirm
-out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
-budget=${TOPIC_BUDGET_S:-80}; start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
-run=${BUNDLE_RUN:-/tmp/bundle/run}
-carry=.carry/small-lean
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
-echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
-date -u +%FT%TZ > "$out/date.txt"
-export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+source scripts/gpu/lib/prelude.sh  # gpu_prelude, find_cusolverdx
+gpu_prelude "$name" 80
 source scripts/gpu/small-lib.sh  # tester_step
-for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
-         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
-  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
-done
+find_cusolverdx
 pre=/tmp/small-cyclic-confirm-prebuilt; mkdir -p "$pre"
 fresh="none carried"
 if [[ -f $carry/confirm-prebuilt.tar.xz ]] && tar -xJf "$carry/confirm-prebuilt.tar.xz" -C "$pre"; then

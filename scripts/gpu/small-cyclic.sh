@@ -22,22 +22,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 name=small-cyclic
-out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
-budget=${TOPIC_BUDGET_S:-150}; start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
-run=${BUNDLE_RUN:-/tmp/bundle/run}
-carry=.carry/small-lean
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
-echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
-date -u +%FT%TZ > "$out/date.txt"
-export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+source scripts/gpu/lib/prelude.sh  # gpu_prelude, find_cusolverdx
+gpu_prelude "$name" 150
 pre=/tmp/small-lean-prebuilt; mkdir -p "$pre"
 [[ -f $carry/prebuilt.tar.xz ]] && tar -xJf "$carry/prebuilt.tar.xz" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
 source scripts/gpu/small-lib.sh  # tester_step
-for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
-         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
-  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
-done
+find_cusolverdx
 steps=" ${SC_STEPS:-proto committed shape-sq8 shape-sq16 check-sq check-sq16 shape-sq4 proto-100k ncu-s64 ncu-s128} "
 want() { [[ $steps == *" $1 "* ]]; }
 proto_bin=$PWD/$carry/cyclic_prototype

@@ -36,24 +36,14 @@ cd "$(dirname "$0")/../.."
 mode=${SL_MODE:-lean}
 [[ $mode == lean || $mode == proto ]] || { echo "small-lean.sh: SL_MODE is lean or proto (got $mode)" >&2; exit 2; }
 name=${SL_NAME:-small-$mode}
-out=${OUT:-/tmp/out}/$name; mkdir -p "$out"
-budget=${TOPIC_BUDGET_S:-$([[ $mode == proto ]] && echo 120 || echo 90)}; start=$SECONDS
-left() { echo $((budget - (SECONDS - start))); }
-run=${BUNDLE_RUN:-/tmp/bundle/run}
-carry=.carry/small-lean
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > "$out/gpu.txt" 2>&1
-echo "${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" > "$out/commit.txt"
-date -u +%FT%TZ > "$out/date.txt"
-export BATCHSOLVE_CACHE_DIR=${BATCHSOLVE_CACHE_DIR:-/tmp/batchsolve-cache}; mkdir -p "$BATCHSOLVE_CACHE_DIR"
+source scripts/gpu/lib/prelude.sh  # gpu_prelude, find_cusolverdx
+gpu_prelude "$name" "$([[ $mode == proto ]] && echo 120 || echo 90)"
 pre=/tmp/small-lean-prebuilt; mkdir -p "$pre"
 [[ -f $carry/prebuilt.tar.xz ]] && tar -xJf "$carry/prebuilt.tar.xz" -C "$pre" && export BATCHSOLVE_PREBUILT_DIR=$pre/kernels
 source scripts/gpu/small-lib.sh  # tester_step, small_tables
 tables=$pre/tables
 [[ -f $tables/shape-2x2.json ]] || small_tables "$tables"  # no prebuilt folder: the same tables, the kernels compiled here
-for p in "${BATCHSOLVE_CUSOLVERDX:-}" "$PWD/$carry/bench_cusolverdx" "$(dirname "$run")/bin/bench_cusolverdx" \
-         "$PWD/../shared/tools/peers/cusolverdx/bench_cusolverdx"; do
-  [[ -n $p && -x $p ]] && { export BATCHSOLVE_CUSOLVERDX=$p; break; }
-done
+find_cusolverdx
 version=$(grep -o '"[0-9a-f]*"' "$pre/generator_version.hpp" 2>/dev/null | tr -d '"')
 lib=$(dirname "$run")/lib stale=1
 fresh="not checked"
