@@ -182,7 +182,7 @@ def check(rows):
 def markdown(headers, results):
     h = headers[0]
     gpu = h["gpu"]
-    lines = ["# Issue 3 targets", "",
+    lines = ["# Small-Cholesky speed targets", "",
              "- GPU: %s, CUDA runtime %s, copy bandwidth %.0f GB/s" % (
                  gpu.get("name", "?"), gpu.get("cuda_runtime_version", "?"), gpu.get("copy_bandwidth_GBps", 0)),
              "- commits: %s; dates: %s" % (", ".join(sorted({x["git_commit"] for x in headers})),
