@@ -176,7 +176,39 @@ void print(const Options& o, const Times& t, const std::string& device) {
 void vendor_ok(int status, const char* call) {
     if (status != 0) throw Error(std::string(call) + " failed with status " + std::to_string(status));
 }
+
+// The vendor's cuBLAS handle of gemm_vbatched/trsm_vbatched: created on request (timed into handle_s),
+// destroyed with the object.
+struct CublasHandle {
+    cublasHandle_t h = nullptr;
+    CublasHandle() = default;
+    CublasHandle(const CublasHandle&) = delete;
+    CublasHandle& operator=(const CublasHandle&) = delete;
+    ~CublasHandle() {
+        if (h) cublasDestroy(h);
+    }
+    void create(Context& ctx, Times& t) {
+        t.handle_s = timed(ctx, [&] { vendor_ok(cublasCreate(&h), "cublasCreate"); });
+    }
+};
 #endif
+
+// One run of a routine beyond the small Cholesky: the Context, its creation timed into the run's Times.
+struct TimedRun {
+    TimedContext timed_context;
+    Context& ctx = timed_context.ctx;
+    Times t;
+    TimedRun() { t.context_s = timed_context.seconds; }
+
+    // The first and the second call, `restore` (the inputs) between them; prints the JSON line.
+    int first_and_second(const Options& o, const std::function<void()>& call, const std::function<void()>& restore = {}) {
+        t.first_s = timed(ctx, call);
+        if (restore) restore();
+        t.second_s = timed(ctx, call);
+        print(o, t, ctx.device_name());
+        return 0;
+    }
+};
 
 // --prepay: each step paid before the timed first call, timed to completion; "[{"step":"cublas","s":0.0031},...]".
 // The vendor steps use their own handles (made and destroyed inside the step), so that what stays
@@ -286,10 +318,8 @@ std::string prepay(const Options& o, Context& ctx) {
 
 template <class T>
 int run_gemm(const Options& o) {
-    Times t;
-    TimedContext timed_context;
-    Context& ctx = timed_context.ctx;
-    t.context_s = timed_context.seconds;
+    TimedRun r;
+    Context& ctx = r.ctx;
     const int count = o.batch, x = o.n;
     std::vector<int> order(count);
     std::vector<std::size_t> at(count + 1, 0);
@@ -305,28 +335,28 @@ int run_gemm(const Options& o) {
     Buffer<int> sizes(ctx, order), info(ctx, count);
     std::function<void()> call;
 #ifdef BATCHSOLVE_FIRST_CALL_PEERS
-    cublasHandle_t handle = nullptr;
+    CublasHandle handle;
     std::vector<cublasOperation_t> ops(count, CUBLAS_OP_N);
     std::vector<int> groups(count, 1);
     std::vector<T> alphas(count, T(1)), betas(count, T(0));
 #endif
     if (o.vendor) {
 #ifdef BATCHSOLVE_FIRST_CALL_PEERS
-        t.handle_s = timed(ctx, [&] { vendor_ok(cublasCreate(&handle), "cublasCreate"); });
+        handle.create(ctx, r.t);
         call = [&] {
             if constexpr (std::is_same_v<T, float>)
-                vendor_ok(cublasSgemmGroupedBatched(handle, ops.data(), ops.data(), order.data(), order.data(), order.data(),
+                vendor_ok(cublasSgemmGroupedBatched(handle.h, ops.data(), ops.data(), order.data(), order.data(), order.data(),
                                                     alphas.data(), da.data(), order.data(), db.data(), order.data(),
                                                     betas.data(), dc.data(), order.data(), count, groups.data()),
                           "cublasSgemmGroupedBatched");
             else
-                vendor_ok(cublasDgemmGroupedBatched(handle, ops.data(), ops.data(), order.data(), order.data(), order.data(),
+                vendor_ok(cublasDgemmGroupedBatched(handle.h, ops.data(), ops.data(), order.data(), order.data(), order.data(),
                                                     alphas.data(), da.data(), order.data(), db.data(), order.data(),
                                                     betas.data(), dc.data(), order.data(), count, groups.data()),
                           "cublasDgemmGroupedBatched");
             vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
         };
-        t.note = "cublas<t>gemmGroupedBatched, one group per problem";
+        r.t.note = "cublas<t>gemmGroupedBatched, one group per problem";
 #endif
     } else {
         call = [&] {
@@ -334,23 +364,15 @@ int run_gemm(const Options& o) {
                              sizes.data(), db.data(), sizes.data(), T(0), dc.data(), sizes.data(), count, info.data(), ctx);
         };
     }
-    t.first_s = timed(ctx, call);
-    t.second_s = timed(ctx, call);
-#ifdef BATCHSOLVE_FIRST_CALL_PEERS
-    if (handle) cublasDestroy(handle);
-#endif
-    print(o, t, ctx.device_name());
-    return 0;
+    return r.first_and_second(o, call);
 }
 
 // trsm_vbatched: COUNT left, lower, non-transposed solves L X = B of order N with N right-hand sides
 // (L: 2 on the diagonal, 1 below; B: ones); the vendor: cublas<t>trsmBatched on the same pointers.
 template <class T>
 int run_trsm(const Options& o) {
-    Times t;
-    TimedContext timed_context;
-    Context& ctx = timed_context.ctx;
-    t.context_s = timed_context.seconds;
+    TimedRun r;
+    Context& ctx = r.ctx;
     const int count = o.batch, n = o.n;
     const std::size_t each = std::size_t(n) * n;
     std::vector<T> host_l(each), host_b(each * count, T(1));
@@ -365,22 +387,22 @@ int run_trsm(const Options& o) {
     Buffer<int> sizes(ctx, std::vector<int>(count, n)), info(ctx, count);
     std::function<void()> call;
 #ifdef BATCHSOLVE_FIRST_CALL_PEERS
-    cublasHandle_t handle = nullptr;
+    CublasHandle handle;
 #endif
     const T one(1);
     if (o.vendor) {
 #ifdef BATCHSOLVE_FIRST_CALL_PEERS
-        t.handle_s = timed(ctx, [&] { vendor_ok(cublasCreate(&handle), "cublasCreate"); });
+        handle.create(ctx, r.t);
         call = [&] {
             if constexpr (std::is_same_v<T, float>)
-                vendor_ok(cublasStrsmBatched(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
+                vendor_ok(cublasStrsmBatched(handle.h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
                                              &one, da.data(), n, db.data(), n, count), "cublasStrsmBatched");
             else
-                vendor_ok(cublasDtrsmBatched(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
+                vendor_ok(cublasDtrsmBatched(handle.h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
                                              &one, da.data(), n, db.data(), n, count), "cublasDtrsmBatched");
             vendor_ok(int(cudaDeviceSynchronize()), "cudaDeviceSynchronize");
         };
-        t.note = "cublas<t>trsmBatched";
+        r.t.note = "cublas<t>trsmBatched";
 #endif
     } else {
         call = [&] {
@@ -388,23 +410,15 @@ int run_trsm(const Options& o) {
                              sizes.data(), db.data(), sizes.data(), count, info.data(), ctx);
         };
     }
-    t.first_s = timed(ctx, call);
-    b.upload(host_b);
-    t.second_s = timed(ctx, call);
-#ifdef BATCHSOLVE_FIRST_CALL_PEERS
-    if (handle) cublasDestroy(handle);
-#endif
-    print(o, t, ctx.device_name());
-    return 0;
+    return r.first_and_second(o, call, [&] { b.upload(host_b); });
 }
 
 // potrf_large on n I + ones (SPD, eigenvalues n and 2n), restored before each call.
 template <class T>
 int run_large(const Options& o) {
-    Times t;
-    TimedContext timed_context;
-    Context& ctx = timed_context.ctx;
-    t.context_s = timed_context.seconds;
+    TimedRun r;
+    Context& ctx = r.ctx;
+    Times& t = r.t;
     const int n = o.n;
     const std::vector<T> host_a = identity_times_n_plus_ones<T>(n, 1);
     Buffer<T> a(ctx, host_a);
@@ -470,10 +484,9 @@ int run_large(const Options& o) {
 // sysv_mixed on a symmetric indefinite, diagonally dominant A (diagonal +-(n + 1), ones elsewhere), one
 // right-hand side of ones; the vendor: cusolverDnDSgesv (FP32 LU with refinement), A restored first.
 int run_sysv(const Options& o) {
-    Times t;
-    TimedContext timed_context;
-    Context& ctx = timed_context.ctx;
-    t.context_s = timed_context.seconds;
+    TimedRun r;
+    Context& ctx = r.ctx;
+    Times& t = r.t;
     const int n = o.n;
     std::vector<double> host_a(std::size_t(n) * n);
     for (int j = 0; j < n; ++j)
