@@ -26,6 +26,8 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               matrix's threads divide 32), fully unrolled at n <= 32, the committed register entry's nb (the library default
               where the committed entry is staged), --threads-per-block threads per block; cases the
               shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
+  --compile-time-ld  (with shape) config.compile_time_ld where the square-grid kernel runs: lda = n in
+              the kernel text (calls with another lda run the same entry with lda at run time)
 
 Every other entry stays as committed, so the cases not named run what they run today. Mirrors
 fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
@@ -87,6 +89,7 @@ def main():
     ap.add_argument("--nb", type=int, default=-1,
                     help="shape: config.nb (-1: the committed register entry's, 0 where it is staged; a non-zero nb "
                          "keeps the library's full unrolling default at n <= 64 out)")
+    ap.add_argument("--compile-time-ld", action="store_true", help="shape: compile_time_ld where the square-grid kernel runs")
     ap.add_argument("--looking", choices=["right", "left"], default="right",
                     help="shape: left synchronises the steps per warp (a matrix's threads must divide 32)")
     ap.add_argument("--committed", default=COMMITTED)
@@ -156,6 +159,9 @@ def main():
             new.update(rows_per_thread=ra, threads_per_row=tc, full_unroll=n <= 32, threads_per_block=a.threads_per_block,
                        nrhs_block=1, looking=a.looking,
                        nb=a.nb if a.nb >= 0 else 0 if cfg.get("staged") else cfg.get("nb", 0))
+            # the square-grid kernel's posv needs block barriers (right); potrf takes either
+            if a.compile_time_ld and square and (r == "potrf" or a.looking == "right"):
+                new["compile_time_ld"] = True
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:
@@ -166,7 +172,8 @@ def main():
     table["date"] = table.get("date", "")
     table["note"] = "candidate table (%s%s%s%s) for BATCHSOLVE_TUNING_FILE, written by validation/cusolverdx/fused_table.py" % (
         a.design, ", lean addressing" if a.lean else "", ", max_registers " + a.max_registers if a.max_registers else "",
-        " %s, %d threads per block" % (a.shape, a.threads_per_block) if a.design == "shape" else "")
+        " %s, %d threads per block%s" % (a.shape, a.threads_per_block, ", lda = n compiled in" if a.compile_time_ld else "")
+        if a.design == "shape" else "")
     with open(a.output, "w") as f:
         f.write("{\n")
         items = [(k, v) for k, v in table.items() if k != key]

@@ -123,6 +123,11 @@ struct CholeskyConfig {
     // max_registers the launch bounds leave the register count to the compiler (no minimum of blocks).
     // The same arithmetic and memory accesses; fewer registers, more resident matrices per SM.
     bool lean_addressing = false;
+    // Column-major potrf and posv on a square thread grid only (the square-grid kernel; any other kernel
+    // refuses it): the kernel text takes lda = n, so every element of a thread's share sits at a
+    // compile-time offset from one pointer (no run-time stride walk). A call whose lda is not n runs the
+    // same configuration with this off (lda at run time). The same arithmetic and memory accesses.
+    bool compile_time_ld = false;
 };
 
 // The fields of CholeskyConfig in their serialised order, one F(field) each: equality, to_string,
@@ -132,7 +137,7 @@ struct CholeskyConfig {
     F(nb) F(looking) F(full_unroll) F(chunk_size) F(threads_per_block) F(warps_per_matrix)             \
     F(grid_blocks_per_sm) F(matrices_per_block) F(fast_math) F(nrhs_block) F(max_registers)            \
     F(rows_per_thread) F(threads_per_row) F(through_interleaved) F(staged) F(tensor_cores)             \
-    F(solve_warps_per_matrix) F(solve_nb) F(lean_addressing)
+    F(solve_warps_per_matrix) F(solve_nb) F(lean_addressing) F(compile_time_ld)
 
 inline bool operator==(const CholeskyConfig& a, const CholeskyConfig& b) {
 #define BATCHSOLVE_CONFIG_FIELD_EQUAL(field) \

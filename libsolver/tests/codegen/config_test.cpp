@@ -19,7 +19,7 @@ TEST(Config, ToStringKeepsTheTablesFormat) {
               "\"warps_per_matrix\":0,\"grid_blocks_per_sm\":0,\"matrices_per_block\":0,\"fast_math\":false,"
               "\"nrhs_block\":1,\"max_registers\":0,\"rows_per_thread\":0,\"threads_per_row\":0,"
               "\"through_interleaved\":false,\"staged\":false,\"tensor_cores\":false,\"solve_warps_per_matrix\":0,"
-              "\"solve_nb\":0,\"lean_addressing\":false}");
+              "\"solve_nb\":0,\"lean_addressing\":false,\"compile_time_ld\":false}");
 }
 
 // A value other than the default, per type of field.
@@ -39,7 +39,7 @@ TEST(Config, EveryFieldTakesPartInEqualityAndTheRoundTrip) {
     }
     BATCHSOLVE_CHOLESKY_CONFIG_FIELDS(BATCHSOLVE_TEST_CHANGE)
 #undef BATCHSOLVE_TEST_CHANGE
-    EXPECT_EQ(changed.size(), 19u);
+    EXPECT_EQ(changed.size(), 20u);
     for (const CholeskyConfig& c : changed) {
         EXPECT_NE(c, CholeskyConfig{}) << to_string(c);
         EXPECT_EQ(parse_config(to_string(c)), c) << to_string(c);

@@ -310,6 +310,10 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     if (out.problem.empty() && spec.config.lean_addressing && !one_row_per_lane(spec, out.shape))
         out.problem = "config.lean_addressing: only for the rows kernel (potrf, rows_per_thread = threads_per_row = 1, "
                       "looking = left, n = 4, 8, 16 or 32, n threads per matrix)";
+    if (out.problem.empty() && spec.config.compile_time_ld && !square_grid_potrf(spec, out.shape))
+        out.problem = "config.compile_time_ld: only for the square-grid kernel (potrf or posv, ceil(n / rows_per_thread) "
+                      "== threads_per_row >= " + std::to_string(column_major_square_grid_min_side) +
+                      "; posv on sides that are multiples of " + std::to_string(column_major_square_grid_posv_side) + ")";
     return out;
 }
 
@@ -1165,7 +1169,7 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                 I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
     else if (square_grid_potrf(spec, s))
         name += "_sq" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + (spec.config.full_unroll ? "_u" : "") +
-                (warp_synchronous_steps(spec) ? "_ws" : "");
+                (warp_synchronous_steps(spec) ? "_ws" : "") + (spec.config.compile_time_ld ? "_ldn" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? (spec.config.lean_addressing ? "_rows_lean" : "_rows") : warp_synchronous_steps(spec) ? "_ws" : "");

@@ -179,7 +179,18 @@ std::string square_grid_kernel(const ColumnMajorSpec& spec, const ColumnMajorSha
     // in(x, y): element (P x + tr, P y + tc) lies in the triangle and in the matrix
     const std::string in = "(x > y || tr >= tc) && (x < " + I(L - 1) + " || last_ok)";
     std::string grid, load, store;
-    if (!upper) {  // lanes along tr: a warp reads P consecutive rows of a column per element
+    if (spec.config.compile_time_ld) {  // lda = n: element (i, j) at i + n j, every offset a literal after unrolling
+        const std::string PN = I((long long)P * n);
+        grid = upper ? "const int tc = q % " + SP + ", tr = q / " + SP + ";" : "const int tr = q % " + SP + ", tc = q / " + SP + ";";
+        const std::string walk = std::string(upper ? "    T* const p = A + tr * " + I(n) + " + tc;  // U(tc, tr): column tr of U\n"
+                                                   : "    T* const p = A + tc * " + I(n) + " + tr;  // column tc, row tr\n") +
+                                 "#pragma unroll\n    for (int x = 0; x < " + I(L) + "; ++x) {\n"
+                                 "#pragma unroll\n      for (int y = 0; y <= x; ++y)\n        ";
+        const std::string at = upper ? "p[" + PN + " * x + " + SP + " * y]" : "p[" + PN + " * y + " + SP + " * x]";
+        load = walk + "r[x * (x + 1) / 2 + y] = (" + in + ") ? " + (upper ? "bs_conj(" + at + ")" : at) + " : bs_zero();\n    }";
+        store = walk + "if (" + in + ") " + at + " = " + (upper ? "bs_conj(r[x * (x + 1) / 2 + y])" : "r[x * (x + 1) / 2 + y]") +
+                ";\n    }";
+    } else if (!upper) {  // lanes along tr: a warp reads P consecutive rows of a column per element
         grid = "const int tr = q % " + SP + ", tc = q / " + SP + ";";
         const std::string walk = "    const long long step = (long long)" + SP + " * lda;  // P columns\n"
                                  "    T* p = A + (long long)tc * lda + tr;  // column tc, row tr\n"

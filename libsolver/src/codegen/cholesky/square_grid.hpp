@@ -20,6 +20,8 @@ inline bool square_grid_potrf(const ColumnMajorSpec& spec, const ColumnMajorShap
 
 // The kernel's text (potrf's or posv's parameters, column_major.hpp) for a spec that square_grid_potrf
 // accepts, with __launch_bounds__(block_threads, min_blocks) (0: the register count left to ptxas).
+// config.compile_time_ld: the text ignores its lda argument and addresses A with lda = n (the
+// launcher runs it only where the call's lda is n).
 std::string square_grid_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, const std::string& name,
                                int min_blocks);
 

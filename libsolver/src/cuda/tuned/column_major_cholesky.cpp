@@ -100,6 +100,15 @@ bool runs_cusolver(int n, Precision p, const CholeskyConfig& config) {
            (!codegen::cholesky::is_shared_memory_config(config) || n > codegen::cholesky::shared_memory_largest_n(p));
 }
 
+// A kernel compiled for lda = n (config.compile_time_ld) takes only matrices stored so; any other lda
+// runs the same configuration with lda at run time.
+template <class T>
+CholeskyConfig ld_checked(const CholeskyConfig& config, const BatchView<T>& a) {
+    CholeskyConfig c = config;
+    if (c.compile_time_ld && a.ld != a.rows) c.compile_time_ld = false;
+    return c;
+}
+
 unsigned blocks_for(long long items, int per_block) { return static_cast<unsigned>((items + per_block - 1) / per_block); }
 
 }  // namespace
@@ -131,6 +140,7 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
         spec.config.chunk_size = 0;
         return spec;
     }
+    if (routine == ColumnMajorRoutine::potrs) spec.config.compile_time_ld = false;  // the solve kernel does not read it
     if (config.nb == 0 && !shared_memory) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
         if (spec.config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged
@@ -182,7 +192,7 @@ void potrf_column_major(Uplo uplo, const BatchView<T>& a, int* info, const Chole
     }
     if (runs_cusolver(n, precision_v<T>, config)) return cusolver_potrf_batched(uplo, a, info, ctx);
     require_on_device(r, a, routine, "a");
-    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, config);
+    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::potrf, precision_v<T>, uplo, n, 0, ld_checked(config, a));
     const ColumnMajorShape shape = column_major_shape(spec, routine);
     const jit::LoadedKernel& k = lookup(spec, shape, r, routine);
 
@@ -214,7 +224,7 @@ void posv_column_major(Uplo uplo, const BatchView<T>& a, const BatchView<T>& b, 
     if (runs_cusolver(n, precision_v<T>, config)) return cusolver_posv_batched(uplo, a, b, info, ctx);
     require_on_device(r, a, routine, "a");
     if (nrhs > 0) require_on_device(r, b, routine, "b");
-    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, config);
+    const ColumnMajorSpec spec = column_major_spec(ColumnMajorRoutine::posv, precision_v<T>, uplo, n, nrhs, ld_checked(config, a));
     const ColumnMajorShape shape = column_major_shape(spec, routine);
     const jit::LoadedKernel& k = lookup(spec, shape, r, routine);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -92,6 +93,9 @@ RunPotrs<T> emulated_potrs(const EmulatedKernel& kernel, const ColumnMajorShape&
 template <class T>
 void run_all(const ColumnMajorSpec& spec, const EmulatedKernel& kernel) {
     const ColumnMajorShape shape = column_major_shape(spec);
+    // lda = n compiled into the text (config.compile_time_ld): every scenario's matrices stored so
+    std::optional<ContiguousStorage> ld_n;
+    if (spec.config.compile_time_ld) ld_n.emplace();
     const std::uint64_t seed = fresh_seed();
     const int n = spec.n;
     switch (spec.routine) {

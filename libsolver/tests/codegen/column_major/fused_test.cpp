@@ -214,6 +214,35 @@ TEST(ColumnMajorSquareGrid, OnlyOnSquareGridsOfTheirSides) {
     EXPECT_EQ(column_major_spec_problem(spec(Precision::d, 128, 16, 8)).rfind("config.threads_per_row:", 0), 0u);
 }
 
+// config.compile_time_ld: the square-grid kernel with lda = n in its text (named _ldn, elements at literal
+// offsets from one pointer, the lda argument unread); every other kernel refuses it; potrs drops it.
+TEST(ColumnMajorSquareGrid, CompileTimeLdIsTheSquareGridsOnly) {
+    auto spec = [](Precision p, int n, int ra, int tc, Routine r = Routine::potrf, Uplo u = Uplo::lower) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, p, n, 1);
+        c.rows_per_thread = ra, c.threads_per_row = tc, c.threads_per_block = 64, c.nb = 8, c.full_unroll = false;
+        c.compile_time_ld = true;
+        return column_major_spec(r, p, u, n, 1, c);
+    };
+    for (Uplo u : {Uplo::lower, Uplo::upper})
+        for (Routine r : {Routine::potrf, Routine::posv}) {
+            const auto s = spec(Precision::s, 64, 8, 8, r, u);
+            ASSERT_EQ(column_major_spec_problem(s), "");
+            const std::string name = column_major_kernel_name(s), text = cuda_backend::tuned::generate_column_major_kernel(s).source;
+            EXPECT_EQ(name, std::string(r == Routine::potrf ? "potrf" : "posv") + "_cm_s_" +
+                                (u == Uplo::lower ? "lower" : "upper") + "_n64_sq8_m1_ldn");
+            EXPECT_EQ(text.find("* lda"), std::string::npos) << name;  // no run-time stride walk
+            EXPECT_NE(text.find(u == Uplo::lower ? "p[512 * y + 8 * x]" : "p[512 * x + 8 * y]"), std::string::npos) << name;
+            auto plain = s;
+            plain.config.compile_time_ld = false;
+            const std::string plain_text = cuda_backend::tuned::generate_column_major_kernel(plain).source;
+            EXPECT_NE(plain_text.find("* lda"), std::string::npos);
+            EXPECT_EQ(column_major_kernel_name(plain) + "_ldn", name);
+        }
+    for (const auto& s : {spec(Precision::s, 64, 8, 4), spec(Precision::d, 3, 2, 2), spec(Precision::s, 24, 6, 4, Routine::posv)})
+        EXPECT_EQ(column_major_spec_problem(s).rfind("config.compile_time_ld:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
+    EXPECT_FALSE(spec(Precision::s, 64, 8, 8, Routine::potrs).config.compile_time_ld);
+}
+
 TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     std::set<std::string> names;
     std::vector<ColumnMajorSpec> specs = fused_specs();

@@ -42,7 +42,7 @@ struct Storage {
 
 // Set by a test (ContiguousStorage below) for strided batches with ld = rows and stride = rows * cols:
 // the contiguous batches the shared-memory kernels copy as flat runs of 16-byte vectors
-// (codegen/cholesky/shared_memory.hpp). Pointer arrays keep their gaps.
+// (codegen/cholesky/shared_memory.hpp). Pointer arrays take ld = rows too and keep their gaps.
 inline bool& contiguous_storage() {
     static bool on = false;
     return on;
@@ -61,9 +61,9 @@ Storage<T> make_storage(int rows, int cols, int count, bool pointers, std::mt199
     s.ld = std::max(1, rows + 1 + static_cast<int>(rng() % 3));                // ld > rows
     const long long matrix = static_cast<long long>(s.ld) * std::max(cols, 1);
     s.stride = matrix + 1 + static_cast<long long>(rng() % 7);                  // stride > ld * cols
-    if (contiguous_storage() && !pointers) {
+    if (contiguous_storage()) {  // pointer arrays: ld = rows, their slots keep the gaps
         s.ld = std::max(1, rows);
-        s.stride = static_cast<long long>(s.ld) * std::max(cols, 1);
+        s.stride = static_cast<long long>(s.ld) * std::max(cols, 1) + (pointers ? s.stride - matrix : 0);
     }
     s.offsets.resize(count);
     if (!pointers) {

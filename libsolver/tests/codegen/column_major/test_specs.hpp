@@ -211,6 +211,10 @@ inline ColumnMajorSpec lean(ColumnMajorSpec s) {
     s.config.lean_addressing = true;
     return s;
 }
+inline ColumnMajorSpec compile_time_ld(ColumnMajorSpec s) {
+    s.config.compile_time_ld = true;
+    return s;
+}
 inline std::vector<ColumnMajorSpec> warp_step_specs() {
     using R = ColumnMajorRoutine;
     return {
@@ -242,7 +246,8 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
 // kernel): sides 4, 8, 16, rows that fill the last block and rows that do not (n = 13, 20, 33, 100),
 // every precision, both triangles, unrolled and blocked steps, several matrices per block, block and
 // warp barriers (looking = left, 16 threads per matrix); posv at sides 8 and 16 (rows of the last block
-// missing at n = 30, 45, 100; more right-hand sides than the matrix has warps at n = 45).
+// missing at n = 30, 45, 100; more right-hand sides than the matrix has warps at n = 45); the same with
+// lda = n compiled in (config.compile_time_ld; emulated on batches stored with ld = n).
 inline std::vector<ColumnMajorSpec> square_grid_specs() {
     using R = ColumnMajorRoutine;
     return {
@@ -261,6 +266,13 @@ inline std::vector<ColumnMajorSpec> square_grid_specs() {
         make_spec(R::posv, Precision::z, Uplo::lower, 30, 2, {"sq8", 4, 8, 0, 4, true}),
         make_spec(R::posv, Precision::c, Uplo::upper, 100, 2, {"sq8", 13, 8, 0, 4, false}),
         make_spec(R::posv, Precision::s, Uplo::upper, 128, 1, {"sq16", 8, 16, 0, 8, false}, 1, 256),
+        // config.compile_time_ld (lda = n in the text): one matrix per 64-thread block (the prototype's m1
+        // form), rows of the last block missing (n = 45, 100), both triangles, real and complex, posv
+        compile_time_ld(make_spec(R::potrf, Precision::s, Uplo::lower, 64, 0, {"sq8", 8, 8, 0, 8, false}, 1, 64)),
+        compile_time_ld(make_spec(R::potrf, Precision::d, Uplo::upper, 100, 0, {"sq8", 13, 8, 0, 4, false}, 1, 64)),
+        compile_time_ld(warp_steps(make_spec(R::potrf, Precision::c, Uplo::lower, 13, 0, {"sq4", 4, 4, 0, 4, true}, 1, 64))),
+        compile_time_ld(make_spec(R::posv, Precision::d, Uplo::lower, 45, 2, {"sq8", 6, 8, 0, 4, true}, 1, 64)),
+        compile_time_ld(make_spec(R::posv, Precision::s, Uplo::upper, 64, 3, {"sq8", 8, 8, 0, 8, false}, 1, 64)),
     };
 }
 
