@@ -11,6 +11,8 @@
 #               strided and pointer arrays, 2 right-hand sides
 #   m1          M1_SPECS, lda at run time: what compile_time_ld alone changes
 #   p4ld        potrf s d n = 48 on 4 x 4 threads (12 rows each), warp-synchronous, compile_time_ld
+#   proto       experiments/small-cyclic-prototype (carried .carry/small-lean/cyclic_prototype) cyclic-P4/P8,
+#               s d, n = 24..128: the standalone kernel the m1 form is taken from, same timing scope
 #   m1ld-100k, committed-100k   potrf s d n = 48..128 at batch 100000: M1_SPECS (ld) chained onto
 #               sm90-batch100000.json, and that table as shipped (no peer)
 # M1_STEPS names a subset. Writes $OUT/small-m1/.
@@ -40,7 +42,7 @@ if [[ -f $carry/m1-prebuilt.tar.xz ]] && tar -xJf "$carry/m1-prebuilt.tar.xz" -C
   grep -aqs "$version" "$lib"/libbatchsolve.so* && fresh="current ($version)" || fresh="stale ($version): NVRTC compiles here"
 fi
 echo "prebuilt kernels: $(ls "$pre/kernels" 2>/dev/null | wc -l), $fresh; peer ${BATCHSOLVE_CUSOLVERDX:-none}" | tee "$out/prebuilt.txt"
-steps=" ${M1_STEPS:-committed m1ld check-m1ld m1 p4ld m1ld-100k committed-100k} "
+steps=" ${M1_STEPS:-committed m1ld check-m1ld m1 p4ld proto m1ld-100k committed-100k} "
 want() { [[ $steps == *" $1 "* ]]; }
 tables=/tmp/small-m1-tables
 source scripts/gpu/small-m1-tables.sh  # m1_tables DIR: m1.json, m1ld.json, p4ld.json, m1ld-100k.json
@@ -61,6 +63,18 @@ tester_step check-m1ld 15 "$tables/m1ld.json" --routine potrf,posv --precision s
   --check --ref lapack --jobs 16
 tester_step m1 16 "$tables/m1.json" --routine potrf,posv --precision s,d --n $ns --batch 16384 "${common[@]}"
 tester_step p4ld 6 "$tables/p4ld.json" --routine potrf --precision s,d --n 48 --batch 16384 "${common[@]}"
+if want proto; then  # the prototype itself, same timing scope (carried binary, matching source only)
+  proto_bin=$PWD/$carry/cyclic_prototype src=experiments/small-cyclic-prototype/cyclic_prototype.cu
+  if [[ -x $proto_bin && $(cat "$carry/cyclic_prototype.src.sha256" 2>/dev/null) == $(sha256sum "$src" | cut -c1-64) ]]; then
+    l=$(left); (( l > 9 )) && l=9
+    if (( l >= 3 )); then
+      t0=$SECONDS
+      timeout -k 2 "$l" stdbuf -oL "$proto_bin" --batch 16384 --n 24,32,48,64,80,100,128 --prec s,d --reps 7 \
+        --designs cyclic-P4,cyclic-P8 --seed 20261203 > "$out/proto.csv" 2> "$out/proto.log"
+      echo "proto: rc $? in $((SECONDS - t0)) s ($(grep -c ',ok$' "$out/proto.csv") ok)"
+    else echo "proto: skipped (budget)" | tee -a "$out/skipped.txt"; fi
+  else echo "proto: no prototype binary matching its source" | tee -a "$out/skipped.txt"; fi
+fi
 h=(--routine potrf --precision s,d --n 48,64,80,100,128 --batch 100000 "${common[@]}")
 tester_step m1ld-100k 12 "$tables/m1ld-100k.json" "${h[@]}"
 tester_step committed-100k 12 - "${h[@]}"
