@@ -7,7 +7,9 @@
 #      cuSOLVER beside; rows "split-<variant>", the table's last section (FC_SPLIT_SET=steps: each
 #      cuBLAS/cuSOLVER piece alone, GemmEx against cublas<t>gemm). Then steps 1, 3, 2 in that order
 #      (FC_STEPS, default "1 3 2"; "" skips them; below 60 s of budget the default is "" and the split
-#      takes every second).
+#      takes every second). FC_SPLIT_SET=warmup (the default): the first call without the library's
+#      background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP, cuda/context.cu), and with it after
+#      a pause. Every other run of ours has it on; the peers' runs (--vendor) never.
 #   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
 #      (FC_NS, default 8,32,128), then every n of 1..128 (bounded: the rest of the budget less the
@@ -26,6 +28,7 @@
 #      (potrf_large's table rows also time a first call of order FC_LARGE_THEN_N, default 3072, in the
 #      same warm process: then_first_call_s, the per-size share of the first call)
 #      (cuBLAS grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv; handle creation reported apart).
+#   Last (step 2's end): the small potrf prebuilt rows again without the warm-up (does it slow them?).
 # Targets: first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
 # Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
 # Dry run on a build machine: BUILD_DIR=build scripts/gpu/first-call.sh (the runs say "skipped").
@@ -57,6 +60,10 @@ one() {  # run label, environment words..., then -- and the program's arguments
   local envs=()
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
   local line report
+  # Our runs with the library's background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP=on,
+  # cuda/context.cu; a run's own BATCHSOLVE_LIBRARY_WARMUP=off, later in the list, wins); the peers'
+  # first calls as a program of their own sees them, without it.
+  if [[ " $* " == *" --vendor "* ]]; then envs+=(BATCHSOLVE_LIBRARY_WARMUP=off); else envs=(BATCHSOLVE_LIBRARY_WARMUP=on "${envs[@]}"); fi
   line=$(env "${envs[@]}" BATCHSOLVE_CACHE_REPORT=1 timeout "${one_timeout:-60}" "$run" batchsolve_first_call --batch 16384 "$@" 2> "$scratch/err")
   report=$(grep -m1 'batchsolve kernel cache' "$scratch/err" | sed 's/"/\\"/g')
   case $line in
@@ -66,7 +73,7 @@ one() {  # run label, environment words..., then -- and the program's arguments
 }
 deadline=$((start + budget - 5))  # nothing starts past it
 # Below 60 s the whole budget goes to the split (step 0); steps 1-3 need ~45 s more (FC_STEPS, FC_SPLIT_SHARE override).
-if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-100}; else fc_steps=${FC_STEPS-1 3 2}; split_share=${FC_SPLIT_SHARE:-45}; fi
+if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-100}; else fc_steps=${FC_STEPS-1 3 2}; split_share=${FC_SPLIT_SHARE:-8}; fi
 # ---- 0. where potrf_large's and sysv_mixed's first call goes (most important: first) -------------------
 # Fresh processes with an empty cache (their automatic configuration uses no generated kernel): the
 # first call alone; after --prepay steps, each timed (cuBLAS/cuSOLVER handles, one GEMM/SYRK/TRSM/
@@ -74,7 +81,14 @@ if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-10
 # with CUDA_MODULE_LOADING=EAGER beside the default (lazy), ours and cuSOLVER's. Rows: run "split-<v>".
 if ((${FC_SPLIT:-1})); then
   full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
-  if [[ ${FC_SPLIT_SET:-steps} == steps ]]; then
+  if [[ ${FC_SPLIT_SET:-warmup} == warmup ]]; then
+    # The first call without the library's background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP=off:
+    # "nowarmup"; step 3's prebuilt rows are the same first call with it, the default), and with it after
+    # --pause 0.5 s ("pause": the warm-up given time to finish; "pause-nowarmup": the pause alone), then more
+    # of the same as the share allows.
+    splits=("s nowarmup" "sysv nowarmup" "d nowarmup" "s pause --pause 0.5" "sysv pause --pause 0.5" "d pause --pause 0.5"
+            "s pause-nowarmup --pause 0.5" "s base" "sysv base" "d base" "s nowarmup" "sysv nowarmup" "d nowarmup")
+  elif [[ ${FC_SPLIT_SET} == steps ]]; then
     # Each cuBLAS/cuSOLVER piece alone in its own process (which of them pays the libraries' first use),
     # then the first call after it; GemmEx against the legacy cublas<t>gemm; the targets' rows beside.
     splits=("d base" "d vendor" "d gemm --prepay gemm" "d dgemm --prepay dgemm" "d syrk --prepay syrk" "d trsm --prepay trsm"
@@ -96,6 +110,7 @@ if ((${FC_SPLIT:-1})); then
     one_timeout=60
     [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=25  # eager loads every module of every library
     [[ $v == *vendor ]] && args+=(--vendor)
+    [[ $v == *nowarmup ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=off)
     one "split-$v" "${envs[@]}" -- "${args[@]}" $rest
   done
   one_timeout=60
@@ -174,6 +189,13 @@ for c in "${cases[@]}"; do
   one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
   one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
 done
+# Does the background warm-up slow the small routines' first call? The prebuilt rows again without it.
+for c in "${cases[@]}"; do
+  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
+  e=$scratch/empty-nowarmup-$r$p$layout$n; mkdir -p "$e"
+  one prebuilt-nowarmup BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" BATCHSOLVE_LIBRARY_WARMUP=off -- \
+    --routine "$r" --precision $p --layout $layout --n "$n"
+done
 fi
 rm -rf "$scratch" "$out/run-from-build"
 
@@ -192,8 +214,8 @@ if not rows:
     print("\n".join(md)); sys.exit(0)
 by = {(r["routine"], r["precision"], r["layout"], r["n"], r["run"]): r for r in rows}
 md += [f"device: {rows[0]['device']}, batch {rows[0]['batch']}; seconds, each a fresh process, context creation apart", "",
-       "| routine | case | context | cold | prebuilt | cached | cuSOLVER first | prebuilt / cuSOLVER | steady |",
-       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+       "| routine | case | context | cold | prebuilt | prebuilt, no warm-up | setup before it | cached | cuSOLVER first | prebuilt / cuSOLVER | steady |",
+       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 f = lambda v: "-" if v is None else f"{v:.4f}"
 targets = []
 keys = sorted({k[:4] for k in by}, key=lambda k: (k[0], k[1], k[2], k[3]))
@@ -203,7 +225,8 @@ for (routine, p, layout, n) in keys:
     if vend is None and routine.endswith("/fused"):
         vend = by.get((routine[:-6], p, layout, n, "cusolver"), {}).get("first_call_s")
     ratio = f"{pre / vend:.2f}x" if pre and vend else "-"
-    md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | {f(cached)} | {f(vend)} | {ratio} | {f(g('cached', 'second_call_s'))} |")
+    md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | {f(g('prebuilt-nowarmup'))} | "
+              f"{f(g('prebuilt', 'setup_s'))} | {f(cached)} | {f(vend)} | {ratio} | {f(g('cached', 'second_call_s'))} |")
     pre_report = by.get((routine, p, layout, n, "prebuilt"), {}).get("cache", "")
     if pre is not None:
         targets.append({"target": f"{routine} {p} {layout} n={n}: first call with the prebuilt kernels <= 0.1 s (empty cache, context excluded)",
@@ -237,14 +260,16 @@ for t in targets:
 split = [r for r in rows if r["run"].startswith("split-")]
 if split:
     md += ["", "## Where the first call of potrf_large / sysv_mixed (n = %d) goes: fresh processes, empty cache" % split[0]["n"], "",
-           "base: the first call alone; full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
+           "base: the first call alone (with the library's background warm-up of cuBLAS/cuSOLVER, BATCHSOLVE_LIBRARY_WARMUP=on, as every run of ours but nowarmup); "
+           "nowarmup: the same with BATCHSOLVE_LIBRARY_WARMUP=off; setup: seconds from the context's readiness to the first call "
+           "(the inputs' construction and upload: what the warm-up overlaps); full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
            "their own, a one-node graph); ours: after our potrf of order 2048; nograph: uncaptured (--graph off); "
            "eager: CUDA_MODULE_LOADING=EAGER; vendor: cuSOLVER's first call (Xpotrf / DSgesv, workspace included; handle apart).", "",
-           "| routine | p | variant | context s | prepay steps (s) | prepay total | first call s | second call s | note |",
-           "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |"]
+           "| routine | p | variant | context s | setup s | prepay steps (s) | prepay total | first call s | second call s | note |",
+           "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for r in split:
         steps = r.get("prepay", [])
-        md.append(f"| {r['routine']} | {r['precision']} | {r['run'][6:]} | {r['context_s']:.4f} | "
+        md.append(f"| {r['routine']} | {r['precision']} | {r['run'][6:]} | {r['context_s']:.4f} | {r.get('setup_s', -1):.4f} | "
                   + (", ".join(f"{x['step']} {x['s']:.4f}" for x in steps) or "-")
                   + f" | {sum(x['s'] for x in steps):.4f} | {r['first_call_s']:.4f} | {r['second_call_s']:.5f} | "
                   + (f"handle {r['handle_s']:.4f}" if r.get("handle_s", -1) >= 0 else "") + " |")

@@ -2,7 +2,14 @@
 // memory primitives behind batchsolve::Buffer.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "../core/backends.hpp"
 #include "resources.hpp"
@@ -101,6 +108,159 @@ DeviceGuard::~DeviceGuard() {
     if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
 }
 
+namespace {
+
+// ---- the vendor libraries' first use, off the caller's path -----------------------------------------------
+//
+// The process's first cuBLAS GEMM-family call costs 0.05 s (d) / 0.1 s (s) and its first TRSM 0.05 s
+// more (cuBLAS loading its kernels; results/2026-12-03-h200-15e50aa-first-call), which the large
+// routines (potrf_large, posv_mixed, sysv_mixed, their solves) paid inside their first call; cuSOLVER's
+// Xpotrf and cuSOLVER's own start another 0.015 s. With BATCHSOLVE_LIBRARY_WARMUP=on, a context's
+// creation starts, once per device and process, two threads (float, double) that make those calls
+// once, on handles and a stream of their own (the operations the large routines issue, on problems of
+// two orders), and exit: started before the CUDA context exists, they open the libraries while it is
+// created. The caller never waits for them (a context's release does, so that a program may reset the
+// device after it), and a first call made while they still run loads what it needs itself, as before.
+// Off by default: a program that never calls the large routines would load both libraries for nothing.
+bool library_warm_up_wanted() {
+    static const bool wanted = [] {
+        const char* v = std::getenv("BATCHSOLVE_LIBRARY_WARMUP");
+        return v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
+    }();
+    return wanted;
+}
+
+// The operations of the large routines (cuda/large/cholesky_large.cu, cuda/ldlt/ldlt.cu) in precision T
+// on zero-filled operands of order `order` (what is computed is discarded; every status is ignored).
+template <class T>
+void warm_up_operations(cublasHandle_t h, cusolverDnHandle_t solver, cusolverDnParams_t params, cudaStream_t s, int order) {
+    constexpr bool single = std::is_same_v<T, float>;
+    const cudaDataType type = single ? CUDA_R_32F : CUDA_R_64F;
+    const std::size_t square = std::size_t(order) * order;
+    void* memory = nullptr;
+    if (cudaMallocAsync(&memory, 3 * square * sizeof(T) + sizeof(int), s) != cudaSuccess) return;
+    T* a = static_cast<T*>(memory);
+    T* b = a + square;
+    T* c = b + square;
+    int* info = reinterpret_cast<int*>(c + square);
+    cudaMemsetAsync(memory, 0, 3 * square * sizeof(T) + sizeof(int), s);
+    const T one(1), minus_one(-1), zero(0);
+    const cublasComputeType_t compute = single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, order, order, order, &minus_one, a, type, order, b, type, order, &one, c, type,
+                 order, compute, CUBLAS_GEMM_DEFAULT);
+    cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, order, order, order, &one, a, type, order, b, type, order, &zero, c, type, order,
+                 compute, CUBLAS_GEMM_DEFAULT);
+    if constexpr (single) {
+        cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, order, &one, a, order, c,
+                    order);
+        cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, order, &one, a, order, c,
+                    order);
+        cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, &one, c, order);
+        cublasSsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, b, order, &one, c, order);
+        cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+        cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+    } else {
+        cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, order, &one, a, order, c,
+                    order);
+        cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, order, &one, a, order, c,
+                    order);
+        cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, &one, c, order);
+        cublasDsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, b, order, &one, c, order);
+        cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+        cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+    }
+    if (solver != nullptr) {  // the diagonal blocks' Xpotrf (CholeskyDiagonal::vendor): A := I first
+        std::vector<T> diagonal(order, T(1));
+        cudaMemcpy2DAsync(a, (order + 1) * sizeof(T), diagonal.data(), sizeof(T), sizeof(T), order, cudaMemcpyHostToDevice, s);
+        std::size_t device_bytes = 0, host_bytes = 0;
+        if (cusolverDnXpotrf_bufferSize(solver, params, CUBLAS_FILL_MODE_LOWER, order, type, a, order, type, &device_bytes,
+                                        &host_bytes) == CUSOLVER_STATUS_SUCCESS &&
+            device_bytes <= 2 * square * sizeof(T)) {
+            std::vector<char> host(std::max<std::size_t>(host_bytes, 1));
+            cusolverDnXpotrf(solver, params, CUBLAS_FILL_MODE_LOWER, order, type, a, order, type, b, device_bytes, host.data(),
+                             host_bytes, info);
+        }
+        cudaStreamSynchronize(s);  // the host copies' source lives on this frame
+    }
+    cudaFreeAsync(memory, s);
+}
+
+template <class T>
+void warm_up_libraries_on(int device) {
+    if (cudaSetDevice(device) != cudaSuccess) return;
+    // Not prohibited by another thread's global-mode stream capture (its capture stays intact).
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaStream_t s = nullptr;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return;
+    cublasHandle_t h = nullptr;
+    cusolverDnHandle_t solver = nullptr;
+    cusolverDnParams_t params = nullptr;
+    if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
+        cublasSetStream(h, s);
+        cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+        if (cusolverDnCreate(&solver) == CUSOLVER_STATUS_SUCCESS) {
+            cusolverDnSetStream(solver, s);
+            if (cusolverDnCreateParams(&params) != CUSOLVER_STATUS_SUCCESS) params = nullptr;
+        }
+        // cuBLAS picks its kernels by shape: a large order for the updates' kernels, a small one for the
+        // panels' and the solves'.
+        for (const int order : {1024, 256}) warm_up_operations<T>(h, params ? solver : nullptr, params, s, order);
+        cudaStreamSynchronize(s);
+    }
+    if (params) cusolverDnDestroyParams(params);
+    if (solver) cusolverDnDestroy(solver);
+    if (h) cublasDestroy(h);
+    cudaStreamDestroy(s);
+}
+
+template <class T>
+void warm_up_libraries(int device) noexcept {
+    try {
+        warm_up_libraries_on<T>(device);
+    } catch (...) {  // (std::bad_alloc of a host vector) nothing warmed is nothing lost
+    }
+    cudaGetLastError();  // this thread's last error only
+}
+
+// The warm-up threads, one per device, joined when a context of their device is released (a program
+// may reset the device after it) and at exit (before the runtime's own teardown, registered earlier).
+struct LibraryWarmUps {
+    std::mutex mutex;
+    std::vector<std::pair<int, std::thread>> threads;  // (device, thread), two per device; a joined one stays listed
+    ~LibraryWarmUps() {
+        for (auto& t : threads)
+            if (t.second.joinable()) t.second.join();
+    }
+};
+LibraryWarmUps& library_warm_ups() {
+    static LibraryWarmUps warm_ups;
+    return warm_ups;
+}
+
+void start_library_warm_up(int device) {
+    if (!library_warm_up_wanted()) return;
+    LibraryWarmUps& w = library_warm_ups();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    for (const auto& t : w.threads)
+        if (t.first == device) return;
+    try {
+        w.threads.emplace_back(device, std::thread(warm_up_libraries<float>, device));
+        w.threads.emplace_back(device, std::thread(warm_up_libraries<double>, device));
+    } catch (const std::system_error&) {  // no thread: the first calls load what they need themselves
+    }
+}
+
+void wait_for_library_warm_up(int device) noexcept {
+    if (!library_warm_up_wanted()) return;
+    LibraryWarmUps& w = library_warm_ups();
+    std::lock_guard<std::mutex> lock(w.mutex);
+    for (auto& t : w.threads)
+        if (t.first == device && t.second.joinable()) t.second.join();
+}
+
+}  // namespace
+
 // ---- CudaResources --------------------------------------------------------------------------------
 
 CudaResources::CudaResources(int device) : device_(device) {
@@ -111,6 +271,7 @@ CudaResources::CudaResources(int device) : device_(device) {
         throw InvalidArgument("Context", "device",
                               "device < " + std::to_string(count) + " (the number of visible CUDA devices; got " +
                                   std::to_string(device) + ")");
+    start_library_warm_up(device);  // before the CUDA context exists: the libraries open meanwhile
     DeviceGuard guard(device);
     try {
         // The few properties the routines need, one attribute each: cudaGetDeviceProperties fills
@@ -139,6 +300,7 @@ CudaResources::CudaResources(int device) : device_(device) {
 CudaResources::~CudaResources() { release(); }
 
 void CudaResources::release() noexcept {
+    wait_for_library_warm_up(device_);
     int current = -1;
     const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device_ &&
                           cudaSetDevice(device_) == cudaSuccess;

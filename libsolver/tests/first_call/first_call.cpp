@@ -8,9 +8,9 @@
 //                         --n N --batch COUNT [--vendor]
 //   batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]
 //   batchsolve_first_call --routine trsm_vbatched --precision s|d --n N --batch COUNT [--vendor]
-//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS] [--graph off]
+//   batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--prepay STEPS] [--graph off] [--pause S]
 //                         --precision s|d --n N [--vendor]
-//   batchsolve_first_call --routine sysv_mixed [--prepay STEPS] --precision d --n N [--vendor]
+//   batchsolve_first_call --routine sysv_mixed [--prepay STEPS] [--pause S] --precision d --n N [--vendor]
 #include <algorithm>
 #include <chrono>
 #include <complex>
@@ -20,6 +20,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -40,11 +41,14 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A CUDA Context and the seconds its creation took to completion (members initialised in order).
+// A CUDA Context and the seconds its creation took to completion (members initialised in order);
+// ready: when it was, so that a run reports how long its inputs took before the first call (setup_s:
+// the time the library's background work, if any, had before the first call).
 struct TimedContext {
     Clock::time_point start = Clock::now();
     Context ctx{Backend::cuda};
     double seconds = (ctx.synchronize(), seconds_since(start));
+    Clock::time_point ready = Clock::now();
 };
 
 // The SPD matrix n I + ones (eigenvalues n and 2n) in each of `count` column-major slots, built directly:
@@ -65,6 +69,7 @@ struct Options {
     int then_n = 0;  // potrf_large: > 0, then the first call of this order in the same (warm) process
     bool graph_off = false;  // potrf_large: the table's configuration pinned, without its CUDA graph
     std::vector<std::string> prepay;  // potrf_large, sysv_mixed: steps paid (and timed) before the first call
+    double pause_s = 0;  // potrf_large, sysv_mixed: seconds slept after the inputs, before the first call
     Precision precision = Precision::s;
     LayoutKind layout = LayoutKind::column_major;
     int n = 32, batch = 16384;
@@ -76,7 +81,7 @@ int usage(std::ostream& out, int code) {
            "                             --layout column_major|interleaved --n N --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine gemm_vbatched --precision s|d --n MAX --batch COUNT [--vendor]\n"
            "       batchsolve_first_call --routine trsm_vbatched --precision s|d --n N --batch COUNT [--vendor]\n"
-           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--graph on|off]\n"
+           "       batchsolve_first_call --routine potrf_large [--diagonal automatic|fused] [--then-n M] [--graph on|off] [--pause S]\n"
            "                             --precision s|d --n N [--vendor]\n"
            "       batchsolve_first_call --routine sysv_mixed --precision d --n N [--vendor]\n"
            "  Times Context creation, the first and the second call of the routine in this process (each\n"
@@ -92,7 +97,9 @@ int usage(std::ostream& out, int code) {
            "  (cublasGemmEx), dgemm (cublas<t>gemm), syrk, trsm (one cuBLAS call of order 256 in the routine's\n"
            "  precision, handle included), xpotrf\n"
            "  (cusolverDnXpotrf of order 512), graph (a one-node stream capture, instantiated and launched),\n"
-           "  potrf:M (batchsolve's potrf of order M), so that the first call's cost splits by what it pays once.\n";
+           "  potrf:M (batchsolve's potrf of order M), so that the first call's cost splits by what it pays once.\n"
+           "  potrf_large, sysv_mixed: --pause S sleeps S seconds after the inputs are made, before the first call\n"
+           "  (setup_s includes it: how long the library's background work had).\n";
     return code;
 }
 
@@ -134,12 +141,13 @@ int run(const Options& o) {
         ctx.synchronize();
         return seconds_since(start);
     };
+    const double setup_s = seconds_since(timed_context.ready);
     const double first_s = call();
     const double second_s = call();
     std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"%s\",\"n\":%d,\"batch\":%d,\"impl\":\"%s\","
-                "\"context_s\":%.4f,\"first_call_s\":%.4f,\"second_call_s\":%.5f,\"device\":\"%s\"}\n",
+                "\"context_s\":%.4f,\"setup_s\":%.4f,\"first_call_s\":%.4f,\"second_call_s\":%.5f,\"device\":\"%s\"}\n",
                 to_string(o.routine), precision_letter(o.precision), to_string(o.layout), n, count,
-                o.vendor ? "cusolver" : "batchsolve", context_s, first_s, second_s, ctx.device_name().c_str());
+                o.vendor ? "cusolver" : "batchsolve", context_s, setup_s, first_s, second_s, ctx.device_name().c_str());
     return 0;
 }
 
@@ -147,7 +155,7 @@ int run(const Options& o) {
 // ---- the routines beyond the small Cholesky: gemm_vbatched, potrf_large, sysv_mixed ----------------
 
 struct Times {
-    double context_s = 0, handle_s = -1, first_s = 0, second_s = 0, then_first_s = -1;
+    double context_s = 0, setup_s = 0, handle_s = -1, first_s = 0, second_s = 0, then_first_s = -1;
     std::string note;
     std::string prepay = "[]";  // JSON: [{"step":..., "s":...}, ...]
 };
@@ -163,12 +171,12 @@ double timed(Context& ctx, F&& f) {
 
 void print(const Options& o, const Times& t, const std::string& device) {
     std::printf("{\"routine\":\"%s\",\"precision\":\"%c\",\"layout\":\"column_major\",\"n\":%d,\"batch\":%d,"
-                "\"diagonal\":\"%s\",\"graph\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
+                "\"diagonal\":\"%s\",\"graph\":\"%s\",\"impl\":\"%s\",\"context_s\":%.4f,\"setup_s\":%.4f,\"handle_s\":%.4f,\"first_call_s\":%.4f,"
                 "\"second_call_s\":%.5f,\"then_n\":%d,\"then_first_call_s\":%.4f,\"prepay\":%s,\"note\":\"%s\","
                 "\"device\":\"%s\"}\n",
                 o.name.c_str(), precision_letter(o.precision), o.n, o.name == "gemm_vbatched" || o.name == "trsm_vbatched" ? o.batch : 1,
                 to_string(o.diagonal), o.graph_off ? "off" : "table", o.vendor ? (o.name == "gemm_vbatched" || o.name == "trsm_vbatched" ? "cublas" : "cusolver") : "batchsolve",
-                t.context_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.prepay.c_str(), t.note.c_str(),
+                t.context_s, t.setup_s, t.handle_s, t.first_s, t.second_s, o.then_n, t.then_first_s, t.prepay.c_str(), t.note.c_str(),
                 device.c_str());
 }
 
@@ -200,8 +208,16 @@ struct TimedRun {
     Times t;
     TimedRun() { t.context_s = timed_context.seconds; }
 
+    // Marks the end of the inputs' set-up (setup_s): before the first call or its --prepay steps; then
+    // sleeps --pause seconds (counted in setup_s: how long background work had).
+    void inputs_ready(double pause_s = 0) {
+        if (pause_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
+        t.setup_s = seconds_since(timed_context.ready);
+    }
+
     // The first and the second call, `restore` (the inputs) between them; prints the JSON line.
     int first_and_second(const Options& o, const std::function<void()>& call, const std::function<void()>& restore = {}) {
+        inputs_ready();
         t.first_s = timed(ctx, call);
         if (restore) restore();
         t.second_s = timed(ctx, call);
@@ -455,6 +471,7 @@ int run_large(const Options& o) {
         if (o.diagonal != CholeskyDiagonal::automatic) config.diagonal = o.diagonal;
         call = [&, config] { potrf(Uplo::lower, n, a.data(), n, info.data(), config, ctx); };
     }
+    r.inputs_ready(o.pause_s);
     t.prepay = prepay<T>(o, ctx);
     t.first_s = timed(ctx, call);
     a.upload(host_a);
@@ -516,6 +533,7 @@ int run_sysv(const Options& o) {
     } else {
         call = [&] { result = sysv_mixed(Symmetry::symmetric, Uplo::lower, n, 1, a.data(), n, b.data(), n, x.data(), n, SysvOptions{}, ctx); };
     }
+    r.inputs_ready(o.pause_s);
     t.prepay = prepay<float>(o, ctx);  // the factor's precision
     t.first_s = timed(ctx, call);
     a.upload(host_a);
@@ -556,6 +574,9 @@ int main(int argc, char** argv) {
                 const std::string g = value();
                 if (g != "on" && g != "off") throw InvalidArgument("batchsolve_first_call", "--graph", "on or off");
                 o.graph_off = g == "off";
+            } else if (arg == "--pause") {
+                o.pause_s = std::stod(value());
+                if (!(o.pause_s >= 0 && o.pause_s <= 60)) throw InvalidArgument("batchsolve_first_call", "--pause", "0..60 seconds");
             } else if (arg == "--prepay") {
                 const std::string list = value();
                 for (std::size_t at = 0; at <= list.size();) {
@@ -589,6 +610,8 @@ int main(int argc, char** argv) {
             throw InvalidArgument("batchsolve_first_call", "--then-n", "with --routine potrf_large");
         if (o.then_n < 0) throw InvalidArgument("batchsolve_first_call", "--then-n", ">= 1");
         if (o.graph_off && o.name != "potrf_large") throw InvalidArgument("batchsolve_first_call", "--graph", "with --routine potrf_large");
+        if (o.pause_s > 0 && o.name != "potrf_large" && o.name != "sysv_mixed")
+            throw InvalidArgument("batchsolve_first_call", "--pause", "with --routine potrf_large or sysv_mixed");
         if (!o.prepay.empty() && o.name != "potrf_large" && o.name != "sysv_mixed")
             throw InvalidArgument("batchsolve_first_call", "--prepay", "with --routine potrf_large or sysv_mixed");
         for (const std::string& step : o.prepay) {
