@@ -154,6 +154,9 @@ public:
     virtual std::string device() const = 0;
     // Peak bytes of device memory the engine held (0 for the CPU engine).
     virtual std::uint64_t peak_device_bytes() const { return 0; }
+    // What the run's log should say about how the engine ran ("" when nothing): CUDA, solves that ran
+    // a stand-in kernel while the table's compiled.
+    virtual std::string notes() const { return ""; }
 };
 
 // by_user and by_item hold the prepared values (confidence c for implicit, rating minus the global

@@ -73,6 +73,7 @@ public:
         std::string error;  // set when the set-up failed: the engine that takes it throws this
         double seconds = 0;
         std::string summary;
+        SolverKernels kernels;  // started for the slices of every side, some ready
     };
     std::future<Result> pending;
     int device = 0;
@@ -139,7 +140,8 @@ CudaWarmup::Result run_warmup(EngineSettings es, std::int64_t users, std::int64_
         // The fused solves need no posv kernels (a side whose rows are too long for them prepares its
         // own when the engine is made).
         const bool fused = es.solve_kernel == SolveKernel::fused || es.solve_kernel == SolveKernel::fused_blocked;
-        prepare_solver_kernels(es, fused ? 0 : users, fused ? 0 : items, *r.ctx, &kernels);
+        if (!fused) r.kernels.start(es, {users, items}, *r.ctx);
+        kernels = r.kernels.wait_until_runnable(*r.ctx);
         r.summary = "context, cuBLAS, " + std::string(to_string(es.build)) + " build kernels, " + kernels;
     } catch (const std::exception& e) {
         r.error = std::string("CUDA set-up: ") + e.what();
@@ -209,9 +211,14 @@ public:
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         if (s.solve_kernel == SolveKernel::vbatched) prepare_vbatched(slice);
         sample_memory();
-        // Compile (or load from the disk cache) the solver's kernels now, not in the first timed iteration
-        // (after a warm-up of the same sizes: found in this process's cache).
-        prepare_solver_kernels(s, fused(users_) ? 0 : users_.rows, fused(items_) ? 0 : items_.rows, ctx_, nullptr);
+        // The solver's kernels for this engine's own slices (those of the warm-up kept), before the
+        // first timed iteration: the first ready one stands in for those still compiling.
+        kernels_ = std::move(warm.kernels);
+        std::vector<std::int64_t> own_rows;
+        for (const Side* side : {&users_, &items_})
+            if (!fused(*side)) own_rows.push_back(side->rows);
+        kernels_.start(s, own_rows, ctx_);
+        kernels_.wait_until_runnable(ctx_);
     }
     ~CudaEngine() override {
         if (cublas_) cublas_api().destroy(cublas_);
@@ -234,6 +241,7 @@ public:
     HalfTiming solve_items() override { return solve_side(items_, users_, partition_.items); }
     std::string device() const override { return ctx_.device_name(); }
     std::uint64_t peak_device_bytes() const override { return peak_bytes_; }
+    std::string notes() const override { return kernels_.notes(); }
 
 private:
     static std::string gib(std::uint64_t bytes) {
@@ -400,7 +408,7 @@ private:
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
             auto views = make_views(count);
             if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count);
-            else batchsolve::posv_batched(batchsolve::Uplo::lower, views.first, views.second, info_.data(), ctx_);
+            else kernels_.posv(views.first, views.second, info_.data(), count, ctx_);
             launch_scatter_solutions(rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + (rows.first + first) * s, stream_);
             launch_count_failed(info_.data(), count, failed_.data(), stream_);
             check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
@@ -436,6 +444,7 @@ private:
     batchsolve::Buffer<unsigned long long> failed_;
     batchsolve::Buffer<int> vb_order_, vb_one_;   // SolveKernel::vbatched only
     batchsolve::Buffer<float*> vb_a_, vb_b_;
+    SolverKernels kernels_;
     std::uint64_t peak_bytes_ = 0;
 };
 

@@ -5,9 +5,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "batchsolve/batchsolve.hpp"
 #include "engine.hpp"
@@ -112,9 +115,43 @@ std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> system_vie
                                                                                      std::int64_t count);
 // The slices' batch sizes of a side of `rows` rows: the full slice and the remainder (0: none).
 std::pair<std::int64_t, std::int64_t> slice_counts(std::int64_t rows, const EngineSettings& es);
-// The solver's kernels for the slices of both sides; how many, and how many came from the disk
-// cache, into `summary`.
-void prepare_solver_kernels(const EngineSettings& es, std::int64_t users, std::int64_t items, batchsolve::Context& ctx,
-                            std::string* summary);
+// The posv kernels of the slice counts of a run, prepared without holding up the first iteration: each
+// count's kernel (the tuning table's for that batch) compiles into the disk cache on a thread of its
+// own, and until it is ready its slices run the first kernel that is (any generated posv kernel of
+// this width solves any count of the column-major layout; the results agree to rounding). On a warm
+// disk cache every count runs its own kernel from the first iteration.
+class SolverKernels {
+public:
+    SolverKernels();
+    // Starts the kernels of the slices of sides of these many rows (counts already started are kept).
+    void start(const EngineSettings& es, const std::vector<std::int64_t>& side_rows, batchsolve::Context& ctx);
+    // Blocks until some kernel can run every slice (for layouts other than column-major: every
+    // count's own), loads the ready ones into ctx; what each count got, for the log.
+    std::string wait_until_runnable(batchsolve::Context& ctx);
+    // posv_batched of `count` systems with the count's own kernel when ready, else the stand-in's.
+    void posv(const batchsolve::BatchView<float>& a, const batchsolve::BatchView<float>& b, int* info, std::int64_t count,
+              batchsolve::Context& ctx);
+    // "" when every slice ran its own kernel; else how many did not, and what was still compiling.
+    std::string notes() const;
+
+private:
+    enum class State { running, ready, none, failed };
+    struct Job {
+        std::int64_t count = 0;
+        std::string table_config;  // JSON of the table's configuration for this count
+        State state = State::running;
+        std::string note;
+        double seconds = 0;
+        std::chrono::steady_clock::time_point started;
+        bool loaded = false;  // engine thread only
+    };
+    struct Shared;
+    bool load_if_ready(std::size_t index, batchsolve::Context& ctx);
+    std::shared_ptr<Shared> shared_;
+    EngineSettings es_;
+    int arch_ = 0;
+    int stand_in_ = -1;  // index of the job whose kernel stands in
+    std::int64_t stand_in_calls_ = 0;
+};
 
 }  // namespace als::cuda_engine

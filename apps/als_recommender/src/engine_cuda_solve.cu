@@ -3,6 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <iomanip>
 #include <sstream>
 #include <vector>
@@ -55,33 +60,175 @@ std::pair<std::int64_t, std::int64_t> slice_counts(std::int64_t rows, const Engi
     return {std::min(per, rows), rows > per ? rows % per : 0};
 }
 
-void prepare_solver_kernels(const EngineSettings& es, std::int64_t users, std::int64_t items, batchsolve::Context& ctx,
-                            std::string* summary) {
-    int kernels = 0, cached = 0;
-    double compile_s = 0;
-    std::vector<std::int64_t> done;
-    for (std::int64_t rows : {users, items}) {
-        if (es.solve_kernel == SolveKernel::vbatched) break;  // no generated posv kernels to prepare
+namespace {
+
+// A kernel found in the disk cache answers in milliseconds, a compile in no less than ~0.3 s (H200
+// host, posv s n = 64): after the first kernel is ready, the others get this long to come from the
+// cache before slices start on the first one's (so that a warm run always solves with the table's kernels).
+constexpr double kCachedKernelGraceSeconds = 0.2;
+
+batchsolve::LayoutKind layout_kind(const EngineSettings& es) {
+    switch (es.layout) {
+        case SystemLayout::interleaved: return batchsolve::LayoutKind::interleaved;
+        case SystemLayout::chunked: return batchsolve::LayoutKind::chunked_interleaved;
+        default: return batchsolve::LayoutKind::column_major;
+    }
+}
+
+std::string seconds_text(double s) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(2) << s << " s";
+    return o.str();
+}
+
+}  // namespace
+
+// What the compile threads and the engine share: a thread may outlive the engine (the process ends
+// after the model is written without waiting for a compile nobody needs any more).
+struct SolverKernels::Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<Job> jobs;
+};
+
+SolverKernels::SolverKernels() : shared_(std::make_shared<Shared>()) {}
+
+void SolverKernels::start(const EngineSettings& es, const std::vector<std::int64_t>& side_rows, batchsolve::Context& ctx) {
+    if (es.solve_kernel != SolveKernel::posv) return;  // vbatched and fused run no generated posv kernels
+    es_ = es;
+    int major = 0, minor = 0;
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, es.device), "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, es.device), "cudaDeviceGetAttribute");
+    arch_ = major * 10 + minor;
+    std::vector<std::int64_t> counts;
+    for (std::int64_t rows : side_rows) {
         const auto [full, rest] = slice_counts(rows, es);
-        for (std::int64_t count : {full, rest}) {
-            if (count <= 0 || std::find(done.begin(), done.end(), count) != done.end()) continue;
-            done.push_back(count);
-            const auto views = system_views(es, nullptr, nullptr, count);
-            const batchsolve::KernelReport r = batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx);
-            // The workspace the call takes (layout conversions), reserved now rather than in the first iteration.
-            ctx.workspace(batchsolve::workspace_bytes<float>(batchsolve::Routine::posv, batchsolve::Uplo::lower,
-                                                             batchsolve::BatchView<const float>(views.first), 1, ctx));
-            if (!r.supported) continue;
-            ++kernels, cached += r.from_disk_cache, compile_s += r.compile_seconds;
-        }
+        for (std::int64_t count : {full, rest})
+            if (count > 0 && std::find(counts.begin(), counts.end(), count) == counts.end()) counts.push_back(count);
     }
-    if (summary) {
-        std::ostringstream o;
-        o << kernels << " solver kernel" << (kernels == 1 ? "" : "s") << " (" << cached << " from the disk cache";
-        if (kernels > cached) o << ", " << kernels - cached << " compiled in " << std::fixed << std::setprecision(2) << compile_s << " s";
-        o << ")";
-        *summary = o.str();
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    for (std::int64_t count : counts) {
+        if (std::any_of(shared_->jobs.begin(), shared_->jobs.end(), [&](const Job& j) { return j.count == count; })) continue;
+        const auto views = system_views(es, nullptr, nullptr, count);
+        const batchsolve::BatchView<const float> shape(views.first);
+        // The workspace the call takes (layout conversions), reserved now rather than in the first iteration.
+        ctx.workspace(batchsolve::workspace_bytes<float>(batchsolve::Routine::posv, batchsolve::Uplo::lower, shape, 1, ctx));
+        Job job;
+        job.count = count;
+        job.table_config = batchsolve::tuned_config("posv", batchsolve::Precision::s, layout_kind(es), es.width, arch_, int(count)).config;
+        job.started = std::chrono::steady_clock::now();
+        shared_->jobs.push_back(job);
+        const std::size_t index = shared_->jobs.size() - 1;
+        batchsolve::KernelCase c;
+        c.routine = batchsolve::Routine::posv, c.precision = batchsolve::Precision::s, c.layout = layout_kind(es);
+        c.n = es.width, c.count = int(count), c.chunk_size = es.layout == SystemLayout::chunked ? es.chunk_size : 0;
+        // Compiled into the disk cache without the GPU (nothing of the device touched: the thread may
+        // still run while the engine releases it); loaded by the engine's context on first use.
+        std::thread([shared = shared_, index, c, arch = arch_] {
+            State state = State::ready;
+            std::string note;
+            try {
+                const batchsolve::WarmUpReport r = batchsolve::warm_up_for_arch({c}, arch, 1);
+                if (r.without_kernels > 0) state = State::none;
+                else if (!r.problems.empty()) state = State::failed, note = r.problems.front();
+                else note = r.already_cached > 0 ? "disk cache" : "compiled";
+            } catch (const std::exception& e) {
+                state = State::failed, note = e.what();  // e.g. no disk cache: the engine's first call compiles it
+            }
+            std::lock_guard<std::mutex> g(shared->mutex);
+            Job& j = shared->jobs[index];
+            j.state = state, j.note = note;
+            j.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - j.started).count();
+            shared->changed.notify_all();
+        }).detach();
     }
+}
+
+std::string SolverKernels::wait_until_runnable(batchsolve::Context& ctx) {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    auto& jobs = shared_->jobs;
+    if (jobs.empty()) return "no generated solver kernels";
+    const auto finished = [&] { return std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.state != State::running; }); };
+    const auto any_ready = [&] { return std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.state == State::ready; }); };
+    shared_->changed.wait(lock, [&] { return any_ready() || finished() == std::ptrdiff_t(jobs.size()); });
+    const auto first_done = std::chrono::steady_clock::now();
+    shared_->changed.wait_until(lock, first_done + std::chrono::duration<double>(kCachedKernelGraceSeconds),
+                                [&] { return finished() == std::ptrdiff_t(jobs.size()); });
+    // Layouts other than column-major: a kernel serves only its own count's offsets, so every slice
+    // count waits for its own (compiled in parallel).
+    if (es_.layout != SystemLayout::column_major)
+        shared_->changed.wait(lock, [&] { return finished() == std::ptrdiff_t(jobs.size()); });
+    // The kernel that serves the slices whose own kernel is not ready: the first ready one.
+    for (std::size_t i = 0; i < jobs.size() && stand_in_ < 0; ++i)
+        if (jobs[i].state == State::ready) stand_in_ = int(i);
+    std::ostringstream o;
+    o << jobs.size() << " posv kernel" << (jobs.size() == 1 ? "" : "s") << " (";
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const Job& j = jobs[i];
+        o << (i ? "; " : "") << "count " << j.count << ": ";
+        if (j.state == State::running) o << "compiling beside the run, the count " << jobs[std::size_t(std::max(stand_in_, 0))].count << " kernel meanwhile";
+        else if (j.state == State::ready) o << j.note << " " << seconds_text(j.seconds);
+        else if (j.state == State::none) o << "cuSOLVER";
+        else o << "not prepared: " << j.note;
+    }
+    o << ")";
+    lock.unlock();
+    // Load the ready kernels into the context now rather than in the first iteration.
+    for (std::size_t i = 0; i < jobs.size(); ++i) load_if_ready(i, ctx);
+    return o.str();
+}
+
+bool SolverKernels::load_if_ready(std::size_t index, batchsolve::Context& ctx) {
+    Job* job = nullptr;
+    {
+        std::lock_guard<std::mutex> g(shared_->mutex);
+        job = &shared_->jobs[index];
+        if (job->state == State::running) return false;
+    }
+    if (!job->loaded) {
+        const auto views = system_views(es_, nullptr, nullptr, job->count);
+        batchsolve::prepare_kernel<float>("posv", batchsolve::Uplo::lower, views.first, 1, ctx);
+        job->loaded = true;
+    }
+    return true;
+}
+
+void SolverKernels::posv(const batchsolve::BatchView<float>& a, const batchsolve::BatchView<float>& b, int* info, std::int64_t count,
+                         batchsolve::Context& ctx) {
+    std::size_t index = 0;
+    std::size_t jobs = 0;
+    {
+        std::lock_guard<std::mutex> g(shared_->mutex);
+        jobs = shared_->jobs.size();
+        while (index < jobs && shared_->jobs[index].count != count) ++index;
+    }
+    // The table's kernel once it is ready (or a count nobody prepared: the library compiles it now).
+    if (index == jobs || stand_in_ < 0 || load_if_ready(index, ctx)) {
+        batchsolve::posv_batched(batchsolve::Uplo::lower, a, b, info, ctx);
+        return;
+    }
+    const batchsolve::CholeskyConfig config = batchsolve::parse_config(shared_->jobs[std::size_t(stand_in_)].table_config);
+    if (!batchsolve::config_problem<float>(batchsolve::Routine::posv, batchsolve::Uplo::lower, batchsolve::BatchView<const float>(a), 1, config).empty()) {
+        batchsolve::posv_batched(batchsolve::Uplo::lower, a, b, info, ctx);  // the stand-in cannot run it: the table's kernel, waited for
+        return;
+    }
+    ++stand_in_calls_;
+    batchsolve::posv_batched(batchsolve::Uplo::lower, a, b, info, config, ctx);
+}
+
+std::string SolverKernels::notes() const {
+    std::lock_guard<std::mutex> g(shared_->mutex);
+    if (stand_in_calls_ == 0) return "";
+    std::ostringstream o;
+    o << stand_in_calls_ << " slice solve" << (stand_in_calls_ == 1 ? "" : "s") << " ran the count "
+      << shared_->jobs[std::size_t(stand_in_)].count << " posv kernel while the table's own compiled (results agree to rounding)";
+    for (const Job& j : shared_->jobs)
+        if (j.state == State::running)
+            o << "; count " << j.count << "'s kernel still compiling at the end ("
+              << seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - j.started).count())
+              << " in), not cached: batchsolve-warmup --routines posv --precisions s --n " << es_.width << " --batch " << j.count
+              << " caches it";
+    return o.str();
 }
 
 }  // namespace als::cuda_engine

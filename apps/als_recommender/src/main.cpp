@@ -570,6 +570,7 @@ int run_train(const std::vector<std::string>& args) {
     if (before_main >= 0) std::cout << "; the process had run " << fmt(before_main, "%.2f") << " s before reading began";
     std::cout << "\n";
     if (finishing.tellp() > 0) std::cout << "finishing: " << finishing.str() << "\n";
+    if (!m.engine_notes.empty()) std::cout << "solver kernels: " << m.engine_notes << "\n";
     if (g_ranks == nullptr) {
         // The model is committed and the GPU released: the process ends here, without the static
         // destructors and the runtime's exit handlers (nothing left for them but freeing memory).

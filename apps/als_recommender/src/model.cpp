@@ -320,6 +320,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     stage_start = clock::now();
     engine->get_factors(m.user_factors, m.item_factors);
     m.peak_device_bytes = engine->peak_device_bytes();
+    m.engine_notes = engine->notes();
     stage("factors back on the host");
     // A single CUDA engine's device memory (gigabytes of systems) is released on a thread of its own
     // while the caller checks and writes the model; the engine reads nothing of by_user/by_item then.

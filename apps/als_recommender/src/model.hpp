@@ -56,6 +56,7 @@ struct Model {
     std::vector<IterationLog> history;
     std::string backend, device, command_line, train_provenance;
     std::uint64_t peak_device_bytes = 0;  // GPU memory in use at its peak during training (0 on the CPU)
+    std::string engine_notes;  // Engine::notes() at the end of training (for the log; not stored)
     std::string partition_plan;           // when device memory was planned: PartitionPlan::describe()
 
     int width() const { return hyper.factors + (hyper.biases ? 1 : 0); }
