@@ -30,6 +30,7 @@
 #      (cuBLAS grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv; handle creation reported apart).
 #   Last (step 2's end): the small potrf prebuilt rows again without the warm-up (does it slow them?).
 # Targets: first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
+#   Then (not targets): gemm_vbatched on one problem of order FC_BIG_GEMM_N (4096) beside cuBLAS, first and steady call.
 # Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
 # Dry run on a build machine: BUILD_DIR=build scripts/gpu/first-call.sh (the runs say "skipped").
 set -uo pipefail
@@ -195,6 +196,16 @@ for c in "${cases[@]}"; do
   e=$scratch/empty-nowarmup-$r$p$layout$n; mkdir -p "$e"
   one prebuilt-nowarmup BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" BATCHSOLVE_LIBRARY_WARMUP=off -- \
     --routine "$r" --precision $p --layout $layout --n "$n"
+done
+# Our GEMM on one large problem (gemm_vbatched, batch 1, order FC_BIG_GEMM_N, default 4096) beside cuBLAS's
+# (grouped, one group): first and steady call, the kernels prebuilt; would the large routines' first
+# call run on our kernels instead of cuBLAS's? (rows "big-gemm", "big-gemm-cublas"; not targets)
+for p in s d; do
+  ((SECONDS < deadline)) || break
+  e=$scratch/empty-big-gemm-$p; mkdir -p "$e"
+  one big-gemm BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" BATCHSOLVE_LIBRARY_WARMUP=off -- --routine gemm_vbatched --precision $p --n "${FC_BIG_GEMM_N:-4096}" --batch 1
+  ((SECONDS < deadline)) || break
+  one big-gemm-cublas BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine gemm_vbatched --precision $p --n "${FC_BIG_GEMM_N:-4096}" --batch 1 --vendor
 done
 fi
 rm -rf "$scratch" "$out/run-from-build"
