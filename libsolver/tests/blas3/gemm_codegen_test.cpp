@@ -111,44 +111,37 @@ TEST(GemmCodegen, TuningRowsAndSweepShapesCompile) {
     }
 }
 
+// ptxas's statistics of the size-bin (problem-list) kernel for precision p and tile c, which the
+// generator must accept.
+cuda_backend::jit::PtxasStats list_kernel_stats(Precision p, const GemmConfig& c) {
+    GemmSpec spec;
+    spec.precision = p, spec.config = c, spec.problem_list = true;
+    EXPECT_EQ(gemm_family().can_implement(spec), "");
+    KernelSource k = gemm_family().generate(spec);
+    k.options.push_back("--ptxas-options=-v");
+    std::string log;
+    cuda_backend::jit::compile_to_cubin(k, kArch, &log);
+    return cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
+}
+
 // The 32-bit slice offsets (copy_offsets 1) of the x >= 256 tiles: with NVRTC for sm_90 the s 128x128 ring
 // tile with 2 blocks per SM spills nothing (68 bytes with 64-bit addresses), d's 64x32 register tile with
 // 6 nothing (8), d's 64x64 with 4 at most 20 (76). The unrolled form (2) compiles (it spills more: a
 // measured design, not a default).
 TEST(GemmCodegen, ThirtyTwoBitSliceOffsetsCompileWithoutSpills) {
-    auto stats = [](Precision p, GemmConfig c) {
-        GemmSpec spec;
-        spec.precision = p, spec.config = c, spec.problem_list = true;
-        EXPECT_EQ(gemm_family().can_implement(spec), "");
-        KernelSource k = gemm_family().generate(spec);
-        k.options.push_back("--ptxas-options=-v");
-        std::string log;
-        cuda_backend::jit::compile_to_cubin(k, kArch, &log);
-        return cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
-    };
-    EXPECT_EQ(stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 1}).spill_store_bytes, 0);
-    EXPECT_EQ(stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 1}).spill_store_bytes, 0);
-    EXPECT_LE(stats(Precision::d, GemmConfig{64, 64, 8, 2, 2, true, 4, 0, 1}).spill_store_bytes, 20);
-    EXPECT_GE(stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 2}).registers, 1);
+    EXPECT_EQ(list_kernel_stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 1}).spill_store_bytes, 0);
+    EXPECT_EQ(list_kernel_stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 1}).spill_store_bytes, 0);
+    EXPECT_LE(list_kernel_stats(Precision::d, GemmConfig{64, 64, 8, 2, 2, true, 4, 0, 1}).spill_store_bytes, 20);
+    EXPECT_GE(list_kernel_stats(Precision::s, GemmConfig{128, 128, 8, 16, 16, false, 2, 4, 2}).registers, 1);
 }
 
 // Element pointers advanced per slice (copy_offsets 3): with NVRTC for sm_90 d's 64x32 DMMA register tile
 // with 6 blocks per SM holds in its 80 registers without spilling (8 bytes with copy_offsets 0), the
 // 128x64 one (4 x 2 warps, 2 blocks per SM) too; s's 64x64 SIMT tile with vector reads and 4 blocks.
 TEST(GemmCodegen, AdvancedPointersCompileWithoutSpills) {
-    auto stats = [](Precision p, GemmConfig c) {
-        GemmSpec spec;
-        spec.precision = p, spec.config = c, spec.problem_list = true;
-        EXPECT_EQ(gemm_family().can_implement(spec), "");
-        KernelSource k = gemm_family().generate(spec);
-        k.options.push_back("--ptxas-options=-v");
-        std::string log;
-        cuda_backend::jit::compile_to_cubin(k, kArch, &log);
-        return cuda_backend::jit::parse_ptxas_log(log, k.kernel_name);
-    };
-    EXPECT_EQ(stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3}).spill_store_bytes, 0);
-    EXPECT_EQ(stats(Precision::d, GemmConfig{128, 64, 8, 4, 2, true, 2, 0, 3}).spill_store_bytes, 0);
-    EXPECT_EQ(stats(Precision::s, GemmConfig{64, 64, 8, 16, 16, false, 4, 0, 3}).spill_store_bytes, 0);
+    EXPECT_EQ(list_kernel_stats(Precision::d, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3}).spill_store_bytes, 0);
+    EXPECT_EQ(list_kernel_stats(Precision::d, GemmConfig{128, 64, 8, 4, 2, true, 2, 0, 3}).spill_store_bytes, 0);
+    EXPECT_EQ(list_kernel_stats(Precision::s, GemmConfig{64, 64, 8, 16, 16, false, 4, 0, 3}).spill_store_bytes, 0);
 }
 
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {
