@@ -35,6 +35,12 @@
 #     sweep (GEMM_PROBE, default scripts/gpu/gemm-probe-candidates.json: the top class's winners beside a few
 #     tiles not yet measured, sizes uniform in [1, x], x = 512, 256, seed 11), the GPU tests of the register
 #     path's address forms for z, the skewed batch.
+#   ktiles (90 s): deeper k-slices (blk_k 16, 32) and larger per-warp DMMA tiles (64x32 and 32x64 per warp:
+#     1.5 fragment reads from shared per mma instead of 2) beside the shipped entries (GEMM_CANDIDATES, default
+#     scripts/gpu/gemm-ktiles-candidates.json), swept at x = 512, 256, 128 (sizes uniform in [1, x], seed 11),
+#     s and d; the sweep's table (--keep-classes); the final rows with the committed table
+#     (targets-committed.json) and with the sweep's (targets.json); SYRK/SYR2K with the sweep's table;
+#     registers of every kernel; ncu of the sweep table's d call at x = 512.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -50,8 +56,8 @@ else
 fi
 mode=${GEMM_MODE:-tune}
 case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
-  adopted) default_budget=80 ;;
-  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs or adopted (got '$mode')" >&2; exit 2 ;; esac
+  adopted) default_budget=80 ;; ktiles) default_budget=90 ;;
+  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs, adopted or ktiles (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
@@ -59,6 +65,7 @@ commit=${BATCHSOLVE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unk
 gpu=$(sed -n 2p "$out/gpu.txt" | cut -d, -f1); gpu=${gpu:-NVIDIA H200}
 default_candidates=scripts/gpu/gemm-candidates.json
 [[ $mode == designs ]] && default_candidates=scripts/gpu/gemm-designs-candidates.json
+[[ $mode == ktiles ]] && default_candidates=scripts/gpu/gemm-ktiles-candidates.json
 candidates=${GEMM_CANDIDATES:-$default_candidates}
 
 export BATCHSOLVE_CACHE_DIR=/tmp/gemm-kernel-cache; mkdir -p "$BATCHSOLVE_CACHE_DIR"
@@ -163,6 +170,27 @@ EOF2
   summary final rank-k skewed
   grep -hE "^gemm_vbatched" "$out/probe.log" 2>/dev/null
   grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
+  exit 0
+fi
+if [[ $mode == ktiles ]]; then
+  step warmup 20 "$run" batchsolve-warmup --kernels "$out/warm.manifest" --threads "$(nproc)"
+  tune=(--routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 11 --sweep --configs "$candidates")
+  step sweep-uniform 16 "$run" tester "${tune[@]}" --setups gemm --precision d,s --n 512,256 --json "$out/sweep-uniform.json"
+  step sweep-128 8 "$run" tester "${tune[@]}" --setups gemm --precision d,s --n 128 --json "$out/sweep-128.json"
+  python3 scripts/gpu/gemm_table.py libsolver/tuning/sm90-gemm.json "$out/sm90-gemm.json" "$out"/sweep-*.json \
+    --device "$gpu" --commit "$commit" --precisions sd --keep-classes > "$out/table.log" 2>&1
+  final_rows final-committed 18 targets-committed.json
+  if [[ -s $out/sm90-gemm.json ]]; then
+    (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
+     final_rows final-swept 18 targets.json
+     step rank-k 10 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
+       --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json")
+  fi
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  if command -v ncu > /dev/null && [[ -s $out/sm90-gemm.json ]] && (( $(left) > 14 )); then
+    (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json; ncu_512 ncu-d d)
+  fi
+  summary final-committed final-swept rank-k
   exit 0
 fi
 if [[ $mode == designs ]]; then
