@@ -74,6 +74,7 @@ public:
         double seconds = 0;
         std::string summary;
         SolverKernels kernels;  // started for the slices of every side, some ready
+        bool stand_in = false;  // a kernel may stand in for one still compiling (als train: quick exit)
     };
     std::future<Result> pending;
     int device = 0;
@@ -141,7 +142,8 @@ CudaWarmup::Result run_warmup(EngineSettings es, std::int64_t users, std::int64_
         // own when the engine is made).
         const bool fused = es.solve_kernel == SolveKernel::fused || es.solve_kernel == SolveKernel::fused_blocked;
         if (!fused) r.kernels.start(es, {users, items}, *r.ctx);
-        kernels = r.kernels.wait_until_runnable(*r.ctx);
+        r.stand_in = true;  // start_cuda_warmup's process is als train's, which ends by a quick exit
+        kernels = r.kernels.wait_until_runnable(*r.ctx, r.stand_in);
         r.summary = "context, cuBLAS, " + std::string(to_string(es.build)) + " build kernels, " + kernels;
     } catch (const std::exception& e) {
         r.error = std::string("CUDA set-up: ") + e.what();
@@ -218,7 +220,7 @@ public:
         for (const Side* side : {&users_, &items_})
             if (!fused(*side)) own_rows.push_back(side->rows);
         kernels_.start(s, own_rows, ctx_);
-        kernels_.wait_until_runnable(ctx_);
+        kernels_.wait_until_runnable(ctx_, warm.stand_in);
     }
     ~CudaEngine() override {
         if (cublas_) cublas_api().destroy(cublas_);

@@ -125,9 +125,11 @@ public:
     SolverKernels();
     // Starts the kernels of the slices of sides of these many rows (counts already started are kept).
     void start(const EngineSettings& es, const std::vector<std::int64_t>& side_rows, batchsolve::Context& ctx);
-    // Blocks until some kernel can run every slice (for layouts other than column-major: every
-    // count's own), loads the ready ones into ctx; what each count got, for the log.
-    std::string wait_until_runnable(batchsolve::Context& ctx);
+    // Blocks until some kernel can run every slice (stand_in false, or layouts other than
+    // column-major: until every count's own is ready), loads the ready ones into ctx; what each
+    // count got, for the log. stand_in only where the process ends by a quick exit (std::_Exit):
+    // a compile thread may still run when it ends.
+    std::string wait_until_runnable(batchsolve::Context& ctx, bool stand_in);
     // posv_batched of `count` systems with the count's own kernel when ready, else the stand-in's.
     void posv(const batchsolve::BatchView<float>& a, const batchsolve::BatchView<float>& b, int* info, std::int64_t count,
               batchsolve::Context& ctx);

@@ -144,20 +144,23 @@ void SolverKernels::start(const EngineSettings& es, const std::vector<std::int64
     }
 }
 
-std::string SolverKernels::wait_until_runnable(batchsolve::Context& ctx) {
+std::string SolverKernels::wait_until_runnable(batchsolve::Context& ctx, bool stand_in) {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     auto& jobs = shared_->jobs;
     if (jobs.empty()) return "no generated solver kernels";
-    const auto finished = [&] { return std::count_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.state != State::running; }); };
+    const auto all_finished = [&] { return std::all_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.state != State::running; }); };
     const auto any_ready = [&] { return std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.state == State::ready; }); };
-    shared_->changed.wait(lock, [&] { return any_ready() || finished() == std::ptrdiff_t(jobs.size()); });
-    const auto first_done = std::chrono::steady_clock::now();
-    shared_->changed.wait_until(lock, first_done + std::chrono::duration<double>(kCachedKernelGraceSeconds),
-                                [&] { return finished() == std::ptrdiff_t(jobs.size()); });
     // Layouts other than column-major: a kernel serves only its own count's offsets, so every slice
-    // count waits for its own (compiled in parallel).
-    if (es_.layout != SystemLayout::column_major)
-        shared_->changed.wait(lock, [&] { return finished() == std::ptrdiff_t(jobs.size()); });
+    // count waits for its own (compiled in parallel). So does a process that may end before a
+    // compile does without the quick exit of `als train` (a thread still in NVRTC at the static
+    // destructors): only the set-up of als train's engine (start_cuda_warmup) lets a kernel stand in.
+    if (!stand_in || es_.layout != SystemLayout::column_major) {
+        shared_->changed.wait(lock, all_finished);
+    } else if (stand_in_ < 0) {
+        shared_->changed.wait(lock, [&] { return any_ready() || all_finished(); });
+        const auto first_done = std::chrono::steady_clock::now();
+        shared_->changed.wait_until(lock, first_done + std::chrono::duration<double>(kCachedKernelGraceSeconds), all_finished);
+    }
     // The kernel that serves the slices whose own kernel is not ready: the first ready one.
     for (std::size_t i = 0; i < jobs.size() && stand_in_ < 0; ++i)
         if (jobs[i].state == State::ready) stand_in_ = int(i);
