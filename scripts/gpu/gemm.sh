@@ -40,7 +40,8 @@
 #     scripts/gpu/gemm-ktiles-candidates.json), swept at x = 512, 256, 128 (sizes uniform in [1, x], seed 11),
 #     s and d; the sweep's table (--keep-classes); the final rows with the committed table
 #     (targets-committed.json) and with the sweep's (targets.json); SYRK/SYR2K with the sweep's table;
-#     registers of every kernel; ncu of the sweep table's d call at x = 512.
+#     d's tensor-core slices with rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4) swept and in final rows beside
+#     them; registers of every kernel; ncu of the sweep table's d call at x = 512.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -56,7 +57,7 @@ else
 fi
 mode=${GEMM_MODE:-tune}
 case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
-  adopted) default_budget=80 ;; ktiles) default_budget=90 ;;
+  adopted) default_budget=80 ;; ktiles) default_budget=100 ;;
   *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs, adopted or ktiles (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
@@ -186,11 +187,20 @@ if [[ $mode == ktiles ]]; then
      step rank-k 10 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
        --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json")
   fi
+  # d's tensor-core slices with rows 4 elements apart mod 16 (BATCHSOLVE_GEMM_TC_ROW=4, kernels _r4: the
+  # k-fastest stores of op(B)'s slice without 4-way bank conflicts) beside the same tiles above
+  grep '^gemm d ' "$out/warm.manifest" > "$out/warm-d.manifest"
+  (export BATCHSOLVE_GEMM_TC_ROW=4
+   step warmup-r4 10 "$run" batchsolve-warmup --kernels "$out/warm-d.manifest" --threads "$(nproc)"
+   step sweep-r4 10 "$run" tester "${tune[@]}" --setups gemm --precision d --n 512,256,128 --json "$out/sweep-r4.json"
+   [[ -s $out/sm90-gemm.json ]] && (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json
+     step final-swept-r4 10 "$run" tester "${common[@]}" --precision d --n 512,256,128,64,32 --json "$out/final-swept-r4.json"))
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
   if command -v ncu > /dev/null && [[ -s $out/sm90-gemm.json ]] && (( $(left) > 14 )); then
     (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm.json; ncu_512 ncu-d d)
   fi
-  summary final-committed final-swept rank-k
+  summary final-committed final-swept final-swept-r4 rank-k
+  grep -hE "^gemm_vbatched" "$out/sweep-r4.log" 2>/dev/null
   exit 0
 fi
 if [[ $mode == designs ]]; then

@@ -104,11 +104,24 @@ bool vector_rows(const GemmSpec& s) { return !s.config.tensor_cores && (pipeline
 // banks. Tensor cores: a lane reads row
 // k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
 // (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
+// Rows of 8-byte elements 4 elements apart (mod 16) instead of 8 (BATCHSOLVE_GEMM_TC_ROW=4 in the
+// environment, a measurement switch; kernels named _r4): the fragment reads stay conflict-free, and the
+// stores of a k-fastest slice (op(B) = B, op(A) = A^T: a warp's 32 threads hold 8 k-rows x 4 columns at
+// blk_k 8) spread over all 16 eight-byte bank pairs instead of 8, half the wavefronts.
+bool tc_row4_asked() {
+    static const bool asked = [] {
+        const char* v = std::getenv("BATCHSOLVE_GEMM_TC_ROW");
+        return v && std::string(v) == "4";
+    }();
+    return asked;
+}
+bool tc_row4(const GemmSpec& s) { return s.config.tensor_cores && element_bytes(s.precision) == 8 && tc_row4_asked(); }
+
 int slice_row(const GemmSpec& s, int width) {
     if (!s.config.tensor_cores) return vector_rows(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
     const int words = element_bytes(s.precision) / 4;
     if (words >= 4) return width;  // a complex double row of 8 lanes already fills all 32 banks
-    const int period = 32 / words, want = 8;
+    const int period = 32 / words, want = tc_row4(s) ? 4 : 8;
     int row = width;
     while (row % period != want) ++row;
     return row;
@@ -199,7 +212,8 @@ std::string name_of(const GemmSpec& s) {
       << (c.stages >= 2 ? "_st" + std::to_string(c.stages) : "")
       << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
       << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : c.copy_offsets == 3 ? "_inc" : "")
-      << (c.tile_list ? "_tiles" : "");
+      << (c.tile_list ? "_tiles" : "")
+      << (tc_row4(s) ? "_r4" : "");  // the measurement switch's slice rows
     return o.str();
 }
 
