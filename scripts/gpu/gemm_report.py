@@ -31,6 +31,7 @@ def extra_tables(run, complex_rows=False):
     out = []
     extras = [("complex.json", "c and z beside one cuBLAS call per problem over 16 streams (peer column: that)")] if complex_rows else []
     for name, title in extras + [("final-m8.json", "d with the 8x8x4 DMMA form forced (BATCHSOLVE_GEMM_DMMA=8x8x4), the same table"),
+                        ("final-swept-r4.json", "d with the tensor-core slices' rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4), the sweep's table"),
                         ("rank-k.json", "SYRK and SYR2K (k = 32, lower; no grouped peer)"),
                         ("split.json", "Region split (gemm_table.py --split: interior tiles where they fill, edge tiles on the rest)"),
                         ("skewed.json", "Skewed batch (90 % of the sizes in [1, 32], 10 % in [3x/4, x])")]:
