@@ -31,10 +31,11 @@
 #     (--keep-classes); the final rows with the committed table (targets-committed.json) and with the
 #     sweep's (targets.json); SYRK/SYR2K with the sweep's table (their own limit); the skewed batch; c, z;
 #     registers of every kernel; ncu of the sweep table's x = 512 call.
-#   adopted (80 s): the committed table's final rows (targets.json), SYRK/SYR2K (their own limit), a probe
+#   adopted (80 s): the committed table's final rows (targets.json), with GEMM_CONFIRM_R4=1 d's rows again with
+#     BATCHSOLVE_GEMM_TC_ROW=4 (final-r4.json), SYRK/SYR2K (their own limit), a probe
 #     sweep (GEMM_PROBE, default scripts/gpu/gemm-probe-candidates.json: the top class's winners beside a few
 #     tiles not yet measured, sizes uniform in [1, x], x = 512, 256, seed 11), the GPU tests of the register
-#     path's address forms for z, the skewed batch.
+#     path's address forms for d and z (their kernels compiled in the warm-up), the skewed batch.
 #   ktiles (90 s): deeper k-slices (blk_k 16, 32) and larger per-warp DMMA tiles (64x32 and 32x64 per warp:
 #     1.5 fragment reads from shared per mma instead of 2) beside the shipped entries (GEMM_CANDIDATES, default
 #     scripts/gpu/gemm-ktiles-candidates.json), swept at x = 512, 256, 128 (sizes uniform in [1, x], seed 11),
@@ -156,19 +157,37 @@ configs += [(p, c) for p, cs in probe.items() for c in cs]
 for listed in (0, 1):
     for p, c in configs:
         print(f"gemm {p} n n full 0 0 {listed} {json.dumps(c, separators=(',', ':'))}")
+# the kernels of the GPU test below (GemmAdvancedPointersWithinTheirAccuracy, d and z): compiled here on every
+# core, so that the test's cold NVRTC runs (z's took more than its 14 s step at 15e50aa) are cache hits
+base = {"stages": 0, "copy_offsets": 3}
+tests = {"z": [dict(blk_m=64, blk_n=64, blk_k=8, dim_x=16, dim_y=16, tensor_cores=False, min_blocks_per_sm=0, **base),
+               dict(blk_m=64, blk_n=32, blk_k=8, dim_x=8, dim_y=8, tensor_cores=False, min_blocks_per_sm=8, **base),
+               dict(blk_m=64, blk_n=32, blk_k=8, dim_x=2, dim_y=2, tensor_cores=True, min_blocks_per_sm=6, **base)]}
+tests["d"] = tests["z"] + [dict(blk_m=64, blk_n=64, blk_k=8, dim_x=2, dim_y=2, tensor_cores=True, min_blocks_per_sm=3, dmma16=1, **base)]
+for listed in (0, 1):
+    for p, cs in tests.items():
+        for c in cs:
+            for a, b in (("n", "n"), ("t", "c"), ("c", "t")):
+                print(f"gemm {p} {a} {b} full 0 0 {listed} {json.dumps(c, separators=(',', ':'))}")
 EOF2
-  step warmup 12 "$run" batchsolve-warmup --kernels "$out/adopted.manifest" --threads "$(nproc)"
+  step warmup 20 "$run" batchsolve-warmup --kernels "$out/adopted.manifest" --threads "$(nproc)"
   final_rows final 26 targets.json
+  if [[ -n ${GEMM_CONFIRM_R4:-} ]]; then  # d beside itself with the slices' rows 4 elements apart (kernels _r4)
+    grep '^gemm d n n ' "$out/adopted.manifest" > "$out/adopted-d.manifest"
+    (export BATCHSOLVE_GEMM_TC_ROW=4
+     step warmup-r4 10 "$run" batchsolve-warmup --kernels "$out/adopted-d.manifest" --threads "$(nproc)"
+     step final-r4 10 "$run" tester "${common[@]}" --precision d --n 512,256,128,64,32 --json "$out/final-r4.json")
+  fi
   step rank-k 18 "$run" tester --routine syrk_vbatched,syr2k_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 7 \
     --setups syrk,syr2k --precision d,s --n 512,128 --json "$out/rank-k.json"
   step probe 14 "$run" tester --routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 11 --sweep \
     --configs "${GEMM_PROBE:-scripts/gpu/gemm-probe-candidates.json}" --setups gemm --precision d,s --n 512,256 --json "$out/probe.json"
-  # z (cut by call 1's 20 s step; s, d and c passed there)
-  step gpu-tests 14 "$run" batchsolve_vbatched_blas_test --gtest_filter='VbatchedBlas/7.GemmAdvanced*'
+  # d and z (z cut by its 14 s step at 15e50aa; s, d and c passed at 8936072)
+  step gpu-tests 20 "$run" batchsolve_vbatched_blas_test --gtest_filter='VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
   step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
     --json "$out/skewed.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
-  summary final rank-k skewed
+  summary final final-r4 rank-k skewed
   grep -hE "^gemm_vbatched" "$out/probe.log" 2>/dev/null
   grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
   exit 0
