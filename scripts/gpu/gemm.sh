@@ -35,7 +35,8 @@
 #     BATCHSOLVE_GEMM_TC_ROW=4 (final-r4.json), SYRK/SYR2K (their own limit), a probe
 #     sweep (GEMM_PROBE, default scripts/gpu/gemm-probe-candidates.json: the top class's winners beside a few
 #     tiles not yet measured, sizes uniform in [1, x], x = 512, 256, seed 11), the GPU tests of the register
-#     path's address forms for d and z (their kernels compiled in the warm-up), the skewed batch.
+#     path's address forms for d and z (their kernels compiled in the warm-up), with GEMM_TRSM=1 trsm_vbatched's
+#     recursive and inversion algorithms per order beside cuBLAS (trsm.json), the skewed batch.
 #   ktiles (90 s): deeper k-slices (blk_k 16, 32) and larger per-warp DMMA tiles (64x32 and 32x64 per warp:
 #     1.5 fragment reads from shared per mma instead of 2) beside the shipped entries (GEMM_CANDIDATES, default
 #     scripts/gpu/gemm-ktiles-candidates.json), swept at x = 512, 256, 128 (sizes uniform in [1, x], seed 11),
@@ -115,7 +116,7 @@ summary() {
   grep -h "warm\|compiled" "$out/warmup.log" 2>/dev/null | tail -1
   cat "$out/table.log" 2>/dev/null
   grep "(edge)" "$out/table-split.log" 2>/dev/null
-  for f in "$@"; do echo "-- $f"; grep -E "^ *(gemm|syrk|syr2k)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
+  for f in "$@"; do echo "-- $f"; grep -E "^ *(gemm|syrk|syr2k|trsm)_vbatched|targets:" "$out/$f.log" 2>/dev/null; done
   cat "$out/skipped.txt" 2>/dev/null
 }
 if [[ $mode == confirm ]]; then
@@ -184,10 +185,14 @@ EOF2
     --configs "${GEMM_PROBE:-scripts/gpu/gemm-probe-candidates.json}" --setups gemm --precision d,s --n 512,256 --json "$out/probe.json"
   # d and z (z cut by its 14 s step at 15e50aa; s, d and c passed at 8936072)
   step gpu-tests 20 "$run" batchsolve_vbatched_blas_test --gtest_filter='VbatchedBlas/5.GemmAdvanced*:VbatchedBlas/7.GemmAdvanced*'
+  # with GEMM_TRSM=1: TRSM's two algorithms side by side per order (the crossover of sm90-trsm.json), cuBLAS
+  # trsmBatched per distinct size beside them
+  [[ -n ${GEMM_TRSM:-} ]] && step trsm 14 "$run" tester --routine trsm_vbatched --all-variants --batch 2000 --repeat 5 --warmup 1 \
+    --seed 7 --ref cublas --precision d,s --n 512,256,128,64,32 --json "$out/trsm.json"
   step skewed 8 "$run" tester "${base[@]}" --setups gemm_skewed --precision d,s --n 512,256 --ref cublas-grouped \
     --json "$out/skewed.json"
   python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
-  summary final final-r4 rank-k skewed
+  summary final final-r4 trsm rank-k skewed
   grep -hE "^gemm_vbatched" "$out/probe.log" 2>/dev/null
   grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
   exit 0
