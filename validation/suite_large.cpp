@@ -95,6 +95,8 @@ constexpr FactorDesign kFactorDesigns[] = {
     {"left/nb128/leaf/trsm", CholeskyVariant::left_looking, 128, PanelSolve::trsm, CholeskyDiagonal::leaf},
     // cuSOLVER's blocks at the leaf's order: the per-column cost the leaf kernel has to beat
     {"right+lookahead/nb128/trsm", CholeskyVariant::right_looking, 128, PanelSolve::trsm},
+    // the whole matrix by one cusolverDnXpotrf through our entry point (what a vendor table row runs)
+    {"vendor", CholeskyVariant::vendor, 512, PanelSolve::trsm},
 };
 
 bool design_wanted(const Options& o, const std::string& name) {

@@ -39,9 +39,12 @@ namespace batchsolve {
 // Recursive: top-down halving, A11 = L11 L11^T, L21 = A21 L11^-T, A22 -= L21 L21^T, then A22 (each
 // half again, down to diagonal blocks of order <= nb); the TRSM halves recursively the same way and its
 // off-diagonal parts, like every SYRK above syrk_leaf, are large GEMMs.
-enum class CholeskyVariant { automatic, right_looking, left_looking, recursive };
+// Vendor: the whole matrix by one cusolverDnXpotrf (a building block, for the sizes and precisions
+// where the tuning table measured it fastest; the first failing column then found as for a vendor
+// diagonal block). The blocking fields are then unused.
+enum class CholeskyVariant { automatic, right_looking, left_looking, recursive, vendor };
 const char* to_string(CholeskyVariant v);
-// "automatic" | "right" | "left" | "recursive" (and right_looking, left_looking)
+// "automatic" | "right" | "left" | "recursive" | "vendor" (and right_looking, left_looking)
 CholeskyVariant parse_cholesky_variant(const std::string& text);
 
 // What factors a diagonal block of order <= nb: the generated fused POTF2 (split recursion_depth times),

@@ -23,6 +23,7 @@ const char* to_string(CholeskyVariant v) {
         case CholeskyVariant::right_looking: return "right";
         case CholeskyVariant::left_looking: return "left";
         case CholeskyVariant::recursive: return "recursive";
+        case CholeskyVariant::vendor: return "vendor";
     }
     return "?";
 }
@@ -32,7 +33,9 @@ CholeskyVariant parse_cholesky_variant(const std::string& text) {
     if (text == "right" || text == "right_looking") return CholeskyVariant::right_looking;
     if (text == "left" || text == "left_looking") return CholeskyVariant::left_looking;
     if (text == "recursive") return CholeskyVariant::recursive;
-    throw InvalidArgument("parse_cholesky_variant", "text", "'automatic', 'right', 'left' or 'recursive' (got '" + text + "')");
+    if (text == "vendor") return CholeskyVariant::vendor;
+    throw InvalidArgument("parse_cholesky_variant", "text",
+                          "'automatic', 'right', 'left', 'recursive' or 'vendor' (got '" + text + "')");
 }
 
 const char* to_string(CholeskyDiagonal d) {
@@ -107,13 +110,16 @@ std::string config_problem(const LargeCholeskyConfig& c) {
 // size class of n), else its safe default (tuning_json.hpp's LargeTuning). The table's lookahead and
 // graph apply where the caller left the whole blocking automatic (nb, ib, variant, depth, strip,
 // diagonal and panel_solve): a caller who pins the blocking keeps its own.
+bool table_blocking(const LargeCholeskyConfig& c) {
+    return c.nb == 0 && c.ib == 0 && c.recursion_depth == -1 && c.variant == CholeskyVariant::automatic &&
+           c.strip == Potf2Strip::automatic && c.diagonal == CholeskyDiagonal::automatic && c.panel_solve == PanelSolve::automatic;
+}
+
 template <class T>
 LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n, int arch) {
     const tuning::LargeTuning row = tuning::large_tuning(precision_v<T>, n, arch);
     LargeCholeskyConfig c = config;
-    if (c.nb == 0 && c.ib == 0 && c.recursion_depth == -1 && c.variant == CholeskyVariant::automatic &&
-        c.strip == Potf2Strip::automatic && c.diagonal == CholeskyDiagonal::automatic &&
-        c.panel_solve == PanelSolve::automatic) {
+    if (table_blocking(c)) {
         c.lookahead = row.lookahead;
         c.graph = c.graph || row.graph;
     }
@@ -177,7 +183,7 @@ void potrf(Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig
         throw InvalidArgument(routine, "config." + problem.substr(0, colon), problem.substr(colon + 2));
     }
     if (times) *times = CholeskyPhaseTimes{};
-    BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(uplo, n, a, lda, info, resolved, times, ctx));
+    BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(uplo, n, a, lda, info, resolved, cholesky_large_detail::table_blocking(config), times, ctx));
 }
 
 template <class T>

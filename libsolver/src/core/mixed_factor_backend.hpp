@@ -32,6 +32,11 @@ struct MixedFactorConfig {
     // With inverse: each triangle of M^-1 for one right-hand side in one launch (row chunks of the
     // leaves in the order of an atomic ticket, each waiting on counters for the parts it needs).
     bool fused_solve = false;
+    // CUDA: the factor (scaling, copy, the recursive chain) captured as a CUDA graph on the first call
+    // with these arguments (a, lda, n, uplo, shift, scratch, info, stream, this configuration) and
+    // replayed on later ones: the host then issues one launch instead of several hundred library
+    // calls. Up to 64 graphs per process; a call that cannot be captured runs uncaptured.
+    bool graph = false;
 };
 
 // The unit roundoff of each low precision's products (the shift is a multiple of it).

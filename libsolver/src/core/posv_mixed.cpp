@@ -67,6 +67,7 @@ MixedFactorConfig factor_config(const PosvMixedOptions& o, int n, Context& ctx) 
     c.solve_block = t.solve_block;
     c.inverse = t.panel_solve == PanelSolve::inverse;
     c.fused_solve = c.inverse && t.fused_solve;
+    c.graph = t.graph;
     if (o.factor_leaf > 0) c.leaf = c.trsm_leaf = o.factor_leaf;
     if (o.solve_block >= 0) c.solve_block = o.solve_block;
     return c;
@@ -90,7 +91,7 @@ public:
         LargeCholeskyConfig config;
         config.tf32_updates = tensor_cores;
         const LargeCholeskyConfig resolved = cholesky_large_detail::resolve<Lo>(config, op.n, tuning::context_arch(ctx));
-        BATCHSOLVE_ON_BACKEND(ctx, large_factor<Lo>(op.uplo, op.n, low, op.n, scratch.info, resolved, nullptr, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, large_factor<Lo>(op.uplo, op.n, low, op.n, scratch.info, resolved, false, nullptr, ctx));
         step.column = refinement::read_flag(ctx, scratch.info);
         if (step.column != 0) step.outcome = StepOutcome::not_positive_definite;
         return step.column == 0;
@@ -151,7 +152,7 @@ public:
         T* copy = static_cast<T*>(scratch.matrix);
         BATCHSOLVE_ON_BACKEND(ctx, copy_matrix<T>(op.n, op.n, op.a, op.lda, copy, op.n, ctx));
         const LargeCholeskyConfig resolved = cholesky_large_detail::resolve<T>(LargeCholeskyConfig{}, op.n, tuning::context_arch(ctx));
-        BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(op.uplo, op.n, copy, op.n, scratch.info, resolved, nullptr, ctx));
+        BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(op.uplo, op.n, copy, op.n, scratch.info, resolved, false, nullptr, ctx));
         SolveStep step;
         step.path = SolvePath::double_direct;
         step.column = refinement::read_flag(ctx, scratch.info);

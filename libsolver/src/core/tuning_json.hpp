@@ -91,7 +91,8 @@ inline void read_field(const nlohmann::json& j, const char* field, CholeskyVaria
     if (t == "right" || t == "right_looking") value = CholeskyVariant::right_looking;
     else if (t == "left" || t == "left_looking") value = CholeskyVariant::left_looking;
     else if (t == "recursive") value = CholeskyVariant::recursive;
-    else throw InvalidArgument("tuning table", field, "right, left or recursive (got '" + t + "')");
+    else if (t == "vendor") value = CholeskyVariant::vendor;
+    else throw InvalidArgument("tuning table", field, "right, left, recursive or vendor (got '" + t + "')");
 }
 inline void read_field(const nlohmann::json& j, const char* field, CholeskyDiagonal& value) {
     if (!j.is_string()) throw InvalidArgument("tuning table", field, "a string");
@@ -182,7 +183,7 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
 #define BATCHSOLVE_MIXED_TUNING_FIELDS(F) \
-    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve)
+    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve) F(graph)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -268,6 +269,9 @@ struct MixedTuning {
     PanelSolve panel_solve = PanelSolve::trsm;
     int solve_block = 0;
     bool fused_solve = false;
+    // The tensor-core factor captured as a CUDA graph on its first call with given arguments and
+    // replayed after (its chain of leaves is hundreds of short library calls).
+    bool graph = false;
 };
 
 // The most integers any family's configuration packs into.

@@ -288,6 +288,32 @@ TYPED_TEST(AlgorithmEmulation, EveryDesignFactorsBothTriangles) {
                 }
 }
 
+// The whole-matrix vendor variant: one Xpotrf (LAPACK here) of order n, no panel solve, no update,
+// whatever the blocking fields say; both triangles, lda > n.
+TYPED_TEST(AlgorithmEmulation, VendorVariantIsOneWholeMatrixFactor) {
+    using T = TypeParam;
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = 203, lda = n + 2;
+    const std::vector<double> a = spd_matrix(n, seed);
+    for (PanelSolve p : {PanelSolve::trsm, PanelSolve::inverse})
+        for (Uplo u : {Uplo::lower, Uplo::upper}) {
+            SCOPED_TRACE(::testing::Message() << to_string(p) << " " << to_string(u));
+            LargeCholeskyConfig c;
+            c.nb = 64, c.ib = 8, c.recursion_depth = 1, c.strip = Potf2Strip::warp, c.variant = CholeskyVariant::vendor;
+            c.lookahead = true, c.diagonal = CholeskyDiagonal::fused, c.panel_solve = p, c.syrk_leaf = 64;
+            std::vector<T> stored = stored_triangle<T>(a, n, lda, u);
+            CpuExecutor<T> x(u, lda, c, 8);
+            lg::BlockedCholesky<T, CpuExecutor<T>> algorithm(x, u, n, stored.data(), lda, c, 32, 8);
+            EXPECT_EQ(algorithm.run(false), 1);
+            ASSERT_EQ(x.info, 0);
+            EXPECT_EQ(x.vendor_blocks, 1);
+            EXPECT_EQ(x.kernels, 0);
+            EXPECT_EQ(x.gemms, 0);
+            expect_factor(stored, a, n, lda, u);
+        }
+}
+
 // The leaf kernel's 8 x 8 tiles (blocks of 65 to 128) and its padding (a last block of 45 = 301 - 256;
 // nb 100 is no multiple of the tile), right-looking with lookahead and recursive, both triangles.
 TYPED_TEST(AlgorithmEmulation, LeafBlocksUpTo128FactorBothTriangles) {
@@ -323,7 +349,7 @@ TYPED_TEST(AlgorithmEmulation, InfoIsTheFirstBadColumn) {
     const std::vector<double> good = spd_matrix(n, seed);
     for (int col : {0, 70, 150})
         for (bool nan : {false, true})
-            for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::recursive})
+            for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::recursive, CholeskyVariant::vendor})
                 for (CholeskyDiagonal d : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor, CholeskyDiagonal::leaf})
                     for (Uplo u : {Uplo::lower, Uplo::upper}) {
                         SCOPED_TRACE(::testing::Message() << "column " << col << (nan ? " NaN " : " negative ") << to_string(v) << " "

@@ -193,6 +193,14 @@ TYPED_TEST(LargeCholesky, EveryConfigurationFactorsCorrectly) {
             c.syrk_leaf = 128;
             configs.push_back(c);
         }
+    // The whole matrix by one Xpotrf (the blocking fields ignored), captured and not.
+    for (bool graph : {false, true}) {
+        LargeCholeskyConfig c;
+        c.nb = 128, c.ib = 16, c.recursion_depth = 0, c.variant = CholeskyVariant::vendor, c.strip = Potf2Strip::warp;
+        c.lookahead = false, c.diagonal = CholeskyDiagonal::fused, c.panel_solve = PanelSolve::inverse, c.syrk_leaf = 128;
+        c.graph = graph;
+        configs.push_back(c);
+    }
     const int n = this->is_cuda ? 777 : 150;
     for (const auto& c : configs)
         for (Uplo uplo : {Uplo::lower, Uplo::upper}) check_factor<T>(this->ctx(), n, uplo, c, seed);
@@ -260,7 +268,8 @@ TYPED_TEST(LargeCholesky, InfoIsTheFirstBadColumn) {
     for (BadMatrix kind : {BadMatrix::indefinite, BadMatrix::nan})
         for (int col : {0, 150, 299})
             for (Uplo uplo : {Uplo::lower, Uplo::upper})
-                for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking, CholeskyVariant::recursive})
+                for (CholeskyVariant v : {CholeskyVariant::right_looking, CholeskyVariant::left_looking, CholeskyVariant::recursive,
+                                          CholeskyVariant::vendor})
                 for (CholeskyDiagonal diagonal : {CholeskyDiagonal::fused, CholeskyDiagonal::vendor}) {
                     const Potf2Strip strip = v == CholeskyVariant::left_looking ? Potf2Strip::warp : Potf2Strip::columns;
                     SCOPED_TRACE(::testing::Message() << "column " << col << (kind == BadMatrix::nan ? " NaN " : " indefinite ")

@@ -74,7 +74,12 @@ public:
     // configuration says (phase timing must not see two phases overlap).
     int run(bool single_stream) {
         int panels = 0;
-        if (c_.variant == CholeskyVariant::recursive) {
+        if (c_.variant == CholeskyVariant::vendor) {
+            x_.begin(Lane::main);
+            x_.potrf_vendor(Lane::main, a_, n_, 0);
+            x_.end(Lane::main, Phase::panel);
+            panels = 1;
+        } else if (c_.variant == CholeskyVariant::recursive) {
             recursive(0, n_, panels);
         } else if (c_.variant == CholeskyVariant::left_looking) {
             for (int j = 0; j < n_; j += c_.nb, ++panels) {

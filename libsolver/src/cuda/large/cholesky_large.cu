@@ -365,23 +365,26 @@ void gemm_assign(cublasHandle_t h, cublasOperation_t op_a, cublasOperation_t op_
 template <class T>
 class CudaExecutor {
 public:
-    CudaExecutor(CudaResources& r, Uplo uplo, T* a, int lda, int* info, const LargeCholeskyConfig& config, CholeskyPhaseTimes* times)
+    CudaExecutor(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,
+                 CholeskyPhaseTimes* times)
         : r_(r), uplo_(uplo), lda_(lda), info_(info), tf32_(config.tf32_updates && std::is_same_v<T, float>),
           threads_elementwise_(config.elementwise_threads), clock_(times), lane_(r.device_) {
-        if (config.diagonal == CholeskyDiagonal::fused) load_fused(config);  // the vendor's blocks never call it
+        // The whole-matrix vendor variant makes one Xpotrf of order n and nothing else.
+        const bool whole = config.variant == CholeskyVariant::vendor;
+        if (!whole && config.diagonal == CholeskyDiagonal::fused) load_fused(config);  // the vendor's blocks never call it
         // Buffer layout per lane: inverse (nb x nb) | slice (slice rows x nb) | vendor workspace | block info.
         const std::size_t nb = std::size_t(config.nb);
         std::size_t bytes = 0;
-        if (config.panel_solve == PanelSolve::inverse) {
+        if (!whole && config.panel_solve == PanelSolve::inverse) {
             inverse_at_ = bytes;
             bytes += cholesky_large_detail::align_up(nb * nb * sizeof(T));
             slice_at_ = bytes;
             bytes += cholesky_large_detail::align_up(
                 std::size_t(large::inverse_slice_rows(config.nb, cholesky_large_detail::kInverseSlicePanels)) * nb * sizeof(T));
         }
-        if (config.diagonal == CholeskyDiagonal::vendor) {
+        if (whole || config.diagonal == CholeskyDiagonal::vendor) {
             std::size_t device_bytes = 0, host_bytes = 0;
-            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(r_.cusolver(), lane_->params, fill_of(uplo), config.nb,
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(r_.cusolver(), lane_->params, fill_of(uplo), whole ? n : config.nb,
                                                                   data_type_of(T{}), a, lda, data_type_of(T{}), &device_bytes,
                                                                   &host_bytes));
             vendor_at_ = bytes;
@@ -501,7 +504,7 @@ class Factorisation {
 public:
     Factorisation(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,
                   CholeskyPhaseTimes* times)
-        : exec_(r, uplo, a, lda, info, config, times),
+        : exec_(r, uplo, n, a, lda, info, config, times),
           algorithm_(exec_, uplo, n, a, lda, config, cholesky_large_detail::kMinLeaf, cholesky_large_detail::kInverseSlicePanels) {}
     void run() { exec_.collect(algorithm_.run(exec_.timing())); }
     void keep_lane() { exec_.keep_lane(); }
@@ -529,6 +532,29 @@ GraphKey graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda
                      int(c.diagonal), int(c.panel_solve), c.syrk_leaf, c.elementwise_threads}};
 }
 
+// The whole matrix by cusolverDnXpotrf, info as for a vendor-factored diagonal block (the smaller of
+// cuSOLVER's and the first non-finite or non-positive pivot): what a call with the table's blocking runs
+// while the background warm-up of cuBLAS (context.cu) has not finished, so that the process's first
+// calls do not wait for cuBLAS to load its GEMM/TRSM kernels (cuSOLVER's factor does not use them).
+// Uncaptured; the lane lends its cuSOLVER parameters and buffers.
+template <class T>
+void factor_by_vendor(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, int threads) {
+    LaneLease lane(r.device_);
+    std::size_t device_bytes = 0, host_bytes = 0;
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(r.cusolver(), lane->params, fill_of(uplo), n, data_type_of(T{}), a, lda,
+                                                          data_type_of(T{}), &device_bytes, &host_bytes));
+    const std::size_t work_bytes = cholesky_large_detail::align_up(std::max<std::size_t>(device_bytes, 1));
+    char* base = static_cast<char*>(lane->grow(0, work_bytes + cholesky_large_detail::align_up(sizeof(int))));
+    int* block_info = reinterpret_cast<int*>(base + work_bytes);
+    if (lane->host_workspace.size() < host_bytes) lane->host_workspace.resize(host_bytes);
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf(r.cusolver(), lane->params, fill_of(uplo), n, data_type_of(T{}), a, lda, data_type_of(T{}),
+                                               base, device_bytes, host_bytes ? lane->host_workspace.data() : nullptr, host_bytes,
+                                               block_info));
+    vendor_block_info_kernel<T><<<1, threads, 0, r.stream()>>>(block_info, a, lda, n, info, 0);
+    BATCHSOLVE_LAUNCH_CHECK("vendor_block_info_kernel");
+}
+
 CudaResources& prepare(Context& ctx, const char* routine) {
     CudaResources& r = detail::resources_of(ctx, routine);
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -543,6 +569,16 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     DeviceGuard guard(r.device_);
     r.require_device_memory(info, "potrf", "info");
     if (n > 0) r.require_device_memory(a, "potrf", "a");
+    // The table's blocking runs on cuBLAS; until its kernels are loaded (by a thread started at the
+    // process's first such call, once this call's own kernels are loaded and its work queued, so that
+    // the two do not load modules at the same time), cuSOLVER's whole-matrix factor. Phase timing asks
+    // for the blocking.
+    constexpr bool single = std::is_same_v<T, float>;
+    if (n > 0 && table_blocking && times == nullptr && !detail::library_warm_up_done(r.device_, single)) {
+        factor_by_vendor<T>(r, uplo, n, a, lda, info, config.elementwise_threads);
+        detail::start_library_warm_up(r.device_, single);
+        return;
+    }
     if (n > 0 && config.graph && times == nullptr) {
         auto& cache = graph_cache();
         const GraphKey key = graph_key(r, uplo, n, a, lda, info, config);

@@ -21,11 +21,14 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../../core/mixed_factor_backend.hpp"
+#include "../jit/call_cache.hpp"
 #include "../resources.hpp"
 
 namespace batchsolve::cuda_backend {
@@ -554,6 +557,64 @@ int leaf_lwork_at(CudaResources& r, int n, int leaf, float* l) {
     return lwork;
 }
 
+// Executable graphs of captured factors (config.graph), keyed by everything the capture depends on.
+// Never destroyed (a replay may still be in flight when another call would evict it); bounded.
+constexpr std::size_t kGraphCacheCapacity = 64;
+using GraphKey = jit::IntegerKey<15>;
+jit::CallCache<GraphKey, cudaGraphExec_t>& graph_cache() {
+    static jit::CallCache<GraphKey, cudaGraphExec_t> cache(kGraphCacheCapacity);
+    return cache;
+}
+
+// Runs record() (work on r's stream only) captured as a graph on the first call with `key` and
+// replays it on later ones; where capture fails (a library call that refuses it) the call runs
+// uncaptured and so do later ones with the same key.
+template <class Record>
+void run_captured(CudaResources& r, const GraphKey& key, Record record) {
+    auto& cache = graph_cache();
+    const cudaGraphExec_t* cached = cache.find(key);
+    if (cached && *cached) {
+        BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(*cached, r.stream()));
+        return;
+    }
+    if (cached || cache.full()) {
+        record();
+        return;
+    }
+    BATCHSOLVE_CUDA_CHECK(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeRelaxed));
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool captured = false;
+    try {
+        record();
+        BATCHSOLVE_CUDA_CHECK(cudaStreamEndCapture(r.stream(), &graph));
+        BATCHSOLVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        captured = true;
+    } catch (const CudaError&) {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(r.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+            cudaGraph_t partial = nullptr;
+            cudaStreamEndCapture(r.stream(), &partial);  // leave the stream usable
+            if (partial) cudaGraphDestroy(partial);
+        }
+        cudaGetLastError();  // capture errors are not sticky: clear the last one
+    }
+    if (graph) cudaGraphDestroy(graph);
+    if (captured) {
+        cache.insert(key, std::make_unique<cudaGraphExec_t>(exec));
+        BATCHSOLVE_CUDA_CHECK(cudaGraphLaunch(exec, r.stream()));
+        return;
+    }
+    cache.insert(key, std::make_unique<cudaGraphExec_t>(nullptr));
+    record();
+}
+
+long long shift_bits(double shift) {
+    long long bits = 0;
+    std::memcpy(&bits, &shift, sizeof bits);
+    return bits;
+}
+
 CudaResources& prepare(Context& ctx) {
     CudaResources& r = detail::resources_of(ctx, "posv_mixed");
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -587,16 +648,27 @@ BATCHSOLVE_MIXED_FACTOR(T) {
         throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
                         "posv_mixed: the leaves need " + std::to_string(needed) + " floats of cuSOLVER buffer, the workspace query gave " +
                             std::to_string(carved));
-    preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
-    diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
-    BATCHSOLVE_LAUNCH_CHECK("diagonal_scale_kernel");
-    const unsigned tiles = unsigned((n + kTile - 1) / kTile);
-    scaled_copy_kernel<<<dim3(tiles, tiles), dim3(kTile, 8), 0, r.stream()>>>(uplo == Uplo::lower, n, a, lda, w.s,
-                                                                              float(shift), w.l);
-    BATCHSOLVE_LAUNCH_CHECK("scaled_copy_kernel");
-    bad_to_info_kernel<<<1, 1, 0, r.stream()>>>(info, w.bad);
-    BATCHSOLVE_LAUNCH_CHECK("bad_to_info_kernel");
-    Recursive(r, n, precision, config, w, info).factor(0, n);
+    const auto record = [&] {
+        preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
+        diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
+        BATCHSOLVE_LAUNCH_CHECK("diagonal_scale_kernel");
+        const unsigned tiles = unsigned((n + kTile - 1) / kTile);
+        scaled_copy_kernel<<<dim3(tiles, tiles), dim3(kTile, 8), 0, r.stream()>>>(uplo == Uplo::lower, n, a, lda, w.s,
+                                                                                  float(shift), w.l);
+        BATCHSOLVE_LAUNCH_CHECK("scaled_copy_kernel");
+        bad_to_info_kernel<<<1, 1, 0, r.stream()>>>(info, w.bad);
+        BATCHSOLVE_LAUNCH_CHECK("bad_to_info_kernel");
+        Recursive(r, n, precision, config, w, info).factor(0, n);
+    };
+    if (config.graph) {
+        using jit::key_field;
+        const GraphKey key{{r.device_, key_field(r.stream()), n, int(precision), int(uplo), key_field(a), lda, key_field(scratch),
+                            key_field(info), shift_bits(shift), config.leaf, config.trsm_leaf, config.inverse, config.fused_solve,
+                            carved}};
+        run_captured(r, key, record);
+    } else {
+        record();
+    }
     if (w.plan) {  // the fused solve's plan (pageable source: staged before the call returns)
         const SolvePlan plan(n, config.leaf);
         BATCHSOLVE_CUDA_CHECK(cudaMemcpyAsync(w.plan, plan.ints.data(), plan.ints.size() * sizeof(int), cudaMemcpyHostToDevice,
