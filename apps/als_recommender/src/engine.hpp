@@ -73,8 +73,10 @@ const char* to_string(Solver s);
 // Cholesky factorisation blocked by panels of 16 columns (the trailing update from register tiles).
 // On an H200 both fused forms lose to the build + posv at k = 64, 128 and 256 (the in-block Cholesky
 // waits at its barriers: results/2026-12-03-h200-8936072-als-designs), vbatched ties cuSOLVER at 256
-// and loses to the generated kernels at 128: posv stays the default.
-enum class SolveKernel { posv, vbatched, fused, fused_blocked };
+// and loses to the generated kernels at 128: posv stays the default. two-level: each system as 2 x 2
+// blocks of orders s / 2 and s - s / 2, the diagonal blocks by the generated potrf/potrs kernels, the
+// off-diagonal block by trsm_vbatched, the Schur complement by syrk_vbatched (column-major only).
+enum class SolveKernel { posv, vbatched, fused, fused_blocked, two_level };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);
 

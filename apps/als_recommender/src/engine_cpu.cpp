@@ -43,13 +43,15 @@ SolveKernel parse_solve_kernel(const std::string& text) {
     if (text == "vbatched") return SolveKernel::vbatched;
     if (text == "fused") return SolveKernel::fused;
     if (text == "fused-blocked") return SolveKernel::fused_blocked;
-    throw Error("--solve-kernel must be posv, vbatched, fused or fused-blocked (got '" + text + "')");
+    if (text == "two-level") return SolveKernel::two_level;
+    throw Error("--solve-kernel must be posv, vbatched, fused, fused-blocked or two-level (got '" + text + "')");
 }
 const char* to_string(SolveKernel s) {
     switch (s) {
         case SolveKernel::vbatched: return "vbatched";
         case SolveKernel::fused: return "fused";
         case SolveKernel::fused_blocked: return "fused-blocked";
+        case SolveKernel::two_level: return "two-level";
         default: return "posv";
     }
 }

@@ -212,6 +212,7 @@ public:
         if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         if (s.solve_kernel == SolveKernel::vbatched) prepare_vbatched(slice);
+        if (s.solve_kernel == SolveKernel::two_level) prepare_two_level(slice);
         sample_memory();
         // The solver's kernels for this engine's own slices (those of the warm-up kept), before the
         // first timed iteration: the first ready one stands in for those still compiling.
@@ -327,6 +328,72 @@ private:
                                                  1.f, a, vb_order_.data(), vb_b_.data(), vb_order_.data(), s, 1, n, ctx_);
     }
 
+    // SolveKernel::two_level: each system of width s as 2 x 2 blocks of orders h = s / 2 and s - h, the
+    // diagonal blocks factored (and the second one solved) by the library's generated potrf/potrs
+    // kernels (ld = s), the off-diagonal block by trsm_vbatched and the Schur complement by
+    // syrk_vbatched: at s = 256 the generated kernels of order 128 instead of cuSOLVER's 256.
+    void prepare_two_level(std::int64_t slice) {
+        if (s_.layout != SystemLayout::column_major) throw Error("--solve-kernel two-level takes --layout column_major");
+        if (s_.width < 2) throw Error("--solve-kernel two-level takes widths >= 2");
+        const int s = s_.width, h = s / 2, h2 = s - h;
+        const auto n = static_cast<std::size_t>(slice);
+        std::vector<float*> l11(n), a21(n), a22(n), b1(n), b2(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            float* a = systems_.data() + std::int64_t(k) * s * s;
+            l11[k] = a, a21[k] = a + h, a22[k] = a + std::int64_t(h) * s + h;
+            b1[k] = rhs_.data() + std::int64_t(k) * s, b2[k] = b1[k] + h;
+        }
+        tl_h_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, h));
+        tl_h2_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, h2));
+        tl_ld_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, s));
+        vb_one_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, 1));
+        tl_l11_ = batchsolve::Buffer<float*>(ctx_, l11), tl_a21_ = batchsolve::Buffer<float*>(ctx_, a21);
+        tl_a22_ = batchsolve::Buffer<float*>(ctx_, a22), tl_b1_ = batchsolve::Buffer<float*>(ctx_, b1), tl_b2_ = batchsolve::Buffer<float*>(ctx_, b2);
+        tl_info2_ = batchsolve::Buffer<int>(ctx_, n);
+        namespace bs = batchsolve;
+        ctx_.workspace(std::max(bs::trsm_vbatched_workspace_size<float>(bs::Side::right, h2, h, int(slice), ctx_),
+                                bs::trsm_vbatched_workspace_size<float>(bs::Side::left, h, 1, int(slice), ctx_)));
+        // The generated kernels of both diagonal blocks, now rather than in the first iteration.
+        for (const Side* side : {&users_, &items_}) {
+            const auto [full, rest] = slice_counts(side->rows, s_);
+            for (std::int64_t count : {full, rest}) {
+                if (count <= 0) continue;
+                for (int order : {h, h2}) {
+                    const auto a = bs::BatchView<float>::column_major(systems_.data(), order, order, s, std::int64_t(s) * s, int(count));
+                    bs::prepare_kernel<float>("potrf", bs::Uplo::lower, a, 1, ctx_);
+                    bs::prepare_kernel<float>("potrs", bs::Uplo::lower, a, 1, ctx_);
+                }
+            }
+        }
+    }
+    void solve_two_level(std::int64_t count) {
+        namespace bs = batchsolve;
+        const int s = s_.width, h = s / 2, h2 = s - h, n = int(count);
+        const std::int64_t ss = std::int64_t(s) * s;
+        using V = bs::BatchView<float>;
+        float* a = systems_.data();
+        const int* ld = tl_ld_.data();
+        // L11 L11^T = A11; L21 = A21 L11^-T; A22 - L21 L21^T = L22 L22^T.
+        bs::potrf_batched<float>(bs::Uplo::lower, V::column_major(a, h, h, s, ss, n), info_.data(), ctx_);
+        bs::trsm_vbatched_max_nocheck<float>(bs::Side::right, bs::Uplo::lower, bs::Op::trans, bs::Diag::non_unit, tl_h2_.data(), tl_h_.data(), 1.f,
+                                             tl_l11_.data(), ld, tl_a21_.data(), ld, h2, h, n, ctx_);
+        bs::syrk_vbatched_max_nocheck<float>(bs::Uplo::lower, bs::Op::no_trans, tl_h2_.data(), tl_h_.data(), -1.f, tl_a21_.data(), ld, 1.f,
+                                             tl_a22_.data(), ld, h2, h, n, ctx_);
+        const V a22 = V::column_major(a + std::int64_t(h) * s + h, h2, h2, s, ss, n);
+        bs::potrf_batched<float>(bs::Uplo::lower, a22, tl_info2_.data(), ctx_);
+        // y1 = L11^-1 b1; b2 -= L21 y1; x2 = (L22 L22^T)^-1 b2; y1 -= L21^T x2; x1 = L11^-T y1.
+        bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, bs::Op::no_trans, bs::Diag::non_unit, tl_h_.data(), vb_one_.data(), 1.f,
+                                             tl_l11_.data(), ld, tl_b1_.data(), ld, h, 1, n, ctx_);
+        bs::gemm_vbatched_max_nocheck<float>(bs::Op::no_trans, bs::Op::no_trans, tl_h2_.data(), vb_one_.data(), tl_h_.data(), -1.f, tl_a21_.data(), ld,
+                                             tl_b1_.data(), ld, 1.f, tl_b2_.data(), ld, h2, 1, h, n, ctx_);
+        bs::potrs_batched<float>(bs::Uplo::lower, a22, V::column_major(rhs_.data() + h, h2, 1, s, s, n), ctx_);
+        bs::gemm_vbatched_max_nocheck<float>(bs::Op::trans, bs::Op::no_trans, tl_h_.data(), vb_one_.data(), tl_h2_.data(), -1.f, tl_a21_.data(), ld,
+                                             tl_b2_.data(), ld, 1.f, tl_b1_.data(), ld, h, 1, h2, n, ctx_);
+        bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, bs::Op::trans, bs::Diag::non_unit, tl_h_.data(), vb_one_.data(), 1.f,
+                                             tl_l11_.data(), ld, tl_b1_.data(), ld, h, 1, n, ctx_);
+        launch_merge_info(info_.data(), tl_info2_.data(), h, count, stream_);
+    }
+
     // SolveKernel::fused runs on this side: rows up to kFusedLongestRow entries.
     bool fused(const Side& rows) const {
         return (s_.solve_kernel == SolveKernel::fused || s_.solve_kernel == SolveKernel::fused_blocked) && rows.longest <= kFusedLongestRow;
@@ -410,6 +477,7 @@ private:
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
             auto views = make_views(count);
             if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count);
+            else if (s_.solve_kernel == SolveKernel::two_level) solve_two_level(count);
             else kernels_.posv(views.first, views.second, info_.data(), count, ctx_);
             launch_scatter_solutions(rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + (rows.first + first) * s, stream_);
             launch_count_failed(info_.data(), count, failed_.data(), stream_);
@@ -446,6 +514,8 @@ private:
     batchsolve::Buffer<unsigned long long> failed_;
     batchsolve::Buffer<int> vb_order_, vb_one_;   // SolveKernel::vbatched only
     batchsolve::Buffer<float*> vb_a_, vb_b_;
+    batchsolve::Buffer<int> tl_h_, tl_h2_, tl_ld_, tl_info2_;  // SolveKernel::two_level only (and vb_one_)
+    batchsolve::Buffer<float*> tl_l11_, tl_a21_, tl_a22_, tl_b1_, tl_b2_;
     SolverKernels kernels_;
     std::uint64_t peak_bytes_ = 0;
 };

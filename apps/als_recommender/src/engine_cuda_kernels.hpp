@@ -108,6 +108,9 @@ std::size_t gram_partials_floats(int s);
 // Solutions back into the factor rows (`count` systems of width s); a system that failed (info != 0)
 // gives a zero row.
 void launch_scatter_solutions(const float* b, const int* info, Layout layout, int s, std::int64_t count, float* out, cudaStream_t stream);
+// The two-level solve's info: where the first block factored (info 0), the second block's info
+// shifted by the first block's order.
+void launch_merge_info(int* info, const int* second, int first_order, std::int64_t count, cudaStream_t stream);
 // Adds the systems of `count` whose info is not 0 to *failed.
 void launch_count_failed(const int* info, std::int64_t count, unsigned long long* failed, cudaStream_t stream);
 // The solver's views of `count` systems and right-hand sides of width s in the engine's layout.

@@ -29,7 +29,17 @@ __global__ void count_failed_kernel(const int* info, std::int64_t count, unsigne
     const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < count && info[k] != 0) atomicAdd(failed, 1ull);
 }
+__global__ void merge_info_kernel(int* info, const int* second, int first_order, std::int64_t count) {
+    const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < count && info[k] == 0 && second[k] != 0) info[k] = second[k] + first_order;
+}
 }  // namespace
+
+void launch_merge_info(int* info, const int* second, int first_order, std::int64_t count, cudaStream_t stream) {
+    if (count <= 0) return;
+    merge_info_kernel<<<unsigned((count + 255) / 256), 256, 0, stream>>>(info, second, first_order, count);
+    check(cudaGetLastError(), "merge_info_kernel");
+}
 
 void launch_scatter_solutions(const float* b, const int* info, Layout layout, int s, std::int64_t count, float* out, cudaStream_t stream) {
     const std::int64_t elements = count * s;

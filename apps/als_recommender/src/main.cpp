@@ -350,7 +350,9 @@ void add_hyper_options(po::options_description& d) {
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
                                                                          "each system in shared memory: widths <= 256, sides whose "
                                                                          "rows have <= 131,072 entries; other sides posv) | "
-                                                                         "fused-blocked (the same, Cholesky by panels of 16)")
+                                                                         "fused-blocked (the same, Cholesky by panels of 16) | "
+                                                                         "two-level (2 x 2 blocks: generated potrf/potrs kernels of "
+                                                                         "half the width, trsm/syrk_vbatched between them)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")

@@ -468,6 +468,17 @@ TEST_P(GpuSolveKernel, SolvesTheStatedSystems) {
 INSTANTIATE_TEST_SUITE_P(Systems, GpuSolveKernel, ::testing::Values(64, 200, 256),
                          [](const auto& info) { return "vbatched_k" + std::to_string(info.param); });
 
+// The two-level solve (2 x 2 blocks): even and odd widths (blocks of equal and unequal orders), one
+// whose blocks are generated kernels of the shared-memory family, cuSOLVER's width under posv.
+class GpuTwoLevel : public ::testing::TestWithParam<int> {};
+TEST_P(GpuTwoLevel, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, GetParam(), BuildKernel::tf32x3_blocked, GramKernel::split,
+                         SolveKernel::two_level);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuTwoLevel, ::testing::Values(64, 101, 200, 256),
+                         [](const auto& info) { return "two_level_k" + std::to_string(info.param); });
+
 // The fused build and solve (both Cholesky forms): every shape of the blocked kernel (one block per warp at two or one
 // thread blocks per SM, two per warp), a width that is no multiple of 4 (scalar gather) and the biases
 // column (width 0: explicit with biases at 37 + 1). The test's rows all run fused.
