@@ -9,8 +9,9 @@
 # important first, each cut to the time left:
 #   potrf-d, potrf-s   the shipped table's row and the design "vendor" at n = 16384, 8192, 4096, 2048
 #                      (median of 5 after a warm-up; scripts/gpu/large-targets.json per row)
-#   posv-cand-16384    posv_mixed d (automatic chain, cond 1e2..1e8, seed 36, median of 3) with the
-#                      candidate table beside Xpotrf + Xpotrs and cuSOLVER's LU-based IRS
+#   posv-cand-16384    posv_mixed d (automatic chain, cond 1e2..1e8, seed 36, median of 3; split FP16
+#                      classical with leaves of 256 and 1024 beside) with the candidate table beside
+#                      Xpotrf + Xpotrs and cuSOLVER's LU-based IRS
 #   posv-shipped-16384 the same with the shipped table (the before; Xpotrf + Xpotrs beside)
 #   posv-cand-8192, posv-shipped-8192  the same at n = 8192, the split-FP16 leaf-1024 chain beside
 #   gtest              the large suite's CUDA LargeCholesky and PosvMixed tests with the candidate table
@@ -61,11 +62,12 @@ step() {
 potrf=(--routine potrf_large --ref cusolver --designs vendor --targets scripts/gpu/large-targets.json)
 posv=(--routine posv_mixed --precision d --repeat 3 --seed 36 --targets scripts/gpu/mixed-targets.json)
 designs8192=auto,fp16_split/classical/leaf1024
+designs16384=auto,fp16_split/classical/leaf256,fp16_split/classical/leaf1024  # graph: do smaller leaves pay now?
 
 step potrf-d 14 6 - "${potrf[@]}" --precision d --n 16384,8192,4096,2048 --repeat 5
 step potrf-s 14 6 - "${potrf[@]}" --precision s --n 16384,8192,4096,2048 --repeat 5
-step posv-cand-16384 26 12 "$cand" "${posv[@]}" --n 16384 --designs auto --ref cusolver,cusolver-irs
-step posv-shipped-16384 16 10 - "${posv[@]}" --n 16384 --designs auto --ref cusolver
+step posv-cand-16384 28 12 "$cand" "${posv[@]}" --n 16384 --designs "$designs16384" --ref cusolver,cusolver-irs
+step posv-shipped-16384 18 10 - "${posv[@]}" --n 16384 --designs "$designs16384" --ref cusolver
 step posv-cand-8192 14 8 "$cand" "${posv[@]}" --n 8192 --designs "$designs8192" --ref cusolver,cusolver-irs
 step posv-shipped-8192 10 6 - "${posv[@]}" --n 8192 --designs "$designs8192" --ref cusolver
 l=$(( $(left) - 3 ))
