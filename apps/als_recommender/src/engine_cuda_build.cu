@@ -509,10 +509,9 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 
     const std::int64_t row_length = p.indptr[seg.row + 1] - p.indptr[seg.row];
     const float ridge = p.implicit ? p.lambda : p.lambda * float(max(row_length, std::int64_t(1)));
-    if constexpr (kFused) {
-        __syncthreads();  // every warp's products are done: the staging area holds the system now
-        float* a = blocked_shared;
-        float* b = a + s * (s + 1) / 2;
+    // f(i, j, sum) for each of the warp's accumulators in the lower triangle: accumulator e of part
+    // (m, n) of block x is row g + 8 (e / 2), column 2 q + e % 2 of its 16 x 8 product.
+    auto for_each_lower_entry = [&](auto&& f) {
 #pragma unroll
         for (int x = 0; x < kBlocksPerWarp; ++x) {
             if (x >= my_blocks) continue;
@@ -523,45 +522,30 @@ __global__ void __launch_bounds__(blocked_max_threads(kBlocksPerWarp, kBlocksPer
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
                         const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
-                        if (i >= s || j > i) continue;
-                        a[packed_column(j, s) + i] = acc[x][m][n][e] + (p.gram ? p.gram[std::int64_t(j) * s + i] : 0.f) + (i == j ? ridge : 0.f);
+                        if (i < s && j <= i) f(i, j, acc[x][m][n][e]);
                     }
         }
+    };
+    if constexpr (kFused) {
+        __syncthreads();  // every warp's products are done: the staging area holds the system now
+        float* a = blocked_shared;
+        float* b = a + s * (s + 1) / 2;
+        for_each_lower_entry([&](int i, int j, float& sum) {
+            a[packed_column(j, s) + i] = sum + (p.gram ? p.gram[std::int64_t(j) * s + i] : 0.f) + (i == j ? ridge : 0.f);
+        });
         if (t < s) b[t] = rhs;
         const int failed = kBlockedCholesky ? solve_in_shared_blocked(a, b, s) : solve_in_shared(a, b, s);
         if (t < s) p.solution[local * s + t] = failed == 0 ? b[t] : 0.f;
         if (t == 0) p.info[local] = failed;
     } else {
-        // Accumulator e of part (m, n): row g + 8 (e / 2), column 2 q + e % 2 of the 16 x 8 product. The Gram
-        // matrix's entries are read first, all of them, so that their loads are in flight together.
+        // The Gram matrix's entries are read first, all of them, so that their loads are in flight together.
         const Layout::Entries system = p.layout.entries(local, s, s);
-#pragma unroll
-        for (int x = 0; x < kBlocksPerWarp; ++x) {
-            if (x >= my_blocks) continue;
-            if (kFirst && p.gram) {
-#pragma unroll
-                for (int m = 0; m < 2; ++m)
-#pragma unroll
-                    for (int n = 0; n < 4; ++n)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
-                            if (i < s && j <= i) acc[x][m][n][e] += p.gram[std::int64_t(j) * s + i];
-                        }
-            }
-#pragma unroll
-            for (int m = 0; m < 2; ++m)
-#pragma unroll
-                for (int n = 0; n < 4; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int i = block_i[x] * kBlockedSide + 16 * m + g + 8 * (e / 2), j = block_j[x] * kBlockedSide + 8 * n + 2 * q + e % 2;
-                        if (i >= s || j > i) continue;
-                        float* dst = p.a + system.base + (std::int64_t(j) * s + i) * system.stride;
-                        if (kFirst) *dst = acc[x][m][n][e] + (i == j ? ridge : 0.f);
-                        else atomicAdd(dst, acc[x][m][n][e]);
-                    }
-        }
+        if (kFirst && p.gram) for_each_lower_entry([&](int i, int j, float& sum) { sum += p.gram[std::int64_t(j) * s + i]; });
+        for_each_lower_entry([&](int i, int j, float& sum) {
+            float* dst = p.a + system.base + (std::int64_t(j) * s + i) * system.stride;
+            if (kFirst) *dst = sum + (i == j ? ridge : 0.f);
+            else atomicAdd(dst, sum);
+        });
         if (t < s) store_rhs_entry<kFirst>(p, local, t, s, rhs);
     }
 }
