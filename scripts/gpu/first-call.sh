@@ -7,9 +7,12 @@
 #      cuSOLVER beside; rows "split-<variant>", the table's last section (FC_SPLIT_SET=steps: each
 #      cuBLAS/cuSOLVER piece alone, GemmEx against cublas<t>gemm). Then steps 1, 3, 2 in that order
 #      (FC_STEPS, default "1 3 2"; "" skips them; below 60 s of budget the default is "" and the split
-#      takes every second). FC_SPLIT_SET=warmup (the default): the first call without the library's
-#      background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP, cuda/context.cu), and with it after
-#      a pause. Every other run of ours has it on; the peers' runs (--vendor) never.
+#      takes every second). FC_SPLIT_SET=warmup (the default): the library's default (the large Cholesky's
+#      first calls by cuSOLVER's whole-matrix factor while a background thread loads cuBLAS's kernels,
+#      cuda/context.cu and cuda/large/cholesky_large.cu) against BATCHSOLVE_LIBRARY_WARMUP=off ("nowarmup":
+#      the blocking from the first call, as before) and =on ("ctxwarm": the threads started at the
+#      context's creation), with and without a pause before the first call. The peers' runs (--vendor)
+#      always with it off.
 #   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
 #      (FC_NS, default 8,32,128), then every n of 1..128 (bounded: the rest of the budget less the
@@ -28,7 +31,6 @@
 #      (potrf_large's table rows also time a first call of order FC_LARGE_THEN_N, default 3072, in the
 #      same warm process: then_first_call_s, the per-size share of the first call)
 #      (cuBLAS grouped GEMM, cusolverDnXpotrf, cusolverDnDSgesv; handle creation reported apart).
-#   Last (step 2's end): the small potrf prebuilt rows again without the warm-up (does it slow them?).
 # Targets: first call with the prebuilt kernels <= 0.1 s; cached <= cuSOLVER's first call.
 #   Then (not targets): gemm_vbatched on one problem of order FC_BIG_GEMM_N (4096) beside cuBLAS, first and steady call.
 # Results: $OUT/first-call/{first_call.jsonl, prebuilt.txt, table.md, targets.json}; the table last.
@@ -61,10 +63,9 @@ one() {  # run label, environment words..., then -- and the program's arguments
   local envs=()
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
   local line report
-  # Our runs with the library's background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP=on,
-  # cuda/context.cu; a run's own BATCHSOLVE_LIBRARY_WARMUP=off, later in the list, wins); the peers'
-  # first calls as a program of their own sees them, without it.
-  if [[ " $* " == *" --vendor "* ]]; then envs+=(BATCHSOLVE_LIBRARY_WARMUP=off); else envs=(BATCHSOLVE_LIBRARY_WARMUP=on "${envs[@]}"); fi
+  # The peers' first calls as a program of their own sees them: without the library's background
+  # warm-up of cuBLAS/cuSOLVER (cuda/context.cu), which their process's Context could start.
+  [[ " $* " == *" --vendor "* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=off)
   line=$(env "${envs[@]}" BATCHSOLVE_CACHE_REPORT=1 timeout "${one_timeout:-60}" "$run" batchsolve_first_call --batch 16384 "$@" 2> "$scratch/err")
   report=$(grep -m1 'batchsolve kernel cache' "$scratch/err" | sed 's/"/\\"/g')
   case $line in
@@ -83,12 +84,11 @@ if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-10
 if ((${FC_SPLIT:-1})); then
   full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
   if [[ ${FC_SPLIT_SET:-warmup} == warmup ]]; then
-    # The first call without the library's background warm-up of cuBLAS/cuSOLVER (BATCHSOLVE_LIBRARY_WARMUP=off:
-    # "nowarmup"; step 3's prebuilt rows are the same first call with it, the default), and with it after
-    # --pause 0.5 s ("pause": the warm-up given time to finish; "pause-nowarmup": the pause alone), then more
-    # of the same as the share allows.
-    splits=("s nowarmup" "sysv nowarmup" "d nowarmup" "s pause --pause 0.5" "sysv pause --pause 0.5" "d pause --pause 0.5"
-            "s pause-nowarmup --pause 0.5" "s base" "sysv base" "d base" "s nowarmup" "sysv nowarmup" "d nowarmup")
+    # The library's default is step 3's prebuilt rows (and "base" here); "nowarmup": BATCHSOLVE_LIBRARY_WARMUP=off
+    # (the blocking from the first call, as before); "ctxwarm": =on (the warm-up started at the context's
+    # creation; sysv_mixed's only help); "-pause": after --pause 0.5 s (background work given time to end).
+    splits=("s nowarmup" "sysv nowarmup" "d nowarmup" "sysv ctxwarm" "s ctxwarm" "s ctxwarm-pause --pause 0.5"
+            "sysv ctxwarm-pause --pause 0.5" "d ctxwarm" "s base" "d base" "sysv base" "s nowarmup" "sysv ctxwarm")
   elif [[ ${FC_SPLIT_SET} == steps ]]; then
     # Each cuBLAS/cuSOLVER piece alone in its own process (which of them pays the libraries' first use),
     # then the first call after it; GemmEx against the legacy cublas<t>gemm; the targets' rows beside.
@@ -111,7 +111,8 @@ if ((${FC_SPLIT:-1})); then
     one_timeout=60
     [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=25  # eager loads every module of every library
     [[ $v == *vendor ]] && args+=(--vendor)
-    [[ $v == *nowarmup ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=off)
+    [[ $v == nowarmup* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=off)
+    [[ $v == ctxwarm* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=on)
     one "split-$v" "${envs[@]}" -- "${args[@]}" $rest
   done
   one_timeout=60
@@ -190,20 +191,13 @@ for c in "${cases[@]}"; do
   one cold BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
   one cached BATCHSOLVE_CACHE_DIR="$k" BATCHSOLVE_PREBUILT_DIR= -- --routine "$r" --precision $p --layout $layout --n "$n"
 done
-# Does the background warm-up slow the small routines' first call? The prebuilt rows again without it.
-for c in "${cases[@]}"; do
-  read -r r p layout n <<<"$c"; ((SECONDS < deadline)) || break
-  e=$scratch/empty-nowarmup-$r$p$layout$n; mkdir -p "$e"
-  one prebuilt-nowarmup BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" BATCHSOLVE_LIBRARY_WARMUP=off -- \
-    --routine "$r" --precision $p --layout $layout --n "$n"
-done
 # Our GEMM on one large problem (gemm_vbatched, batch 1, order FC_BIG_GEMM_N, default 4096) beside cuBLAS's
 # (grouped, one group): first and steady call, the kernels prebuilt; would the large routines' first
 # call run on our kernels instead of cuBLAS's? (rows "big-gemm", "big-gemm-cublas"; not targets)
 for p in s d; do
   ((SECONDS < deadline)) || break
   e=$scratch/empty-big-gemm-$p; mkdir -p "$e"
-  one big-gemm BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" BATCHSOLVE_LIBRARY_WARMUP=off -- --routine gemm_vbatched --precision $p --n "${FC_BIG_GEMM_N:-4096}" --batch 1
+  one big-gemm BATCHSOLVE_CACHE_DIR="$e" BATCHSOLVE_PREBUILT_DIR="$pre" -- --routine gemm_vbatched --precision $p --n "${FC_BIG_GEMM_N:-4096}" --batch 1
   ((SECONDS < deadline)) || break
   one big-gemm-cublas BATCHSOLVE_CACHE_DIR="$scratch/vendor" -- --routine gemm_vbatched --precision $p --n "${FC_BIG_GEMM_N:-4096}" --batch 1 --vendor
 done
@@ -225,8 +219,8 @@ if not rows:
     print("\n".join(md)); sys.exit(0)
 by = {(r["routine"], r["precision"], r["layout"], r["n"], r["run"]): r for r in rows}
 md += [f"device: {rows[0]['device']}, batch {rows[0]['batch']}; seconds, each a fresh process, context creation apart", "",
-       "| routine | case | context | cold | prebuilt | prebuilt, no warm-up | setup before it | cached | cuSOLVER first | prebuilt / cuSOLVER | steady |",
-       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+       "| routine | case | context | cold | prebuilt | setup before it | cached | cuSOLVER first | prebuilt / cuSOLVER | steady |",
+       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 f = lambda v: "-" if v is None else f"{v:.4f}"
 targets = []
 keys = sorted({k[:4] for k in by}, key=lambda k: (k[0], k[1], k[2], k[3]))
@@ -236,7 +230,7 @@ for (routine, p, layout, n) in keys:
     if vend is None and routine.endswith("/fused"):
         vend = by.get((routine[:-6], p, layout, n, "cusolver"), {}).get("first_call_s")
     ratio = f"{pre / vend:.2f}x" if pre and vend else "-"
-    md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | {f(g('prebuilt-nowarmup'))} | "
+    md.append(f"| {routine} | {p} {layout} n={n} | {f(g('cold', 'context_s'))} | {f(cold)} | {f(pre)} | "
               f"{f(g('prebuilt', 'setup_s'))} | {f(cached)} | {f(vend)} | {ratio} | {f(g('cached', 'second_call_s'))} |")
     pre_report = by.get((routine, p, layout, n, "prebuilt"), {}).get("cache", "")
     if pre is not None:
@@ -271,8 +265,9 @@ for t in targets:
 split = [r for r in rows if r["run"].startswith("split-")]
 if split:
     md += ["", "## Where the first call of potrf_large / sysv_mixed (n = %d) goes: fresh processes, empty cache" % split[0]["n"], "",
-           "base: the first call alone (with the library's background warm-up of cuBLAS/cuSOLVER, BATCHSOLVE_LIBRARY_WARMUP=on, as every run of ours but nowarmup); "
-           "nowarmup: the same with BATCHSOLVE_LIBRARY_WARMUP=off; setup: seconds from the context's readiness to the first call "
+           "base: the first call alone (the library's default: the large Cholesky's first calls by cuSOLVER's whole-matrix factor while "
+           "a background thread loads cuBLAS's kernels); nowarmup: BATCHSOLVE_LIBRARY_WARMUP=off (the blocking from the first call); "
+           "ctxwarm: =on (the threads started at the context's creation); -pause: after --pause 0.5 s; setup: seconds from the context's readiness to the first call "
            "(the inputs' construction and upload: what the warm-up overlaps); full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
            "their own, a one-node graph); ours: after our potrf of order 2048; nograph: uncaptured (--graph off); "
            "eager: CUDA_MODULE_LOADING=EAGER; vendor: cuSOLVER's first call (Xpotrf / DSgesv, workspace included; handle apart).", "",

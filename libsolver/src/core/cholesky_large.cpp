@@ -110,13 +110,16 @@ std::string config_problem(const LargeCholeskyConfig& c) {
 // size class of n), else its safe default (tuning_json.hpp's LargeTuning). The table's lookahead and
 // graph apply where the caller left the whole blocking automatic (nb, ib, variant, depth, strip,
 // diagonal and panel_solve): a caller who pins the blocking keeps its own.
+bool table_blocking(const LargeCholeskyConfig& c) {
+    return c.nb == 0 && c.ib == 0 && c.recursion_depth == -1 && c.variant == CholeskyVariant::automatic &&
+           c.strip == Potf2Strip::automatic && c.diagonal == CholeskyDiagonal::automatic && c.panel_solve == PanelSolve::automatic;
+}
+
 template <class T>
 LargeCholeskyConfig resolve(const LargeCholeskyConfig& config, int n, int arch) {
     const tuning::LargeTuning row = tuning::large_tuning(precision_v<T>, n, arch);
     LargeCholeskyConfig c = config;
-    if (c.nb == 0 && c.ib == 0 && c.recursion_depth == -1 && c.variant == CholeskyVariant::automatic &&
-        c.strip == Potf2Strip::automatic && c.diagonal == CholeskyDiagonal::automatic &&
-        c.panel_solve == PanelSolve::automatic) {
+    if (table_blocking(c)) {
         c.lookahead = row.lookahead;
         c.graph = c.graph || row.graph;
     }
@@ -180,7 +183,7 @@ void potrf(Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig
         throw InvalidArgument(routine, "config." + problem.substr(0, colon), problem.substr(colon + 2));
     }
     if (times) *times = CholeskyPhaseTimes{};
-    BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(uplo, n, a, lda, info, resolved, times, ctx));
+    BATCHSOLVE_ON_BACKEND(ctx, large_factor<T>(uplo, n, a, lda, info, resolved, cholesky_large_detail::table_blocking(config), times, ctx));
 }
 
 template <class T>

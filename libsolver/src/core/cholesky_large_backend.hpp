@@ -36,6 +36,10 @@ inline constexpr int kMinSyrkLeaf = 32;
 // "<field>: <reason>" (the caller turns it into InvalidArgument naming config.<field>).
 std::string config_problem(const LargeCholeskyConfig& config);
 
+// Whether the caller left the whole blocking (nb, ib, variant, depth, strip, diagonal, panel_solve) to
+// the table: the table's lookahead and graph apply then, and the backend may factor another way.
+bool table_blocking(const LargeCholeskyConfig& config);
+
 // The configuration with every automatic field taken from the tuning table of GPU architecture `arch`
 // (libsolver/tuning/sm<arch>-large.json; the plain routines pass the context's), else the safe default.
 template <class T>
@@ -50,9 +54,12 @@ inline std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 25
 
 // The uplo triangle of A = L L^T / U^T U; info (backend memory) 0 or the first bad column. The
 // configuration is resolved and checked; times (may be null) receives the GPU's phase split.
+// table_blocking: the caller left the whole blocking to the table, so the backend may factor another
+// way with the same result (the CUDA backend's first calls of a process: cuSOLVER's whole-matrix
+// factor while cuBLAS's kernels load in the background).
 #define BATCHSOLVE_LARGE_FACTOR(T)                                                                        \
     void large_factor(Uplo uplo, int n, T* a, int lda, int* info, const LargeCholeskyConfig& config,     \
-                      CholeskyPhaseTimes* times, Context& ctx)
+                      bool table_blocking, CholeskyPhaseTimes* times, Context& ctx)
 #define BATCHSOLVE_LARGE_SOLVE(T) \
     void large_solve(Uplo uplo, int n, int nrhs, const T* a, int lda, T* b, int ldb, Context& ctx)
 // dst (n x n, ldd) = A's uplo triangle rounded to float and mirrored into the other triangle (only

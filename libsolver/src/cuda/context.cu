@@ -1,7 +1,9 @@
 // The CUDA backend's context functions: devices, the stream, library handles, scratch, and the
 // memory primitives behind batchsolve::Buffer.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -115,19 +117,27 @@ namespace {
 // The process's first cuBLAS GEMM-family call costs 0.05 s (d) / 0.1 s (s) and its first TRSM 0.05 s
 // more (cuBLAS loading its kernels; results/2026-12-03-h200-15e50aa-first-call), which the large
 // routines (potrf_large, posv_mixed, sysv_mixed, their solves) paid inside their first call; cuSOLVER's
-// Xpotrf and cuSOLVER's own start another 0.015 s. With BATCHSOLVE_LIBRARY_WARMUP=on, a context's
-// creation starts, once per device and process, two threads (float, double) that make those calls
-// once, on handles and a stream of their own (the operations the large routines issue, on problems of
-// two orders), and exit: started before the CUDA context exists, they open the libraries while it is
-// created. The caller never waits for them (a context's release does, so that a program may reset the
-// device after it), and a first call made while they still run loads what it needs itself, as before.
-// Off by default: a program that never calls the large routines would load both libraries for nothing.
-bool library_warm_up_wanted() {
-    static const bool wanted = [] {
+// Xpotrf and cuSOLVER's own start another 0.015 s. A warm-up thread per device and precision makes
+// those calls once, on handles and a stream of its own (the operations the large routines issue, on
+// problems of two orders), then marks itself done and exits. The large Cholesky starts the one it
+// needs at its first call (and runs cuSOLVER's whole-matrix factor until it is done:
+// cuda/large/cholesky_large.cu); with BATCHSOLVE_LIBRARY_WARMUP=on a context's creation starts both
+// (before the CUDA context exists: the libraries open while it is created), with =off none starts
+// and the large Cholesky takes its blocking from the first call. Nobody waits for them but a
+// context's release (so that a program may reset the device after it); a call that needs a kernel
+// they are still loading loads it itself. Not at every context's creation by default: a program that
+// never calls the large routines would load both libraries for nothing.
+// BATCHSOLVE_LIBRARY_WARMUP: "off" (or 0): no warm-up and no detour, every call loads what it needs
+// itself; "on" (or 1): the threads start at a context's creation too; anything else: the default.
+enum class WarmUpMode { off, at_first_call, at_context_creation };
+WarmUpMode warm_up_mode() {
+    static const WarmUpMode mode = [] {
         const char* v = std::getenv("BATCHSOLVE_LIBRARY_WARMUP");
-        return v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0);
+        if (v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0)) return WarmUpMode::off;
+        if (v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0)) return WarmUpMode::at_context_creation;
+        return WarmUpMode::at_first_call;
     }();
-    return wanted;
+    return mode;
 }
 
 // The operations of the large routines (cuda/large/cholesky_large.cu, cuda/ldlt/ldlt.cu) in precision T
@@ -223,14 +233,20 @@ void warm_up_libraries(int device) noexcept {
     cudaGetLastError();  // this thread's last error only
 }
 
-// The warm-up threads, one per device, joined when a context of their device is released (a program
-// may reset the device after it) and at exit (before the runtime's own teardown, registered earlier).
+// The warm-up threads, joined when a context of their device is released (a program may reset the
+// device after it) and at exit (before the runtime's own teardown, registered earlier).
 struct LibraryWarmUps {
+    struct Entry {
+        int device = 0;
+        bool single = false;
+        std::atomic<bool> done{false};
+        std::thread thread;
+    };
     std::mutex mutex;
-    std::vector<std::pair<int, std::thread>> threads;  // (device, thread), two per device; a joined one stays listed
+    std::vector<std::unique_ptr<Entry>> entries;  // one per (device, precision) ever started
     ~LibraryWarmUps() {
-        for (auto& t : threads)
-            if (t.second.joinable()) t.second.join();
+        for (auto& e : entries)
+            if (e->thread.joinable()) e->thread.join();
     }
 };
 LibraryWarmUps& library_warm_ups() {
@@ -238,28 +254,48 @@ LibraryWarmUps& library_warm_ups() {
     return warm_ups;
 }
 
-void start_library_warm_up(int device) {
-    if (!library_warm_up_wanted()) return;
+template <class T>
+void warm_up_thread(int device, std::atomic<bool>* done) noexcept {
+    warm_up_libraries<T>(device);
+    done->store(true, std::memory_order_release);
+}
+
+// The entry of (device, single); unless it exists, started when `start`, else nullptr.
+LibraryWarmUps::Entry* warm_up_entry(int device, bool single, bool start = true) {
     LibraryWarmUps& w = library_warm_ups();
     std::lock_guard<std::mutex> lock(w.mutex);
-    for (const auto& t : w.threads)
-        if (t.first == device) return;
+    for (auto& e : w.entries)
+        if (e->device == device && e->single == single) return e.get();
+    if (!start) return nullptr;
+    auto e = std::make_unique<LibraryWarmUps::Entry>();
+    e->device = device, e->single = single;
     try {
-        w.threads.emplace_back(device, std::thread(warm_up_libraries<float>, device));
-        w.threads.emplace_back(device, std::thread(warm_up_libraries<double>, device));
-    } catch (const std::system_error&) {  // no thread: the first calls load what they need themselves
+        e->thread = single ? std::thread(warm_up_thread<float>, device, &e->done) : std::thread(warm_up_thread<double>, device, &e->done);
+    } catch (const std::system_error&) {  // no thread: the calls load what they need themselves
+        e->done = true;
     }
+    w.entries.push_back(std::move(e));
+    return w.entries.back().get();
 }
 
 void wait_for_library_warm_up(int device) noexcept {
-    if (!library_warm_up_wanted()) return;
     LibraryWarmUps& w = library_warm_ups();
     std::lock_guard<std::mutex> lock(w.mutex);
-    for (auto& t : w.threads)
-        if (t.first == device && t.second.joinable()) t.second.join();
+    for (auto& e : w.entries)
+        if (e->device == device && e->thread.joinable()) e->thread.join();
 }
 
 }  // namespace
+
+void start_library_warm_up(int device, bool single) {
+    if (warm_up_mode() != WarmUpMode::off) warm_up_entry(device, single);
+}
+
+bool library_warm_up_done(int device, bool single) {
+    if (warm_up_mode() == WarmUpMode::off) return true;  // nothing to wait for: the calls load it themselves
+    const LibraryWarmUps::Entry* e = warm_up_entry(device, single, false);
+    return e != nullptr && e->done.load(std::memory_order_acquire);
+}
 
 // ---- CudaResources --------------------------------------------------------------------------------
 
@@ -271,7 +307,10 @@ CudaResources::CudaResources(int device) : device_(device) {
         throw InvalidArgument("Context", "device",
                               "device < " + std::to_string(count) + " (the number of visible CUDA devices; got " +
                                   std::to_string(device) + ")");
-    start_library_warm_up(device);  // before the CUDA context exists: the libraries open meanwhile
+    if (warm_up_mode() == WarmUpMode::at_context_creation) {  // before the CUDA context exists: the libraries open meanwhile
+        warm_up_entry(device, true);
+        warm_up_entry(device, false);
+    }
     DeviceGuard guard(device);
     try {
         // The few properties the routines need, one attribute each: cudaGetDeviceProperties fills

@@ -43,6 +43,13 @@ inline void check_cusolver(cusolverStatus_t status, const char* call) {
 
 namespace batchsolve::detail {
 
+// cuBLAS's and cuSOLVER's kernels of the large routines loaded by a background thread of (device,
+// precision: single = float), at most one per process (context.cu): start (unless it was started) and
+// whether it has finished (false when not started; true when BATCHSOLVE_LIBRARY_WARMUP=off). Neither
+// waits.
+void start_library_warm_up(int device, bool single);
+bool library_warm_up_done(int device, bool single);
+
 // Everything a CUDA Context owns. Library handles are created on first use, so that a context used
 // only for conversions or hand-written kernels does not pay cuBLAS/cuSOLVER start-up (and a timed
 // loop after a warm-up call never creates one).
