@@ -87,8 +87,10 @@ if ((${FC_SPLIT:-1})); then
     # The library's default is step 3's prebuilt rows (and "base" here); "nowarmup": BATCHSOLVE_LIBRARY_WARMUP=off
     # (the blocking from the first call, as before); "ctxwarm": =on (the warm-up started at the context's
     # creation; sysv_mixed's only help); "-pause": after --pause 0.5 s (background work given time to end).
-    splits=("s nowarmup" "sysv nowarmup" "d nowarmup" "sysv ctxwarm" "s ctxwarm" "s ctxwarm-pause --pause 0.5"
-            "sysv ctxwarm-pause --pause 0.5" "d ctxwarm" "s base" "d base" "sysv base" "s nowarmup" "sysv ctxwarm")
+    # The targets' rows (base, vendor) first: below 60 s of budget the split is all there is.
+    splits=("s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s nowarmup" "d nowarmup" "sysv nowarmup"
+            "sysv ctxwarm" "s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s ctxwarm"
+            "sysv ctxwarm-pause --pause 0.5" "s ctxwarm-pause --pause 0.5" "s nowarmup" "sysv ctxwarm")
   elif [[ ${FC_SPLIT_SET} == steps ]]; then
     # Each cuBLAS/cuSOLVER piece alone in its own process (which of them pays the libraries' first use),
     # then the first call after it; GemmEx against the legacy cublas<t>gemm; the targets' rows beside.
