@@ -131,9 +131,9 @@ SWEEP_TITLE = ("## Tiles side by side (tester --sweep: one configuration for the
                "set-up gemm_bin, sizes in [x/2 + 1, x]; x = 128: sizes in [1, 128])\n")
 
 
-def sweep_tables(run, forms, pattern="sweep-*.json", title=SWEEP_TITLE):
+def sweep_tables(run, forms, pattern="sweep-*.json", title=SWEEP_TITLE, exclude=("sweep-r4.json",)):
     out = []
-    sweep = [r for f in sorted(glob.glob(os.path.join(run, pattern))) for r in rows(f)]
+    sweep = [r for f in sorted(glob.glob(os.path.join(run, pattern))) if os.path.basename(f) not in exclude for r in rows(f)]
     if not sweep:
         return out
     out.append(title)
@@ -171,6 +171,9 @@ def main(argv):
     if mode == "designs":
         out = sweep_tables(run, forms=True, title="## Tiles side by side (tester --sweep: one configuration for the whole "
                            "batch, GFLOP/s; sizes uniform in [1, x], seed 11; the table's winners)\n")
+        out += sweep_tables(run, forms=True, pattern="sweep-r4.json", exclude=(),
+                            title="## d with the tensor-core slices' rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4, kernels _r4), "
+                            "the same tiles and batch (GFLOP/s)\n")
         out += sweep_tables(run, forms=True, pattern="square-bins.json",
                             title="## The same tiles on square size bins (m = n = k uniform in [x/2 + 1, x], seed 7, GFLOP/s)\n")
         out += side_by_side(run, "final-committed.json", "final-swept.json", ("committed", "sweep's table"),
