@@ -169,6 +169,8 @@ void warm_up_operations(cublasHandle_t h, cusolverDnHandle_t solver, cusolverDnP
         cublasSsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, b, order, &one, c, order);
         cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
         cublasStrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+        cublasSsymv(h, CUBLAS_FILL_MODE_LOWER, order, &minus_one, a, order, b, 1, &one, c, 1);  // refinement residuals
+        cublasSgemv(h, CUBLAS_OP_N, order, order, &one, a, order, b, 1, &zero, c, 1);
     } else {
         cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, order, &one, a, order, c,
                     order);
@@ -178,6 +180,8 @@ void warm_up_operations(cublasHandle_t h, cusolverDnHandle_t solver, cusolverDnP
         cublasDsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, order, order, &minus_one, a, order, b, order, &one, c, order);
         cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
         cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, order, a, order, c, 1);
+        cublasDsymv(h, CUBLAS_FILL_MODE_LOWER, order, &minus_one, a, order, b, 1, &one, c, 1);
+        cublasDgemv(h, CUBLAS_OP_N, order, order, &one, a, order, b, 1, &zero, c, 1);
     }
     if (solver != nullptr) {  // the diagonal blocks' Xpotrf (CholeskyDiagonal::vendor): A := I first
         std::vector<T> diagonal(order, T(1));
