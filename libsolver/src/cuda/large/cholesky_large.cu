@@ -532,29 +532,6 @@ GraphKey graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda
                      int(c.diagonal), int(c.panel_solve), c.syrk_leaf, c.elementwise_threads}};
 }
 
-// The whole matrix by cusolverDnXpotrf, info as for a vendor-factored diagonal block (the smaller of
-// cuSOLVER's and the first non-finite or non-positive pivot): what a call with the table's blocking runs
-// while the background warm-up of cuBLAS (context.cu) has not finished, so that the process's first
-// calls do not wait for cuBLAS to load its GEMM/TRSM kernels (cuSOLVER's factor does not use them).
-// Uncaptured; the lane lends its cuSOLVER parameters and buffers.
-template <class T>
-void factor_by_vendor(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, int threads) {
-    LaneLease lane(r.device_);
-    std::size_t device_bytes = 0, host_bytes = 0;
-    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(r.cusolver(), lane->params, fill_of(uplo), n, data_type_of(T{}), a, lda,
-                                                          data_type_of(T{}), &device_bytes, &host_bytes));
-    const std::size_t work_bytes = cholesky_large_detail::align_up(std::max<std::size_t>(device_bytes, 1));
-    char* base = static_cast<char*>(lane->grow(0, work_bytes + cholesky_large_detail::align_up(sizeof(int))));
-    int* block_info = reinterpret_cast<int*>(base + work_bytes);
-    if (lane->host_workspace.size() < host_bytes) lane->host_workspace.resize(host_bytes);
-    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
-    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf(r.cusolver(), lane->params, fill_of(uplo), n, data_type_of(T{}), a, lda, data_type_of(T{}),
-                                               base, device_bytes, host_bytes ? lane->host_workspace.data() : nullptr, host_bytes,
-                                               block_info));
-    vendor_block_info_kernel<T><<<1, threads, 0, r.stream()>>>(block_info, a, lda, n, info, 0);
-    BATCHSOLVE_LAUNCH_CHECK("vendor_block_info_kernel");
-}
-
 CudaResources& prepare(Context& ctx, const char* routine) {
     CudaResources& r = detail::resources_of(ctx, routine);
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -569,13 +546,20 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     DeviceGuard guard(r.device_);
     r.require_device_memory(info, "potrf", "info");
     if (n > 0) r.require_device_memory(a, "potrf", "a");
-    // The table's blocking runs on cuBLAS; until its kernels are loaded (by a thread started at the
+    // The table's blocking runs on cuBLAS, whose first GEMM/TRSM of a process loads their kernels
+    // (0.05-0.15 s); cuSOLVER's whole-matrix factor (the vendor variant, uncaptured) does not use them.
+    // So until a background thread has made those cuBLAS calls once (context.cu; started at the
     // process's first such call, once this call's own kernels are loaded and its work queued, so that
-    // the two do not load modules at the same time), cuSOLVER's whole-matrix factor. Phase timing asks
-    // for the blocking.
+    // the two do not load modules at the same time), a call with the table's blocking runs the vendor
+    // variant. Phase timing asks for the blocking.
     constexpr bool single = std::is_same_v<T, float>;
-    if (n > 0 && table_blocking && times == nullptr && !detail::library_warm_up_done(r.device_, single)) {
-        factor_by_vendor<T>(r, uplo, n, a, lda, info, config.elementwise_threads);
+    if (n > 0 && table_blocking && config.variant != CholeskyVariant::vendor && times == nullptr &&
+        !detail::library_warm_up_done(r.device_, single)) {
+        LargeCholeskyConfig whole = config;
+        whole.variant = CholeskyVariant::vendor, whole.graph = false;
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+        Factorisation<T> f(r, uplo, n, a, lda, info, whole, nullptr);
+        f.run();
         detail::start_library_warm_up(r.device_, single);
         return;
     }
