@@ -79,6 +79,80 @@ constexpr std::int64_t kSyrkMinEntries = 32;
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// One row's conjugate-gradient state (per OpenMP thread, reused across rows).
+struct CgRow {
+    std::vector<float> d;              // the row's n gathered d_j, row-major n x s
+    std::vector<float> weight, target;  // w_j and the right-hand side's weight of each
+    std::vector<float> x, r, p, ap;
+};
+
+// result = ridge v + G v + sum_j w_j (d_j . v) d_j (G: full s x s column-major, or nullptr). The
+// reductions are SIMD (OpenMP simd: reassociated sums, rounding-level differences from a serial sum).
+static void cg_apply(const CgRow& row, const float* gram, int s, std::int64_t n, float ridge, const float* v, float* result) {
+#pragma omp simd
+    for (int i = 0; i < s; ++i) result[i] = ridge * v[i];
+    if (gram)
+        for (int j = 0; j < s; ++j) {
+            const float* column = gram + std::size_t(j) * std::size_t(s);
+            const float vj = v[j];
+#pragma omp simd
+            for (int i = 0; i < s; ++i) result[i] += column[i] * vj;
+        }
+    for (std::int64_t e = 0; e < n; ++e) {
+        const float* d = row.d.data() + std::size_t(e) * std::size_t(s);
+        float dv = 0.f;
+#pragma omp simd reduction(+ : dv)
+        for (int i = 0; i < s; ++i) dv += d[i] * v[i];
+        const float scaled = row.weight[std::size_t(e)] * dv;
+#pragma omp simd
+        for (int i = 0; i < s; ++i) result[i] += scaled * d[i];
+    }
+}
+
+static float cg_dot(const float* u, const float* v, int s) {
+    float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < s; ++i) sum += u[i] * v[i];
+    return sum;
+}
+
+// `steps` CG steps on the row's system from `factors` (its current solution, overwritten); 1 when the
+// system is not positive definite along the first direction (the row set to 0), else 0. Compiled for
+// AVX-512 and AVX2 beside the baseline, picked at load time (the build targets baseline x86-64).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static int cg_row(CgRow& row, const float* gram, int s, std::int64_t n, float ridge, int steps, float* factors) {
+    const std::size_t width = static_cast<std::size_t>(s);
+    row.x.assign(factors, factors + s), row.r.assign(width, 0.f), row.p.resize(width), row.ap.resize(width);
+    float *x = row.x.data(), *r = row.r.data(), *p = row.p.data(), *ap = row.ap.data();
+    cg_apply(row, gram, s, n, ridge, x, ap);
+    for (std::int64_t e = 0; e < n; ++e) {
+        const float* d = row.d.data() + std::size_t(e) * width;
+        const float c = row.target[std::size_t(e)];
+#pragma omp simd
+        for (int i = 0; i < s; ++i) r[i] += c * d[i];
+    }
+    for (int i = 0; i < s; ++i) r[i] -= ap[i], p[i] = r[i];
+    float rs = cg_dot(r, r, s);
+    int failed = 0;
+    for (int step = 0; step < steps && rs > 0; ++step) {
+        cg_apply(row, gram, s, n, ridge, p, ap);
+        const float curvature = cg_dot(p, ap, s);
+        if (!(curvature > 0) || !std::isfinite(curvature)) {
+            if (step == 0) std::fill(x, x + s, 0.f), failed = 1;
+            break;
+        }
+        const float step_length = rs / curvature;
+        for (int i = 0; i < s; ++i) x[i] += step_length * p[i], r[i] -= step_length * ap[i];
+        const float next = cg_dot(r, r, s);
+        for (int i = 0; i < s; ++i) p[i] = r[i] + (next / rs) * p[i];
+        rs = next;
+    }
+    std::copy(x, x + s, factors);
+    return failed;
+}
+
 class CpuEngine final : public Engine {
 public:
     CpuEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition)
@@ -165,79 +239,40 @@ private:
 
     // Solver::cg: s_.cg_steps conjugate-gradient steps for each of the rows `mine`, from the row's
     // current factors in `out`, with A v = ridge v + G v + sum_j w_j (d_j . v) d_j applied through the
-    // row's entries (G: the lower triangle of the Gram matrix, implicit only). A row whose system is
-    // not positive definite along the first direction (lambda = 0 on an empty row) is set to 0 and
-    // counted, as the exact solver does; the count is returned.
+    // row's entries (G: the Gram matrix, implicit only). A row whose system is not positive definite
+    // along the first direction (lambda = 0 on an empty row) is set to 0 and counted, as the exact
+    // solver does; the count is returned.
     std::int64_t conjugate_gradient(const Csr& rows, const std::vector<float>& other, const std::vector<float>& gram,
                                     RowRange mine, std::vector<float>& out) const {
         const int s = s_.width;
+        const std::size_t width = static_cast<std::size_t>(s);
+        // Both triangles of G, so that G v runs as column updates (no reduction in the inner loop).
+        std::vector<float> full;
+        if (s_.implicit) {
+            full.assign(width * width, 0.f);
+            for (int j = 0; j < s; ++j)
+                for (int i = j; i < s; ++i) full[std::size_t(j) * width + i] = full[std::size_t(i) * width + j] = gram[std::size_t(j) * width + i];
+        }
         std::int64_t failed = 0;
 #pragma omp parallel reduction(+ : failed)
         {
-            const std::size_t width = static_cast<std::size_t>(s);
-            std::vector<float> x(width), r(width), p(width), ap(width);
-            std::vector<const float*> d;
-            std::vector<float> weight, target;
+            CgRow row_state;
 #pragma omp for schedule(dynamic, 64)
             for (std::int64_t row = mine.first; row < mine.first + mine.count; ++row) {
                 const std::int64_t begin = rows.indptr[row], n = rows.row_length(row);
-                d.resize(std::size_t(n)), weight.resize(std::size_t(n)), target.resize(std::size_t(n));
+                // The row's d_j gathered once (the biases column reads 1), read by every step.
+                row_state.d.resize(std::size_t(n) * width), row_state.weight.resize(std::size_t(n)), row_state.target.resize(std::size_t(n));
                 for (std::int64_t e = 0; e < n; ++e) {
-                    d[std::size_t(e)] = &other[std::size_t(rows.indices[begin + e]) * std::size_t(s)];
+                    const float* d = &other[std::size_t(rows.indices[begin + e]) * width];
+                    float* dst = &row_state.d[std::size_t(e) * width];
+                    std::copy(d, d + s, dst);
                     const float value = rows.values[begin + e];
-                    if (s_.implicit) weight[std::size_t(e)] = value - 1.f, target[std::size_t(e)] = value;
-                    else weight[std::size_t(e)] = 1.f, target[std::size_t(e)] = s_.biases ? value - d[std::size_t(e)][s - 1] : value;
+                    if (s_.implicit) row_state.weight[std::size_t(e)] = value - 1.f, row_state.target[std::size_t(e)] = value;
+                    else row_state.weight[std::size_t(e)] = 1.f, row_state.target[std::size_t(e)] = s_.biases ? value - d[s - 1] : value;
+                    if (s_.biases) dst[s - 1] = 1.f;
                 }
                 const float ridge = s_.implicit ? s_.lambda : s_.lambda * float(std::max<std::int64_t>(n, 1));
-                // d_j's entry i: the biases column reads 1.
-                auto entry = [&](std::int64_t e, int i) { return (s_.biases && i == s - 1) ? 1.f : d[std::size_t(e)][i]; };
-                auto apply = [&](const std::vector<float>& v, std::vector<float>& result) {
-                    for (int i = 0; i < s; ++i) result[std::size_t(i)] = ridge * v[std::size_t(i)];
-                    if (s_.implicit)
-                        for (int j = 0; j < s; ++j) {  // the lower triangle, column j, and its mirror
-                            const float* column = &gram[std::size_t(j) * std::size_t(s)];
-                            float dot = column[j] * v[std::size_t(j)];
-                            for (int i = j + 1; i < s; ++i) {
-                                result[std::size_t(i)] += column[i] * v[std::size_t(j)];
-                                dot += column[i] * v[std::size_t(i)];
-                            }
-                            result[std::size_t(j)] += dot;
-                        }
-                    for (std::int64_t e = 0; e < n; ++e) {
-                        float dv = 0;
-                        for (int i = 0; i < s; ++i) dv += entry(e, i) * v[std::size_t(i)];
-                        const float scaled = weight[std::size_t(e)] * dv;
-                        for (int i = 0; i < s; ++i) result[std::size_t(i)] += scaled * entry(e, i);
-                    }
-                };
-                auto dot = [&](const std::vector<float>& u, const std::vector<float>& v) {
-                    float sum = 0;
-                    for (int i = 0; i < s; ++i) sum += u[std::size_t(i)] * v[std::size_t(i)];
-                    return sum;
-                };
-                float* factors = &out[std::size_t(row) * std::size_t(s)];
-                std::copy(factors, factors + s, x.begin());
-                apply(x, ap);
-                std::fill(r.begin(), r.end(), 0.f);
-                for (std::int64_t e = 0; e < n; ++e)
-                    for (int i = 0; i < s; ++i) r[std::size_t(i)] += target[std::size_t(e)] * entry(e, i);
-                for (int i = 0; i < s; ++i) r[std::size_t(i)] -= ap[std::size_t(i)];
-                p = r;
-                float rs = dot(r, r);
-                for (int step = 0; step < s_.cg_steps && rs > 0; ++step) {
-                    apply(p, ap);
-                    const float curvature = dot(p, ap);
-                    if (!(curvature > 0) || !std::isfinite(curvature)) {
-                        if (step == 0) std::fill(x.begin(), x.end(), 0.f), ++failed;
-                        break;
-                    }
-                    const float step_length = rs / curvature;
-                    for (int i = 0; i < s; ++i) x[std::size_t(i)] += step_length * p[std::size_t(i)], r[std::size_t(i)] -= step_length * ap[std::size_t(i)];
-                    const float next = dot(r, r);
-                    for (int i = 0; i < s; ++i) p[std::size_t(i)] = r[std::size_t(i)] + (next / rs) * p[std::size_t(i)];
-                    rs = next;
-                }
-                std::copy(x.begin(), x.end(), factors);
+                failed += cg_row(row_state, s_.implicit ? full.data() : nullptr, s, n, ridge, s_.cg_steps, &out[std::size_t(row) * width]);
             }
         }
         return failed;
