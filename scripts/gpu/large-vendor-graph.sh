@@ -16,6 +16,12 @@
 #   posv-cand-8192, posv-shipped-8192  the same at n = 8192, the split-FP16 leaf-1024 chain beside
 #   gtest              the large suite's CUDA LargeCholesky and PosvMixed tests with the candidate table
 #   potrf-d32768       d at n = 32768, table and vendor, median of 3 (when the time is left)
+# LVG_CONFIRM=1 (TOPIC_BUDGET_S 70): the shipped table alone, once the candidates are adopted:
+#   potrf-d, potrf-s   the table's row beside the vendor design and the blocked right+lookahead nb 1024
+#   posv-16384         the automatic chain beside split FP16 classical with M^-1 in blocks of 2048 and
+#                      4096 rows (STRSV on each diagonal block, SGEMV below it), Xpotrf + Xpotrs and IRS
+#   posv-8192          the automatic chain, Xpotrf + Xpotrs and IRS
+#   gtest              as above, with the shipped table
 # Writes $OUT/large-vendor-graph/ (gpu.txt, commit.txt, date.txt, tables/, <step>.json/.log,
 # targets-<step>.json by the tester, targets.json merged, summary.md). Run from the repository root
 # with the bundle at /tmp/bundle (BUILD_DIR=build: the build tree's executables, a dry run here).
@@ -64,20 +70,31 @@ posv=(--routine posv_mixed --precision d --repeat 3 --seed 36 --targets scripts/
 designs8192=auto,fp16_split/classical/leaf1024
 designs16384=auto,fp16_split/classical/leaf256,fp16_split/classical/leaf1024  # graph: do smaller leaves pay now?
 
+if [[ ${LVG_CONFIRM:-0} == 1 ]]; then
+  potrf=(--routine potrf_large --ref cusolver --designs vendor,right+lookahead/nb1024/inverse --targets scripts/gpu/large-targets.json)
+  step potrf-d 11 6 - "${potrf[@]}" --precision d --n 16384,8192,4096,2048 --repeat 5
+  step potrf-s 11 6 - "${potrf[@]}" --precision s --n 16384,8192,4096,2048 --repeat 5
+  step posv-16384 22 12 - "${posv[@]}" --n 16384 --ref cusolver,cusolver-irs \
+    --designs auto,fp16_split/classical/blocked2048,fp16_split/classical/blocked4096
+  step posv-8192 12 8 - "${posv[@]}" --n 8192 --designs auto --ref cusolver,cusolver-irs
+  cand=-
+else
 step potrf-d 14 6 - "${potrf[@]}" --precision d --n 16384,8192,4096,2048 --repeat 5
 step potrf-s 14 6 - "${potrf[@]}" --precision s --n 16384,8192,4096,2048 --repeat 5
 step posv-cand-16384 28 12 "$cand" "${posv[@]}" --n 16384 --designs "$designs16384" --ref cusolver,cusolver-irs
 step posv-shipped-16384 18 10 - "${posv[@]}" --n 16384 --designs "$designs16384" --ref cusolver
 step posv-cand-8192 14 8 "$cand" "${posv[@]}" --n 8192 --designs "$designs8192" --ref cusolver,cusolver-irs
 step posv-shipped-8192 10 6 - "${posv[@]}" --n 8192 --designs "$designs8192" --ref cusolver
+fi
 l=$(( $(left) - 3 ))
 if (( l >= 6 )); then
   echo "== gtest ($(( l < 20 ? l : 20 )) s)"
-  timeout -k 2 $(( l < 20 ? l : 20 )) env "BATCHSOLVE_TUNING_FILE=$cand" "${gtest[@]}" \
+  gtest_table=(); [[ $cand != - ]] && gtest_table=("BATCHSOLVE_TUNING_FILE=$cand")
+  timeout -k 2 $(( l < 20 ? l : 20 )) env "${gtest_table[@]}" "${gtest[@]}" \
     --gtest_filter='PosvMixed/1.*:LargeCholesky/2.*:LargeCholesky/3.*' > "$out/gtest.log" 2>&1
   echo "   rc $?"; grep -E "PASSED|FAILED" "$out/gtest.log" | tail -3
 fi
-step potrf-d32768 10 8 - "${potrf[@]}" --precision d --n 32768 --repeat 3
+[[ ${LVG_CONFIRM:-0} == 1 ]] || step potrf-d32768 10 8 - "${potrf[@]}" --precision d --n 32768 --repeat 3
 
 source scripts/gpu/lib/step-targets.sh
 merge_step_targets "$out"
