@@ -31,6 +31,14 @@
 #   k128, k128-chunked         3 iterations each with a long limit (chunked waits for its own kernels)
 #   k256, k256-vbatched        the defaults (cuSOLVER's solve) and potrf_vbatched + trsm_vbatched
 #   (then)                     the GPU tests of the engine in 8 shards
+# ALS_MODE=solve (scripts/gpu/als-solve.sh): the two-level solve against the defaults:
+#   k64-cold                   the defaults on the empty cache (time to model)
+#   k256, k256-two-level       cuSOLVER's solve (posv beyond the generated kernels) and --solve-kernel
+#                              two-level (2 x 2 blocks of order 128: generated potrf/potrs, trsm/syrk_vbatched)
+#   k256-two-level-slice       two-level with every row of a side in one slice (--slice-mb 40000)
+#   k128, k128-slice, k128-two-level   the generated order-128 posv (3 slices of users, then one) and
+#                              two-level (blocks of order 64); k256-slice: cuSOLVER on one slice
+#   (then)                     compare_models two-level against the defaults at 256 and 128; the GPU tests
 # Each run's console is $OUT/als/<case>.log; every iteration line carries the users' and items' build
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,
@@ -187,6 +195,22 @@ if os.environ.get("ALS_MODE", "confirm") == "cold":
         ("k128 chunked and column-major models agree: relative difference < 1e-3", agreement("agreement-k128-chunked"), 1e-3, "<=", "compare_models, 3 iterations"),
         ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
     ]
+if os.environ.get("ALS_MODE", "confirm") == "solve":
+    targets = [
+        ("k64-cold time to model (process wall, 5 iterations) <= 3.0 s", val("k64-cold", "wall_s"), 3.0, "<=", "wall_s of k64-cold: the first process of the call, empty kernel cache"),
+        ("k256 per iteration <= 0.2 s", val("k256", "iter_s"), 0.2, "<=", basis + ", defaults"),
+        ("k256 per iteration <= 0.2 s, --solve-kernel two-level", val("k256-two-level", "iter_s"), 0.2, "<=", basis),
+        ("k256 solve: two-level faster than posv/cuSOLVER (ratio of iter_solve_s) >= 1", faster("k256", "k256-two-level", "iter_solve_s"), 1.0, ">=", "same run, same data and seed"),
+        ("k128 per iteration <= 0.06 s", val("k128", "iter_s"), 0.06, "<=", basis + ", defaults"),
+        ("k128 per iteration <= 0.06 s, --solve-kernel two-level", val("k128-two-level", "iter_s"), 0.06, "<=", basis),
+        ("k128 per iteration <= 0.06 s, one slice per side (--slice-mb 10000)", val("k128-slice", "iter_s"), 0.06, "<=", basis),
+        ("k256 per iteration <= 0.2 s, two-level, one slice per side (--slice-mb 40000)", val("k256-two-level-slice", "iter_s"), 0.2, "<=", basis),
+        ("k256 per iteration <= 0.2 s, one slice per side (--slice-mb 40000)", val("k256-slice", "iter_s"), 0.2, "<=", basis),
+        ("k128 per iteration >= 3.5x implicit GPU (0.208 s), best", max([x for x in (ratio("k128", 128), ratio("k128-two-level", 128), ratio("k128-slice", 128)) if x] or [0]) or None, 3.5, ">=", "implicit's figure from an earlier run on this shape (not installed here)"),
+        ("k256 two-level and default models agree: relative difference < 1e-3", agreement("agreement-k256-two-level"), 1e-3, "<=", "compare_models, 3 iterations"),
+        ("k128 two-level and default models agree: relative difference < 1e-3", agreement("agreement-k128-two-level"), 1e-3, "<=", "compare_models, 3 iterations"),
+        ("GPU tests (test_als *Gpu*) pass", tests_failed, 0, "<=", "failed, skipped or unfinished tests of the 8 shards (tests.txt)"),
+    ]
 doc = [{"target": t, "measured": m, "met": (m is not None and (m <= lim if op == "<=" else m >= lim)), "basis": b} for t, m, lim, op, b in targets]
 json.dump(doc, open(f"{out}/targets.json", "w"), indent=1)
 with open(f"{out}/table.md", "w") as f:
@@ -243,6 +267,19 @@ train_case k128-chunked 128 default default default 3 15 "--layout chunked"
 compare_case agreement-k128-chunked k128-chunked k128 1e-3
 train_case k256 256 default default default 3 8
 train_case k256-vbatched 256 default default vbatched 3 8
+elif [[ ${ALS_MODE:-confirm} == solve ]]; then
+train_case k64-cold 64 default default default 5 8
+train_case k256 256 default default default 3 8
+train_case k256-two-level 256 default default two-level 3 10
+compare_case agreement-k256-two-level k256-two-level k256 1e-3
+# One slice per side (the default 4096 MiB of systems cuts k = 256's users into 9 slices, k = 128's
+# into 3, each solved and synchronised on its own; 138,493 x 256^2 x 4 bytes = 36.3 GB).
+train_case k256-two-level-slice 256 default default two-level 3 10 "--slice-mb 40000"
+train_case k128 128 default default default 3 8
+train_case k128-slice 128 default default default 3 8 "--slice-mb 10000"
+train_case k128-two-level 128 default default two-level 3 8
+compare_case agreement-k128-two-level k128-two-level k128 1e-3
+train_case k256-slice 256 default default default 3 8 "--slice-mb 40000"
 elif [[ ${ALS_MODE:-confirm} == confirm ]]; then
 # The defaults (no kernel options) first, the k = 64 headline on the empty cache, then the previous
 # defaults (tf32x3 build, posv) beside them at k = 128 and 256.
@@ -301,7 +338,7 @@ if (( l > 150 )); then
 else
   echo "GPU tests: skipped (time)" | tee "$out/tests.txt"
 fi
-if [[ ${ALS_MODE:-confirm} == cold ]]; then
+if [[ ${ALS_MODE:-confirm} == cold || ${ALS_MODE:-confirm} == solve ]]; then
 :
 elif [[ ${ALS_MODE:-confirm} == confirm ]]; then
 train_case k64-warm2 64 default default default 5 4
@@ -316,8 +353,8 @@ fi
 ls "$BATCHSOLVE_CACHE_DIR" | wc -l > "$out/cache-files.txt"
 # Profile of one k = 128 iteration per build kernel, after every timed case: the build kernels of both
 # halves (the set-up's one-block launches included, told apart by their grids), where the time goes.
-if [[ ${ALS_MODE:-confirm} == cold ]]; then
-  :  # no profile in this mode
+if [[ ${ALS_MODE:-confirm} == cold || ${ALS_MODE:-confirm} == solve ]]; then
+  :  # no profile in these modes
 elif command -v ncu > /dev/null; then
   pairs="tf32x3-blocked:fused-blocked tf32x3-blocked:fused tf32x3:posv"
   [[ ${ALS_MODE:-confirm} == confirm ]] && pairs="tf32x3-blocked:posv"

@@ -92,6 +92,8 @@ struct EngineSettings {
     // Systems built and solved at once are limited to this many bytes of matrices (GPU: bounds its
     // memory on very large batches; 0: everything at once).
     std::uint64_t slice_bytes = 0;
+    // train's default slices (TrainOptions::slice_bytes 0): the warm-up prepares kernels for the same.
+    static constexpr std::uint64_t kDefaultGpuSliceBytes = std::uint64_t(4) << 30, kDefaultCpuSliceBytes = std::uint64_t(1) << 30;
     int device = 0;             // CUDA engine: the device it runs on
     BuildKernel build = BuildKernel::tf32x3_blocked;  // CUDA engine only
     GramKernel gram = GramKernel::split;      // CUDA engine only

@@ -477,7 +477,9 @@ int run_train(const std::vector<std::string>& args) {
             es.width = vm["factors"].as<int>() + (vm.count("biases") ? 1 : 0);
             es.implicit = shape.feedback == Feedback::implicit_counts;
             es.biases = vm.count("biases") > 0;
-            es.layout = o.layout, es.chunk_size = o.chunk_size, es.slice_bytes = o.slice_bytes, es.build = o.build, es.gram = o.gram;
+            es.layout = o.layout, es.chunk_size = o.chunk_size, es.build = o.build, es.gram = o.gram;
+            // The slices train's engine will solve (so that the warm-up prepares their kernels).
+            es.slice_bytes = o.slice_bytes ? o.slice_bytes : EngineSettings::kDefaultGpuSliceBytes;
             es.solve_kernel = o.solve_kernel;
             es.device = o.devices.empty() ? 0 : o.devices.front();
             o.cuda_warmup = start_cuda_warmup(es, shape.users, shape.items);

@@ -253,7 +253,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     const bool want_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_engine_available());
     if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda")
         throw Error("--backend must be auto, cpu or cuda (got '" + options.backend + "')");
-    es.slice_bytes = options.slice_bytes ? options.slice_bytes : (want_cuda ? std::uint64_t(4) << 30 : std::uint64_t(1) << 30);
+    es.slice_bytes = options.slice_bytes ? options.slice_bytes : want_cuda ? EngineSettings::kDefaultGpuSliceBytes : EngineSettings::kDefaultCpuSliceBytes;
     m.backend = want_cuda ? "cuda" : "cpu";
     RankGroup* ranks = options.ranks && options.ranks->size() > 1 ? options.ranks : nullptr;
     std::vector<int> devices = options.devices;
