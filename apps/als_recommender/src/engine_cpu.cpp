@@ -88,7 +88,11 @@ struct CgRow {
 
 // result = ridge v + G v + sum_j w_j (d_j . v) d_j (G: full s x s column-major, or nullptr). The
 // reductions are SIMD (OpenMP simd: reassociated sums, rounding-level differences from a serial sum).
-static void cg_apply(const CgRow& row, const float* gram, int s, std::int64_t n, float ridge, const float* v, float* result) {
+// Inlined into each of cg_row's clones, so that its loops are compiled for the clone's instruction set.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void cg_apply(const CgRow& row, const float* gram, int s, std::int64_t n, float ridge, const float* v, float* result) {
 #pragma omp simd
     for (int i = 0; i < s; ++i) result[i] = ridge * v[i];
     if (gram)
@@ -109,7 +113,10 @@ static void cg_apply(const CgRow& row, const float* gram, int s, std::int64_t n,
     }
 }
 
-static float cg_dot(const float* u, const float* v, int s) {
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline float cg_dot(const float* u, const float* v, int s) {
     float sum = 0.f;
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < s; ++i) sum += u[i] * v[i];
