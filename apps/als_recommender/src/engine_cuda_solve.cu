@@ -72,10 +72,12 @@ std::pair<std::int64_t, std::int64_t> slice_counts(std::int64_t rows, const Engi
 
 namespace {
 
-// A kernel found in the disk cache answers in milliseconds, a compile in no less than ~0.3 s (H200
-// host, posv s n = 64): after the first kernel is ready, the others get this long to come from the
-// cache before slices start on the first one's (so that a warm run always solves with the table's kernels).
-constexpr double kCachedKernelGraceSeconds = 0.2;
+// A kernel found in the disk cache answers in milliseconds ("disk cache 0.00 s" in the logs of
+// results/2026-12-03-h200-6296ebe-als-cold), a compile in no less than 0.05 s (posv s n = 64 at the
+// 26,744-row count there): after the first kernel is ready, the others get this long to come from
+// the cache before slices start on the first one's (so that a warm run solves with the table's
+// kernels); it is set-up time of every cold run (0.2 s cost k64-cold 0.24 s of engine set-up).
+constexpr double kCachedKernelGraceSeconds = 0.05;
 
 batchsolve::LayoutKind layout_kind(const EngineSettings& es) {
     switch (es.layout) {
