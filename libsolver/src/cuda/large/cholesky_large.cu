@@ -532,6 +532,38 @@ GraphKey graph_key(const CudaResources& r, Uplo uplo, int n, const T* a, int lda
                      int(c.diagonal), int(c.panel_solve), c.syrk_leaf, c.elementwise_threads}};
 }
 
+// The first calls' factor (below): the whole matrix by one cusolverDnXpotrf on the context's cuSOLVER
+// handle, its workspace and the block's info in the context's scratch, info as for a vendor-factored
+// diagonal block. Nothing else is made on the way (no lane, no cuBLAS handle): a process's first call
+// pays what cuSOLVER's own first call pays and the handle. false (nothing queued) when Xpotrf asks for
+// host workspace: the caller then runs the vendor variant through the executor.
+cusolverDnParams_t first_call_params() {
+    static std::mutex mutex;
+    static cusolverDnParams_t params = nullptr;  // host-side settings, none per device; kept for the process
+    std::lock_guard<std::mutex> lock(mutex);
+    if (params == nullptr) BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreateParams(&params));
+    return params;
+}
+
+template <class T>
+bool factor_whole_by_vendor(CudaResources& r, Uplo uplo, int n, T* a, int lda, int* info, int threads) {
+    cusolverDnHandle_t h = r.cusolver();
+    cusolverDnParams_t params = first_call_params();
+    std::size_t device_bytes = 0, host_bytes = 0;
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(h, params, fill_of(uplo), n, data_type_of(T{}), a, lda, data_type_of(T{}),
+                                                          &device_bytes, &host_bytes));
+    if (host_bytes > 0) return false;
+    const std::size_t work_bytes = cholesky_large_detail::align_up(std::max<std::size_t>(device_bytes, 1));
+    char* base = static_cast<char*>(r.scratch(work_bytes + sizeof(int)));
+    int* block_info = reinterpret_cast<int*>(base + work_bytes);
+    BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+    BATCHSOLVE_CUSOLVER_CHECK(cusolverDnXpotrf(h, params, fill_of(uplo), n, data_type_of(T{}), a, lda, data_type_of(T{}), base,
+                                               device_bytes, nullptr, 0, block_info));
+    vendor_block_info_kernel<T><<<1, threads, 0, r.stream()>>>(block_info, a, lda, n, info, 0);
+    BATCHSOLVE_LAUNCH_CHECK("vendor_block_info_kernel");
+    return true;
+}
+
 CudaResources& prepare(Context& ctx, const char* routine) {
     CudaResources& r = detail::resources_of(ctx, routine);
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
@@ -542,7 +574,7 @@ CudaResources& prepare(Context& ctx, const char* routine) {
 
 template <class T>
 BATCHSOLVE_LARGE_FACTOR(T) {
-    CudaResources& r = prepare(ctx, "potrf");
+    CudaResources& r = detail::resources_of(ctx, "potrf");  // its cuBLAS handle below, after the first calls' branch
     DeviceGuard guard(r.device_);
     r.require_device_memory(info, "potrf", "info");
     if (n > 0) r.require_device_memory(a, "potrf", "a");
@@ -555,14 +587,18 @@ BATCHSOLVE_LARGE_FACTOR(T) {
     constexpr bool single = std::is_same_v<T, float>;
     if (n > 0 && table_blocking && config.variant != CholeskyVariant::vendor && times == nullptr &&
         !detail::library_warm_up_done(r.device_, single)) {
-        LargeCholeskyConfig whole = config;
-        whole.variant = CholeskyVariant::vendor, whole.graph = false;
-        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
-        Factorisation<T> f(r, uplo, n, a, lda, info, whole, nullptr);
-        f.run();
+        if (!factor_whole_by_vendor<T>(r, uplo, n, a, lda, info, config.elementwise_threads)) {
+            LargeCholeskyConfig whole = config;
+            whole.variant = CholeskyVariant::vendor, whole.graph = false;
+            BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
+            BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(info, 0, sizeof(int), r.stream()));
+            Factorisation<T> f(r, uplo, n, a, lda, info, whole, nullptr);
+            f.run();
+        }
         detail::start_library_warm_up(r.device_, single);
         return;
     }
+    BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
     if (n > 0 && config.graph && times == nullptr) {
         auto& cache = graph_cache();
         const GraphKey key = graph_key(r, uplo, n, a, lda, info, config);
