@@ -194,7 +194,8 @@ std::unique_ptr<Engine> make_multi_device_engine(const Csr& by_user, const Csr& 
 
 // What the CUDA engine needs before it sees a rating: the device's context and stream, cuBLAS (its
 // first SSYRK), the engine's own kernels loaded and the solver's kernels for systems of this width
-// and the slices of `users` and `items` rows compiled or loaded from the disk cache. Started on a
+// and the slices of `users` and `items` rows started (cuda_engine::SolverKernels: each compiles on a
+// thread of its own, the first ready one stands in for the others). Started on a
 // thread of its own, so that it runs while the ratings file is read; make_cuda_engine waits for it
 // and takes it over. Errors are kept and rethrown by the engine that takes it. Without CUDA: nullptr.
 std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings& settings, std::int64_t users, std::int64_t items);
