@@ -98,9 +98,13 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(tuned_trsm_crossover(Precision::d, 5000, 75).inversion_from_order, TrsmCrossover{}.inversion_from_order);
     // large Cholesky by class (the H200 measurements of results/2026-12-02-h200-ddd4878-large-cholesky-designs):
     // d right-looking + lookahead, nb 1024 up to 16384 (syrk_leaf 512 up to 12288), nb 512 above; s nb 1024
-    // up to 3072, 512 up to 6144, 1024 up to 12288, then recursive nb 512 with TRSM panel solves
+    // up to 3072, 512 up to 6144, 1024 up to 12288, then recursive nb 512 with TRSM panel solves; the whole
+    // matrix by Xpotrf (variant vendor) for s everywhere and d up to 16384
+    // (results/2026-12-03-h200-6296ebe-large-vendor-graph), the blocking kept beside
     EXPECT_EQ(cholesky_large_default_config<double>(2048).nb, 1024);
-    EXPECT_EQ(cholesky_large_default_config<double>(2048).variant, CholeskyVariant::right_looking);
+    EXPECT_EQ(cholesky_large_default_config<double>(2048).variant, CholeskyVariant::vendor);
+    EXPECT_EQ(cholesky_large_default_config<double>(16384).variant, CholeskyVariant::vendor);
+    EXPECT_EQ(cholesky_large_default_config<double>(16385).variant, CholeskyVariant::right_looking);
     EXPECT_TRUE(cholesky_large_default_config<double>(2048).lookahead);
     EXPECT_EQ(cholesky_large_default_config<double>(2048).panel_solve, PanelSolve::inverse);
     EXPECT_EQ(cholesky_large_default_config<double>(12288).syrk_leaf, 512);
@@ -112,15 +116,15 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(cholesky_large_default_config<float>(4096).nb, 512);
     EXPECT_EQ(cholesky_large_default_config<float>(8192).nb, 1024);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).nb, 512);
-    EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::recursive);
+    EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::vendor);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).panel_solve, PanelSolve::trsm);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
     // posv_mixed's automatic chain: FP32 up to 12288, split FP16 (leaves' inverses) without the shift retry above
     const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
     EXPECT_TRUE(m1.found);
-    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":false})");
+    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":true})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
-              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":false})");
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":true})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
               R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":false})")
         << "no table: the safe default chain";
