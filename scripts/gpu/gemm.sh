@@ -43,7 +43,7 @@
 #     s and d; the sweep's table (--keep-classes); the final rows with the committed table
 #     (targets-committed.json) and with the sweep's (targets.json); SYRK/SYR2K with the sweep's table;
 #     d's tensor-core slices with rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4) swept and in final rows beside
-#     them; registers of every kernel; ncu of the sweep table's d call at x = 512.
+#     them (the default layout from the commit after e28e399 on, where the switch's =8 gives the former one); registers of every kernel; ncu of the sweep table's d call at x = 512.
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail

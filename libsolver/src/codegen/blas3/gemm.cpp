@@ -80,6 +80,23 @@ std::string I(long long v) { return std::to_string(v); }
 // 256 x 256 elements: rr + cc ld < 256 + 255 ld)
 constexpr long long kMaxLd32 = (2147483647LL - 256) / 256;
 
+// d's tensor-core slices' rows start 4 elements apart mod 16: the fragment reads (4
+// k-rows x 8 adjacent elements per warp) stay conflict-free, and the stores of a k-fastest slice (op(B) = B,
+// op(A) = A^T: a warp's 32 threads hold 8 k-rows x 4 columns at blk_k 8) spread over all 16 eight-byte bank
+// pairs, where rows 8 apart hit 8 of them (4-way conflicts). Measured on the H200: every d tile faster, the
+// x = 512 class's 64x64 16x8x8 tile 24.9 against 21.3 TFLOP/s (results/2026-12-03-h200-6296ebe-gemm-ktiles).
+// BATCHSOLVE_GEMM_TC_ROW=8 in the environment, a measurement switch, restores rows 8 apart (kernels _r8).
+bool tc_row8_asked() {
+    static const bool asked = [] {
+        const char* v = std::getenv("BATCHSOLVE_GEMM_TC_ROW");
+        return v && std::string(v) == "8";
+    }();
+    return asked;
+}
+// (d only: complex single's TF32 slices, also 8-byte elements, keep rows 8 apart until measured.)
+bool tc_row8(const GemmSpec& s) { return s.config.tensor_cores && s.precision == Precision::d && tc_row8_asked(); }
+bool tc_row4(const GemmSpec& s) { return s.config.tensor_cores && s.precision == Precision::d && !tc_row8_asked(); }
+
 // Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
 // the transposed stores of op(X) = X^T do not fall into one bank. Tensor cores: a lane reads row
 // k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
@@ -102,21 +119,9 @@ bool vector_rows(const GemmSpec& s) { return !s.config.tensor_cores && (pipeline
 // padding instead, which keeps every row 16-byte aligned for the vector reads of the SIMT product
 // and still spreads a k-fastest copy (consecutive threads, consecutive rows of one column) over the
 // banks. Tensor cores: a lane reads row
-// k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words (single) or 16 banks
-// (double, complex single) apart: the warp's read then takes the fewest wavefronts its bytes need.
-// Rows of 8-byte elements 4 elements apart (mod 16) instead of 8 (BATCHSOLVE_GEMM_TC_ROW=4 in the
-// environment, a measurement switch; kernels named _r4): the fragment reads stay conflict-free, and the
-// stores of a k-fastest slice (op(B) = B, op(A) = A^T: a warp's 32 threads hold 8 k-rows x 4 columns at
-// blk_k 8) spread over all 16 eight-byte bank pairs instead of 8, half the wavefronts.
-bool tc_row4_asked() {
-    static const bool asked = [] {
-        const char* v = std::getenv("BATCHSOLVE_GEMM_TC_ROW");
-        return v && std::string(v) == "4";
-    }();
-    return asked;
-}
-bool tc_row4(const GemmSpec& s) { return s.config.tensor_cores && element_bytes(s.precision) == 8 && tc_row4_asked(); }
-
+// k4 + q (q = lane % 4) of the slice, so the four rows should start 8 words apart (single) or, for
+// d, 4 elements apart mod 16 (above), else 16 banks: the warp's read then takes the fewest wavefronts its
+// bytes need.
 int slice_row(const GemmSpec& s, int width) {
     if (!s.config.tensor_cores) return vector_rows(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
     const int words = element_bytes(s.precision) / 4;
@@ -213,7 +218,7 @@ std::string name_of(const GemmSpec& s) {
       << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
       << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : c.copy_offsets == 3 ? "_inc" : "")
       << (c.tile_list ? "_tiles" : "")
-      << (tc_row4(s) ? "_r4" : "");  // the measurement switch's slice rows
+      << (tc_row8(s) ? "_r8" : "");  // the measurement switch's slice rows
     return o.str();
 }
 

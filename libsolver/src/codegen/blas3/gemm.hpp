@@ -8,8 +8,8 @@
 // FP64 tensor cores multiply 8x8x4 fragments, or 16x8x8 ones with config.dmma16 (mma m16n8k8, sm_90; d
 // only, where the warp tile and k-slice hold whole ones; kernels named _m16); BATCHSOLVE_GEMM_DMMA=16x8x8
 // in the environment turns the 16x8x8 form on wherever it fits (a measurement aid), and
-// BATCHSOLVE_GEMM_TC_ROW=4 the tensor-core slices' rows of 8-byte elements 4 elements apart mod 16 instead
-// of 8 (another; kernels named _r4).
+// BATCHSOLVE_GEMM_TC_ROW=8 d's tensor-core slices' rows 8 elements apart mod 16 instead of 4 (the layout
+// before rows 4 apart were measured faster; kernels named _r8).
 #pragma once
 
 #include <string>
