@@ -6,12 +6,14 @@
 #      (each timed), uncaptured (--graph off), after our potrf of order 2048, CUDA_MODULE_LOADING=EAGER,
 #      cuSOLVER beside; rows "split-<variant>", the table's last section (FC_SPLIT_SET=steps: each
 #      cuBLAS/cuSOLVER piece alone, GemmEx against cublas<t>gemm). Then steps 1, 3, 2 in that order
-#      (FC_STEPS, default "1 3 2"; "" skips them; below 60 s of budget the default is "" and the split
-#      takes every second). FC_SPLIT_SET=warmup (the default): the library's default (the large Cholesky's
-#      first calls by cuSOLVER's whole-matrix factor while a background thread loads cuBLAS's kernels,
-#      cuda/context.cu and cuda/large/cholesky_large.cu) against BATCHSOLVE_LIBRARY_WARMUP=off ("nowarmup":
-#      the blocking from the first call, as before) and =on ("ctxwarm": the threads started at the
-#      context's creation), with and without a pause before the first call. The peers' runs (--vendor)
+#      (FC_STEPS, default "1 3 2"; "" skips them; below 90 s of budget the default is "" and the split
+#      takes every second). FC_SPLIT_SET=warmup (the default): the library's default (a context's cuSOLVER
+#      and cuBLAS handles made on a thread of its own at its creation; potrf_large's whole-matrix Xpotrf
+#      uncaptured at a shape's first call, on the context's handle; sysv_mixed's first call starting the
+#      warm-up of cuBLAS's kernels at its entry: cuda/context.cu, cuda/large/cholesky_large.cu,
+#      cuda/ldlt/ldlt.cu) against BATCHSOLVE_LIBRARY_WARMUP=lazy ("lazy": handles at their first use, no
+#      warm-up for sysv_mixed: the default before), =off ("nowarmup": nothing ahead, no detour) and =on
+#      ("ctxwarm": the warm-up threads started at the context's creation too). The peers' runs (--vendor)
 #      always with it off.
 #   1. prebuilt: batchsolve-warmup --arch 90 compiles the tuning tables' kernels (potrf, potrs, posv;
 #      s, d; column-major and interleaved; batch 16384) into a folder, first the orders measured below
@@ -74,8 +76,8 @@ one() {  # run label, environment words..., then -- and the program's arguments
   esac
 }
 deadline=$((start + budget - 5))  # nothing starts past it
-# Below 60 s the whole budget goes to the split (step 0); steps 1-3 need ~45 s more (FC_STEPS, FC_SPLIT_SHARE override).
-if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-100}; else fc_steps=${FC_STEPS-1 3 2}; split_share=${FC_SPLIT_SHARE:-8}; fi
+# Below 90 s the whole budget goes to the split (step 0); steps 1-3 need ~45 s more (FC_STEPS, FC_SPLIT_SHARE override).
+if ((budget < 90)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-100}; else fc_steps=${FC_STEPS-1 3 2}; split_share=${FC_SPLIT_SHARE:-8}; fi
 # ---- 0. where potrf_large's and sysv_mixed's first call goes (most important: first) -------------------
 # Fresh processes with an empty cache (their automatic configuration uses no generated kernel): the
 # first call alone; after --prepay steps, each timed (cuBLAS/cuSOLVER handles, one GEMM/SYRK/TRSM/
@@ -84,13 +86,16 @@ if ((budget < 60)); then fc_steps=${FC_STEPS-}; split_share=${FC_SPLIT_SHARE:-10
 if ((${FC_SPLIT:-1})); then
   full=cublas,cusolver,gemm,syrk,trsm,xpotrf,graph
   if [[ ${FC_SPLIT_SET:-warmup} == warmup ]]; then
-    # The library's default is step 3's prebuilt rows (and "base" here); "nowarmup": BATCHSOLVE_LIBRARY_WARMUP=off
-    # (the blocking from the first call, as before); "ctxwarm": =on (the warm-up started at the context's
-    # creation; sysv_mixed's only help); "-pause": after --pause 0.5 s (background work given time to end).
-    # The targets' rows (base, vendor) first: below 60 s of budget the split is all there is.
-    splits=("s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s nowarmup" "d nowarmup" "sysv nowarmup"
-            "sysv ctxwarm" "s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s ctxwarm"
-            "sysv ctxwarm-pause --pause 0.5" "s ctxwarm-pause --pause 0.5" "s nowarmup" "sysv ctxwarm")
+    # "base": the library's default; "lazy": BATCHSOLVE_LIBRARY_WARMUP=lazy (handles at their first use,
+    # sysv_mixed without its warm-up: the default before, with potrf_large's uncaptured first Xpotrf);
+    # "nowarmup": =off; "ctxwarm": =on (the warm-up threads started at the context's creation too);
+    # "-pause": after --pause 0.5 s (background work given time to end). The targets' rows (base, vendor)
+    # first, then each design once, then the same again: below 90 s of budget the split is all there is.
+    splits=("s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s lazy" "d lazy" "sysv lazy"
+            "s nowarmup" "d nowarmup" "sysv nowarmup" "sysv ctxwarm" "s ctxwarm" "d ctxwarm"
+            "s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "s lazy" "d lazy" "sysv lazy"
+            "sysv ctxwarm" "s base" "d base" "sysv base" "s vendor" "d vendor" "sysv vendor" "sysv lazy" "sysv nowarmup"
+            "s ctxwarm-pause --pause 0.5" "sysv ctxwarm-pause --pause 0.5" "s lazy" "d lazy")
   elif [[ ${FC_SPLIT_SET} == steps ]]; then
     # Each cuBLAS/cuSOLVER piece alone in its own process (which of them pays the libraries' first use),
     # then the first call after it; GemmEx against the legacy cublas<t>gemm; the targets' rows beside.
@@ -104,16 +109,19 @@ if ((${FC_SPLIT:-1})); then
             "sysv full --prepay $full" "sysv vendor" "s vendor" "d eager" "d eager-vendor" "d base" "d full --prepay $full"
             "s nograph --graph off" "sysv eager" "d base" "d vendor")
   fi
+  split_end=$((start + budget * split_share / 100))
+  ((split_end > deadline - 3)) && split_end=$((deadline - 3))  # a process takes ~2 s: the last one ends inside the budget
   for c in "${splits[@]}"; do
-    ((SECONDS < start + budget * $split_share / 100)) || { echo "split: budget share spent before '$c'" | tee -a "$out/errors.txt"; break; }
+    ((SECONDS < split_end)) || { echo "split: budget share spent before '$c'" | tee -a "$out/errors.txt"; break; }
     read -r p v rest <<<"$c"
     r=potrf_large; [[ $p == sysv ]] && r=sysv_mixed p=d
     envs=(BATCHSOLVE_CACHE_DIR="$scratch/split-empty-$RANDOM" BATCHSOLVE_PREBUILT_DIR=)
     args=(--routine $r --precision $p --n "${FC_LARGE_N:-4096}")
-    one_timeout=60
+    one_timeout=20  # a first call takes < 0.3 s: a process past 20 s is stuck, and the budget is short
     [[ $v == eager* ]] && envs+=(CUDA_MODULE_LOADING=EAGER) one_timeout=25  # eager loads every module of every library
     [[ $v == *vendor ]] && args+=(--vendor)
     [[ $v == nowarmup* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=off)
+    [[ $v == lazy* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=lazy)
     [[ $v == ctxwarm* ]] && envs+=(BATCHSOLVE_LIBRARY_WARMUP=on)
     one "split-$v" "${envs[@]}" -- "${args[@]}" $rest
   done
@@ -267,8 +275,9 @@ for t in targets:
 split = [r for r in rows if r["run"].startswith("split-")]
 if split:
     md += ["", "## Where the first call of potrf_large / sysv_mixed (n = %d) goes: fresh processes, empty cache" % split[0]["n"], "",
-           "base: the first call alone (the library's default: the large Cholesky's first calls by cuSOLVER's whole-matrix factor while "
-           "a background thread loads cuBLAS's kernels); nowarmup: BATCHSOLVE_LIBRARY_WARMUP=off (the blocking from the first call); "
+           "base: the first call alone (the library's default: the context's handles made on a thread at its creation, potrf_large's "
+           "whole-matrix Xpotrf uncaptured at a shape's first call, sysv_mixed's warm-up of cuBLAS's kernels started at its entry); "
+           "lazy: BATCHSOLVE_LIBRARY_WARMUP=lazy (handles at their first use, no sysv_mixed warm-up); nowarmup: =off (nothing ahead, no detour); "
            "ctxwarm: =on (the threads started at the context's creation); -pause: after --pause 0.5 s; setup: seconds from the context's readiness to the first call "
            "(the inputs' construction and upload: what the warm-up overlaps); full/handles: after --prepay steps (each timed; cuBLAS/cuSOLVER handles and one call of "
            "their own, a one-node graph); ours: after our potrf of order 2048; nograph: uncaptured (--graph off); "
@@ -281,6 +290,14 @@ if split:
                   + (", ".join(f"{x['step']} {x['s']:.4f}" for x in steps) or "-")
                   + f" | {sum(x['s'] for x in steps):.4f} | {r['first_call_s']:.4f} | {r['second_call_s']:.5f} | "
                   + (f"handle {r['handle_s']:.4f}" if r.get("handle_s", -1) >= 0 else "") + " |")
+if split:  # the designs side by side: the median first call per variant (each row one fresh process)
+    md += ["", "### Medians per variant (first call s; n processes)", "", "| routine | p | variant | median first call | n | min | max | median second call |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for key in sorted({(r["routine"], r["precision"], r["run"][6:]) for r in split}):
+        v = [r for r in split if (r["routine"], r["precision"], r["run"][6:]) == key]
+        f1 = [r["first_call_s"] for r in v]
+        md.append(f"| {key[0]} | {key[1]} | {key[2]} | {statistics.median(f1):.4f} | {len(v)} | {min(f1):.4f} | {max(f1):.4f} | "
+                  f"{statistics.median(r['second_call_s'] for r in v):.5f} |")
 open(os.path.join(out, "table.md"), "w").write("\n".join(md) + "\n")
 json.dump(targets, open(os.path.join(out, "targets.json"), "w"), indent=1)
 print("\n".join(md))

@@ -126,18 +126,28 @@ namespace {
 // and the large Cholesky takes its blocking from the first call. Nobody waits for them but a
 // context's release (so that a program may reset the device after it); a call that needs a kernel
 // they are still loading loads it itself. Not at every context's creation by default: a program that
-// never calls the large routines would load both libraries for nothing.
-// BATCHSOLVE_LIBRARY_WARMUP: "off" (or 0): no warm-up and no detour, every call loads what it needs
-// itself; "on" (or 1): the threads start at a context's creation too; anything else: the default.
-enum class WarmUpMode { off, at_first_call, at_context_creation };
+// never calls the large routines would load both libraries' kernels and run their operations for
+// nothing (only the handles are made there: below).
+// By default a context's creation makes its cuSOLVER and cuBLAS handles on a thread of its own
+// (prefetch_handles below: no kernel is loaded, no operation runs), and sysv_mixed's first call starts
+// the warm-up of its factor's precision at its entry (start_library_warm_up_for_solver).
+// BATCHSOLVE_LIBRARY_WARMUP: "off" (or 0): no warm-up, no detour and no handles made ahead, every call
+// loads what it needs itself; "lazy": handles made at their first use and the warm-up started by the
+// large Cholesky's detour only (the behaviour before the two above); "on" (or 1): the default, and the
+// warm-up threads start at a context's creation too; anything else: the default.
+enum class WarmUpMode { off, lazy, at_first_call, at_context_creation };
 WarmUpMode warm_up_mode() {
     static const WarmUpMode mode = [] {
         const char* v = std::getenv("BATCHSOLVE_LIBRARY_WARMUP");
         if (v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0)) return WarmUpMode::off;
+        if (v != nullptr && std::strcmp(v, "lazy") == 0) return WarmUpMode::lazy;
         if (v != nullptr && (std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0)) return WarmUpMode::at_context_creation;
         return WarmUpMode::at_first_call;
     }();
     return mode;
+}
+bool handles_made_ahead() {
+    return warm_up_mode() == WarmUpMode::at_first_call || warm_up_mode() == WarmUpMode::at_context_creation;
 }
 
 // The operations of the large routines (cuda/large/cholesky_large.cu, cuda/ldlt/ldlt.cu) in precision T
@@ -289,10 +299,107 @@ void wait_for_library_warm_up(int device) noexcept {
         if (e->device == device && e->thread.joinable()) e->thread.join();
 }
 
+// ---- a context's library handles, made off the caller's path ---------------------------------------------
+//
+// A process's first cuSOLVER handle costs 0.003-0.004 s (cuBLAS's and cuSOLVER's initialisation; the
+// second handle 0.0003-0.001 s: results/2026-12-03-h200-8936072-first-call, "handles"), which
+// potrf_large's first call paid inside it while cuSOLVER's own first call is measured with its handle
+// made beforehand. A context's creation therefore starts a thread that makes its two handles (before
+// the CUDA context exists: the libraries' loading overlaps its creation); the first cublas() or
+// cusolver() takes both, waiting for the thread if it is still at work. Only the handles: no kernel
+// is loaded and nothing runs on the device, so a context that never calls the libraries pays one
+// thread's CPU time, the libraries' loading (mapped and relocated, tens of ms of CPU) and the handles'
+// memory (freed with the context).
+struct HandlePrefetch {
+    const CudaResources* owner = nullptr;
+    std::thread thread;
+    cublasHandle_t cublas = nullptr;
+    cusolverDnHandle_t cusolver = nullptr;
+};
+struct HandlePrefetches {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<HandlePrefetch>> entries;  // those not yet taken by their context
+    ~HandlePrefetches() {  // at exit, a context never released: its thread joined, its handles left to the process's end
+        for (auto& e : entries)
+            if (e->thread.joinable()) e->thread.join();
+    }
+};
+HandlePrefetches& handle_prefetches() {
+    static HandlePrefetches prefetches;
+    return prefetches;
+}
+
+void prefetch_handles(int device, HandlePrefetch* p) noexcept {
+    if (cudaSetDevice(device) == cudaSuccess) {
+        // Not prohibited by another thread's global-mode stream capture (its capture stays intact).
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        // cuSOLVER first: its handle initialises cuBLAS too, and potrf_large's first call needs only it.
+        if (cusolverDnCreate(&p->cusolver) != CUSOLVER_STATUS_SUCCESS) p->cusolver = nullptr;
+        if (cublasCreate(&p->cublas) != CUBLAS_STATUS_SUCCESS) p->cublas = nullptr;
+    }
+    cudaGetLastError();  // this thread's last error only
+}
+
+void start_handle_prefetch(const CudaResources* owner, int device) {
+    HandlePrefetches& all = handle_prefetches();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    all.entries.push_back(std::make_unique<HandlePrefetch>());  // listed before its thread exists: never a running thread unowned
+    HandlePrefetch* p = all.entries.back().get();
+    p->owner = owner;
+    try {
+        p->thread = std::thread(prefetch_handles, device, p);
+    } catch (const std::system_error&) {  // no thread: the handles are made at their first use
+        all.entries.pop_back();
+    }
+}
+
+// The prefetch of `owner`, removed from the list and its thread joined; nullptr when none was started
+// or it was taken before.
+std::unique_ptr<HandlePrefetch> take_handle_prefetch(const CudaResources* owner) {
+    std::unique_ptr<HandlePrefetch> p;
+    {
+        HandlePrefetches& all = handle_prefetches();
+        std::lock_guard<std::mutex> lock(all.mutex);
+        for (auto it = all.entries.begin(); it != all.entries.end(); ++it)
+            if ((*it)->owner == owner) {
+                p = std::move(*it);
+                all.entries.erase(it);
+                break;
+            }
+    }
+    if (p && p->thread.joinable()) p->thread.join();
+    return p;
+}
+
+// The prefetched handles become the context's (on its current stream); one it already has, or one
+// that cannot take the stream, is destroyed. The caller has made the context's device current.
+void adopt_prefetched_handles(CudaResources& r) noexcept {
+    const std::unique_ptr<HandlePrefetch> p = take_handle_prefetch(&r);
+    if (!p) return;
+    if (p->cublas != nullptr) {
+        if (r.cublas_ == nullptr && cublasSetStream(p->cublas, r.stream_) == CUBLAS_STATUS_SUCCESS) r.cublas_ = p->cublas;
+        else cublasDestroy(p->cublas);
+    }
+    if (p->cusolver != nullptr) {
+        if (r.cusolver_ == nullptr && cusolverDnSetStream(p->cusolver, r.stream_) == CUSOLVER_STATUS_SUCCESS) r.cusolver_ = p->cusolver;
+        else cusolverDnDestroy(p->cusolver);
+    }
+}
+
 }  // namespace
 
 void start_library_warm_up(int device, bool single) {
     if (warm_up_mode() != WarmUpMode::off) warm_up_entry(device, single);
+}
+
+// sysv_mixed's first call (cuda/ldlt/ldlt.cu, at its entry): its factor's cuBLAS operations (TRSM,
+// SYRKX, GEMM, TRSV, SYMV) load their kernels at their first use in the process, 0.1-0.15 s of a first
+// call that issues them one after another; the warm-up thread of the factor's precision, started
+// here, loads them beside the call, so that the loads of different operations overlap. Not with
+// "lazy" (nor "off").
+void start_library_warm_up_for_solver(int device, bool single) {
+    if (warm_up_mode() == WarmUpMode::at_first_call || warm_up_mode() == WarmUpMode::at_context_creation) warm_up_entry(device, single);
 }
 
 bool library_warm_up_done(int device, bool single) {
@@ -315,8 +422,9 @@ CudaResources::CudaResources(int device) : device_(device) {
         warm_up_entry(device, true);
         warm_up_entry(device, false);
     }
-    DeviceGuard guard(device);
+    if (handles_made_ahead()) start_handle_prefetch(this, device);
     try {
+        DeviceGuard guard(device);
         // The few properties the routines need, one attribute each: cudaGetDeviceProperties fills
         // the whole structure (some of it slow to query) and was part of Context creation's cost. The
         // name is asked for when wanted (device_name).
@@ -349,6 +457,7 @@ void CudaResources::release() noexcept {
                           cudaSetDevice(device_) == cudaSuccess;
     // Errors are ignored on purpose: this runs from destructors, possibly at process exit when the
     // runtime is already shutting down.
+    adopt_prefetched_handles(*this);  // its thread joined; handles never used are destroyed below
     if (cusolver_ != nullptr) cusolverDnDestroy(cusolver_);
     if (cublas_ != nullptr) cublasDestroy(cublas_);
     if (scratch_ != nullptr) cudaFree(scratch_);
@@ -385,6 +494,8 @@ void CudaResources::set_stream(cudaStream_t stream) {
 cublasHandle_t CudaResources::cublas() {
     if (cublas_ == nullptr) {
         DeviceGuard guard(device_);
+        adopt_prefetched_handles(*this);
+        if (cublas_ != nullptr) return cublas_;
         BATCHSOLVE_CUBLAS_CHECK(cublasCreate(&cublas_));
         BATCHSOLVE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
     }
@@ -394,6 +505,8 @@ cublasHandle_t CudaResources::cublas() {
 cusolverDnHandle_t CudaResources::cusolver() {
     if (cusolver_ == nullptr) {
         DeviceGuard guard(device_);
+        adopt_prefetched_handles(*this);
+        if (cusolver_ != nullptr) return cusolver_;
         BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
         BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, stream_));
     }

@@ -570,6 +570,15 @@ CudaResources& prepare(Context& ctx, const char* routine) {
     return r;
 }
 
+// Whether a call of this graph key has not been seen before (it is then recorded): its first call
+// runs uncaptured, the next one captures (a shape called once pays no capture). Once the record is
+// full, every new shape counts as seen: it captures from its first call, as before.
+bool first_sight(const GraphKey& key) {
+    static jit::CallCache<GraphKey, char> seen(kGraphCacheCapacity);
+    if (graph_cache().find(key) != nullptr || seen.find(key) != nullptr) return false;
+    return seen.insert(key, std::make_unique<char>(0)) != nullptr;
+}
+
 }  // namespace
 
 template <class T>
@@ -598,6 +607,15 @@ BATCHSOLVE_LARGE_FACTOR(T) {
         detail::start_library_warm_up(r.device_, single);
         return;
     }
+    // The whole-matrix vendor variant (the table's for s at every n and for d up to 16384) is one Xpotrf.
+    // Uncaptured, or at the first call of a shape that a later call captures, it runs on the context's
+    // cuSOLVER handle (factor_whole_by_vendor): no lane (a stream, a cuBLAS and a cuSOLVER handle of
+    // its own), no cuBLAS handle and no graph's capture and instantiation, which took a fresh process's
+    // first call 0.004-0.008 s past cuSOLVER's own (results/2026-12-03-h200-e28e399-first-call).
+    if (n > 0 && config.variant == CholeskyVariant::vendor && times == nullptr &&
+        (!config.graph || first_sight(graph_key(r, uplo, n, a, lda, info, config))) &&
+        factor_whole_by_vendor<T>(r, uplo, n, a, lda, info, config.elementwise_threads))
+        return;
     BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(r.cublas(), CUBLAS_POINTER_MODE_HOST));
     if (n > 0 && config.graph && times == nullptr) {
         auto& cache = graph_cache();

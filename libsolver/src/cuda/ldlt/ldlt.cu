@@ -16,6 +16,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../core/ldlt_backend.hpp"
@@ -23,6 +24,12 @@
 #include "../../core/refinement_backend.hpp"  // copy_matrix
 #include "../device_scalar.cuh"
 #include "../resources.hpp"
+
+namespace batchsolve::detail {
+// Starts the background load of cuBLAS's/cuSOLVER's kernels of (device, precision) unless the library's
+// warm-up is off or lazy (defined in context.cu beside start_library_warm_up; declared at its one caller).
+void start_library_warm_up_for_solver(int device, bool single);
+}  // namespace batchsolve::detail
 
 namespace batchsolve::cuda_backend {
 
@@ -504,6 +511,9 @@ template <class Hi, class Lo>
 BATCHSOLVE_LDLT_EXPAND_LOWER(Hi, Lo) {
     CudaResources& r = prepare(ctx, "sysv_mixed");
     DeviceGuard guard(r.device_);
+    // sysv_mixed's first step: its factor's cuBLAS kernels start loading beside the call (context.cu).
+    if constexpr (std::is_same_v<Lo, float> || std::is_same_v<Lo, double>)
+        detail::start_library_warm_up_for_solver(r.device_, std::is_same_v<Lo, float>);
     const unsigned tiles = unsigned((npad + kTile - 1) / kTile);
     const dim3 grid(tiles, tiles), block(kTile, kTileRows);
     if (s == Symmetry::hermitian && is_complex_v<Hi>)
