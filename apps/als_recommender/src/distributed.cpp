@@ -175,9 +175,12 @@ private:
         for (std::size_t p = 0; p < n; ++p)
             if (errors[p]) std::rethrow_exception(errors[p]);
         HalfTiming t;
-        for (const auto& x : timings) {
+        for (std::size_t p = 0; p < timings.size(); ++p) {
+            const HalfTiming& x = timings[p];
             t.build_s = std::max(t.build_s, x.build_s), t.solve_s = std::max(t.solve_s, x.solve_s), t.gram_s = std::max(t.gram_s, x.gram_s);
             t.exchange_s = std::max(t.exchange_s, x.exchange_s), t.failed += x.failed;
+            // The least any partition hid: the slowest partition's builds and solves are not credited more.
+            t.overlap_s = p == 0 ? x.overlap_s : std::min(t.overlap_s, x.overlap_s);
         }
         return t;
     }

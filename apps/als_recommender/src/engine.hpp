@@ -98,6 +98,11 @@ struct EngineSettings {
     BuildKernel build = BuildKernel::tf32x3_blocked;  // CUDA engine only
     GramKernel gram = GramKernel::split;      // CUDA engine only
     SolveKernel solve_kernel = SolveKernel::posv;  // CUDA engine only
+    // CUDA engine, sides of several slices: the next slice's systems are built on a second stream into
+    // a second slice of memory while the current slice is solved, so that the build kernels (tensor
+    // cores, gathers of the other side's rows) and the solver's (FP32 arithmetic on systems held in
+    // registers or shared memory) share the GPU instead of taking turns; twice the slice memory.
+    bool overlap = false;
     Solver solver = Solver::exact;
     int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);
@@ -109,6 +114,9 @@ struct HalfTiming {
     double build_s = 0, solve_s = 0;
     double gram_s = 0;        // of build_s: the implicit Gram matrix (GPU; the CPU engine counts it in build_s only)
     double exchange_s = 0;    // distributed: Gram all-reduce and factor all-gather (0 alone)
+    // EngineSettings::overlap: of build_s + solve_s, the time both ran at once (the half-iteration's
+    // device time is build_s + solve_s - overlap_s; 0 without overlap).
+    double overlap_s = 0;
     std::int64_t failed = 0;  // systems that were not positive definite (their rows set to 0)
 };
 

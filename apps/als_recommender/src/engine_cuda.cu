@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +170,16 @@ struct Side {
 };
 
 class CudaEngine final : public Engine {
+    // One slice of systems, right-hand sides and info, with the vbatched and two-level solves' pointer
+    // arrays into it; --overlap: two (one built while the other is solved).
+    struct SliceStore {
+        batchsolve::Buffer<float> systems, rhs;
+        batchsolve::Buffer<int> info;
+        batchsolve::Buffer<float*> vb_a, vb_b;                // SolveKernel::vbatched only
+        batchsolve::Buffer<float*> l11, a21, a22, b1, b2;     // SolveKernel::two_level only
+        batchsolve::Buffer<int> info2;                        // SolveKernel::two_level only
+    };
+
 public:
     // `warm`: what start_cuda_warmup prepared (its context and cuBLAS handle are taken over), or empty.
     CudaEngine(const Csr& by_user, const Csr& by_item, const EngineSettings& s, const Partition* partition, CudaWarmup::Result warm)
@@ -202,11 +213,18 @@ public:
         const std::int64_t slice = std::max(fused(users_) ? 0 : rows_per_slice(users_.rows, s.width, s.slice_bytes),
                                             fused(items_) ? 0 : rows_per_slice(items_.rows, s.width, s.slice_bytes));
         const std::int64_t ss = std::int64_t(s.width) * s.width;
-        systems_ = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * ss));
-        rhs_ = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * s.width));
+        // --overlap: a second slice of memory, where some side that is not fused has more than one slice.
+        for (const Side* side : {&users_, &items_})
+            if (s.overlap && !fused(*side) && side->rows > rows_per_slice(side->rows, s.width, s.slice_bytes)) stores_ = 2;
         // The fused solve takes a whole side at once (nothing stored): its info needs every row.
         const std::int64_t info_rows = s.solve_kernel == SolveKernel::fused || s.solve_kernel == SolveKernel::fused_blocked ? std::max({slice, users_.rows, items_.rows}) : slice;
-        info_ = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
+        for (int i = 0; i < stores_; ++i) {
+            SliceStore& st = store_[i];
+            st.systems = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * ss));
+            st.rhs = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * s.width));
+            st.info = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
+        }
+        if (stores_ == 2) check(cudaStreamCreateWithFlags(&build_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));
@@ -227,6 +245,8 @@ public:
         if (cublas_) cublas_api().destroy(cublas_);
         for (cudaEvent_t e : {e0_, e1_, e2_})
             if (e) cudaEventDestroy(e);
+        for (cudaEvent_t e : events_) cudaEventDestroy(e);
+        if (build_stream_) cudaStreamDestroy(build_stream_);
     }
 
     void set_factors(const std::vector<float>& users, const std::vector<float>& items) override {
@@ -308,24 +328,27 @@ private:
     void prepare_vbatched(std::int64_t slice) {
         if (s_.layout != SystemLayout::column_major) throw Error("--solve-kernel vbatched takes --layout column_major");
         const int s = s_.width;
-        std::vector<float*> a(static_cast<std::size_t>(slice)), b(static_cast<std::size_t>(slice));
-        for (std::int64_t k = 0; k < slice; ++k)
-            a[std::size_t(k)] = systems_.data() + k * s * s, b[std::size_t(k)] = rhs_.data() + k * s;
+        for (int i = 0; i < stores_; ++i) {
+            SliceStore& st = store_[i];
+            std::vector<float*> a(static_cast<std::size_t>(slice)), b(static_cast<std::size_t>(slice));
+            for (std::int64_t k = 0; k < slice; ++k)
+                a[std::size_t(k)] = st.systems.data() + k * s * s, b[std::size_t(k)] = st.rhs.data() + k * s;
+            st.vb_a = batchsolve::Buffer<float*>(ctx_, a);
+            st.vb_b = batchsolve::Buffer<float*>(ctx_, b);
+        }
         vb_order_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(static_cast<std::size_t>(slice), s));
         vb_one_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(static_cast<std::size_t>(slice), 1));
-        vb_a_ = batchsolve::Buffer<float*>(ctx_, a);
-        vb_b_ = batchsolve::Buffer<float*>(ctx_, b);
         ctx_.workspace(batchsolve::trsm_vbatched_workspace_size<float>(batchsolve::Side::left, s, 1, int(slice), ctx_));
     }
     // L L^T = A (potrf_vbatched), then L y = b and L^T x = y (trsm_vbatched): `count` systems of the slice.
-    void solve_vbatched(std::int64_t count) {
+    void solve_vbatched(std::int64_t count, SliceStore& st) {
         namespace bs = batchsolve;
         const int s = s_.width, n = int(count);
-        bs::potrf_vbatched_max_nocheck<float>(bs::Uplo::lower, vb_order_.data(), vb_a_.data(), vb_order_.data(), s, n, info_.data(), ctx_);
-        const float* const* a = vb_a_.data();
+        bs::potrf_vbatched_max_nocheck<float>(bs::Uplo::lower, vb_order_.data(), st.vb_a.data(), vb_order_.data(), s, n, st.info.data(), ctx_);
+        const float* const* a = st.vb_a.data();
         for (bs::Op op : {bs::Op::no_trans, bs::Op::trans})
             bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, op, bs::Diag::non_unit, vb_order_.data(), vb_one_.data(),
-                                                 1.f, a, vb_order_.data(), vb_b_.data(), vb_order_.data(), s, 1, n, ctx_);
+                                                 1.f, a, vb_order_.data(), st.vb_b.data(), vb_order_.data(), s, 1, n, ctx_);
     }
 
     // SolveKernel::two_level: each system of width s as 2 x 2 blocks of orders h = s / 2 and s - h, the
@@ -337,19 +360,22 @@ private:
         if (s_.width < 2) throw Error("--solve-kernel two-level takes widths >= 2");
         const int s = s_.width, h = s / 2, h2 = s - h;
         const auto n = static_cast<std::size_t>(slice);
-        std::vector<float*> l11(n), a21(n), a22(n), b1(n), b2(n);
-        for (std::size_t k = 0; k < n; ++k) {
-            float* a = systems_.data() + std::int64_t(k) * s * s;
-            l11[k] = a, a21[k] = a + h, a22[k] = a + std::int64_t(h) * s + h;
-            b1[k] = rhs_.data() + std::int64_t(k) * s, b2[k] = b1[k] + h;
+        for (int i = 0; i < stores_; ++i) {
+            SliceStore& st = store_[i];
+            std::vector<float*> l11(n), a21(n), a22(n), b1(n), b2(n);
+            for (std::size_t k = 0; k < n; ++k) {
+                float* a = st.systems.data() + std::int64_t(k) * s * s;
+                l11[k] = a, a21[k] = a + h, a22[k] = a + std::int64_t(h) * s + h;
+                b1[k] = st.rhs.data() + std::int64_t(k) * s, b2[k] = b1[k] + h;
+            }
+            st.l11 = batchsolve::Buffer<float*>(ctx_, l11), st.a21 = batchsolve::Buffer<float*>(ctx_, a21);
+            st.a22 = batchsolve::Buffer<float*>(ctx_, a22), st.b1 = batchsolve::Buffer<float*>(ctx_, b1), st.b2 = batchsolve::Buffer<float*>(ctx_, b2);
+            st.info2 = batchsolve::Buffer<int>(ctx_, n);
         }
         tl_h_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, h));
         tl_h2_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, h2));
         tl_ld_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, s));
         vb_one_ = batchsolve::Buffer<int>(ctx_, std::vector<int>(n, 1));
-        tl_l11_ = batchsolve::Buffer<float*>(ctx_, l11), tl_a21_ = batchsolve::Buffer<float*>(ctx_, a21);
-        tl_a22_ = batchsolve::Buffer<float*>(ctx_, a22), tl_b1_ = batchsolve::Buffer<float*>(ctx_, b1), tl_b2_ = batchsolve::Buffer<float*>(ctx_, b2);
-        tl_info2_ = batchsolve::Buffer<int>(ctx_, n);
         namespace bs = batchsolve;
         ctx_.workspace(std::max(bs::trsm_vbatched_workspace_size<float>(bs::Side::right, h2, h, int(slice), ctx_),
                                 bs::trsm_vbatched_workspace_size<float>(bs::Side::left, h, 1, int(slice), ctx_)));
@@ -359,39 +385,39 @@ private:
             for (std::int64_t count : {full, rest}) {
                 if (count <= 0) continue;
                 for (int order : {h, h2}) {
-                    const auto a = bs::BatchView<float>::column_major(systems_.data(), order, order, s, std::int64_t(s) * s, int(count));
+                    const auto a = bs::BatchView<float>::column_major(store_[0].systems.data(), order, order, s, std::int64_t(s) * s, int(count));
                     bs::prepare_kernel<float>("potrf", bs::Uplo::lower, a, 1, ctx_);
                     bs::prepare_kernel<float>("potrs", bs::Uplo::lower, a, 1, ctx_);
                 }
             }
         }
     }
-    void solve_two_level(std::int64_t count) {
+    void solve_two_level(std::int64_t count, SliceStore& st) {
         namespace bs = batchsolve;
         const int s = s_.width, h = s / 2, h2 = s - h, n = int(count);
         const std::int64_t ss = std::int64_t(s) * s;
         using V = bs::BatchView<float>;
-        float* a = systems_.data();
+        float* a = st.systems.data();
         const int* ld = tl_ld_.data();
         // L11 L11^T = A11; L21 = A21 L11^-T; A22 - L21 L21^T = L22 L22^T.
-        bs::potrf_batched<float>(bs::Uplo::lower, V::column_major(a, h, h, s, ss, n), info_.data(), ctx_);
+        bs::potrf_batched<float>(bs::Uplo::lower, V::column_major(a, h, h, s, ss, n), st.info.data(), ctx_);
         bs::trsm_vbatched_max_nocheck<float>(bs::Side::right, bs::Uplo::lower, bs::Op::trans, bs::Diag::non_unit, tl_h2_.data(), tl_h_.data(), 1.f,
-                                             tl_l11_.data(), ld, tl_a21_.data(), ld, h2, h, n, ctx_);
-        bs::syrk_vbatched_max_nocheck<float>(bs::Uplo::lower, bs::Op::no_trans, tl_h2_.data(), tl_h_.data(), -1.f, tl_a21_.data(), ld, 1.f,
-                                             tl_a22_.data(), ld, h2, h, n, ctx_);
+                                             st.l11.data(), ld, st.a21.data(), ld, h2, h, n, ctx_);
+        bs::syrk_vbatched_max_nocheck<float>(bs::Uplo::lower, bs::Op::no_trans, tl_h2_.data(), tl_h_.data(), -1.f, st.a21.data(), ld, 1.f,
+                                             st.a22.data(), ld, h2, h, n, ctx_);
         const V a22 = V::column_major(a + std::int64_t(h) * s + h, h2, h2, s, ss, n);
-        bs::potrf_batched<float>(bs::Uplo::lower, a22, tl_info2_.data(), ctx_);
+        bs::potrf_batched<float>(bs::Uplo::lower, a22, st.info2.data(), ctx_);
         // y1 = L11^-1 b1; b2 -= L21 y1; x2 = (L22 L22^T)^-1 b2; y1 -= L21^T x2; x1 = L11^-T y1.
         bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, bs::Op::no_trans, bs::Diag::non_unit, tl_h_.data(), vb_one_.data(), 1.f,
-                                             tl_l11_.data(), ld, tl_b1_.data(), ld, h, 1, n, ctx_);
-        bs::gemm_vbatched_max_nocheck<float>(bs::Op::no_trans, bs::Op::no_trans, tl_h2_.data(), vb_one_.data(), tl_h_.data(), -1.f, tl_a21_.data(), ld,
-                                             tl_b1_.data(), ld, 1.f, tl_b2_.data(), ld, h2, 1, h, n, ctx_);
-        bs::potrs_batched<float>(bs::Uplo::lower, a22, V::column_major(rhs_.data() + h, h2, 1, s, s, n), ctx_);
-        bs::gemm_vbatched_max_nocheck<float>(bs::Op::trans, bs::Op::no_trans, tl_h_.data(), vb_one_.data(), tl_h2_.data(), -1.f, tl_a21_.data(), ld,
-                                             tl_b2_.data(), ld, 1.f, tl_b1_.data(), ld, h, 1, h2, n, ctx_);
+                                             st.l11.data(), ld, st.b1.data(), ld, h, 1, n, ctx_);
+        bs::gemm_vbatched_max_nocheck<float>(bs::Op::no_trans, bs::Op::no_trans, tl_h2_.data(), vb_one_.data(), tl_h_.data(), -1.f, st.a21.data(), ld,
+                                             st.b1.data(), ld, 1.f, st.b2.data(), ld, h2, 1, h, n, ctx_);
+        bs::potrs_batched<float>(bs::Uplo::lower, a22, V::column_major(st.rhs.data() + h, h2, 1, s, s, n), ctx_);
+        bs::gemm_vbatched_max_nocheck<float>(bs::Op::trans, bs::Op::no_trans, tl_h_.data(), vb_one_.data(), tl_h2_.data(), -1.f, st.a21.data(), ld,
+                                             st.b2.data(), ld, 1.f, st.b1.data(), ld, h, 1, h2, n, ctx_);
         bs::trsm_vbatched_max_nocheck<float>(bs::Side::left, bs::Uplo::lower, bs::Op::trans, bs::Diag::non_unit, tl_h_.data(), vb_one_.data(), 1.f,
-                                             tl_l11_.data(), ld, tl_b1_.data(), ld, h, 1, n, ctx_);
-        launch_merge_info(info_.data(), tl_info2_.data(), h, count, stream_);
+                                             st.l11.data(), ld, st.b1.data(), ld, h, 1, n, ctx_);
+        launch_merge_info(st.info.data(), st.info2.data(), h, count, stream_);
     }
 
     // SolveKernel::fused runs on this side: rows up to kFusedLongestRow entries.
@@ -407,8 +433,74 @@ private:
         }
         return {count, 0};
     }
-    std::pair<batchsolve::BatchView<float>, batchsolve::BatchView<float>> make_views(std::int64_t count) {
-        return system_views(s_, systems_.data(), rhs_.data(), count);
+    // The build of rows [first, first + count) of `rows` into st, on `stream`.
+    void build_slice(Side& rows, const Side& other, std::int64_t first, std::int64_t count, SliceStore& st, cudaStream_t stream) {
+        BuildArgs args{rows.first_segments.data() + first, rows.indptr.data(), rows.indices.data(), rows.values.data(),
+                       other.factors.data(), s_.implicit ? gram_.data() : nullptr, st.systems.data(), st.rhs.data(), layout_for(count),
+                       first, s_.width, 0, s_.lambda, s_.implicit, s_.biases};
+        launch_build(s_.build, true, unsigned(count), args, stream);
+        const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
+        if (extra_end > extra_begin) {
+            args.segments = rows.extra_segments.data() + extra_begin;
+            launch_build(s_.build, false, unsigned(extra_end - extra_begin), args, stream);
+        }
+    }
+    // The solve of the slice built into st and its solutions into the factor rows, on stream_ (the
+    // context's, where the library's solver runs).
+    void solve_slice(Side& rows, std::int64_t first, std::int64_t count, SliceStore& st) {
+        const int s = s_.width;
+        if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count, st);
+        else if (s_.solve_kernel == SolveKernel::two_level) solve_two_level(count, st);
+        else {
+            const auto views = system_views(s_, st.systems.data(), st.rhs.data(), count);
+            kernels_.posv(views.first, views.second, st.info.data(), count, ctx_);
+        }
+        launch_scatter_solutions(st.rhs.data(), st.info.data(), layout_for(count), s, count, rows.factors.data() + (rows.first + first) * s, stream_);
+        launch_count_failed(st.info.data(), count, failed_.data(), stream_);
+    }
+    cudaEvent_t pooled_event(std::size_t i) {
+        while (events_.size() <= i) {
+            cudaEvent_t e = nullptr;
+            check(cudaEventCreate(&e), "cudaEventCreate");
+            events_.push_back(e);
+        }
+        return events_[i];
+    }
+    // --overlap: slice i is built into store i % 2 on build_stream_ while slice i - 1 is solved on
+    // stream_; a build waits for the solve two slices before it (the one that used its store), a solve
+    // for its own build. Each build and solve is timed by events on its stream (time spent beside the
+    // other is counted in both); returns the milliseconds of builds, of solves, and from the first
+    // build's start to the last solve's end.
+    std::array<float, 3> build_and_solve_overlapped(Side& rows, const Side& other, std::int64_t per) {
+        const std::int64_t slices = (rows.rows + per - 1) / per;
+        // Build stream after everything queued on stream_ (the Gram matrix, its all-reduce).
+        check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+        check(cudaStreamWaitEvent(build_stream_, e0_, 0), "cudaStreamWaitEvent");
+        for (std::int64_t i = 0; i < slices; ++i) {
+            const std::int64_t first = i * per, count = std::min(per, rows.rows - first);
+            SliceStore& st = store_[i % 2];
+            const std::size_t e = std::size_t(4 * i);  // build start, build end, solve start, solve end
+            if (i >= 2) check(cudaStreamWaitEvent(build_stream_, pooled_event(e - 8 + 3), 0), "cudaStreamWaitEvent");
+            check(cudaEventRecord(pooled_event(e), build_stream_), "cudaEventRecord");
+            build_slice(rows, other, first, count, st, build_stream_);
+            check(cudaEventRecord(pooled_event(e + 1), build_stream_), "cudaEventRecord");
+            check(cudaStreamWaitEvent(stream_, events_[e + 1], 0), "cudaStreamWaitEvent");
+            check(cudaEventRecord(pooled_event(e + 2), stream_), "cudaEventRecord");
+            solve_slice(rows, first, count, st);
+            check(cudaEventRecord(pooled_event(e + 3), stream_), "cudaEventRecord");
+        }
+        const std::size_t last = std::size_t(4 * (slices - 1));
+        check(cudaEventSynchronize(events_[last + 3]), "cudaEventSynchronize");
+        std::array<float, 3> ms{0, 0, 0};
+        float t = 0;
+        for (std::size_t e = 0; e <= last; e += 4) {
+            check(cudaEventElapsedTime(&t, events_[e], events_[e + 1]), "cudaEventElapsedTime");
+            ms[0] += t;
+            check(cudaEventElapsedTime(&t, events_[e + 2], events_[e + 3]), "cudaEventElapsedTime");
+            ms[1] += t;
+        }
+        check(cudaEventElapsedTime(&ms[2], events_[0], events_[last + 3]), "cudaEventElapsedTime");
+        return ms;
     }
 
     HalfTiming solve_side(Side& rows, Side& other, const std::vector<RowRange>& own) {
@@ -448,11 +540,11 @@ private:
             BuildArgs args{rows.longest_first.data(), rows.indptr.data(), rows.indices.data(), rows.values.data(), other.factors.data(),
                            s_.implicit ? gram_.data() : nullptr, nullptr, nullptr, Layout{rows.rows, 0}, 0, s, 0, s_.lambda,
                            s_.implicit, s_.biases};
-            args.solution = rows.factors.data() + rows.first * s, args.info = info_.data();
+            args.solution = rows.factors.data() + rows.first * s, args.info = store_[0].info.data();
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
             launch_fused(unsigned(rows.rows), args, s_.solve_kernel == SolveKernel::fused_blocked, stream_);
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
-            launch_count_failed(info_.data(), rows.rows, failed_.data(), stream_);
+            launch_count_failed(store_[0].info.data(), rows.rows, failed_.data(), stream_);
             check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
             check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
             check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
@@ -461,26 +553,17 @@ private:
             solve_ms += ms;
         }
         const std::int64_t per = rows_per_slice(rows.rows, s, s_.slice_bytes);
-        for (std::int64_t first = 0; !fused(rows) && first < rows.rows; first += per) {
+        if (stores_ == 2 && !fused(rows) && rows.rows > per) {
+            const auto ms3 = build_and_solve_overlapped(rows, other, per);
+            build_ms += ms3[0], solve_ms += ms3[1];
+            timing.overlap_s = std::max(0.f, ms3[0] + ms3[1] - ms3[2]) * 1e-3;
+        }
+        for (std::int64_t first = 0; !fused(rows) && !(stores_ == 2 && rows.rows > per) && first < rows.rows; first += per) {
             const std::int64_t count = std::min(per, rows.rows - first);
-            const Layout layout = layout_for(count);
-            BuildArgs args{rows.first_segments.data() + first, rows.indptr.data(), rows.indices.data(), rows.values.data(),
-                           other.factors.data(), s_.implicit ? gram_.data() : nullptr, systems_.data(), rhs_.data(), layout,
-                           first, s, 0, s_.lambda, s_.implicit, s_.biases};
             check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
-            launch_build(s_.build, true, unsigned(count), args, stream_);
-            const std::int64_t extra_begin = rows.extra_start[std::size_t(first)], extra_end = rows.extra_start[std::size_t(first + count)];
-            if (extra_end > extra_begin) {
-                args.segments = rows.extra_segments.data() + extra_begin;
-                launch_build(s_.build, false, unsigned(extra_end - extra_begin), args, stream_);
-            }
+            build_slice(rows, other, first, count, store_[0], stream_);
             check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
-            auto views = make_views(count);
-            if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count);
-            else if (s_.solve_kernel == SolveKernel::two_level) solve_two_level(count);
-            else kernels_.posv(views.first, views.second, info_.data(), count, ctx_);
-            launch_scatter_solutions(rhs_.data(), info_.data(), layout, s, count, rows.factors.data() + (rows.first + first) * s, stream_);
-            launch_count_failed(info_.data(), count, failed_.data(), stream_);
+            solve_slice(rows, first, count, store_[0]);
             check(cudaEventRecord(e2_, stream_), "cudaEventRecord");
             check(cudaEventSynchronize(e2_), "cudaEventSynchronize");
             check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
@@ -508,14 +591,15 @@ private:
     cublasHandle_t cublas_ = nullptr;
     cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr;
     Side users_, items_;
-    batchsolve::Buffer<float> systems_, rhs_, gram_;
+    SliceStore store_[2];
+    int stores_ = 1;
+    cudaStream_t build_stream_ = nullptr;  // --overlap: the builds' stream
+    std::vector<cudaEvent_t> events_;      // --overlap: four per slice of the longest side
+    batchsolve::Buffer<float> gram_;
     batchsolve::Buffer<float> gram_partials_;  // GramKernel::split only
-    batchsolve::Buffer<int> info_;
     batchsolve::Buffer<unsigned long long> failed_;
     batchsolve::Buffer<int> vb_order_, vb_one_;   // SolveKernel::vbatched only
-    batchsolve::Buffer<float*> vb_a_, vb_b_;
-    batchsolve::Buffer<int> tl_h_, tl_h2_, tl_ld_, tl_info2_;  // SolveKernel::two_level only (and vb_one_)
-    batchsolve::Buffer<float*> tl_l11_, tl_a21_, tl_a22_, tl_b1_, tl_b2_;
+    batchsolve::Buffer<int> tl_h_, tl_h2_, tl_ld_;  // SolveKernel::two_level only (and vb_one_)
     SolverKernels kernels_;
     std::uint64_t peak_bytes_ = 0;
 };

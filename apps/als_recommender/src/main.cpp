@@ -353,6 +353,10 @@ void add_hyper_options(po::options_description& d) {
                                                                          "fused-blocked (the same, Cholesky by panels of 16) | "
                                                                          "two-level (2 x 2 blocks: generated potrf/potrs kernels of "
                                                                          "half the width, trsm/syrk_vbatched between them)")
+        ("overlap", po::value<std::string>()->default_value("off"), "GPU: on | off: build the next slice of systems on a second "
+                                                                   "stream while the current one is solved (sides of two or more "
+                                                                   "slices; twice the slice memory; --solve-kernel posv, vbatched "
+                                                                   "or two-level)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -396,6 +400,9 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     o.gram = option_value([&] { return parse_gram_kernel(vm["gram-kernel"].as<std::string>()); });
     o.solve_kernel = option_value([&] { return parse_solve_kernel(vm["solve-kernel"].as<std::string>()); });
     o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
+    const std::string overlap = vm["overlap"].as<std::string>();
+    if (overlap != "on" && overlap != "off") throw UsageError("--overlap must be on or off (got '" + overlap + "')");
+    o.overlap = overlap == "on";
     o.cg_steps = vm["cg-steps"].as<int>();
     if (o.cg_steps < 1 || o.cg_steps > 1000) throw UsageError("--cg-steps must be in [1, 1000] (got " + std::to_string(o.cg_steps) + ")");
     if (o.solver == Solver::cg && o.backend == "cuda")
@@ -507,6 +514,8 @@ int run_train(const std::vector<std::string>& args) {
         if (!speaker()) return;
         std::ostringstream line;
         line << "iter " << l.iteration << "  build " << fmt(l.build_s) << " s  solve " << fmt(l.solve_s) << " s";
+        // --overlap on: builds and solves ran at once for this long (the iteration took build + solve - overlapped).
+        if (l.overlap_s > 0) line << "  overlapped " << fmt(l.overlap_s) << " s";
         if (l.exchange_s > 0) line << "  exchange " << fmt(l.exchange_s) << " s";
         // Where the half-iterations' time goes (GPU): users' and items' build and solve, the Gram matrices' part of the build.
         if (l.gram_s > 0)

@@ -26,7 +26,9 @@ std::uint64_t fixed_bytes(std::int64_t own_users, std::int64_t own_items, const 
         std::uint64_t(std::max(rows_per_slice(own_users, s.width, s.slice_bytes), rows_per_slice(own_items, s.width, s.slice_bytes)));
     // Systems, right-hand sides, info, the Gram matrix, plus 256 MiB for cuBLAS and the solver's kernels
     // (and, under them, the split Gram matrix's partials: at most 16 MiB).
-    return slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
+    // EngineSettings::overlap: two slices (one built while the other is solved).
+    const std::uint64_t slices = s.overlap ? 2 : 1;
+    return slices * slice * (w * w + w + 1) * 4 + w * w * 4 + (std::uint64_t(256) << 20);
 }
 }  // namespace
 

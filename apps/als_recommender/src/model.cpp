@@ -247,7 +247,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     EngineSettings es;
     es.width = w, es.implicit = hyper.feedback == Feedback::implicit_counts, es.biases = hyper.biases;
     es.lambda = hyper.lambda, es.layout = options.layout, es.chunk_size = options.chunk_size, es.build = options.build;
-    es.gram = options.gram, es.solve_kernel = options.solve_kernel;
+    es.gram = options.gram, es.solve_kernel = options.solve_kernel, es.overlap = options.overlap;
     es.solver = options.solver, es.cg_steps = options.cg_steps;
     std::unique_ptr<Engine> engine;
     const bool want_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_engine_available());
@@ -304,6 +304,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
         const HalfTiming b = engine->solve_items();
         log.build_s = a.build_s + b.build_s, log.solve_s = a.solve_s + b.solve_s, log.exchange_s = a.exchange_s + b.exchange_s;
         log.gram_s = a.gram_s + b.gram_s, log.users_build_s = a.build_s, log.users_solve_s = a.solve_s;
+        log.overlap_s = a.overlap_s + b.overlap_s;
         log.failed = a.failed + b.failed;
         if (it == 0) stage("first iteration");
         log.loss = log.test_metric = std::numeric_limits<double>::quiet_NaN();

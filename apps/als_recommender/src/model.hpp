@@ -43,6 +43,7 @@ struct IterationLog {
     double exchange_s = 0;   // distributed: time in the Gram all-reduce and factor all-gather
     double gram_s = 0;       // of build_s: the Gram matrices of both halves (CUDA engine)
     double users_build_s = 0, users_solve_s = 0;  // the users' half of build_s and solve_s
+    double overlap_s = 0;    // of build_s + solve_s, the time builds and solves ran at once (CUDA, overlap on)
 };
 
 struct Model {
@@ -76,6 +77,7 @@ struct TrainOptions {
     BuildKernel build = BuildKernel::tf32x3_blocked;  // the CUDA engine's accumulation of the systems
     GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
     SolveKernel solve_kernel = SolveKernel::posv;  // the CUDA engine's solver of the built systems
+    bool overlap = false;                     // the CUDA engine builds the next slice while one is solved
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
     int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this

@@ -16,6 +16,7 @@
 #include <random>
 
 #include "batchsolve_io/hdf5.hpp"
+#include "memory_plan.hpp"
 #include "model.hpp"
 #include "ratings.hpp"
 #include "../../../libsolver/tests/test_seed.hpp"
@@ -372,7 +373,7 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
 // error below 30 units of the build's rounding (FP32; TF32's 2^-11 = 2^13 x FP32's for the tf32 build).
 void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
                           BuildKernel build = EngineSettings{}.build, GramKernel gram = GramKernel::split,
-                          SolveKernel solve = SolveKernel::posv) {
+                          SolveKernel solve = SolveKernel::posv, bool overlap = false) {
     const double bound = build == BuildKernel::tf32 ? 30.0 * 8192 : 30.0;
     GenerateOptions g;
     g.users = 300, g.items = 2200, g.interactions = 9000, g.seed = fresh_seed();  // some items rated > 1024 times? no: see below
@@ -386,7 +387,7 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     EngineSettings es;
     es.width = k + (biases ? 1 : 0), es.implicit = implicit, es.biases = biases, es.lambda = 0.1f, es.layout = layout;
     es.slice_bytes = std::uint64_t(es.width) * es.width * 4 * 97;  // several slices, the last one narrower
-    es.build = build, es.gram = gram, es.solve_kernel = solve;
+    es.build = build, es.gram = gram, es.solve_kernel = solve, es.overlap = overlap;
     auto engine = backend == "cuda" ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     std::mt19937_64 rng(g.seed);
     std::normal_distribution<float> n01(0.f, 0.3f);
@@ -397,6 +398,10 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     engine->set_factors(users, items);
     const HalfTiming t = engine->solve_users();
     EXPECT_EQ(t.failed, 0);
+    // Overlapped builds and solves: both timed, and not more of them hidden than the shorter of the two.
+    EXPECT_GE(t.overlap_s, 0);
+    EXPECT_LE(t.overlap_s, std::min(t.build_s, t.solve_s) + 1e-4);  // event times: ~1 us each
+    if (!overlap) EXPECT_EQ(t.overlap_s, 0);
     std::vector<float> xu, xi;
     engine->get_factors(xu, xi);
     EXPECT_LT(worst_backward_error(by_user, items, xu, es.width, implicit, biases, es.lambda), bound);
@@ -478,6 +483,40 @@ TEST_P(GpuTwoLevel, SolvesTheStatedSystems) {
 }
 INSTANTIATE_TEST_SUITE_P(Systems, GpuTwoLevel, ::testing::Values(64, 101, 200, 256),
                          [](const auto& info) { return "two_level_k" + std::to_string(info.param); });
+
+// --overlap on: each slice built on a second stream into one of two stores while the one before is
+// solved (users 4 slices, items 23 at check_half_iteration's slice of 97 rows: every store reused many
+// times, the last slice narrower), through each solve that runs slices; explicit with biases too.
+class GpuOverlap : public ::testing::TestWithParam<std::tuple<SolveKernel, int>> {};
+TEST_P(GpuOverlap, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    const auto [solve, k] = GetParam();
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 31, BuildKernel::tf32x3_blocked, GramKernel::split, solve, true);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split, solve, true);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuOverlap,
+                         ::testing::Values(std::make_tuple(SolveKernel::posv, 64), std::make_tuple(SolveKernel::posv, 128),
+                                           std::make_tuple(SolveKernel::posv, 0), std::make_tuple(SolveKernel::vbatched, 200),
+                                           std::make_tuple(SolveKernel::two_level, 256)),
+                         [](const auto& info) {
+                             std::string name = to_string(std::get<0>(info.param));
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             const int k = std::get<1>(info.param);
+                             return "overlap_" + name + (k ? "_k" + std::to_string(k) : std::string("_biases"));
+                         });
+
+// --overlap holds a second slice of systems, right-hand sides and info: the memory estimate counts it.
+TEST(MemoryPlan, OverlapCountsASecondSlice) {
+    GenerateOptions g;
+    g.users = 500, g.items = 300, g.interactions = 6000, g.seed = 1;
+    const Ratings r = generate(g);
+    EngineSettings es;
+    es.width = 48, es.slice_bytes = std::uint64_t(48) * 48 * 4 * 100;  // 100 rows per slice
+    const std::uint64_t one = engine_bytes(r.by_user, r.by_item, es);
+    es.overlap = true;
+    const std::uint64_t two = engine_bytes(r.by_user, r.by_item, es);
+    EXPECT_EQ(two - one, std::uint64_t(100) * (48 * 48 + 48 + 1) * 4);
+}
 
 // The fused build and solve (both Cholesky forms): every shape of the blocked kernel (one block per warp at two or one
 // thread blocks per SM, two per warp), a width that is no multiple of 4 (scalar gather) and the biases
