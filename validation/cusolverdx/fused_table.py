@@ -28,6 +28,9 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               shape does not fit (more than 1024 threads or a tile over 224 registers) stay as committed
   --compile-time-ld  (with shape) config.compile_time_ld where the square-grid kernel runs: lda = n in
               the kernel text (calls with another lda run the same entry with lda at run time)
+  --lean      (with shape) config.lean_addressing where the square-grid kernel runs: its lean step loop
+              (no branch around a step, no row guards where the side divides n, the column as vectors)
+  --full-unroll on|off  (with shape) config.full_unroll instead of "n <= 32"
 
 Every other entry stays as committed, so the cases not named run what they run today. Mirrors
 fused_resolve (shared memory) and column_major.cpp's thread shape: keep them in step.
@@ -82,7 +85,9 @@ def main():
     ap.add_argument("--routine", default="potrf,posv")
     ap.add_argument("--block-kib", type=float, default=110.0, help="fused: shared memory per block (KiB)")
     ap.add_argument("--halve", action="store_true", help="fused: half the matrices per block")
-    ap.add_argument("--lean", action="store_true", help="rows: lean_addressing where the rows kernel runs")
+    ap.add_argument("--lean", action="store_true",
+                    help="rows: lean_addressing where the rows kernel runs; shape: where the square-grid kernel runs (its lean step loop)")
+    ap.add_argument("--full-unroll", choices=["on", "off"], default=None, help="shape: config.full_unroll (default: n <= 32)")
     ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
     ap.add_argument("--shape", default="1x2", help="shape: RAxTC, rows_per_thread x threads_per_row")
     ap.add_argument("--threads-per-block", type=int, default=128, help="shape: threads per block")
@@ -162,6 +167,10 @@ def main():
             # the square-grid kernel's posv needs block barriers (right); potrf takes either
             if a.compile_time_ld and square and (r == "potrf" or a.looking == "right"):
                 new["compile_time_ld"] = True
+            if a.lean and square and (r == "potrf" or a.looking == "right"):  # the square grid's lean step loop
+                new["lean_addressing"] = True
+            if a.full_unroll is not None:
+                new["full_unroll"] = a.full_unroll == "on"
             cfg = new
         else:
             if cfg.get("staged") or 32 % threads_per_matrix(n, cfg) != 0:

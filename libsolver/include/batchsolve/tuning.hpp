@@ -117,11 +117,17 @@ struct CholeskyConfig {
     // d interleaved n = 100, fused 1.48x potrf's time, the two kernels 1.24x).
     int solve_warps_per_matrix = 0;
     int solve_nb = 0;
-    // Column-major potrf's rows kernel only (one row per lane: rows_per_thread = threads_per_row = 1,
-    // looking = left, n = 4, 8, 16, 32; any other kernel refuses it): each lane addresses its row from
+    // Column-major potrf's rows kernel (one row per lane: rows_per_thread = threads_per_row = 1,
+    // looking = left, n = 4, 8, 16, 32) and the square-grid kernel (below) only; any other kernel
+    // refuses it. The rows kernel: each lane addresses its row from
     // one base pointer stepped by lda (no 64-bit offset per element held in registers), and without
     // max_registers the launch bounds leave the register count to the compiler (no minimum of blocks).
     // The same arithmetic and memory accesses; fewer registers, more resident matrices per SM.
+    // Column-major potrf and posv on a square thread grid (the square-grid kernel): its lean step loop
+    // -- no branch around a step (a failed pivot freezes the matrix through a zero scale; info
+    // and the frozen contents as without it for finite entries), no row guards where the side divides
+    // n, the step's column read as 16-byte vectors, one scaling per product (rounding differs slightly);
+    // posv substitutes its first right-hand side forward within the elimination.
     bool lean_addressing = false;
     // Column-major potrf and posv on a square thread grid only (the square-grid kernel; any other kernel
     // refuses it): the kernel text takes lda = n, so every element of a thread's share sits at a

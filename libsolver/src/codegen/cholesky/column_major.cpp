@@ -207,7 +207,8 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
         s.slots = ceil_div(s.block_threads, s.threads_per_matrix);
         if (square) {  // kSquareGridKernel: two column buffers of side * P elements per slot; posv: a packed factor
             s.off_col = s.off_diag = s.off_flags = s.off_rows = s.off_y = 0;
-            s.off_packed = align16(std::size_t(2) * s.slots * side * s.threads_per_row * esize);
+            s.off_packed = align16(std::size_t(2) * s.slots *
+                                   std::size_t(square_grid_buffer_elements(spec, side, s.threads_per_row, s.vec)) * esize);
             s.shared_bytes = s.off_packed;
             if (spec.routine == ColumnMajorRoutine::posv)
                 s.shared_bytes += align16(std::size_t(s.slots) * (std::size_t(n) * (n + 1) / 2) * esize);
@@ -303,13 +304,17 @@ bool one_row_per_lane(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
            s.block_threads == s.matrices_per_block * spec.n;
 }
 
-// The shape, and config.lean_addressing refused where the rows kernel does not run (no other kernel
-// reads it, and a field that changes nothing would give one text two configurations).
+// The shape, and config.lean_addressing refused where neither the rows kernel nor the square-grid
+// kernel runs (no other kernel reads it, and a field that changes nothing would give one text two
+// configurations).
 Resolved resolve(const ColumnMajorSpec& spec) {
     Resolved out = resolve_shape(spec);
-    if (out.problem.empty() && spec.config.lean_addressing && !one_row_per_lane(spec, out.shape))
+    if (out.problem.empty() && spec.config.lean_addressing && !one_row_per_lane(spec, out.shape) &&
+        !square_grid_potrf(spec, out.shape))
         out.problem = "config.lean_addressing: only for the rows kernel (potrf, rows_per_thread = threads_per_row = 1, "
-                      "looking = left, n = 4, 8, 16 or 32, n threads per matrix)";
+                      "looking = left, n = 4, 8, 16 or 32, n threads per matrix) and the square-grid kernel (ceil(n / "
+                      "rows_per_thread) == threads_per_row >= " + std::to_string(column_major_square_grid_min_side) +
+                      "; posv on sides that are multiples of " + std::to_string(column_major_square_grid_posv_side) + ")";
     if (out.problem.empty() && spec.config.compile_time_ld && !square_grid_potrf(spec, out.shape))
         out.problem = "config.compile_time_ld: only for the square-grid kernel (potrf or posv, ceil(n / rows_per_thread) "
                       "== threads_per_row >= " + std::to_string(column_major_square_grid_min_side) +
@@ -1169,7 +1174,8 @@ std::string column_major_kernel_name(const ColumnMajorSpec& spec) {
                 I(spec.config.warps_per_matrix) + "_m" + I(s.matrices_per_block) + (spec.config.tensor_cores ? "_tc" : "");
     else if (square_grid_potrf(spec, s))
         name += "_sq" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + (spec.config.full_unroll ? "_u" : "") +
-                (warp_synchronous_steps(spec) ? "_ws" : "") + (spec.config.compile_time_ld ? "_ldn" : "");
+                (warp_synchronous_steps(spec) ? "_ws" : "") + (spec.config.compile_time_ld ? "_ldn" : "") +
+                (spec.config.lean_addressing ? "_lean" : "");
     else if (factors(spec.routine))
         name += "_r" + I(s.rows_per_thread) + "x" + I(s.threads_per_row) + "_m" + I(s.matrices_per_block) + "_c" +
                 I(s.update_chunk) + (spec.config.full_unroll ? "_u" : "") + (one_row_per_lane(spec, s) ? (spec.config.lean_addressing ? "_rows_lean" : "_rows") : warp_synchronous_steps(spec) ? "_ws" : "");

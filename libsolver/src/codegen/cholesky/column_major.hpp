@@ -25,7 +25,9 @@
 // (lanes along the contiguous index), and each thread addresses its elements from one pointer stepped
 // by P * lda. posv (sides that are multiples of column_major_square_grid_posv_side) then solves from
 // the factor packed in shared memory, a warp per right-hand side. Name suffix _sq<P>; nb and
-// nrhs_block do not change it.
+// nrhs_block do not change it. config.lean_addressing runs its lean step loop (square_grid.hpp: no
+// branch around a step, no row guards where P divides n, the step's column as 16-byte vectors; posv
+// substitutes its first right-hand side forward within the elimination), suffix _lean.
 //
 // The elimination is either fully unrolled (config.full_unroll: fewest registers, but NVRTC needs
 // ~10-60 s at n = 128) or a static sequence of column blocks with a run-time loop over the steps of

@@ -18,10 +18,22 @@ inline bool square_grid_potrf(const ColumnMajorSpec& spec, const ColumnMajorShap
     return square_grid_potrf(spec, s.row_threads, s.threads_per_row);
 }
 
+// config.lean_addressing on a square grid (the lean step loop, kSquareGridLeanKernel): elements per row
+// block of the step's column buffer. Thread block t's rows P x + t sit at t * pitch + x, so a thread's
+// share of the column is whole 16-byte vectors (vec elements); an odd number of vectors per block keeps
+// the P distinct vectors a warp reads on distinct banks. Otherwise the side L itself (rows P x + t at P x + t).
+int square_grid_column_pitch(const ColumnMajorSpec& spec, int side, int vec);
+// Elements of one of the two column buffers of a matrix slot: pitch * P, and with the lean loop's posv
+// one more vector (the step's element of the first right-hand side, forward-substituted in the loop).
+long long square_grid_buffer_elements(const ColumnMajorSpec& spec, int side, int threads_per_row, int vec);
+
 // The kernel's text (potrf's or posv's parameters, column_major.hpp) for a spec that square_grid_potrf
 // accepts, with __launch_bounds__(block_threads, min_blocks) (0: the register count left to ptxas).
 // config.compile_time_ld: the text ignores its lda argument and addresses A with lda = n (the
-// launcher runs it only where the call's lda is n).
+// launcher runs it only where the call's lda is n). config.lean_addressing: the lean step loop (see
+// square_grid.cpp): no branch around a step (a failed pivot zeroes the step's scale, so the update
+// subtracts nothing and the matrix stays frozen; info still the first bad column), no row guards where
+// P divides n, the column read as 16-byte vectors, one scale per product.
 std::string square_grid_kernel(const ColumnMajorSpec& spec, const ColumnMajorShape& shape, const std::string& name,
                                int min_blocks);
 

@@ -140,7 +140,8 @@ ColumnMajorSpec column_major_spec(ColumnMajorRoutine routine, Precision precisio
         spec.config.chunk_size = 0;
         return spec;
     }
-    if (routine == ColumnMajorRoutine::potrs) spec.config.compile_time_ld = false;  // the solve kernel does not read it
+    if (routine == ColumnMajorRoutine::potrs)  // the solve kernel reads neither
+        spec.config.compile_time_ld = false, spec.config.lean_addressing = false;
     if (config.nb == 0 && !shared_memory) spec.config.full_unroll = default_column_major_config(routine, precision, n, nrhs).full_unroll;
     if (routine == ColumnMajorRoutine::potrs) {  // fields the solve kernel does not read stay out of its name
         if (spec.config.staged) spec.config.nb = 0;     // the register kernel's steps loaded ahead; no panels staged

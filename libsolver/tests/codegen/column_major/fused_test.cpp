@@ -243,11 +243,53 @@ TEST(ColumnMajorSquareGrid, CompileTimeLdIsTheSquareGridsOnly) {
     EXPECT_FALSE(spec(Precision::s, 64, 8, 8, Routine::potrs).config.compile_time_ld);
 }
 
+// config.lean_addressing on a square grid: the lean step loop (named _lean; no branch around a step, no
+// row guards where the side divides n, the column buffer in rows of whole 16-byte vectors, an odd number
+// of them); the plain text otherwise; potrs drops the field.
+TEST(ColumnMajorSquareGrid, LeanStepLoopOnSquareGrids) {
+    auto spec = [](Precision p, int n, int ra, int tc, Routine r = Routine::potrf, Uplo u = Uplo::lower) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, p, n, 1);
+        c.rows_per_thread = ra, c.threads_per_row = tc, c.threads_per_block = 64, c.nb = 8, c.full_unroll = false;
+        c.lean_addressing = true;
+        return column_major_spec(r, p, u, n, 1, c);
+    };
+    for (Uplo u : {Uplo::lower, Uplo::upper})
+        for (Routine r : {Routine::potrf, Routine::posv}) {
+            const auto s = spec(Precision::s, 64, 8, 8, r, u);
+            ASSERT_EQ(column_major_spec_problem(s), "");
+            const std::string name = column_major_kernel_name(s), text = cuda_backend::tuned::generate_column_major_kernel(s).source;
+            EXPECT_EQ(name, std::string(r == Routine::potrf ? "potrf" : "posv") + "_cm_s_" +
+                                (u == Uplo::lower ? "lower" : "upper") + "_n64_sq8_m1_lean");
+            EXPECT_NE(text.find("const bool last_ok = true;"), std::string::npos) << name;  // 8 divides 64
+            EXPECT_EQ(text.find("break;"), std::string::npos) << name;
+            EXPECT_EQ(text.find("if (fcol == 0) {"), std::string::npos) << name;  // no branch around a step
+            EXPECT_NE(text.find("BS_VEC_AT(cr + 4 * v)"), std::string::npos) << name;
+            auto plain = s;
+            plain.config.lean_addressing = false;
+            EXPECT_EQ(column_major_kernel_name(plain) + "_lean", name);
+            EXPECT_NE(cuda_backend::tuned::generate_column_major_kernel(plain).source.find("if (fcol == 0) {"), std::string::npos);
+            // rows of 8 floats padded to 12 (3 vectors): 2 buffers of 8 rows (posv: and a vector for b_k)
+            EXPECT_EQ(column_major_shape(s).off_packed, 2u * (12 * 8 + (r == Routine::posv ? 4 : 0)) * sizeof(float)) << name;
+            EXPECT_EQ(text.find("if (col == 0) {  // y from the elimination") != std::string::npos, r == Routine::posv) << name;
+            EXPECT_EQ(column_major_shape(plain).off_packed, 2u * 8 * 8 * sizeof(float)) << name;
+        }
+    const auto ragged = spec(Precision::d, 100, 13, 8);  // 8 does not divide 100: the guards stay
+    ASSERT_EQ(column_major_spec_problem(ragged), "");
+    const std::string ragged_text = cuda_backend::tuned::generate_column_major_kernel(ragged).source;
+    EXPECT_NE(ragged_text.find("const bool last_ok = 8 * 12 + tr < 100;"), std::string::npos);
+    EXPECT_NE(ragged_text.find("if (k >= 100) break;"), std::string::npos);
+    EXPECT_EQ(column_major_shape(ragged).off_packed, 2u * 14 * 8 * sizeof(double));  // 13 -> 7 vectors of 2
+    for (const auto& s : {spec(Precision::s, 64, 8, 4), spec(Precision::d, 3, 2, 2), spec(Precision::s, 24, 6, 4, Routine::posv)})
+        EXPECT_EQ(column_major_spec_problem(s).rfind("config.lean_addressing:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
+    EXPECT_FALSE(spec(Precision::s, 64, 8, 8, Routine::potrs).config.lean_addressing);
+}
+
 TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     std::set<std::string> names;
     std::vector<ColumnMajorSpec> specs = fused_specs();
     for (const auto& s : warp_step_specs()) specs.push_back(s);
     for (const auto& s : square_grid_specs()) specs.push_back(s);
+    for (const auto& s : lean_square_grid_specs()) specs.push_back(s);
     for (const auto& s : specs) {
         ASSERT_EQ(column_major_spec_problem(s), "");
         const auto a = cuda_backend::tuned::generate_column_major_kernel(s);

@@ -276,6 +276,26 @@ inline std::vector<ColumnMajorSpec> square_grid_specs() {
     };
 }
 
+// The square-grid kernel's lean step loop (config.lean_addressing): sides dividing n (no row guards) and
+// not (n = 13, 45, 100), every precision, both triangles, unrolled and blocked steps, one matrix per
+// 64-thread block and several per block, warp barriers (looking = left), posv, with lda = n compiled in.
+inline std::vector<ColumnMajorSpec> lean_square_grid_specs() {
+    using R = ColumnMajorRoutine;
+    return {
+        lean(make_spec(R::potrf, Precision::s, Uplo::lower, 64, 0, {"sq8", 8, 8, 0, 8, false}, 1, 64)),
+        lean(make_spec(R::potrf, Precision::d, Uplo::upper, 100, 0, {"sq8", 13, 8, 0, 4, false}, 1, 64)),
+        lean(make_spec(R::potrf, Precision::s, Uplo::upper, 48, 0, {"sq8", 6, 8, 0, 8, true})),
+        lean(make_spec(R::potrf, Precision::z, Uplo::lower, 20, 0, {"sq4", 5, 4, 0, 4, true})),
+        lean(warp_steps(make_spec(R::potrf, Precision::c, Uplo::upper, 13, 0, {"sq4", 4, 4, 0, 4, false}))),
+        lean(make_spec(R::potrf, Precision::d, Uplo::lower, 128, 0, {"sq16", 8, 16, 0, 4, false}, 1, 256)),
+        lean(make_spec(R::posv, Precision::s, Uplo::lower, 64, 3, {"sq8", 8, 8, 0, 8, false}, 1, 64)),
+        lean(make_spec(R::posv, Precision::d, Uplo::upper, 45, 2, {"sq8", 6, 8, 0, 4, true})),
+        lean(make_spec(R::posv, Precision::c, Uplo::lower, 48, 2, {"sq8", 6, 8, 0, 4, false}, 1, 64)),
+        lean(compile_time_ld(make_spec(R::potrf, Precision::d, Uplo::lower, 48, 0, {"sq8", 6, 8, 0, 4, true}, 1, 64))),
+        lean(compile_time_ld(make_spec(R::posv, Precision::s, Uplo::upper, 64, 3, {"sq8", 8, 8, 0, 8, false}, 1, 64))),
+    };
+}
+
 // Host-emulated variants: every sampled n with several shapes for potrf and posv (s and d, both
 // triangles), potrs with several nrhs_block and steps loaded ahead, and a complex sample. Fully unrolled kernels only up to
 // n = 64 (host compile time); larger n run the blocked loops.
@@ -322,6 +342,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
         add(make_spec(ColumnMajorRoutine::potrs, Precision::z, Uplo::upper, n, 2, shapes[0], 2, 32));
         add(make_spec(ColumnMajorRoutine::potrs, Precision::c, Uplo::lower, n, 2, shapes[0], 1, 128));
     }
+    for (const ColumnMajorSpec& s : lean_square_grid_specs()) out.push_back(s);
     return out;
 }
 
