@@ -103,9 +103,9 @@ struct GemmConfig {
     // loop unrolled so that each thread's offsets and shared destinations are computed once per
     // problem and held across the slices. With 1 or 2, a problem whose leading dimension exceeds
     // (2^31 - 1 - 256) / 256 elements, and symmetric operands, take form 0's addresses. 3 (the register
-    // path only): each thread's element pointers formed once per problem and advanced by one slice per
-    // step, its bounds folded into one comparison per element (symmetric and Hermitian operands take
-    // form 0's).
+    // path or the ring): each thread's element pointers formed once per problem and advanced by one
+    // slice per step, its bounds folded into one comparison per element (symmetric and Hermitian
+    // operands take form 0's); with the ring each element's cp.async takes its source from them.
     int copy_offsets = 0;
     // How thread blocks find their tiles. 0: a grid of ceil(max_m / blk_m) x ceil(max_n / blk_n) blocks
     // per problem, the blocks beyond a problem's own tiles exiting at once. 1: a persistent grid (as many
@@ -116,10 +116,15 @@ struct GemmConfig {
     // The FP64 tensor-core instruction (d with tensor_cores): 0 mma m8n8k4, 1 mma m16n8k8 (sm_90), where
     // each warp's tile has rows in multiples of 16 and columns of 8 and blk_k is a multiple of 8.
     int dmma16 = 0;
+    // d's tensor-core slices in shared memory (d with tensor_cores only; else 0): each k-row of a slice
+    // starts tc_row elements apart mod 16 from the previous one. 4: the stores of a k-fastest slice
+    // (op(B) = B, op(A) = A^T) spread over all 16 eight-byte bank pairs; 8: the layout before rows 4
+    // were measured, which some small tiles keep. 0: the library's default (4).
+    int tc_row = 0;
 };
 #define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
     F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets) \
-    F(tile_list) F(dmma16)
+    F(tile_list) F(dmma16) F(tc_row)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

@@ -132,6 +132,25 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         interior(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, tiles(ring(odd, 3))))),
         edge(listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false,
                          tiles(ring({8, 8, 8, 4, 4, false}, 3)))), 16, 16),
+        // the ring's copies from pointers advanced per slice (copy_offsets 3 with stages >= 2): DMMA on both
+        // fragment forms, SIMT with vector reads (s) and without (z), every stored operand form, a symmetric
+        // operand (its address map) beside one advanced, the uniform-size path, listed problems, shares
+        // with a tail and per-element pointers (c 48x16x8 over 24 threads: B 128 elements a slice, 6 a thread)
+        listed(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false,
+                    GemmConfig{64, 64, 8, 2, 2, true, 4, 3, 3, 0, 1})),
+        spec(Precision::d, GemmOperand::trans, GemmOperand::trans, GemmPart::lower, false, offsets(ring(tc, 4), 3)),
+        spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, GemmConfig{64, 64, 16, 16, 8, false, 4, 3, 3}),
+        spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::upper, true, offsets(ring({32, 32, 8, 8, 8, false}, 2), 3)),
+        spec(Precision::d, GemmOperand::symmetric_lower, GemmOperand::no_trans, GemmPart::full, false, offsets(ring({16, 16, 8, 4, 4, false}, 3), 3)),
+        spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::full, false, offsets(ring({48, 16, 8, 6, 4, false}, 3), 3)),
+        [&] {
+            GemmSpec s = spec(Precision::s, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, offsets(ring(odd, 2), 3));
+            s.full_tiles = true;
+            return s;
+        }(),
+        // d's slice rows 8 apart (tc_row 8, kernels _r8) on both DMMA forms, registers and the ring
+        spec(Precision::d, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, GemmConfig{32, 32, 8, 2, 2, true, 6, 0, 3, 0, 1, 8}),
+        listed(spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, GemmConfig{64, 32, 8, 2, 2, true, 6, 3, 3, 0, 0, 8})),
     };
 }
 

@@ -744,11 +744,12 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     offsets.copy_offsets = 1;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
-    offsets.copy_offsets = 3;  // pointers advanced per slice: the register path only
+    offsets.copy_offsets = 3;  // pointers advanced per slice: the register path and the ring
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
     EXPECT_EQ(parse_gemm_config(to_string(offsets)), offsets);
     offsets.stages = 4;
-    EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
+    EXPECT_EQ(gemm_config_problem(Precision::s, offsets), "");
+    EXPECT_EQ(parse_gemm_config(to_string(offsets)), offsets);
     offsets.stages = 0, offsets.copy_offsets = 4;
     EXPECT_EQ(gemm_config_problem(Precision::s, offsets).rfind("config.copy_offsets:", 0), 0u);
     // the 16x8x8 DMMA form: 0 left out of the text, 1 round-trips where the warp tile holds whole
@@ -764,6 +765,21 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::d, m16), "");
     m16.blk_m = 16;
     EXPECT_EQ(gemm_config_problem(Precision::d, m16).rfind("config.dmma16:", 0), 0u);
+    // d's slice rows (tc_row): 0 left out of the text, 4 and 8 round-trip on d's tensor cores, refused
+    // elsewhere and for other values by name; 0 and 4 are the same kernel, 8 one of its own
+    GemmConfig rows{32, 32, 8, 2, 2, true, 6, 0, 3};
+    EXPECT_EQ(to_string(rows).find("tc_row"), std::string::npos);
+    for (int r : {4, 8}) {
+        rows.tc_row = r;
+        EXPECT_EQ(parse_gemm_config(to_string(rows)), rows);
+        EXPECT_EQ(gemm_config_problem(Precision::d, rows), "");
+        EXPECT_EQ(gemm_config_problem(Precision::z, rows).rfind("config.tc_row:", 0), 0u);
+        EXPECT_EQ(gemm_config_problem(Precision::s, rows).rfind("config.tc_row:", 0), 0u);
+    }
+    rows.tc_row = 6;
+    EXPECT_EQ(gemm_config_problem(Precision::d, rows).rfind("config.tc_row:", 0), 0u);
+    rows.tc_row = 4, rows.tensor_cores = false, rows.dim_x = rows.dim_y = 8;
+    EXPECT_EQ(gemm_config_problem(Precision::d, rows).rfind("config.tc_row:", 0), 0u);
     // the tile list: 0 left out of the text, 1 round-trips (any tile, ring or registers), other values refused
     GemmConfig tiles{64, 32, 8, 2, 2, true, 6, 0};
     tiles.tile_list = 1;

@@ -94,11 +94,14 @@ void gemm(Output& out) {
         forms.push_back({Op::conj_trans, Op::no_trans, part, true});
     }
     forms.push_back({Op::symmetric_lower, Op::symmetric_upper, b::GemmPart::full, false});  // refused: two symmetric
-    // blk_m, blk_n, blk_k, dim_x, dim_y, tensor_cores, min_blocks_per_sm
+    // blk_m, blk_n, blk_k, dim_x, dim_y, tensor_cores, min_blocks_per_sm[, stages, copy_offsets, tile_list, dmma16, tc_row]
     const GemmConfig configs[] = {
         {32, 32, 8, 16, 16, false, 0}, {64, 64, 8, 16, 16, false, 0}, {32, 32, 8, 8, 8, false, 0},
         {64, 32, 16, 16, 8, false, 2}, {32, 32, 8, 2, 2, true, 0},    {64, 64, 8, 2, 4, true, 0},
-        {64, 64, 16, 2, 2, true, 1},   {16, 16, 4, 4, 4, false, 0},   {256, 256, 64, 16, 16, false, 0},  // last: refused
+        {64, 64, 16, 2, 2, true, 1},   {16, 16, 4, 4, 4, false, 0},   {256, 256, 64, 16, 16, false, 0},  // refused
+        // the ring copying from pointers advanced per slice (stages 3, copy_offsets 3) on 16x8x8 DMMA (d;
+        // refused elsewhere), and d's slice rows 8 apart (tc_row 8; refused for the other precisions)
+        {64, 64, 8, 2, 2, true, 4, 3, 3, 0, 1},  {32, 32, 8, 2, 2, true, 6, 0, 3, 0, 0, 8},
     };
     for (Precision p : kPrecisions)
         for (const Form& f : forms)

@@ -31,6 +31,7 @@ std::string to_string(const GemmConfig& c) {
     if (c.copy_offsets == 0) j.erase("copy_offsets");
     if (c.tile_list == 0) j.erase("tile_list");
     if (c.dmma16 == 0) j.erase("dmma16");
+    if (c.tc_row == 0) j.erase("tc_row");
     return j.dump();
 }
 
@@ -80,22 +81,30 @@ std::string I(long long v) { return std::to_string(v); }
 // 256 x 256 elements: rr + cc ld < 256 + 255 ld)
 constexpr long long kMaxLd32 = (2147483647LL - 256) / 256;
 
-// d's tensor-core slices' rows start 4 elements apart mod 16: the fragment reads (4
-// k-rows x 8 adjacent elements per warp) stay conflict-free, and the stores of a k-fastest slice (op(B) = B,
-// op(A) = A^T: a warp's 32 threads hold 8 k-rows x 4 columns at blk_k 8) spread over all 16 eight-byte bank
-// pairs, where rows 8 apart hit 8 of them (4-way conflicts). Measured on the H200: every d tile faster, the
-// x = 512 class's 64x64 16x8x8 tile 24.9 against 21.3 TFLOP/s (results/2026-12-03-h200-6296ebe-gemm-ktiles).
-// BATCHSOLVE_GEMM_TC_ROW=8 in the environment, a measurement switch, restores rows 8 apart (kernels _r8).
-bool tc_row8_asked() {
-    static const bool asked = [] {
+// d's tensor-core slices' rows (config.tc_row): 4 elements apart mod 16 keeps the fragment reads (4 k-rows
+// x 8 adjacent elements per warp) conflict-free and spreads the stores of a k-fastest slice (op(B) = B,
+// op(A) = A^T: a warp's 32 threads hold 8 k-rows x 4 columns at blk_k 8) over all 16 eight-byte bank pairs,
+// where rows 8 apart hit 8 of them (4-way conflicts). Measured on the H200: every d tile of x >= 128 faster,
+// the x = 512 class's 64x64 16x8x8 tile 24.9 against 21.3 TFLOP/s (results/2026-12-03-h200-6296ebe-gemm-ktiles);
+// at x = 32 the two layouts were within the run-to-run spread, either way, so the table chooses per class.
+// BATCHSOLVE_GEMM_TC_ROW=4 or 8 in the environment, a measurement switch, overrides every d tensor-core
+// kernel's choice (the kernels are named by the layout they get).
+int tc_row_override() {
+    static const int row = [] {
         const char* v = std::getenv("BATCHSOLVE_GEMM_TC_ROW");
-        return v && std::string(v) == "8";
+        const std::string s = v ? v : "";
+        return s == "4" ? 4 : s == "8" ? 8 : 0;
     }();
-    return asked;
+    return row;
 }
 // (d only: complex single's TF32 slices, also 8-byte elements, keep rows 8 apart until measured.)
-bool tc_row8(const GemmSpec& s) { return s.config.tensor_cores && s.precision == Precision::d && tc_row8_asked(); }
-bool tc_row4(const GemmSpec& s) { return s.config.tensor_cores && s.precision == Precision::d && !tc_row8_asked(); }
+bool tc_row_applies(const GemmSpec& s) { return s.config.tensor_cores && s.precision == Precision::d; }
+// The rows' spacing a d tensor-core kernel gets (4 or 8); 0 where the field does not apply.
+int tc_row(const GemmSpec& s) {
+    if (!tc_row_applies(s)) return 0;
+    if (const int forced = tc_row_override()) return forced;
+    return s.config.tc_row == 8 ? 8 : 4;
+}
 
 // Row length (elements) of a shared slice of `width` elements. SIMT: one element of padding, so that
 // the transposed stores of op(X) = X^T do not fall into one bank. Tensor cores: a lane reads row
@@ -126,7 +135,7 @@ int slice_row(const GemmSpec& s, int width) {
     if (!s.config.tensor_cores) return vector_rows(s) ? width + std::max(1, 16 / element_bytes(s.precision)) : width + 1;
     const int words = element_bytes(s.precision) / 4;
     if (words >= 4) return width;  // a complex double row of 8 lanes already fills all 32 banks
-    const int period = 32 / words, want = tc_row4(s) ? 4 : 8;
+    const int period = 32 / words, want = tc_row(s) == 4 ? 4 : 8;
     int row = width;
     while (row % period != want) ++row;
     return row;
@@ -218,7 +227,7 @@ std::string name_of(const GemmSpec& s) {
       << (dmma16(s) ? "_m16" : "")  // the 16x8x8 form, asked for
       << (c.copy_offsets == 1 ? "_o32" : c.copy_offsets == 2 ? "_o32u" : c.copy_offsets == 3 ? "_inc" : "")
       << (c.tile_list ? "_tiles" : "")
-      << (tc_row8(s) ? "_r8" : "");  // the measurement switch's slice rows
+      << (tc_row(s) == 8 ? "_r8" : "");  // d's slice rows 8 apart (config.tc_row or the switch)
     return o.str();
 }
 
@@ -245,10 +254,11 @@ public:
         // offset from the slice's corner (not a symmetric or Hermitian operand, whose triangle depends on r, c)
         o32_a_ = (c_.copy_offsets == 1 || c_.copy_offsets == 2) && !is_symmetric(s_.op_a);
         o32_b_ = (c_.copy_offsets == 1 || c_.copy_offsets == 2) && !is_symmetric(s_.op_b);
-        // copy_offsets 3 (the register path): each thread's element pointers formed once per problem and
-        // advanced by one slice per step, the row (column) bound folded into the element's k limit; the
-        // operands read through their stored layout (not symmetric or Hermitian ones)
-        auto incremental = [&](GemmOperand op) { return c_.copy_offsets == 3 && !pipelined_ && !is_symmetric(op); };
+        // copy_offsets 3: each thread's element pointers formed once per problem and advanced by one slice
+        // per step, the row (column) bound folded into the element's k limit; the operands read through
+        // their stored layout (not symmetric or Hermitian ones). The register path loads through them, the
+        // ring takes its copies' sources from them (inc_copy).
+        auto incremental = [&](GemmOperand op) { return c_.copy_offsets == 3 && !is_symmetric(op); };
         inc_a_ = incremental(s_.op_a);
         inc_b_ = incremental(s_.op_b);
     }
@@ -271,6 +281,7 @@ public:
             w_.raw(address_function("bs_addr_a", s_.op_a));
             w_.raw(address_function("bs_addr_b", s_.op_b));
             w_.raw(copy_functions());
+            if (inc_a_ || inc_b_) w_.raw(shared_address_functions());
         }
         kernel(k.kernel_name);
         host_entry(k.kernel_name);
@@ -298,6 +309,33 @@ private:
                "BS_DEVICE void bs_copy_async(T* dst, const T* src, bool valid) { *dst = valid ? *src : bs_zero(); }\n"
                "BS_DEVICE void bs_copy_commit() {}\n"
                "template <int N> BS_DEVICE void bs_copy_wait() {}\n"
+               "#endif\n";
+    }
+
+    // The ring's copies from advanced pointers (inc_copy) name their destinations by 32-bit shared
+    // addresses, a thread's first per slice and the rest a constant number of bytes after it: the
+    // generic 64-bit destination of bs_copy_async, converted inside its asm, kept 8 such pointers live
+    // per operand (ptxas for sm_90: 112 bytes of spills on d's 64x64x8 2x2 tile with 4 blocks per SM).
+    // Under the host emulator a pointer and an element count.
+    std::string shared_address_functions() const {
+        const std::string eb = I(element_bytes(s_.precision));
+        return "#ifndef BS_HOST_EMULATION\n"
+               "typedef unsigned bs_saddr;\n"
+               "BS_DEVICE bs_saddr bs_saddr_of(T* p) {\n"
+               "  unsigned d;\n"
+               "  asm(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(d) : \"l\"(p));\n"
+               "  return d;\n"
+               "}\n"
+               "BS_DEVICE bs_saddr bs_saddr_add(bs_saddr a, int elements) { return a + unsigned(elements) * " + eb + "u; }\n"
+               "BS_DEVICE void bs_copy_async_at(bs_saddr d, const T* src, bool valid) {\n"
+               "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + eb + ", %2;\\n\" :: \"r\"(d), \"l\"(src), \"r\"(valid ? " + eb +
+               " : 0) : \"memory\");\n"
+               "}\n"
+               "#else\n"
+               "typedef T* bs_saddr;\n"
+               "BS_DEVICE bs_saddr bs_saddr_of(T* p) { return p; }\n"
+               "BS_DEVICE bs_saddr bs_saddr_add(bs_saddr a, int elements) { return a + elements; }\n"
+               "BS_DEVICE void bs_copy_async_at(bs_saddr d, const T* src, bool valid) { *d = valid ? *src : bs_zero(); }\n"
                "#endif\n";
     }
 
@@ -762,6 +800,75 @@ private:
         w_.close();
     }
 
+    // copy_offsets 3 with the ring: the k-slice at kb copied (cp.async) into the bound slice `shared` from
+    // the pointers of inc_setup, which then advance to the next slice; each element's destination is
+    // store_operand's and its bound the same as inc_load's (a source out of bounds copies zeros). The
+    // ring issues its slices in k order, once each, so one advance per copy keeps the pointers in step.
+    void inc_copy(const std::string& shared, const std::string& pre, const std::string& base, int rows, int cols, int per_thread,
+                  bool k_fastest, bool rows_are_k, const std::string& kb, const std::string& r_bound, const std::string& c_bound) {
+        const int total = rows * cols;
+        const bool rows_fast = rows_are_k == k_fastest;
+        const std::string in = bounds("gr", r_bound, "gc", c_bound);
+        const std::string other_bound = rows_are_k ? c_bound : r_bound;
+        const bool other_checked = in.find((rows_are_k ? "gc < " : "gr < ") + other_bound) != std::string::npos;
+        const int ld_s = shared == "sA" ? lda_s_ : ldb_s_;
+        const bool shared_map = inc_shared(rows, cols, rows_fast);
+        // element q's destination: its own shared address, or (one fast index per thread) the thread's
+        // first plus q times the slow index's stride (dq slow steps; a step is a slice row when the slow
+        // index is the k index)
+        auto destination = [&](int q) {
+            if (shared_map) {
+                const int fast = rows_fast ? rows : cols, dq = threads_ / fast;
+                const bool slow_is_k = rows_fast ? !rows_are_k : rows_are_k;
+                return q ? "bs_saddr_add(" + pre + "_d, " + I(q * dq * (slow_is_k ? ld_s : 1)) + ")" : pre + "_d";
+            }
+            const std::string e = "(tid + " + I(q * threads_) + ")";
+            std::string r, c;
+            if (rows_fast) r = e + " % " + I(rows), c = e + " / " + I(rows);
+            else c = e + " % " + I(cols), r = e + " / " + I(cols);
+            return "bs_saddr_of(&" + shared + "[" + (rows_are_k ? r : c) + "][" + (rows_are_k ? c : r) + "])";
+        };
+        auto copy = [&](int q, const std::string& cond, const std::string& src) {
+            // a thread's share past the slice's end (the tail) copies nothing
+            const std::string tail = (q + 1) * threads_ > total ? "if (tid < " + I(total - q * threads_) + ") " : "";
+            if (cond.empty()) w_.line(tail + "bs_copy_async_at(" + destination(q) + ", " + src + ", true);");
+            else w_.line(tail + "{ const bool in = " + cond + "; bs_copy_async_at(" + destination(q) + ", in ? " + src + " : " + base + ", in); }");
+        };
+        w_.open("");
+        w_.line("const int krem = k - (" + kb + ");");
+        if (shared_map) {
+            const int fast = rows_fast ? rows : cols, dq = threads_ / fast;
+            const bool k_is_fast = rows_fast == rows_are_k;
+            {
+                const std::string r = rows_fast ? "tid % " + I(rows) : "tid / " + I(cols);
+                const std::string c = rows_fast ? "tid / " + I(rows) : "tid % " + I(cols);
+                w_.line("const bs_saddr " + pre + "_d = bs_saddr_of(&" + shared + "[" + (rows_are_k ? r : c) + "][" + (rows_are_k ? c : r) + "]);");
+            }
+            for (int q = 0; q < per_thread; ++q) {
+                std::vector<std::string> conds;
+                if (k_is_fast) {
+                    if (!s_.full_tiles) conds.push_back(pre + "_f < krem");
+                    if (other_checked) conds.push_back(pre + "_s" + (q ? " + " + I(q * dq) : "") + " < " + other_bound);
+                } else if (!s_.full_tiles || other_checked) {
+                    conds.push_back(pre + "_s < krem" + (q ? " - " + I(q * dq) : ""));
+                }
+                std::string cond;
+                for (const auto& x : conds) cond += (cond.empty() ? "" : " && ") + x;
+                copy(q, cond, pre + "_p" + (q ? " + " + I(q) + " * " + pre + "_qs" : ""));
+            }
+            w_.line(pre + "_p += " + pre + "_step;");
+            w_.close();
+            return;
+        }
+        for (int q = 0; q < per_thread; ++q) {
+            const std::string p = pre + "_p" + I(q);
+            const bool checked = !s_.full_tiles || other_checked || (q + 1) * threads_ > total;
+            copy(q, checked ? pre + "_k" + I(q) + " < krem" : "", p);
+            w_.line(p + " += " + pre + "_step;");
+        }
+        w_.close();
+    }
+
     // Registers into the shared slices.
     void store_slice() {
         store_operand("ra", "sA", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), false);
@@ -842,19 +949,25 @@ private:
     void copy_slice_forms(const std::string& kb, bool narrow) {
         // the leading dimensions hidden from the optimiser: each copy's offset is recomputed per slice
         // (a few integer multiply-adds) instead of all of them being held in registers across the loop
-        if (!(narrow && o32_a_ && o32_b_)) {
+        if (!(narrow && o32_a_ && o32_b_) && !(inc_a_ && inc_b_)) {
             w_.line("long long lda_o = lda, ldb_o = ldb;");
             w_.line("BS_OPAQUE_I64(lda_o);");
             w_.line("BS_OPAQUE_I64(ldb_o);");
         }
         o32_load_ = narrow && o32_a_ ? "xa_s" : "";
         o32_op_ = s_.op_a, o32_ld_ = "lda32";
-        copy_operand("sA", "bs_addr_a", "a", "lda_o", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ",
-                     kb + " + ", "m", "k", /*rows_are_k=*/false);
+        if (inc_a_)
+            inc_copy("sA", "ia", "a", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), /*rows_are_k=*/false, kb, "m", "k");
+        else
+            copy_operand("sA", "bs_addr_a", "a", "lda_o", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ",
+                         kb + " + ", "m", "k", /*rows_are_k=*/false);
         o32_load_ = narrow && o32_b_ ? "xb_s" : "";
         o32_op_ = s_.op_b, o32_ld_ = "ldb32";
-        copy_operand("sB", "bs_addr_b", "b", "ldb_o", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
-                     "col0 + ", "k", "n", true);
+        if (inc_b_)
+            inc_copy("sB", "ib", "b", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), true, kb, "k", "n");
+        else
+            copy_operand("sB", "bs_addr_b", "b", "ldb_o", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), kb + " + ",
+                         "col0 + ", "k", "n", true);
         o32_load_.clear();
     }
     void copy_operand(const std::string& shared, const std::string& fn, const std::string& ptr, const std::string& ld,
@@ -895,6 +1008,10 @@ private:
     // per step, empty or not, keeps the wait's group count right.
     void ring_k_loop(const std::function<void()>& compute) {
         const int st = buffers(s_);
+        if (inc_a_)
+            inc_setup("ia", s_.op_a, "a", "lda", c_.blk_m, c_.blk_k, a_per_thread_, is_transposed(s_.op_a), "row0 + ", "", "m", "k", false);
+        if (inc_b_)
+            inc_setup("ib", s_.op_b, "b", "ldb", c_.blk_k, c_.blk_n, b_per_thread_, !is_transposed(s_.op_b), "", "col0 + ", "k", "n", true);
         w_.line("const int k_slices = (k + " + I(c_.blk_k - 1) + ") / " + I(c_.blk_k) + ";");
         w_.line("#pragma unroll");
         w_.open("for (int s = 0; s < " + I(st - 1) + "; ++s)");
@@ -1100,13 +1217,14 @@ std::string GemmFamily::can_implement(const GemmSpec& s) const {
     if (c.stages != 0 && (c.stages < 2 || c.stages > 6)) return "config.stages: 0 (through registers) or 2 to 6 (cp.async ring)";
     if (c.copy_offsets < 0 || c.copy_offsets > 3)
         return "config.copy_offsets: 0 (64-bit), 1 (32-bit from the slice base), 2 (1, unrolled; the ring) or 3 (pointers "
-               "advanced per slice; the register path)";
+               "advanced per slice)";
     if (c.dmma16 < 0 || c.dmma16 > 1) return "config.dmma16: 0 (mma m8n8k4) or 1 (mma m16n8k8)";
     if (c.dmma16 == 1 && !dmma16_fits(s))
         return "config.dmma16: 1 needs d on tensor cores, blk_m / dim_x a multiple of 16, blk_n / dim_y of 8, blk_k of 8";
     if (c.tile_list < 0 || c.tile_list > 1) return "config.tile_list: 0 (a block per tile of the largest problem) or 1 (a persistent grid over the tiles)";
     if (c.copy_offsets == 2 && !pipelined(s)) return "config.copy_offsets: 2 needs the cp.async ring (stages >= 2, no Hermitian operand)";
-    if (c.copy_offsets == 3 && c.stages != 0) return "config.copy_offsets: 3 needs the register path (stages 0)";
+    if (c.tc_row != 0 && c.tc_row != 4 && c.tc_row != 8) return "config.tc_row: 0 (the default), 4 or 8";
+    if (c.tc_row != 0 && !tc_row_applies(s)) return "config.tc_row: 4 or 8 only for d on tensor cores (else 0)";
     if (c.blk_m % c.dim_x != 0) return "config.dim_x: must divide blk_m";
     if (c.blk_n % c.dim_y != 0) return "config.dim_y: must divide blk_n";
     const long long threads = (c.tensor_cores ? 32LL : 1LL) * c.dim_x * c.dim_y;

@@ -7,9 +7,10 @@
 // for by a GemmQuery (the call's precision, largest sizes, triangle or not, and architecture).
 // FP64 tensor cores multiply 8x8x4 fragments, or 16x8x8 ones with config.dmma16 (mma m16n8k8, sm_90; d
 // only, where the warp tile and k-slice hold whole ones; kernels named _m16); BATCHSOLVE_GEMM_DMMA=16x8x8
-// in the environment turns the 16x8x8 form on wherever it fits (a measurement aid), and
-// BATCHSOLVE_GEMM_TC_ROW=8 d's tensor-core slices' rows 8 elements apart mod 16 instead of 4 (the layout
-// before rows 4 apart were measured faster; kernels named _r8).
+// in the environment turns the 16x8x8 form on wherever it fits (a measurement aid). d's tensor-core
+// slices have their rows 4 or 8 elements apart mod 16 by config.tc_row (the tuning table's choice per
+// size class; kernels with rows 8 named _r8); BATCHSOLVE_GEMM_TC_ROW=4 or 8 in the environment overrides
+// every such kernel's choice (a measurement switch).
 #pragma once
 
 #include <string>
