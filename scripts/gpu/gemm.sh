@@ -44,6 +44,15 @@
 #     (targets-committed.json) and with the sweep's (targets.json); SYRK/SYR2K with the sweep's table;
 #     d's tensor-core slices with rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4) swept and in final rows beside
 #     them (the default layout from the commit after e28e399 on, where the switch's =8 gives the former one); registers of every kernel; ncu of the sweep table's d call at x = 512.
+#   rows (170 s): d's slice rows per size class (the table's tc_row) and the cp.async ring with advanced
+#     pointers, side by side in one run, each against cuBLAS grouped at x = 512..32: (1) every kernel below
+#     compiled first; (2) a sweep at x = 512, 256 of GEMM_CANDIDATES (default scripts/gpu/gemm-rows-candidates.json:
+#     the shipped top tiles with rows 4 and 8 beside ring forms, stages 3-4, copy_offsets 3; seed 11); (3) the
+#     final rows, s and d: the shipped table (per-class rows; targets.json), every d entry with rows 4
+#     (final-rows4), every d entry with rows 8 (final-rows8), the ring table (scripts/gpu/gemm-rows-ring.json's
+#     entries for the classes 256 and above; final-ring, targets-ring.json); (4) trsm_vbatched's recursive and
+#     inversion algorithms per order beside cuBLAS trsmBatched per size (d, then s), their kernels compiled
+#     first (batchsolve-warmup --families gemm,triangular).
 # Writes $OUT/gemm/; the summary last. Run from the repository root with the bundle unpacked at
 # /tmp/bundle; BUILD_DIR=build: a dry run here with the build tree's executables (no GPU: rows skip).
 set -uo pipefail
@@ -59,8 +68,8 @@ else
 fi
 mode=${GEMM_MODE:-tune}
 case $mode in tune) default_budget=150 ;; compare) default_budget=110 ;; confirm) default_budget=100 ;; designs) default_budget=150 ;;
-  adopted) default_budget=80 ;; ktiles) default_budget=100 ;;
-  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs, adopted or ktiles (got '$mode')" >&2; exit 2 ;; esac
+  adopted) default_budget=80 ;; ktiles) default_budget=100 ;; rows) default_budget=170 ;;
+  *) echo "gemm.sh: GEMM_MODE is tune, compare, confirm, designs, adopted, ktiles or rows (got '$mode')" >&2; exit 2 ;; esac
 budget=${TOPIC_BUDGET_S:-$default_budget}; start=$SECONDS
 left() { echo $((budget - (SECONDS - start))); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
@@ -69,6 +78,7 @@ gpu=$(sed -n 2p "$out/gpu.txt" | cut -d, -f1); gpu=${gpu:-NVIDIA H200}
 default_candidates=scripts/gpu/gemm-candidates.json
 [[ $mode == designs ]] && default_candidates=scripts/gpu/gemm-designs-candidates.json
 [[ $mode == ktiles ]] && default_candidates=scripts/gpu/gemm-ktiles-candidates.json
+[[ $mode == rows ]] && default_candidates=scripts/gpu/gemm-rows-candidates.json
 candidates=${GEMM_CANDIDATES:-$default_candidates}
 
 export BATCHSOLVE_CACHE_DIR=/tmp/gemm-kernel-cache; mkdir -p "$BATCHSOLVE_CACHE_DIR"
@@ -195,6 +205,77 @@ EOF2
   summary final final-r4 trsm rank-k skewed
   grep -hE "^gemm_vbatched" "$out/probe.log" 2>/dev/null
   grep -hE "^\[  (PASSED|FAILED) " "$out/gpu-tests.log" 2>/dev/null
+  exit 0
+fi
+if [[ $mode == rows ]]; then
+  # the three variant tables, made from the shipped one: d's tensor-core entries with rows 4 (every class),
+  # with rows 8 (every class), and the ring design's entries (gemm-rows-ring.json) for their classes
+  python3 - libsolver/tuning/sm90-gemm.json scripts/gpu/gemm-rows-ring.json "$out" <<'EOF2'
+import copy, json, sys
+table, ring, out = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def variant(name, change, what):
+    t = copy.deepcopy(table)
+    for e in t["entries"]:
+        if change(e):
+            e["provenance"] = what + " (scripts/gpu/gemm-rows.sh), in place of: " + e["provenance"]
+    json.dump(t, open(f"{out}/sm90-gemm-{name}.json", "w"), indent=1)
+def rows(r):
+    def change(e):
+        c = e["best"]["config"]
+        if e["precision"] != "d" or not c.get("tensor_cores") or c.get("tc_row") == r:
+            return False
+        c["tc_row"] = r
+        return True
+    return change
+def ring_entry(e):
+    c = ring.get(e["precision"], {}).get(str(e["n"]))
+    if c is None:
+        return False
+    e["best"]["config"] = c
+    return True
+variant("r4", rows(4), "rows 4 apart")
+variant("r8", rows(8), "rows 8 apart")
+variant("ring", ring_entry, "the cp.async ring with advanced pointers")
+EOF2
+  # every kernel of the four tables (s and d, whole batch and listed) and of the sweep, compiled first
+  python3 - "$candidates" "$out" libsolver/tuning/sm90-gemm.json > "$out/rows.manifest" <<'EOF2'
+import json, sys
+doc, out, shipped = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+configs = [(p, c) for p, cs in doc.items() for c in cs]
+for f in (shipped, f"{out}/sm90-gemm-r4.json", f"{out}/sm90-gemm-r8.json", f"{out}/sm90-gemm-ring.json"):
+    configs += [(e["precision"], e["best"]["config"]) for e in json.load(open(f))["entries"] if e["precision"] in "sd"]
+seen = set()
+for listed in (0, 1):
+    for p, c in configs:
+        line = f"gemm {p} n n full 0 0 {listed} {json.dumps(c, separators=(',', ':'))}"
+        if line not in seen:
+            seen.add(line)
+            print(line)
+EOF2
+  step warmup 20 "$run" batchsolve-warmup --kernels "$out/rows.manifest" --threads "$(nproc)"
+  step sweep-rows 8 "$run" tester --routine gemm_vbatched --batch 2000 --repeat 5 --warmup 1 --seed 11 --sweep \
+    --configs "$candidates" --setups gemm --precision d,s --n 512,256 --json "$out/sweep-rows.json"
+  final_rows final 16 targets.json
+  (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-r4.json
+   step final-rows4 10 "$run" tester "${common[@]}" --precision d --n 512,256,128,64,32 --json "$out/final-rows4.json")
+  (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-r8.json
+   step final-rows8 10 "$run" tester "${common[@]}" --precision d --n 512,256,128,64,32 --json "$out/final-rows8.json")
+  (export BATCHSOLVE_TUNING_FILE=$out/sm90-gemm-ring.json; final_rows final-ring 16 targets-ring.json)
+  # TRSM's two algorithms per order (the crossover of sm90-trsm.json): their kernels compiled on every core
+  # first (cut at 14 s in call 2 of 2026-12-03 with nothing written: cold NVRTC compiles one at a time),
+  # then one precision per step so that a cut loses one
+  step warmup-trsm 25 "$run" batchsolve-warmup --families gemm,triangular --precisions d,s --threads "$(nproc)"
+  # (stdbuf: the rows reach the log as they finish, so that a step cut by its limit keeps them)
+  linebuf=(); command -v stdbuf > /dev/null && linebuf=(stdbuf -oL)
+  for p in d s; do
+    step trsm-$p $([[ $p == d ]] && echo 26 || echo 22) "${linebuf[@]}" "$run" tester --routine trsm_vbatched --all-variants \
+      --batch 2000 --repeat 5 --warmup 1 --seed 7 --ref cublas --precision $p --n 512,256,128,64,32 --json "$out/trsm-$p.json"
+  done
+  python3 scripts/gpu/gemm_cubins.py "$BATCHSOLVE_CACHE_DIR" --out "$out/resource-usage.txt" 2> /dev/null
+  python3 scripts/gpu/gemm_report.py "$out" --mode rows > /dev/null 2>&1
+  summary final final-rows4 final-rows8 final-ring trsm-d trsm-s
+  grep -hE "^gemm_vbatched" "$out/sweep-rows.log" 2>/dev/null
+  grep -h "warm\|compiled" "$out/warmup-trsm.log" 2>/dev/null | tail -1
   exit 0
 fi
 if [[ $mode == ktiles ]]; then

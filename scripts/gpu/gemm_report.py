@@ -8,6 +8,8 @@
   confirm: final.json (the committed table) beside final-tiles.json (its s and d entries on the tile list).
   designs: sweep-*.json (sizes uniform in [1, x] at every x) and square-bins.json side by side, final-committed.json
     beside final-swept.json, the extra rows.
+  rows: sweep-rows.json, final.json (the shipped table) beside final-ring.json (the ring design), then d with rows 4
+    and rows 8 in every class (final-rows4.json, final-rows8.json) and TRSM's algorithms (trsm-d.json, trsm-s.json).
 Without --mode the files decide (square-bins.json or sweep-uniform.json: designs; final-committed.json: compare;
 final-tiles.json: confirm; else tune).
 """
@@ -32,6 +34,8 @@ def extra_tables(run, complex_rows=False):
     extras = [("complex.json", "c and z beside one cuBLAS call per problem over 16 streams (peer column: that)")] if complex_rows else []
     for name, title in extras + [("final-m8.json", "d with the 8x8x4 DMMA form forced (BATCHSOLVE_GEMM_DMMA=8x8x4), the same table"),
                         ("final-swept-r4.json", "d with the tensor-core slices' rows 4 elements apart (BATCHSOLVE_GEMM_TC_ROW=4), the sweep's table"),
+                        ("final-rows4.json", "d with the tensor-core slices' rows 4 elements apart in every class (tc_row 4)"),
+                        ("final-rows8.json", "d with the tensor-core slices' rows 8 elements apart in every class (tc_row 8)"),
                         ("rank-k.json", "SYRK and SYR2K (k = 32, lower; no grouped peer)"),
                         ("split.json", "Region split (gemm_table.py --split: interior tiles where they fill, edge tiles on the rest)"),
                         ("skewed.json", "Skewed batch (90 % of the sizes in [1, 32], 10 % in [3x/4, x])")]:
@@ -162,11 +166,11 @@ def sweep_tables(run, forms, pattern="sweep-*.json", title=SWEEP_TITLE, exclude=
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
-    ap.add_argument("--mode", choices=("tune", "compare", "confirm", "designs"))
+    ap.add_argument("--mode", choices=("tune", "compare", "confirm", "designs", "rows"))
     a = ap.parse_args(argv)
     run = a.run
     has = lambda f: os.path.exists(os.path.join(run, f))
-    mode = a.mode or ("designs" if has("square-bins.json") or has("sweep-uniform.json") else
+    mode = a.mode or ("rows" if has("final-ring.json") else "designs" if has("square-bins.json") or has("sweep-uniform.json") else
                       "compare" if has("final-committed.json") else "confirm" if has("final-tiles.json") else "tune")
     if mode == "designs":
         out = sweep_tables(run, forms=True, title="## Tiles side by side (tester --sweep: one configuration for the whole "
@@ -181,6 +185,28 @@ def main(argv):
                             "Final rows: cuBLAS grouped time / ours, the committed table and the sweep's (size-binned dispatch)",
                             "gemm-vs-cublas-grouped.png")
         out += extra_tables(run, complex_rows=True)
+        open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
+        return 0
+    if mode == "rows":
+        out = sweep_tables(run, forms=True, pattern="sweep-rows.json", exclude=(),
+                           title="## Tiles side by side (tester --sweep: one configuration for the whole batch, GFLOP/s; "
+                           "sizes uniform in [1, x], seed 11; rows 4 / 8 and the ring with advanced pointers)\n")
+        out += side_by_side(run, "final.json", "final-ring.json", ("shipped", "ring design"),
+                            ("targets.json", "targets-ring.json"),
+                            "Final rows: cuBLAS grouped time / ours, the shipped table (per-class rows) and the ring design "
+                            "for the classes 256 and above", "gemm-vs-cublas-grouped.png")
+        out += extra_tables(run)
+        trsm = rows(os.path.join(run, "trsm-d.json")) + rows(os.path.join(run, "trsm-s.json"))
+        if trsm:
+            out.append("\n## trsm_vbatched: the default, recursive and inversion algorithms beside cublas<t>trsmBatched per size\n")
+            out.append("| precision | set-up | x | variant | ours ms | cuBLAS ms | ratio | error | status |")
+            out.append("|---|---|---|---|---|---|---|---|---|")
+            for r in trsm:
+                peer = r.get("refs", {}).get("cublas") or {}
+                sp = peer.get("speedup")
+                out.append(f"| {r['precision']} | {r.get('detail', {}).get('setup', '')} | {r['n']} | {r.get('variant') or 'default'} | "
+                           f"{r.get('time_ms', float('nan')):.4f} | {peer.get('time_ms', float('nan')):.4f} | "
+                           f"{sp if sp is None else f'{sp:.2f}'} | {r.get('error')} | {r['status']} |")
         open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
         return 0
     if mode == "compare":
