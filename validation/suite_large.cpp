@@ -635,7 +635,9 @@ struct Design {
 // Every factor precision with each correction method (classical IR, GMRES-IR, and the automatic
 // classical-then-GMRES escalation), the automatic chain first; --designs keeps the named ones ("auto":
 // the automatic chain) and needs no --all-variants. A named design may end in /leafN (the tensor-core
-// factor's leaves of order N instead of the table's) and /blockedN (M^-1 in blocks of N rows).
+// factor's leaves of order N instead of the table's), /blockedN (M^-1 in blocks of N rows) and /budgetN
+// (the cost bound's next step at N percent of the step's factor time instead of the table's; 0:
+// unbounded).
 std::vector<Design> designs(const Options& o) {
     std::vector<Design> d{{"", LowPrecision::automatic, CorrectionMethod::automatic}};
     if (o.all_variants || !o.designs.empty()) {
@@ -660,7 +662,7 @@ std::vector<Design> designs(const Options& o) {
     for (const std::string& name : o.designs) {
         // Trailing /leafN and /blockedN parts, then the base design.
         std::string base = name;
-        int leaf = 0, block = -1;
+        int leaf = 0, block = -1, budget = -1;
         for (;;) {
             const std::size_t slash = base.rfind('/');
             if (slash == std::string::npos) break;
@@ -674,6 +676,7 @@ std::vector<Design> designs(const Options& o) {
             };
             if (const int v = number("leaf"); v > 0) leaf = v;
             else if (const int b = number("blocked"); b >= 0) block = b;
+            else if (const int p = number("budget"); p >= 0) budget = p;
             else break;
             base.erase(slash);
         }
@@ -686,6 +689,7 @@ std::vector<Design> designs(const Options& o) {
             k.name = name;
             if (leaf > 0) k.leaf = leaf;
             if (block >= 0) k.solve_block = block;
+            if (budget >= 0) k.budget = budget / 100.0;
         }
         kept.push_back(k);
     }

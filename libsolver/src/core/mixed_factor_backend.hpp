@@ -37,6 +37,16 @@ struct MixedFactorConfig {
     // replayed on later ones: the host then issues one launch instead of several hundred library
     // calls. Up to 64 graphs per process; a call that cannot be captured runs uncaptured.
     bool graph = false;
+    // Right-looking in blocks of `leaf` with lookahead (the table's lookahead): block k's leaf, its
+    // inverse (with inverse), its panel's solve and low-precision copy on a second stream, overlapped
+    // with block k - 1's trailing update on the first (the next block column first, so that block
+    // k + 1 can start, then the rest in pieces of update_width columns, a multiple of leaf; 0: one).
+    bool lookahead = false;
+    int update_width = 0;
+    // M^-1 for one right-hand side: 64 or 128 rows per block row of one launch per triangle (the
+    // inverses of the diagonal blocks of that order formed after the factor; S applied inside); 0
+    // leaves it to solve_block / the fused solve / STRSV.
+    int solve_rows = 0;
 };
 
 // The unit roundoff of each low precision's products (the shift is a multiple of it).

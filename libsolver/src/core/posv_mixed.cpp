@@ -68,6 +68,9 @@ MixedFactorConfig factor_config(const PosvMixedOptions& o, int n, Context& ctx) 
     c.inverse = t.panel_solve == PanelSolve::inverse;
     c.fused_solve = c.inverse && t.fused_solve;
     c.graph = t.graph;
+    c.lookahead = t.lookahead;
+    c.update_width = t.update_width;
+    c.solve_rows = t.solve_rows;
     if (o.factor_leaf > 0) c.leaf = c.trsm_leaf = o.factor_leaf;
     if (o.solve_block >= 0) c.solve_block = o.solve_block;
     return c;

@@ -183,7 +183,8 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_TRSM_TUNING_FIELDS(F) F(inversion_from_order)
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
 #define BATCHSOLVE_MIXED_TUNING_FIELDS(F) \
-    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve) F(graph)
+    F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve) F(graph) \
+        F(lookahead) F(solve_rows) F(update_width)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -272,6 +273,16 @@ struct MixedTuning {
     // The tensor-core factor captured as a CUDA graph on its first call with given arguments and
     // replayed after (its chain of leaves is hundreds of short library calls).
     bool graph = false;
+    // The tensor-core factor right-looking in blocks of `leaf` columns with lookahead instead of
+    // recursive: each block's diagonal leaf, its inverse, its panel's solve and low-precision copy on a
+    // second stream while the main one runs the previous block's trailing update, the next block
+    // column first, the rest in pieces of update_width columns (a multiple of leaf; 0: one piece).
+    bool lookahead = false;
+    // M^-1 for one right-hand side in one launch per triangle in block rows of solve_rows (64 or 128;
+    // 0: cuBLAS STRSV or solve_block): each block row's products with the solved blocks as they are
+    // published, then its diagonal block's inverse (formed after the factor), with S applied in them.
+    int solve_rows = 0;
+    int update_width = 0;
 };
 
 // The most integers any family's configuration packs into.
@@ -373,6 +384,10 @@ inline Fields fields_from_json(Family f, const nlohmann::json& j) {
                 throw InvalidArgument("tuning table", "leaf", "32 <= leaf <= 8192 (got " + std::to_string(m.leaf) + ")");
             if (m.solve_block < 0)
                 throw InvalidArgument("tuning table", "solve_block", ">= 0 (got " + std::to_string(m.solve_block) + ")");
+            if (m.solve_rows != 0 && m.solve_rows != 64 && m.solve_rows != 128)
+                throw InvalidArgument("tuning table", "solve_rows", "0, 64 or 128 (got " + std::to_string(m.solve_rows) + ")");
+            if (m.update_width < 0)
+                throw InvalidArgument("tuning table", "update_width", ">= 0 (got " + std::to_string(m.update_width) + ")");
             return mixed_to_fields(m);
         }
     }

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,7 +68,12 @@ void leaves_of(int off, int m, int leaf, std::vector<std::pair<int, int>>& out) 
 }
 
 int inverse_cols(int n, const MixedFactorConfig& c) { return c.inverse ? std::min(n, c.leaf) : 0; }
-bool fused_of(const MixedFactorConfig& c) { return c.inverse && c.fused_solve; }
+// The fused solve's plan follows the recursive factor's leaves: not with the lookahead's blocks.
+bool fused_of(const MixedFactorConfig& c) { return c.inverse && c.fused_solve && !c.lookahead && c.solve_rows == 0; }
+// Rows of the block-row solve's blocks (config.solve_rows), 0 without it.
+int solve_rows_of(const MixedFactorConfig& c) { return c.solve_rows == 64 || c.solve_rows == 128 ? c.solve_rows : 0; }
+// The lookahead's two panel copies (blocks k and k + 1 are alive together), each at most n x leaf.
+std::size_t lookahead_entries(int n, const MixedFactorConfig& c) { return c.lookahead ? 2 * std::size_t(n) * std::min(n, c.leaf) : 0; }
 
 // The fused solve's plan: the leaves and their row chunks of kChunkRows (the last one of a leaf
 // shorter), as device ints [leaf offset | leaf order | leaf's chunk count | chunk's first row | chunk's
@@ -97,8 +103,10 @@ struct SolvePlan {
 // The scratch: [L: n x n floats, ld n][S: n floats][inverses of the diagonal leaves: n x leaf floats,
 // ld n, leaf (off, m)'s at row off][copy of a solve leaf's rows: n x leaf floats][hi: panel halves]
 // [lo: panel halves][cuSOLVER buffer][leaf info, bad column], each piece on detail::Carve's boundary;
-// the inverses and the copy only with config.inverse (the solve finds L, S and the inverses without
-// knowing the rest). A panel copy never exceeds
+// the inverses and the copy only with config.inverse; before hi, with config.solve_rows b, the
+// block-row solve's inverses of the diagonal blocks (n x b floats, ld n), its x (n floats) and its
+// flags (2 + 2 ceil(n / b) ints) (the solve finds L, S, the inverses and these without knowing the
+// rest). With config.lookahead hi and lo hold at least the two panel copies. A panel copy never exceeds
 // n^2 / 4 + 256 n entries (the top-level update's n/2 x n/2 panel; inside a TRSM both operands together
 // stay below 3 n^2 / 16). Every offset but the total is independent of lwork.
 struct Carve {
@@ -106,6 +114,9 @@ struct Carve {
     float* s = nullptr;
     float* inv = nullptr;
     float* rows = nullptr;
+    float* dinv = nullptr;    // block-row solve: the diagonal blocks' inverses
+    float* xsol = nullptr;    // block-row solve: x = L^-T y as the blocks publish it
+    int* sflags = nullptr;    // block-row solve: two tickets, then a flag per block row and triangle
     int* plan = nullptr;      // fused solve: SolvePlan's ints
     int* counters = nullptr;  // fused solve: two tickets, then four counts per leaf
     float* y = nullptr;       // fused solve: L^-1 S d between the two triangles
@@ -118,14 +129,21 @@ struct Carve {
     int lwork = 0;
 
     // inverse_order: the leaf order with config.inverse, else 0 (inverse_cols); fused: fused_of(config).
-    Carve(int n, int inverse_order, bool fused, bool halves, bool split, int lwork_floats, void* base) : lwork(lwork_floats) {
+    // solve_rows: solve_rows_of(config); lookahead: lookahead_entries(n, config).
+    Carve(int n, int inverse_order, bool fused, int solve_rows, bool halves, bool split, std::size_t lookahead, int lwork_floats,
+          void* base)
+        : lwork(lwork_floats) {
         const std::size_t nn = std::size_t(n) * n;
-        panel_entries = halves ? nn / 4 + std::size_t(256) * n : 0;
+        panel_entries = halves ? std::max(nn / 4 + std::size_t(256) * n, lookahead) : 0;
+        const std::size_t solve_blocks = solve_rows > 0 ? std::size_t((n + solve_rows - 1) / solve_rows) : 0;
         detail::Carve c;
         const std::size_t l_at = c.reserve<float>(nn);
         const std::size_t s_at = c.reserve<float>(std::size_t(n));
         const std::size_t inv_at = c.reserve<float>(std::size_t(n) * inverse_order);
         const std::size_t rows_at = c.reserve<float>(std::size_t(n) * inverse_order);
+        const std::size_t dinv_at = c.reserve<float>(std::size_t(n) * solve_rows);
+        const std::size_t xsol_at = c.reserve<float>(solve_rows > 0 ? std::size_t(n) : 0);
+        const std::size_t sflags_at = c.reserve<int>(solve_rows > 0 ? 2 + 2 * solve_blocks : 0);
         const std::size_t plan_at = c.reserve<int>(fused ? SolvePlan::max_ints(n) : 0);
         const std::size_t counters_at = c.reserve<int>(fused ? SolvePlan::max_counters(n) : 0);
         const std::size_t y_at = c.reserve<float>(fused ? std::size_t(n) : 0);
@@ -140,6 +158,11 @@ struct Carve {
             if (inverse_order > 0) {
                 inv = detail::Carve::at<float>(base, inv_at);
                 rows = detail::Carve::at<float>(base, rows_at);
+            }
+            if (solve_rows > 0) {
+                dinv = detail::Carve::at<float>(base, dinv_at);
+                xsol = detail::Carve::at<float>(base, xsol_at);
+                sflags = detail::Carve::at<int>(base, sflags_at);
             }
             if (fused) {
                 plan = detail::Carve::at<int>(base, plan_at);
@@ -380,7 +403,247 @@ __global__ void fused_backward_kernel(int n, const float* l, const float* inv, f
     publish(x_done + c);
 }
 
+// ---- M^-1 by block rows (config.solve_rows) ---------------------------------------------------------------
+// One launch per triangle, one block of kRowThreads per block row of B rows, the block rows taken in
+// the order of an atomic ticket (so a block waits only on blocks that started before it: every wait
+// ends whatever the residency; bounded all the same, as the fused solve's). A block reads its row
+// panel of L tile by tile (B x B, each thread Q = B / 32 rows 32 apart of T = B / 8 columns 8 apart:
+// a warp reads Q coalesced 128-byte segments of a column, a thread has T Q loads in flight) and
+// multiplies each by the solved block as soon as that is published, so the chain from one block row
+// to the next is one tile's products, the inverse of the diagonal block (in registers since the
+// start) and a flag; every byte of the triangle is read once. (A whole refinement pass with cuBLAS
+// STRSV took 2.7 ms at n = 16384 on an H200, results/2026-12-03-h200-8936072-mixed-phase; reading
+// the FP32 triangle twice is 1.07 GB, about 0.27 ms at 4 TB/s.)
+constexpr int kRowThreads = 256;
+constexpr int kRowWarps = kRowThreads / 32;
+
+// Thread 0 waits until *flag != 0; then the whole block may read what its writer published.
+__device__ void wait_flag(const int* flag) {
+    if (threadIdx.x == 0) {
+        long long spins = 0;
+        while (*reinterpret_cast<const volatile int*>(flag) == 0 && ++spins < kSpinLimit) __nanosleep(32);
+        __threadfence();
+    }
+    __syncthreads();
+}
+__device__ void raise_flag(int* flag) {
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(flag, 1);
+}
+
+// dinv(i0 + i, k) := (L's diagonal block of order B at (i0, i0))^-1 (i, k), lower, its upper part 0;
+// ld n, columns 0 .. B - 1; a last block cut by n as if padded with the identity. One block of B
+// threads per diagonal block; thread j forms column j by forward substitution in shared memory (the
+// block's lower triangle row-major, the inverse beside it: 2 B^2 floats of dynamic shared memory).
+template <int B>
+__global__ void __launch_bounds__(B) block_inverse_kernel(int n, const float* l, float* dinv) {
+    extern __shared__ float smem[];
+    float* lt = smem;         // lt[i * B + k] = L(i0 + i, i0 + k), k <= i
+    float* x = smem + B * B;  // x[i * B + j] = X(i, j)
+    const int i0 = blockIdx.x * B, m = min(B, n - i0);
+    for (int e = threadIdx.x; e < B * B; e += B) {
+        const int i = e % B, k = e / B;  // L read down its columns (coalesced)
+        lt[i * B + k] = (i < m && k < m) ? (k <= i ? l[std::size_t(i0 + k) * n + i0 + i] : 0.0f) : (i == k ? 1.0f : 0.0f);
+        x[e] = 0;
+    }
+    __syncthreads();
+    const int j = threadIdx.x;
+    for (int i = j; i < B; ++i) {
+        float v = i == j ? 1.0f : 0.0f;
+        for (int k = j; k < i; ++k) v -= lt[i * B + k] * x[k * B + j];
+        x[i * B + j] = v / lt[i * B + i];
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < B * B; e += B) {
+        const int i = e % B, k = e / B;
+        if (i < m) dinv[std::size_t(k) * n + i0 + i] = k < m ? x[i * B + k] : 0.0f;
+    }
+}
+
+// d <- y = L^-1 S d: block row i sums L(i, j) y_j over j < i as each y_j is published, then
+// y_i = Dinv_i (S_i d_i - that sum) into d. flags: [0] the ticket, [2 + i] y_i published.
+template <int B>
+__global__ void __launch_bounds__(kRowThreads) row_forward_kernel(int n, const float* l, const float* dinv, const float* s,
+                                                                  float* d, int* flags) {
+    constexpr int Q = B / 32, T = B / kRowWarps;
+    __shared__ int ticket;
+    __shared__ float part[kRowWarps][B];
+    __shared__ float rhs[B];
+    if (threadIdx.x == 0) ticket = atomicAdd(flags, 1);
+    __syncthreads();
+    const int blocks = (n + B - 1) / B, i = ticket;
+    if (i >= blocks) return;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, i0 = i * B;
+    int* done = flags + 2;
+    float inv[T][Q];  // Dinv_i(lane + 32 q, warp + 8 t)
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            const int row = i0 + lane + 32 * q;
+            inv[t][q] = row < n ? dinv[std::size_t(warp + kRowWarps * t) * n + row] : 0.0f;
+        }
+    float acc[Q] = {};
+    for (int j = 0; j < i; ++j) {
+        const int j0 = j * B;
+        float v[T][Q];
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+#pragma unroll
+            for (int q = 0; q < Q; ++q) {
+                const int row = i0 + lane + 32 * q;
+                v[t][q] = row < n ? l[std::size_t(j0 + warp + kRowWarps * t) * n + row] : 0.0f;
+            }
+        wait_flag(done + j);
+#pragma unroll
+        for (int t = 0; t < T; ++t) {
+            const float y = __ldcg(d + j0 + warp + kRowWarps * t);
+#pragma unroll
+            for (int q = 0; q < Q; ++q) acc[q] = fmaf(v[t][q], y, acc[q]);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < Q; ++q) part[warp][lane + 32 * q] = acc[q];
+    __syncthreads();
+    if (threadIdx.x < B) {
+        const int row = i0 + threadIdx.x;
+        float total = 0;
+        for (int w = 0; w < kRowWarps; ++w) total += part[w][threadIdx.x];
+        rhs[threadIdx.x] = row < n ? s[row] * d[row] - total : 0.0f;
+    }
+    __syncthreads();
+    float y[Q] = {};
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+        const float r = rhs[warp + kRowWarps * t];
+#pragma unroll
+        for (int q = 0; q < Q; ++q) y[q] = fmaf(inv[t][q], r, y[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < Q; ++q) part[warp][lane + 32 * q] = y[q];
+    __syncthreads();
+    if (threadIdx.x < B && i0 + int(threadIdx.x) < n) {
+        float total = 0;
+        for (int w = 0; w < kRowWarps; ++w) total += part[w][threadIdx.x];
+        d[i0 + threadIdx.x] = total;
+    }
+    raise_flag(done + i);
+}
+
+// x = L^-T y (y in d), d <- S x: block row i from the last sums L(j, i)^T x_j over j > i as each x_j is
+// published (in x), then x_i = Dinv_i^T (y_i - that sum). flags: [1] the ticket, [2 + blocks + i] x_i.
+template <int B>
+__global__ void __launch_bounds__(kRowThreads) row_backward_kernel(int n, const float* l, const float* dinv, const float* s,
+                                                                   float* d, float* x, int* flags) {
+    constexpr int Q = B / 32, T = B / kRowWarps;
+    __shared__ int ticket;
+    __shared__ float column[B];
+    __shared__ float rhs[B];
+    if (threadIdx.x == 0) ticket = atomicAdd(flags + 1, 1);
+    __syncthreads();
+    const int blocks = (n + B - 1) / B;
+    if (ticket >= blocks) return;
+    const int i = blocks - 1 - ticket;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, i0 = i * B;
+    int* done = flags + 2 + blocks;
+    float inv[T][Q];  // Dinv_i(lane + 32 q, warp + 8 t)
+#pragma unroll
+    for (int t = 0; t < T; ++t)
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            const int row = i0 + lane + 32 * q;
+            inv[t][q] = row < n ? dinv[std::size_t(warp + kRowWarps * t) * n + row] : 0.0f;
+        }
+    float acc[T] = {};  // this lane's part of column warp + 8 t's sum
+    for (int j = blocks - 1; j > i; --j) {
+        const int j0 = j * B;
+        float v[T][Q];  // L(j0 + lane + 32 q, i0 + warp + 8 t): block i < the last, so its columns are < n
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+#pragma unroll
+            for (int q = 0; q < Q; ++q) {
+                const int row = j0 + lane + 32 * q;
+                v[t][q] = row < n ? l[std::size_t(i0 + warp + kRowWarps * t) * n + row] : 0.0f;
+            }
+        wait_flag(done + j);
+        float xr[Q];
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            const int row = j0 + lane + 32 * q;
+            xr[q] = row < n ? __ldcg(x + row) : 0.0f;
+        }
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+#pragma unroll
+            for (int q = 0; q < Q; ++q) acc[t] = fmaf(v[t][q], xr[q], acc[t]);
+    }
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+        float v = acc[t];
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0) column[warp + kRowWarps * t] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < B) {
+        const int row = i0 + threadIdx.x;
+        rhs[threadIdx.x] = row < n ? d[row] - column[threadIdx.x] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int t = 0; t < T; ++t) {
+        float v = 0;
+#pragma unroll
+        for (int q = 0; q < Q; ++q) v = fmaf(inv[t][q], rhs[lane + 32 * q], v);
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        const int c = i0 + warp + kRowWarps * t;
+        if (lane == 0 && c < n) {
+            x[c] = v;
+            d[c] = s[c] * v;
+        }
+    }
+    raise_flag(done + i);
+}
+
 // ---- the recursive factorisation ------------------------------------------------------------------------
+
+// hi (and lo) := the low copies of the m x k FP32 block src (ld lds) on stream st, ld m (to_low_kernel).
+void convert_low(cudaStream_t st, LowPrecision p, int m, int k, const float* src, int lds, void* hi, void* lo) {
+    if (m <= 0 || k <= 0) return;
+    const dim3 grid(blocks_for(m), unsigned(std::min(k, kMaxGridY)));
+    if (p == LowPrecision::bf16)
+        to_low_kernel<__nv_bfloat16><<<grid, kThreads, 0, st>>>(m, k, src, lds, 1.0f, static_cast<__nv_bfloat16*>(hi), nullptr);
+    else
+        to_low_kernel<__half><<<grid, kThreads, 0, st>>>(m, k, src, lds, kHalfScale, static_cast<__half*>(hi),
+                                                         p == LowPrecision::fp16_split ? static_cast<__half*>(lo) : nullptr);
+    BATCHSOLVE_LAUNCH_CHECK("to_low_kernel");
+}
+
+// C (ldc) -= A B^T (m x n, inner k) on h's stream: from FP32 (a, b; TF32) or from the low copies
+// (ah/al, bh/bl with their ld).
+void low_gemm(cublasHandle_t h, LowPrecision p, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+              const void* ah, const void* al, int ldah, const void* bh, const void* bl, int ldbh, float* cmat, int ldc) {
+    if (m <= 0 || n <= 0 || k <= 0) return;
+    const float one = 1;
+    if (!uses_halves(p)) {
+        const float minus_one = -1;
+        BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, CUDA_R_32F, lda, b, CUDA_R_32F,
+                                             ldb, &one, cmat, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        return;
+    }
+    const cudaDataType type = p == LowPrecision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    const float scale = p == LowPrecision::bf16 ? 1.0f : kHalfScale;
+    const float alpha = -1.0f / (scale * scale);
+    BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, ah, type, ldah, bh, type, ldbh, &one, cmat,
+                                         CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (p == LowPrecision::fp16_split) {
+        const float cross = alpha / kLoScale;
+        BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, ah, type, ldah, bl, type, ldbh, &one,
+                                             cmat, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, al, type, ldah, bh, type, ldbh, &one,
+                                             cmat, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+}
 
 class Recursive {
 public:
@@ -491,47 +754,184 @@ private:
         gemm(m, n, k, a, n_, b, n_, hi, lo, m, hi + a_bytes, lo ? lo + a_bytes : nullptr, n, cmat);
     }
 
-    void convert(int m, int k, const float* src, void* hi, void* lo) {
-        if (m <= 0 || k <= 0) return;
-        const dim3 grid(blocks_for(m), unsigned(std::min(k, kMaxGridY)));
-        if (p_ == LowPrecision::bf16)
-            to_low_kernel<__nv_bfloat16><<<grid, kThreads, 0, r_.stream()>>>(
-                m, k, src, n_, 1.0f, static_cast<__nv_bfloat16*>(hi), nullptr);
-        else
-            to_low_kernel<__half><<<grid, kThreads, 0, r_.stream()>>>(
-                m, k, src, n_, kHalfScale, static_cast<__half*>(hi), p_ == LowPrecision::fp16_split ? static_cast<__half*>(lo) : nullptr);
-        BATCHSOLVE_LAUNCH_CHECK("to_low_kernel");
-    }
+    void convert(int m, int k, const float* src, void* hi, void* lo) { convert_low(r_.stream(), p_, m, k, src, n_, hi, lo); }
 
     // C (ld n_) -= A B^T: from FP32 (a, b; TF32) or from the low copies (ah/al, bh/bl with their ld).
     void gemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb, const void* ah, const void* al, int ldah,
               const void* bh, const void* bl, int ldbh, float* cmat) {
-        if (m <= 0 || n <= 0 || k <= 0) return;
-        const float one = 1;
-        if (!uses_halves(p_)) {
-            const float minus_one = -1;
-            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &minus_one, a, CUDA_R_32F, lda, b,
-                                                 CUDA_R_32F, ldb, &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                                 CUBLAS_GEMM_DEFAULT));
-            return;
-        }
-        const cudaDataType type = p_ == LowPrecision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
-        const float scale = p_ == LowPrecision::bf16 ? 1.0f : kHalfScale;
-        const float alpha = -1.0f / (scale * scale);
-        BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &alpha, ah, type, ldah, bh, type, ldbh, &one,
-                                             cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        if (p_ == LowPrecision::fp16_split) {
-            const float cross = alpha / kLoScale;
-            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, ah, type, ldah, bl, type, ldbh,
-                                                 &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(h_, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &cross, al, type, ldah, bh, type, ldbh,
-                                                 &one, cmat, CUDA_R_32F, n_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        }
-        (void)a, (void)b, (void)lda, (void)ldb;
+        low_gemm(h_, p_, m, n, k, a, lda, b, ldb, ah, al, ldah, bh, bl, ldbh, cmat, n_);
     }
 
     CudaResources& r_;
     cublasHandle_t h_;
+    int n_;
+    LowPrecision p_;
+    MixedFactorConfig c_;
+    Carve w_;
+    int* info_;
+};
+
+// The lookahead factor's second stream, with its own cuBLAS and cuSOLVER handles (a handle's workspace
+// must not serve two streams at once) and the events between the streams. Leased per call; kept for
+// the life of the process once a graph captured it (every replay runs on its stream and workspace).
+struct SideLane {
+    int device = -1;
+    bool busy = false;
+    cudaStream_t stream = nullptr;
+    cublasHandle_t cublas = nullptr;
+    cusolverDnHandle_t cusolver = nullptr;
+    cudaEvent_t fork = nullptr, panel = nullptr, column = nullptr, join = nullptr;
+};
+
+class SideLease {
+public:
+    explicit SideLease(int device) {
+        std::lock_guard<std::mutex> lock(mutex());
+        for (auto& lane : lanes())
+            if (lane->device == device && !lane->busy) {
+                lane_ = lane.get();
+                break;
+            }
+        if (lane_ == nullptr) {
+            auto lane = std::make_unique<SideLane>();
+            lane->device = device;
+            // The chain at the highest priority: its small kernels take SMs as the trailing GEMM's
+            // blocks retire instead of queueing behind all of them.
+            int least = 0, greatest = 0;
+            BATCHSOLVE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+            BATCHSOLVE_CUDA_CHECK(cudaStreamCreateWithPriority(&lane->stream, cudaStreamNonBlocking, greatest));
+            BATCHSOLVE_CUBLAS_CHECK(cublasCreate(&lane->cublas));
+            BATCHSOLVE_CUBLAS_CHECK(cublasSetStream(lane->cublas, lane->stream));
+            BATCHSOLVE_CUBLAS_CHECK(cublasSetPointerMode(lane->cublas, CUBLAS_POINTER_MODE_HOST));
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&lane->cusolver));
+            BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(lane->cusolver, lane->stream));
+            for (cudaEvent_t* e : {&lane->fork, &lane->panel, &lane->column, &lane->join})
+                BATCHSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+            lane_ = lane.get();
+            lanes().push_back(std::move(lane));
+        }
+        lane_->busy = true;
+    }
+    ~SideLease() {
+        if (kept_) return;
+        std::lock_guard<std::mutex> lock(mutex());
+        lane_->busy = false;
+    }
+    SideLease(const SideLease&) = delete;
+    SideLease& operator=(const SideLease&) = delete;
+    SideLane& operator*() const { return *lane_; }
+    void keep() { kept_ = true; }
+
+private:
+    static std::mutex& mutex() {
+        static std::mutex m;
+        return m;
+    }
+    static std::vector<std::unique_ptr<SideLane>>& lanes() {
+        static std::vector<std::unique_ptr<SideLane>> all;
+        return all;
+    }
+    SideLane* lane_ = nullptr;
+    bool kept_ = false;
+};
+
+// Right-looking in blocks of nb = leaf columns with lookahead (config.lookahead). Block k's chain --
+// its diagonal leaf (cuSOLVER SPOTRF), the leaf's inverse, the panel's solve and its low-precision
+// copy -- runs on the side stream while the main stream runs block k - 1's trailing update: first the
+// block column k + 1 (after which block k + 1's chain may start), then the rest of the trailing
+// matrix in pieces of update_width columns (each piece rows c0.., columns c0 .. c0 + w: its square
+// above the diagonal is updated too, with the mirrored values, and never read). The chain is latency,
+// the update tensor-core GEMMs; the recursive factor runs them one after the other (at n = 16384 the
+// one-product FP16 factor took 18.9 ms of which its products need about 4.3: the rest is the chain,
+// results/2026-12-03-h200-8936072-mixed-phase). Overlapped, the GEMMs run back to back and the factor
+// costs about the larger of the two, not their sum. The panel copies alternate between two buffers:
+// block k + 1's is written while block k's is still read.
+class Lookahead {
+public:
+    Lookahead(CudaResources& r, SideLane& side, int n, LowPrecision p, const MixedFactorConfig& c, const Carve& w, int* info)
+        : r_(r), side_(side), n_(n), p_(p), c_(c), w_(w), info_(info) {}
+
+    void factor() {
+        const int nb = std::max(1, std::min(c_.leaf, n_));
+        const int width = c_.update_width > 0 ? (c_.update_width + nb - 1) / nb * nb : n_;
+        cudaStream_t main = r_.stream(), side = side_.stream;
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side_.fork, main));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(side, side_.fork, 0));
+        for (int k = 0, o = 0; o < n_; ++k, o += nb) {
+            const int wk = std::min(nb, n_ - o), r0 = o + wk, m = n_ - r0;
+            if (k > 0) BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(side, side_.column, 0));
+            leaf(o, wk);
+            if (m <= 0) break;
+            panel(r0, m, o, wk);
+            void* hi = buffer(w_.hi, k);
+            void* lo = w_.lo ? buffer(w_.lo, k) : nullptr;
+            if (uses_halves(p_)) convert_low(side, p_, m, wk, at(r0, o), n_, hi, lo);
+            BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side_.panel, side));
+            BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(main, side_.panel, 0));
+            const int next = std::min(nb, m);
+            update(o, wk, r0, m, hi, lo, r0, next);
+            BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side_.column, main));
+            for (int c0 = r0 + next; c0 < n_; c0 += width) update(o, wk, r0, m, hi, lo, c0, std::min(width, n_ - c0));
+        }
+        BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side_.join, side));
+        BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(main, side_.join, 0));
+    }
+
+private:
+    float* at(int i, int j) const { return w_.l + std::size_t(j) * n_ + i; }
+    // Block k's panel copy: the two buffers alternate (each n x leaf halves).
+    void* buffer(void* base, int k) const {
+        return static_cast<char*>(base) + std::size_t(k % 2) * std::size_t(n_) * std::min(n_, c_.leaf) * 2;
+    }
+
+    // Side stream: L(o.., o..) (order wk) := chol, its info merged, its inverse (config.inverse).
+    void leaf(int o, int wk) {
+        cudaStream_t side = side_.stream;
+        BATCHSOLVE_CUSOLVER_CHECK(
+            cusolverDnSpotrf(side_.cusolver, CUBLAS_FILL_MODE_LOWER, wk, at(o, o), n_, w_.solver, w_.lwork, w_.leaf_info));
+        merge_leaf_info_kernel<<<1, 1, 0, side>>>(info_, w_.leaf_info, o);
+        BATCHSOLVE_LAUNCH_CHECK("merge_leaf_info_kernel");
+        if (!c_.inverse) return;
+        float* inv = w_.inv + o;
+        identity_kernel<<<dim3(blocks_for(wk), unsigned(wk)), kThreads, 0, side>>>(wk, inv, n_);
+        BATCHSOLVE_LAUNCH_CHECK("identity_kernel");
+        const float one = 1;
+        BATCHSOLVE_CUBLAS_CHECK(cublasStrsm(side_.cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                            wk, wk, &one, at(o, o), n_, inv, n_));
+    }
+
+    // Side stream: L(r0:n, o:o+wk) := L(r0.., o..) L(o.., o..)^-T, by the leaf's inverse or STRSM (as
+    // the recursive factor's solve leaves).
+    void panel(int r0, int m, int o, int wk) {
+        const float one = 1, zero = 0;
+        if (c_.inverse) {
+            float* copy = w_.rows;
+            BATCHSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(copy, std::size_t(m) * sizeof(float), at(r0, o), std::size_t(n_) * sizeof(float),
+                                                    std::size_t(m) * sizeof(float), wk, cudaMemcpyDeviceToDevice, side_.stream));
+            const cublasComputeType_t compute = p_ == LowPrecision::fp16_split ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+            BATCHSOLVE_CUBLAS_CHECK(cublasGemmEx(side_.cublas, CUBLAS_OP_N, CUBLAS_OP_T, m, wk, wk, &one, copy, CUDA_R_32F, m,
+                                                 w_.inv + o, CUDA_R_32F, n_, &zero, at(r0, o), CUDA_R_32F, n_, compute,
+                                                 CUBLAS_GEMM_DEFAULT));
+            return;
+        }
+        if (p_ != LowPrecision::fp16_split) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(side_.cublas, CUBLAS_TF32_TENSOR_OP_MATH));
+        const cublasStatus_t status = cublasStrsm(side_.cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                                  CUBLAS_DIAG_NON_UNIT, m, wk, &one, at(o, o), n_, at(r0, o), n_);
+        if (p_ != LowPrecision::fp16_split) BATCHSOLVE_CUBLAS_CHECK(cublasSetMathMode(side_.cublas, CUBLAS_DEFAULT_MATH));
+        BATCHSOLVE_CUBLAS_CHECK(status);
+    }
+
+    // Main stream: L(c0:n, c0:c0+cw) -= P(c0.., :) P(c0..c0+cw, :)^T, P = block (o, wk)'s panel (rows
+    // r0 .. n: in L, or its low copies hi / lo with ld m).
+    void update(int o, int wk, int r0, int m, const void* hi, const void* lo, int c0, int cw) {
+        const std::size_t skip = std::size_t(c0 - r0) * 2;  // halves
+        const void* ah = uses_halves(p_) ? static_cast<const char*>(hi) + skip : nullptr;
+        const void* al = lo ? static_cast<const char*>(lo) + skip : nullptr;
+        low_gemm(r_.cublas(), p_, n_ - c0, cw, wk, at(c0, o), n_, at(c0, o), n_, ah, al, m, ah, al, m, at(c0, c0), n_);
+    }
+
+    CudaResources& r_;
+    SideLane& side_;
     int n_;
     LowPrecision p_;
     MixedFactorConfig c_;
@@ -560,7 +960,7 @@ int leaf_lwork_at(CudaResources& r, int n, int leaf, float* l) {
 // Executable graphs of captured factors (config.graph), keyed by everything the capture depends on.
 // Never destroyed (a replay may still be in flight when another call would evict it); bounded.
 constexpr std::size_t kGraphCacheCapacity = 64;
-using GraphKey = jit::IntegerKey<15>;
+using GraphKey = jit::IntegerKey<18>;
 jit::CallCache<GraphKey, cudaGraphExec_t>& graph_cache() {
     static jit::CallCache<GraphKey, cudaGraphExec_t> cache(kGraphCacheCapacity);
     return cache;
@@ -588,7 +988,8 @@ void run_captured(CudaResources& r, const GraphKey& key, Record record) {
     try {
         record();
         BATCHSOLVE_CUDA_CHECK(cudaStreamEndCapture(r.stream(), &graph));
-        BATCHSOLVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        // Node priorities kept: the lookahead's chain was captured from its high-priority stream.
+        BATCHSOLVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority));
         captured = true;
     } catch (const CudaError&) {
         cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -627,8 +1028,8 @@ template <class T>
 BATCHSOLVE_MIXED_FACTOR_BYTES(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
-    return Carve(n, inverse_cols(n, config), fused_of(config), uses_halves(precision), precision == LowPrecision::fp16_split,
-                 leaf_lwork(r, n, config.leaf), nullptr)
+    return Carve(n, inverse_cols(n, config), fused_of(config), solve_rows_of(config), uses_halves(precision),
+                 precision == LowPrecision::fp16_split, lookahead_entries(n, config), leaf_lwork(r, n, config.leaf), nullptr)
         .total;
 }
 
@@ -642,12 +1043,17 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     r.require_device_memory(a, "posv_mixed", "a");
     const bool halves = uses_halves(precision), split = precision == LowPrecision::fp16_split;
     const int carved = leaf_lwork(r, n, config.leaf);
-    Carve w(n, inverse_cols(n, config), fused_of(config), halves, split, carved, scratch);
+    Carve w(n, inverse_cols(n, config), fused_of(config), solve_rows_of(config), halves, split, lookahead_entries(n, config), carved,
+            scratch);
     const int needed = leaf_lwork_at(r, n, config.leaf, w.l);
     if (needed > carved)
         throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
                         "posv_mixed: the leaves need " + std::to_string(needed) + " floats of cuSOLVER buffer, the workspace query gave " +
                             std::to_string(carved));
+    // The lookahead's second stream and handles, leased before any capture (creating them is no
+    // stream work to record).
+    std::unique_ptr<SideLease> side;
+    if (config.lookahead) side = std::make_unique<SideLease>(r.device_);
     const auto record = [&] {
         preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
         diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
@@ -658,13 +1064,35 @@ BATCHSOLVE_MIXED_FACTOR(T) {
         BATCHSOLVE_LAUNCH_CHECK("scaled_copy_kernel");
         bad_to_info_kernel<<<1, 1, 0, r.stream()>>>(info, w.bad);
         BATCHSOLVE_LAUNCH_CHECK("bad_to_info_kernel");
-        Recursive(r, n, precision, config, w, info).factor(0, n);
+        if (side) {
+            cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+            BATCHSOLVE_CUDA_CHECK(cudaStreamIsCapturing(r.stream(), &capturing));
+            if (capturing != cudaStreamCaptureStatusNone) side->keep();  // the graph runs on its stream and handles
+            Lookahead(r, **side, n, precision, config, w, info).factor();
+        } else {
+            Recursive(r, n, precision, config, w, info).factor(0, n);
+        }
+        // The block-row solve's inverses of the diagonal blocks, from the finished factor.
+        if (w.dinv) {
+            const int b = solve_rows_of(config);
+            const unsigned blocks = unsigned((n + b - 1) / b);
+            const std::size_t bytes = 2 * std::size_t(b) * b * sizeof(float);
+            if (b == 128)
+                block_inverse_kernel<128><<<blocks, 128, bytes, r.stream()>>>(n, w.l, w.dinv);
+            else
+                block_inverse_kernel<64><<<blocks, 64, bytes, r.stream()>>>(n, w.l, w.dinv);
+            BATCHSOLVE_LAUNCH_CHECK("block_inverse_kernel");
+        }
     };
+    // 2 x 128^2 floats of shared memory are past the default 48 KB (set before any capture).
+    if (solve_rows_of(config) == 128)
+        BATCHSOLVE_CUDA_CHECK(cudaFuncSetAttribute(block_inverse_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   int(2 * 128 * 128 * sizeof(float))));
     if (config.graph) {
         using jit::key_field;
         const GraphKey key{{r.device_, key_field(r.stream()), n, int(precision), int(uplo), key_field(a), lda, key_field(scratch),
                             key_field(info), shift_bits(shift), config.leaf, config.trsm_leaf, config.inverse, config.fused_solve,
-                            carved}};
+                            carved, config.lookahead, config.update_width, config.solve_rows}};
         run_captured(r, key, record);
     } else {
         record();
@@ -682,8 +1110,23 @@ BATCHSOLVE_MIXED_SOLVE(T) {
     DeviceGuard guard(r.device_);
     if (n == 0 || nrhs == 0) return;
     // Only L, S, the inverses and the fused solve's pieces are used: the others need no sizes here.
-    const Carve w(n, inverse_cols(n, config), fused_of(config), false, false, 0, const_cast<void*>(scratch));
+    const Carve w(n, inverse_cols(n, config), fused_of(config), solve_rows_of(config), false, false, 0, 0, const_cast<void*>(scratch));
     cublasHandle_t h = r.cublas();
+    if (nrhs == 1 && w.dinv) {  // S inside the two launches
+        const int b = solve_rows_of(config), blocks = (n + b - 1) / b;
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(w.sflags, 0, (2 + 2 * std::size_t(blocks)) * sizeof(int), r.stream()));
+        if (b == 128) {
+            row_forward_kernel<128><<<blocks, kRowThreads, 0, r.stream()>>>(n, w.l, w.dinv, w.s, d, w.sflags);
+            BATCHSOLVE_LAUNCH_CHECK("row_forward_kernel");
+            row_backward_kernel<128><<<blocks, kRowThreads, 0, r.stream()>>>(n, w.l, w.dinv, w.s, d, w.xsol, w.sflags);
+        } else {
+            row_forward_kernel<64><<<blocks, kRowThreads, 0, r.stream()>>>(n, w.l, w.dinv, w.s, d, w.sflags);
+            BATCHSOLVE_LAUNCH_CHECK("row_forward_kernel");
+            row_backward_kernel<64><<<blocks, kRowThreads, 0, r.stream()>>>(n, w.l, w.dinv, w.s, d, w.xsol, w.sflags);
+        }
+        BATCHSOLVE_LAUNCH_CHECK("row_backward_kernel");
+        return;
+    }
     scale_rows_kernel<<<dim3(blocks_for(n), nrhs), kThreads, 0, r.stream()>>>(n, w.s, d, ldd);
     BATCHSOLVE_LAUNCH_CHECK("scale_rows_kernel");
     const int b = config.solve_block;
