@@ -103,6 +103,10 @@ struct EngineSettings {
     // cores, gathers of the other side's rows) and the solver's (FP32 arithmetic on systems held in
     // registers or shared memory) share the GPU instead of taking turns; twice the slice memory.
     bool overlap = false;
+    // With overlap: the builds' stream at the device's greatest priority, so that a build's blocks are
+    // dispatched ahead of a solve's waiting ones (the solve fills what the build leaves); else both
+    // streams at the default priority (each kernel's blocks in launch order, the other in its tail).
+    bool builds_first = false;
     Solver solver = Solver::exact;
     int cg_steps = 3;                         // Solver::cg: steps per row and half-iteration
     // CUDA engine: the set-up already started beside the reading of the ratings (start_cuda_warmup);

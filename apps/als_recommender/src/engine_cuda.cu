@@ -224,7 +224,12 @@ public:
             st.rhs = batchsolve::Buffer<float>(ctx_, std::size_t(std::max<std::int64_t>(slice, 1) * s.width));
             st.info = batchsolve::Buffer<int>(ctx_, std::size_t(info_rows));
         }
-        if (stores_ == 2) check(cudaStreamCreateWithFlags(&build_stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        if (stores_ == 2) {
+            int least = 0, greatest = 0;
+            check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+            check(cudaStreamCreateWithPriority(&build_stream_, cudaStreamNonBlocking, s.builds_first ? greatest : least),
+                  "cudaStreamCreateWithPriority");
+        }
         gram_ = batchsolve::Buffer<float>(ctx_, std::size_t(ss));
         gram_.fill_bytes(0);  // the upper triangle is never written; an all-reduce sums it too
         if (s.implicit && s.gram == GramKernel::split) gram_partials_ = batchsolve::Buffer<float>(ctx_, gram_partials_floats(s.width));

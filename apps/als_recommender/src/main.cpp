@@ -353,10 +353,11 @@ void add_hyper_options(po::options_description& d) {
                                                                          "fused-blocked (the same, Cholesky by panels of 16) | "
                                                                          "two-level (2 x 2 blocks: generated potrf/potrs kernels of "
                                                                          "half the width, trsm/syrk_vbatched between them)")
-        ("overlap", po::value<std::string>()->default_value("off"), "GPU: on | off: build the next slice of systems on a second "
-                                                                   "stream while the current one is solved (sides of two or more "
-                                                                   "slices; twice the slice memory; --solve-kernel posv, vbatched "
-                                                                   "or two-level)")
+        ("overlap", po::value<std::string>()->default_value("off"), "GPU: on | builds-first | off: build the next slice of systems "
+                                                                   "on a second stream while the current one is solved (sides of "
+                                                                   "two or more slices; twice the slice memory; --solve-kernel "
+                                                                   "posv, vbatched or two-level); builds-first: that stream at the "
+                                                                   "greatest priority (a build's blocks ahead of a solve's)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "
                                                                     "formed, as `implicit`'s default; --backend cpu)")
@@ -401,8 +402,9 @@ TrainOptions train_options_from(const po::variables_map& vm) {
     o.solve_kernel = option_value([&] { return parse_solve_kernel(vm["solve-kernel"].as<std::string>()); });
     o.solver = option_value([&] { return parse_solver(vm["solver"].as<std::string>()); });
     const std::string overlap = vm["overlap"].as<std::string>();
-    if (overlap != "on" && overlap != "off") throw UsageError("--overlap must be on or off (got '" + overlap + "')");
-    o.overlap = overlap == "on";
+    if (overlap != "on" && overlap != "builds-first" && overlap != "off")
+        throw UsageError("--overlap must be on, builds-first or off (got '" + overlap + "')");
+    o.overlap = overlap != "off", o.builds_first = overlap == "builds-first";
     o.cg_steps = vm["cg-steps"].as<int>();
     if (o.cg_steps < 1 || o.cg_steps > 1000) throw UsageError("--cg-steps must be in [1, 1000] (got " + std::to_string(o.cg_steps) + ")");
     if (o.solver == Solver::cg && o.backend == "cuda")

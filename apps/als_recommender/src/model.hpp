@@ -78,6 +78,7 @@ struct TrainOptions {
     GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
     SolveKernel solve_kernel = SolveKernel::posv;  // the CUDA engine's solver of the built systems
     bool overlap = false;                     // the CUDA engine builds the next slice while one is solved
+    bool builds_first = false;                // ... its builds' stream at the greatest priority
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)
     int cg_steps = 3;
     // The CUDA engine's set-up, started beside the reading of the ratings (start_cuda_warmup with this

@@ -373,7 +373,7 @@ double worst_backward_error(const Csr& m, const std::vector<float>& other, const
 // error below 30 units of the build's rounding (FP32; TF32's 2^-11 = 2^13 x FP32's for the tf32 build).
 void check_half_iteration(const std::string& backend, SystemLayout layout, bool implicit, bool biases, int k,
                           BuildKernel build = EngineSettings{}.build, GramKernel gram = GramKernel::split,
-                          SolveKernel solve = SolveKernel::posv, bool overlap = false) {
+                          SolveKernel solve = SolveKernel::posv, int overlap = 0) {  // overlap: 1 on, 2 builds first
     const double bound = build == BuildKernel::tf32 ? 30.0 * 8192 : 30.0;
     GenerateOptions g;
     g.users = 300, g.items = 2200, g.interactions = 9000, g.seed = fresh_seed();  // some items rated > 1024 times? no: see below
@@ -387,7 +387,7 @@ void check_half_iteration(const std::string& backend, SystemLayout layout, bool 
     EngineSettings es;
     es.width = k + (biases ? 1 : 0), es.implicit = implicit, es.biases = biases, es.lambda = 0.1f, es.layout = layout;
     es.slice_bytes = std::uint64_t(es.width) * es.width * 4 * 97;  // several slices, the last one narrower
-    es.build = build, es.gram = gram, es.solve_kernel = solve, es.overlap = overlap;
+    es.build = build, es.gram = gram, es.solve_kernel = solve, es.overlap = overlap > 0, es.builds_first = overlap == 2;
     auto engine = backend == "cuda" ? make_cuda_engine(by_user, by_item, es) : make_cpu_engine(by_user, by_item, es);
     std::mt19937_64 rng(g.seed);
     std::normal_distribution<float> n01(0.f, 0.3f);
@@ -491,8 +491,14 @@ class GpuOverlap : public ::testing::TestWithParam<std::tuple<SolveKernel, int>>
 TEST_P(GpuOverlap, SolvesTheStatedSystems) {
     if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
     const auto [solve, k] = GetParam();
-    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 31, BuildKernel::tf32x3_blocked, GramKernel::split, solve, true);
-    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split, solve, true);
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 31, BuildKernel::tf32x3_blocked, GramKernel::split, solve, 1);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split, solve, 1);
+}
+// The builds' stream at the greatest priority (--overlap builds-first): the same systems.
+TEST(Systems, GpuOverlapBuildsFirstSolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, 128, BuildKernel::tf32x3_blocked, GramKernel::split, SolveKernel::posv, 2);
+    check_half_iteration("cuda", SystemLayout::column_major, true, false, 256, BuildKernel::tf32x3_blocked, GramKernel::split, SolveKernel::two_level, 2);
 }
 INSTANTIATE_TEST_SUITE_P(Systems, GpuOverlap,
                          ::testing::Values(std::make_tuple(SolveKernel::posv, 64), std::make_tuple(SolveKernel::posv, 128),
