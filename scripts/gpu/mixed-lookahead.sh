@@ -29,6 +29,8 @@
 #                  blocking)
 #   gtest-both, gtest-rows  the large suite's CUDA posv_mixed tests under those tables (every
 #                  tensor-core factor at leaves 128 and 384, n = 1300, one and several right-hand sides)
+#   both-leaf-16384   the both table with blocks (leaves) of 1024 and 256: fewer chain steps against
+#                  a shorter step
 #   both-w1024-16384  the both table with update_width 1024
 # A step's conds run 1e2, 1e4, 1e6, 1e8 in one process (the tester's order); each limit leaves the
 # 1e8 rows (the FP64 fallback: the slowest) room, from call 2's times (16384: about 1.5 s a cond and
@@ -113,7 +115,8 @@ step lookahead-8192 9 6 lookahead "${posv[@]}" --n 8192 --designs "$d8192" --ref
 step rows-8192 9 6 rows "${posv[@]}" --n 8192 --designs "$d8192" --ref cusolver
 run_gtest gtest-both 16 both
 run_gtest gtest-rows 10 rows
-step both-w1024-16384 12 10 both-w1024 "${posv[@]}" --n 16384 --designs auto --ref cusolver
+step both-leaf-16384 12 10 both "${posv[@]}" --n 16384 --designs auto/leaf1024,auto/leaf256 --ref cusolver
+step both-w1024-16384 10 8 both-w1024 "${posv[@]}" --n 16384 --designs auto --ref cusolver
 
 source scripts/gpu/lib/step-targets.sh
 merge_step_targets "$out"
