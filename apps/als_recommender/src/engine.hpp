@@ -76,7 +76,12 @@ const char* to_string(Solver s);
 // and loses to the generated kernels at 128: posv stays the default. two-level: each system as 2 x 2
 // blocks of orders s / 2 and s - s / 2, the diagonal blocks by the generated potrf/potrs kernels, the
 // off-diagonal block by trsm_vbatched, the Schur complement by syrk_vbatched (column-major only).
-enum class SolveKernel { posv, vbatched, fused, fused_blocked, two_level };
+// tiled: one system per thread block, its lower triangle in registers as 8 x 8 tiles (one a thread;
+// width 256: 528 tiles, 17 warps), factored right-looking by tile columns with the forward solve riding
+// along, then the backward solve; only x is written (widths up to 256, any layout). tiled-prefetch:
+// the same with resident blocks that loop over the slice, each gathering its next system into shared
+// memory by cp.async while it factors the current one.
+enum class SolveKernel { posv, vbatched, fused, fused_blocked, two_level, tiled, tiled_prefetch };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);
 

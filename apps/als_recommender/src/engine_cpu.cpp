@@ -44,7 +44,9 @@ SolveKernel parse_solve_kernel(const std::string& text) {
     if (text == "fused") return SolveKernel::fused;
     if (text == "fused-blocked") return SolveKernel::fused_blocked;
     if (text == "two-level") return SolveKernel::two_level;
-    throw Error("--solve-kernel must be posv, vbatched, fused, fused-blocked or two-level (got '" + text + "')");
+    if (text == "tiled") return SolveKernel::tiled;
+    if (text == "tiled-prefetch") return SolveKernel::tiled_prefetch;
+    throw Error("--solve-kernel must be posv, vbatched, fused, fused-blocked, two-level, tiled or tiled-prefetch (got '" + text + "')");
 }
 const char* to_string(SolveKernel s) {
     switch (s) {
@@ -52,6 +54,8 @@ const char* to_string(SolveKernel s) {
         case SolveKernel::fused: return "fused";
         case SolveKernel::fused_blocked: return "fused-blocked";
         case SolveKernel::two_level: return "two-level";
+        case SolveKernel::tiled: return "tiled";
+        case SolveKernel::tiled_prefetch: return "tiled-prefetch";
         default: return "posv";
     }
 }

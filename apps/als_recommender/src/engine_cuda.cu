@@ -17,6 +17,7 @@
 #include "batchsolve/batchsolve.hpp"
 #include "engine.hpp"
 #include "engine_cuda_kernels.hpp"
+#include "tiled_cholesky.hpp"
 #include "memory_plan.hpp"
 
 namespace als {
@@ -92,6 +93,8 @@ public:
 
 namespace {
 
+bool tiled_solve(const EngineSettings& es) { return es.solve_kernel == SolveKernel::tiled || es.solve_kernel == SolveKernel::tiled_prefetch; }
+
 // Launches each kernel the engine will run once on one empty segment and runs cuBLAS's SSYRK at the
 // engine's sizes on scratch memory, so that lazy module loading and cuBLAS's first-call set-up happen
 // here and not in the first iteration.
@@ -123,6 +126,11 @@ void touch_engine_kernels(const EngineSettings& es, std::int64_t users, std::int
                    a.data(), b.data(), Layout{1, 0}, 0, s, 0, es.lambda, es.implicit, es.biases};
     for (bool first : {true, false}) launch_build(es.build, first, 1, args, stream);
     info.fill_bytes(0);
+    if (tiled_solve(es) && s <= tiled::kMaxWidth) {  // its first launch (module load, shared-memory attribute) here
+        // The built system: lambda (or its ridge) on the diagonal, positive definite unless lambda is 0.
+        launch_tiled_solve(a.data(), b.data(), info.data(), Layout{1, 0}, s, 1, es.solve_kernel == SolveKernel::tiled_prefetch, stream);
+        info.fill_bytes(0);
+    }
     launch_scatter_solutions(b.data(), info.data(), Layout{1, 0}, s, 1, a.data(), stream);
     launch_count_failed(info.data(), 1, failed.data(), stream);
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -236,6 +244,9 @@ public:
         failed_ = batchsolve::Buffer<unsigned long long>(ctx_, 1);
         if (s.solve_kernel == SolveKernel::vbatched) prepare_vbatched(slice);
         if (s.solve_kernel == SolveKernel::two_level) prepare_two_level(slice);
+        if (tiled_solve(s) && s.width > tiled::kMaxWidth)
+            throw Error("--solve-kernel " + std::string(to_string(s.solve_kernel)) + " takes widths up to " + std::to_string(tiled::kMaxWidth) +
+                        " (got " + std::to_string(s.width) + ")");
         sample_memory();
         // The solver's kernels for this engine's own slices (those of the warm-up kept), before the
         // first timed iteration: the first ready one stands in for those still compiling.
@@ -456,6 +467,9 @@ private:
         const int s = s_.width;
         if (s_.solve_kernel == SolveKernel::vbatched) solve_vbatched(count, st);
         else if (s_.solve_kernel == SolveKernel::two_level) solve_two_level(count, st);
+        else if (tiled_solve(s_))
+            launch_tiled_solve(st.systems.data(), st.rhs.data(), st.info.data(), layout_for(count), s, count,
+                               s_.solve_kernel == SolveKernel::tiled_prefetch, stream_);
         else {
             const auto views = system_views(s_, st.systems.data(), st.rhs.data(), count);
             kernels_.posv(views.first, views.second, st.info.data(), count, ctx_);

@@ -111,6 +111,12 @@ void launch_scatter_solutions(const float* b, const int* info, Layout layout, in
 // The two-level solve's info: where the first block factored (info 0), the second block's info
 // shifted by the first block's order.
 void launch_merge_info(int* info, const int* second, int first_order, std::int64_t count, cudaStream_t stream);
+// The tiled solve (tiled_cholesky.hpp) of `count` systems of width s <= 256 in `layout`: the lower
+// triangles of a read, the solutions over b, info as LAPACK's. prefetch: resident blocks that loop over
+// the systems, each gathering its next system by cp.async while it solves the current one.
+void launch_tiled_solve(const float* a, float* b, int* info, Layout layout, int s, std::int64_t count, bool prefetch, cudaStream_t stream);
+// Its dynamic shared memory per block.
+std::size_t tiled_shared_bytes(int s, bool prefetch);
 // Adds the systems of `count` whose info is not 0 to *failed.
 void launch_count_failed(const int* info, std::int64_t count, unsigned long long* failed, cudaStream_t stream);
 // The solver's views of `count` systems and right-hand sides of width s in the engine's layout.

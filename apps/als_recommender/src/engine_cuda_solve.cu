@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine_cuda_kernels.hpp"
+#include "tiled_cholesky.hpp"
 
 namespace als::cuda_engine {
 
@@ -244,6 +245,194 @@ std::string SolverKernels::notes() const {
               << " in), not cached: batchsolve-warmup --routines posv --precisions s --n " << es_.width << " --batch " << j.count
               << " caches it";
     return o.str();
+}
+
+// ---- the tiled solve (SolveKernel::tiled, tiled_prefetch; tiled_cholesky.hpp) ---------------------------
+namespace {
+__device__ __forceinline__ void tiled_cp_async_16(float* shared_dst, const float* global_src) {
+    const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
+}
+__device__ __forceinline__ void tiled_cp_async_4(float* shared_dst, const float* global_src) {
+    const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(global_src));
+}
+
+// Entry (i, j) of a tile for tiled::load_tile: from global memory in the engine's layout, or from a
+// prefetch staging slot ([(2 c + r / 4) * slots + slot] float4, r and c within the tile).
+struct GlobalEntry {
+    const float* a;
+    Layout::Entries e;
+    int s;
+    __device__ float operator()(int i, int j) const { return a[e.base + (std::int64_t(j) * s + i) * e.stride]; }
+};
+struct StagedEntry {
+    const float* staging;
+    int i0, j0, slots, slot;
+    __device__ float operator()(int i, int j) const {
+        const int r = i - i0, c = j - j0;
+        return staging[((2 * c + r / 4) * slots + slot) * 4 + r % 4];
+    }
+};
+
+// Shared floats before the prefetch staging area (a multiple of 4: the staging holds float4).
+__host__ __device__ inline int tiled_staging_offset(int nt) { return (tiled::shared_floats(nt) + 3) / 4 * 4; }
+
+// One system per thread block and step of the block's loop over systems k = blockIdx.x, + gridDim.x,
+// ...: the plain form is launched with one block per system (its loop runs once), kPrefetch with as
+// many blocks as are resident, each gathering its next system's tiles into shared memory by cp.async
+// while it solves the current one (each thread its own tiles only: no barrier guards the staging
+// area, the thread's cp.async.wait_all does), so that no block waits on a cold read of 128 KB between
+// systems. The lower triangle of each system is read (i >= j), the solution written over b, info[k]
+// as LAPACK's (a failed system's b is left as it was).
+template <bool kPrefetch>
+__global__ void __launch_bounds__(tiled::kMaxThreads, 1) tiled_solve_kernel(const float* a, float* b, int* info, Layout layout, int s, std::int64_t count) {
+    using namespace tiled;
+    constexpr int T = tiled::kTile;
+    extern __shared__ __align__(16) float tiled_shared[];
+    const int nt = tiles_for(s), t = int(threadIdx.x), threads = int(blockDim.x);
+    const Shared sh = shared_parts(tiled_shared, nt);
+    // kPrefetch: 16 float4 per tile, [(2 c + h) * slots + slot]: slot t the thread's own tile, slot
+    // threads + t (t < nt) its tile (t, 0) of the prologue.
+    float* staging = tiled_shared + tiled_staging_offset(nt);
+    const int slots = threads + nt;
+    int I = 0, J = 0;
+    const bool has = tile_of(t, nt, I, J);
+    const bool column0 = t < nt;  // the prologue's tile (t, 0) and b_t
+    // The float4 path: every column of a tile starts 16-byte aligned (column-major, s a multiple of 4).
+    const bool vector = s % 4 == 0 && layout.chunk == 0;
+    float ta[T][T];
+
+    // Tile (ti, tj) of system k into staging slot `slot` (kPrefetch); entries outside the system are not
+    // copied (load_tile fills them), nor are a diagonal tile's upper ones read.
+    auto stage = [&](std::int64_t k, int ti, int tj, int slot) {
+        const Layout::Entries e = layout.entries(k, s, s);
+#pragma unroll
+        for (int c = 0; c < T; ++c)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int j = tj * T + c, i0 = ti * T + 4 * h;
+                float* dst = staging + ((2 * c + h) * slots + slot) * 4;
+                if (j >= s) continue;
+                if (vector && i0 + 4 <= s) {
+                    tiled_cp_async_16(dst, a + e.base + std::int64_t(j) * s + i0);
+                } else {
+                    for (int x = 0; x < 4; ++x)
+                        if (i0 + x < s) tiled_cp_async_4(dst + x, a + e.base + (std::int64_t(j) * s + i0 + x) * e.stride);
+                }
+            }
+    };
+    auto issue = [&](std::int64_t k) {
+        if (k >= count) return;
+        if (has) stage(k, I, J, t);
+        if (column0) stage(k, t, 0, threads + t);
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    // Tile (ti, tj) of system k into ta: from staging slot `slot` (kPrefetch) or global memory.
+    auto load = [&](std::int64_t k, int ti, int tj, int slot) {
+        if (kPrefetch) {
+            load_tile(ta, ti, tj, s, StagedEntry{staging, ti * T, tj * T, slots, slot});
+            return;
+        }
+        const Layout::Entries e = layout.entries(k, s, s);
+        if (vector && (ti + 1) * T <= s) {
+#pragma unroll
+            for (int c = 0; c < T; ++c) {
+                const float4* col = reinterpret_cast<const float4*>(a + e.base + std::int64_t(tj * T + c) * s + ti * T);
+                const float4 lo = __ldg(col), hi = __ldg(col + 1);
+                const float v[T] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+                for (int r = 0; r < T; ++r) ta[r][c] = (ti != tj || r >= c) ? v[r] : 0.f;
+            }
+        } else {
+            load_tile(ta, ti, tj, s, GlobalEntry{a, e, s});
+        }
+    };
+    if (kPrefetch) issue(blockIdx.x);
+
+    for (std::int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+        const Layout::Entries eb = layout.entries(k, s, 1);
+        if (kPrefetch) asm volatile("cp.async.wait_all;\n" ::: "memory");
+        // Prologue: tile column 0 through threads 0..nt-1 (thread 0 its diagonal tile), into panel 0;
+        // the other threads load their own tiles meanwhile, threads 0..nt-1 theirs after it.
+        if (column0) {
+            load(k, t, 0, threads + t);
+#pragma unroll
+            for (int r = 0; r < T; ++r) {
+                const int i = t * T + r;
+                sh.b[i] = i < s ? b[eb.base + std::int64_t(i) * eb.stride] : 0.f;
+            }
+        } else if (has) {
+            load(k, I, J, t);
+        }
+        __syncthreads();
+        if (t == 0) *sh.flag = factor_diagonal(ta, 0, sh.diag0, sh.b);
+        __syncthreads();
+        const bool ok = *sh.flag == 0;
+        if (ok && column0 && t > 0) factor_panel_tile(ta, t, 0, nt, sh.panel0, sh.diag0, sh.b);
+        if (column0 && has) load(k, I, J, t);
+        __syncthreads();
+        // Every staged value is in registers (the loads came before the barrier): the staging area
+        // takes the next system now, behind this one's whole factorisation.
+        if (kPrefetch) issue(k + gridDim.x);
+        for (int p = 0; ok && p + 1 < nt; ++p) {
+            if (*sh.flag != 0) break;  // every thread read it after the same barrier
+            if (p > 0) {
+                if (has && J == p && I > p) factor_panel_tile(ta, I, p, nt, sh.panel, sh.diag, sh.b);
+                __syncthreads();
+            }
+            if (has && J > p) update_tile(ta, I, J, nt, p == 0 ? sh.panel0 : sh.panel);
+            if (has && I == p + 1 && J == p + 1)
+                if (const int f = factor_diagonal(ta, p + 1, sh.diag, sh.b)) *sh.flag = (p + 1) * T + f;
+            __syncthreads();
+        }
+        const int failed = *sh.flag;
+        if (failed == 0) {
+            for (int p = nt - 1; p >= 1; --p) {
+                if (has && I == p && J == p) {
+                    backward_diagonal(ta, p, sh.b);
+                    backward_tile0(sh.panel0, nt, p, sh.b);
+                }
+                __syncthreads();
+                if (has && I == p && J < p) backward_tile(ta, p, J, sh.b);
+                __syncthreads();
+            }
+            if (t == 0) backward_diagonal0(sh.diag0, sh.b);
+            __syncthreads();
+            for (int i = t; i < s; i += threads) b[eb.base + std::int64_t(i) * eb.stride] = sh.b[i];
+        }
+        if (t == 0) info[k] = failed;
+        __syncthreads();  // the shared arrays (and the flag) are the next system's
+    }
+}
+}  // namespace
+
+std::size_t tiled_shared_bytes(int s, bool prefetch) {
+    const int nt = tiled::tiles_for(s);
+    const std::size_t slots = std::size_t(tiled::threads_for(s)) + std::size_t(nt);  // own tiles and tile column 0
+    return (std::size_t(tiled_staging_offset(nt)) + (prefetch ? slots * tiled::kTile * tiled::kTile : 0)) * sizeof(float);
+}
+
+void launch_tiled_solve(const float* a, float* b, int* info, Layout layout, int s, std::int64_t count, bool prefetch, cudaStream_t stream) {
+    if (count <= 0) return;
+    if (s < 1 || s > tiled::kMaxWidth)
+        throw Error("--solve-kernel tiled takes widths 1.." + std::to_string(tiled::kMaxWidth) + " (got " + std::to_string(s) + ")");
+    const int threads = tiled::threads_for(s);
+    const std::size_t bytes = tiled_shared_bytes(s, prefetch);
+    void (*kernel)(const float*, float*, int*, Layout, int, std::int64_t) = prefetch ? tiled_solve_kernel<true> : tiled_solve_kernel<false>;
+    if (bytes > (std::size_t(48) << 10))
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)), "cudaFuncSetAttribute(tiled_solve_kernel)");
+    std::int64_t blocks = count;
+    if (prefetch) {
+        // As many blocks as fit at once: each loops over systems, so a block never starts cold after the first.
+        int device = 0, sms = 0, per_sm = 0;
+        check(cudaGetDevice(&device), "cudaGetDevice");
+        check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+        blocks = std::min<std::int64_t>(count, std::int64_t(std::max(1, per_sm)) * sms);
+    }
+    kernel<<<unsigned(blocks), unsigned(threads), bytes, stream>>>(a, b, info, layout, s, count);
+    check(cudaGetLastError(), prefetch ? "tiled_solve_kernel<prefetch>" : "tiled_solve_kernel");
 }
 
 }  // namespace als::cuda_engine

@@ -352,11 +352,15 @@ void add_hyper_options(po::options_description& d) {
                                                                          "rows have <= 131,072 entries; other sides posv) | "
                                                                          "fused-blocked (the same, Cholesky by panels of 16) | "
                                                                          "two-level (2 x 2 blocks: generated potrf/potrs kernels of "
-                                                                         "half the width, trsm/syrk_vbatched between them)")
+                                                                         "half the width, trsm/syrk_vbatched between them) | "
+                                                                         "tiled (one system per thread block, held in registers "
+                                                                         "as 8 x 8 tiles: widths <= 256) | tiled-prefetch (the "
+                                                                         "same, each block gathering its next system while it "
+                                                                         "solves one)")
         ("overlap", po::value<std::string>()->default_value("off"), "GPU: on | builds-first | off: build the next slice of systems "
                                                                    "on a second stream while the current one is solved (sides of "
                                                                    "two or more slices; twice the slice memory; --solve-kernel "
-                                                                   "posv, vbatched or two-level); builds-first: that stream at the "
+                                                                   "posv, vbatched, two-level or tiled*); builds-first: that stream at the "
                                                                    "greatest priority (a build's blocks ahead of a solve's)")
         ("solver", po::value<std::string>()->default_value("exact"), "exact (Cholesky of each row's system) | cg (--cg-steps conjugate-"
                                                                     "gradient steps from the row's current factors, the system never "

@@ -19,6 +19,7 @@
 #include "memory_plan.hpp"
 #include "model.hpp"
 #include "ratings.hpp"
+#include "tiled_cholesky.hpp"
 #include "../../../libsolver/tests/test_seed.hpp"
 
 using namespace als;
@@ -543,6 +544,92 @@ INSTANTIATE_TEST_SUITE_P(Systems, GpuFused,
                              const int k = std::get<1>(info.param);
                              return name + (k ? "_k" + std::to_string(k) : std::string("_biases"));
                          });
+
+// The tiled solve's algorithm (tiled_cholesky.hpp: the kernel's phases run by the CPU, threads in turn
+// between barriers) against a double-precision reference: systems of the ALS kind (Y^T Y + ridge, fewer
+// rows of Y than the width for some: conditioning set by the ridge) at every tile shape (one tile, ragged
+// last tiles, width 256's 496 register tiles), normwise backward error below 30 units of FP32; and
+// LAPACK's info for a pivot that fails in each position of a tile, in tile column 0 (the prologue) and
+// beyond, and for a NaN.
+TEST(TiledSolve, EmulationSolvesSpdSystems) {
+    const std::uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> n01;
+    for (int s : {1, 2, 7, 8, 9, 16, 31, 64, 100, 128, 129, 200, 248, 255, 256}) {
+        for (int rows : {s / 2 + 1, 2 * s}) {
+            for (double ridge : {1e-2, 1.0}) {
+                std::vector<double> y(std::size_t(rows) * s), a(std::size_t(s) * s, 0.0), b(static_cast<std::size_t>(s));
+                for (auto& v : y) v = n01(rng);
+                for (auto& v : b) v = n01(rng);
+                for (int i = 0; i < s; ++i)
+                    for (int j = 0; j <= i; ++j) {
+                        double sum = i == j ? ridge : 0.0;
+                        for (int r = 0; r < rows; ++r) sum += y[std::size_t(r) * s + i] * y[std::size_t(r) * s + j];
+                        a[std::size_t(j) * s + i] = a[std::size_t(i) * s + j] = sum;
+                    }
+                std::vector<float> af(a.size(), std::numeric_limits<float>::quiet_NaN()), x(b.begin(), b.end());
+                for (int j = 0; j < s; ++j)
+                    for (int i = j; i < s; ++i) af[std::size_t(j) * s + i] = float(a[std::size_t(j) * s + i]);  // upper: NaN, never read
+                const int info = als::tiled::tiled_solve_emulated(af.data(), s, x.data(), s);
+                ASSERT_EQ(info, 0) << "s " << s << " rows " << rows << " seed " << seed;
+                // Against the stored (FP32-rounded) matrix: ||A x - b|| / ((||A|| ||x|| + ||b||) s u).
+                double res = 0, na = 0, nx = 0, nb = 0;
+                for (int i = 0; i < s; ++i) {
+                    double ax = 0;
+                    for (int j = 0; j < s; ++j) {
+                        const double aij = double(af[std::size_t(std::min(i, j)) * s + std::max(i, j)]);
+                        ax += aij * x[std::size_t(j)], na += aij * aij;
+                    }
+                    const double bi = double(float(b[std::size_t(i)]));
+                    res += (ax - bi) * (ax - bi), nx += double(x[std::size_t(i)]) * x[std::size_t(i)], nb += bi * bi;
+                }
+                const double error = std::sqrt(res) / ((std::sqrt(na) * std::sqrt(nx) + std::sqrt(nb)) * s * float_eps / 2);
+                EXPECT_LT(error, 30.0) << "s " << s << " rows " << rows << " ridge " << ridge << " seed " << seed;
+            }
+        }
+    }
+    for (int s : {8, 40, 256})
+        for (int bad : {0, 3, 7, 8, 13, 39, 255}) {
+            if (bad >= s) continue;
+            for (bool nan : {false, true}) {
+                std::vector<float> a(std::size_t(s) * s, 0.f), b(std::size_t(s), 1.f);
+                for (int i = 0; i < s; ++i) a[std::size_t(i) * s + i] = 2.f;
+                for (int i = 1; i < s; ++i) a[std::size_t(i - 1) * s + i] = 0.5f;  // a tridiagonal SPD matrix...
+                // ...whose column `bad` fails: its pivot after the elimination above it is not positive.
+                a[std::size_t(bad) * s + bad] = nan ? std::numeric_limits<float>::quiet_NaN() : (bad == 0 ? -1.f : 0.1f);
+                EXPECT_EQ(als::tiled::tiled_solve_emulated(a.data(), s, b.data(), s), bad + 1) << "s " << s << " column " << bad << (nan ? " NaN" : "");
+            }
+        }
+}
+
+// The tiled solves on the GPU: one tile, ragged last tiles, the biases column (width 0: explicit with
+// biases at 37 + 1), 128 (four blocks per SM) and 256 (16 warps, one block per SM), the other layouts
+// (the scalar loads), and beside --overlap.
+class GpuTiled : public ::testing::TestWithParam<std::tuple<SolveKernel, int>> {};
+TEST_P(GpuTiled, SolvesTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    const auto [solve, k] = GetParam();
+    if (k == 0) check_half_iteration("cuda", SystemLayout::column_major, false, true, 37, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
+    else check_half_iteration("cuda", SystemLayout::column_major, true, false, k, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
+}
+INSTANTIATE_TEST_SUITE_P(Systems, GpuTiled,
+                         ::testing::Combine(::testing::Values(SolveKernel::tiled, SolveKernel::tiled_prefetch),
+                                            ::testing::Values(8, 16, 64, 100, 128, 150, 254, 256, 0)),
+                         [](const auto& info) {
+                             std::string name = to_string(std::get<0>(info.param));
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             const int k = std::get<1>(info.param);
+                             return name + (k ? "_k" + std::to_string(k) : std::string("_biases"));
+                         });
+TEST(Systems, GpuTiledOtherLayoutsAndOverlapSolveTheStatedSystems) {
+    if (!have_gpu()) GTEST_SKIP() << "skipped: no GPU";
+    for (SolveKernel solve : {SolveKernel::tiled, SolveKernel::tiled_prefetch}) {
+        check_half_iteration("cuda", SystemLayout::interleaved, true, false, 64, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
+        check_half_iteration("cuda", SystemLayout::chunked, true, false, 100, BuildKernel::tf32x3_blocked, GramKernel::split, solve);
+        check_half_iteration("cuda", SystemLayout::column_major, true, false, 256, BuildKernel::tf32x3_blocked, GramKernel::split, solve, 1);
+        check_half_iteration("cuda", SystemLayout::column_major, true, false, 256, BuildKernel::tf32x3_blocked, GramKernel::split, solve, 2);
+    }
+}
 
 // The cases above use the default split Gram matrix (one 64 x 64 tile pair at 16 and 64, padded pairs at
 // 100, 10 pairs at 256; 2200 and 300 rows in parts of 256 with a ragged last); cuBLAS SSYRK here.
