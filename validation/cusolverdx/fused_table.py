@@ -19,6 +19,11 @@ sm90.json with its column-major potrf and posv entries at the chosen orders repl
               one pointer per lane stepped by lda, no minimum of blocks in the launch bounds
   --max-registers s32=56,d16=72,...  (with rows) config.max_registers of those potrf cases (the cap
               becomes the launch bounds' minimum of blocks)
+  rows_packed one row per lane with lean addressing and steps synchronised per warp wherever the rows
+              kernels run it (column_major.cpp: potrf at n = 4, 8, 16, 32 the rows kernel, potrf at other n
+              and posv at every n <= 32 that is a multiple of the 16-byte vector the packed rows kernel,
+              floor(32 / n) whole matrices per warp; posv factors and solves in the one kernel), fully
+              unrolled, --threads-per-block threads per block; the other orders stay as committed
   shape       the register kernels with the tile --shape RAxTC (rows_per_thread x threads_per_row: a
               matrix takes ceil(n / RA) * TC threads, each RA rows of ceil(n / TC) columns; potrf on a
               square grid, ceil(n / RA) == TC >= 4, and posv on one of side 8, 16, keep only the
@@ -79,7 +84,7 @@ def threads_per_matrix(n, cfg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--design", choices=["fused", "warp_steps", "rows", "shape"], required=True)
+    ap.add_argument("--design", choices=["fused", "warp_steps", "rows", "rows_packed", "shape"], required=True)
     ap.add_argument("--n", default="4,8,12,16,24,32", help="orders whose column-major entries are replaced (list; lo:hi ranges)")
     ap.add_argument("--precision", default="s,d")
     ap.add_argument("--routine", default="potrf,posv")
@@ -90,7 +95,7 @@ def main():
     ap.add_argument("--full-unroll", choices=["on", "off"], default=None, help="shape: config.full_unroll (default: n <= 32)")
     ap.add_argument("--max-registers", default="", help="rows: PRECISION N=REGISTERS,... of potrf (e.g. s32=56)")
     ap.add_argument("--shape", default="1x2", help="shape: RAxTC, rows_per_thread x threads_per_row")
-    ap.add_argument("--threads-per-block", type=int, default=128, help="shape: threads per block")
+    ap.add_argument("--threads-per-block", type=int, default=128, help="shape, rows_packed: threads per block")
     ap.add_argument("--nb", type=int, default=-1,
                     help="shape: config.nb (-1: the committed register entry's, 0 where it is staged; a non-zero nb "
                          "keeps the library's full unrolling default at n <= 64 out)")
@@ -150,6 +155,14 @@ def main():
                 if a.lean:
                     new["lean_addressing"] = True
                 new["max_registers"] = caps.get((p, n), 0)
+            cfg = new
+        elif a.design == "rows_packed":
+            vec = 16 // ELEMENT_BYTES[p]
+            if n > 32 or n % vec != 0 or (r == "potrf" and 32 % n == 0 and n < 4):
+                continue
+            new = {k: (v if k == "looking" else False if isinstance(v, bool) else 0) for k, v in cfg.items()}  # field order kept
+            new.update(rows_per_thread=1, threads_per_row=1, full_unroll=True, threads_per_block=a.threads_per_block,
+                       nrhs_block=1, looking="left", lean_addressing=True)
             cfg = new
         elif a.design == "shape":
             ra, tc = (int(x) for x in a.shape.lower().split("x"))

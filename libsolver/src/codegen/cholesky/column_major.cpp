@@ -40,6 +40,37 @@ int default_threads_per_row(Precision p, int n) {
     return tc;
 }
 
+// The packed rows kernel (kRowsPackedKernel): one row per lane with config.lean_addressing and looking =
+// left, for posv at every such n and for potrf where n does not divide 32 (the plain rows kernel takes
+// the powers of two): floor(32 / n) matrices to a warp, none across a warp, n a multiple of the 16-byte
+// vector (the column buffer's broadcasts stay aligned at every matrix's first lane).
+bool rows_packed(const ColumnMajorSpec& spec, int vec) {
+    const CholeskyConfig& c = spec.config;
+    const int n = spec.n;
+    return !c.staged && spec.routine != ColumnMajorRoutine::potrs && c.looking == Looking::left && c.lean_addressing &&
+           c.rows_per_thread == 1 && c.threads_per_row == 1 && c.matrices_per_block == 0 && c.warps_per_matrix == 0 &&
+           n >= 2 && n <= 32 && n % vec == 0 && (spec.routine == ColumnMajorRoutine::posv || 32 % n != 0);
+}
+// Its shared memory, in elements: per warp two column buffers of rows_packed_half() each; posv then a
+// region of rows_packed_region() per matrix holding its rows of L (pitch rows_packed_pitch()).
+int rows_packed_half(int n, int vec) {
+    const int used = (32 / n) * n;  // lanes of whole matrices; the rest of the warp idles in one more slot
+    return used == 32 ? 32 : round_up(used + n, vec);  // the idle slot's broadcasts stay inside its buffer
+}
+// Row pitch: 16-byte stores of 8 consecutive lanes' rows on distinct bank quads (pitch in words = 4 mod 8).
+int rows_packed_pitch(int n, int vec, int words) {
+    int p = n;
+    while (p % vec != 0 || (p * words) % 8 != 4) ++p;
+    return p;
+}
+// Region per matrix: the matrices of a warp read their row k at offsets that differ by n elements mod the
+// 32 banks, as if their lanes were consecutive (the backward pass's loads conflict-free).
+int rows_packed_region(int n, int vec, int words) {
+    int r = n * rows_packed_pitch(n, vec, words);
+    while (r % vec != 0 || ((r - n) * words) % 32 != 0) ++r;
+    return r;
+}
+
 // Fields after resolution, or a problem text.
 struct Resolved {
     std::string problem;
@@ -171,6 +202,20 @@ Resolved resolve_shape(const ColumnMajorSpec& spec) {
     s.row_threads = ceil_div(n, s.rows_per_thread);
     s.cols_per_thread = ceil_div(n, s.threads_per_row);
     s.threads_per_matrix = s.row_threads * s.threads_per_row;
+    if (rows_packed(spec, s.vec)) {  // kRowsPackedKernel: whole matrices per warp, idle lanes at its end
+        s.update_chunk = round_up(c.nb > 0 ? c.nb : (spec.precision == Precision::s ? 8 : 4), s.vec);
+        s.col_pitch = round_up(n, s.vec);
+        s.block_threads = round_up(std::max(32, std::min(c.threads_per_block > 0 ? c.threads_per_block : 128, 1024)), 32);
+        s.matrices_per_block = s.slots = (s.block_threads / 32) * (32 / n);
+        s.nrhs_block = solves(spec.routine) ? 1 : s.nrhs_block;  // one right-hand side at a time: nrhs_block unread
+        std::size_t elements = std::size_t(s.block_threads / 32) * 2 * rows_packed_half(n, s.vec);
+        s.off_packed = align16(elements * esize);
+        if (spec.routine == ColumnMajorRoutine::posv)
+            elements = s.off_packed / esize + std::size_t(s.matrices_per_block) * rows_packed_region(n, s.vec, s.words);
+        s.shared_bytes = align16(elements * esize);
+        if (solves(spec.routine)) s.segments_per_block = s.block_threads / s.seg_lanes;
+        return out;
+    }
     if (s.threads_per_matrix > codegen::max_threads_per_block)
         return fail("config.rows_per_thread: one matrix would need " + std::to_string(s.threads_per_matrix) +
                     " threads (> " + std::to_string(codegen::max_threads_per_block) +
@@ -295,10 +340,64 @@ BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(T* a, T* const* a_ptrs, long long a_st
 }
 )";
 
+// potrf and posv with one row per lane, matrices packed whole into warps (rows_packed; lean addressing
+// only): as kRowsKernel, but lane l of warp w holds row i = l mod n of matrix l / n of the warp, so
+// orders that do not divide 32 leave only the warp's last 32 mod n lanes idle (n = 12: two matrices
+// in 24 lanes, n = 24: one) instead of spreading a matrix over two warps and block barriers; shuffles
+// name absolute lanes (the matrix's first lane mb + k). posv (@POSV_*@) rides its first right-hand side
+// along the elimination (row k of it by a second shuffle from the pivot's lane, y_k = b_k / l_kk, the
+// rows below updated with l_ik y_k), stages each lane's row of L in shared memory once (16-byte stores,
+// pitch on distinct bank quads) and substitutes backward with l_ki read from row k there while x_k
+// comes by a shuffle; further right-hand sides repeat the forward pass from the rows still in
+// registers. A and B are each read once and written once; a failed matrix leaves B as it was.
+constexpr const char* kRowsPackedKernel = R"(
+BS_KERNEL_HEAD(@BT@, @MIN_BLOCKS@) @NAME@(@PARAMS@) {
+  BS_DECLARE_SMEM(bs_smem);
+  const int t = (int)threadIdx.x, lane = t & 31, w = t >> 5;
+  const int mw = lane / @N@, i = lane - mw * @N@;  // matrix of the warp (@MPW@: the idle lanes), this lane's row
+  const int mb = lane - i;  // the matrix's first lane
+  const long long m = (long long)blockIdx.x * @MPB@ + w * @MPW@ + mw;
+  const bool act = mw < @MPW@ && m < (long long)count;
+  @A_BASE@
+  T* const cb0 = (T*)bs_smem + w * @WBUF@ + mb;  // this matrix's part of its warp's two column buffers
+  T r[@N@];
+@LOAD_LOOP@
+@POSV_LOAD@
+  int fcol = 0;  // 1-based column of the first bad pivot: columns < it hold L, the rest the Schur complement
+#pragma unroll
+  for (int k = 0; k < @N@; ++k) {
+    const R d = bs_real(bs_shfl(r[k], mb + k));
+@POSV_ROW@
+    if (fcol == 0 && !bs_pivot_ok(d)) fcol = k + 1;
+    const bool live = fcol == 0;
+    const R s = @SQRT@(d);
+    const R rs = (R)1 / s;
+    const T lik = i == k ? bs_from_real(s) : bs_scale(r[k], rs);
+    if (live) r[k] = lik;
+@POSV_STEP@
+    T* const cb = cb0 + (k & 1) * @HALF@;
+    cb[i] = lik;
+    __syncwarp();
+#pragma unroll
+    for (int jb = (k + 1) / @VEC@ * @VEC@; jb < @N@; jb += @VEC@) {
+      const bs_vec u = BS_VEC_AT(cb + jb);
+#pragma unroll
+      for (int e = 0; e < @VEC@; ++e)
+        if (jb + e > k && live) r[jb + e] = bs_sub_mul_conj(r[jb + e], lik, u.v[e]);
+    }
+  }
+@STORE_LOOP@
+  if (act && i == 0) info[m] = fcol;
+@POSV_SOLVE@
+  (void)zero;
+}
+)";
+
 // potrf with one row per lane (kRowsKernel): the warp-synchronous register shape of one row per thread
 // (rows_per_thread = threads_per_row = 1) at n = 4, 8, 16, 32 (a matrix's lanes a power-of-two part of
 // a warp whose buffer part holds whole 16-byte vectors).
 bool one_row_per_lane(const ColumnMajorSpec& spec, const ColumnMajorShape& s) {
+    if (rows_packed(spec, s.vec)) return true;
     return spec.routine == ColumnMajorRoutine::potrf && !spec.config.staged && warp_synchronous_steps(spec) &&
            s.rows_per_thread == 1 && s.threads_per_row == 1 && (spec.n == 4 || spec.n == 8 || spec.n == 16 || spec.n == 32) &&
            s.block_threads == s.matrices_per_block * spec.n;
@@ -312,7 +411,9 @@ Resolved resolve(const ColumnMajorSpec& spec) {
     if (out.problem.empty() && spec.config.lean_addressing && !one_row_per_lane(spec, out.shape) &&
         !square_grid_potrf(spec, out.shape))
         out.problem = "config.lean_addressing: only for the rows kernel (potrf, rows_per_thread = threads_per_row = 1, "
-                      "looking = left, n = 4, 8, 16 or 32, n threads per matrix) and the square-grid kernel (ceil(n / "
+                      "looking = left, n = 4, 8, 16 or 32, n threads per matrix), the packed rows kernel (potrf or posv, "
+                      "the same shape, n <= 32 a multiple of the 16-byte vector, matrices_per_block 0) and the "
+                      "square-grid kernel (ceil(n / "
                       "rows_per_thread) == threads_per_row >= " + std::to_string(column_major_square_grid_min_side) +
                       "; posv on sides that are multiples of " + std::to_string(column_major_square_grid_posv_side) + ")";
     if (out.problem.empty() && spec.config.compile_time_ld && !square_grid_potrf(spec, out.shape))
@@ -380,6 +481,7 @@ private:
     }
 
     void rows_kernel(const std::string& name) {
+        if (rows_packed(sp_, s_.vec)) return rows_packed_kernel(name);
         const std::string N = I(n_);
         std::string base, load, store;
         if (!sp_.config.lean_addressing) {  // one 64-bit offset per element from the matrix's base
@@ -410,6 +512,101 @@ private:
                                                {"A_BASE", base},
                                                {"LOAD_LOOP", load},
                                                {"STORE_LOOP", store}}));
+    }
+    void rows_packed_kernel(const std::string& name) {
+        const std::string N = I(n_);
+        const bool posv = sp_.routine == ColumnMajorRoutine::posv;
+        const int mpw = 32 / n_, half = rows_packed_half(n_, s_.vec);
+        const int pitch = rows_packed_pitch(n_, s_.vec, s_.words), region = rows_packed_region(n_, s_.vec, s_.words);
+        std::string params = "T* a, T* const* a_ptrs, long long a_stride, int lda, ";
+        if (posv) params += "T* b, T* const* b_ptrs, long long b_stride, int ldb, int nrhs, int ngroups, ";
+        params += "int* info, int count, int zero";
+        std::string base, load, store;
+        if (!upper_) {  // the lane's row, one pointer stepped by lda over the columns
+            base = "T* const A = (act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) : a) + i;  // this lane's row";
+            const std::string walk = "  {  // one pointer stepped by lda, opaque so that no column's address is held\n"
+                                     "    T* p = A;\n#pragma unroll\n    for (int j = 0; j < " + N + "; ++j) {\n      ";
+            load = walk + "r[j] = (act && i >= j) ? *p : bs_zero();\n      p += lda;\n      BS_OPAQUE_I64(p);\n    }\n  }";
+            store = walk + "if (act && i >= j) *p = r[j];\n      p += lda;\n      BS_OPAQUE_I64(p);\n    }\n  }";
+        } else {  // the lane's row of U^H is column i of U, contiguous: compile-time offsets
+            base = "T* const A = act ? (a_ptrs ? a_ptrs[m] : a + m * a_stride) + (long long)i * lda : a;  // column i of U";
+            load = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j) r[j] = (act && i >= j) ? bs_conj(A[j]) : bs_zero();";
+            store = "#pragma unroll\n  for (int j = 0; j < " + N + "; ++j)\n    if (act && i >= j) A[j] = bs_conj(r[j]);";
+        }
+        std::string pload, prow, pstep, psolve;
+        if (posv) {
+            pload = "  T* const Bm = act && nrhs > 0 ? (b_ptrs ? b_ptrs[m] : b + m * b_stride) : (T*)0;\n"
+                    "  T z = Bm ? Bm[i] : bs_zero();  // row i of the first right-hand side, forward-substituted below\n"
+                    "  R dinv = (R)0;  // 1 / l_ii";
+            prow = "    const T zk = bs_shfl(z, mb + k);  // b_k, final: every earlier step applied";
+            pstep = "    {\n      const T yk = bs_scale(zk, rs);\n"
+                    "      if (i == k) z = yk, dinv = rs;\n"
+                    "      else if (i > k) z = bs_sub_mul(z, lik, yk);\n    }";
+            // backward substitution of v (L^H x = y): x_k by a shuffle, l_ki from row k in shared memory
+            auto backward = [&](const std::string& v, const std::string& ind, bool unroll) {
+                return ind + (unroll ? "#pragma unroll\n" : "#pragma unroll 1\n") + ind + "for (int k = " + I(n_ - 1) + "; k >= 0; --k) {\n" +
+                       (unroll ? ind + "  if ((k & " + I(column_major_rows_solve_ahead - 1) + ") == 0) BS_FENCE();  // at most " +
+                                     I(column_major_rows_solve_ahead) + " rows of L loaded ahead\n"
+                               : std::string()) +
+                       ind + "  if (i == k) " + v + " = bs_scale(" + v + ", dinv);\n" + ind + "  const T xk = bs_shfl(" + v +
+                       ", mb + k);\n" + ind + "  if (i < k) " + v + " = bs_sub_conj_mul(" + v + ", lt[k * " + I(pitch) +
+                       " + i], xk);\n" + ind + "}\n";
+            };
+            std::ostringstream o;
+            o << "  // the rows of L in shared memory (the idle lanes read the warp's first region and write none)\n"
+              << "  T* const lt = (T*)(bs_smem + " << s_.off_packed << ") + (w * " << mpw << " + (mw < " << mpw
+              << " ? mw : 0)) * " << region << ";\n"
+              << "  if (nrhs > 0) {\n"
+              << "    if (mw < " << mpw << ") {\n"
+              << "#pragma unroll\n"
+              << "      for (int jb = 0; jb < " << n_ << "; jb += " << s_.vec << ") {\n"
+              << "        bs_vec v;\n"
+              << "#pragma unroll\n"
+              << "        for (int e = 0; e < " << s_.vec << "; ++e) v.v[e] = r[jb + e];\n"
+              << "        *reinterpret_cast<bs_vec*>(lt + i * " << pitch << " + jb) = v;\n"
+              << "      }\n"
+              << "    }\n"
+              << "    __syncwarp();\n"
+              << backward("z", "    ", true)
+              << "    if (act && fcol == 0) Bm[i] = z;\n"
+              << "  }\n"
+              << "  // further right-hand sides: forward with the lane's row of L read back from A (this lane's own\n"
+              << "  // stores, so no barrier), backward as above; loops, not unrolled: unrolled, their addresses\n"
+              << "  // were computed ahead and held, 22 registers more for the whole kernel at s n = 12\n"
+              << "  for (int c = 1; c < nrhs; ++c) {\n"
+              << "    T v = act ? Bm[(long long)c * ldb + i] : bs_zero();\n"
+              << (upper_ ? "" : "    const T* p = A;\n")
+              << "#pragma unroll 1\n"
+              << "    for (int k = 0; k < " << n_ << "; ++k) {\n"
+              << "      if (i == k) v = bs_scale(v, dinv);\n"
+              << "      const T yk = bs_shfl(v, mb + k);\n"
+              << (upper_ ? "      if (act && i > k) v = bs_sub_mul(v, bs_conj(A[k]), yk);\n"
+                         : "      if (act && i > k) v = bs_sub_mul(v, *p, yk);\n      p += lda;\n")
+              << "    }\n"
+              << backward("v", "    ", false)
+              << "    if (act && fcol == 0) Bm[(long long)c * ldb + i] = v;\n"
+              << "  }\n"
+              << "  (void)ngroups;";
+            psolve = o.str();
+        }
+        w_.raw(fill_placeholders(kRowsPackedKernel, {{"NAME", name},
+                                                     {"PARAMS", params},
+                                                     {"BT", I(s_.block_threads)},
+                                                     {"MIN_BLOCKS", I(rows_min_blocks())},
+                                                     {"N", N},
+                                                     {"MPW", I(mpw)},
+                                                     {"MPB", I(s_.matrices_per_block)},
+                                                     {"WBUF", I(2 * half)},
+                                                     {"HALF", I(half)},
+                                                     {"VEC", I(s_.vec)},
+                                                     {"SQRT", sqrt_},
+                                                     {"A_BASE", base},
+                                                     {"LOAD_LOOP", load},
+                                                     {"STORE_LOOP", store},
+                                                     {"POSV_LOAD", pload},
+                                                     {"POSV_ROW", prow},
+                                                     {"POSV_STEP", pstep},
+                                                     {"POSV_SOLVE", psolve}}));
     }
     // The rows kernel's minimum blocks: with lean_addressing and no max_registers, 0, which leaves the
     // register count to ptxas as a plain __launch_bounds__(threads) does (an explicit 1 made it

@@ -29,6 +29,12 @@
 // branch around a step, no row guards where P divides n, the step's column as 16-byte vectors; posv
 // substitutes its first right-hand side forward within the elimination), suffix _lean.
 //
+// One row per lane with config.lean_addressing (looking = left, rows_per_thread = threads_per_row = 1) at
+// n <= 32 a multiple of the 16-byte vector: potrf where n does not divide 32, and posv at every such n,
+// run the packed rows kernel (floor(32 / n) whole matrices per warp, no block barrier; posv factors,
+// substitutes forward within the elimination and backward from its rows of L staged in shared memory,
+// so A and B are each read and written once). Name suffix _rows_lean, as the potrf rows kernel's.
+//
 // The elimination is either fully unrolled (config.full_unroll: fewest registers, but NVRTC needs
 // ~10-60 s at n = 128) or a static sequence of column blocks with a run-time loop over the steps of
 // a block (compiles in about a second, uses more registers).
@@ -78,6 +84,10 @@ inline constexpr int column_major_max_nrhs_block = 16;
 // are gathered with one round of shuffles and solved redundantly in every lane, which shortens the
 // serial dependency chain of a substitution by about this factor.
 inline constexpr int column_major_solve_block = 8;
+// The packed rows kernel's backward pass (posv): elements of L loaded from shared memory ahead of the
+// substitution step that needs them, at most this many (a compiler fence every this many steps; a power of
+// two): unfenced, the fully unrolled pass hoisted all n loads and held n more registers.
+inline constexpr int column_major_rows_solve_ahead = 8;
 // Register potrs (not staged): config.nb = the steps of a substitution pass whose columns of L are
 // loaded before the first of them runs (the loads do not depend on the unknowns), 1..this; 0 takes
 // column_major_potrs_default_prefetch.

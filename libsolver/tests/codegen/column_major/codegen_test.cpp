@@ -69,6 +69,10 @@ std::vector<ColumnMajorSpec> nvrtc_sample() {
         const auto smem = shared_memory_specs();
         for (std::size_t i : {0, 7, 11, 12, 13, 16, 20, 21, 26}) add(smem[i]);
     }
+    {  // the packed rows kernel (registers and spills of the ptxas log): posv s 12, d 32, c 12, potrf s 24
+        const auto rows = rows_packed_specs();
+        for (std::size_t i : {2, 8, 11, 13}) add(rows[i]);
+    }
     for (int n : {5, 32}) {
         for (Precision p : {Precision::c, Precision::z}) {
             add(make_spec(ColumnMajorRoutine::potrf, p, Uplo::upper, n, 0, shapes[0]));

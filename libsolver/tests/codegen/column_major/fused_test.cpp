@@ -174,8 +174,40 @@ TEST(ColumnMajorWarpSteps, LeanAddressingIsTheRowsKernelsOnly) {
     auto capped = spec(32, 1);
     capped.config.max_registers = 56;  // then the cap's minimum of blocks, as in every other kernel
     EXPECT_NE(cuda_backend::tuned::generate_column_major_kernel(capped).source.find("BS_KERNEL_HEAD(128, 9)"), std::string::npos);
-    for (const auto& s : {spec(32, 2), spec(2, 1), spec(8, 1, Routine::posv)})
+    for (const auto& s : {spec(32, 2), spec(2, 1)})
         EXPECT_EQ(column_major_spec_problem(s).rfind("config.lean_addressing:", 0), 0u) << s.n << ": " << column_major_spec_problem(s);
+    // n not a multiple of the vector: not the packed rows kernel either (and a matrix's lanes do not divide 32)
+    for (const auto& s : {spec(6, 1, Routine::posv), spec(13, 1)}) EXPECT_NE(column_major_spec_problem(s), "") << s.n;
+}
+
+// The packed rows kernel (posv at n <= 32, potrf where n does not divide 32; n a multiple of the vector):
+// floor(32 / n) whole matrices per warp, every warp of the block, shared memory for the column buffers
+// and (posv) the rows of L; one right-hand side at a time (nrhs_block unread, so not in the name).
+TEST(ColumnMajorWarpSteps, PackedRowsKernelShapes) {
+    auto spec = [](Precision p, int n, Routine r, int threads_per_block, int nrhs_block = 1) {
+        CholeskyConfig c = cuda_backend::tuned::default_column_major_config(r, p, n, 1);
+        c.rows_per_thread = 1, c.threads_per_row = 1, c.looking = Looking::left, c.full_unroll = true;
+        c.threads_per_block = threads_per_block, c.lean_addressing = true, c.nrhs_block = nrhs_block;
+        return column_major_spec(r, p, Uplo::lower, n, 3, c);
+    };
+    struct Case { Precision p; int n; Routine r; int tpb, mpb; };
+    for (const Case& k : {Case{Precision::s, 12, Routine::potrf, 128, 8}, Case{Precision::d, 24, Routine::potrf, 64, 2},
+                          Case{Precision::s, 12, Routine::posv, 128, 8}, Case{Precision::d, 32, Routine::posv, 128, 4},
+                          Case{Precision::s, 4, Routine::posv, 256, 64}, Case{Precision::z, 7, Routine::posv, 32, 4},
+                          Case{Precision::c, 30, Routine::potrf, 96, 3}}) {
+        const auto s = spec(k.p, k.n, k.r, k.tpb);
+        ASSERT_EQ(column_major_spec_problem(s), "") << k.n;
+        const auto shape = column_major_shape(s);
+        EXPECT_EQ(shape.block_threads, k.tpb) << k.n;
+        EXPECT_EQ(shape.matrices_per_block, k.mpb) << k.n;
+        const std::string name = column_major_kernel_name(s), text = cuda_backend::tuned::generate_column_major_kernel(s).source;
+        EXPECT_NE(name.find("_rows_lean"), std::string::npos) << name;
+        EXPECT_EQ(text.find("__syncthreads"), std::string::npos) << name;  // warp-synchronous
+        if (k.r == Routine::posv) {
+            EXPECT_EQ(column_major_kernel_name(spec(k.p, k.n, k.r, k.tpb, 4)), name);  // nrhs_block unread
+            EXPECT_GT(shape.shared_bytes, std::size_t(k.tpb / 32) * 64 * (shape.words * 4)) << name;  // + the rows of L
+        }
+    }
 }
 
 // potrf on a square thread grid (ceil(n / rows_per_thread) == threads_per_row >= 4) and posv on one of
@@ -290,6 +322,7 @@ TEST(ColumnMajorFused, NamesAreUniqueAndTextDeterministic) {
     for (const auto& s : warp_step_specs()) specs.push_back(s);
     for (const auto& s : square_grid_specs()) specs.push_back(s);
     for (const auto& s : lean_square_grid_specs()) specs.push_back(s);
+    for (const auto& s : rows_packed_specs()) specs.push_back(s);
     for (const auto& s : specs) {
         ASSERT_EQ(column_major_spec_problem(s), "");
         const auto a = cuda_backend::tuned::generate_column_major_kernel(s);

@@ -242,6 +242,31 @@ inline std::vector<ColumnMajorSpec> warp_step_specs() {
     };
 }
 
+// The packed rows kernel (one row per lane, whole matrices per warp; config.lean_addressing, looking =
+// left): potrf where n does not divide 32 (idle lanes at each warp's end: n = 12, 20, 24, 28), posv at
+// n = 4..32 (the factor, the forward pass within the elimination, the backward pass from the rows of L
+// in shared memory), every precision, both triangles, one to eight warps per block.
+inline ColumnMajorSpec rows_packed_spec(ColumnMajorRoutine r, Precision p, Uplo u, int n, int threads_per_block) {
+    return lean(warp_steps(make_spec(r, p, u, n, r == ColumnMajorRoutine::posv ? 3 : 0,
+                                     {"r1", 1, 1, 0, p == Precision::s ? 8 : 4, true}, 1, threads_per_block)));
+}
+inline std::vector<ColumnMajorSpec> rows_packed_specs() {
+    using R = ColumnMajorRoutine;
+    const Precision s = Precision::s, d = Precision::d, c = Precision::c, z = Precision::z;
+    const Uplo lo = Uplo::lower, up = Uplo::upper;
+    return {
+        rows_packed_spec(R::potrf, s, lo, 12, 128), rows_packed_spec(R::potrf, d, up, 24, 64),
+        rows_packed_spec(R::potrf, c, up, 12, 128), rows_packed_spec(R::potrf, z, lo, 20, 32),
+        rows_packed_spec(R::potrf, s, up, 28, 32),  rows_packed_spec(R::potrf, d, lo, 12, 256),
+        rows_packed_spec(R::posv, s, lo, 4, 128),   rows_packed_spec(R::posv, d, up, 8, 64),
+        rows_packed_spec(R::posv, s, up, 12, 128),  rows_packed_spec(R::posv, d, lo, 16, 128),
+        rows_packed_spec(R::posv, s, lo, 24, 96),   rows_packed_spec(R::posv, d, up, 32, 128),
+        rows_packed_spec(R::posv, s, lo, 32, 64),   rows_packed_spec(R::posv, c, up, 12, 64),
+        rows_packed_spec(R::posv, z, lo, 7, 32),    rows_packed_spec(R::posv, d, lo, 12, 128),
+        rows_packed_spec(R::posv, d, up, 24, 128),  rows_packed_spec(R::posv, z, up, 16, 64),
+    };
+}
+
 // potrf on square thread grids (ceil(n / rows_per_thread) == threads_per_row >= 4: the square-grid
 // kernel): sides 4, 8, 16, rows that fill the last block and rows that do not (n = 13, 20, 33, 100),
 // every precision, both triangles, unrolled and blocked steps, several matrices per block, block and
@@ -343,6 +368,7 @@ inline std::vector<ColumnMajorSpec> emulation_specs() {
         add(make_spec(ColumnMajorRoutine::potrs, Precision::c, Uplo::lower, n, 2, shapes[0], 1, 128));
     }
     for (const ColumnMajorSpec& s : lean_square_grid_specs()) out.push_back(s);
+    for (const ColumnMajorSpec& s : rows_packed_specs()) out.push_back(s);
     return out;
 }
 
