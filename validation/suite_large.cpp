@@ -630,6 +630,7 @@ struct Design {
     bool tf32_blocked = false;  // fp32 with TF32 updates of the blocked factor (the earlier variant)
     double budget = -1;         // PosvMixedOptions::refinement_budget (-1: the table's, 0: unbounded)
     int leaf = 0;               // PosvMixedOptions::factor_leaf (0: the table's)
+    int fused = -1;             // PosvMixedOptions::fused_pass (-1: the table's, 0: off)
 };
 
 // Every factor precision with each correction method (classical IR, GMRES-IR, and the automatic
@@ -637,7 +638,7 @@ struct Design {
 // the automatic chain) and needs no --all-variants. A named design may end in /leafN (the tensor-core
 // factor's leaves of order N instead of the table's), /blockedN (M^-1 in blocks of N rows) and /budgetN
 // (the cost bound's next step at N percent of the step's factor time instead of the table's; 0:
-// unbounded).
+// unbounded) and /fusedN (classical passes fused with a residual strip of N tile rows; 0: separate).
 std::vector<Design> designs(const Options& o) {
     std::vector<Design> d{{"", LowPrecision::automatic, CorrectionMethod::automatic}};
     if (o.all_variants || !o.designs.empty()) {
@@ -662,7 +663,7 @@ std::vector<Design> designs(const Options& o) {
     for (const std::string& name : o.designs) {
         // Trailing /leafN and /blockedN parts, then the base design.
         std::string base = name;
-        int leaf = 0, block = -1, budget = -1;
+        int leaf = 0, block = -1, budget = -1, fused = -1;
         for (;;) {
             const std::size_t slash = base.rfind('/');
             if (slash == std::string::npos) break;
@@ -677,6 +678,7 @@ std::vector<Design> designs(const Options& o) {
             if (const int v = number("leaf"); v > 0) leaf = v;
             else if (const int b = number("blocked"); b >= 0) block = b;
             else if (const int p = number("budget"); p >= 0) budget = p;
+            else if (const int f = number("fused"); f >= 0) fused = f;
             else break;
             base.erase(slash);
         }
@@ -690,6 +692,7 @@ std::vector<Design> designs(const Options& o) {
             if (leaf > 0) k.leaf = leaf;
             if (block >= 0) k.solve_block = block;
             if (budget >= 0) k.budget = budget / 100.0;
+            if (fused >= 0) k.fused = fused;
         }
         kept.push_back(k);
     }
@@ -794,6 +797,7 @@ void run_posv_mixed(const Options& o, int n, Context& ctx, Handles& h, const Sin
             options.solve_block = d.solve_block;
             options.refinement_budget = d.budget;
             options.factor_leaf = d.leaf;
+            options.fused_pass = d.fused;
             PosvMixedResult result;
             try {
                 ctx.workspace(posv_mixed_workspace_size<double>(Uplo::lower, n, 1, options, ctx));

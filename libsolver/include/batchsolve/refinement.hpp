@@ -137,6 +137,12 @@ struct RefinementOptions {
     // value (posv_mixed: the tuning table's next_step_cost_percent / 100; sysv_mixed: unbounded);
     // 0: unbounded.
     double refinement_budget = -1;
+    // Classical passes for one right-hand side fused into M^-1 and two launches (A (x + d) from the
+    // stored triangle; then x += d, r = b - A x, its conversion down with the overflow test and both
+    // norms, read back once a pass): the product kernel's strip of 32-row tiles per block (CUDA), 0
+    // the separate primitives, -1 the solver's tuned value (posv_mixed: the tuning table's fused_pass;
+    // sysv_mixed: 0). The criterion and every test on the norms are the same either way.
+    int fused_pass = -1;
 };
 
 struct MixedResult {

@@ -47,6 +47,9 @@ struct MixedFactorConfig {
     // inverses of the diagonal blocks of that order formed after the factor; S applied inside); 0
     // leaves it to solve_block / the fused solve / STRSV.
     int solve_rows = 0;
+    // Each diagonal leaf factored and inverted by one launch of the ticketed 32 x 32 tile kernel
+    // (src/cuda/large/leaf_tiles.hpp) instead of cuSOLVER SPOTRF + identity + STRSM; implies inverse.
+    bool tiled_leaf = false;
 };
 
 // The unit roundoff of each low precision's products (the shift is a multiple of it).

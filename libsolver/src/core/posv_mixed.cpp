@@ -71,6 +71,9 @@ MixedFactorConfig factor_config(const PosvMixedOptions& o, int n, Context& ctx) 
     c.lookahead = t.lookahead;
     c.update_width = t.update_width;
     c.solve_rows = t.solve_rows;
+    // The tiled leaf forms each leaf's inverse in its launch: the off-diagonal solve leaves use it.
+    c.tiled_leaf = t.tiled_leaf;
+    c.inverse = c.inverse || c.tiled_leaf;
     if (o.factor_leaf > 0) c.leaf = c.trsm_leaf = o.factor_leaf;
     if (o.solve_block >= 0) c.solve_block = o.solve_block;
     return c;
@@ -236,6 +239,8 @@ PosvMixedResult posv_mixed(Uplo uplo, int n, int nrhs, const T* a, int lda, cons
     PosvMixedOptions driven = options;
     if (!resolved.shift_retry) driven.shift_units = 0;
     driven.refinement_budget = resolved.budget;
+    driven.fused_pass =
+        options.fused_pass >= 0 ? options.fused_pass : tuning::mixed_tuning(Precision::d, n, tuning::context_arch(ctx)).fused_pass;
     refinement::Driver<T> driver(op, nrhs, b, ldb, x, ldx, driven, layout, ctx.workspace(layout.total), ctx, corrector);
     const MixedFactorConfig config = factor_config(options, n, ctx);
     CholeskyLow<T> single;

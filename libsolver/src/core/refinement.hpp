@@ -85,6 +85,8 @@ inline void check_options(const char* routine, const RefinementOptions& o) {
     checks::require(o.max_iterations >= 0, routine, "options.max_iterations",
                     "max_iterations >= 0 (got " + std::to_string(o.max_iterations) + ")");
     checks::require(o.stall_ratio > 0 && o.stall_ratio <= 1, routine, "options.stall_ratio", "0 < stall_ratio <= 1");
+    checks::require(o.fused_pass >= -1 && o.fused_pass <= 64, routine, "options.fused_pass",
+                    "-1 (the tuned value), 0 (off) or 1 .. 64 (got " + std::to_string(o.fused_pass) + ")");
 }
 
 // ---- the driver ----------------------------------------------------------------------------------------
@@ -219,6 +221,8 @@ public:
     // divergence tests of the method it left.
     virtual bool escalate(double /*ratio*/) { return false; }
     virtual bool gmres() const { return false; }      // the last pass was a GMRES pass
+    // The next pass is d = M^-1 r, x += d and nothing else (the driver may then fuse it: Driver).
+    virtual bool classical_next() const { return false; }
     virtual int inner_iterations() const { return 0; }  // GMRES products with A in this step
 };
 
@@ -226,6 +230,7 @@ public:
 template <class T>
 class ClassicalCorrector final : public Corrector<T> {
 public:
+    bool classical_next() const override { return true; }
     bool correct(LowFactor<T>& factor, const Pass<T>& p, Context& ctx) override {
         using Lo = lower_t<T>;
         const int rows = factor.rows(p.op);
@@ -421,6 +426,7 @@ public:
         return true;
     }
     bool gmres() const override { return use_gmres_; }
+    bool classical_next() const override { return !use_gmres_; }
     int inner_iterations() const override { return gmres_.inner_iterations(); }
 
 private:
@@ -442,7 +448,8 @@ struct ChainStep {
 // The driver's workspace, in bytes from its start: the plug-ins' matrix region first, then the
 // vectors (residual, correction, row sums, norms, flags).
 struct Layout {
-    std::size_t matrix = 0, residual = 0, correction = 0, row_sums = 0, norms = 0, flags = 0, krylov = 0, total = 0;
+    std::size_t matrix = 0, residual = 0, correction = 0, row_sums = 0, norms = 0, flags = 0, accumulator = 0, krylov = 0,
+                total = 0;
 
     template <class T>
     static Layout of(int n, int nrhs, int correction_rows, std::size_t matrix_bytes, std::size_t krylov_bytes = 0) {
@@ -456,6 +463,7 @@ struct Layout {
         l.row_sums = at, at += align_up(std::size_t(n) * sizeof(R));
         l.norms = at, at += align_up(std::size_t(2 * nrhs + 2) * sizeof(R));
         l.flags = at, at += align_up(2 * sizeof(int));
+        l.accumulator = at, at += align_up(std::size_t(n) * sizeof(T));  // the fused pass's A (x + d)
         l.krylov = at, at += align_up(krylov_bytes);
         l.total = at;
         return l;
@@ -480,6 +488,7 @@ public:
         sums_ = piece<R>(workspace, layout.row_sums);
         norms_ = piece<R>(workspace, layout.norms);
         flags_ = piece<int>(workspace, layout.flags);
+        acc_ = piece<T>(workspace, layout.accumulator);
         scratch_.overflow = flags_;
         scratch_.info = flags_ + 1;
     }
@@ -595,12 +604,45 @@ private:
         BATCHSOLVE_ON_BACKEND(ctx_, copy_matrix<T>(op_.n, nrhs_, b_, ldb_, r_, op_.n, ctx_));
         for (int j = 0; j < nrhs_; ++j)
             detail::backend_fill_bytes(ctx_, x_ + std::size_t(j) * ldx_, 0, std::size_t(op_.n) * sizeof(T));
+        if (options_.fused_pass > 0) detail::backend_fill_bytes(ctx_, acc_, 0, std::size_t(op_.n) * sizeof(T));  // fused_product adds into it
         const Pass<T> pass{op_, nrhs_, r_, d_, x_, ldx_, scratch_, &budget};
+        // The fused classical pass (options.fused_pass > 0, one right-hand side, a factor of order n):
+        // M^-1 on d, then fused_product (A (x + d) read once) and fused_finish (x += d, r = b - A x, r
+        // rounded into d for the next pass with its overflow test, both norms) and one read of the
+        // norms and the overflow indicator, instead of convert_down + a flag read + M^-1 + add_correction
+        // + residual + two column norms + a read. The next pass's d is then ready; `pending_overflow`
+        // says whether its conversion overflowed (the pass then ends as an unfused one would have,
+        // before its solve). The stopping test reads the same two norms of the same r and x.
+        const bool fusable = options_.fused_pass > 0 && nrhs_ == 1 && factor.rows(op_) == op_.n;
+        bool d_ready = false, pending_overflow = false;
+        R* status = norms_;  // 2 nrhs + 2 >= 3 reals
         double previous = std::numeric_limits<double>::infinity();
         for (int k = 0;; ++k) {
             const auto pass_start = std::chrono::steady_clock::now();
             budget.reduction = std::isfinite(previous) && previous > 0 ? target / previous : target;
-            const bool ok = corrector.correct(factor, pass, ctx_);
+            bool ok = true, measured = false;
+            Measure fused_measure;
+            if (fusable && corrector.classical_next()) {
+                if (!d_ready) {
+                    BATCHSOLVE_ON_BACKEND(ctx_, convert_down<T, Lo>(op_.n, op_.n, 1, r_, op_.n, d_, op_.n, scratch_.overflow, ctx_));
+                    pending_overflow = read_flag(ctx_, scratch_.overflow) != 0;
+                }
+                ok = !pending_overflow;
+                if (ok) {
+                    factor.solve(op_, 1, d_, op_.n, scratch_, ctx_);
+                    BATCHSOLVE_ON_BACKEND(ctx_, fused_product<T, Lo>(op_.uplo, op_.symmetry, op_.n, op_.a, op_.lda, x_, d_, acc_,
+                                                                     status, options_.fused_pass, ctx_));
+                    BATCHSOLVE_ON_BACKEND(ctx_, fused_finish<T, Lo>(op_.n, b_, acc_, x_, d_, r_, status, ctx_));
+                    R host[3] = {};
+                    fetch(ctx_, host, status, 3);
+                    fused_measure = measure(&host[0], &host[1], 1, op_.n, scratch_.norm_a, double(std::numeric_limits<R>::epsilon()));
+                    pending_overflow = host[2] != R(0);
+                    d_ready = measured = true;
+                }
+            } else {
+                d_ready = false;
+                ok = corrector.correct(factor, pass, ctx_);
+            }
             note();
             step.refine_seconds = seconds_since(refine_start);
             if (!ok) {
@@ -612,9 +654,9 @@ private:
                 step.outcome = StepOutcome::over_budget;
                 return step;
             }
-            compute_residual();
+            if (!measured) compute_residual();
             step.iterations = k;  // the first pass is the solve, the later ones corrections
-            const Measure m = measure_residual();
+            const Measure m = measured ? fused_measure : measure_residual();
             step.refine_seconds = seconds_since(refine_start);
             const double pass_seconds = seconds_since(pass_start);
             step.residual = m.scaled;
@@ -707,6 +749,7 @@ private:
     R* sums_ = nullptr;
     R* norms_ = nullptr;
     int* flags_ = nullptr;
+    T* acc_ = nullptr;
     bool have_norm_ = false;
     bool next_exists_ = false;  // the step running has a later step in its chain
 };

@@ -54,6 +54,17 @@
                     Context& ctx)
 // y = alpha x + beta y (n entries); x may be null when alpha == 0; beta == 0 overwrites y.
 #define BATCHSOLVE_REFINEMENT_SCALE_ADD(T) void scale_add(int n, T alpha, const T* x, T beta, T* y, Context& ctx)
+// A fused classical pass for one right-hand side (core/refinement.hpp), in two calls after M^-1:
+// fused_product: acc += A (x + Hi(d)) from the uplo triangle as in residual (acc zero on entry), x
+// itself not written; status[0..2] zeroed. `strip`: the CUDA kernel's tile rows of 32 per block.
+#define BATCHSOLVE_REFINEMENT_FUSED_PRODUCT(Hi, Lo)                                                            \
+    void fused_product(Uplo uplo, Symmetry s, int n, const Hi* a, int lda, const Hi* x, const Lo* d, Hi* acc, \
+                       real_t<Hi>* status, int strip, Context& ctx)
+// fused_finish: x += Hi(d) (the same sums fused_product formed), r = b - acc, acc = 0, d = r rounded to
+// Lo; status[0] = max |r_i|, status[1] = max |x_i| (NaN when one is), status[2] = 1 when an entry of
+// the new d is not finite in Lo (else left 0).
+#define BATCHSOLVE_REFINEMENT_FUSED_FINISH(Hi, Lo)                                                              \
+    void fused_finish(int n, const Hi* b, Hi* acc, Hi* x, Lo* d, Hi* r, real_t<Hi>* status, Context& ctx)
 
 #define BATCHSOLVE_REFINEMENT_ROUTINES(ROUTINE)                                              \
     ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_CONVERT_DOWN, "mixed-precision refinement")     \
@@ -68,5 +79,7 @@
     ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_CONVERT_UP, "mixed-precision refinement")       \
     ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_PRODUCT, "mixed-precision refinement")           \
     ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_GEMV, "mixed-precision refinement")              \
-    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_SCALE_ADD, "mixed-precision refinement")
+    ROUTINE(PRECISIONS, BATCHSOLVE_REFINEMENT_SCALE_ADD, "mixed-precision refinement")         \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_FUSED_PRODUCT, "mixed-precision refinement")    \
+    ROUTINE(MIXED_PAIRS, BATCHSOLVE_REFINEMENT_FUSED_FINISH, "mixed-precision refinement")
 BATCHSOLVE_DECLARE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)

@@ -184,7 +184,7 @@ inline nlohmann::ordered_json field_json(CorrectionMethod v) { return mixed_name
 #define BATCHSOLVE_CPU_TUNING_FIELDS(F) F(simd_max_order)
 #define BATCHSOLVE_MIXED_TUNING_FIELDS(F) \
     F(factor) F(method) F(second) F(shift_retry) F(next_step_cost_percent) F(leaf) F(panel_solve) F(solve_block) F(fused_solve) F(graph) \
-        F(lookahead) F(solve_rows) F(update_width)
+        F(lookahead) F(solve_rows) F(update_width) F(tiled_leaf) F(fused_pass)
 
 // The families a table's entries belong to, by routine name.
 enum class Family { cholesky, gemm, large, ldlt, trsm, cpu, mixed };
@@ -283,6 +283,15 @@ struct MixedTuning {
     // published, then its diagonal block's inverse (formed after the factor), with S applied in them.
     int solve_rows = 0;
     int update_width = 0;
+    // The diagonal leaves (order <= leaf) factored and inverted by one launch of a ticketed 32 x 32
+    // tile kernel instead of cuSOLVER SPOTRF followed by the inverse's identity + STRSM (the inverse is
+    // then always formed and the off-diagonal solve leaves use it, as with panel_solve inverse).
+    bool tiled_leaf = false;
+    // Each classical refinement pass for one right-hand side fused (core/refinement.hpp): after M^-1,
+    // one launch forms A (x + d) from the stored triangle and one finishes x += d, r = b - A x, its
+    // conversion down (overflow flagged on the device) and both norms, fetched in one read. The value is
+    // the product kernel's strip: tile rows of 32 per block (0: off, the separate primitives).
+    int fused_pass = 0;
 };
 
 // The most integers any family's configuration packs into.
@@ -388,6 +397,8 @@ inline Fields fields_from_json(Family f, const nlohmann::json& j) {
                 throw InvalidArgument("tuning table", "solve_rows", "0, 64 or 128 (got " + std::to_string(m.solve_rows) + ")");
             if (m.update_width < 0)
                 throw InvalidArgument("tuning table", "update_width", ">= 0 (got " + std::to_string(m.update_width) + ")");
+            if (m.fused_pass < 0 || m.fused_pass > 64)
+                throw InvalidArgument("tuning table", "fused_pass", "0 <= fused_pass <= 64 (got " + std::to_string(m.fused_pass) + ")");
             return mixed_to_fields(m);
         }
     }

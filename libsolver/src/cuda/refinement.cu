@@ -153,6 +153,130 @@ __global__ void scale_add_kernel(int n, D alpha, const D* x, D beta, D* y) {
     y[i] = alpha == D(0) ? base : base + alpha * x[i];
 }
 
+// ---- the fused classical pass (core/refinement.hpp's Driver, options.fused_pass) ----------------------------
+
+template <class H, class L>
+__device__ __forceinline__ H widen(L v) {
+    if constexpr (is_complex_dev<H>) return H(v.real(), v.imag());
+    else return H(v);
+}
+template <class D>
+__device__ __forceinline__ void atomic_add_dev(D* p, D v) {
+    if constexpr (is_complex_dev<D>) {
+        auto* parts = reinterpret_cast<real_of_t<D>*>(p);
+        atomicAdd(parts, v.real());
+        atomicAdd(parts + 1, v.imag());
+    } else {
+        atomicAdd(p, v);
+    }
+}
+// *p = max(*p, v) for v >= 0 or NaN (sign cleared; the working precisions' reals are double): the bits of non-negative IEEE values order as the
+// values do, and a NaN's lie above infinity's, so the maximum keeps NaN as max_nan does.
+__device__ __forceinline__ void atomic_max_nonneg(double* p, double v) {
+    atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(__double_as_longlong(fabs(v))));
+}
+
+// acc += A (x + d) from the stored triangle: block (s, J) takes the stored 32 x 32 tiles (I, J) of tile
+// column J with I in [s strip, (s + 1) strip) (lower: I >= J, upper: I <= J), threads as the |A||x|
+// kernel's (a warp reads 32 rows of one column: 256 coalesced bytes of double). Each tile adds its row
+// sums a_ij (x + d)_j into acc_i at once (one atomic per row and tile) and keeps its mirrored column
+// sums op(a_ij) (x + d)_i (op: conj for Hermitian A) in registers across the strip, added into acc_j at
+// the end: A is read once, x + d formed on the fly (the same sums fused_finish stores). The order of
+// the atomic additions varies from run to run: acc's last bits may, its error bound does not.
+template <class D, class L>
+__global__ void __launch_bounds__(kTile * kTileRows)
+    fused_product_kernel(bool lower, bool hermitian, int n, const D* a, int lda, const D* x, const L* d, D* acc,
+                         real_of_t<D>* status, int strip) {
+    constexpr int kColumns = kTile / kTileRows;  // columns of a tile per thread
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) status[0] = status[1] = status[2] = 0;
+    const int tiles = (n + kTile - 1) / kTile, tile_col = blockIdx.y;
+    int first = blockIdx.x * strip, last = min(tiles, first + strip);  // tile rows [first, last)
+    if (lower) first = max(first, tile_col);
+    else last = min(last, tile_col + 1);
+    if (first >= last) return;
+    __shared__ D row_part[kTileRows][kTile];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    D xj[kColumns], mirrored[kColumns];
+#pragma unroll
+    for (int u = 0; u < kColumns; ++u) {
+        const int j = tile_col * kTile + ty + kTileRows * u;
+        xj[u] = j < n ? x[j] + widen<D>(d[j]) : D(0);
+        mirrored[u] = D(0);
+    }
+    for (int tile_row = first; tile_row < last; ++tile_row) {
+        const int i = tile_row * kTile + tx;
+        const D xi = i < n ? x[i] + widen<D>(d[i]) : D(0);
+        D v[kColumns];
+#pragma unroll
+        for (int u = 0; u < kColumns; ++u) {  // every load of the tile in flight before the sums
+            const int j = tile_col * kTile + ty + kTileRows * u;
+            const bool in = i < n && j < n && (lower ? i >= j : i <= j);
+            v[u] = in ? a[std::size_t(j) * lda + i] : D(0);
+        }
+        D row_sum = D(0);
+#pragma unroll
+        for (int u = 0; u < kColumns; ++u) {
+            const int j = tile_col * kTile + ty + kTileRows * u;
+            if (i == j) {
+                if (hermitian) v[u] = real_part_only(v[u]);
+                row_sum += v[u] * xj[u];
+            } else {
+                row_sum += v[u] * xj[u];
+                mirrored[u] += conj_if(v[u], hermitian) * xi;
+            }
+        }
+        row_part[ty][tx] = row_sum;
+        __syncthreads();
+        if (ty == 0 && i < n) {
+            D total = D(0);
+#pragma unroll
+            for (int k = 0; k < kTileRows; ++k) total += row_part[k][tx];
+            atomic_add_dev(acc + i, total);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int u = 0; u < kColumns; ++u) {
+        D m = mirrored[u];
+        if constexpr (is_complex_dev<D>) {
+            real_of_t<D> re = m.real(), im = m.imag();
+            for (int o = 16; o > 0; o /= 2) re += __shfl_down_sync(0xffffffffu, re, o), im += __shfl_down_sync(0xffffffffu, im, o);
+            m = D(re, im);
+        } else {
+            for (int o = 16; o > 0; o /= 2) m += __shfl_down_sync(0xffffffffu, m, o);
+        }
+        const int j = tile_col * kTile + ty + kTileRows * u;
+        if (tx == 0 && j < n) atomic_add_dev(acc + j, m);
+    }
+}
+
+// x += d, r = b - acc, acc = 0, d = r rounded down (status[2] = 1 where not finite), and the two
+// maxima into status[0] (|r|) and status[1] (|x|) through one atomic per block each.
+template <class D, class L>
+__global__ void fused_finish_kernel(int n, const D* b, D* acc, D* x, L* d, D* r, real_of_t<D>* status) {
+    using R = real_of_t<D>;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    R r_abs = 0, x_abs = 0;
+    if (i < n) {
+        const D xn = x[i] + widen<D>(d[i]);
+        x[i] = xn;
+        const D ri = b[i] - acc[i];
+        r[i] = ri;
+        acc[i] = D(0);
+        const L low = convert_to<L>(ri);
+        if (!finite_value(low)) status[2] = R(1);
+        d[i] = low;
+        r_abs = abs_of(ri), x_abs = abs_of(xn);
+    }
+    r_abs = block_max(r_abs);
+    __syncthreads();  // block_max's shared array is reused
+    x_abs = block_max(x_abs);
+    if (threadIdx.x == 0) {
+        atomic_max_nonneg(status, r_abs);
+        atomic_max_nonneg(status + 1, x_abs);
+    }
+}
+
 // ---- cuBLAS by type: R (n x nrhs) -= A X ----------------------------------------------------------------
 // SYMV / HEMV for one right-hand side (a matrix-vector product reads A once at full bandwidth, which
 // SYMM with one column does not promise).
@@ -359,6 +483,30 @@ BATCHSOLVE_REFINEMENT_SCALE_ADD(T) {
     };
     scale_add_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, to_device(alpha), dev(x), to_device(beta), dev(y));
     BATCHSOLVE_LAUNCH_CHECK("scale_add_kernel");
+}
+
+template <class Hi, class Lo>
+BATCHSOLVE_REFINEMENT_FUSED_PRODUCT(Hi, Lo) {
+    CudaResources& r = prepare(ctx, kRoutine);
+    DeviceGuard guard(r.device_);
+    if (n == 0) {
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(status, 0, 3 * sizeof(real_t<Hi>), r.stream()));
+        return;
+    }
+    const int tiles = (n + kTile - 1) / kTile, rows = std::max(1, strip);
+    const dim3 grid(unsigned((tiles + rows - 1) / rows), unsigned(tiles));
+    fused_product_kernel<<<grid, dim3(kTile, kTileRows), 0, r.stream()>>>(uplo == Uplo::lower, s == Symmetry::hermitian, n, dev(a),
+                                                                          lda, dev(x), dev(d), dev(acc), status, rows);
+    BATCHSOLVE_LAUNCH_CHECK("fused_product_kernel");
+}
+
+template <class Hi, class Lo>
+BATCHSOLVE_REFINEMENT_FUSED_FINISH(Hi, Lo) {
+    CudaResources& rs = prepare(ctx, kRoutine);
+    DeviceGuard guard(rs.device_);
+    if (n == 0) return;
+    fused_finish_kernel<<<blocks_for(n), kThreads, 0, rs.stream()>>>(n, dev(b), dev(acc), dev(x), dev(d), dev(r), status);
+    BATCHSOLVE_LAUNCH_CHECK("fused_finish_kernel");
 }
 
 BATCHSOLVE_INSTANTIATE_FAMILY(BATCHSOLVE_REFINEMENT_ROUTINES)

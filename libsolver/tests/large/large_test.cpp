@@ -464,6 +464,67 @@ TYPED_TEST(PosvMixed, TensorCoreFactorsReachDoubleAccuracyAtEveryLeafOrder) {
                 }
 }
 
+// The fused classical pass (options.fused_pass: M^-1, then A (x + d) in one launch and x += d, r, its
+// conversion down and both norms in another, one read a pass) beside the separate primitives on the
+// same systems: the same chain, the criterion met by both, the passes within one of each other (the
+// residual's summation order differs, so a pass at the criterion's edge may fall either side), double
+// accuracy recomputed here; both triangles, an uneven n, the FP32 factor and a tensor-core one (whose
+// automatic method may escalate to GMRES, which then runs unfused), strips of 1 and 8 tile rows.
+TYPED_TEST(PosvMixed, FusedPassesMeetTheCriterionAsTheSeparateOnesDo) {
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = this->is_cuda ? 1777 : 301;
+    for (LowPrecision precision : {LowPrecision::fp32, LowPrecision::fp16_split})
+        for (double cond : {1e2, 1e5})
+            for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+                PosvMixedOptions options;
+                options.factor_precision = precision;
+                options.refinement_budget = 0;
+                options.fused_pass = 0;
+                const MixedRun plain = run_mixed(this->ctx(), n, 1, cond, uplo, options, seed);
+                for (int strip : {1, 8}) {
+                    options.fused_pass = strip;
+                    const MixedRun fused = run_mixed(this->ctx(), n, 1, cond, uplo, options, seed);
+                    SCOPED_TRACE(std::string(to_string(precision)) + " cond " + std::to_string(cond) + " strip " +
+                                 std::to_string(strip) + (uplo == Uplo::lower ? " lower" : " upper") + ": separate " +
+                                 plain.result.describe() + " | fused " + fused.result.describe());
+                    ASSERT_FALSE(fused.result.steps.empty());
+                    EXPECT_EQ(fused.result.path, plain.result.path);
+                    EXPECT_EQ(fused.result.steps[0].outcome, plain.result.steps[0].outcome);
+                    EXPECT_LE(std::abs(fused.result.iterations - plain.result.iterations), 1);
+                    EXPECT_LE(fused.result.normwise_residual,
+                              std::max(std::sqrt(double(n)), 4.0) * std::numeric_limits<double>::epsilon());
+                    EXPECT_LT(fused.backward_error, kAcceptance);
+                    EXPECT_LT(fused.result.backward_error, kAcceptance * n * unit_roundoff<double>());
+                }
+            }
+}
+
+// A right-hand side beyond FP32's range: the fused step's first conversion overflows, the step ends
+// with that outcome before any solve and the FP64 fallback answers, as without fusion.
+TYPED_TEST(PosvMixed, FusedPassReportsAnOverflowingResidual) {
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    const int n = 200;
+    const std::vector<double> a = spd_matrix(n, 1e2, seed);
+    std::vector<double> b(std::size_t(n), 1.0);
+    b[17] = 1e300;
+    for (int fused : {0, 8}) {
+        PosvMixedOptions options;
+        options.factor_precision = LowPrecision::fp32;
+        options.fused_pass = fused;
+        Buffer<double> da(this->ctx(), a), db(this->ctx(), b), dx(this->ctx(), std::size_t(n));
+        this->ctx().workspace(posv_mixed_workspace_size<double>(Uplo::lower, n, 1, options, this->ctx()));
+        const PosvMixedResult r = posv_mixed<double>(Uplo::lower, n, 1, da.data(), n, db.data(), n, dx.data(), n, options, this->ctx());
+        SCOPED_TRACE("fused_pass " + std::to_string(fused) + ": " + r.describe());
+        ASSERT_EQ(r.steps.size(), 2u);
+        EXPECT_EQ(r.steps[0].outcome, PosvOutcome::overflow);
+        EXPECT_EQ(r.path, PosvPath::double_direct);
+        const std::vector<double> x = dx.to_host();
+        EXPECT_LT(solve_backward_error(a, x, b, n, 1, unit_roundoff<double>()), kAcceptance);
+    }
+}
+
 // posv_mixed's FP32 copy of A (convert_symmetric): into a poisoned square (NaN bytes) with a larger
 // leading dimension, at an order that is not a multiple of the GPU's 32 x 32 tiles, from A whose other
 // triangle is poisoned too: every entry of the square written, the stored triangle rounded to float

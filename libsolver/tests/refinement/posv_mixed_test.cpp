@@ -228,6 +228,48 @@ TEST_F(PosvMixed, SlowGmresGivesWayToTheFallbackUnderTheCostBound) {
     EXPECT_LE(scaled_residual(s, x), criterion(s.n));
 }
 
+// The fused classical pass (options.fused_pass) in the chains above: with ten passes allowed at
+// kappa(A) u_fp32 ~ 6, classical refinement still ends without an answer (NaN, path none), and the
+// automatic method still escalates from its fused classical passes to GMRES (unfused) and meets the
+// criterion; on a well-conditioned system, both triangles, fused and separate passes converge alike.
+TEST_F(PosvMixed, FusedPassesKeepTheChainsDecisions) {
+    const System hard = system(120, 1, 1e8);
+    PosvMixedOptions options;
+    options.factor_precision = LowPrecision::fp16;
+    options.allow_fallback = false;
+    options.shift_units = 64;
+    options.max_iterations = 10;
+    options.fused_pass = 8;
+    std::vector<double> x;
+    options.method = CorrectionMethod::classical;
+    const PosvMixedResult classical = solve(hard, Uplo::lower, options, x);
+    SCOPED_TRACE(where(hard) + ": fused classical " + classical.describe());
+    EXPECT_EQ(classical.path, SolvePath::none);
+    for (double v : x) ASSERT_TRUE(std::isnan(v));
+    options.method = CorrectionMethod::automatic;
+    const PosvMixedResult automatic = solve(hard, Uplo::lower, options, x);
+    SCOPED_TRACE("fused automatic " + automatic.describe());
+    EXPECT_EQ(automatic.path, SolvePath::half_refined);
+    ASSERT_FALSE(automatic.steps.empty());
+    EXPECT_TRUE(automatic.steps.back().gmres);
+    EXPECT_LE(scaled_residual(hard, x), criterion(hard.n));
+
+    const System easy = system(97, 1, 1e3);
+    for (Uplo uplo : {Uplo::lower, Uplo::upper}) {
+        PosvMixedOptions o;
+        o.method = CorrectionMethod::classical;
+        o.fused_pass = 0;
+        const PosvMixedResult separate = solve(easy, uplo, o, x);
+        o.fused_pass = 3;
+        const PosvMixedResult fused = solve(easy, uplo, o, x);
+        SCOPED_TRACE(where(easy) + ": separate " + separate.describe() + " | fused " + fused.describe());
+        EXPECT_EQ(fused.path, separate.path);
+        EXPECT_LE(std::abs(fused.iterations - separate.iterations), 1);
+        EXPECT_LE(scaled_residual(easy, x), criterion(easy.n));
+        EXPECT_LE(fused.normwise_residual, criterion(easy.n));
+    }
+}
+
 TEST_F(PosvMixed, RejectsBadOptions) {
     Context ctx(Backend::cpu);
     PosvMixedOptions o;
@@ -239,6 +281,11 @@ TEST_F(PosvMixed, RejectsBadOptions) {
     o = PosvMixedOptions{};
     o.refinement_budget = -0.5;
     EXPECT_THROW(posv_mixed_workspace_size<double>(Uplo::lower, 8, 1, o, ctx), InvalidArgument);
+    for (int fused : {-2, 65}) {
+        o = PosvMixedOptions{};
+        o.fused_pass = fused;
+        EXPECT_THROW(posv_mixed_workspace_size<double>(Uplo::lower, 8, 1, o, ctx), InvalidArgument) << fused;
+    }
     EXPECT_EQ(parse_low_precision("fp16_split"), LowPrecision::fp16_split);
     EXPECT_THROW(parse_low_precision("fp8"), InvalidArgument);
     EXPECT_EQ(parse_correction_method("gmres"), CorrectionMethod::gmres);

@@ -125,11 +125,11 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     // posv_mixed's automatic chain: FP32 up to 12288, split FP16 (leaves' inverses) without the shift retry above
     const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
     EXPECT_TRUE(m1.found);
-    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0})");
+    EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
-              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0})");
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
-              R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":false,"lookahead":false,"solve_rows":0,"update_width":0})")
+              R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":false,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})")
         << "no table: the safe default chain";
     // the CPU's switch-over (cpu.json)
     EXPECT_EQ(tuned_cpu_switch_over(Precision::d).simd_max_order, 160);
@@ -180,6 +180,8 @@ TEST(TuningTables, MalformedTablesOfEveryFamilyNameFileEntryAndField) {
     expect_has(message(table("posv_mixed", R"({"solve_rows":96})")), {"t.json", "entry 1", "'solve_rows'", "96"});
     expect_has(message(table("posv_mixed", R"({"update_width":-512})")), {"t.json", "entry 1", "'update_width'", "-512"});
     expect_has(message(table("posv_mixed", R"({"lookahead":2})")), {"t.json", "entry 1", "'lookahead'"});
+    expect_has(message(table("posv_mixed", R"({"fused_pass":65})")), {"t.json", "entry 1", "'fused_pass'", "65"});
+    expect_has(message(table("posv_mixed", R"({"tiled_leaf":"yes"})")), {"t.json", "entry 1", "'tiled_leaf'"});
     expect_has(message(table("trsm_vbatched", R"([48])")), {"t.json", "entry 1", "best.config"});
     expect_has(message(table("getrf_vbatched", "{}")), {"t.json", "entry 1", "'routine'", "getrf_vbatched"});
     expect_has(message(table("sytrf_nopiv", "{}", "q")), {"t.json", "entry 1", "'precision'"});

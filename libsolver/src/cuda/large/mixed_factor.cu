@@ -10,6 +10,9 @@
 // stays below 4,096 (FP16's largest finite value is 65,504) and its entries down to 2^-26 stay normal.
 // With config.inverse each diagonal leaf's inverse is formed (STRSM on the identity) right after its
 // SPOTRF, and an off-diagonal solve leaf is a copy of its rows and one GEMM with that inverse.
+// With config.tiled_leaf a leaf's factor and inverse are one launch of 32 x 32 tile tasks instead
+// (leaf_tiles.hpp): the leaves are the factor's latency chain (16 of them at n = 8192, each SPOTRF +
+// identity + STRSM several launches one after the other), its GEMMs only a fraction of its time.
 // The solve applies S, two triangular solves in FP32 (cuBLAS STRSV/STRSM on the whole factor, or
 // blocked: STRSV on each diagonal block and SGEMV for the panel below it, or with config.fused_solve
 // one launch per triangle through the leaves' inverses) and S again. (M^-1 leaf by leaf, TRMV with
@@ -31,6 +34,7 @@
 #include "../../core/mixed_factor_backend.hpp"
 #include "../jit/call_cache.hpp"
 #include "../resources.hpp"
+#include "leaf_tiles.hpp"
 
 namespace batchsolve::cuda_backend {
 
@@ -67,7 +71,9 @@ void leaves_of(int off, int m, int leaf, std::vector<std::pair<int, int>>& out) 
     leaves_of(off + m1, m - m1, leaf, out);
 }
 
-int inverse_cols(int n, const MixedFactorConfig& c) { return c.inverse ? std::min(n, c.leaf) : 0; }
+int inverse_cols(int n, const MixedFactorConfig& c) { return c.inverse || c.tiled_leaf ? std::min(n, c.leaf) : 0; }
+// The largest leaf's order with the tiled leaf (its flags), else 0.
+int tiled_cols(int n, const MixedFactorConfig& c) { return c.tiled_leaf ? std::min(n, c.leaf) : 0; }
 // The fused solve's plan follows the recursive factor's leaves: not with the lookahead's blocks.
 bool fused_of(const MixedFactorConfig& c) { return c.inverse && c.fused_solve && !c.lookahead && c.solve_rows == 0; }
 // Rows of the block-row solve's blocks (config.solve_rows), 0 without it.
@@ -125,13 +131,15 @@ struct Carve {
     float* solver = nullptr;
     int* leaf_info = nullptr;
     int* bad = nullptr;
+    int* leaf_flags = nullptr;  // the tiled leaf's (leaf_tiles::flag_count of the largest leaf)
     std::size_t panel_entries = 0, total = 0;
     int lwork = 0;
 
     // inverse_order: the leaf order with config.inverse, else 0 (inverse_cols); fused: fused_of(config).
     // solve_rows: solve_rows_of(config); lookahead: lookahead_entries(n, config).
+    // tiled_order: the largest leaf's order with config.tiled_leaf, else 0 (tiled_cols).
     Carve(int n, int inverse_order, bool fused, int solve_rows, bool halves, bool split, std::size_t lookahead, int lwork_floats,
-          void* base)
+          void* base, int tiled_order = 0)
         : lwork(lwork_floats) {
         const std::size_t nn = std::size_t(n) * n;
         panel_entries = halves ? std::max(nn / 4 + std::size_t(256) * n, lookahead) : 0;
@@ -147,6 +155,7 @@ struct Carve {
         const std::size_t plan_at = c.reserve<int>(fused ? SolvePlan::max_ints(n) : 0);
         const std::size_t counters_at = c.reserve<int>(fused ? SolvePlan::max_counters(n) : 0);
         const std::size_t y_at = c.reserve<float>(fused ? std::size_t(n) : 0);
+        const std::size_t tiles_at = c.reserve<int>(tiled_order > 0 ? std::size_t(leaf_tiles::flag_count(leaf_tiles::tiles_of(tiled_order))) : 0);
         const std::size_t hi_at = c.reserve<__half>(panel_entries);
         const std::size_t lo_at = c.reserve<__half>(split ? panel_entries : 0);
         const std::size_t solver_at = c.reserve<float>(std::size_t(std::max(lwork_floats, 1)));
@@ -169,6 +178,7 @@ struct Carve {
                 counters = detail::Carve::at<int>(base, counters_at);
                 y = detail::Carve::at<float>(base, y_at);
             }
+            if (tiled_order > 0) leaf_flags = detail::Carve::at<int>(base, tiles_at);
             hi = detail::Carve::at<char>(base, hi_at);
             lo = split ? detail::Carve::at<char>(base, lo_at) : nullptr;
             solver = detail::Carve::at<float>(base, solver_at);
@@ -605,6 +615,192 @@ __global__ void __launch_bounds__(kRowThreads) row_backward_kernel(int n, const 
     raise_flag(done + i);
 }
 
+// ---- the tiled leaf (config.tiled_leaf; the plan in leaf_tiles.hpp) -----------------------------------------
+// One block of kLeafThreads per task: thread (tx = lane, ty = warp) holds entries (tx, ty + 8 u) of its
+// output tile in registers; operands pass through three padded 32 x 33 tiles of shared memory (rows
+// of a tile read across a warp hit 32 banks, a column's entry is broadcast). Tiles written by other
+// blocks of the launch are read through L2 (__ldcg) after their flag.
+constexpr int kLeafThreads = 256;
+constexpr int kLeafWarps = kLeafThreads / 32;
+constexpr int kLeafPer = leaf_tiles::kTile / kLeafWarps;  // outputs per thread
+using LeafTile = float[leaf_tiles::kTile][leaf_tiles::kTile + 1];
+
+// s(r, c) = src(r, c) (column-major, ld) for r < rows, c < cols, else pad on the diagonal and 0 off it;
+// transposed: s(c, r) = src(r, c).
+__device__ void leaf_load(LeafTile& s, const float* src, std::size_t ld, int rows, int cols, float pad, bool transposed) {
+    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+#pragma unroll
+    for (int u = 0; u < kLeafPer; ++u) {
+        const int c = ty + kLeafWarps * u;
+        const float v = tx < rows && c < cols ? __ldcg(src + std::size_t(c) * ld + tx) : (tx == c ? pad : 0.0f);
+        if (transposed) s[c][tx] = v;
+        else s[tx][c] = v;
+    }
+}
+// acc(tx, ty + 8 u) += sign sum_q a(tx, q) b(ty + 8 u, q): (A B^T) for the thread's outputs.
+__device__ void leaf_product(float (&acc)[kLeafPer], const LeafTile& a, const LeafTile& b, float sign) {
+    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+    float sum[kLeafPer] = {};
+#pragma unroll 8
+    for (int q = 0; q < leaf_tiles::kTile; ++q) {
+        const float x = a[tx][q];
+#pragma unroll
+        for (int u = 0; u < kLeafPer; ++u) sum[u] = fmaf(x, b[ty + kLeafWarps * u][q], sum[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kLeafPer; ++u) acc[u] = fmaf(sign, sum[u], acc[u]);
+}
+__device__ void leaf_spill(LeafTile& s, const float (&acc)[kLeafPer], bool transposed) {
+    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+#pragma unroll
+    for (int u = 0; u < kLeafPer; ++u) {
+        const int c = ty + kLeafWarps * u;
+        if (transposed) s[c][tx] = acc[u];
+        else s[tx][c] = acc[u];
+    }
+}
+// dst(r, c) = acc for r < rows, c < cols (lower_only: r >= c).
+__device__ void leaf_store(float* dst, std::size_t ld, const float (&acc)[kLeafPer], int rows, int cols, bool lower_only) {
+    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
+#pragma unroll
+    for (int u = 0; u < kLeafPer; ++u) {
+        const int c = ty + kLeafWarps * u;
+        if (tx < rows && c < cols && (!lower_only || tx >= c)) dst[std::size_t(c) * ld + tx] = acc[u];
+    }
+}
+// *slot = min(*slot, v) where 0 means none yet.
+__device__ void record_first(int* slot, int v) {
+    int old = *reinterpret_cast<volatile int*>(slot);
+    while (old == 0 || v < old) {
+        const int seen = atomicCAS(slot, old, v);
+        if (seen == old) break;
+        old = seen;
+    }
+}
+
+// The leaf of order m at (off, off) of L (ld n): L := its Cholesky factor (lower triangle; the upper
+// one untouched), inv (ld n, the leaf's rows off.., columns 0 .. m - 1) := the factor's inverse, its
+// upper part 0. The first column whose pivot is not positive or not finite (cuSOLVER's info) is
+// merged into *info (off + column, when *info is still 0) by the last block; flags: leaf_tiles'.
+__global__ void __launch_bounds__(kLeafThreads) tiled_leaf_kernel(int n, float* l, int off, int m, float* inv, int* flags, int* info) {
+    namespace lt = leaf_tiles;
+    constexpr int T = lt::kTile;
+    __shared__ LeafTile sa, sb, sc;
+    __shared__ int ticket, last;
+    if (threadIdx.x == 0) ticket = atomicAdd(flags, 1);
+    __syncthreads();
+    const int p = lt::tiles_of(m);
+    const lt::Task task = lt::task_of(ticket, p);
+    const int i = task.i, j = task.j, rows_i = lt::rows_of(i, m), rows_j = lt::rows_of(j, m);
+    const int tx = threadIdx.x % 32;
+    const std::size_t ld = std::size_t(n);
+    float* const lleaf = l + std::size_t(off) * ld + off;  // the leaf's (0, 0)
+    const auto ltile = [&](int a, int b) { return lleaf + std::size_t(b) * T * ld + std::size_t(a) * T; };
+    const auto xtile = [&](int a, int b) { return inv + std::size_t(b) * T * ld + std::size_t(a) * T; };
+    float acc[kLeafPer] = {};
+    if (!task.inverse) {
+        leaf_load(sa, ltile(i, j), ld, rows_i, rows_j, i == j ? 1.0f : 0.0f, false);  // a diagonal tile padded with I
+        __syncthreads();
+        const int tyu = threadIdx.x / 32;
+#pragma unroll
+        for (int u = 0; u < kLeafPer; ++u) acc[u] = sa[tx][tyu + kLeafWarps * u];
+        __syncthreads();
+        for (int k = 0; k < j; ++k) {  // S -= L(i, k) L(j, k)^T, column k's tiles full (k < j < p)
+            wait_flag(flags + lt::factor_flag(p, i, k));
+            if (i != j) wait_flag(flags + lt::factor_flag(p, j, k));
+            leaf_load(sa, ltile(i, k), ld, rows_i, T, 0.0f, false);
+            leaf_load(sb, ltile(j, k), ld, rows_j, T, 0.0f, false);
+            __syncthreads();
+            leaf_product(acc, sa, sb, -1.0f);
+            __syncthreads();
+        }
+        if (i == j) {
+            leaf_spill(sc, acc, false);  // padded rows and columns hold the identity's
+            __syncthreads();
+            if (threadIdx.x < 32) {  // one warp: chol(sc) in place (lower), then sb = its inverse
+                const int lane = threadIdx.x;
+                for (int k = 0; k < T; ++k) {
+                    const float d = sc[k][k];
+                    if (lane == 0 && k < rows_j && !(d > 0.0f && isfinite(d))) record_first(flags + 2, j * T + k + 1);
+                    const float root = sqrtf(d);
+                    __syncwarp();
+                    if (lane > k) sc[lane][k] /= root;
+                    if (lane == k) sc[k][k] = root;
+                    __syncwarp();
+                    if (lane > k) {
+                        const float lck = sc[lane][k];
+                        for (int r = lane; r < T; ++r) sc[r][lane] -= sc[r][k] * lck;
+                    }
+                    __syncwarp();
+                }
+                // Column `lane` of the inverse by forward substitution (entries above the diagonal 0).
+                for (int r = 0; r < T; ++r) {
+                    float v = r == lane ? 1.0f : 0.0f;
+                    for (int q = 0; q < r; ++q) v -= sc[r][q] * sb[q][lane];
+                    sb[r][lane] = r >= lane ? v / sc[r][r] : 0.0f;
+                }
+            }
+            __syncthreads();
+            const int ty = threadIdx.x / 32;
+            float out[kLeafPer], xin[kLeafPer];
+#pragma unroll
+            for (int u = 0; u < kLeafPer; ++u) out[u] = sc[tx][ty + kLeafWarps * u], xin[u] = sb[tx][ty + kLeafWarps * u];
+            leaf_store(ltile(j, j), ld, out, rows_j, rows_j, true);
+            leaf_store(xtile(j, j), ld, xin, rows_j, rows_j, false);
+            const float zero[kLeafPer] = {};
+            for (int c = j + 1; c < p; ++c) leaf_store(xtile(j, c), ld, zero, rows_j, lt::rows_of(c, m), false);
+        } else {  // L(i, j) = S X(j, j)^T
+            wait_flag(flags + lt::factor_flag(p, j, j));
+            leaf_spill(sa, acc, false);
+            leaf_load(sb, xtile(j, j), ld, rows_j, rows_j, 0.0f, false);
+            __syncthreads();
+            float out[kLeafPer] = {};
+            leaf_product(out, sa, sb, 1.0f);
+            leaf_store(ltile(i, j), ld, out, rows_i, rows_j, false);
+        }
+        raise_flag(flags + lt::factor_flag(p, i, j));
+    } else {  // X(i, j) = -X(i, i) sum_{k = j}^{i - 1} L(i, k) X(k, j), i > j: every tile k < i full
+        for (int k = j; k < i; ++k) {
+            wait_flag(flags + lt::factor_flag(p, i, k));
+            wait_flag(flags + (k == j ? lt::factor_flag(p, j, j) : lt::inverse_flag(p, k, j)));
+            leaf_load(sa, ltile(i, k), ld, rows_i, T, 0.0f, false);
+            leaf_load(sb, xtile(k, j), ld, T, T, 0.0f, true);  // sb(c, q) = X(k, j)(q, c)
+            __syncthreads();
+            leaf_product(acc, sa, sb, 1.0f);
+            __syncthreads();
+        }
+        wait_flag(flags + lt::factor_flag(p, i, i));
+        leaf_load(sa, xtile(i, i), ld, rows_i, rows_i, 0.0f, false);
+        leaf_spill(sb, acc, true);  // sb(c, q) = acc(q, c)
+        __syncthreads();
+        float out[kLeafPer] = {};
+        leaf_product(out, sa, sb, -1.0f);
+        leaf_store(xtile(i, j), ld, out, rows_i, T, false);
+        raise_flag(flags + lt::inverse_flag(p, i, j));
+    }
+    // The last block: the leaf's info, then the flags back to zero for the next launch.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(flags + 1, 1) == lt::task_count(p) - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x == 0) {
+        const int bad = *reinterpret_cast<volatile int*>(flags + 2);
+        if (bad != 0 && *info == 0) *info = off + bad;
+    }
+    __syncthreads();
+    for (int f = threadIdx.x; f < lt::flag_count(p); f += kLeafThreads) flags[f] = 0;
+}
+
+// The tiled leaf on stream st: flags hold leaf_tiles::flag_count(tiles_of(m)) zeros on entry and on exit.
+void tiled_leaf(cudaStream_t st, int n, float* l, int off, int m, float* inv, int* flags, int* info) {
+    if (m <= 0) return;
+    const int p = leaf_tiles::tiles_of(m);
+    tiled_leaf_kernel<<<unsigned(leaf_tiles::task_count(p)), kLeafThreads, 0, st>>>(n, l, off, m, inv, flags, info);
+    BATCHSOLVE_LAUNCH_CHECK("tiled_leaf_kernel");
+}
+
 // ---- the recursive factorisation ------------------------------------------------------------------------
 
 // hi (and lo) := the low copies of the m x k FP32 block src (ld lds) on stream st, ld m (to_low_kernel).
@@ -651,6 +847,10 @@ public:
         : r_(r), h_(r.cublas()), n_(n), p_(p), c_(c), w_(w), info_(info) {}
 
     void factor(int off, int m) {
+        if (m <= c_.leaf && c_.tiled_leaf) {  // factor, inverse and info in one launch
+            tiled_leaf(r_.stream(), n_, w_.l, off, m, w_.inv + off, w_.leaf_flags, info_);
+            return;
+        }
         if (m <= c_.leaf) {
             BATCHSOLVE_CUSOLVER_CHECK(cusolverDnSpotrf(r_.cusolver(), CUBLAS_FILL_MODE_LOWER, m, at(off, off), n_, w_.solver,
                                                        w_.lwork, w_.leaf_info));
@@ -887,6 +1087,10 @@ private:
     // Side stream: L(o.., o..) (order wk) := chol, its info merged, its inverse (config.inverse).
     void leaf(int o, int wk) {
         cudaStream_t side = side_.stream;
+        if (c_.tiled_leaf) {  // factor, inverse and info in one launch
+            tiled_leaf(side, n_, w_.l, o, wk, w_.inv + o, w_.leaf_flags, info_);
+            return;
+        }
         BATCHSOLVE_CUSOLVER_CHECK(
             cusolverDnSpotrf(side_.cusolver, CUBLAS_FILL_MODE_LOWER, wk, at(o, o), n_, w_.solver, w_.lwork, w_.leaf_info));
         merge_leaf_info_kernel<<<1, 1, 0, side>>>(info_, w_.leaf_info, o);
@@ -960,7 +1164,7 @@ int leaf_lwork_at(CudaResources& r, int n, int leaf, float* l) {
 // Executable graphs of captured factors (config.graph), keyed by everything the capture depends on.
 // Never destroyed (a replay may still be in flight when another call would evict it); bounded.
 constexpr std::size_t kGraphCacheCapacity = 64;
-using GraphKey = jit::IntegerKey<18>;
+using GraphKey = jit::IntegerKey<19>;
 jit::CallCache<GraphKey, cudaGraphExec_t>& graph_cache() {
     static jit::CallCache<GraphKey, cudaGraphExec_t> cache(kGraphCacheCapacity);
     return cache;
@@ -1029,7 +1233,8 @@ BATCHSOLVE_MIXED_FACTOR_BYTES(T) {
     CudaResources& r = prepare(ctx);
     DeviceGuard guard(r.device_);
     return Carve(n, inverse_cols(n, config), fused_of(config), solve_rows_of(config), uses_halves(precision),
-                 precision == LowPrecision::fp16_split, lookahead_entries(n, config), leaf_lwork(r, n, config.leaf), nullptr)
+                 precision == LowPrecision::fp16_split, lookahead_entries(n, config), leaf_lwork(r, n, config.leaf), nullptr,
+                 tiled_cols(n, config))
         .total;
 }
 
@@ -1044,7 +1249,7 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     const bool halves = uses_halves(precision), split = precision == LowPrecision::fp16_split;
     const int carved = leaf_lwork(r, n, config.leaf);
     Carve w(n, inverse_cols(n, config), fused_of(config), solve_rows_of(config), halves, split, lookahead_entries(n, config), carved,
-            scratch);
+            scratch, tiled_cols(n, config));
     const int needed = leaf_lwork_at(r, n, config.leaf, w.l);
     if (needed > carved)
         throw CudaError("cusolverDnSpotrf_bufferSize", int(CUSOLVER_STATUS_INTERNAL_ERROR),
@@ -1056,6 +1261,11 @@ BATCHSOLVE_MIXED_FACTOR(T) {
     if (config.lookahead) side = std::make_unique<SideLease>(r.device_);
     const auto record = [&] {
         preset_bad_kernel<<<1, 1, 0, r.stream()>>>(w.bad);
+        // The tiled leaf's flags start at zero (each launch leaves them so).
+        if (w.leaf_flags)
+            BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(
+                w.leaf_flags, 0, std::size_t(leaf_tiles::flag_count(leaf_tiles::tiles_of(tiled_cols(n, config)))) * sizeof(int),
+                r.stream()));
         diagonal_scale_kernel<<<blocks_for(n), kThreads, 0, r.stream()>>>(n, a, lda, w.s, w.bad);
         BATCHSOLVE_LAUNCH_CHECK("diagonal_scale_kernel");
         const unsigned tiles = unsigned((n + kTile - 1) / kTile);
@@ -1092,7 +1302,7 @@ BATCHSOLVE_MIXED_FACTOR(T) {
         using jit::key_field;
         const GraphKey key{{r.device_, key_field(r.stream()), n, int(precision), int(uplo), key_field(a), lda, key_field(scratch),
                             key_field(info), shift_bits(shift), config.leaf, config.trsm_leaf, config.inverse, config.fused_solve,
-                            carved, config.lookahead, config.update_width, config.solve_rows}};
+                            carved, config.lookahead, config.update_width, config.solve_rows, config.tiled_leaf}};
         run_captured(r, key, record);
     } else {
         record();
