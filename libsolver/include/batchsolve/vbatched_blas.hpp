@@ -121,10 +121,23 @@ struct GemmConfig {
     // (op(B) = B, op(A) = A^T) spread over all 16 eight-byte bank pairs; 8: the layout before rows 4
     // were measured, which some small tiles keep. 0: the library's default (4).
     int tc_row = 0;
+    // How the size-binned dispatch (a call without a configuration whose problems span several size
+    // classes) runs its bins; read from the entry of the call's largest class, ignored elsewhere (no
+    // kernel's text depends on them). bin_launch 0: one launch per bin on the context's stream, the
+    // largest bin first, each waiting for the one before (its last wave runs on a partly idle GPU);
+    // 1: every bin on a stream of its own (the largest on the highest priority), joined on the
+    // context's stream, so that a bin's last wave overlaps the next bin's blocks; 2: every bin in one
+    // launch, each bin's tile a code path of one kernel on its own range of the grid's blocks, the
+    // largest bin's first (where the bins' tiles share a block size and none is region-split or on the
+    // tile list; else as 0). bin_order 0: a bin's
+    // problems in the order the binning pass lists them; 1: sorted on the device by m * n * k, the
+    // largest first, so that a bin's last wave holds its smallest problems.
+    int bin_launch = 0;
+    int bin_order = 0;
 };
 #define BATCHSOLVE_GEMM_CONFIG_FIELDS(F) \
     F(blk_m) F(blk_n) F(blk_k) F(dim_x) F(dim_y) F(tensor_cores) F(min_blocks_per_sm) F(stages) F(copy_offsets) \
-    F(tile_list) F(dmma16) F(tc_row)
+    F(tile_list) F(dmma16) F(tc_row) F(bin_launch) F(bin_order)
 
 inline bool operator==(const GemmConfig& a, const GemmConfig& b) {
 #define BATCHSOLVE_GEMM_FIELD_EQUAL(field) \

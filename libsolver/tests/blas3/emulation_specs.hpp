@@ -40,6 +40,10 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         s.region = codegen::blas3::GemmRegion::interior;
         return s;
     };
+    auto fused = [](GemmSpec s, std::vector<GemmConfig> paths) {
+        s.fused = std::move(paths);
+        return s;
+    };
     auto edge = [](GemmSpec s, int edge_m, int edge_n) {
         s.region = codegen::blas3::GemmRegion::edge, s.edge_m = edge_m, s.edge_n = edge_n;
         return s;
@@ -151,6 +155,20 @@ inline std::vector<codegen::blas3::GemmSpec> emulation_specs() {
         // d's slice rows 8 apart (tc_row 8, kernels _r8) on both DMMA forms, registers and the ring
         spec(Precision::d, GemmOperand::no_trans, GemmOperand::trans, GemmPart::full, false, GemmConfig{32, 32, 8, 2, 2, true, 6, 0, 3, 0, 1, 8}),
         listed(spec(Precision::d, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, GemmConfig{64, 32, 8, 2, 2, true, 6, 3, 3, 0, 0, 8})),
+        // fused kernels (every size bin in one launch, bin_launch 2; GemmEmulation.FusedBins runs them, the
+        // largest bin's path first): every precision; DMMA on both fragment forms beside SIMT over one block
+        // size, the ring beside registers, advanced pointers, a triangle, transposed operands, tc_row 8
+        fused(spec(Precision::d, GemmOperand::no_trans, GemmOperand::no_trans, GemmPart::full, false, small),
+              {GemmConfig{64, 64, 8, 2, 2, true, 4, 0, 3, 0, 1}, GemmConfig{64, 32, 8, 2, 2, true, 6, 0, 3},
+               GemmConfig{32, 32, 8, 16, 8, false, 6, 0, 0, 0, 0}}),
+        fused(spec(Precision::s, GemmOperand::trans, GemmOperand::no_trans, GemmPart::full, false, small),
+              {GemmConfig{64, 64, 16, 16, 8, false, 4, 0, 3}, GemmConfig{128, 32, 16, 16, 8, false, 4, 0, 3}}),
+        fused(spec(Precision::z, GemmOperand::conj_trans, GemmOperand::trans, GemmPart::lower, false, small),
+              {ring(GemmConfig{64, 32, 8, 2, 2, true, 4}, 3), GemmConfig{32, 32, 8, 2, 2, true}}),
+        fused(spec(Precision::c, GemmOperand::no_trans, GemmOperand::conj_trans, GemmPart::upper, true, small),
+              {ring(GemmConfig{32, 32, 8, 8, 8, false}, 3), GemmConfig{16, 16, 8, 8, 8, false}, GemmConfig{8, 8, 8, 8, 8, false}}),
+        fused(spec(Precision::d, GemmOperand::trans, GemmOperand::trans, GemmPart::full, false, small),
+              {GemmConfig{64, 32, 8, 2, 2, true, 6, 3, 3, 0, 0, 8}, GemmConfig{32, 32, 8, 2, 2, true, 6, 0, 3, 0, 1, 8}}),
     };
 }
 

@@ -144,6 +144,35 @@ TEST(GemmCodegen, AdvancedPointersCompileWithoutSpills) {
     EXPECT_EQ(list_kernel_stats(Precision::s, GemmConfig{64, 64, 8, 16, 16, false, 4, 0, 3}).spill_store_bytes, 0);
 }
 
+// The fused kernels of the shipped table's bins (bin_launch 2: every bin of a call in one launch, the
+// largest bin's path first) at x = 512 and 256, as the launcher forms them (the classes from 128 up,
+// neighbours with the same tile merged): s, d and z compile for sm_90 within the spill cap of their
+// paths; the kernel's registers are the hungriest path's (its launch bound the smallest min_blocks_per_sm
+// of the paths); c's bins (16 x 8 beside 16 x 16 threads) are refused by the field, so its calls keep
+// one launch per bin. NVRTC for sm_90 at this commit: s 128 registers, 44 bytes of spill stores (its paths
+// alone 24 and 0); d at 512 128 and 68 (64, 0, 8: the 64x32 paths then run at 4 blocks per SM, not 6);
+// d at 256 80 and 64 (0, 8). z's shipped bins share one tile (no fused kernel).
+TEST(GemmCodegen, FusedKernelsOfTheShippedBinsCompile) {
+    for (Precision p : {Precision::s, Precision::d, Precision::z, Precision::c})
+        for (int x : {512, 256}) {
+            GemmSpec spec;
+            spec.precision = p;
+            for (int hi = x; hi >= 128; hi /= 2) {
+                GemmConfig c = default_gemm_config(p, hi, hi, x, false, kShippedTuningArch);
+                c.bin_launch = 0, c.bin_order = 0;
+                if (spec.fused.empty() || !(spec.fused.back() == c)) spec.fused.push_back(c);
+            }
+            // a single bin's tile would be one kernel, not fused
+            if (spec.fused.size() < 2) continue;
+            SCOPED_TRACE(gemm_family().kernel_name(spec));
+            if (p == Precision::c) {
+                EXPECT_EQ(gemm_family().can_implement(spec).rfind("config.bin_launch:", 0), 0u);
+                continue;
+            }
+            expect_compiles(spec);
+        }
+}
+
 TEST(GemmCodegen, RefusesWhatItCannotImplement) {
     GemmSpec spec;
     spec.precision = Precision::s;

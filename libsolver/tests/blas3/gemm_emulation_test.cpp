@@ -202,6 +202,123 @@ void run_spec(const GemmSpec& spec, bs_emu::Entry entry, const Shape& sh, std::u
                                         << e / ldc[i] << ", ldc " << ldc[i] << ")";
 }
 
+// A fused kernel (GemmSpec::fused) launched as the launcher does: the problems binned by max(m, n) into
+// one list per path's bin (path 0 the largest bin; each list in reverse order, as the device's atomics
+// may leave it), the path table of block ranges and grids, a one-dimensional grid. Ragged sizes across
+// every bin, problems with m, n or k zero, z extents below the bins' problem counts (the paths' loops
+// over problems). beta_zero: C poisoned with NaN, beta = 0.
+template <class T>
+void run_fused_spec(const GemmSpec& spec, bs_emu::Entry entry, std::uint64_t seed, bool beta_zero) {
+    std::mt19937_64 engine(seed);
+    std::uniform_int_distribution<int> value(-3, 3);
+    auto draw = [&]() {
+        if constexpr (is_complex_v<T>) return T(real_t<T>(value(engine)), real_t<T>(value(engine)));
+        else return T(value(engine));
+    };
+    const int paths = int(spec.fused.size());
+    // bin b (ascending) holds max(m, n) in (hi[b-1], hi[b]]; path i runs bin paths - 1 - i
+    std::vector<int> hi(static_cast<std::size_t>(paths));
+    for (int b = 0; b < paths; ++b) hi[std::size_t(b)] = 12 + 58 * b / std::max(paths - 1, 1);
+    const int batch = 4 * paths + 3;
+    std::vector<int> m(batch), n(batch), k(batch);
+    for (int i = 0; i < batch; ++i) {
+        const int b = i % paths, lo = b > 0 ? hi[std::size_t(b - 1)] + 1 : 1;
+        const int big = std::uniform_int_distribution<int>(lo, hi[std::size_t(b)])(engine);
+        const int other = std::uniform_int_distribution<int>(1, big)(engine);
+        m[i] = i % 2 ? big : other, n[i] = i % 2 ? other : big, k[i] = std::uniform_int_distribution<int>(1, 40)(engine);
+        if (spec.part != GemmPart::full) n[i] = m[i] = big;
+    }
+    m[batch - 1] = 0, n[batch - 2] = 0, k[batch - 3] = 0, k[0] = 0;  // empty problems, and C = beta C
+    std::vector<std::vector<int>> lists(static_cast<std::size_t>(paths));
+    for (int i = batch - 1; i >= 0; --i) {
+        if (m[i] == 0 || n[i] == 0) continue;
+        int b = 0;
+        while (b + 1 < paths && std::max(m[i], n[i]) > hi[std::size_t(b)]) ++b;
+        lists[std::size_t(b)].push_back(i);
+    }
+    std::vector<int> flat(static_cast<std::size_t>(paths) * batch, -1), counts(static_cast<std::size_t>(paths));
+    for (int b = 0; b < paths; ++b) {
+        counts[std::size_t(b)] = int(lists[std::size_t(b)].size());
+        std::copy(lists[std::size_t(b)].begin(), lists[std::size_t(b)].end(), flat.begin() + std::ptrdiff_t(b) * batch);
+    }
+    std::vector<std::vector<T>> A(batch), B(batch), C(batch);
+    std::vector<int> lda(batch), ldb(batch), ldc(batch);
+    auto stored = [&](int rows, int cols, std::vector<T>& data, int& ld) {
+        ld = rows + 2;
+        data.resize(std::size_t(ld) * cols + 1);
+        for (T& x : data) x = draw();
+    };
+    for (int i = 0; i < batch; ++i) {
+        const bool ta = transposed(spec.op_a), tb = transposed(spec.op_b);
+        stored(ta ? k[i] : m[i], ta ? m[i] : k[i], A[i], lda[i]);
+        stored(tb ? n[i] : k[i], tb ? k[i] : n[i], B[i], ldb[i]);
+        stored(m[i], n[i], C[i], ldc[i]);
+    }
+    if (beta_zero)
+        for (auto& x : C) std::fill(x.begin(), x.end(), T(std::numeric_limits<real_t<T>>::quiet_NaN()));
+    const T alpha = T(2), beta = beta_zero ? T(0) : T(-1);
+    std::vector<std::vector<T>> E = C;
+    for (int i = 0; i < batch; ++i)
+        for (int c = 0; c < n[i]; ++c)
+            for (int r = 0; r < m[i]; ++r) {
+                if (spec.part == GemmPart::lower && r < c) continue;
+                if (spec.part == GemmPart::upper && r > c) continue;
+                T sum(0);
+                for (int p = 0; p < k[i]; ++p) sum += operand(spec.op_a, A[i].data(), lda[i], r, p) * operand(spec.op_b, B[i].data(), ldb[i], p, c);
+                T& out = E[i][std::size_t(c) * ldc[i] + r];
+                out = beta_zero ? alpha * sum : alpha * sum + beta * out;
+                if (spec.real_diagonal && r == c) out = real_only(out);
+            }
+    const int max_m = *std::max_element(m.begin(), m.end()), max_n = *std::max_element(n.begin(), n.end());
+    // the path table, kFusedTableFields arrays of `paths` ints: end, gx, gy, gz, bin
+    std::vector<int> table(std::size_t(codegen::blas3::kFusedTableFields) * paths);
+    int end = 0;
+    for (int i = 0; i < paths; ++i) {
+        const GemmConfig& c = spec.fused[std::size_t(i)];
+        const int bin = paths - 1 - i, gz = 2;
+        const int gx = codegen::ceil_div(std::min(max_m, hi[std::size_t(bin)]), c.blk_m);
+        const int gy = codegen::ceil_div(std::min(max_n, hi[std::size_t(bin)]), c.blk_n);
+        end += gx * gy * gz;
+        table[std::size_t(i)] = end, table[std::size_t(paths + i)] = gx, table[std::size_t(2 * paths + i)] = gy;
+        table[std::size_t(3 * paths + i)] = gz, table[std::size_t(4 * paths + i)] = bin;
+    }
+    std::vector<const T*> pa(batch), pb(batch);
+    std::vector<T*> pc(batch);
+    for (int i = 0; i < batch; ++i) pa[i] = A[i].data(), pb[i] = B[i].data(), pc[i] = C[i].data();
+    int batch_ = batch, zero = 0, lim = 1 << 30;
+    const int* m_v = m.data(); const int* n_v = n.data(); const int* k_v = k.data();
+    T al = alpha, be = beta;
+    const T* const* a_p = pa.data();
+    const T* const* b_p = pb.data();
+    T* const* c_p = pc.data();
+    const int* lda_p = lda.data(); const int* ldb_p = ldb.data(); const int* ldc_p = ldc.data();
+    const int* skip = nullptr;
+    const int* lists_p = flat.data();
+    const int* counts_p = counts.data();
+    void* args[] = {&batch_, &m_v, &zero, &lim, &n_v, &zero, &lim, &k_v, &zero, &lim,
+                    &al, &a_p, &lda_p, &zero, &zero, &b_p, &ldb_p, &zero, &zero,
+                    &be, &c_p, &ldc_p, &zero, &zero, &skip, &lists_p, &counts_p, table.data()};
+    const codegen::KernelResources res = codegen::blas3::gemm_family().resources(spec);
+    bs_emu::Dim3 grid, block;
+    grid.x = unsigned(end);
+    block.x = unsigned(res.threads_per_block);
+    bs_emu::launch(entry, grid, block, res.shared_bytes, args);
+    for (int i = 0; i < batch; ++i)
+        for (std::size_t e = 0; e < C[i].size(); ++e)
+            ASSERT_TRUE(same(C[i][e], E[i][e])) << "problem " << i << " (" << m[i] << " x " << n[i] << " x " << k[i]
+                                        << ") storage element " << e << " (row " << e % ldc[i] << ", col "
+                                        << e / ldc[i] << ", ldc " << ldc[i] << "), seed " << seed;
+}
+
+void run_fused(const GemmSpec& spec, bs_emu::Entry entry, std::uint64_t seed, bool beta_zero) {
+    switch (spec.precision) {
+        case Precision::s: return run_fused_spec<float>(spec, entry, seed, beta_zero);
+        case Precision::d: return run_fused_spec<double>(spec, entry, seed, beta_zero);
+        case Precision::c: return run_fused_spec<std::complex<float>>(spec, entry, seed, beta_zero);
+        case Precision::z: return run_fused_spec<std::complex<double>>(spec, entry, seed, beta_zero);
+    }
+}
+
 void run(const GemmSpec& spec, bs_emu::Entry entry, const Shape& shape, std::uint64_t seed, bool beta_zero = false) {
     switch (spec.precision) {
         case Precision::s: return run_spec<float>(spec, entry, shape, seed, beta_zero);
@@ -218,9 +335,60 @@ TEST(GemmEmulation, EverySpecMatchesTheFormula) {
     const std::uint64_t seed = fresh_seed();
     BATCHSOLVE_TRACE_SEED(seed);
     for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (!specs[i].fused.empty()) continue;  // FusedBins
         SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
         run(specs[i], kernels[i], Shape{}, seed + i);
     }
+}
+
+TEST(GemmEmulation, FusedBins) {
+    // every size bin in one launch: each problem computed once by its bin's path, beta = 0 never reads C
+    const auto specs = emulation_specs();
+    const auto kernels = emulated_gemm_kernels();
+    const std::uint64_t seed = fresh_seed();
+    BATCHSOLVE_TRACE_SEED(seed);
+    int fused = 0;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        if (specs[i].fused.empty()) continue;
+        ++fused;
+        SCOPED_TRACE(codegen::blas3::gemm_family().kernel_name(specs[i]));
+        EXPECT_EQ(codegen::blas3::gemm_family().can_implement(specs[i]), "");
+        for (bool beta_zero : {false, true}) run_fused(specs[i], kernels[i], seed + 2 * i + (beta_zero ? 1 : 0), beta_zero);
+    }
+    EXPECT_GE(fused, 4);
+}
+
+TEST(GemmEmulation, FusedKernelsAreCheckedAndNamed) {
+    using codegen::blas3::GemmRegion;
+    const auto& family = codegen::blas3::gemm_family();
+    GemmSpec s;
+    s.precision = Precision::d;
+    s.fused = {GemmConfig{64, 64, 8, 2, 2, true, 4}, GemmConfig{64, 32, 8, 2, 2, true, 6}};
+    EXPECT_EQ(family.can_implement(s), "");
+    EXPECT_NE(family.kernel_name(s).find("_fused_64x64x8"), std::string::npos);
+    EXPECT_NE(family.kernel_name(s).find("_then_64x32x8"), std::string::npos);
+    // the block: the paths' common threads, the largest path's shared memory
+    GemmSpec big;
+    big.precision = Precision::d, big.config = s.fused[0];
+    EXPECT_EQ(family.resources(s).shared_bytes, family.resources(big).shared_bytes);
+    EXPECT_EQ(family.resources(s).threads_per_block, 128);
+    // the launch bound of the most registers any path was tuned with
+    EXPECT_NE(family.generate(s).source.find("BS_KERNEL_HEAD(128, 4)"), std::string::npos);
+    GemmSpec mixed = s;
+    mixed.fused[1] = GemmConfig{64, 32, 8, 16, 16, false};  // 256 threads beside 128
+    EXPECT_EQ(family.can_implement(mixed).rfind("config.bin_launch:", 0), 0u);
+    GemmSpec one = s;
+    one.fused.pop_back();
+    EXPECT_EQ(family.can_implement(one).rfind("config.bin_launch:", 0), 0u);
+    GemmSpec listed = s;
+    listed.fused[1].tile_list = 1;
+    EXPECT_EQ(family.can_implement(listed).rfind("config.tile_list:", 0), 0u);
+    GemmSpec region = s;
+    region.region = GemmRegion::interior;
+    EXPECT_NE(family.can_implement(region), "");
+    GemmSpec bad = s;
+    bad.fused[0].blk_k = 0;  // a path's own problem, by its field
+    EXPECT_EQ(family.can_implement(bad).rfind("config.blk_k:", 0), 0u);
 }
 
 TEST(GemmEmulation, DerivedSizesAndOffsets) {

@@ -780,6 +780,23 @@ TEST(GemmConfigTest, JsonRoundTripAndProblems) {
     EXPECT_EQ(gemm_config_problem(Precision::d, rows).rfind("config.tc_row:", 0), 0u);
     rows.tc_row = 4, rows.tensor_cores = false, rows.dim_x = rows.dim_y = 8;
     EXPECT_EQ(gemm_config_problem(Precision::d, rows).rfind("config.tc_row:", 0), 0u);
+    // how the binned dispatch runs its bins (bin_launch, bin_order): 0 left out of the text (every kernel
+    // key and table written before the fields read the same), 1 and 2 round-trip, other values refused
+    GemmConfig dispatch{64, 32, 8, 2, 2, true, 6, 0, 3};
+    EXPECT_EQ(to_string(dispatch).find("bin_"), std::string::npos);
+    for (int launch : {1, 2})
+        for (int order : {0, 1}) {
+            dispatch.bin_launch = launch, dispatch.bin_order = order;
+            EXPECT_EQ(parse_gemm_config(to_string(dispatch)), dispatch);
+            EXPECT_EQ(gemm_config_problem(Precision::d, dispatch), "");
+            EXPECT_EQ(gemm_config_problem(Precision::c, GemmConfig{dispatch.blk_m, dispatch.blk_n, 8, 16, 8, false, 0, 0, 0, 0, 0, 0, launch, order}), "");
+        }
+    dispatch.bin_launch = 3;
+    EXPECT_EQ(gemm_config_problem(Precision::d, dispatch).rfind("config.bin_launch:", 0), 0u);
+    dispatch.bin_launch = 0, dispatch.bin_order = 2;
+    EXPECT_EQ(gemm_config_problem(Precision::d, dispatch).rfind("config.bin_order:", 0), 0u);
+    dispatch.bin_order = -1;
+    EXPECT_EQ(gemm_config_problem(Precision::d, dispatch).rfind("config.bin_order:", 0), 0u);
     // the tile list: 0 left out of the text, 1 round-trips (any tile, ring or registers), other values refused
     GemmConfig tiles{64, 32, 8, 2, 2, true, 6, 0};
     tiles.tile_list = 1;

@@ -112,6 +112,21 @@ void gemm(Output& out) {
                     spec.real_diagonal = f.real_diagonal, spec.full_tiles = full_tiles, spec.config = c;
                     emit(out, "gemm", b::gemm_family(), spec);
                 }
+    // fused kernels (every size bin in one launch, bin_launch 2): the shipped d bins at x = 512 (DMMA on
+    // both fragment forms, advanced pointers), the s bins (SIMT), and paths of two block sizes (refused)
+    const std::vector<GemmConfig> fused_sets[] = {
+        {{64, 64, 8, 2, 2, true, 4, 0, 3, 0, 1}, {64, 32, 8, 2, 2, true, 6, 0, 3}, {64, 32, 8, 2, 2, true, 6}},
+        {{64, 64, 16, 16, 8, false, 4, 0, 3}, {128, 32, 16, 16, 8, false, 4, 0, 3}},
+        {{64, 64, 8, 16, 16, false, 0}, {64, 32, 8, 16, 8, false, 4, 3}},
+    };
+    for (Precision p : kPrecisions)
+        for (const Form& f : forms)
+            for (const std::vector<GemmConfig>& paths : fused_sets) {
+                b::GemmSpec spec;
+                spec.precision = p, spec.op_a = f.a, spec.op_b = f.b, spec.part = f.part;
+                spec.real_diagonal = f.real_diagonal, spec.fused = paths;
+                emit(out, "gemm", b::gemm_family(), spec);
+            }
 }
 
 // ---- triangular: every kind, precision and orientation over the blockings the launchers take ----

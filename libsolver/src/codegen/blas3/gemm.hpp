@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "batchsolve/vbatched_blas.hpp"
 #include "codegen/family.hpp"
@@ -52,7 +53,20 @@ struct GemmSpec {
     bool problem_list = false;
     GemmRegion region = GemmRegion::all;
     int edge_m = 0, edge_n = 0;  // region edge: the interior kernel's tile
+    // A fused kernel (the binned dispatch in one launch, GemmConfig::bin_launch 2) when not empty: one
+    // path per size bin, fused[i] the tile of path i (config and problem_list are then unused; region
+    // all, no tile list). Path i runs as the listed kernel of its tile would on its bin's list, on the
+    // blocks [end[i-1], end[i]) of a one-dimensional grid, its own gx x gy x gz grid over them, x fastest,
+    // so that the block scheduler, which hands out blocks in index order, starts path 0 (the largest
+    // tiles) first and fills its last wave with the next path's blocks. Arguments: those of the whole-batch
+    // kernel (through `skip`), then `const int* lists, const int* counts` (bin b's list lists + b * batch,
+    // its length counts[b]) and the path table by value, kFusedTableFields ints per path in five arrays:
+    // end[paths], gx[paths], gy[paths], gz[paths], bin[paths]. Every path has the same threads per block;
+    // the kernel's register bound is the smallest min_blocks_per_sm among them (the most registers any
+    // path was tuned with), its dynamic shared memory the largest path's.
+    std::vector<GemmConfig> fused;
 };
+inline constexpr int kFusedTableFields = 5;
 
 // Dynamic shared memory a kernel with the cp.async ring may use (an SM 9.0 block's opt-in limit,
 // 227 KB); the register path stays within the 48 KB a launch gets without opting in.

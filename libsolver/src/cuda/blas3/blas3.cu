@@ -10,7 +10,12 @@
 // edge tile on the ragged rest, two kernels on the same list. Tile list (config.tile_list): one kernel
 // scans the tile counts of the problems of every such kernel of the call (a CUB block scan per kernel,
 // one launch), and the kernel runs a persistent grid (the blocks the GPU holds at once) over the
-// (problem, tile) pairs. The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
+// (problem, tile) pairs. How the bins run is the largest bin's entry's (GemmConfig::bin_launch,
+// bin_order): one after another on the context's stream, or each on a stream of its own joined on the
+// context's stream (side streams per thread and device, created on first use), or every bin in one
+// launch of a fused kernel (codegen/blas3/gemm.hpp, GemmSpec::fused); a bin's problems as
+// binned, or sorted by m * n * k, the largest first (a CUB segmented radix sort, one segment per bin).
+// The GEMM path never uses ctx.workspace() (TRSM keeps its inverted blocks there while it
 // calls the GEMM).
 #include <algorithm>
 #include <complex>
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "../../core/blas3_check.hpp"
 #include "../jit/jit.hpp"
@@ -63,8 +69,10 @@ __device__ int effective_size(const int* v, int subtract, int limit, int i) {
 
 // One pass over the batch: each problem that writes something (not skipped, m and n not zero) goes
 // to the list of its bin, lists[b * batch + slot]; counts[b] (zeroed before) ends as the bin's size.
+// keys (optional): beside each listed problem its m * n * k, saturated at 2^32 - 1 (the sort's key).
 __global__ void bin_problems_kernel(int batch, const int* m_v, int m_sub, int m_lim, const int* n_v, int n_sub, int n_lim,
-                                    const int* skip, BinBounds bounds, int* counts, int* lists) {
+                                    const int* k_v, int k_sub, int k_lim, const int* skip, BinBounds bounds,
+                                    int* counts, int* lists, unsigned* keys) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < batch; i += gridDim.x * blockDim.x) {
         if (skip && skip[i]) continue;
         const int m = effective_size(m_v, m_sub, m_lim, i), n = effective_size(n_v, n_sub, n_lim, i);
@@ -72,8 +80,29 @@ __global__ void bin_problems_kernel(int batch, const int* m_v, int m_sub, int m_
         const int size = m > n ? m : n;
         int b = 0;
         while (b + 1 < bounds.count && size > bounds.hi[b]) ++b;
-        lists[(long long)b * batch + atomicAdd(&counts[b], 1)] = i;
+        const long long slot = (long long)b * batch + atomicAdd(&counts[b], 1);
+        lists[slot] = i;
+        if (keys) {
+            const unsigned long long work = (unsigned long long)m * n * effective_size(k_v, k_sub, k_lim, i);
+            keys[slot] = work > 0xffffffffull ? 0xffffffffu : unsigned(work);
+        }
     }
+}
+
+// The segments of the per-bin sort: bin b's list starts at b * batch and holds counts[b] problems.
+__global__ void bin_segments_kernel(int bins, int batch, const int* counts, int* begin, int* end) {
+    for (int b = threadIdx.x; b < bins; b += blockDim.x) {
+        begin[b] = b * batch;
+        end[b] = b * batch + counts[b];
+    }
+}
+
+// The bits of the sort's keys: enough for m * n * k of the call's largest problem (fewer radix passes).
+int key_bits(int max_m, int max_n, int max_k) {
+    const unsigned long long most = (unsigned long long)max_m * max_n * std::max(max_k, 1);
+    int bits = 1;
+    while (bits < 32 && (most >> bits) != 0) ++bits;
+    return bits;
 }
 
 // The tile counts of one tile-list kernel's problems (its bin's list, or the whole batch) summed: entry z
@@ -161,25 +190,36 @@ struct GemmBin {
     GemmConfig edge;
 };
 
+// A configuration as its kernel sees it: the dispatch's fields (how the bins run) change no kernel.
+GemmConfig kernel_config(GemmConfig c) {
+    c.bin_launch = 0, c.bin_order = 0;
+    return c;
+}
+
 // The tuning table's edge tile for a bin of size `hi` whose tile is `tile`, when it divides it and differs.
 bool edge_config(Precision p, int hi, const GemmConfig& tile, int arch, GemmConfig& edge) {
     const TunedEntry e = tuned_config("gemm_vbatched_edge", p, LayoutKind::column_major, hi, arch);
     if (!e.found) return false;
-    edge = parse_gemm_config(e.config);
+    edge = kernel_config(parse_gemm_config(e.config));
     return edge != tile && edge.blk_m <= tile.blk_m && edge.blk_n <= tile.blk_n && tile.blk_m % edge.blk_m == 0 &&
            tile.blk_n % edge.blk_n == 0;
 }
 
 // The bins of a call whose largest problem is max_mn: kFirstBinSize, then doubling up to max_mn, each
-// with default_gemm_config at its upper bound; neighbours with the same configuration merged.
-std::vector<GemmBin> gemm_bins(Precision p, int max_mn, int max_k, bool triangle, int arch) {
+// with default_gemm_config at its upper bound; neighbours with the same kernel configuration merged.
+// dispatch: the largest bin's entry (its bin_launch and bin_order decide how the bins run).
+std::vector<GemmBin> gemm_bins(Precision p, int max_mn, int max_k, bool triangle, int arch, GemmConfig& dispatch) {
     std::vector<GemmBin> bins;
     for (long long size = kFirstBinSize;; size *= 2) {
         const int hi = size >= max_mn ? max_mn : int(size);
-        const GemmConfig c = default_gemm_config(p, hi, hi, max_k, triangle, arch);
+        const GemmConfig entry = default_gemm_config(p, hi, hi, max_k, triangle, arch);
+        const GemmConfig c = kernel_config(entry);
         if (!bins.empty() && bins.back().config == c) bins.back().hi = hi;
         else bins.push_back({hi, c, false, GemmConfig{}});
-        if (hi == max_mn) break;
+        if (hi == max_mn) {
+            dispatch = entry;
+            break;
+        }
     }
     for (std::size_t b = 1; b < bins.size(); ++b) bins[b].split = edge_config(p, bins[b].hi, bins[b].config, arch, bins[b].edge);
     return bins;
@@ -195,11 +235,14 @@ GemmPlan plan_gemm(const codegen::blas3::GemmSpec& spec, int max_m, int max_n, i
     const bool triangle = spec.part != codegen::blas3::GemmPart::full;
     const int max_mn = std::max(max_m, max_n);
     std::vector<GemmBin> bins;
-    if (config) bins.push_back({max_mn, *config, false, GemmConfig{}});
-    else if (constant_sizes || max_mn <= kFirstBinSize) bins.push_back({max_mn, family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch}), false, GemmConfig{}});
-    else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch);
+    GemmConfig dispatch;
+    if (config) bins.push_back({max_mn, kernel_config(*config), false, GemmConfig{}});
+    else if (constant_sizes || max_mn <= kFirstBinSize)
+        bins.push_back({max_mn, kernel_config(family.default_config({spec.precision, max_m, max_n, max_k, triangle, arch})), false, GemmConfig{}});
+    else bins = gemm_bins(spec.precision, max_mn, max_k, triangle, arch, dispatch);
     const bool binned = bins.size() > 1;
     GemmPlan plan;
+    if (binned) plan.bin_launch = dispatch.bin_launch, plan.bin_order = dispatch.bin_order;
     for (const GemmBin& b : bins) plan.bin_hi.push_back(b.hi);
     // the kernels, largest bin first (its long tiles start while the GPU is empty); a split bin's
     // interior kernel before its edge kernel
@@ -221,6 +264,19 @@ GemmPlan plan_gemm(const codegen::blas3::GemmSpec& spec, int max_m, int max_n, i
             plan.specs.push_back(e), plan.bin_of.push_back(b);
         } else {
             plan.specs.push_back(s), plan.bin_of.push_back(b);
+        }
+    }
+    if (plan.bin_launch == 2) {  // the bins' kernels as the paths of one, where they can be
+        codegen::blas3::GemmSpec fused = spec;
+        for (const codegen::blas3::GemmSpec& s : plan.specs) fused.fused.push_back(s.config);
+        const bool whole = std::all_of(plan.specs.begin(), plan.specs.end(),
+                                       [](const codegen::blas3::GemmSpec& s) { return s.region == codegen::blas3::GemmRegion::all; });
+        if (whole && family.can_implement(fused).empty()) {
+            plan.path_bin = plan.bin_of;
+            plan.specs = {fused};
+            plan.bin_of = {plan.path_bin.front()};
+        } else {
+            plan.bin_launch = 0;
         }
     }
     return plan;
@@ -273,6 +329,37 @@ std::vector<const jit::LoadedKernel*> gemm_kernels(const std::vector<codegen::bl
     return jit::cached_kernels(requests, device, int(specs.size()));
 }
 
+// The side streams of bin_launch 1 on this thread and device: stream i at the device's greatest
+// priority plus i (clamped to its least), so that the block scheduler dispatches a larger bin's
+// blocks first and a smaller bin's fill the SMs its last wave leaves idle; a fork event recorded on
+// the context's stream that every side stream waits for, and one join event per side stream that the
+// context's stream waits for (capturable: a graph gets the fork and the join as edges). Per thread,
+// because an event recorded by one call and waited for by another thread's would join the wrong work;
+// created on first use and kept for the thread's life (a handful of handles).
+struct BinStreams {
+    std::vector<cudaStream_t> streams;
+    std::vector<cudaEvent_t> joins;
+    cudaEvent_t fork = nullptr;
+};
+BinStreams& bin_streams(int device, std::size_t count) {
+    thread_local std::vector<BinStreams> per_device;
+    if (per_device.size() <= std::size_t(device)) per_device.resize(std::size_t(device) + 1);
+    BinStreams& s = per_device[std::size_t(device)];
+    if (!s.fork) BATCHSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
+    int least = 0, greatest = 0;
+    if (s.streams.size() < count) BATCHSOLVE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    while (s.streams.size() < count) {
+        // greatest is the numerically smallest priority; each later stream one step toward least
+        const int priority = std::min(least, greatest + int(s.streams.size()));
+        cudaStream_t stream = nullptr;
+        cudaEvent_t join = nullptr;
+        BATCHSOLVE_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority));
+        BATCHSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+        s.streams.push_back(stream), s.joins.push_back(join);
+    }
+    return s;
+}
+
 std::string spec_problem_text(const codegen::blas3::GemmSpec& spec) { return codegen::blas3::gemm_family().can_implement(spec); }
 
 void check_spec(const codegen::blas3::GemmSpec& spec) {
@@ -287,12 +374,18 @@ void check_spec(const codegen::blas3::GemmSpec& spec) {
 
 // The part field carries the region split's kernels as part/interior or part/edge<edge_m>x<edge_n>.
 std::string gemm_manifest_line(const codegen::blas3::GemmSpec& s) {
+    std::string config = to_string(s.config);
+    if (!s.fused.empty()) {
+        config = "[";
+        for (std::size_t i = 0; i < s.fused.size(); ++i) config += (i ? "," : "") + to_string(s.fused[i]);
+        config += "]";
+    }
     std::string part = codegen::blas3::to_string(s.part);
     if (s.region == codegen::blas3::GemmRegion::interior) part += "/interior";
     if (s.region == codegen::blas3::GemmRegion::edge) part += "/edge" + std::to_string(s.edge_m) + "x" + std::to_string(s.edge_n);
     return std::string("gemm ") + precision_letter(s.precision) + " " + codegen::blas3::to_string(s.op_a) + " " +
            codegen::blas3::to_string(s.op_b) + " " + part + " " + (s.real_diagonal ? "1 " : "0 ") +
-           (s.full_tiles ? "1 " : "0 ") + (s.problem_list ? "1 " : "0 ") + to_string(s.config);
+           (s.full_tiles ? "1 " : "0 ") + (s.problem_list || !s.fused.empty() ? "1 " : "0 ") + config;
 }
 
 jit::KernelRequest gemm_manifest_request(const std::string& line) {
@@ -332,7 +425,18 @@ jit::KernelRequest gemm_manifest_request(const std::string& line) {
     else if (part == "upper") spec.part = codegen::blas3::GemmPart::upper;
     else bad("part", "full, lower or upper");
     spec.real_diagonal = real_diagonal != 0, spec.full_tiles = full_tiles != 0, spec.problem_list = listed != 0;
-    spec.config = parse_gemm_config(config_text);
+    if (!config_text.empty() && config_text[0] == '[') {  // a fused kernel: its paths' flat JSON objects
+        std::size_t open = std::string::npos;
+        for (std::size_t i = 1; i < config_text.size(); ++i) {
+            if (config_text[i] == '{') open = i;
+            if (config_text[i] == '}' && open != std::string::npos)
+                spec.fused.push_back(parse_gemm_config(config_text.substr(open, i + 1 - open))), open = std::string::npos;
+        }
+        if (spec.fused.empty()) bad("config", "a JSON array of configurations");
+        spec.problem_list = false;
+    } else {
+        spec.config = parse_gemm_config(config_text);
+    }
     if (const std::string problem = spec_problem_text(spec); !problem.empty()) bad("config", problem);
     int device = 0;
     cudaGetDevice(&device);  // the opt-in names a device; a replay for an architecture loads nothing
@@ -383,6 +487,7 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     const bool binned = plan.bin_hi.size() > 1;
     for (std::size_t i = 0; i < specs.size(); ++i) {
         check_spec(specs[i]);
+        if (!specs[i].fused.empty()) continue;  // one-dimensional grid: its bound is checked at the launch
         const long long tiles_x = (std::min(max_m, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_m - 1) / specs[i].config.blk_m;
         const long long tiles_y = (std::min(max_n, plan.bin_hi[bin_of[i]]) + specs[i].config.blk_n - 1) / specs[i].config.blk_n;
         if (specs[i].config.tile_list) {
@@ -402,26 +507,67 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     std::vector<int*> tile_end(specs.size(), nullptr);
     std::size_t tile_lists = 0;
     for (const codegen::blas3::GemmSpec& s : specs) tile_lists += s.config.tile_list ? 1 : 0;
+    // bin_order 1: the lists sorted per bin by their keys (CUB's offsets are int: every bin's list slots
+    // within 2^31 - 1, else the lists stay as binned)
+    const std::size_t bins = plan.bin_hi.size();
+    const bool sorted = binned && plan.bin_order == 1 && (long long)bins * batch <= 2147483647LL;
+    const int bits = key_bits(max_m, max_n, max_k);
+    std::size_t sort_bytes = 0;
+    if (sorted)
+        BATCHSOLVE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
+            nullptr, sort_bytes, static_cast<const unsigned*>(nullptr), static_cast<unsigned*>(nullptr),
+            static_cast<const int*>(nullptr), static_cast<int*>(nullptr), int(bins * batch), int(bins),
+            static_cast<const int*>(nullptr), static_cast<const int*>(nullptr), 0, bits, r.stream()));
+    unsigned* keys = nullptr;
+    unsigned* keys_sorted = nullptr;
+    int* lists_sorted = nullptr;
+    int* segment_begin = nullptr;
+    int* segment_end = nullptr;
+    void* sort_temp = nullptr;
     if (binned || tile_lists > 0) {
         detail::Carve carve;
-        const std::size_t counts_at = carve.reserve<int>(binned ? plan.bin_hi.size() : 0);
-        const std::size_t lists_at = carve.reserve<int>(binned ? plan.bin_hi.size() * std::size_t(batch) : 0);
+        const std::size_t counts_at = carve.reserve<int>(binned ? bins : 0);
+        const std::size_t lists_at = carve.reserve<int>(binned ? bins * std::size_t(batch) : 0);
         const std::size_t tiles_at = carve.reserve<int>(tile_lists * std::size_t(batch));
+        const std::size_t sorted_at = carve.reserve<int>(sorted ? bins * std::size_t(batch) : 0);
+        const std::size_t keys_at = carve.reserve<unsigned>(sorted ? bins * std::size_t(batch) : 0);
+        const std::size_t keys_sorted_at = carve.reserve<unsigned>(sorted ? bins * std::size_t(batch) : 0);
+        const std::size_t begin_at = carve.reserve<int>(sorted ? bins : 0);
+        const std::size_t end_at = carve.reserve<int>(sorted ? bins : 0);
+        const std::size_t temp_at = carve.reserve<unsigned char>(sorted ? sort_bytes : 0);
         void* base = r.scratch(carve.size());
         counts = binned ? detail::Carve::at<int>(base, counts_at) : nullptr;
         lists = binned ? detail::Carve::at<int>(base, lists_at) : nullptr;
         for (std::size_t i = 0, j = 0; i < specs.size(); ++i)
             if (specs[i].config.tile_list) tile_end[i] = detail::Carve::at<int>(base, tiles_at) + j++ * std::size_t(batch);
+        if (sorted) {
+            lists_sorted = detail::Carve::at<int>(base, sorted_at);
+            keys = detail::Carve::at<unsigned>(base, keys_at);
+            keys_sorted = detail::Carve::at<unsigned>(base, keys_sorted_at);
+            segment_begin = detail::Carve::at<int>(base, begin_at);
+            segment_end = detail::Carve::at<int>(base, end_at);
+            sort_temp = detail::Carve::at<unsigned char>(base, temp_at);
+        }
     }
     if (binned) {
         BinBounds bounds;
-        bounds.count = int(plan.bin_hi.size());
-        for (std::size_t b = 0; b < plan.bin_hi.size(); ++b) bounds.hi[b] = plan.bin_hi[b];
-        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(counts, 0, plan.bin_hi.size() * sizeof(int), r.stream()));
+        bounds.count = int(bins);
+        for (std::size_t b = 0; b < bins; ++b) bounds.hi[b] = plan.bin_hi[b];
+        BATCHSOLVE_CUDA_CHECK(cudaMemsetAsync(counts, 0, bins * sizeof(int), r.stream()));
         const int blocks = std::min((batch + kBinThreads - 1) / kBinThreads, 4 * std::max(r.sm_count_, 1));
         bin_problems_kernel<<<blocks, kBinThreads, 0, r.stream()>>>(batch, m.values, m.subtract, m.limit, n.values,
-                                                                   n.subtract, n.limit, extras.skip, bounds, counts, lists);
+                                                                   n.subtract, n.limit, k.values, k.subtract, k.limit,
+                                                                   extras.skip, bounds, counts, lists, keys);
         BATCHSOLVE_LAUNCH_CHECK("bin_problems_kernel");
+    }
+    if (sorted) {
+        bin_segments_kernel<<<1, 32, 0, r.stream()>>>(int(bins), batch, counts, segment_begin, segment_end);
+        BATCHSOLVE_LAUNCH_CHECK("bin_segments_kernel");
+        // slots past a bin's count are outside every segment: neither read nor written
+        BATCHSOLVE_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
+            sort_temp, sort_bytes, keys, keys_sorted, lists, lists_sorted, int(bins * batch), int(bins), segment_begin,
+            segment_end, 0, bits, r.stream()));
+        lists = lists_sorted;
     }
     if (tile_lists > 0) {
         TileScans scans;
@@ -445,7 +591,47 @@ BATCHSOLVE_BLAS3_GEMM(T) {
     const int* k_v = k.values; int k_sub = k.subtract, k_lim = k.limit;
     int a_row = o.a_row, a_col = o.a_col, b_row = o.b_row, b_col = o.b_col, c_row = o.c_row, c_col = o.c_col;
     const int* skip = extras.skip;
+    if (plan.bin_launch == 2) {
+        // the fused kernel: path i (bin path_bin[i], the largest first) on the blocks [end[i-1], end[i]),
+        // its grid as the bin's own kernel would have (ceil(max / blk) x ceil(max / blk) x z), every z
+        // extent one value so that the whole grid stays within 2^31 - 1 blocks
+        const codegen::blas3::GemmSpec& s = specs.front();
+        const std::size_t paths = s.fused.size();
+        std::vector<int> table(codegen::blas3::kFusedTableFields * paths);
+        long long per_z = 0;
+        for (std::size_t i = 0; i < paths; ++i) {
+            const int hi = plan.bin_hi[plan.path_bin[i]];
+            const long long gx = (std::min(max_m, hi) + s.fused[i].blk_m - 1) / s.fused[i].blk_m;
+            const long long gy = (std::min(max_n, hi) + s.fused[i].blk_n - 1) / s.fused[i].blk_n;
+            table[paths + i] = int(gx), table[2 * paths + i] = int(gy), table[4 * paths + i] = int(plan.path_bin[i]);
+            per_z += gx * gy;
+        }
+        if (per_z > 2147483647LL)
+            throw InvalidArgument("gemm_vbatched", "config.bin_launch", "at most 2^31 - 1 blocks per problem in one launch (else 0 or 1)");
+        const int gz = int(std::min<long long>({(long long)grid_z, 2147483647LL / per_z}));
+        long long end = 0;
+        for (std::size_t i = 0; i < paths; ++i) {
+            table[3 * paths + i] = gz;
+            end += (long long)table[paths + i] * table[2 * paths + i] * gz;
+            table[i] = int(end);
+        }
+        const codegen::KernelResources resources = family.resources(s);
+        void* args[] = {&batch_, &m_v, &m_sub, &m_lim, &n_v, &n_sub, &n_lim, &k_v, &k_sub, &k_lim,
+                        &alpha, &a, &lda, &a_row, &a_col, &b, &ldb, &b_row, &b_col,
+                        &beta, &c, &ldc, &c_row, &c_col, &skip, &lists, &counts, table.data()};
+        BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels.front()->function), dim3(unsigned(end)),
+                                               dim3(unsigned(resources.threads_per_block)), args, resources.shared_bytes,
+                                               r.stream()));
+        BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated, fused)");
+        return;
+    }
+    // bin_launch 1: kernel i on side stream i, after the fork (everything above) and joined after
+    const bool streamed = binned && plan.bin_launch == 1;
+    BinStreams* side = streamed ? &bin_streams(r.device_, specs.size()) : nullptr;
+    if (streamed) BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side->fork, r.stream()));
     for (std::size_t i = 0; i < specs.size(); ++i) {
+        const cudaStream_t stream = streamed ? side->streams[i] : r.stream();
+        if (streamed) BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(stream, side->fork, 0));
         const std::size_t bin = bin_of[i];
         const codegen::blas3::GemmSpec& s = specs[i];
         const codegen::KernelResources resources = family.resources(s);
@@ -467,9 +653,12 @@ BATCHSOLVE_BLAS3_GEMM(T) {
                               : dim3(unsigned(grid_x), unsigned(grid_y), unsigned(grid_z));
         BATCHSOLVE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void*>(kernels[i]->function), grid,
                                                dim3(unsigned(resources.threads_per_block)),
-                                               binned ? listed_args : whole_args, resources.shared_bytes, r.stream()));
+                                               binned ? listed_args : whole_args, resources.shared_bytes, stream));
         BATCHSOLVE_LAUNCH_CHECK("gemm_vbatched (generated)");
+        if (streamed) BATCHSOLVE_CUDA_CHECK(cudaEventRecord(side->joins[i], stream));
     }
+    if (streamed)
+        for (std::size_t i = 0; i < specs.size(); ++i) BATCHSOLVE_CUDA_CHECK(cudaStreamWaitEvent(r.stream(), side->joins[i], 0));
 }
 
 // SYRK/HERK: C's triangle = alpha op(A) op(A)^T|H + beta C through the GEMM, the thread blocks of the

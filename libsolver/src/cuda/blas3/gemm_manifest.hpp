@@ -2,6 +2,7 @@
 // manifests, replayed by batchsolve-warmup --kernels), so that a run's GEMM kernels can be compiled on
 // every core, or for an architecture without a GPU, before the run:
 //   gemm <precision> <op_a> <op_b> <part> <real_diagonal 0|1> <full_tiles 0|1> <problem_list 0|1> <configuration JSON>
+// (a fused kernel of the binned dispatch: its paths' configurations as one JSON array, problem_list 1)
 // op: n, t, c, syl, syu, hel, heu (codegen/blas3/gemm.hpp's to_string); part: full, lower, upper.
 #pragma once
 
@@ -26,6 +27,11 @@ struct GemmPlan {
     std::vector<int> bin_hi;
     std::vector<codegen::blas3::GemmSpec> specs;
     std::vector<std::size_t> bin_of;
+    // How the bins run (GemmConfig::bin_launch, bin_order of the largest bin's entry; 0 with one bin).
+    // bin_launch 2: specs holds the one fused kernel (GemmSpec::fused), path_bin each path's bin; where
+    // the bins' kernels cannot be fused the plan is bin_launch 0's.
+    int bin_launch = 0, bin_order = 0;
+    std::vector<std::size_t> path_bin;
 };
 // `spec` holds the call's precision, operands, part and real_diagonal; constant_sizes: m, n and k are
 // constants of the call (their limits); `config`: the caller's tile, nullptr for the tables'.
