@@ -24,9 +24,9 @@ warm() {  # warm TABLE(or -) ARGS...
 }
 cm=(--precisions s,d --layouts column_major)
 warm - --routines potrf,posv "${cm[@]}" --n 4,8,12,16,24,32,48,64,80,100,128
-for u in lower upper; do warm - --routines potrf,posv "${cm[@]}" --n 24,32,48,64,80,100,128 --nrhs 2 --uplo $u --batch 300; done
+for u in lower upper; do warm - --routines potrf,posv "${cm[@]}" --n "${M1C_CHECK_N:-24,32,48,64,80,100,128}" --nrhs 2 --uplo $u --batch 300; done
 git -C "$root" show "${M1C_PREVIOUS:-9ebb97e}:libsolver/tuning/sm90.json" > "$dest/m1-previous-sm90.json"
-warm "$dest/m1-previous-sm90.json" --routines potrf "${cm[@]}" --n "${M1C_PREVIOUS_N:-24,48,64,80,100}"
+warm "$dest/m1-previous-sm90.json" --routines "${M1C_PREVIOUS_ROUTINES:-potrf}" "${cm[@]}" --n "${M1C_PREVIOUS_N:-24,48,64,80,100}"
 warm - --routines potrf "${cm[@]}" --n 48,64,80,100,128 --batch 100000
 tar -C "$stage" -cJf "$dest/m1-confirm-prebuilt.tar.xz" kernels generator_version.hpp
 echo "small-m1-confirm-prebuild: $(ls "$stage/kernels" | wc -l) kernels ($(du -h "$dest/m1-confirm-prebuilt.tar.xz" | cut -f1)), version $(grep -o '"[0-9a-f]*"' "$stage/generator_version.hpp") -> $dest"

@@ -6,8 +6,9 @@
 #   committed-wide  the tester, shipped tables, potrf and posv, s d, batch 16384, n = 4..128, cuSolverDx
 #                   as its child process and the tester's targets (targets.json)
 #   previous        the table before the adoption (carried, else git show M1C_PREVIOUS:libsolver/tuning/sm90.json),
-#                   the adopted cases (M1C_PREVIOUS_N), potrf, s d, batch 16384: old and new side by side
-#   check-committed the shipped tables on the GPU against LAPACK: potrf and posv, s d, n = 24..128, both
+#                   the adopted cases (M1C_PREVIOUS_N; routines M1C_PREVIOUS_ROUTINES, default potrf; at most
+#                   M1C_PREVIOUS_S seconds, default 9), s d, batch 16384: old and new side by side
+#   check-committed the shipped tables on the GPU against LAPACK: potrf and posv, s d, n = M1C_CHECK_N (24..128), both
 #                   triangles, strided and pointer arrays, 2 right-hand sides
 #   committed-100k  potrf s d n = 48..128 at batch 100000, shipped tables (no peer)
 # M1C_STEPS names a subset. Writes $OUT/small-m1-confirm/.
@@ -53,10 +54,10 @@ if want previous; then
   tables=/tmp/small-m1-confirm-tables; mkdir -p "$tables"
   { cp "$carry/m1-previous-sm90.json" "$tables/previous.json" 2> /dev/null ||
     git show "${M1C_PREVIOUS:-9ebb97e}:libsolver/tuning/sm90.json" > "$tables/previous.json"; } 2>> "$out/tables.log" &&
-    tester_step previous 9 "$tables/previous.json" --routine potrf --precision s,d --n "${M1C_PREVIOUS_N:-24,48,64,80,100}" \
+    tester_step previous "${M1C_PREVIOUS_S:-9}" "$tables/previous.json" --routine "${M1C_PREVIOUS_ROUTINES:-potrf}" --precision s,d --n "${M1C_PREVIOUS_N:-24,48,64,80,100}" \
       --batch 16384 "${common[@]}" || echo "previous: no previous table" | tee -a "$out/skipped.txt"
 fi
-tester_step check-committed 14 - --routine potrf,posv --precision s,d --n 24,32,48,64,80,100,128 \
+tester_step check-committed 14 - --routine potrf,posv --precision s,d --n "${M1C_CHECK_N:-24,32,48,64,80,100,128}" \
   --layout column_major,pointer_array --uplo lower,upper --nrhs 2 --batch 300 --distinct 300 --repeat 1 --warmup 0 \
   --check --ref lapack --jobs 16
 tester_step committed-100k 8 - --routine potrf --precision s,d --n 48,64,80,100,128 --batch 100000 "${common[@]}"
