@@ -39,6 +39,8 @@
 #   k128, k128-slice, k128-two-level   the generated order-128 posv (3 slices of users, then one) and
 #                              two-level (blocks of order 64); k256-slice: cuSOLVER on one slice
 #   (then)                     compare_models two-level against the defaults at 256 and 128; the GPU tests
+# The "defaults" are the bundle's: since --solve-kernel auto (tiled at k = 128 and 256, posv elsewhere)
+# the k = 128 and 256 cases above without a --solve-kernel run tiled, not posv/cuSOLVER.
 # Each run's console is $OUT/als/<case>.log; every iteration line carries the users' and items' build
 # and solve and the Gram matrices' part; the wall of each run (date before and after) and the numbers
 # parsed from its log go to summary.csv, rewritten after every case with targets.json (target,

@@ -73,17 +73,25 @@ const char* to_string(Solver s);
 // Cholesky factorisation blocked by panels of 16 columns (the trailing update from register tiles).
 // On an H200 both fused forms lose to the build + posv at k = 64, 128 and 256 (the in-block Cholesky
 // waits at its barriers: results/2026-12-03-h200-8936072-als-designs), vbatched ties cuSOLVER at 256
-// and loses to the generated kernels at 128: posv stays the default. two-level: each system as 2 x 2
+// and loses to the generated kernels at 128. two-level: each system as 2 x 2
 // blocks of orders s / 2 and s - s / 2, the diagonal blocks by the generated potrf/potrs kernels, the
 // off-diagonal block by trsm_vbatched, the Schur complement by syrk_vbatched (column-major only).
 // tiled: one system per thread block, its lower triangle in registers as 8 x 8 tiles (one a thread;
 // width 256: 528 tiles, 17 warps), factored right-looking by tile columns with the forward solve riding
 // along, then the backward solve; only x is written (widths up to 256, any layout). tiled-prefetch:
 // the same with resident blocks that loop over the slice, each gathering its next system into shared
-// memory by cp.async while it factors the current one.
-enum class SolveKernel { posv, vbatched, fused, fused_blocked, two_level, tiled, tiled_prefetch };
+// memory by cp.async while it factors the current one. automatic (train's default, "auto"): tiled at
+// the column-major widths where it was measured faster than posv (kTiledWidths), posv elsewhere;
+// resolve_solve_kernel turns it into one of the others before an engine sees it.
+enum class SolveKernel { posv, vbatched, fused, fused_blocked, two_level, tiled, tiled_prefetch, automatic };
 SolveKernel parse_solve_kernel(const std::string& text);
 const char* to_string(SolveKernel s);
+// The widths "auto" solves tiled (column-major): results/2026-12-04-h200-07b8848-als-k256 measured
+// the tiled solve against the shipped path on the ML-20M shape at k = 128 (0.0169 vs posv's 0.0272 s
+// of solve per iteration) and 256 (0.1151 vs two-level's 0.2046, cuSOLVER's posv 0.3695), models
+// agreeing to 1.2e-5. Other widths are unmeasured and keep posv.
+inline constexpr int kTiledWidths[] = {128, 256};
+SolveKernel resolve_solve_kernel(SolveKernel kernel, int width, SystemLayout layout);
 
 class CudaWarmup;
 

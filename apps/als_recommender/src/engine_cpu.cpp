@@ -46,7 +46,15 @@ SolveKernel parse_solve_kernel(const std::string& text) {
     if (text == "two-level") return SolveKernel::two_level;
     if (text == "tiled") return SolveKernel::tiled;
     if (text == "tiled-prefetch") return SolveKernel::tiled_prefetch;
-    throw Error("--solve-kernel must be posv, vbatched, fused, fused-blocked, two-level, tiled or tiled-prefetch (got '" + text + "')");
+    if (text == "auto") return SolveKernel::automatic;
+    throw Error("--solve-kernel must be auto, posv, vbatched, fused, fused-blocked, two-level, tiled or tiled-prefetch (got '" + text + "')");
+}
+SolveKernel resolve_solve_kernel(SolveKernel kernel, int width, SystemLayout layout) {
+    if (kernel != SolveKernel::automatic) return kernel;
+    if (layout != SystemLayout::column_major) return SolveKernel::posv;
+    for (int w : kTiledWidths)
+        if (w == width) return SolveKernel::tiled;
+    return SolveKernel::posv;
 }
 const char* to_string(SolveKernel s) {
     switch (s) {
@@ -56,6 +64,7 @@ const char* to_string(SolveKernel s) {
         case SolveKernel::two_level: return "two-level";
         case SolveKernel::tiled: return "tiled";
         case SolveKernel::tiled_prefetch: return "tiled-prefetch";
+        case SolveKernel::automatic: return "auto";
         default: return "posv";
     }
 }

@@ -635,6 +635,7 @@ std::shared_ptr<CudaWarmup> start_cuda_warmup(const EngineSettings& settings, st
     auto w = std::make_shared<CudaWarmup>();
     EngineSettings es = settings;
     es.warmup.reset();
+    es.solve_kernel = resolve_solve_kernel(es.solve_kernel, es.width, es.layout);
     if (es.slice_bytes == 0) es.slice_bytes = std::uint64_t(4) << 30;  // train()'s default for the CUDA engine
     w->device = es.device;
     w->pending = std::async(std::launch::async, run_warmup, es, users, items);
@@ -689,8 +690,10 @@ void engine_copy_from_host(void* engine_memory, const void* host, std::size_t by
     check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
 }
 
-std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& settings,
+std::unique_ptr<Engine> make_cuda_engine(const Csr& by_user, const Csr& by_item, const EngineSettings& given,
                                          const Partition* partition) {
+    EngineSettings settings = given;
+    settings.solve_kernel = resolve_solve_kernel(given.solve_kernel, given.width, given.layout);
     const int most = settings.build == BuildKernel::fp32 ? kMaxWidth : kMaxTensorWidth;
     if (settings.width < 1 || settings.width > most)
         throw Error("the CUDA engine takes at most " + std::to_string(most) + " factors per row with the " + to_string(settings.build) +

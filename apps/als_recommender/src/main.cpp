@@ -344,7 +344,8 @@ void add_hyper_options(po::options_description& d) {
         ("gram-kernel", po::value<std::string>()->default_value("split"), "GPU, implicit: how the Gram matrix of the other side's "
                                                                         "factors is formed: syrk (cuBLAS SSYRK over all rows) | split "
                                                                         "(the rows in parts summed on their own, then added in a fixed order)")
-        ("solve-kernel", po::value<std::string>()->default_value("posv"), "GPU: how each slice of systems is solved: posv (the "
+        ("solve-kernel", po::value<std::string>()->default_value("auto"), "GPU: how each slice of systems is solved: auto (tiled "
+                                                                         "at widths 128 and 256, column-major; posv elsewhere) | posv (the "
                                                                          "library's posv_batched: generated kernels up to width "
                                                                          "241, cuSOLVER beyond) | vbatched (potrf_vbatched and two "
                                                                          "trsm_vbatched) | fused (the tf32x3-blocked build solves "
@@ -493,7 +494,7 @@ int run_train(const std::vector<std::string>& args) {
             es.layout = o.layout, es.chunk_size = o.chunk_size, es.build = o.build, es.gram = o.gram;
             // The slices train's engine will solve (so that the warm-up prepares their kernels).
             es.slice_bytes = o.slice_bytes ? o.slice_bytes : EngineSettings::kDefaultGpuSliceBytes;
-            es.solve_kernel = o.solve_kernel;
+            es.solve_kernel = resolve_solve_kernel(o.solve_kernel, es.width, es.layout);
             es.device = o.devices.empty() ? 0 : o.devices.front();
             o.cuda_warmup = start_cuda_warmup(es, shape.users, shape.items);
         } catch (const Error&) {

@@ -247,7 +247,7 @@ Model train_impl(const Ratings& train, Ratings* consume, const Hyper& hyper, con
     EngineSettings es;
     es.width = w, es.implicit = hyper.feedback == Feedback::implicit_counts, es.biases = hyper.biases;
     es.lambda = hyper.lambda, es.layout = options.layout, es.chunk_size = options.chunk_size, es.build = options.build;
-    es.gram = options.gram, es.solve_kernel = options.solve_kernel, es.overlap = options.overlap;
+    es.gram = options.gram, es.solve_kernel = resolve_solve_kernel(options.solve_kernel, w, options.layout), es.overlap = options.overlap;
     es.builds_first = options.builds_first;
     es.solver = options.solver, es.cg_steps = options.cg_steps;
     std::unique_ptr<Engine> engine;

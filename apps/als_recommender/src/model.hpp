@@ -76,7 +76,7 @@ struct TrainOptions {
     std::uint64_t slice_bytes = 0;   // 0: the engine's default
     BuildKernel build = BuildKernel::tf32x3_blocked;  // the CUDA engine's accumulation of the systems
     GramKernel gram = GramKernel::split;      // the CUDA engine's implicit Gram matrix
-    SolveKernel solve_kernel = SolveKernel::posv;  // the CUDA engine's solver of the built systems
+    SolveKernel solve_kernel = SolveKernel::automatic;  // the CUDA engine's solver of the built systems (auto: by width)
     bool overlap = false;                     // the CUDA engine builds the next slice while one is solved
     bool builds_first = false;                // ... its builds' stream at the greatest priority
     Solver solver = Solver::exact;            // exact (posv) or cg (CPU engine)

@@ -551,6 +551,18 @@ INSTANTIATE_TEST_SUITE_P(Systems, GpuFused,
 // last tiles, width 256's 496 register tiles), normwise backward error below 30 units of FP32; and
 // LAPACK's info for a pivot that fails in each position of a tile, in tile column 0 (the prologue) and
 // beyond, and for a NaN.
+TEST(SolveKernelChoice, AutoIsTiledAtTheMeasuredColumnMajorWidthsAndPosvElsewhere) {
+    EXPECT_EQ(parse_solve_kernel("auto"), SolveKernel::automatic);
+    EXPECT_STREQ(to_string(SolveKernel::automatic), "auto");
+    EXPECT_EQ(TrainOptions{}.solve_kernel, SolveKernel::automatic);
+    for (int w : {128, 256}) EXPECT_EQ(resolve_solve_kernel(SolveKernel::automatic, w, SystemLayout::column_major), SolveKernel::tiled) << w;
+    for (int w : {1, 64, 127, 129, 200, 257, 1024})  // unmeasured widths (129, 257: k 128 and 256 with biases) keep posv
+        EXPECT_EQ(resolve_solve_kernel(SolveKernel::automatic, w, SystemLayout::column_major), SolveKernel::posv) << w;
+    EXPECT_EQ(resolve_solve_kernel(SolveKernel::automatic, 128, SystemLayout::interleaved), SolveKernel::posv);
+    for (SolveKernel k : {SolveKernel::posv, SolveKernel::two_level, SolveKernel::tiled_prefetch})  // a chosen kernel stays
+        EXPECT_EQ(resolve_solve_kernel(k, 256, SystemLayout::column_major), k);
+}
+
 TEST(TiledSolve, EmulationSolvesSpdSystems) {
     const std::uint64_t seed = fresh_seed();
     std::mt19937_64 rng(seed);
