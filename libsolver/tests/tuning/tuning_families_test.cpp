@@ -122,12 +122,13 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     EXPECT_EQ(cholesky_large_default_config<float>(40000).variant, CholeskyVariant::vendor);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).panel_solve, PanelSolve::trsm);
     EXPECT_EQ(cholesky_large_default_config<float>(40000).recursion_depth, 2);
-    // posv_mixed's automatic chain: FP32 up to 12288, split FP16 (leaves' inverses) without the shift retry above
+    // posv_mixed's automatic chain: FP32 up to 12288, split FP16 (leaves' inverses, M^-1 by block rows of 128) without
+    // the shift retry above
     const TunedEntry m1 = tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 8192, 90);
     EXPECT_TRUE(m1.found);
     EXPECT_EQ(m1.config, R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":110,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 90).config,
-              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})");
+              R"({"factor":"fp16_split","method":"automatic","second":"none","shift_retry":false,"next_step_cost_percent":130,"leaf":512,"panel_solve":"inverse","solve_block":0,"fused_solve":false,"graph":true,"lookahead":false,"solve_rows":128,"update_width":0,"tiled_leaf":false,"fused_pass":0})");
     EXPECT_EQ(tuned_config("posv_mixed", Precision::d, LayoutKind::column_major, 16384, 75).config,
               R"({"factor":"fp32","method":"automatic","second":"none","shift_retry":true,"next_step_cost_percent":100,"leaf":512,"panel_solve":"trsm","solve_block":0,"fused_solve":false,"graph":false,"lookahead":false,"solve_rows":0,"update_width":0,"tiled_leaf":false,"fused_pass":0})")
         << "no table: the safe default chain";
