@@ -83,14 +83,17 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
     const GemmConfig large = default_gemm_config(Precision::d, 33, 10, 7, false, 90);
     EXPECT_NE(small, large);
     EXPECT_EQ(small, default_gemm_config(Precision::d, 1, 1, 1, false, 90));
-    EXPECT_EQ(large, default_gemm_config(Precision::d, 200, 1, 1, false, 90));
+    EXPECT_EQ(large, default_gemm_config(Precision::d, 64, 1, 1, false, 90));
     EXPECT_EQ(default_gemm_config(Precision::d, 100, 100, 100, true, 90), default_gemm_config(Precision::d, 100, 100, 100, false, 90));
     // the H200 sweep's winners (results/2026-12-03-h200-8936072-gemm-designs/sweep-uniform.json): classes 64
-    // and 256 the 64x32 tile with advanced pointers, the largest class 64x64 on 16x8x8 DMMA
+    // and 256 the 64x32 tile with advanced pointers, class 256 on the cp.async ring and the largest class
+    // 64x64x16 on 16x8x8 DMMA with a 3-stage ring (results/2026-12-04-h200-3f40ac1-gemm-ab)
     EXPECT_EQ(to_string(large),
               R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":0,"copy_offsets":3,"tc_row":4})");
+    EXPECT_EQ(to_string(default_gemm_config(Precision::d, 200, 1, 1, false, 90)),
+              R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":3,"copy_offsets":3,"tc_row":4})");
     EXPECT_EQ(to_string(default_gemm_config(Precision::d, 100000, 1, 1, false, 90)),
-              R"({"blk_m":64,"blk_n":64,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":4,"stages":0,"copy_offsets":3,"dmma16":1,"tc_row":4})");
+              R"({"blk_m":64,"blk_n":64,"blk_k":16,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":3,"stages":3,"copy_offsets":3,"dmma16":1,"tc_row":4})");
     // d's slice rows by class: 8 apart at the x = 32 class, 4 above (results/2026-12-03-h200-e28e399-gemm-ktiles-confirm)
     EXPECT_EQ(default_gemm_config(Precision::d, 20, 32, 7, false, 90).tc_row, 8);
     EXPECT_EQ(default_gemm_config(Precision::d, 64, 64, 64, false, 90).tc_row, 4);
