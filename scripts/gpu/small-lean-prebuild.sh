@@ -4,7 +4,8 @@
 # every kernel the script's tester steps run, compiled for sm_90 by batchsolve-warmup --arch 90, with
 # the generator version they are keyed by: build the bundle from the same libsolver/src/codegen) and
 # bench_cusolverdx (.gpu-bundle/cusolverdx/ from validation/cusolverdx/build-peer.sh if there, else
-# the prebuilt one of ../shared/tools/peers/cusolverdx/: n = 8, 16, 32, 64, 100, 128 only).
+# the prebuilt one of ../shared/tools/peers/cusolverdx/: n = 8, 16, 32, 64, 100, 128 only; one already
+# in .carry/small-lean/ that lists more orders, from scripts/peers/cusolverdx-all-orders.sh, is kept).
 # SL_CONFIRM=1 adds the kernels of the confirmation steps (small-confirm.sh): the shipped tables at
 # n = 4..128 (batch 16384 and 100000), the GPU check's cases (s d c z, both triangles, 2 right-hand
 # sides), the shape-RAxTC and cap-d32 candidate tables (small_tables in small-lib.sh).
@@ -63,5 +64,8 @@ fi
 tar -C "$stage" -cJf "$dest/prebuilt.tar.xz" tables kernels generator_version.hpp
 peer=$root/.gpu-bundle/cusolverdx/bench_cusolverdx
 [[ -x $peer ]] || peer=$root/../shared/tools/peers/cusolverdx/bench_cusolverdx
-cp "$peer" "$dest/bench_cusolverdx" && chmod +x "$dest/bench_cusolverdx"
+# one there already that lists more orders (scripts/peers/cusolverdx-all-orders.sh's 11) stays
+peer_orders() { { [[ -x $1 ]] && "$1" --list 2>/dev/null || true; } | awk -F, '/^(float|double),/ { print $2 }' | sort -u | wc -l; }
+if (( $(peer_orders "$dest/bench_cusolverdx") > $(peer_orders "$peer") )); then peer=$dest/bench_cusolverdx
+else rm -f "$dest/bench_cusolverdx" && cp "$peer" "$dest/bench_cusolverdx" && chmod +x "$dest/bench_cusolverdx"; fi
 echo "small-lean-prebuild: $(ls "$stage/kernels" | wc -l) kernels ($(du -h "$dest/prebuilt.tar.xz" | cut -f1) packed), version $(grep -o '"[0-9a-f]*"' "$stage/generator_version.hpp"), peer $peer -> $dest"

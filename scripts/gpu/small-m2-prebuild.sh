@@ -4,7 +4,8 @@
 # the sm_90 kernels of its tester steps (with the generator version they are keyed by: build the bundle
 # from the same libsolver/src/codegen) -- the shipped tables and each candidate, potrf and posv, s d,
 # batch 16384 at the timed orders, and the LAPACK checks' (both triangles, 2 right-hand sides, batch 300).
-# Also copies cuSolverDx's benchmark into .carry/small-lean/ (scripts/gpu/lib/prelude.sh looks there).
+# Also copies cuSolverDx's benchmark into .carry/small-lean/ (scripts/gpu/lib/prelude.sh looks there), unless
+# the one there lists more orders (scripts/peers/cusolverdx-all-orders.sh).
 #   scripts/gpu/small-m2-prebuild.sh [BUILD_DIR] [THREADS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,7 +16,11 @@ stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$dest" "$stage/kernels" "$root/.carry/small-lean"
 cp "$build/libsolver/generated/batchsolve_generator_version.hpp" "$stage/generator_version.hpp"
 peer=$root/../shared/tools/peers/cusolverdx/bench_cusolverdx
-[[ -x $peer ]] && cp "$peer" "$root/.carry/small-lean/bench_cusolverdx"
+# one there already that lists more orders (scripts/peers/cusolverdx-all-orders.sh's 11) stays
+peer_orders() { { [[ -x $1 ]] && "$1" --list 2>/dev/null || true; } | awk -F, '/^(float|double),/ { print $2 }' | sort -u | wc -l; }
+if [[ -x $peer ]] && (( $(peer_orders "$root/.carry/small-lean/bench_cusolverdx") <= $(peer_orders "$peer") )); then
+  rm -f "$root/.carry/small-lean/bench_cusolverdx" && cp "$peer" "$root/.carry/small-lean/bench_cusolverdx"
+fi
 warm() {  # warm TABLE(or -) ARGS...
   local table=$1; shift
   if [[ $table == - ]]; then
