@@ -78,7 +78,7 @@ TEST(TuningTables, EveryShippedEntryRoundTripsThroughThePackedTables) {
 
 // Size classes: the entry with the smallest n >= the size answers, above the largest n the largest.
 TEST(TuningTables, SizeClassesAndSafeDefaults) {
-    // sm90-gemm.json: d has classes 32, 64, 128, 256 and 2^31-1; the triangle form takes the full GEMM's entries.
+    // sm90-gemm.json: d has classes 32, 64, 128, 256 and 2^31-1; the triangle form (SYRK/SYR2K) has d entries of its own.
     const GemmConfig small = default_gemm_config(Precision::d, 20, 32, 7, false, 90);
     const GemmConfig large = default_gemm_config(Precision::d, 33, 10, 7, false, 90);
     EXPECT_NE(small, large);
@@ -94,6 +94,13 @@ TEST(TuningTables, SizeClassesAndSafeDefaults) {
               R"({"blk_m":64,"blk_n":32,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":6,"stages":3,"copy_offsets":3,"tc_row":4})");
     EXPECT_EQ(to_string(default_gemm_config(Precision::d, 100000, 1, 1, false, 90)),
               R"({"blk_m":64,"blk_n":64,"blk_k":16,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":3,"stages":3,"copy_offsets":3,"dmma16":1,"tc_row":4})");
+    // SYRK/SYR2K's one-triangle form keeps the tile it had before the top class moved to 64x64x16 (the
+    // rank-k rows of results/2026-12-04-h200-3fc7d11-gemm-adopted ran slower on it); below, the same entries.
+    EXPECT_EQ(to_string(default_gemm_config(Precision::d, 100000, 1, 1, true, 90)),
+              R"({"blk_m":64,"blk_n":64,"blk_k":8,"dim_x":2,"dim_y":2,"tensor_cores":true,"min_blocks_per_sm":4,"stages":0,"copy_offsets":3,"dmma16":1,"tc_row":4})");
+    EXPECT_EQ(default_gemm_config(Precision::d, 200, 1, 1, true, 90).stages, 0);
+    for (int x : {1, 32, 33, 64, 100, 128})
+        EXPECT_EQ(default_gemm_config(Precision::d, x, 1, 1, true, 90), default_gemm_config(Precision::d, x, 1, 1, false, 90)) << x;
     // d's slice rows by class: 8 apart at the x = 32 class, 4 above (results/2026-12-03-h200-e28e399-gemm-ktiles-confirm)
     EXPECT_EQ(default_gemm_config(Precision::d, 20, 32, 7, false, 90).tc_row, 8);
     EXPECT_EQ(default_gemm_config(Precision::d, 64, 64, 64, false, 90).tc_row, 4);
