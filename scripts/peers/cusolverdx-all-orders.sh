@@ -3,9 +3,10 @@
 # issue 37's targets name, n = 4, 8, 12, 16, 24, 32, 48, 64, 80, 100, 128, and puts it where the
 # small-Cholesky GPU scripts look for it: .carry/small-lean/bench_cusolverdx (scripts/gpu/lib/prelude.sh's
 # find_cusolverdx). The prebuilt binary in ../shared/tools/peers/cusolverdx/ has n = 8, 16, 32, 64,
-# 100, 128 only (gen_cusolverdx.cpp's `ns[]`), so 20 of the issue's 44 column-major targets (n = 4, 12,
-# 24, 48, 80) have no cuSolverDx figure to be judged against. No GPU needed; about 15-30 minutes on
-# 2 cores (libmathdx runs NVRTC for every configuration; cached in .peers/build/cusolverdx/gen, so a
+# 100, 128 only (gen_cusolverdx.cpp's `ns[]`), so the column-major speed targets at n = 4, 12,
+# 24, 48, 80 have no cuSolverDx figure to be judged against. No GPU needed; about 50-65 minutes on
+# 2 cores for the 186 configurations (3943 s on 2026-12-04 beside other work: generation ~20 s per
+# configuration, the LTO device link ~16 min; libmathdx runs NVRTC for every configuration; cached in .peers/build/cusolverdx/gen, so a
 # re-run only generates what is new). Steps:
 #   1. copies the peer's sources to .peers/cusolverdx-src/ (git-ignored) and rewrites in the copy what
 #      assumes the six orders: the generator's ns[], the benchmark's default --n and its usage line, and
